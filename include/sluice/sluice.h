@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* sluice.h - umbrella header of libsluice. */
+#ifndef SLUICE_SLUICE_H
+#define SLUICE_SLUICE_H
+
+#include <sluice/common.h>
+#include <sluice/error.h>
+#include <sluice/log.h>
+#include <sluice/version.h>
+
+#endif /* SLUICE_SLUICE_H */

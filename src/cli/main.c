@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* main.c - entry point of the `sluice` command: global options and the
+ * subcommand table.
+ *
+ * Notes:
+ * - Exit codes follow sysexits(3) for every error (64 usage, 65 bad input,
+ *   69 unavailable, 77 permission, 78 config); never 1.
+ * - Each subcommand lives in its own cmd_<name>.c and parses its own flags.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const struct cli_command commands[] = {
+    {"version", "print the version of sluice and its library", cmd_version},
+};
+
+static const size_t n_commands = sizeof(commands) / sizeof(commands[0]);
+
+static void usage(FILE *f)
+{
+    size_t i;
+
+    fprintf(f, "usage: sluice [--help] [--version] <command> [<args>]\n"
+               "\n"
+               "Launch and supervise Slurm jobs through slurmrestd.\n"
+               "\n"
+               "commands:\n");
+    for (i = 0; i < n_commands; i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\nRun 'sluice <command> --help' for the options of a command.\n");
+}
+
+static void stderr_sink(int level, const char *msg, void *arg)
+{
+    (void)arg;
+    fprintf(stderr, "sluice: %s: %s\n", sluice_log_level_name(level), msg);
+}
+
+void cli_log_to_stderr(int level)
+{
+    sluice_log_set(stderr_sink, level, NULL);
+}
+
+int cli_fail(const sluice_error_t *err)
+{
+    fprintf(stderr, "sluice: %s\n", err->text[0] ? err->text : sluice_strerror(err->code));
+    return sluice_err_sysexit(err->code);
+}
+
+int cmd_version(int argc, char **argv)
+{
+    if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        printf("usage: sluice version\n\nPrint the version of sluice and its library.\n");
+        return CLI_EX_OK;
+    }
+    if (argc > 1) {
+        fprintf(stderr, "sluice version: unexpected argument '%s'\n", argv[1]);
+        return CLI_EX_USAGE;
+    }
+    printf("sluice %s (library %s)\n", SLUICE_VERSION_STRING, sluice_version());
+    return CLI_EX_OK;
+}
+
+int main(int argc, char **argv)
+{
+    size_t i;
+
+    cli_log_to_stderr(SLUICE_LOG_WARNING);
+    if (argc < 2) {
+        usage(stderr);
+        return CLI_EX_USAGE;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return CLI_EX_OK;
+    }
+    if (strcmp(argv[1], "--version") == 0)
+        return cmd_version(1, argv);
+    for (i = 0; i < n_commands; i++) {
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].run(argc - 1, argv + 1);
+    }
+    fprintf(stderr, "sluice: unknown command '%s'\n\n", argv[1]);
+    usage(stderr);
+    return CLI_EX_USAGE;
+}

@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* log.c - the library's log sink and the secret redactor.
+ *
+ * Notes:
+ * - The sink is process-wide and set once at start (sluice_log_set()).
+ * - Every message is redacted before any callback sees it: a token that
+ *   slipped into a message (a curl trace, a server's echo) is still hidden.
+ *   The redactor knows the shapes a credential takes here: bearer values,
+ *   X-SLURM-USER-TOKEN headers, SLURM_JWT= assignments, token= parameters and
+ *   bare JWTs (base64url "eyJ..." with two dots).
+ */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include <sluice/log.h>
+
+static sluice_log_fn log_fn;
+static int log_max_level = SLUICE_LOG_INFO;
+static void *log_arg;
+
+void sluice_log_set(sluice_log_fn fn, int max_level, void *arg)
+{
+    log_fn = fn;
+    log_max_level = max_level;
+    log_arg = arg;
+}
+
+const char *sluice_log_level_name(int level)
+{
+    switch (level) {
+    case SLUICE_LOG_ERR:
+        return "error";
+    case SLUICE_LOG_WARNING:
+        return "warning";
+    case SLUICE_LOG_NOTICE:
+        return "notice";
+    case SLUICE_LOG_INFO:
+        return "info";
+    case SLUICE_LOG_DEBUG:
+        return "debug";
+    default:
+        return level < SLUICE_LOG_ERR ? "error" : "debug";
+    }
+}
+
+void sluice_log(int level, const char *fmt, ...)
+{
+    char msg[2048];
+    va_list ap;
+
+    if (log_fn == NULL || level > log_max_level)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    sluice_redact(msg, sizeof(msg));
+    log_fn(level, msg, log_arg);
+}
+
+static const char redacted[] = "[REDACTED]";
+
+static int is_b64url(int c)
+{
+    return isalnum(c) || c == '-' || c == '_' || c == '=';
+}
+
+/* Characters that end a credential value in a header, query or assignment. */
+static int ends_value(int c)
+{
+    return c == '\0' || isspace(c) || c == '&' || c == ',' || c == ';' || c == '"' || c == '\'';
+}
+
+/* Replace text[start, end) by "[REDACTED]" keeping the string NUL-terminated
+ * within `size` bytes.  Returns the index just after the replacement. */
+static size_t replace_span(char *text, size_t size, size_t start, size_t end)
+{
+    size_t len = strlen(text);
+    size_t rlen = sizeof(redacted) - 1;
+    size_t tail = len - end;
+
+    if (start + rlen >= size) {
+        /* No room even for the marker: cut the string at the value. */
+        text[start] = '\0';
+        return start;
+    }
+    if (start + rlen + tail >= size)
+        tail = size - 1 - start - rlen;
+    memmove(text + start + rlen, text + end, tail);
+    memcpy(text + start, redacted, rlen);
+    text[start + rlen + tail] = '\0';
+    return start + rlen;
+}
+
+/* If a JWT starts at text[i] ("eyJ" + b64url, '.', b64url, '.', b64url),
+ * return its end, else 0. */
+static size_t jwt_end(const char *text, size_t i)
+{
+    size_t j = i;
+    int dots = 0;
+
+    if (strncmp(text + i, "eyJ", 3) != 0)
+        return 0;
+    if (i > 0 && is_b64url((unsigned char)text[i - 1]))
+        return 0;
+    while (text[j] != '\0') {
+        if (text[j] == '.') {
+            dots++;
+        } else if (!is_b64url((unsigned char)text[j])) {
+            break;
+        }
+        j++;
+    }
+    return dots == 2 ? j : 0;
+}
+
+size_t sluice_redact(char *text, size_t size)
+{
+    static const char *const keys[] = {
+        "bearer ", "x-slurm-user-token:", "x-slurm-user-token=", "slurm_jwt=",
+        "token=",  "authorization:",      "\"token\":",
+    };
+    size_t count = 0;
+    size_t i = 0;
+
+    if (text == NULL || size == 0)
+        return 0;
+    text[size - 1] = '\0';
+    while (text[i] != '\0') {
+        size_t end = jwt_end(text, i);
+        size_t k;
+
+        if (end > i) {
+            i = replace_span(text, size, i, end);
+            count++;
+            continue;
+        }
+        for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+            size_t klen = strlen(keys[k]);
+            size_t v, e;
+
+            if (strncasecmp(text + i, keys[k], klen) != 0)
+                continue;
+            v = i + klen;
+            while (text[v] == ' ' || text[v] == '\t' || text[v] == '"')
+                v++;
+            /* "Authorization: Bearer x": let the bearer key take the value. */
+            if (strncasecmp(text + v, "bearer ", 7) == 0) {
+                i = v;
+                break;
+            }
+            e = v;
+            while (!ends_value((unsigned char)text[e]))
+                e++;
+            if (e > v && strncmp(text + v, redacted, sizeof(redacted) - 1) != 0) {
+                i = replace_span(text, size, v, e);
+                count++;
+            } else {
+                i = e;
+            }
+            break;
+        }
+        if (k == sizeof(keys) / sizeof(keys[0]))
+            i++;
+    }
+    return count;
+}
