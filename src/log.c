@@ -94,8 +94,10 @@ static size_t replace_span(char *text, size_t size, size_t start, size_t end)
     return start + rlen;
 }
 
-/* If a JWT starts at text[i] ("eyJ" + b64url, '.', b64url, '.', b64url),
- * return its end, else 0. */
+/* If a JWT starts at text[i] ("eyJ" after a non-base64url character, then a
+ * run of base64url characters and dots holding at least two dots), return
+ * the end of that run, else 0.  The whole run goes, so that what follows a
+ * redaction can never start a new token on a second pass. */
 static size_t jwt_end(const char *text, size_t i)
 {
     size_t j = i;
@@ -113,7 +115,7 @@ static size_t jwt_end(const char *text, size_t i)
         }
         j++;
     }
-    return dots == 2 ? j : 0;
+    return dots >= 2 ? j : 0;
 }
 
 size_t sluice_redact(char *text, size_t size)
