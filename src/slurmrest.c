@@ -1,0 +1,1206 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* slurmrest.c - the slurmrestd version table, URL paths, the response
+ * envelope and the parsers whose shape does not depend on the family.
+ *
+ * Notes: parsing is lenient (unknown members are ignored, numbers may be
+ * bare or {set,infinite,number}) but a member of the wrong JSON type is an
+ * SLUICE_EPROTO error that names its path, e.g. "jobs[2].job_state".
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "slurmrest.h"
+
+/* Paths are short; the cap only guards against absurd job-id lists. */
+#define PATH_MAX_LEN (1024 * 1024)
+
+static const slurmrest_info_t versions[] = {
+    {SLUICE_REST_V0038, "v0.0.38", 38, false, false, false, false},
+    {SLUICE_REST_V0040, "v0.0.40", 40, true, true, false, true},
+    {SLUICE_REST_V0041, "v0.0.41", 40, true, true, false, true},
+    {SLUICE_REST_V0042, "v0.0.42", 40, false, false, true, true},
+    {SLUICE_REST_V0043, "v0.0.43", 40, false, false, true, true},
+    {SLUICE_REST_V0044, "v0.0.44", 40, false, false, true, true},
+    {SLUICE_REST_V0045, "v0.0.45", 40, false, false, true, true},
+};
+
+const slurmrest_info_t *slurmrest_info(sluice_rest_version v)
+{
+    if ((int)v < 0 || v >= SLUICE_REST_VERSION_COUNT_)
+        return NULL;
+    return &versions[v];
+}
+
+const char *sluice_rest_version_name(sluice_rest_version v)
+{
+    const slurmrest_info_t *info = slurmrest_info(v);
+
+    return info != NULL ? info->name : "unknown";
+}
+
+sluice_err
+sluice_rest_version_parse(const char *text, sluice_rest_version *out, sluice_error_t *err)
+{
+    const char *p = text;
+    const char *slash;
+    unsigned minor = 0;
+    int used = 0;
+
+    if (text == NULL || out == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "rest version: NULL argument");
+    slash = strrchr(p, '/');
+    if (slash != NULL)
+        p = slash + 1;
+    if (p[0] == 'v')
+        p++;
+    if (sscanf(p, "0.0.%2u%n", &minor, &used) != 1 || p[used] != '\0' || used != 6)
+        return sluice_errorf(err, SLUICE_EINVAL, "rest version: \"%.64s\" is not v0.0.NN", text);
+    for (size_t i = 0; i < sizeof(versions) / sizeof(versions[0]); i++) {
+        if (strcmp(versions[i].name + 1, p) == 0) {
+            *out = versions[i].v;
+            return SLUICE_OK;
+        }
+    }
+    return sluice_errorf(err, SLUICE_EUNSUPPORTED, "rest version: v0.0.%02u is not supported",
+                         minor);
+}
+
+/* ---- URL paths ------------------------------------------------------------ */
+
+static sluice_err encode(buf_t *b, const char *s)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    sluice_err rc = SLUICE_OK;
+
+    for (const unsigned char *p = (const unsigned char *)s; *p != '\0' && rc == SLUICE_OK; p++) {
+        if (isalnum(*p) || *p == '-' || *p == '.' || *p == '_' || *p == '~') {
+            rc = buf_append(b, p, 1);
+        } else {
+            char esc[3] = {'%', hex[*p >> 4], hex[*p & 15]};
+            rc = buf_append(b, esc, 3);
+        }
+    }
+    return rc;
+}
+
+static sluice_err put_time(buf_t *b, const slurmrest_info_t *info, int64_t t)
+{
+    return buf_printf(b, "%s%" PRId64, info->uts_time_query ? "uts" : "", t);
+}
+
+static sluice_err finish(buf_t *b, sluice_err rc, char **out, sluice_error_t *err)
+{
+    if (rc == SLUICE_OK) {
+        *out = buf_take(b);
+        if (*out == NULL)
+            rc = SLUICE_ENOMEM;
+    }
+    buf_free(b);
+    if (rc != SLUICE_OK)
+        return sluice_errorf(err, rc, "rest path: %s", sluice_strerror(rc));
+    return SLUICE_OK;
+}
+
+static sluice_err
+path_start(sluice_rest_version v, char **out, const slurmrest_info_t **info, sluice_error_t *err)
+{
+    if (out == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "rest path: NULL output");
+    *info = slurmrest_info(v);
+    if (*info == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "rest path: unknown version %d", (int)v);
+    return SLUICE_OK;
+}
+
+static sluice_err simple_path(
+    sluice_rest_version v, const char *api, const char *what, char **out, sluice_error_t *err)
+{
+    const slurmrest_info_t *info = NULL;
+    buf_t b = BUF_INIT;
+    sluice_err rc;
+
+    if ((rc = path_start(v, out, &info, err)) != SLUICE_OK)
+        return rc;
+    buf_init(&b, PATH_MAX_LEN);
+    rc = buf_printf(&b, "/%s/%s/%s", api, info->name, what);
+    return finish(&b, rc, out, err);
+}
+
+sluice_err sluice_rest_path_submit(sluice_rest_version v, char **out, sluice_error_t *err)
+{
+    return simple_path(v, "slurm", "job/submit", out, err);
+}
+
+sluice_err sluice_rest_path_diag(sluice_rest_version v, char **out, sluice_error_t *err)
+{
+    return simple_path(v, "slurm", "diag/", out, err);
+}
+
+sluice_err sluice_rest_path_nodes(sluice_rest_version v, char **out, sluice_error_t *err)
+{
+    return simple_path(v, "slurm", "nodes/", out, err);
+}
+
+sluice_err sluice_rest_path_ping(sluice_rest_version v, char **out, sluice_error_t *err)
+{
+    return simple_path(v, "slurm", "ping/", out, err);
+}
+
+static sluice_err
+id_path(sluice_rest_version v, const char *prefix, uint64_t job_id, char **out, sluice_error_t *err)
+{
+    const slurmrest_info_t *info = NULL;
+    buf_t b = BUF_INIT;
+    sluice_err rc;
+
+    if ((rc = path_start(v, out, &info, err)) != SLUICE_OK)
+        return rc;
+    if (job_id == 0)
+        return sluice_errorf(err, SLUICE_EINVAL, "rest path: job id 0");
+    buf_init(&b, PATH_MAX_LEN);
+    rc = buf_printf(&b, "/%s/%s/job/%" PRIu64, prefix, info->name, job_id);
+    return finish(&b, rc, out, err);
+}
+
+sluice_err
+sluice_rest_path_job(sluice_rest_version v, uint64_t job_id, char **out, sluice_error_t *err)
+{
+    return id_path(v, "slurm", job_id, out, err);
+}
+
+sluice_err
+sluice_rest_path_acct_job(sluice_rest_version v, uint64_t job_id, char **out, sluice_error_t *err)
+{
+    return id_path(v, "slurmdb", job_id, out, err);
+}
+
+sluice_err sluice_rest_path_cancel(
+    sluice_rest_version v, uint64_t job_id, const char *signal, char **out, sluice_error_t *err)
+{
+    const slurmrest_info_t *info = NULL;
+    buf_t b = BUF_INIT;
+    sluice_err rc;
+
+    if ((rc = path_start(v, out, &info, err)) != SLUICE_OK)
+        return rc;
+    if (job_id == 0)
+        return sluice_errorf(err, SLUICE_EINVAL, "rest path: job id 0");
+    if (signal != NULL && signal[0] == '\0')
+        return sluice_errorf(err, SLUICE_EINVAL, "rest path: empty signal");
+    buf_init(&b, PATH_MAX_LEN);
+    rc = buf_printf(&b, "/slurm/%s/job/%" PRIu64, info->name, job_id);
+    if (rc == SLUICE_OK && signal != NULL) {
+        rc = buf_puts(&b, "?signal=");
+        if (rc == SLUICE_OK)
+            rc = encode(&b, signal);
+    }
+    return finish(&b, rc, out, err);
+}
+
+sluice_err
+sluice_rest_path_jobs(sluice_rest_version v, int64_t update_time, char **out, sluice_error_t *err)
+{
+    const slurmrest_info_t *info = NULL;
+    buf_t b = BUF_INIT;
+    sluice_err rc;
+
+    if ((rc = path_start(v, out, &info, err)) != SLUICE_OK)
+        return rc;
+    buf_init(&b, PATH_MAX_LEN);
+    rc = buf_printf(&b, "/slurm/%s/jobs/", info->name);
+    if (rc == SLUICE_OK && update_time >= 0) {
+        rc = buf_puts(&b, "?update_time=");
+        if (rc == SLUICE_OK)
+            rc = put_time(&b, info, update_time);
+    }
+    return finish(&b, rc, out, err);
+}
+
+sluice_err sluice_rest_path_jobs_state(
+    sluice_rest_version v, const uint64_t *job_ids, size_t n, char **out, sluice_error_t *err)
+{
+    const slurmrest_info_t *info = NULL;
+    buf_t b = BUF_INIT;
+    sluice_err rc;
+
+    if ((rc = path_start(v, out, &info, err)) != SLUICE_OK)
+        return rc;
+    if (!info->jobs_state)
+        return sluice_errorf(err, SLUICE_EUNSUPPORTED, "rest path: %s has no jobs/state endpoint",
+                             info->name);
+    if (n > 0 && job_ids == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "rest path: NULL job id list");
+    buf_init(&b, PATH_MAX_LEN);
+    rc = buf_printf(&b, "/slurm/%s/jobs/state/", info->name);
+    /* Repeated keys: a literal comma list is refused (400/422, live 25.05). */
+    for (size_t i = 0; i < n && rc == SLUICE_OK; i++) {
+        if (job_ids[i] == 0) {
+            buf_free(&b);
+            return sluice_errorf(err, SLUICE_EINVAL, "rest path: job_ids[%zu] is 0", i);
+        }
+        rc = buf_printf(&b, "%cjob_id=%" PRIu64, i == 0 ? '?' : '&', job_ids[i]);
+    }
+    return finish(&b, rc, out, err);
+}
+
+sluice_err sluice_rest_path_acct_jobs(sluice_rest_version v,
+                                      const char *job_name,
+                                      const char *user,
+                                      int64_t start_time,
+                                      int64_t end_time,
+                                      char **out,
+                                      sluice_error_t *err)
+{
+    const slurmrest_info_t *info = NULL;
+    buf_t b = BUF_INIT;
+    sluice_err rc;
+    char sep = '?';
+
+    if ((rc = path_start(v, out, &info, err)) != SLUICE_OK)
+        return rc;
+    buf_init(&b, PATH_MAX_LEN);
+    rc = buf_printf(&b, "/slurmdb/%s/jobs/", info->name);
+    if (rc == SLUICE_OK && job_name != NULL) {
+        rc = buf_printf(&b, "%cjob_name=", sep);
+        if (rc == SLUICE_OK)
+            rc = encode(&b, job_name);
+        sep = '&';
+    }
+    if (rc == SLUICE_OK && user != NULL) {
+        rc = buf_printf(&b, "%cusers=", sep);
+        if (rc == SLUICE_OK)
+            rc = encode(&b, user);
+        sep = '&';
+    }
+    if (rc == SLUICE_OK && start_time >= 0) {
+        rc = buf_printf(&b, "%cstart_time=", sep);
+        if (rc == SLUICE_OK)
+            rc = put_time(&b, info, start_time);
+        sep = '&';
+    }
+    if (rc == SLUICE_OK && end_time >= 0) {
+        rc = buf_printf(&b, "%cend_time=", sep);
+        if (rc == SLUICE_OK)
+            rc = put_time(&b, info, end_time);
+    }
+    return finish(&b, rc, out, err);
+}
+
+/* ---- submit body ----------------------------------------------------------- */
+
+sluice_err slurmrest_check_desc(const sluice_jobdesc_t *d, size_t i, sluice_error_t *err)
+{
+    if (d->nodes == 0)
+        return sluice_errorf(err, SLUICE_EINVAL, "jobs[%zu].nodes: must be at least 1", i);
+    if (i == 0 && (d->script == NULL || d->script[0] == '\0'))
+        return sluice_errorf(err, SLUICE_EINVAL, "jobs[0].script: missing");
+    if (d->n_env > 0 && d->env == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "jobs[%zu].env: NULL array", i);
+    return SLUICE_OK;
+}
+
+sluice_err slurmrest_gres(const sluice_jobdesc_t *d, const char *prefix, char **out)
+{
+    const char *name = d->gres_name != NULL && d->gres_name[0] != '\0' ? d->gres_name : "gpu";
+    int len = snprintf(NULL, 0, "%s%s:%" PRIu32, prefix, name, d->gpus_per_node);
+
+    *out = malloc((size_t)len + 1);
+    if (*out == NULL)
+        return SLUICE_ENOMEM;
+    snprintf(*out, (size_t)len + 1, "%s%s:%" PRIu32, prefix, name, d->gpus_per_node);
+    return SLUICE_OK;
+}
+
+sluice_err slurmrest_split_signal(
+    const char *spec, size_t i, bool *batch_only, char **name, long *delay, sluice_error_t *err)
+{
+    const char *p = spec;
+    const char *at;
+    size_t len;
+
+    *batch_only = false;
+    *name = NULL;
+    *delay = -1;
+    if (strncmp(p, "B:", 2) == 0) {
+        *batch_only = true;
+        p += 2;
+    }
+    at = strchr(p, '@');
+    len = at != NULL ? (size_t)(at - p) : strlen(p);
+    if (len == 0 || len > 16)
+        goto bad;
+    for (size_t k = 0; k < len; k++) {
+        if (!isalnum((unsigned char)p[k]))
+            goto bad;
+    }
+    if (at != NULL) {
+        char *end = NULL;
+        errno = 0;
+        if (!isdigit((unsigned char)at[1]))
+            goto bad;
+        *delay = strtol(at + 1, &end, 10);
+        if (errno != 0 || *end != '\0' || *delay > 65533)
+            goto bad;
+    }
+    *name = strndup(p, len);
+    if (*name == NULL)
+        return sluice_errorf(err, SLUICE_ENOMEM, "jobs[%zu].signal: out of memory", i);
+    return SLUICE_OK;
+bad:
+    return sluice_errorf(err, SLUICE_EINVAL,
+                         "jobs[%zu].signal: \"%.40s\" is not [B:]NAME[@SECONDS] (e.g. USR1@120)", i,
+                         spec);
+}
+
+sluice_err sluice_rest_submit_body(sluice_rest_version v,
+                                   const sluice_jobdesc_t *descs,
+                                   size_t n,
+                                   json_t **out,
+                                   sluice_error_t *err)
+{
+    const slurmrest_info_t *info = slurmrest_info(v);
+
+    if (info == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "submit body: unknown version %d", (int)v);
+    if (descs == NULL || n == 0 || out == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "submit body: no job description");
+    if (n > 128) /* MAX_HET_JOB_COMPONENTS */
+        return sluice_errorf(err, SLUICE_EINVAL, "submit body: %zu components (at most 128)", n);
+    if (info->family == 38)
+        return slurmrest_v0038_submit_body(descs, n, out, err);
+    return slurmrest_v0040_submit_body(info, descs, n, out, err);
+}
+
+/* ---- lenient getters --------------------------------------------------------- */
+
+static sluice_err
+wrong_type(sluice_error_t *err, const char *path, const char *key, const char *want)
+{
+    return sluice_errorf(err, SLUICE_EPROTO, "%s%s%s: expected %s", path, key[0] ? "." : "", key,
+                         want);
+}
+
+sluice_err slurmrest_get_string(
+    const json_t *obj, const char *key, const char *path, char **out, sluice_error_t *err)
+{
+    const json_t *v = json_object_get(obj, key);
+
+    *out = NULL;
+    if (v == NULL || json_is_null(v))
+        return SLUICE_OK;
+    if (!json_is_string(v))
+        return wrong_type(err, path, key, "a string");
+    *out = strdup(json_string_value(v));
+    if (*out == NULL)
+        return sluice_errorf(err, SLUICE_ENOMEM, "%s.%s: out of memory", path, key);
+    return SLUICE_OK;
+}
+
+static sluice_err number_value(const json_t *v,
+                               const char *path,
+                               const char *key,
+                               bool *present,
+                               int64_t *out,
+                               sluice_error_t *err)
+{
+    *present = false;
+    *out = 0;
+    if (v == NULL || json_is_null(v))
+        return SLUICE_OK;
+    if (json_is_integer(v)) {
+        *out = (int64_t)json_integer_value(v);
+        *present = true;
+        return SLUICE_OK;
+    }
+    if (json_is_real(v)) {
+        double d = json_real_value(v);
+        if (!isfinite(d) || d < (double)INT64_MIN || d > (double)INT64_MAX)
+            return SLUICE_OK; /* "Infinity" style: no finite value */
+        *out = (int64_t)d;
+        *present = true;
+        return SLUICE_OK;
+    }
+    if (json_is_object(v)) {
+        const json_t *set = json_object_get(v, "set");
+        const json_t *inf = json_object_get(v, "infinite");
+        const json_t *num = json_object_get(v, "number");
+        if ((set != NULL && !json_is_boolean(set)) || (inf != NULL && !json_is_boolean(inf)))
+            return wrong_type(err, path, key, "{set,infinite,number} with boolean flags");
+        if (num != NULL && !json_is_number(num) && !json_is_null(num))
+            return wrong_type(err, path, key, "{set,infinite,number} with a numeric number");
+        if (json_is_true(inf) || json_is_false(set) || num == NULL || json_is_null(num))
+            return SLUICE_OK;
+        *out =
+            json_is_integer(num) ? (int64_t)json_integer_value(num) : (int64_t)json_real_value(num);
+        *present = true;
+        return SLUICE_OK;
+    }
+    return wrong_type(err, path, key, "a number or {set,infinite,number}");
+}
+
+sluice_err slurmrest_get_number(const json_t *obj,
+                                const char *key,
+                                const char *path,
+                                bool *present,
+                                int64_t *out,
+                                sluice_error_t *err)
+{
+    return number_value(json_object_get(obj, key), path, key, present, out, err);
+}
+
+void slurmrest_state_name(const char *name, sluice_job_base *base, uint32_t *flags)
+{
+    sluice_job_base b = sluice_job_base_parse(name);
+
+    if (b != SLUICE_JOB_BASE_UNKNOWN) {
+        if (*base == SLUICE_JOB_BASE_UNKNOWN)
+            *base = b;
+        return;
+    }
+    *flags |= sluice_job_flag_parse(name);
+}
+
+sluice_err slurmrest_state_value(const json_t *state,
+                                 const char *path,
+                                 sluice_job_base *base,
+                                 uint32_t *flags,
+                                 sluice_error_t *err)
+{
+    size_t i;
+    const json_t *item;
+
+    *base = SLUICE_JOB_BASE_UNKNOWN;
+    *flags = 0;
+    if (state == NULL || json_is_null(state))
+        return SLUICE_OK;
+    if (json_is_string(state)) {
+        slurmrest_state_name(json_string_value(state), base, flags);
+        return SLUICE_OK;
+    }
+    if (!json_is_array(state))
+        return sluice_errorf(err, SLUICE_EPROTO, "%s: expected a state string or array", path);
+    json_array_foreach(state, i, item)
+    {
+        if (!json_is_string(item))
+            return sluice_errorf(err, SLUICE_EPROTO, "%s[%zu]: expected a string", path, i);
+        slurmrest_state_name(json_string_value(item), base, flags);
+    }
+    return SLUICE_OK;
+}
+
+/* ---- envelope ---------------------------------------------------------------- */
+
+void sluice_rest_envelope_clear(sluice_rest_envelope_t *e)
+{
+    if (e == NULL)
+        return;
+    for (size_t i = 0; i < e->n_errors; i++) {
+        free(e->errors[i].error);
+        free(e->errors[i].description);
+    }
+    free(e->errors);
+    for (size_t i = 0; i < e->n_warnings; i++)
+        free(e->warnings[i]);
+    free(e->warnings);
+    free(e->release);
+    free(e->cluster);
+    free(e->data_parser);
+    free(e->plugin_type);
+    memset(e, 0, sizeof(*e));
+}
+
+static const json_t *
+get_array(const json_t *obj, const char *key, const char *path, sluice_err *rc, sluice_error_t *err)
+{
+    const json_t *v = json_object_get(obj, key);
+
+    *rc = SLUICE_OK;
+    if (v == NULL || json_is_null(v))
+        return NULL;
+    if (!json_is_array(v)) {
+        *rc = wrong_type(err, path, key, "an array");
+        return NULL;
+    }
+    return v;
+}
+
+static sluice_err parse_meta(const json_t *resp, sluice_rest_envelope_t *e, sluice_error_t *err)
+{
+    const json_t *meta = json_object_get(resp, "meta");
+    const json_t *plugin;
+    const json_t *slurm;
+    sluice_err rc;
+
+    if (meta == NULL || json_is_null(meta))
+        return SLUICE_OK;
+    if (!json_is_object(meta))
+        return sluice_errorf(err, SLUICE_EPROTO, "meta: expected an object");
+    plugin = json_object_get(meta, "plugin");
+    if (json_is_object(plugin)) {
+        if ((rc = slurmrest_get_string(plugin, "type", "meta.plugin", &e->plugin_type, err)) != 0)
+            return rc;
+        rc = slurmrest_get_string(plugin, "data_parser", "meta.plugin", &e->data_parser, err);
+        if (rc != SLUICE_OK)
+            return rc;
+    }
+    /* v0.0.38/39 say "Slurm", v0.0.40+ "slurm". */
+    slurm = json_object_get(meta, "slurm");
+    if (slurm == NULL)
+        slurm = json_object_get(meta, "Slurm");
+    if (json_is_object(slurm)) {
+        if ((rc = slurmrest_get_string(slurm, "release", "meta.slurm", &e->release, err)) != 0)
+            return rc;
+        if ((rc = slurmrest_get_string(slurm, "cluster", "meta.slurm", &e->cluster, err)) != 0)
+            return rc;
+    }
+    return SLUICE_OK;
+}
+
+sluice_err sluice_rest_parse_envelope(sluice_rest_version v,
+                                      const json_t *resp,
+                                      sluice_rest_envelope_t *out,
+                                      sluice_error_t *err)
+{
+    sluice_rest_envelope_t e = {0};
+    const json_t *errors;
+    const json_t *warnings;
+    const json_t *item;
+    size_t i;
+    sluice_err rc;
+    char path[64];
+
+    if (slurmrest_info(v) == NULL || out == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "envelope: bad arguments");
+    if (!json_is_object(resp))
+        return sluice_errorf(err, SLUICE_EPROTO, "response: expected a JSON object");
+    if ((rc = parse_meta(resp, &e, err)) != SLUICE_OK)
+        goto out;
+    errors = get_array(resp, "errors", "", &rc, err);
+    if (rc != SLUICE_OK)
+        goto out;
+    if (errors != NULL && json_array_size(errors) > 0) {
+        e.errors = calloc(json_array_size(errors), sizeof(*e.errors));
+        if (e.errors == NULL) {
+            rc = sluice_errorf(err, SLUICE_ENOMEM, "errors: out of memory");
+            goto out;
+        }
+    }
+    json_array_foreach(errors, i, item)
+    {
+        sluice_rest_error_t *x = &e.errors[e.n_errors];
+        bool has = false;
+        int64_t num = 0;
+
+        snprintf(path, sizeof(path), "errors[%zu]", i);
+        if (!json_is_object(item)) {
+            rc = sluice_errorf(err, SLUICE_EPROTO, "%s: expected an object", path);
+            goto out;
+        }
+        e.n_errors++;
+        rc = slurmrest_get_number(item, "error_number", path, &has, &num, err);
+        if (rc == SLUICE_OK && !has) /* v0.0.38 submit path */
+            rc = slurmrest_get_number(item, "error_code", path, &has, &num, err);
+        if (rc == SLUICE_OK)
+            rc = slurmrest_get_string(item, "error", path, &x->error, err);
+        if (rc == SLUICE_OK)
+            rc = slurmrest_get_string(item, "description", path, &x->description, err);
+        if (rc != SLUICE_OK)
+            goto out;
+        x->number = has ? (long)num : 0;
+    }
+    warnings = get_array(resp, "warnings", "", &rc, err);
+    if (rc != SLUICE_OK)
+        goto out;
+    if (warnings != NULL && json_array_size(warnings) > 0) {
+        e.warnings = calloc(json_array_size(warnings), sizeof(*e.warnings));
+        if (e.warnings == NULL) {
+            rc = sluice_errorf(err, SLUICE_ENOMEM, "warnings: out of memory");
+            goto out;
+        }
+    }
+    json_array_foreach(warnings, i, item)
+    {
+        char *text = NULL;
+
+        snprintf(path, sizeof(path), "warnings[%zu]", i);
+        if (json_is_string(item)) {
+            text = strdup(json_string_value(item));
+        } else if (json_is_object(item)) {
+            if ((rc = slurmrest_get_string(item, "description", path, &text, err)) != SLUICE_OK)
+                goto out;
+            if (text == NULL)
+                text = strdup("");
+        } else {
+            rc = sluice_errorf(err, SLUICE_EPROTO, "%s: expected an object", path);
+            goto out;
+        }
+        if (text == NULL) {
+            rc = sluice_errorf(err, SLUICE_ENOMEM, "%s: out of memory", path);
+            goto out;
+        }
+        e.warnings[e.n_warnings++] = text;
+    }
+    *out = e;
+    memset(&e, 0, sizeof(e));
+out:
+    sluice_rest_envelope_clear(&e);
+    return rc;
+}
+
+bool sluice_rest_first_error(const sluice_rest_envelope_t *e, long *number, const char **text)
+{
+    const sluice_rest_error_t *x;
+
+    if (e == NULL || e->n_errors == 0)
+        return false;
+    x = &e->errors[0];
+    if (number != NULL)
+        *number = x->number;
+    if (text != NULL)
+        *text = x->error != NULL && x->error[0] != '\0' ? x->error
+                : x->description != NULL                ? x->description
+                                                        : "";
+    return true;
+}
+
+bool sluice_rest_no_job_changes(const sluice_rest_envelope_t *e)
+{
+    if (e == NULL)
+        return false;
+    for (size_t i = 0; i < e->n_warnings; i++) {
+        if (strstr(e->warnings[i], "No job changes") != NULL)
+            return true;
+    }
+    return false;
+}
+
+/* ---- submit ------------------------------------------------------------------- */
+
+void sluice_rest_submit_clear(sluice_rest_submit_t *s)
+{
+    if (s == NULL)
+        return;
+    sluice_rest_envelope_clear(&s->env);
+    free(s->step_id);
+    free(s->user_msg);
+    memset(s, 0, sizeof(*s));
+}
+
+sluice_err sluice_rest_parse_submit(sluice_rest_version v,
+                                    const json_t *resp,
+                                    sluice_rest_submit_t *out,
+                                    sluice_error_t *err)
+{
+    sluice_rest_submit_t s = {0};
+    const json_t *step;
+    bool has = false;
+    int64_t id = 0;
+    sluice_err rc;
+
+    if (out == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "submit: NULL output");
+    if ((rc = sluice_rest_parse_envelope(v, resp, &s.env, err)) != SLUICE_OK)
+        goto out;
+    if ((rc = slurmrest_get_number(resp, "job_id", "", &has, &id, err)) != SLUICE_OK)
+        goto out;
+    if (has && id < 0) {
+        rc = sluice_errorf(err, SLUICE_EPROTO, "job_id: negative");
+        goto out;
+    }
+    s.job_id = has ? (uint64_t)id : 0;
+    /* step_id is "BATCH"/"batch", but a v0.0.39 hetjob answers an integer. */
+    step = json_object_get(resp, "step_id");
+    if (json_is_integer(step)) {
+        char tmp[32];
+        snprintf(tmp, sizeof(tmp), "%" JSON_INTEGER_FORMAT, json_integer_value(step));
+        s.step_id = strdup(tmp);
+    } else if ((rc = slurmrest_get_string(resp, "step_id", "", &s.step_id, err)) != SLUICE_OK) {
+        goto out;
+    }
+    rc = slurmrest_get_string(resp, "job_submit_user_msg", "", &s.user_msg, err);
+    if (rc != SLUICE_OK)
+        goto out;
+    *out = s;
+    memset(&s, 0, sizeof(s));
+out:
+    sluice_rest_submit_clear(&s);
+    return rc;
+}
+
+/* ---- jobs (live and accounting) ----------------------------------------------- */
+
+void sluice_rest_jobs_clear(sluice_rest_jobs_t *j)
+{
+    if (j == NULL)
+        return;
+    sluice_rest_envelope_clear(&j->env);
+    for (size_t i = 0; i < j->n_jobs; i++)
+        sluice_jobview_clear(&j->jobs[i]);
+    free(j->jobs);
+    memset(j, 0, sizeof(*j));
+}
+
+/* True when b should replace a as the record of the same job. */
+static bool newer(const sluice_jobview_t *a, const sluice_jobview_t *b)
+{
+    if (b->submit_time != a->submit_time)
+        return b->submit_time > a->submit_time;
+    if (b->restart_count != a->restart_count)
+        return b->restart_count > a->restart_count;
+    return true;
+}
+
+static sluice_err parse_jobs(sluice_rest_version v,
+                             const json_t *resp,
+                             bool acct,
+                             sluice_rest_jobs_t *out,
+                             sluice_error_t *err)
+{
+    const slurmrest_info_t *info = slurmrest_info(v);
+    sluice_rest_jobs_t j = {0};
+    const json_t *jobs;
+    const json_t *rec;
+    size_t i;
+    sluice_err rc;
+    char path[48];
+
+    if (out == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "jobs: NULL output");
+    if ((rc = sluice_rest_parse_envelope(v, resp, &j.env, err)) != SLUICE_OK)
+        goto out;
+    jobs = get_array(resp, "jobs", "", &rc, err);
+    if (rc != SLUICE_OK)
+        goto out;
+    if (jobs != NULL && json_array_size(jobs) > 0) {
+        j.jobs = calloc(json_array_size(jobs), sizeof(*j.jobs));
+        if (j.jobs == NULL) {
+            rc = sluice_errorf(err, SLUICE_ENOMEM, "jobs: out of memory");
+            goto out;
+        }
+    }
+    json_array_foreach(jobs, i, rec)
+    {
+        sluice_jobview_t view = {0};
+        size_t k;
+
+        snprintf(path, sizeof(path), "jobs[%zu]", i);
+        if (!json_is_object(rec)) {
+            rc = sluice_errorf(err, SLUICE_EPROTO, "%s: expected an object", path);
+            goto out;
+        }
+        if (info->family == 38)
+            rc = acct ? slurmrest_v0038_acct_job(rec, path, &view, err)
+                      : slurmrest_v0038_job(rec, path, &view, err);
+        else
+            rc = acct ? slurmrest_v0040_acct_job(info, rec, path, &view, err)
+                      : slurmrest_v0040_job(info, rec, path, &view, err);
+        if (rc != SLUICE_OK) {
+            sluice_jobview_clear(&view);
+            goto out;
+        }
+        /* slurmdbd lists a requeued job once per run: keep the newest. */
+        for (k = 0; acct && k < j.n_jobs; k++) {
+            if (j.jobs[k].job_id == view.job_id)
+                break;
+        }
+        if (acct && k < j.n_jobs) {
+            if (newer(&j.jobs[k], &view)) {
+                sluice_jobview_clear(&j.jobs[k]);
+                j.jobs[k] = view;
+            } else {
+                sluice_jobview_clear(&view);
+            }
+            continue;
+        }
+        j.jobs[j.n_jobs++] = view;
+    }
+    *out = j;
+    memset(&j, 0, sizeof(j));
+out:
+    sluice_rest_jobs_clear(&j);
+    return rc;
+}
+
+sluice_err sluice_rest_parse_jobs(sluice_rest_version v,
+                                  const json_t *resp,
+                                  sluice_rest_jobs_t *out,
+                                  sluice_error_t *err)
+{
+    return parse_jobs(v, resp, false, out, err);
+}
+
+sluice_err sluice_rest_parse_acct_jobs(sluice_rest_version v,
+                                       const json_t *resp,
+                                       sluice_rest_jobs_t *out,
+                                       sluice_error_t *err)
+{
+    return parse_jobs(v, resp, true, out, err);
+}
+
+/* ---- jobs/state --------------------------------------------------------------- */
+
+void sluice_rest_job_states_clear(sluice_rest_job_states_t *s)
+{
+    if (s == NULL)
+        return;
+    sluice_rest_envelope_clear(&s->env);
+    free(s->states);
+    memset(s, 0, sizeof(*s));
+}
+
+/* "123" or "123+1" (hetjob component: its own id, '+', its offset). */
+static bool parse_state_id(const char *s, sluice_rest_job_state_t *st)
+{
+    char *end = NULL;
+    unsigned long long id;
+
+    if (!isdigit((unsigned char)s[0]))
+        return false;
+    errno = 0;
+    id = strtoull(s, &end, 10);
+    if (errno != 0 || id == 0)
+        return false;
+    st->job_id = (uint64_t)id;
+    if (*end == '+') {
+        const char *off = end + 1;
+        unsigned long o;
+        if (!isdigit((unsigned char)off[0]))
+            return false;
+        o = strtoul(off, &end, 10);
+        if (errno != 0 || o > UINT32_MAX)
+            return false;
+        st->has_het_offset = true;
+        st->het_offset = (uint32_t)o;
+    }
+    return *end == '\0';
+}
+
+sluice_err sluice_rest_parse_job_states(sluice_rest_version v,
+                                        const json_t *resp,
+                                        sluice_rest_job_states_t *out,
+                                        sluice_error_t *err)
+{
+    const slurmrest_info_t *info = slurmrest_info(v);
+    sluice_rest_job_states_t s = {0};
+    const json_t *jobs;
+    const json_t *rec;
+    size_t i;
+    sluice_err rc;
+    char path[48];
+
+    if (out == NULL || info == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "jobs/state: bad arguments");
+    if (!info->jobs_state)
+        return sluice_errorf(err, SLUICE_EUNSUPPORTED, "jobs/state: not served by %s", info->name);
+    if ((rc = sluice_rest_parse_envelope(v, resp, &s.env, err)) != SLUICE_OK)
+        goto out;
+    jobs = get_array(resp, "jobs", "", &rc, err);
+    if (rc != SLUICE_OK)
+        goto out;
+    if (jobs != NULL && json_array_size(jobs) > 0) {
+        s.states = calloc(json_array_size(jobs), sizeof(*s.states));
+        if (s.states == NULL) {
+            rc = sluice_errorf(err, SLUICE_ENOMEM, "jobs: out of memory");
+            goto out;
+        }
+    }
+    json_array_foreach(jobs, i, rec)
+    {
+        sluice_rest_job_state_t *st = &s.states[s.n_states];
+        const json_t *id;
+
+        snprintf(path, sizeof(path), "jobs[%zu]", i);
+        if (!json_is_object(rec)) {
+            rc = sluice_errorf(err, SLUICE_EPROTO, "%s: expected an object", path);
+            goto out;
+        }
+        id = json_object_get(rec, "job_id");
+        if (json_is_integer(id) && json_integer_value(id) > 0) {
+            st->job_id = (uint64_t)json_integer_value(id);
+        } else if (!json_is_string(id) || !parse_state_id(json_string_value(id), st)) {
+            rc = sluice_errorf(err, SLUICE_EPROTO, "%s.job_id: expected \"<id>\" or \"<id>+<n>\"",
+                               path);
+            goto out;
+        }
+        snprintf(path, sizeof(path), "jobs[%zu].state", i);
+        rc = slurmrest_state_value(json_object_get(rec, "state"), path, &st->base, &st->flags, err);
+        if (rc != SLUICE_OK)
+            goto out;
+        s.n_states++;
+    }
+    *out = s;
+    memset(&s, 0, sizeof(s));
+out:
+    sluice_rest_job_states_clear(&s);
+    return rc;
+}
+
+/* ---- diag ----------------------------------------------------------------------- */
+
+void sluice_rest_diag_clear(sluice_rest_diag_t *d)
+{
+    if (d == NULL)
+        return;
+    sluice_rest_envelope_clear(&d->env);
+    for (size_t i = 0; i < d->n_rpcs; i++)
+        free(d->rpcs[i].message_type);
+    free(d->rpcs);
+    memset(d, 0, sizeof(*d));
+}
+
+sluice_err sluice_rest_parse_diag(sluice_rest_version v,
+                                  const json_t *resp,
+                                  sluice_rest_diag_t *out,
+                                  sluice_error_t *err)
+{
+    sluice_rest_diag_t d = {0};
+    const json_t *stats;
+    const json_t *rpcs;
+    const json_t *item;
+    bool has = false;
+    size_t i;
+    sluice_err rc;
+    char path[64];
+
+    if (out == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "diag: NULL output");
+    if ((rc = sluice_rest_parse_envelope(v, resp, &d.env, err)) != SLUICE_OK)
+        goto out;
+    stats = json_object_get(resp, "statistics");
+    if (stats != NULL && !json_is_object(stats)) {
+        rc = sluice_errorf(err, SLUICE_EPROTO, "statistics: expected an object");
+        goto out;
+    }
+    rc = slurmrest_get_number(stats, "req_time", "statistics", &has, &d.req_time, err);
+    if (rc != SLUICE_OK)
+        goto out;
+    rpcs = get_array(stats, "rpcs_by_message_type", "statistics", &rc, err);
+    if (rc != SLUICE_OK)
+        goto out;
+    if (rpcs != NULL && json_array_size(rpcs) > 0) {
+        d.rpcs = calloc(json_array_size(rpcs), sizeof(*d.rpcs));
+        if (d.rpcs == NULL) {
+            rc = sluice_errorf(err, SLUICE_ENOMEM, "diag: out of memory");
+            goto out;
+        }
+    }
+    json_array_foreach(rpcs, i, item)
+    {
+        sluice_rest_rpc_count_t *r = &d.rpcs[d.n_rpcs];
+        int64_t count = 0;
+
+        snprintf(path, sizeof(path), "statistics.rpcs_by_message_type[%zu]", i);
+        if (!json_is_object(item)) {
+            rc = sluice_errorf(err, SLUICE_EPROTO, "%s: expected an object", path);
+            goto out;
+        }
+        d.n_rpcs++;
+        rc = slurmrest_get_string(item, "message_type", path, &r->message_type, err);
+        if (rc == SLUICE_OK)
+            rc = slurmrest_get_number(item, "count", path, &has, &count, err);
+        if (rc != SLUICE_OK)
+            goto out;
+        r->count = has && count > 0 ? (uint64_t)count : 0;
+    }
+    *out = d;
+    memset(&d, 0, sizeof(d));
+out:
+    sluice_rest_diag_clear(&d);
+    return rc;
+}
+
+uint64_t sluice_rest_diag_rpc_count(const sluice_rest_diag_t *d, const char *message_type)
+{
+    uint64_t sum = 0;
+
+    if (d == NULL || message_type == NULL)
+        return 0;
+    for (size_t i = 0; i < d->n_rpcs; i++) {
+        if (d->rpcs[i].message_type != NULL && strcmp(d->rpcs[i].message_type, message_type) == 0)
+            sum += d->rpcs[i].count;
+    }
+    return sum;
+}
+
+/* ---- nodes ---------------------------------------------------------------------- */
+
+void sluice_rest_nodes_clear(sluice_rest_nodes_t *n)
+{
+    if (n == NULL)
+        return;
+    sluice_rest_envelope_clear(&n->env);
+    for (size_t i = 0; i < n->n_nodes; i++) {
+        free(n->nodes[i].name);
+        free(n->nodes[i].state);
+        free(n->nodes[i].features);
+        free(n->nodes[i].partitions);
+    }
+    free(n->nodes);
+    memset(n, 0, sizeof(*n));
+}
+
+/* A string, or an array of strings joined with `sep` (v0.0.40+ csv_string,
+ * node state flag arrays). */
+static sluice_err joined(
+    const json_t *obj, const char *key, const char *path, char sep, char **out, sluice_error_t *err)
+{
+    const json_t *v = json_object_get(obj, key);
+    const json_t *item;
+    buf_t b = BUF_INIT;
+    size_t i;
+    sluice_err rc = SLUICE_OK;
+
+    *out = NULL;
+    if (!json_is_array(v))
+        return slurmrest_get_string(obj, key, path, out, err);
+    buf_init(&b, 0);
+    json_array_foreach(v, i, item)
+    {
+        if (!json_is_string(item)) {
+            buf_free(&b);
+            return sluice_errorf(err, SLUICE_EPROTO, "%s.%s[%zu]: expected a string", path, key, i);
+        }
+        if (i > 0 && (rc = buf_append(&b, &sep, 1)) != SLUICE_OK)
+            break;
+        if ((rc = buf_puts(&b, json_string_value(item))) != SLUICE_OK)
+            break;
+    }
+    if (rc == SLUICE_OK && (*out = buf_take(&b)) == NULL)
+        rc = SLUICE_ENOMEM;
+    buf_free(&b);
+    if (rc != SLUICE_OK)
+        return sluice_errorf(err, rc, "%s.%s: out of memory", path, key);
+    return SLUICE_OK;
+}
+
+sluice_err sluice_rest_parse_nodes(sluice_rest_version v,
+                                   const json_t *resp,
+                                   sluice_rest_nodes_t *out,
+                                   sluice_error_t *err)
+{
+    sluice_rest_nodes_t n = {0};
+    const json_t *nodes;
+    const json_t *item;
+    size_t i;
+    sluice_err rc;
+    char path[48];
+
+    if (out == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "nodes: NULL output");
+    if ((rc = sluice_rest_parse_envelope(v, resp, &n.env, err)) != SLUICE_OK)
+        goto out;
+    nodes = get_array(resp, "nodes", "", &rc, err);
+    if (rc != SLUICE_OK)
+        goto out;
+    if (nodes != NULL && json_array_size(nodes) > 0) {
+        n.nodes = calloc(json_array_size(nodes), sizeof(*n.nodes));
+        if (n.nodes == NULL) {
+            rc = sluice_errorf(err, SLUICE_ENOMEM, "nodes: out of memory");
+            goto out;
+        }
+    }
+    json_array_foreach(nodes, i, item)
+    {
+        sluice_rest_node_t *x = &n.nodes[n.n_nodes];
+
+        snprintf(path, sizeof(path), "nodes[%zu]", i);
+        if (!json_is_object(item)) {
+            rc = sluice_errorf(err, SLUICE_EPROTO, "%s: expected an object", path);
+            goto out;
+        }
+        n.n_nodes++;
+        rc = slurmrest_get_string(item, "name", path, &x->name, err);
+        if (rc == SLUICE_OK)
+            rc = joined(item, "state", path, '+', &x->state, err);
+        if (rc == SLUICE_OK)
+            rc = joined(item, "features", path, ',', &x->features, err);
+        if (rc == SLUICE_OK)
+            rc = joined(item, "partitions", path, ',', &x->partitions, err);
+        if (rc != SLUICE_OK)
+            goto out;
+    }
+    *out = n;
+    memset(&n, 0, sizeof(n));
+out:
+    sluice_rest_nodes_clear(&n);
+    return rc;
+}
+
+/* ---- ping ------------------------------------------------------------------------- */
+
+void sluice_rest_ping_clear(sluice_rest_ping_t *p)
+{
+    if (p == NULL)
+        return;
+    sluice_rest_envelope_clear(&p->env);
+    memset(p, 0, sizeof(*p));
+}
+
+sluice_err sluice_rest_parse_ping(sluice_rest_version v,
+                                  const json_t *resp,
+                                  sluice_rest_ping_t *out,
+                                  sluice_error_t *err)
+{
+    const slurmrest_info_t *info = slurmrest_info(v);
+    sluice_rest_ping_t p = {0};
+    const json_t *pings;
+    const json_t *item;
+    size_t i;
+    sluice_err rc;
+
+    if (out == NULL || info == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "ping: bad arguments");
+    if ((rc = sluice_rest_parse_envelope(v, resp, &p.env, err)) != SLUICE_OK)
+        goto out;
+    pings = get_array(resp, "pings", "", &rc, err);
+    if (rc != SLUICE_OK)
+        goto out;
+    json_array_foreach(pings, i, item)
+    {
+        const json_t *up;
+        const char *mode;
+        bool responding = false;
+        bool primary;
+
+        if (!json_is_object(item)) {
+            rc = sluice_errorf(err, SLUICE_EPROTO, "pings[%zu]: expected an object", i);
+            goto out;
+        }
+        p.n_controllers++;
+        mode = json_string_value(json_object_get(item, "mode"));
+        primary = mode != NULL && strcmp(mode, "primary") == 0;
+        if (info->ping_responding && (up = json_object_get(item, "responding")) != NULL) {
+            if (!json_is_boolean(up)) {
+                rc = sluice_errorf(err, SLUICE_EPROTO, "pings[%zu].responding: expected a boolean",
+                                   i);
+                goto out;
+            }
+            responding = json_is_true(up);
+            primary = json_is_true(json_object_get(item, "primary"));
+        } else {
+            /* "ping" on v0.0.38, "pinged" on v0.0.40/41 ("UP"/"DOWN"). */
+            up = json_object_get(item, info->family == 38 ? "ping" : "pinged");
+            if (up != NULL && !json_is_string(up)) {
+                rc = sluice_errorf(err, SLUICE_EPROTO, "pings[%zu]: expected an UP/DOWN string", i);
+                goto out;
+            }
+            responding = up != NULL && strcmp(json_string_value(up), "UP") == 0;
+        }
+        if (responding)
+            p.n_responding++;
+        if (responding && primary)
+            p.primary_responding = true;
+    }
+    *out = p;
+    memset(&p, 0, sizeof(p));
+out:
+    sluice_rest_ping_clear(&p);
+    return rc;
+}

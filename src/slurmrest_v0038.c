@@ -1,0 +1,338 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* slurmrest_v0038.c - the v0.0.38 / dbv0.0.38 shapes (Slurm 22.05-23.11).
+ *
+ * Submit: top-level "script" (required; "script" inside "job" is an unknown
+ * key there, and unknown keys are errors), "job" or "jobs", environment as
+ * an object, bare integers, "exclusive": "exclusive", "gres": "gpu:N",
+ * "no_requeue": true (any "requeue" value turns requeue on), "signal" as
+ * sbatch's "[B:]SIG@TIME" string, "nodes" as a string ("N", which the live
+ * server accepts although the document says [min,max]).
+ *
+ * Responses: job_state is one string in which flags hide the base state
+ * (job_state_string(): "COMPLETING" wins over "FAILED"); exit_code is a raw
+ * wait(2) status; slurmdbd's exit_code is {status, return_code, signal} and
+ * reports SUCCESS/0 for any normal exit (a known bug), so the accounting
+ * record's state decides success on this version.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "slurmrest.h"
+
+static int put_str(json_t *o, const char *key, const char *s)
+{
+    if (s == NULL)
+        return 0;
+    return json_object_set_new(o, key, json_string(s));
+}
+
+static sluice_err component(const sluice_jobdesc_t *d, size_t i, json_t **out, sluice_error_t *err)
+{
+    json_t *o = json_object();
+    json_t *env = json_object();
+    char nodes[24];
+    char *gres = NULL;
+    int rc = 0;
+    sluice_err src = SLUICE_OK;
+
+    if (o == NULL || env == NULL)
+        goto nomem;
+    rc |= put_str(o, "name", d->name);
+    rc |= put_str(o, "comment", d->comment);
+    rc |= put_str(o, "partition", d->partition);
+    rc |= put_str(o, "account", d->account);
+    rc |= put_str(o, "qos", d->qos);
+    rc |= put_str(o, "reservation", d->reservation);
+    if (d->time_limit > 0)
+        rc |= json_object_set_new(o, "time_limit", json_integer(d->time_limit));
+    snprintf(nodes, sizeof(nodes), "%u", (unsigned)d->nodes);
+    rc |= json_object_set_new(o, "nodes", json_string(nodes));
+    if (d->tasks_per_node > 0)
+        rc |= json_object_set_new(o, "tasks_per_node", json_integer(d->tasks_per_node));
+    if (d->cpus_per_task > 0)
+        rc |= json_object_set_new(o, "cpus_per_task", json_integer(d->cpus_per_task));
+    if (d->mem_per_node_mib > 0)
+        rc |= json_object_set_new(o, "memory_per_node",
+                                  json_integer((json_int_t)d->mem_per_node_mib));
+    if (d->gpus_per_node > 0) {
+        if (slurmrest_gres(d, "", &gres) != SLUICE_OK)
+            goto nomem;
+        rc |= json_object_set_new(o, "gres", json_string(gres));
+    }
+    rc |= put_str(o, "constraints", d->constraint);
+    rc |= put_str(o, "current_working_directory", d->workdir);
+    rc |= put_str(o, "standard_output", d->std_out);
+    rc |= put_str(o, "standard_error", d->std_err);
+    if (d->hold)
+        rc |= json_object_set_new(o, "hold", json_true());
+    rc |= put_str(o, "dependency", d->dependency);
+    if (d->requeue)
+        rc |= json_object_set_new(o, "requeue", json_true());
+    else
+        rc |= json_object_set_new(o, "no_requeue", json_true());
+    if (d->signal != NULL) {
+        bool batch = false;
+        char *name = NULL;
+        long delay = -1;
+        /* Validated here so every version refuses the same inputs. */
+        if ((src = slurmrest_split_signal(d->signal, i, &batch, &name, &delay, err)) != 0)
+            goto out;
+        free(name);
+        rc |= json_object_set_new(o, "signal", json_string(d->signal));
+    }
+    if (d->exclusive)
+        rc |= json_object_set_new(o, "exclusive", json_string("exclusive"));
+    for (size_t k = 0; k < d->n_env; k++)
+        rc |= json_object_set_new(env, d->env[k].name, json_string(d->env[k].value));
+    rc |= json_object_set_new(o, "environment", env);
+    env = NULL;
+    if (rc != 0)
+        goto nomem;
+    *out = o;
+    o = NULL;
+    goto out;
+nomem:
+    src = sluice_errorf(err, SLUICE_ENOMEM, "jobs[%zu]: out of memory (or invalid UTF-8)", i);
+out:
+    free(gres);
+    json_decref(env);
+    json_decref(o);
+    return src;
+}
+
+sluice_err slurmrest_v0038_submit_body(const sluice_jobdesc_t *descs,
+                                       size_t n,
+                                       json_t **out,
+                                       sluice_error_t *err)
+{
+    json_t *body = NULL;
+    json_t *list = NULL;
+    json_t *job = NULL;
+    sluice_err rc = SLUICE_OK;
+
+    for (size_t i = 0; i < n; i++) {
+        if ((rc = slurmrest_check_desc(&descs[i], i, err)) != SLUICE_OK)
+            return rc;
+    }
+    body = json_object();
+    if (body == NULL || json_object_set_new(body, "script", json_string(descs[0].script)) != 0)
+        goto nomem;
+    if (n == 1) {
+        if ((rc = component(&descs[0], 0, &job, err)) != SLUICE_OK)
+            goto out;
+        if (json_object_set_new(body, "job", job) != 0)
+            goto nomem;
+    } else {
+        if ((list = json_array()) == NULL)
+            goto nomem;
+        for (size_t i = 0; i < n; i++) {
+            if ((rc = component(&descs[i], i, &job, err)) != SLUICE_OK)
+                goto out;
+            if (json_array_append_new(list, job) != 0)
+                goto nomem;
+        }
+        if (json_object_set_new(body, "jobs", list) != 0) {
+            list = NULL;
+            goto nomem;
+        }
+        list = NULL;
+    }
+    *out = body;
+    body = NULL;
+    goto out;
+nomem:
+    rc = sluice_errorf(err, SLUICE_ENOMEM, "submit body: out of memory (or invalid UTF-8)");
+out:
+    json_decref(list);
+    json_decref(body);
+    return rc;
+}
+
+static sluice_err strings(const json_t *rec,
+                          const char *path,
+                          const char *user_key,
+                          sluice_jobview_t *v,
+                          sluice_error_t *err)
+{
+    sluice_err rc;
+
+    if ((rc = slurmrest_get_string(rec, "name", path, &v->name, err)) != SLUICE_OK)
+        return rc;
+    if ((rc = slurmrest_get_string(rec, user_key, path, &v->user_name, err)) != SLUICE_OK)
+        return rc;
+    if ((rc = slurmrest_get_string(rec, "partition", path, &v->partition, err)) != SLUICE_OK)
+        return rc;
+    return slurmrest_get_string(rec, "nodes", path, &v->nodes, err);
+}
+
+static sluice_err
+job_id(const json_t *rec, const char *path, sluice_jobview_t *v, sluice_error_t *err)
+{
+    bool has = false;
+    int64_t id = 0;
+    sluice_err rc = slurmrest_get_number(rec, "job_id", path, &has, &id, err);
+
+    if (rc != SLUICE_OK)
+        return rc;
+    if (!has || id <= 0)
+        return sluice_errorf(err, SLUICE_EPROTO, "%s.job_id: missing or not positive", path);
+    v->job_id = (uint64_t)id;
+    return SLUICE_OK;
+}
+
+static int64_t num_or_zero(
+    const json_t *obj, const char *key, const char *path, sluice_err *rc, sluice_error_t *err)
+{
+    bool has = false;
+    int64_t n = 0;
+
+    if (*rc == SLUICE_OK)
+        *rc = slurmrest_get_number(obj, key, path, &has, &n, err);
+    return has ? n : 0;
+}
+
+sluice_err
+slurmrest_v0038_job(const json_t *rec, const char *path, sluice_jobview_t *v, sluice_error_t *err)
+{
+    const json_t *state;
+    bool has = false;
+    int64_t raw = 0;
+    sluice_err rc;
+
+    if ((rc = job_id(rec, path, v, err)) != SLUICE_OK)
+        return rc;
+    if ((rc = strings(rec, path, "user_name", v, err)) != SLUICE_OK)
+        return rc;
+    if ((rc = slurmrest_get_string(rec, "comment", path, &v->comment, err)) != SLUICE_OK)
+        return rc;
+    rc = slurmrest_get_string(rec, "state_reason", path, &v->state_reason, err);
+    if (rc != SLUICE_OK)
+        return rc;
+    state = json_object_get(rec, "job_state");
+    if (state != NULL && !json_is_string(state) && !json_is_null(state))
+        return sluice_errorf(err, SLUICE_EPROTO, "%s.job_state: expected a string", path);
+    rc = slurmrest_state_value(state, path, &v->base, &v->flags, err);
+    if (rc != SLUICE_OK)
+        return rc;
+    v->het_job_id = (uint64_t)num_or_zero(rec, "het_job_id", path, &rc, err);
+    v->het_job_offset = (uint32_t)num_or_zero(rec, "het_job_offset", path, &rc, err);
+    v->submit_time = num_or_zero(rec, "submit_time", path, &rc, err);
+    v->start_time = num_or_zero(rec, "start_time", path, &rc, err);
+    v->end_time = num_or_zero(rec, "end_time", path, &rc, err);
+    v->restart_count = (uint32_t)num_or_zero(rec, "restart_cnt", path, &rc, err);
+    if (rc != SLUICE_OK)
+        return rc;
+    /* Raw wait status; only meaningful once the job has left the queue. */
+    if ((rc = slurmrest_get_number(rec, "exit_code", path, &has, &raw, err)) != SLUICE_OK)
+        return rc;
+    if (has && v->base != SLUICE_JOB_PENDING && v->base != SLUICE_JOB_RUNNING) {
+        v->has_exit = true;
+        sluice_wait_status_split(raw, &v->exit_code, &v->exit_signal);
+    }
+    if ((rc = slurmrest_get_number(rec, "derived_exit_code", path, &has, &raw, err)) != 0)
+        return rc;
+    if (has && v->has_exit) {
+        v->has_derived = true;
+        sluice_wait_status_split(raw, &v->derived_exit_code, &v->derived_exit_signal);
+    }
+    return SLUICE_OK;
+}
+
+/* dbv0.0.38_job_exit_code: {status:"SUCCESS"|..., return_code, signal:{signal_id}} */
+static sluice_err db_exit(const json_t *rec,
+                          const char *key,
+                          const char *path,
+                          bool *has,
+                          int *code,
+                          int *sig,
+                          sluice_error_t *err)
+{
+    const json_t *ec = json_object_get(rec, key);
+    const json_t *status;
+    char sub[96];
+    bool h = false;
+    int64_t n = 0;
+    sluice_err rc;
+
+    *has = false;
+    if (ec == NULL || json_is_null(ec))
+        return SLUICE_OK;
+    snprintf(sub, sizeof(sub), "%s.%s", path, key);
+    if (json_is_integer(ec)) { /* tolerate a raw wait status */
+        *has = true;
+        sluice_wait_status_split(json_integer_value(ec), code, sig);
+        return SLUICE_OK;
+    }
+    if (!json_is_object(ec))
+        return sluice_errorf(err, SLUICE_EPROTO, "%s: expected an object", sub);
+    status = json_object_get(ec, "status");
+    if (status != NULL && !json_is_string(status))
+        return sluice_errorf(err, SLUICE_EPROTO, "%s.status: expected a string", sub);
+    if (status != NULL && strcmp(json_string_value(status), "PENDING") == 0)
+        return SLUICE_OK;
+    if ((rc = slurmrest_get_number(ec, "return_code", sub, &h, &n, err)) != SLUICE_OK)
+        return rc;
+    *code = h && n >= 0 ? (int)(n & 0xff) : 0;
+    *sig = 0;
+    if (json_is_object(json_object_get(ec, "signal"))) {
+        snprintf(sub, sizeof(sub), "%s.%s.signal", path, key);
+        rc = slurmrest_get_number(json_object_get(ec, "signal"), "signal_id", sub, &h, &n, err);
+        if (rc != SLUICE_OK)
+            return rc;
+        if (h && n > 0 && n < 128)
+            *sig = (int)n;
+    }
+    *has = true;
+    return SLUICE_OK;
+}
+
+sluice_err slurmrest_v0038_acct_job(const json_t *rec,
+                                    const char *path,
+                                    sluice_jobview_t *v,
+                                    sluice_error_t *err)
+{
+    const json_t *state = json_object_get(rec, "state");
+    const json_t *het = json_object_get(rec, "het");
+    const json_t *tm = json_object_get(rec, "time");
+    const json_t *comment = json_object_get(rec, "comment");
+    char sub[96];
+    sluice_err rc;
+
+    if ((rc = job_id(rec, path, v, err)) != SLUICE_OK)
+        return rc;
+    if ((rc = strings(rec, path, "user", v, err)) != SLUICE_OK)
+        return rc;
+    if (state != NULL && !json_is_object(state))
+        return sluice_errorf(err, SLUICE_EPROTO, "%s.state: expected an object", path);
+    snprintf(sub, sizeof(sub), "%s.state", path);
+    if ((rc = slurmrest_get_string(state, "reason", sub, &v->state_reason, err)) != SLUICE_OK)
+        return rc;
+    snprintf(sub, sizeof(sub), "%s.state.current", path);
+    rc = slurmrest_state_value(json_object_get(state, "current"), sub, &v->base, &v->flags, err);
+    if (rc != SLUICE_OK)
+        return rc;
+    if (comment != NULL && !json_is_object(comment) && !json_is_null(comment))
+        return sluice_errorf(err, SLUICE_EPROTO, "%s.comment: expected an object", path);
+    snprintf(sub, sizeof(sub), "%s.comment", path);
+    if ((rc = slurmrest_get_string(comment, "job", sub, &v->comment, err)) != SLUICE_OK)
+        return rc;
+    if (het != NULL && !json_is_object(het) && !json_is_null(het))
+        return sluice_errorf(err, SLUICE_EPROTO, "%s.het: expected an object", path);
+    snprintf(sub, sizeof(sub), "%s.het", path);
+    v->het_job_id = (uint64_t)num_or_zero(het, "job_id", sub, &rc, err);
+    v->het_job_offset = (uint32_t)num_or_zero(het, "job_offset", sub, &rc, err);
+    if (tm != NULL && !json_is_object(tm) && !json_is_null(tm))
+        return sluice_errorf(err, SLUICE_EPROTO, "%s.time: expected an object", path);
+    snprintf(sub, sizeof(sub), "%s.time", path);
+    v->submit_time = num_or_zero(tm, "submission", sub, &rc, err);
+    v->start_time = num_or_zero(tm, "start", sub, &rc, err);
+    v->end_time = num_or_zero(tm, "end", sub, &rc, err);
+    if (rc != SLUICE_OK)
+        return rc;
+    rc = db_exit(rec, "exit_code", path, &v->has_exit, &v->exit_code, &v->exit_signal, err);
+    if (rc != SLUICE_OK)
+        return rc;
+    return db_exit(rec, "derived_exit_code", path, &v->has_derived, &v->derived_exit_code,
+                   &v->derived_exit_signal, err);
+}

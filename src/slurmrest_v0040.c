@@ -1,0 +1,369 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* slurmrest_v0040.c - the data_parser shapes of v0.0.40 through v0.0.45.
+ *
+ * Submit: the script goes in "job.script" / "jobs[0].script" (the top-level
+ * "script" is marked deprecated in the v0.0.41-v0.0.44 documents), the
+ * environment is a "K=V" array, counts the documents type as
+ * {set,infinite,number} use that form, exclusivity is "shared": ["none"]
+ * ("exclusive" is deprecated in .40/.41 and gone from .42), GPUs are
+ * "tres_per_node": "gres/gpu:N", requeue is a plain boolean and the warning
+ * signal is kill_warning_signal/_delay/_flags.  Per-version differences that
+ * matter to sluice live in slurmrest_info_t (slurmrest.c).
+ *
+ * Responses: job_state is an array (base first, then flags); exit codes are
+ * process_exit_code_verbose {status[], return_code, signal{id,name}}; most
+ * numbers may be bare or {set,infinite,number}.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "slurmrest.h"
+
+static int put_str(json_t *o, const char *key, const char *s)
+{
+    if (s == NULL)
+        return 0;
+    return json_object_set_new(o, key, json_string(s));
+}
+
+static json_t *no_val(json_int_t n)
+{
+    return json_pack("{s:b, s:b, s:I}", "set", 1, "infinite", 0, "number", n);
+}
+
+static sluice_err env_array(const sluice_jobdesc_t *d, json_t **out)
+{
+    json_t *a = json_array();
+
+    if (a == NULL)
+        return SLUICE_ENOMEM;
+    for (size_t k = 0; k < d->n_env; k++) {
+        size_t len = strlen(d->env[k].name) + strlen(d->env[k].value) + 2;
+        char *kv = malloc(len);
+        if (kv == NULL) {
+            json_decref(a);
+            return SLUICE_ENOMEM;
+        }
+        snprintf(kv, len, "%s=%s", d->env[k].name, d->env[k].value);
+        if (json_array_append_new(a, json_string(kv)) != 0) {
+            free(kv);
+            json_decref(a);
+            return SLUICE_ENOMEM;
+        }
+        free(kv);
+    }
+    *out = a;
+    return SLUICE_OK;
+}
+
+static sluice_err component(const sluice_jobdesc_t *d, size_t i, json_t **out, sluice_error_t *err)
+{
+    json_t *o = json_object();
+    json_t *env = NULL;
+    char nodes[24];
+    char *gres = NULL;
+    char *signame = NULL;
+    int rc = 0;
+    sluice_err src = SLUICE_OK;
+
+    if (o == NULL)
+        goto nomem;
+    if (i == 0)
+        rc |= json_object_set_new(o, "script", json_string(d->script));
+    rc |= put_str(o, "name", d->name);
+    rc |= put_str(o, "comment", d->comment);
+    rc |= put_str(o, "partition", d->partition);
+    rc |= put_str(o, "account", d->account);
+    rc |= put_str(o, "qos", d->qos);
+    rc |= put_str(o, "reservation", d->reservation);
+    if (d->time_limit > 0)
+        rc |= json_object_set_new(o, "time_limit", no_val(d->time_limit));
+    snprintf(nodes, sizeof(nodes), "%u", (unsigned)d->nodes);
+    rc |= json_object_set_new(o, "nodes", json_string(nodes));
+    if (d->tasks_per_node > 0)
+        rc |= json_object_set_new(o, "tasks_per_node", json_integer(d->tasks_per_node));
+    if (d->cpus_per_task > 0)
+        rc |= json_object_set_new(o, "cpus_per_task", json_integer(d->cpus_per_task));
+    if (d->mem_per_node_mib > 0)
+        rc |= json_object_set_new(o, "memory_per_node", no_val((json_int_t)d->mem_per_node_mib));
+    if (d->gpus_per_node > 0) {
+        if (slurmrest_gres(d, "gres/", &gres) != SLUICE_OK)
+            goto nomem;
+        rc |= json_object_set_new(o, "tres_per_node", json_string(gres));
+    }
+    rc |= put_str(o, "constraints", d->constraint);
+    rc |= put_str(o, "current_working_directory", d->workdir);
+    rc |= put_str(o, "standard_output", d->std_out);
+    rc |= put_str(o, "standard_error", d->std_err);
+    if (d->hold)
+        rc |= json_object_set_new(o, "hold", json_true());
+    rc |= put_str(o, "dependency", d->dependency);
+    rc |= json_object_set_new(o, "requeue", json_boolean(d->requeue));
+    if (d->signal != NULL) {
+        bool batch = false;
+        long delay = -1;
+        if ((src = slurmrest_split_signal(d->signal, i, &batch, &signame, &delay, err)) != 0)
+            goto out;
+        rc |= json_object_set_new(o, "kill_warning_signal", json_string(signame));
+        if (delay >= 0)
+            rc |= json_object_set_new(o, "kill_warning_delay", no_val(delay));
+        if (batch)
+            rc |= json_object_set_new(o, "kill_warning_flags", json_pack("[s]", "BATCH_JOB"));
+    }
+    if (d->exclusive)
+        rc |= json_object_set_new(o, "shared", json_pack("[s]", "none"));
+    if (env_array(d, &env) != SLUICE_OK)
+        goto nomem;
+    rc |= json_object_set_new(o, "environment", env);
+    if (rc != 0)
+        goto nomem;
+    *out = o;
+    o = NULL;
+    goto out;
+nomem:
+    src = sluice_errorf(err, SLUICE_ENOMEM, "jobs[%zu]: out of memory (or invalid UTF-8)", i);
+out:
+    free(gres);
+    free(signame);
+    json_decref(o);
+    return src;
+}
+
+sluice_err slurmrest_v0040_submit_body(const slurmrest_info_t *info,
+                                       const sluice_jobdesc_t *descs,
+                                       size_t n,
+                                       json_t **out,
+                                       sluice_error_t *err)
+{
+    json_t *body = NULL;
+    json_t *list = NULL;
+    json_t *job = NULL;
+    sluice_err rc = SLUICE_OK;
+
+    (void)info; /* the body has the same shape on every version of the family */
+    for (size_t i = 0; i < n; i++) {
+        if ((rc = slurmrest_check_desc(&descs[i], i, err)) != SLUICE_OK)
+            return rc;
+    }
+    if ((body = json_object()) == NULL)
+        goto nomem;
+    if (n == 1) {
+        if ((rc = component(&descs[0], 0, &job, err)) != SLUICE_OK)
+            goto out;
+        if (json_object_set_new(body, "job", job) != 0)
+            goto nomem;
+    } else {
+        if ((list = json_array()) == NULL)
+            goto nomem;
+        for (size_t i = 0; i < n; i++) {
+            if ((rc = component(&descs[i], i, &job, err)) != SLUICE_OK)
+                goto out;
+            if (json_array_append_new(list, job) != 0)
+                goto nomem;
+        }
+        rc = json_object_set_new(body, "jobs", list) != 0 ? SLUICE_ENOMEM : SLUICE_OK;
+        list = NULL;
+        if (rc != SLUICE_OK)
+            goto nomem;
+    }
+    *out = body;
+    body = NULL;
+    goto out;
+nomem:
+    rc = sluice_errorf(err, SLUICE_ENOMEM, "submit body: out of memory (or invalid UTF-8)");
+out:
+    json_decref(list);
+    json_decref(body);
+    return rc;
+}
+
+static int64_t num_or_zero(
+    const json_t *obj, const char *key, const char *path, sluice_err *rc, sluice_error_t *err)
+{
+    bool has = false;
+    int64_t n = 0;
+
+    if (*rc == SLUICE_OK)
+        *rc = slurmrest_get_number(obj, key, path, &has, &n, err);
+    return has ? n : 0;
+}
+
+/* process_exit_code_verbose, or a bare number (treated as a return code). */
+static sluice_err verbose_exit(const json_t *rec,
+                               const char *key,
+                               const char *path,
+                               bool *has,
+                               int *code,
+                               int *sig,
+                               sluice_error_t *err)
+{
+    const json_t *ec = json_object_get(rec, key);
+    const json_t *status;
+    const json_t *item;
+    const json_t *signal;
+    bool pending = false;
+    bool h = false;
+    int64_t n = 0;
+    size_t i;
+    char sub[128];
+    sluice_err rc;
+
+    *has = false;
+    *code = 0;
+    *sig = 0;
+    if (ec == NULL || json_is_null(ec))
+        return SLUICE_OK;
+    snprintf(sub, sizeof(sub), "%s.%s", path, key);
+    if (json_is_integer(ec)) {
+        *has = true;
+        *code = (int)(json_integer_value(ec) & 0xff);
+        return SLUICE_OK;
+    }
+    if (!json_is_object(ec))
+        return sluice_errorf(err, SLUICE_EPROTO, "%s: expected an object", sub);
+    status = json_object_get(ec, "status");
+    if (json_is_string(status)) {
+        pending = strcmp(json_string_value(status), "PENDING") == 0;
+    } else if (json_is_array(status)) {
+        json_array_foreach(status, i, item)
+        {
+            if (!json_is_string(item))
+                return sluice_errorf(err, SLUICE_EPROTO, "%s.status[%zu]: expected a string", sub,
+                                     i);
+            if (strcmp(json_string_value(item), "PENDING") == 0)
+                pending = true;
+        }
+    } else if (status != NULL && !json_is_null(status)) {
+        return sluice_errorf(err, SLUICE_EPROTO, "%s.status: expected an array", sub);
+    }
+    if ((rc = slurmrest_get_number(ec, "return_code", sub, &h, &n, err)) != SLUICE_OK)
+        return rc;
+    if (h && n >= 0)
+        *code = (int)(n & 0xff);
+    signal = json_object_get(ec, "signal");
+    if (signal != NULL && !json_is_object(signal) && !json_is_null(signal))
+        return sluice_errorf(err, SLUICE_EPROTO, "%s.signal: expected an object", sub);
+    snprintf(sub, sizeof(sub), "%s.%s.signal", path, key);
+    if ((rc = slurmrest_get_number(signal, "id", sub, &h, &n, err)) != SLUICE_OK)
+        return rc;
+    if (h && n > 0 && n < 128)
+        *sig = (int)n;
+    *has = !pending;
+    if (pending) {
+        *code = 0;
+        *sig = 0;
+    }
+    return SLUICE_OK;
+}
+
+static sluice_err common(const json_t *rec,
+                         const char *path,
+                         const char *user_key,
+                         sluice_jobview_t *v,
+                         sluice_error_t *err)
+{
+    bool has = false;
+    int64_t id = 0;
+    sluice_err rc;
+
+    if ((rc = slurmrest_get_number(rec, "job_id", path, &has, &id, err)) != SLUICE_OK)
+        return rc;
+    if (!has || id <= 0)
+        return sluice_errorf(err, SLUICE_EPROTO, "%s.job_id: missing or not positive", path);
+    v->job_id = (uint64_t)id;
+    if ((rc = slurmrest_get_string(rec, "name", path, &v->name, err)) != SLUICE_OK)
+        return rc;
+    if ((rc = slurmrest_get_string(rec, user_key, path, &v->user_name, err)) != SLUICE_OK)
+        return rc;
+    if ((rc = slurmrest_get_string(rec, "partition", path, &v->partition, err)) != SLUICE_OK)
+        return rc;
+    return slurmrest_get_string(rec, "nodes", path, &v->nodes, err);
+}
+
+sluice_err slurmrest_v0040_job(const slurmrest_info_t *info,
+                               const json_t *rec,
+                               const char *path,
+                               sluice_jobview_t *v,
+                               sluice_error_t *err)
+{
+    char sub[96];
+    sluice_err rc;
+
+    (void)info;
+    if ((rc = common(rec, path, "user_name", v, err)) != SLUICE_OK)
+        return rc;
+    if ((rc = slurmrest_get_string(rec, "comment", path, &v->comment, err)) != SLUICE_OK)
+        return rc;
+    rc = slurmrest_get_string(rec, "state_reason", path, &v->state_reason, err);
+    if (rc != SLUICE_OK)
+        return rc;
+    snprintf(sub, sizeof(sub), "%s.job_state", path);
+    rc = slurmrest_state_value(json_object_get(rec, "job_state"), sub, &v->base, &v->flags, err);
+    if (rc != SLUICE_OK)
+        return rc;
+    v->het_job_id = (uint64_t)num_or_zero(rec, "het_job_id", path, &rc, err);
+    v->het_job_offset = (uint32_t)num_or_zero(rec, "het_job_offset", path, &rc, err);
+    v->submit_time = num_or_zero(rec, "submit_time", path, &rc, err);
+    v->start_time = num_or_zero(rec, "start_time", path, &rc, err);
+    v->end_time = num_or_zero(rec, "end_time", path, &rc, err);
+    v->restart_count = (uint32_t)num_or_zero(rec, "restart_cnt", path, &rc, err);
+    if (rc != SLUICE_OK)
+        return rc;
+    rc = verbose_exit(rec, "exit_code", path, &v->has_exit, &v->exit_code, &v->exit_signal, err);
+    if (rc != SLUICE_OK)
+        return rc;
+    return verbose_exit(rec, "derived_exit_code", path, &v->has_derived, &v->derived_exit_code,
+                        &v->derived_exit_signal, err);
+}
+
+sluice_err slurmrest_v0040_acct_job(const slurmrest_info_t *info,
+                                    const json_t *rec,
+                                    const char *path,
+                                    sluice_jobview_t *v,
+                                    sluice_error_t *err)
+{
+    const json_t *state = json_object_get(rec, "state");
+    const json_t *het = json_object_get(rec, "het");
+    const json_t *tm = json_object_get(rec, "time");
+    const json_t *comment = json_object_get(rec, "comment");
+    char sub[96];
+    sluice_err rc;
+
+    (void)info;
+    if ((rc = common(rec, path, "user", v, err)) != SLUICE_OK)
+        return rc;
+    if (state != NULL && !json_is_object(state) && !json_is_null(state))
+        return sluice_errorf(err, SLUICE_EPROTO, "%s.state: expected an object", path);
+    snprintf(sub, sizeof(sub), "%s.state", path);
+    if ((rc = slurmrest_get_string(state, "reason", sub, &v->state_reason, err)) != SLUICE_OK)
+        return rc;
+    snprintf(sub, sizeof(sub), "%s.state.current", path);
+    rc = slurmrest_state_value(json_object_get(state, "current"), sub, &v->base, &v->flags, err);
+    if (rc != SLUICE_OK)
+        return rc;
+    if (comment != NULL && !json_is_object(comment) && !json_is_null(comment))
+        return sluice_errorf(err, SLUICE_EPROTO, "%s.comment: expected an object", path);
+    snprintf(sub, sizeof(sub), "%s.comment", path);
+    if ((rc = slurmrest_get_string(comment, "job", sub, &v->comment, err)) != SLUICE_OK)
+        return rc;
+    if (het != NULL && !json_is_object(het) && !json_is_null(het))
+        return sluice_errorf(err, SLUICE_EPROTO, "%s.het: expected an object", path);
+    snprintf(sub, sizeof(sub), "%s.het", path);
+    v->het_job_id = (uint64_t)num_or_zero(het, "job_id", sub, &rc, err);
+    v->het_job_offset = (uint32_t)num_or_zero(het, "job_offset", sub, &rc, err);
+    if (tm != NULL && !json_is_object(tm) && !json_is_null(tm))
+        return sluice_errorf(err, SLUICE_EPROTO, "%s.time: expected an object", path);
+    snprintf(sub, sizeof(sub), "%s.time", path);
+    v->submit_time = num_or_zero(tm, "submission", sub, &rc, err);
+    v->start_time = num_or_zero(tm, "start", sub, &rc, err);
+    v->end_time = num_or_zero(tm, "end", sub, &rc, err);
+    v->restart_count = (uint32_t)num_or_zero(rec, "restart_cnt", path, &rc, err);
+    if (rc != SLUICE_OK)
+        return rc;
+    rc = verbose_exit(rec, "exit_code", path, &v->has_exit, &v->exit_code, &v->exit_signal, err);
+    if (rc != SLUICE_OK)
+        return rc;
+    return verbose_exit(rec, "derived_exit_code", path, &v->has_derived, &v->derived_exit_code,
+                        &v->derived_exit_signal, err);
+}
