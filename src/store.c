@@ -699,6 +699,8 @@ sluice_err sluice_store_open(sluice_store_t **out, const char *dir, sluice_error
                            sqlite3_errmsg(s->db));
         goto out;
     }
+    sqlite3_finalize(st);
+    st = NULL;
     if ((rc = exec_sql(s, "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON", err)) != SLUICE_OK)
         goto out;
     if ((rc = query_int(s, "PRAGMA foreign_keys", &one, err)) != SLUICE_OK)
