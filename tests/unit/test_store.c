@@ -3,6 +3,7 @@
  * create, event logs, summaries, listing, pruning, the supervisor lock and
  * consistency after a writer is killed at random points. */
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -860,4 +861,75 @@ Test(store, killed_writer_leaves_a_consistent_store, .timeout = 240)
         before = after;
     }
     cr_assert_gt(before, 3, "the writer made progress");
+}
+
+Test(store, refuses_a_database_whose_pages_are_damaged)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_store_t *s = open_store();
+    unsigned char junk[4096];
+    char id[16], *before, *after;
+    size_t nb, na;
+    int i, fd;
+
+    for (i = 0; i < 200; i++) {
+        snprintf(id, sizeof(id), "p%03d", i);
+        make_launch(s, id, "x", 1000 + i);
+    }
+    sluice_store_close(s);
+    memset(junk, 0xa5, sizeof(junk));
+    fd = open(db, O_WRONLY);
+    cr_assert_geq(fd, 0);
+    /* Pages 3 to 5: table and index pages, never the header page. */
+    for (i = 2; i < 5; i++)
+        cr_assert_eq(pwrite(fd, junk, sizeof(junk), (off_t)i * 4096), (ssize_t)sizeof(junk));
+    close(fd);
+    before = slurp(db, &nb);
+    s = NULL;
+    cr_assert_eq(sluice_store_open(&s, dir, &err), SLUICE_ESTORE);
+    cr_assert_null(s);
+    cr_assert(strstr(err.text, db) != NULL, "%s", err.text);
+    after = slurp(db, &na);
+    cr_assert_eq(na, nb);
+    cr_assert_eq(memcmp(before, after, nb), 0, "a refused file is not modified");
+    free(before);
+    free(after);
+}
+
+struct thread_arg {
+    sluice_store_t *s;
+    const char *caller;
+    int failures;
+};
+
+static void *thread_appender(void *p)
+{
+    struct thread_arg *a = p;
+    int i;
+
+    for (i = 0; i < 50; i++)
+        if (sluice_store_append_event(a->s, "mt", "note", NULL, a->caller, 0, NULL, NULL) !=
+            SLUICE_OK)
+            a->failures++;
+    return NULL;
+}
+
+Test(store, threads_may_share_one_store_object)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_store_t *s = open_store();
+    struct thread_arg a = {s, "t1", 0}, b = {s, "t2", 0};
+    pthread_t ta, tb;
+    json_t *evs = NULL;
+
+    make_launch(s, "mt", "x", 1000);
+    cr_assert_eq(pthread_create(&ta, NULL, thread_appender, &a), 0);
+    cr_assert_eq(pthread_create(&tb, NULL, thread_appender, &b), 0);
+    pthread_join(ta, NULL);
+    pthread_join(tb, NULL);
+    cr_assert_eq(a.failures + b.failures, 0);
+    cr_assert_sluice_ok(sluice_store_replay(s, "mt", &evs, &err), &err);
+    cr_assert_eq(json_array_size(evs), 101);
+    json_decref(evs);
+    sluice_store_close(s);
 }
