@@ -799,13 +799,17 @@ out:
 
 void sluice_store_unlock_supervisor(sluice_store_t *store)
 {
-    if (store == NULL || store->lock_fd < 0)
+    if (store == NULL)
         return;
-    /* Truncate first so that nobody reads a stale pid after we let go. */
-    if (ftruncate(store->lock_fd, 0) != 0)
-        sluice_log(SLUICE_LOG_WARNING, "%s: cannot clear pid", store->lock_path);
-    close(store->lock_fd);
-    store->lock_fd = -1;
+    pthread_mutex_lock(&store->mu);
+    if (store->lock_fd >= 0) {
+        /* Truncate first so that nobody reads a stale pid after we let go. */
+        if (ftruncate(store->lock_fd, 0) != 0)
+            sluice_log(SLUICE_LOG_WARNING, "%s: cannot clear pid", store->lock_path);
+        close(store->lock_fd);
+        store->lock_fd = -1;
+    }
+    pthread_mutex_unlock(&store->mu);
 }
 
 /* ---- launches --------------------------------------------------------- */
