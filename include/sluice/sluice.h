@@ -6,6 +6,7 @@
 #include <sluice/common.h>
 #include <sluice/error.h>
 #include <sluice/log.h>
+#include <sluice/store.h>
 #include <sluice/version.h>
 
 #endif /* SLUICE_SLUICE_H */

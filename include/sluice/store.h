@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* store.h - the durable record of launches and their event logs.
+ *
+ * A store is a directory (0700) holding one SQLite database, `sluice.db`
+ * (0600, WAL mode), and the supervisor lock file `supervisor.lock`.  It keeps:
+ * - one row per launch: its request (never a secret value), the request's
+ *   hash (idempotency), the render made at accept time ("render once"), and a
+ *   cached summary (state, result code, reason, attempt, job ids, terminal);
+ * - an append-only event log per launch: `{seq, time, name, context}` with
+ *   seq = 1..n contiguous, time in epoch milliseconds, plus the caller who
+ *   caused it (audit) and a global sequence number `gseq` for watchers.
+ *
+ * Notes:
+ * - The store is generic: it does not know event names or states beyond the
+ *   first event, `accepted`, and the first state, `ACCEPTED`.
+ * - An event is committed (fsync, synchronous=FULL) before the call returns,
+ *   so callers append first and apply second.  The cached summary changes
+ *   only in the same transaction as the event that justifies it; a crash
+ *   leaves either both or neither.  Once a launch is terminal its summary
+ *   never changes again (events may still be appended, e.g. "archived").
+ * - JSON values are validated on the way in (no `secrets`/`secret_values`
+ *   key at any depth) and on the way out (a row whose JSON does not parse is
+ *   reported as SLUICE_ESTORE naming the launch and the column).
+ * - A database written by a newer sluice, a corrupt file, or a SQLite file
+ *   that is not a sluice store is refused with SLUICE_ESTORE and left
+ *   untouched.
+ *
+ * Thread safety: one store object owns one database connection and one
+ * mutex; every function below may be called from any thread and calls on
+ * one object are serialised.  Several processes may open the same store at
+ * once (WAL readers never block the writer; writers wait up to the busy
+ * timeout): only the supervisor (the holder of sluice_store_lock_supervisor)
+ * should update summaries, any process may append request events such as
+ * `cancel-requested`.
+ */
+#ifndef SLUICE_STORE_H
+#define SLUICE_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include <sluice/common.h>
+#include <sluice/error.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The schema version this library writes and reads. */
+#define SLUICE_STORE_SCHEMA_VERSION 1
+
+/* `PRAGMA application_id` of every sluice database ("SLCE"). */
+#define SLUICE_STORE_APPLICATION_ID 0x534c4345
+
+/* Opaque; caller frees with sluice_store_close(). */
+typedef struct sluice_store sluice_store_t;
+
+/* The default store directory: $SLUICE_STATE_DIR, else /var/lib/sluice when
+ * running as root, else $XDG_STATE_HOME/sluice (an absolute
+ * $XDG_STATE_HOME only), else $HOME/.local/state/sluice.  `*out` is a new
+ * string; caller frees with free().  SLUICE_ECONFIG when no home directory
+ * can be found. */
+SLUICE_API sluice_err sluice_store_default_dir(char **out, sluice_error_t *err);
+
+/* Open the store in `dir` (NULL: sluice_store_default_dir()), creating the
+ * directory (0700) and the database (0600) when they do not exist, and
+ * migrating an older schema (one transaction per migration).  Runs
+ * `PRAGMA quick_check`.  SLUICE_ESTORE for a corrupt, foreign or newer
+ * database (never modified), SLUICE_EIO for directory problems.  `*out` is
+ * set only on success; caller frees with sluice_store_close(). */
+SLUICE_API sluice_err sluice_store_open(sluice_store_t **out, const char *dir, sluice_error_t *err);
+
+/* Close the connection and release the supervisor lock if held.  NULL-safe. */
+SLUICE_API void sluice_store_close(sluice_store_t *store);
+
+/* The store directory and the database path; borrowed, valid until
+ * sluice_store_close(). */
+SLUICE_API const char *sluice_store_dir(const sluice_store_t *store);
+SLUICE_API const char *sluice_store_db_path(const sluice_store_t *store);
+
+/* Take the one-supervisor lock (flock on `<dir>/supervisor.lock`, never
+ * blocks) and write our pid into the file.  Held until
+ * sluice_store_unlock_supervisor() or sluice_store_close(), or until the
+ * process dies.  Taking it twice on the same object is a no-op.
+ * SLUICE_ECONFLICT when another open file (another process or another store
+ * object) holds it; the text names the pid recorded in the lock file. */
+SLUICE_API sluice_err sluice_store_lock_supervisor(sluice_store_t *store, sluice_error_t *err);
+
+/* Release the supervisor lock if this object holds it.  NULL-safe. */
+SLUICE_API void sluice_store_unlock_supervisor(sluice_store_t *store);
+
+/* What a new launch is made of.  All pointers are borrowed for the call. */
+typedef struct {
+    const char *launch_id; /* required, [A-Za-z0-9._-]{1,128} */
+    const char *site;      /* required */
+    const char *study;     /* NULL when none */
+    const json_t *request; /* required object; must hold no secret values */
+    const json_t *render;  /* NULL or the render (script + job descriptions) */
+    const json_t *context; /* NULL or the object stored in the `accepted` event */
+    const char *caller;    /* NULL or who asked (audit) */
+    int64_t time_ms;       /* epoch ms of acceptance; 0 = now */
+} sluice_store_launch_spec_t;
+
+/* Record a new launch in state ACCEPTED together with its first event
+ * (seq 1, `accepted`) in one transaction.  Idempotent on launch_id: when the
+ * id exists with the same request (same site, study and request body: the
+ * hash of their canonical JSON), nothing is written and `*existed_out` is 1;
+ * with a different one the call fails with SLUICE_ECONFLICT.  A request,
+ * render or context holding a key named `secrets` or `secret_values` at any
+ * depth is refused with SLUICE_EINVAL (the text names the path).
+ * `existed_out` may be NULL. */
+SLUICE_API sluice_err sluice_store_create_launch(sluice_store_t *store,
+                                                 const sluice_store_launch_spec_t *spec,
+                                                 int *existed_out,
+                                                 sluice_error_t *err);
+
+/* One launch as a JSON object (new reference; caller releases with
+ * json_decref()): launch_id, site, study (null), request, request_hash,
+ * render (null), state, result_code (null), reason (null), created_ms,
+ * updated_ms, attempt, job_ids (array), terminal (bool), last_seq (seq of the
+ * newest event) and summary_seq (seq of the event that set the summary).
+ * SLUICE_ENOTFOUND when the launch does not exist. */
+SLUICE_API sluice_err sluice_store_get_launch(sluice_store_t *store,
+                                              const char *launch_id,
+                                              json_t **out,
+                                              sluice_error_t *err);
+
+/* Tri-state filter on the terminal flag. */
+enum { SLUICE_STORE_ANY = 0, SLUICE_STORE_LIVE = 1, SLUICE_STORE_TERMINAL = 2 };
+
+/* Filters for sluice_store_list_launches(); zero-initialise, then set. */
+typedef struct {
+    const char *state;  /* NULL: any */
+    const char *site;   /* NULL: any */
+    const char *study;  /* NULL: any */
+    int terminal;       /* SLUICE_STORE_ANY (the zero value), _LIVE or _TERMINAL */
+    size_t limit;       /* 0: 100; at most 1000 */
+    const char *cursor; /* NULL for the first page, else a previous next_cursor */
+} sluice_store_filter_t;
+
+/* Launch summaries (the objects of sluice_store_get_launch() without
+ * `request` and `render`) ordered by (created_ms, launch_id), one page at a
+ * time.  `*out` is a new array reference; `*next_cursor_out` (may be NULL)
+ * is a new string for the next page (caller frees with free()) or NULL on
+ * the last page.  SLUICE_EINVAL for a malformed cursor. */
+SLUICE_API sluice_err sluice_store_list_launches(sluice_store_t *store,
+                                                 const sluice_store_filter_t *filter,
+                                                 json_t **out,
+                                                 char **next_cursor_out,
+                                                 sluice_error_t *err);
+
+/* Every non-terminal launch (summaries, oldest first) for recovery.
+ * `*out` is a new array reference. */
+SLUICE_API sluice_err sluice_store_list_live(sluice_store_t *store,
+                                             json_t **out,
+                                             sluice_error_t *err);
+
+/* Append one event to a launch's log: the next seq is assigned inside a
+ * write transaction (BEGIN IMMEDIATE), so concurrent appenders from any
+ * process never collide, and the commit is durable when the call returns.
+ * `name`: 1..64 characters from [A-Za-z0-9._-]; `context`: NULL ({}) or an
+ * object (borrowed, secrets refused); `caller`: NULL or the audit name;
+ * `time_ms`: epoch ms, 0 = now.  `seq_out` may be NULL.
+ * SLUICE_ENOTFOUND when the launch does not exist. */
+SLUICE_API sluice_err sluice_store_append_event(sluice_store_t *store,
+                                                const char *launch_id,
+                                                const char *name,
+                                                const json_t *context,
+                                                const char *caller,
+                                                int64_t time_ms,
+                                                int64_t *seq_out,
+                                                sluice_error_t *err);
+
+/* The cached summary written together with an event.  Zero-initialise with
+ * SLUICE_STORE_SUMMARY_INIT, then set what changes. */
+typedef struct {
+    const char *state;     /* required: the launch's new state */
+    int terminal;          /* 1 when `state` is terminal */
+    int set_result;        /* 1: store result_code below; 0: keep */
+    int result_code;       /* 0, 1, 9, 101..104, 127 */
+    const char *reason;    /* NULL: keep; "" clears */
+    int attempt;           /* < 0: keep */
+    const json_t *job_ids; /* NULL: keep; else an array (borrowed) */
+} sluice_store_summary_t;
+
+#define SLUICE_STORE_SUMMARY_INIT                                                                  \
+    {                                                                                              \
+        NULL, 0, 0, 0, NULL, -1, NULL                                                              \
+    }
+
+/* Append an event and update the launch's summary in one transaction (see
+ * sluice_store_append_event() for the event arguments).  SLUICE_ESTATE when
+ * the launch is already terminal (nothing is written: a terminal state never
+ * changes), SLUICE_EINVAL for a malformed summary. */
+SLUICE_API sluice_err sluice_store_append_event_and_update(sluice_store_t *store,
+                                                           const char *launch_id,
+                                                           const char *name,
+                                                           const json_t *context,
+                                                           const char *caller,
+                                                           int64_t time_ms,
+                                                           const sluice_store_summary_t *summary,
+                                                           int64_t *seq_out,
+                                                           sluice_error_t *err);
+
+/* Events of one launch with seq >= from_seq (1 = from the start), at most
+ * `limit` of them (0: all), in seq order, as a new array reference of
+ * objects {seq, time, name, context, caller}.  `time` is epoch ms. */
+SLUICE_API sluice_err sluice_store_read_events(sluice_store_t *store,
+                                               const char *launch_id,
+                                               int64_t from_seq,
+                                               size_t limit,
+                                               json_t **out,
+                                               sluice_error_t *err);
+
+/* All events of one launch, in order, for rebuilding its state (new array
+ * reference).  Checks that seqs run 1..n without a gap and that n is the
+ * launch's last_seq; SLUICE_ESTORE otherwise.  SLUICE_ENOTFOUND for an
+ * unknown launch. */
+SLUICE_API sluice_err sluice_store_replay(sluice_store_t *store,
+                                          const char *launch_id,
+                                          json_t **out,
+                                          sluice_error_t *err);
+
+/* Events of every launch with gseq > after_gseq, oldest first, at most
+ * `limit` (0: 100), as a new array reference of objects {gseq, launch_id,
+ * seq, time, name, context, caller}.  `*next_out` (may be NULL) receives the
+ * gseq to pass next time (after_gseq itself when nothing is new).  gseq
+ * values are never reused, even after pruning. */
+SLUICE_API sluice_err sluice_store_events_since(sluice_store_t *store,
+                                                int64_t after_gseq,
+                                                size_t limit,
+                                                json_t **out,
+                                                int64_t *next_out,
+                                                sluice_error_t *err);
+
+/* Delete terminal launches (and their events) last updated before
+ * now_ms - age_ms (now_ms 0 = now).  Non-terminal launches are never
+ * deleted.  `count_out` (may be NULL) receives the number removed. */
+SLUICE_API sluice_err sluice_store_prune(
+    sluice_store_t *store, int64_t age_ms, int64_t now_ms, size_t *count_out, sluice_error_t *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SLUICE_STORE_H */

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* store.h - internal helpers of the store module, for tests only.
+ *
+ * The tests may not include <sqlite3.h> (store.c is its only user), so the
+ * few raw manipulations they need (a newer user_version, a foreign database,
+ * a damaged JSON column) go through this hook.
+ */
+#ifndef SLUICE_STORE_INTERNAL_H
+#define SLUICE_STORE_INTERNAL_H
+
+#include <sluice/error.h>
+#include <sluice/store.h>
+
+/* Open the SQLite file `db_path` directly (creating it when missing), run
+ * `sql` (one or more statements) and close it.  No sluice checks at all.
+ * SLUICE_ESTORE with SQLite's message on failure. */
+sluice_err store_debug_exec_file(const char *db_path, const char *sql, sluice_error_t *err);
+
+#endif /* SLUICE_STORE_INTERNAL_H */
