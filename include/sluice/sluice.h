@@ -5,7 +5,9 @@
 
 #include <sluice/common.h>
 #include <sluice/error.h>
+#include <sluice/jobdesc.h>
 #include <sluice/log.h>
+#include <sluice/slurmrest.h>
 #include <sluice/store.h>
 #include <sluice/version.h>
 
