@@ -893,6 +893,7 @@ static sluice_err set_execs(ctx_t *c, const node_t *n, const char *key)
     c->cfg->launcher.executables = e;
     c->cfg->launcher.n_executables = ne;
     e = NULL;
+    ne = 0;
 out:
     execs_free(e, ne);
     return rc;
@@ -997,6 +998,7 @@ static sluice_err set_series(ctx_t *c, const node_t *n, const char *key)
     c->cfg->gpu_series = s;
     c->cfg->n_gpu_series = ns;
     s = NULL;
+    ns = 0;
 out:
     series_free(s, ns);
     return rc;
