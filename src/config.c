@@ -766,7 +766,7 @@ static sluice_err get_list(ctx_t *c,
             memcpy(item, p, len);
             item[len] = '\0';
             if (ok && !ok(item)) {
-                rc = bad(c, n, key, "'%.64s' is not %s", item, what);
+                rc = bad(c, n, key, "'%.64s': expected %s", item, what);
                 goto out;
             }
             if (strlist_push(&l, p, len) != SLUICE_OK) {
@@ -785,7 +785,7 @@ static sluice_err get_list(ctx_t *c,
                 goto out;
             }
             if (ok ? !ok(it->str) : !oneline_ok(it->str)) {
-                rc = bad(c, it, key, "'%.64s' is not %s", it->str, what);
+                rc = bad(c, it, key, "'%.64s': expected %s", it->str, what);
                 goto out;
             }
             if (strlist_push(&l, it->str, strlen(it->str)) != SLUICE_OK) {
