@@ -4,6 +4,7 @@
 #define SLUICE_SLUICE_H
 
 #include <sluice/common.h>
+#include <sluice/config.h>
 #include <sluice/error.h>
 #include <sluice/jobdesc.h>
 #include <sluice/log.h>

@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* config.h - the validated site model (site YAML + environment + flags) and
+ * the per-launch study runtime file.
+ *
+ * A site configuration is built in layers: defaults, then the YAML site file
+ * (which may be an NVFlare slurm.yaml taken whole), then the environment
+ * (SLUICE_<SECTION>_<KEY> and the seed's FORGE_* variables), then flag
+ * overrides ("rest.url=https://..." strings).  A later layer wins.  The
+ * result is checked as a whole; on any error nothing is returned.
+ *
+ * Notes:
+ * - Only src/config.c sees libyaml.
+ * - The model holds file *paths* of secrets (JWT file, keys), never their
+ *   contents; sluice_config_to_json() is safe to print.
+ * - Every string in the structs below is owned by the containing object and
+ *   valid until its sluice_*_free().  Other modules read the fields directly
+ *   and never modify them.
+ * - Durations are whole seconds; Slurm times are whole minutes.
+ */
+#ifndef SLUICE_CONFIG_H
+#define SLUICE_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include <sluice/common.h>
+#include <sluice/error.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    SLUICE_SANDBOX_UNSET = 0,
+    SLUICE_SANDBOX_ENROOT_PYXIS, /* "enroot-pyxis", alias "pyxis" */
+    SLUICE_SANDBOX_APPTAINER,    /* "apptainer" */
+    SLUICE_SANDBOX_NONE          /* "none": bare Python in the allocation */
+} sluice_sandbox_t;
+
+/* Canonical profile name ("enroot-pyxis", "apptainer", "none", "unset"). */
+SLUICE_API const char *sluice_sandbox_name(sluice_sandbox_t s);
+
+/* Where an effective value came from. */
+typedef enum {
+    SLUICE_SRC_DEFAULT = 0,
+    SLUICE_SRC_FILE,
+    SLUICE_SRC_ENV,
+    SLUICE_SRC_FLAG
+} sluice_config_source_t;
+
+SLUICE_API const char *sluice_config_source_name(sluice_config_source_t s);
+
+typedef struct {
+    char **items; /* n strings, owned */
+    size_t n;
+} sluice_strlist_t;
+
+/* One entry of the gpu_series catalogue. */
+typedef struct {
+    char *name;
+    char *constraint;   /* Slurm feature expression; always set (fail-closed) */
+    char *gres;         /* gres name, default "gpu" */
+    long gpus_per_node; /* 0 = not declared */
+} sluice_gpu_series_t;
+
+/* One entry of job_launcher.executables. */
+typedef struct {
+    char *name;
+    char *path;  /* absolute */
+    bool in_use; /* false for sbatch/squeue/sacct/scancel/srun-side CLIs sluice never runs */
+} sluice_executable_t;
+
+typedef struct sluice_config_priv sluice_config_priv_t;
+
+typedef struct {
+    /* site: */
+    char *site_name;       /* site.name, default "default" */
+    char *job_name_prefix; /* site.job_name_prefix: "sluice" (default) or "nvfl" */
+
+    struct {
+        char *url;                /* https://, http:// (loopback only) or unix:/path */
+        char *api_version;        /* "auto" or "v0.0.38", "v0.0.40".."v0.0.45" */
+        char *user;               /* Slurm user the JWT names (X-SLURM-USER-NAME) */
+        char *jwt_file;           /* token file (re-read on change) */
+        char *jwt_key_file;       /* HS256 key (mint) */
+        char *jwt_rs256_key_file; /* RS256 private key (mint) */
+        long jwt_lifespan_s;      /* minted token lifetime, default 1800 */
+        bool tls_verify;          /* default true */
+        char *ca_file, *ca_path, *pinned_pubkey, *client_cert, *client_key;
+        bool allow_insecure_http; /* http:// to a non-loopback host */
+        bool strict_permissions;  /* group/world-readable token files are errors */
+    } rest;
+
+    struct {
+        char *root;         /* shared storage root as the service sees it */
+        char *cluster_root; /* the same directory on the cluster (default: root) */
+    } storage;
+
+    /* job_launcher: (NVFlare key names) */
+    struct {
+        sluice_sandbox_t sandbox;
+        char *image;       /* absolute path or NULL */
+        char *python_path; /* absolute path or NULL */
+        char *parent_host;
+        struct {
+            char *partition, *account, *qos, *constraint, *reservation;
+            char *time;        /* as written, or NULL */
+            long time_minutes; /* parsed `time`; 0 when unset */
+        } sbatch;
+        sluice_strlist_t setup;       /* shell lines, trusted */
+        sluice_strlist_t forward_env; /* variable names */
+        sluice_executable_t *executables;
+        size_t n_executables;
+        long internal_port;                 /* default 8102 */
+        long poll_interval_s;               /* 0 = auto (2 s with jobs/state, 10 s on v0.0.38) */
+        long submit_timeout_s;              /* default 30 */
+        long query_timeout_s;               /* default 10 */
+        long cancel_timeout_s;              /* default 10 */
+        long pending_timeout_s;             /* default 600 */
+        long port_range_lo, port_range_hi;  /* default 29400-30399 (30400-31399) */
+        char *internal_connection_security; /* "mtls"/"clear": accepted, not used */
+    } launcher;
+
+    sluice_gpu_series_t *gpu_series;
+    size_t n_gpu_series;
+
+    struct {
+        sluice_strlist_t allowed_profiles; /* empty = the site sandbox only */
+        sluice_strlist_t allowed_partitions, allowed_accounts, allowed_qos; /* empty = site's */
+        bool allow_requeue;                                                 /* default false */
+        long max_time_minutes;                                              /* 0 = no cap */
+    } policy;
+
+    struct {
+        long miss_budget;    /* default 5 */
+        long miss_spacing_s; /* default 6 */
+    } accounting;
+
+    struct {
+        long absence_delay_s;   /* default 60 */
+        long absence_lookups;   /* default 3 */
+        long absence_spacing_s; /* default 10 */
+    } submit;
+
+    /* Non-fatal findings ("parent.environment_setup: not used by sluice"). */
+    sluice_strlist_t warnings;
+
+    sluice_config_priv_t *priv; /* provenance; internal */
+} sluice_config_t;
+
+/* Reads one environment variable; returns a borrowed value or NULL. */
+typedef const char *(*sluice_getenv_fn)(const char *name, void *arg);
+
+/* Inputs of sluice_config_load().  Every member may be zero/NULL. */
+typedef struct {
+    const char *path; /* site YAML file; NULL = none */
+    const char *text; /* or: YAML text in memory (used when path is NULL) */
+    size_t text_len;
+    const char *text_name;      /* name used in messages for `text` ("<memory>") */
+    const char *const *envp;    /* "NAME=value" array, NULL-terminated */
+    sluice_getenv_fn getenv_fn; /* used when envp is NULL; both NULL = no env */
+    void *getenv_arg;
+    const char *const *overrides; /* "dotted.key=value" strings */
+    size_t n_overrides;
+    bool no_required; /* skip "required" checks (rest.url, storage.root, sandbox) */
+} sluice_config_opts_t;
+
+/* Build the validated site model.  On success *out receives a new object
+ * (caller frees with sluice_config_free()); on failure *out is untouched and
+ * `err` says "<file>:<line>:<col>: <key>: <what was expected>" (SLUICE_ECONFIG),
+ * SLUICE_EIO when the file cannot be read, SLUICE_ENOMEM.  Thread-safe
+ * (no global state; the process environment is read only through opts). */
+SLUICE_API sluice_err sluice_config_load(const sluice_config_opts_t *opts,
+                                         sluice_config_t **out,
+                                         sluice_error_t *err);
+
+SLUICE_API void sluice_config_free(sluice_config_t *cfg);
+
+/* The GPU series named `name`, borrowed from cfg, or NULL. */
+SLUICE_API const sluice_gpu_series_t *sluice_config_gpu_series(const sluice_config_t *cfg,
+                                                               const char *name);
+
+/* Where the value at dotted `key` came from (SLUICE_SRC_DEFAULT if unknown). */
+SLUICE_API sluice_config_source_t sluice_config_source(const sluice_config_t *cfg, const char *key);
+
+/* Effective configuration as JSON: {"config": {...}, "sources": {"rest.url":
+ * "env", ...}, "warnings": [...]}.  No secret material is ever in it; a
+ * password in rest.url is replaced by "***".  *out is a new reference. */
+SLUICE_API sluice_err sluice_config_to_json(const sluice_config_t *cfg,
+                                            json_t **out,
+                                            sluice_error_t *err);
+
+/* ---- study runtime (local/study_runtime.yaml, format_version 2) ---- */
+
+typedef struct {
+    char *name;   /* dataset name */
+    char *source; /* absolute path on the cluster */
+    char *target; /* /data/<study>/<dataset> */
+    bool read_only;
+} sluice_dataset_t;
+
+typedef struct {
+    char *name;   /* variable name inside the job */
+    char *source; /* variable in the service's environment */
+} sluice_secret_env_t;
+
+typedef struct {
+    char *name;
+    char *image; /* container.image, or NULL */
+    sluice_dataset_t *datasets;
+    size_t n_datasets;
+    char **env_names, **env_values; /* n_env pairs */
+    size_t n_env;
+    sluice_secret_env_t *secret_env;
+    size_t n_secret_env;
+    /* slurm: overrides; UNSET / NULL when not given */
+    sluice_sandbox_t sandbox;
+    sluice_strlist_t setup;
+    bool has_setup;
+    char *partition, *account, *qos;
+} sluice_study_t;
+
+typedef struct {
+    sluice_study_t *studies;
+    size_t n_studies;
+} sluice_study_runtime_t;
+
+/* Load a study runtime file (re-read for every launch).  `site` may be NULL;
+ * when given, studies whose effective sandbox is "none" may not declare an
+ * image or datasets.  `text`/`len` may replace `path` (then `path` is only
+ * used in messages).  Same error and ownership rules as sluice_config_load();
+ * caller frees with sluice_study_runtime_free(). */
+SLUICE_API sluice_err sluice_study_runtime_load(const char *path,
+                                                const char *text,
+                                                size_t len,
+                                                const sluice_config_t *site,
+                                                sluice_study_runtime_t **out,
+                                                sluice_error_t *err);
+
+SLUICE_API void sluice_study_runtime_free(sluice_study_runtime_t *rt);
+
+/* Borrowed study named `name`, or NULL. */
+SLUICE_API const sluice_study_t *sluice_study_runtime_find(const sluice_study_runtime_t *rt,
+                                                           const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SLUICE_CONFIG_H */

@@ -1,0 +1,649 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_config.c - the config module: good files, every error class with its
+ * exact message (file:line:col), precedence (flag > env > file > default),
+ * the NVFlare slurm.yaml taken whole, FORGE_* variables and study runtime
+ * files.  The environment is always injected, never the process's own. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+
+#include <sluice/config.h>
+
+static const char *const no_env[] = {NULL};
+
+/* Minimal complete site so that error tests only vary one thing. */
+#define BASE                                                                                       \
+    "rest:\n"                                                                                      \
+    "  url: https://rest.example:6820\n"                                                           \
+    "storage:\n"                                                                                   \
+    "  root: /lustre/s\n"                                                                          \
+    "job_launcher:\n"                                                                              \
+    "  sandbox: none\n"
+
+static char *fixture(const char *name)
+{
+    const char *src = getenv("SLUICE_SOURCE_DIR");
+    size_t n;
+    char *p;
+
+    cr_assert_not_null(src, "SLUICE_SOURCE_DIR is not set");
+    n = strlen(src) + strlen(name) + 32;
+    p = malloc(n);
+    cr_assert_not_null(p);
+    snprintf(p, n, "%s/tests/fixtures/config/%s", src, name);
+    return p;
+}
+
+static sluice_err load_text(const char *text,
+                            const char *const *envp,
+                            const char *const *sets,
+                            size_t n_sets,
+                            sluice_config_t **out,
+                            sluice_error_t *err)
+{
+    sluice_config_opts_t o;
+
+    memset(&o, 0, sizeof(o));
+    o.text = text;
+    o.text_len = strlen(text);
+    o.text_name = "site.yaml";
+    o.envp = envp ? envp : no_env;
+    o.overrides = sets;
+    o.n_overrides = n_sets;
+    return sluice_config_load(&o, out, err);
+}
+
+Test(config, example_site_file_loads)
+{
+    sluice_config_opts_t o;
+    sluice_config_t *cfg = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    char *path = fixture("site.yaml");
+    const sluice_gpu_series_t *g;
+
+    memset(&o, 0, sizeof(o));
+    o.path = path;
+    o.envp = no_env;
+    cr_assert_eq(sluice_config_load(&o, &cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_str_eq(cfg->site_name, "hpc-east");
+    cr_assert_str_eq(cfg->rest.url, "https://slurmrestd.internal:6820");
+    cr_assert_eq(cfg->rest.jwt_lifespan_s, 1800);
+    cr_assert_eq(cfg->launcher.sandbox, SLUICE_SANDBOX_ENROOT_PYXIS);
+    cr_assert_eq(cfg->launcher.sbatch.time_minutes, 720);
+    cr_assert_eq(cfg->launcher.setup.n, 2);
+    cr_assert_str_eq(cfg->launcher.setup.items[1], "module load cuda");
+    cr_assert_eq(cfg->launcher.poll_interval_s, 2);
+    cr_assert_eq(cfg->launcher.pending_timeout_s, 600);
+    cr_assert_str_eq(cfg->storage.cluster_root, "/lustre/sluice");
+    cr_assert_eq(cfg->n_gpu_series, 2);
+    g = sluice_config_gpu_series(cfg, "h100");
+    cr_assert_not_null(g);
+    cr_assert_str_eq(g->constraint, "h100&ib");
+    cr_assert_str_eq(g->gres, "gpu");
+    cr_assert_eq(g->gpus_per_node, 8);
+    cr_assert_eq(cfg->policy.allowed_profiles.n, 2);
+    cr_assert_eq(cfg->policy.max_time_minutes, 4320);
+    cr_assert_eq(cfg->accounting.miss_budget, 5);
+    cr_assert_eq(cfg->submit.absence_lookups, 3);
+    cr_assert_eq(cfg->warnings.n, 0);
+    sluice_config_free(cfg);
+    free(path);
+}
+
+Test(config, defaults_apply)
+{
+    sluice_config_t *cfg = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    cr_assert_eq(load_text(BASE, NULL, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_str_eq(cfg->site_name, "default");
+    cr_assert_str_eq(cfg->job_name_prefix, "sluice");
+    cr_assert_str_eq(cfg->rest.api_version, "auto");
+    cr_assert(cfg->rest.tls_verify);
+    cr_assert_eq(cfg->launcher.internal_port, 8102);
+    cr_assert_eq(cfg->launcher.submit_timeout_s, 30);
+    cr_assert_eq(cfg->launcher.query_timeout_s, 10);
+    cr_assert_eq(cfg->launcher.pending_timeout_s, 600);
+    cr_assert_eq(cfg->launcher.port_range_lo, 29400);
+    cr_assert_eq(cfg->launcher.port_range_hi, 30399);
+    cr_assert_eq(cfg->accounting.miss_spacing_s, 6);
+    cr_assert_eq(cfg->submit.absence_delay_s, 60);
+    cr_assert_eq(cfg->submit.absence_spacing_s, 10);
+    cr_assert_eq(sluice_config_source(cfg, "rest.url"), SLUICE_SRC_FILE);
+    cr_assert_eq(sluice_config_source(cfg, "job_launcher.internal_port"), SLUICE_SRC_DEFAULT);
+    sluice_config_free(cfg);
+}
+
+struct bad_case {
+    const char *yaml;
+    const char *message;
+};
+
+static void check_bad(const struct bad_case *bc);
+
+static const struct bad_case bad_cases[] = {
+    {BASE "bogus: 1\n", "site.yaml:7:1: bogus: unknown key"},
+    {BASE "  sbatch_directives:\n    partitoin: x\n",
+     "site.yaml:8:5: job_launcher.sbatch_directives.partitoin: unknown key"},
+    {"rest:\n  url: ftp://x\n" BASE, "site.yaml:3:1: duplicate key 'rest' (first at line 1)"},
+    {"rest:\n  url: ftp://h\nstorage:\n  root: /s\njob_launcher:\n  sandbox: none\n",
+     "site.yaml:2:8: rest.url: expected an https://, http:// (loopback) or unix:/ URL"},
+    {"rest:\n  url: http://rest.example\nstorage:\n  root: /s\njob_launcher:\n  sandbox: none\n",
+     "site.yaml:2:8: rest.url: expected an https://, http:// (loopback) or unix:/ URL (plain "
+     "http to another host needs rest.allow_insecure_http: true)"},
+    {BASE "  internal_port: .inf\n",
+     "site.yaml:7:18: job_launcher.internal_port: expected an integer, got a non-finite number"},
+    {BASE "  internal_port: 70000\n",
+     "site.yaml:7:18: job_launcher.internal_port: expected an integer from 1 to 65535, got "
+     "70000"},
+    {BASE "  internal_port: \"80\"\n",
+     "site.yaml:7:18: job_launcher.internal_port: expected an integer from 1 to 65535"},
+    {BASE "  internal_port: [1]\n",
+     "site.yaml:7:18: job_launcher.internal_port: expected a scalar, found a list"},
+    {BASE "  image: relative/x.sif\n",
+     "site.yaml:7:10: job_launcher.image: expected an absolute path"},
+    {BASE "  multi_node_port_range: \"300-200\"\n",
+     "site.yaml:7:26: job_launcher.multi_node_port_range: expected 1 <= START <= END <= 65535, "
+     "got 300-200"},
+    {BASE "  multi_node_port_range: \"8000-9000\"\n",
+     "site.yaml:7:26: job_launcher.multi_node_port_range: must not contain "
+     "job_launcher.internal_port (8102)"},
+    {BASE "  pending_timeout: 5 minutes\n",
+     "site.yaml:7:20: job_launcher.pending_timeout: expected a duration: seconds, or a number "
+     "with s, m, h or d (\"30s\", \"5m\", \"2h\")"},
+    {BASE "  forward_env: [OK, 1BAD]\n",
+     "site.yaml:7:21: job_launcher.forward_env: '1BAD': expected variable names matching "
+     "[A-Za-z_][A-Za-z0-9_]*"},
+    {BASE "  sbatch_directives:\n    time: \"25:61:00\"\n",
+     "site.yaml:8:11: job_launcher.sbatch_directives.time: expected a Slurm time: minutes, "
+     "\"HH:MM:SS\", \"D-HH:MM:SS\" (and their short forms)"},
+    {BASE "  sandbox: docker\n", "site.yaml:7:3: duplicate key 'sandbox' (first at line 6)"},
+    {"rest:\n  url: https://h\nstorage:\n  root: /s\njob_launcher:\n  sandbox: docker\n",
+     "site.yaml:6:12: job_launcher.sandbox: expected enroot-pyxis (alias pyxis), apptainer or "
+     "none"},
+    {BASE "a: &x [1, 2]\nb: *x\n", "site.yaml:8:4: YAML aliases are not allowed"},
+    {"x: &a [1]\ny: *a\n", "site.yaml:2:4: YAML aliases are not allowed"},
+    {BASE "gpu_series:\n  a100:\n    gres: gpu\n",
+     "site.yaml:9:5: gpu_series.a100: constraint is required (fail-closed: a series without a "
+     "Slurm constraint could land on any GPU node)"},
+    {BASE "gpu_series:\n  a100:\n    constraint: \"a100 || rm -rf\"\n",
+     "site.yaml:9:17: gpu_series.a100.constraint: expected a Slurm feature expression (letters, "
+     "digits, _-.&|*[]():,!)"},
+    {BASE "  executables:\n    bash: /bin/bash\n",
+     "site.yaml:8:5: job_launcher.executables.bash: unknown command (expected one of sbatch, "
+     "squeue, sacct, scancel, srun, enroot, apptainer, singularity)"},
+    {BASE "rest:\n", "site.yaml:7:1: duplicate key 'rest' (first at line 1)"},
+    {BASE "policy:\n  allow_requeue: maybe\n",
+     "site.yaml:8:18: policy.allow_requeue: expected true or false"},
+    {BASE "site:\n  name: ../etc\n",
+     "site.yaml:8:9: site.name: expected 1-64 characters from [A-Za-z0-9._-]"},
+    {BASE "  image: /x.sif\n",
+     "site.yaml:7:10: job_launcher.image: not allowed when job_launcher.sandbox is none"},
+    {"- 1\n- 2\n", "site.yaml:1:1: (top level): expected a mapping, found a list"},
+    {"a: [1\n", "site.yaml:2:1: invalid YAML: did not find expected ',' or ']'"},
+    {"rest: {url: https://h}\n---\nb: 1\n", "site.yaml:2:1: only one YAML document is allowed"},
+    {"storage:\n  root: /s\njob_launcher:\n  sandbox: none\n",
+     "site.yaml: rest.url: required (set rest.url, FORGE_SLURM_REST_URL or --set rest.url=...)"},
+};
+
+/* Table-driven (a loop rather than ParameterizedTest: Criterion re-executes
+ * the test binary, so pointers inside parameters would not survive). */
+Test(config, rejects_with_exact_message)
+{
+    size_t i;
+
+    for (i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++)
+        check_bad(&bad_cases[i]);
+}
+
+static void check_bad(const struct bad_case *bc)
+{
+    sluice_config_t *cfg = (sluice_config_t *)0x1;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    cr_assert_eq(load_text(bc->yaml, NULL, NULL, 0, &cfg, &err), SLUICE_ECONFIG, "%s", bc->yaml);
+    cr_assert_str_eq(err.text, bc->message);
+    cr_assert_eq(cfg, (sluice_config_t *)0x1, "output touched on error");
+}
+
+Test(config, nul_byte_is_refused_with_position)
+{
+    static const char text[] = "rest:\n  url: https://h\0x\n";
+    sluice_config_opts_t o;
+    sluice_config_t *cfg = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    memset(&o, 0, sizeof(o));
+    o.text = text;
+    o.text_len = sizeof(text) - 1;
+    o.text_name = "site.yaml";
+    cr_assert_eq(sluice_config_load(&o, &cfg, &err), SLUICE_ECONFIG);
+    cr_assert_str_eq(err.text, "site.yaml:2:17: NUL bytes are not allowed");
+    cr_assert_null(cfg);
+}
+
+Test(config, escaped_nul_in_scalar_is_refused)
+{
+    sluice_config_t *cfg = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    cr_assert_eq(load_text("rest:\n  user: \"a\\0b\"\n", NULL, NULL, 0, &cfg, &err),
+                 SLUICE_ECONFIG);
+    cr_assert_str_eq(err.text, "site.yaml:2:9: NUL bytes are not allowed");
+}
+
+Test(config, deep_nesting_is_capped)
+{
+    char text[200];
+    sluice_config_t *cfg = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    memset(text, '[', 60);
+    text[60] = '\0';
+    cr_assert_eq(load_text(text, NULL, NULL, 0, &cfg, &err), SLUICE_ECONFIG);
+    cr_assert(strstr(err.text, "nested too deeply"), "%s", err.text);
+}
+
+Test(config, precedence_flag_over_env_over_file_over_default)
+{
+    static const char *const env[] = {"FORGE_SLURM_PARTITION=envpart",
+                                      "FORGE_SLURM_REST_USER=envuser", NULL};
+    static const char *const sets[] = {"job_launcher.sbatch_directives.partition=flagpart"};
+    sluice_config_t *cfg = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    json_t *j = NULL;
+
+    cr_assert_eq(load_text(BASE "  sbatch_directives:\n    partition: filepart\n"
+                                "    account: fileacct\nrest:\n",
+                           env, sets, 1, &cfg, &err),
+                 SLUICE_ECONFIG);
+    cr_assert_eq(load_text(BASE "  sbatch_directives:\n    partition: filepart\n"
+                                "    account: fileacct\n",
+                           env, sets, 1, &cfg, &err),
+                 SLUICE_OK, "%s", err.text);
+    cr_assert_str_eq(cfg->launcher.sbatch.partition, "flagpart");
+    cr_assert_eq(sluice_config_source(cfg, "job_launcher.sbatch_directives.partition"),
+                 SLUICE_SRC_FLAG);
+    cr_assert_str_eq(cfg->rest.user, "envuser");
+    cr_assert_eq(sluice_config_source(cfg, "rest.user"), SLUICE_SRC_ENV);
+    cr_assert_str_eq(cfg->launcher.sbatch.account, "fileacct");
+    cr_assert_eq(sluice_config_source(cfg, "job_launcher.sbatch_directives.account"),
+                 SLUICE_SRC_FILE);
+    cr_assert_eq(sluice_config_source(cfg, "job_launcher.cancel_timeout"), SLUICE_SRC_DEFAULT);
+    cr_assert_eq(sluice_config_to_json(cfg, &j, &err), SLUICE_OK);
+    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(j, "sources"), "rest.user")),
+                     "env:FORGE_SLURM_REST_USER");
+    json_decref(j);
+    sluice_config_free(cfg);
+}
+
+Test(config, sluice_env_wins_over_forge_env)
+{
+    static const char *const env[] = {"SLUICE_REST_USER=mine", "FORGE_SLURM_REST_USER=theirs",
+                                      NULL};
+    sluice_config_t *cfg = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    cr_assert_eq(load_text(BASE, env, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_str_eq(cfg->rest.user, "mine");
+    sluice_config_free(cfg);
+}
+
+static const char *fake_getenv(const char *name, void *arg)
+{
+    (void)arg;
+    if (strcmp(name, "SLUICE_JOB_LAUNCHER_PENDING_TIMEOUT") == 0)
+        return "2h";
+    return NULL;
+}
+
+Test(config, getenv_callback_is_used)
+{
+    sluice_config_opts_t o;
+    sluice_config_t *cfg = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    memset(&o, 0, sizeof(o));
+    o.text = BASE;
+    o.text_len = strlen(BASE);
+    o.getenv_fn = fake_getenv;
+    cr_assert_eq(sluice_config_load(&o, &cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_eq(cfg->launcher.pending_timeout_s, 7200);
+    sluice_config_free(cfg);
+}
+
+Test(config, bad_env_value_names_the_variable)
+{
+    static const char *const env[] = {"FORGE_SLURM_TLS_VERIFY=perhaps", NULL};
+    sluice_config_t *cfg = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    cr_assert_eq(load_text(BASE, env, NULL, 0, &cfg, &err), SLUICE_ECONFIG);
+    cr_assert_str_eq(err.text,
+                     "environment FORGE_SLURM_TLS_VERIFY: rest.tls_verify: expected true or false");
+    cr_assert_null(cfg);
+}
+
+Test(config, bad_flag_is_reported)
+{
+    static const char *const sets1[] = {"rest.nope=1"};
+    static const char *const sets2[] = {"job_launcher.query_timeout=0"};
+    static const char *const sets3[] = {"novalue"};
+    sluice_config_t *cfg = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    cr_assert_eq(load_text(BASE, NULL, sets1, 1, &cfg, &err), SLUICE_ECONFIG);
+    cr_assert_str_eq(err.text, "--set rest.nope: unknown key");
+    cr_assert_eq(load_text(BASE, NULL, sets2, 1, &cfg, &err), SLUICE_ECONFIG);
+    cr_assert_str_eq(err.text, "--set job_launcher.query_timeout: expected a duration from 1s "
+                               "to 3600s, got 0s");
+    cr_assert_eq(load_text(BASE, NULL, sets3, 1, &cfg, &err), SLUICE_ECONFIG);
+    cr_assert_str_eq(err.text, "--set 'novalue': expected key=value");
+    cr_assert_null(cfg);
+}
+
+Test(config, forge_env_file_values)
+{
+    static const char *const env[] = {"FORGE_DEFAULT_FLEET_KIND=slurm",
+                                      "FORGE_SLURM_REST_URL=https://slurmrestd.internal:6820",
+                                      "FORGE_SLURM_REST_API_VERSION=v0.0.43",
+                                      "FORGE_SLURM_REST_USER=starforge",
+                                      "FORGE_SLURM_JWT_FILE=/run/secrets/slurm-jwt",
+                                      "FORGE_SLURM_PARTITION=gpu",
+                                      "FORGE_SLURM_RUNTIME_PROFILE=enroot-pyxis",
+                                      "FORGE_STORAGE_ROOT=/lustre/starforge",
+                                      "FORGE_SLURM_STORAGE_ROOT=",
+                                      "FORGE_SLURM_TLS_VERIFY=1",
+                                      NULL};
+    sluice_config_t *cfg = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    cr_assert_eq(load_text("", env, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_str_eq(cfg->rest.url, "https://slurmrestd.internal:6820");
+    cr_assert_str_eq(cfg->rest.api_version, "v0.0.43");
+    cr_assert_str_eq(cfg->rest.user, "starforge");
+    cr_assert_str_eq(cfg->rest.jwt_file, "/run/secrets/slurm-jwt");
+    cr_assert_str_eq(cfg->launcher.sbatch.partition, "gpu");
+    cr_assert_eq(cfg->launcher.sandbox, SLUICE_SANDBOX_ENROOT_PYXIS);
+    cr_assert_str_eq(cfg->storage.root, "/lustre/starforge");
+    cr_assert_str_eq(cfg->storage.cluster_root, "/lustre/starforge");
+    cr_assert(cfg->rest.tls_verify);
+    cr_assert_eq(cfg->warnings.n, 0);
+    sluice_config_free(cfg);
+}
+
+Test(config, forge_cluster_root_translates)
+{
+    static const char *const env[] = {"FORGE_STORAGE_ROOT=/mnt/svc",
+                                      "FORGE_SLURM_STORAGE_ROOT=/lustre/cluster",
+                                      "FORGE_SLURM_TLS_VERIFY=0", NULL};
+    sluice_config_t *cfg = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    cr_assert_eq(load_text(BASE, env, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_str_eq(cfg->storage.root, "/mnt/svc");
+    cr_assert_str_eq(cfg->storage.cluster_root, "/lustre/cluster");
+    cr_assert_not(cfg->rest.tls_verify);
+    sluice_config_free(cfg);
+}
+
+Test(config, nvflare_slurm_yaml_accepted_whole)
+{
+    static const char *const env[] = {"FORGE_SLURM_REST_URL=https://rest:6820",
+                                      "FORGE_STORAGE_ROOT=/lustre/proj123", NULL};
+    const char *names[] = {"nvflare-slurm.yaml", "nvflare-slurm-full.yaml"};
+    size_t i, k;
+
+    for (k = 0; k < 2; k++) {
+        sluice_config_opts_t o;
+        sluice_config_t *cfg = NULL;
+        sluice_error_t err = SLUICE_ERROR_INIT;
+        char *path = fixture(names[k]);
+        bool saw_parent = false, saw_sbatch = false, saw_ics = false;
+
+        memset(&o, 0, sizeof(o));
+        o.path = path;
+        o.envp = env;
+        cr_assert_eq(sluice_config_load(&o, &cfg, &err), SLUICE_OK, "%s: %s", names[k], err.text);
+        cr_assert_str_eq(cfg->launcher.parent_host, "nvflare-site1.internal");
+        cr_assert_str_eq(cfg->launcher.python_path,
+                         k ? "/usr/local/bin/python" : "/usr/bin/python3");
+        cr_assert_str_eq(cfg->launcher.sbatch.partition, "fl-gpu");
+        cr_assert_eq(cfg->launcher.sbatch.time_minutes, 720);
+        cr_assert_eq(cfg->launcher.setup.n, k ? 1 : 2);
+        cr_assert_eq(cfg->launcher.pending_timeout_s, 600);
+        for (i = 0; i < cfg->warnings.n; i++) {
+            const char *w = cfg->warnings.items[i];
+            if (strstr(w, "parent.environment_setup: not used by sluice"))
+                saw_parent = true;
+            if (strstr(w, "job_launcher.executables.sbatch: not used by sluice"))
+                saw_sbatch = true;
+            if (strstr(w, "internal_connection_security: accepted"))
+                saw_ics = true;
+        }
+        cr_assert(saw_ics);
+        if (k == 1) {
+            cr_assert_eq(cfg->launcher.sandbox, SLUICE_SANDBOX_ENROOT_PYXIS);
+            cr_assert(saw_parent && saw_sbatch);
+            cr_assert_eq(cfg->launcher.n_executables, 5);
+            cr_assert_eq(cfg->launcher.forward_env.n, 2);
+            cr_assert_str_eq(cfg->launcher.sbatch.reservation, "fl-maint");
+            cr_assert_eq(cfg->warnings.n, 7, "%zu warnings", cfg->warnings.n);
+        } else {
+            cr_assert_eq(cfg->launcher.sandbox, SLUICE_SANDBOX_APPTAINER);
+        }
+        sluice_config_free(cfg);
+        free(path);
+    }
+}
+
+Test(config, port_range_list_and_default_shift)
+{
+    sluice_config_t *cfg = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    cr_assert_eq(
+        load_text(BASE "  multi_node_port_range: [40000, 40100]\n", NULL, NULL, 0, &cfg, &err),
+        SLUICE_OK, "%s", err.text);
+    cr_assert_eq(cfg->launcher.port_range_lo, 40000);
+    cr_assert_eq(cfg->launcher.port_range_hi, 40100);
+    sluice_config_free(cfg);
+    cfg = NULL;
+    cr_assert_eq(load_text(BASE "  internal_port: 29500\n", NULL, NULL, 0, &cfg, &err), SLUICE_OK,
+                 "%s", err.text);
+    cr_assert_eq(cfg->launcher.port_range_lo, 30400);
+    cr_assert_eq(cfg->launcher.port_range_hi, 31399);
+    sluice_config_free(cfg);
+}
+
+struct time_case {
+    const char *text;
+    long minutes;
+};
+
+Test(config, slurm_times_and_durations)
+{
+    static const struct time_case times[] = {
+        {"90", 90},          {"\"30:00\"", 30},     {"\"01:30:00\"", 90},
+        {"\"1-00\"", 1440},  {"\"2-12:30\"", 3630}, {"\"7-00:00:00\"", 10080},
+        {"\"00:00:30\"", 1}, {"\"0:10:01\"", 11},
+    };
+    static const struct time_case durs[] = {
+        {"45", 45}, {"30s", 30}, {"5m", 300}, {"2h", 7200}, {"1d", 86400},
+    };
+    char text[512];
+    size_t i;
+
+    for (i = 0; i < sizeof(times) / sizeof(times[0]); i++) {
+        sluice_config_t *cfg = NULL;
+        sluice_error_t err = SLUICE_ERROR_INIT;
+        snprintf(text, sizeof(text), BASE "  sbatch_directives:\n    time: %s\n", times[i].text);
+        cr_assert_eq(load_text(text, NULL, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
+        cr_assert_eq(cfg->launcher.sbatch.time_minutes, times[i].minutes, "%s", times[i].text);
+        sluice_config_free(cfg);
+    }
+    for (i = 0; i < sizeof(durs) / sizeof(durs[0]); i++) {
+        sluice_config_t *cfg = NULL;
+        sluice_error_t err = SLUICE_ERROR_INIT;
+        snprintf(text, sizeof(text), BASE "  pending_timeout: %s\n", durs[i].text);
+        cr_assert_eq(load_text(text, NULL, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
+        cr_assert_eq(cfg->launcher.pending_timeout_s, durs[i].minutes, "%s", durs[i].text);
+        sluice_config_free(cfg);
+    }
+}
+
+Test(config, loopback_http_and_unix_urls)
+{
+    static const char *const urls[] = {"http://127.0.0.1:6820", "http://localhost:6820/",
+                                       "http://[::1]:6820", "unix:/run/slurmrestd.sock"};
+    char text[256];
+    size_t i;
+
+    for (i = 0; i < 4; i++) {
+        sluice_config_t *cfg = NULL;
+        sluice_error_t err = SLUICE_ERROR_INIT;
+        snprintf(text, sizeof(text), "rest:\n  url: %s\nstorage:\n  root: /s\n", urls[i]);
+        cr_assert_eq(load_text(text, NULL, NULL, 1 - 1, &cfg, &err), SLUICE_ECONFIG);
+        cr_assert(strstr(err.text, "job_launcher.sandbox: required"), "%s", err.text);
+        snprintf(text, sizeof(text),
+                 "rest:\n  url: %s\nstorage:\n  root: /s\n"
+                 "job_launcher: {sandbox: none}\n",
+                 urls[i]);
+        cr_assert_eq(load_text(text, NULL, NULL, 0, &cfg, &err), SLUICE_OK, "%s: %s", urls[i],
+                     err.text);
+        sluice_config_free(cfg);
+    }
+}
+
+Test(config, json_redacts_url_password_and_holds_no_secret)
+{
+    sluice_config_t *cfg = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    json_t *j = NULL;
+    char *text;
+
+    cr_assert_eq(load_text("rest:\n  url: https://bob:hunter2@rest:6820/\n"
+                           "  jwt_file: /run/secrets/jwt\n"
+                           "storage: {root: /s}\njob_launcher: {sandbox: apptainer}\n",
+                           NULL, NULL, 0, &cfg, &err),
+                 SLUICE_OK, "%s", err.text);
+    cr_assert_eq(sluice_config_to_json(cfg, &j, &err), SLUICE_OK);
+    text = json_dumps(j, JSON_COMPACT);
+    cr_assert_null(strstr(text, "hunter2"));
+    cr_assert_not_null(strstr(text, "\"url\":\"https://bob:***@rest:6820/\""), "%s", text);
+    cr_assert_not_null(strstr(text, "\"jwt_file\":\"/run/secrets/jwt\""));
+    free(text);
+    json_decref(j);
+    sluice_config_free(cfg);
+}
+
+Test(config, missing_file_is_eio)
+{
+    sluice_config_opts_t o;
+    sluice_config_t *cfg = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    memset(&o, 0, sizeof(o));
+    o.path = "/nonexistent/site.yaml";
+    cr_assert_eq(sluice_config_load(&o, &cfg, &err), SLUICE_EIO);
+    cr_assert_null(cfg);
+}
+
+/* ---- study runtime ---- */
+
+Test(config, study_runtime_fixture)
+{
+    sluice_study_runtime_t *rt = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    char *path = fixture("study_runtime.yaml");
+    const sluice_study_t *s;
+
+    cr_assert_eq(sluice_study_runtime_load(path, NULL, 0, NULL, &rt, &err), SLUICE_OK, "%s",
+                 err.text);
+    cr_assert_eq(rt->n_studies, 2);
+    s = sluice_study_runtime_find(rt, "pathology");
+    cr_assert_not_null(s);
+    cr_assert_str_eq(s->image, "/lustre/images/pathology.sif");
+    cr_assert_eq(s->n_datasets, 2);
+    cr_assert_str_eq(s->datasets[0].target, "/data/pathology/slides");
+    cr_assert_str_eq(s->datasets[0].source, "/lustre/data/pathology/slides");
+    cr_assert(s->datasets[0].read_only);
+    cr_assert_not(s->datasets[1].read_only);
+    cr_assert_eq(s->n_env, 1);
+    cr_assert_str_eq(s->env_names[0], "MODEL_FAMILY");
+    cr_assert_str_eq(s->env_values[0], "vit-large");
+    cr_assert_eq(s->n_secret_env, 1);
+    cr_assert_str_eq(s->secret_env[0].name, "DB_PASSWORD");
+    cr_assert_str_eq(s->secret_env[0].source, "PATHOLOGY_DB_PASSWORD");
+    cr_assert_str_eq(s->partition, "fl-gpu-large");
+    cr_assert_str_eq(s->account, "pathology-project");
+    s = sluice_study_runtime_find(rt, "radiology");
+    cr_assert_eq(s->sandbox, SLUICE_SANDBOX_NONE);
+    cr_assert_str_eq(s->secret_env[0].source, "RADIOLOGY_TOKEN");
+    cr_assert(s->has_setup);
+    cr_assert_str_eq(s->qos, "high");
+    sluice_study_runtime_free(rt);
+    free(path);
+}
+
+static const struct bad_case study_bad[] = {
+    {"studies: {}\n", "study.yaml:1:1: format_version: required (format_version: 2)"},
+    {"format_version: 1\n",
+     "study.yaml:1:17: format_version: expected 2 (migrate study_data.yaml first)"},
+    {"format_version: 2\nstudies:\n  s:\n    datasets:\n      d: {source: rel/x}\n",
+     "study.yaml:5:19: studies.s.datasets.d.source: expected an absolute path"},
+    {"format_version: 2\nstudies:\n  s:\n    datasets:\n      d: {source: /x, mode: rx}\n",
+     "study.yaml:5:29: studies.s.datasets.d.mode: expected ro or rw"},
+    {"format_version: 2\nstudies:\n  s:\n    env:\n      BAD-NAME: 1\n",
+     "study.yaml:5:7: studies.s.env.BAD-NAME: expected a variable name matching "
+     "[A-Za-z_][A-Za-z0-9_]*"},
+    {"format_version: 2\nstudies:\n  s:\n    env:\n      SLURM_JOB_ID: 1\n",
+     "study.yaml:5:7: studies.s.env.SLURM_JOB_ID: reserved prefix (SLURM_, SLUICE_, NVFL_)"},
+    {"format_version: 2\nstudies:\n  s:\n    slurm:\n      nodes: 2\n",
+     "study.yaml:5:7: studies.s.slurm.nodes: unknown key (expected sandbox, setup, partition, "
+     "account, qos)"},
+    {"format_version: 2\nstudies:\n  s:\n    slurm: {sandbox: none}\n    container: {image: "
+     "/i.sif}\n",
+     "study.yaml:5:24: studies.s: an image is not allowed when the effective sandbox is none"},
+    {"format_version: 2\nstudies:\n  ../x: {}\n",
+     "study.yaml:3:3: studies.../x: study names use [A-Za-z0-9._-]"},
+};
+
+static void check_study_bad(const struct bad_case *bc)
+{
+    sluice_study_runtime_t *rt = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    cr_assert_eq(
+        sluice_study_runtime_load("study.yaml", bc->yaml, strlen(bc->yaml), NULL, &rt, &err),
+        SLUICE_ECONFIG, "%s", bc->yaml);
+    cr_assert_str_eq(err.text, bc->message);
+    cr_assert_null(rt);
+}
+
+Test(config, study_rejects_with_exact_message)
+{
+    size_t i;
+
+    for (i = 0; i < sizeof(study_bad) / sizeof(study_bad[0]); i++)
+        check_study_bad(&study_bad[i]);
+}
+
+Test(config, study_bare_site_rejects_datasets)
+{
+    static const char *yaml =
+        "format_version: 2\nstudies:\n  s:\n    datasets:\n      d: {source: /x}\n";
+    sluice_config_t *cfg = NULL;
+    sluice_study_runtime_t *rt = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    cr_assert_eq(load_text(BASE, NULL, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_eq(sluice_study_runtime_load("study.yaml", yaml, strlen(yaml), cfg, &rt, &err),
+                 SLUICE_ECONFIG);
+    cr_assert_str_eq(err.text, "study.yaml:5:7: studies.s: datasets are not allowed when the "
+                               "effective sandbox is none (no mount namespace)");
+    sluice_config_free(cfg);
+}
