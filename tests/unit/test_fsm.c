@@ -5,6 +5,7 @@
  * would (JSON log entry) before applying it, so most tests also check that
  * replaying the log gives exactly the live launch.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1146,4 +1147,40 @@ Test(fsm, random_sequences_keep_terminal_and_replay)
         }
         run_done(&r);
     }
+}
+
+Test(fsm, invalid_events_are_never_encoded_nor_applied)
+{
+    sluice_fsm_launch_t l;
+    sluice_fsm_event_t ev = E(SLUICE_EV_CANCEL_REQUESTED, 1);
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    json_t *j = NULL;
+
+    sluice_fsm_launch_init(&l, NULL);
+    cr_assert_eq(sluice_fsm_event_to_json(&ev, &j, &err), SLUICE_EINVAL);
+    cr_assert_null(j);
+    ev = E(SLUICE_EV_ACCEPTED, 0);
+    sluice_fsm_apply(&l, &ev, NULL, NULL);
+    ev = E(SLUICE_EV_CANCEL_REQUESTED, 1);
+    cr_assert_eq(sluice_fsm_apply(&l, &ev, NULL, &err), SLUICE_EINVAL);
+    cr_assert(strstr(err.text, "context.caller") != NULL, "%s", err.text);
+    ev = E(SLUICE_EV_ACCEPTED, HUGE_VAL);
+    cr_assert_eq(sluice_fsm_apply(&l, &ev, NULL, &err), SLUICE_EINVAL);
+    cr_assert_eq(l.state, SLUICE_FSM_ACCEPTED);
+}
+
+Test(fsm, observed_found_needs_known_states)
+{
+    run_t r;
+    sluice_jobview_t v = V(SLUICE_JOB_BASE_UNKNOWN, 0, false, 0, 0);
+    sluice_fsm_event_t ev;
+
+    run_init(&r, NULL);
+    to_submitted(&r);
+    ev = E_found(&v, 1, 2);
+    cr_assert_eq(sluice_fsm_apply(&r.l, &ev, NULL, &r.err), SLUICE_EINVAL);
+    ev = E_found(NULL, 0, 2);
+    cr_assert_eq(sluice_fsm_apply(&r.l, &ev, NULL, &r.err), SLUICE_EINVAL);
+    cr_assert_eq(r.l.state, SLUICE_FSM_PENDING);
+    run_done(&r);
 }
