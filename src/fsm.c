@@ -1442,7 +1442,7 @@ static json_t *view_to_json(const sluice_jobview_t *v)
 
 sluice_err sluice_fsm_event_to_json(const sluice_fsm_event_t *ev, json_t **out, sluice_error_t *err)
 {
-    json_t *entry = NULL, *ctx = NULL, *jobs = NULL, *back = NULL;
+    json_t *entry = NULL, *ctx = NULL, *jobs = NULL;
     sluice_fsm_event_t check;
     bool ok = true;
     sluice_err rc = SLUICE_OK;
@@ -1523,7 +1523,6 @@ sluice_err sluice_fsm_event_to_json(const sluice_fsm_event_t *ev, json_t **out, 
     entry = NULL;
 out:
     sluice_fsm_event_clear(&check);
-    json_decref(back);
     json_decref(ctx);
     json_decref(entry);
     return rc;
