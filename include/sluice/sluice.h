@@ -6,6 +6,7 @@
 #include <sluice/common.h>
 #include <sluice/config.h>
 #include <sluice/error.h>
+#include <sluice/fsm.h>
 #include <sluice/jobdesc.h>
 #include <sluice/log.h>
 #include <sluice/slurmrest.h>
