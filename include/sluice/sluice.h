@@ -5,6 +5,7 @@
 
 #include <sluice/common.h>
 #include <sluice/error.h>
+#include <sluice/launch.h>
 #include <sluice/log.h>
 #include <sluice/version.h>
 
