@@ -8,6 +8,7 @@
 #include <sluice/error.h>
 #include <sluice/fsm.h>
 #include <sluice/jobdesc.h>
+#include <sluice/launch.h>
 #include <sluice/log.h>
 #include <sluice/slurmrest.h>
 #include <sluice/store.h>
