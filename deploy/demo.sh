@@ -18,7 +18,7 @@ cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUICE_BUILD_TES
 cmake --build "$build" -j "$(nproc 2>/dev/null || echo 2)"
 "$build/sluice" version
 
-bash "$here/testbed/start.sh"
+SLUICE_TB_FIX_HOSTS="${SLUICE_TB_FIX_HOSTS:-1}" bash "$here/testbed/start.sh"
 SLUICE_SMOKE_VERBOSE=1 bash "$src/tests/e2e/smoke_testbed.sh"
 
 echo

@@ -90,7 +90,7 @@ started_testbed=0
 if ! bash "$here/testbed/status.sh" >/dev/null 2>&1; then
     started_testbed=1
 fi
-bash "$here/testbed/start.sh"
+SLUICE_TB_FIX_HOSTS="${SLUICE_TB_FIX_HOSTS:-1}" bash "$here/testbed/start.sh"
 phase_done "testbed start"
 stop_testbed() {
     if [ "$keep" -eq 0 ] && [ "$started_testbed" -eq 1 ]; then
