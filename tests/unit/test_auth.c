@@ -362,6 +362,17 @@ Test(auth, invalidate_rereads_a_rotated_key)
     sluice_auth_free(a);
 }
 
+/* BIO memory is not NUL-terminated (strndup would read past it). */
+static char *copy_mem(const char *p, size_t n)
+{
+    char *s = malloc(n + 1);
+
+    cr_assert_not_null(s);
+    memcpy(s, p, n);
+    s[n] = '\0';
+    return s;
+}
+
 static void gen_rsa(char **priv, char **pub)
 {
     EVP_PKEY *pk = EVP_RSA_gen(2048);
@@ -374,9 +385,9 @@ static void gen_rsa(char **priv, char **pub)
     cr_assert(PEM_write_bio_PrivateKey(b1, pk, NULL, NULL, 0, NULL, NULL));
     cr_assert(PEM_write_bio_PUBKEY(b2, pk));
     n = BIO_get_mem_data(b1, &p);
-    *priv = strndup(p, (size_t)n);
+    *priv = copy_mem(p, (size_t)n);
     n = BIO_get_mem_data(b2, &p);
-    *pub = strndup(p, (size_t)n);
+    *pub = copy_mem(p, (size_t)n);
     BIO_free(b1);
     BIO_free(b2);
     EVP_PKEY_free(pk);
