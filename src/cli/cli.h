@@ -33,5 +33,6 @@ int cli_fail(const sluice_error_t *err);
 void cli_log_to_stderr(int level);
 
 int cmd_version(int argc, char **argv);
+int cmd_token(int argc, char **argv);
 
 #endif /* SLUICE_CLI_H */

@@ -14,6 +14,7 @@
 
 static const struct cli_command commands[] = {
     {"version", "print the version of sluice and its library", cmd_version},
+    {"token", "mint, show and check Slurm JWTs", cmd_token},
 };
 
 static const size_t n_commands = sizeof(commands) / sizeof(commands[0]);
