@@ -338,15 +338,14 @@ static size_t write_cb(char *data, size_t size, size_t nmemb, void *arg)
     return n;
 }
 
-/* 1 when curl never reached the point of writing the request. */
+/* 1 when curl never reached the point of writing the request: the
+ * pretransfer timer is set once the connection, TLS handshake included, is
+ * ready and just before the request goes out. */
 static int never_sent(CURL *h)
 {
     curl_off_t pre = 0;
-    curl_off_t conn = 0;
 
-    return curl_easy_getinfo(h, CURLINFO_PRETRANSFER_TIME_T, &pre) == CURLE_OK &&
-           curl_easy_getinfo(h, CURLINFO_CONNECT_TIME_T, &conn) == CURLE_OK && pre == 0 &&
-           conn == 0;
+    return curl_easy_getinfo(h, CURLINFO_PRETRANSFER_TIME_T, &pre) == CURLE_OK && pre == 0;
 }
 
 static http_xfer_t classify(CURLcode cc, CURL *h)
@@ -374,8 +373,9 @@ static http_xfer_t classify(CURLcode cc, CURL *h)
     case CURLE_SSL_ENGINE_SETFAILED:
         return HTTP_XFER_TLS;
     case CURLE_OPERATION_TIMEDOUT:
-        /* A timeout during connect leaves no pretransfer time: the request
-         * was never written.  Anything later is uncertain. */
+        /* A timeout during connect or the TLS handshake leaves no
+         * pretransfer time: the request was never written.  Anything later
+         * is uncertain. */
         if (never_sent(h))
             return HTTP_XFER_NOT_SENT;
         return HTTP_XFER_TIMEOUT;

@@ -199,8 +199,10 @@ static int answer(int fd, const fake_response_t *r)
     int status = r->status > 0 ? r->status : 200;
     size_t i;
 
-    if (r->garbage)
-        return send_all(fd, "\x01\x02 not http at all\r\n\r\n", 22) == 0 ? -1 : -1;
+    if (r->garbage) {
+        (void)send_all(fd, "\x01\x02 not http at all\r\n\r\n", 22);
+        return -1; /* and close */
+    }
     snprintf(head, sizeof(head),
              "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n%s%s\r\n",
              status, reason(status), body_len * reps, r->close_after ? "Connection: close\r\n" : "",
@@ -232,6 +234,8 @@ static int serve(struct fake_server *fs, int fd, int conn)
         ssize_t n;
 
         data[have] = '\0';
+        if (have > 0 && (unsigned char)data[0] == 0x16)
+            break; /* a TLS ClientHello: this server speaks plain HTTP only */
         end = strstr(data, "\r\n\r\n");
         if (end == NULL || have < (size_t)(end - data) + 4 + content_length(data)) {
             if (have >= MAX_HEAD)

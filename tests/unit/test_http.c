@@ -4,6 +4,7 @@
  * Only loopback addresses are ever contacted; the non-loopback cases only
  * check that the client refuses before sending anything.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -381,4 +382,64 @@ Test(http, query_encoding_with_repeated_keys)
     cr_assert_eq(http_query_add(&b, "flag", NULL), SLUICE_OK);
     cr_assert_str_eq(buf_str(&b), "job_id=1&job_id=2&job_name=a%20b%26c%3Dd%2F%C3%A9&flag");
     buf_free(&b);
+}
+
+Test(http, tls_handshake_failure_is_not_sent)
+{
+    http_request_t req = {HTTP_POST, HTTP_CLASS_SUBMIT, "/s", NULL, "{}", auth_headers};
+    http_response_t resp = HTTP_RESPONSE_INIT;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    char url[128];
+
+    /* https:// to the plain-HTTP fake on loopback: the handshake fails. */
+    snprintf(url, sizeof(url), "https://%s", fake_url(fs) + strlen("http://"));
+    make_client(url, 0, 2000);
+    cr_assert_neq(http_request(client, &req, &resp, &err), SLUICE_OK);
+    cr_assert(resp.xfer == HTTP_XFER_TLS || resp.xfer == HTTP_XFER_NOT_SENT, "%s: %s",
+              http_xfer_name(resp.xfer), err.text);
+    cr_assert_not(http_xfer_maybe_sent(resp.xfer));
+    cr_assert_eq(fake_request_count(fs), 0);
+    cr_assert_null(strstr(err.text, "c2VjcmV0c2lnbmF0dXJl"));
+}
+
+struct worker {
+    int ok;
+};
+
+static void *hammer(void *arg)
+{
+    struct worker *w = arg;
+    http_request_t req = {HTTP_GET, HTTP_CLASS_QUERY, "/slurm/v0.0.40/jobs", NULL, NULL, NULL};
+    int i;
+
+    for (i = 0; i < 5; i++) {
+        http_response_t resp = HTTP_RESPONSE_INIT;
+        if (http_request(client, &req, &resp, NULL) == SLUICE_OK && resp.status == 200)
+            w->ok++;
+        http_response_free(&resp);
+    }
+    return NULL;
+}
+
+Test(http, concurrent_requests_share_one_client)
+{
+    fake_response_t r = {.status = 200, .body = "{}"};
+    pthread_t t[4];
+    struct worker w[4];
+    int i, total = 0;
+
+    make_client(fake_url(fs), 0, 0);
+    for (i = 0; i < 20; i++)
+        fake_push(fs, &r);
+    for (i = 0; i < 4; i++) {
+        w[i].ok = 0;
+        cr_assert_eq(pthread_create(&t[i], NULL, hammer, &w[i]), 0);
+    }
+    for (i = 0; i < 4; i++) {
+        pthread_join(t[i], NULL);
+        total += w[i].ok;
+    }
+    cr_assert_eq(total, 20);
+    cr_assert_eq(fake_request_count(fs), 20);
+    cr_assert_eq(fake_connection_count(fs), 1);
 }
