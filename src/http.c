@@ -179,26 +179,41 @@ out:
     return rc;
 }
 
+/* curl hands over whole header blocks; log them line by line, each line
+ * redacted before it reaches the log. */
 static int debug_cb(CURL *h, curl_infotype type, char *data, size_t size, void *arg)
 {
     char line[1024];
-    size_t n;
+    const char *dir;
+    size_t start = 0;
 
     (void)h;
     (void)arg;
-    if (type != CURLINFO_TEXT && type != CURLINFO_HEADER_IN && type != CURLINFO_HEADER_OUT)
+    if (type == CURLINFO_HEADER_OUT)
+        dir = ">";
+    else if (type == CURLINFO_HEADER_IN)
+        dir = "<";
+    else if (type == CURLINFO_TEXT)
+        dir = "*";
+    else
         return 0;
-    n = size < sizeof(line) - 1 ? size : sizeof(line) - 1;
-    memcpy(line, data, n);
-    line[n] = '\0';
-    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
-        line[--n] = '\0';
-    sluice_redact(line, sizeof(line));
-    sluice_log(SLUICE_LOG_DEBUG, "curl %s %s",
-               type == CURLINFO_HEADER_OUT  ? ">"
-               : type == CURLINFO_HEADER_IN ? "<"
-                                            : "*",
-               line);
+    while (start < size) {
+        size_t end = start, n;
+        while (end < size && data[end] != '\n')
+            end++;
+        n = end - start;
+        if (n > sizeof(line) - 1)
+            n = sizeof(line) - 1;
+        memcpy(line, data + start, n);
+        line[n] = '\0';
+        while (n > 0 && (line[n - 1] == '\r' || line[n - 1] == '\n'))
+            line[--n] = '\0';
+        if (n > 0) {
+            sluice_redact(line, sizeof(line));
+            sluice_log(SLUICE_LOG_DEBUG, "curl %s %s", dir, line);
+        }
+        start = end + 1;
+    }
     return 0;
 }
 
@@ -262,7 +277,11 @@ sluice_err http_client_new(http_client_t **out, const http_options_t *opts, slui
     SETOPT(c->easy, CURLOPT_NOSIGNAL, 1L);
     SETOPT(c->easy, CURLOPT_TCP_KEEPALIVE, 1L);
     SETOPT(c->easy, CURLOPT_FOLLOWLOCATION, 0L);
+#if LIBCURL_VERSION_NUM >= 0x075500
     SETOPT(c->easy, CURLOPT_PROTOCOLS_STR, "http,https");
+#else
+    SETOPT(c->easy, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
     SETOPT(c->easy, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)c->max_response);
     if (c->unix_path != NULL)
         SETOPT(c->easy, CURLOPT_UNIX_SOCKET_PATH, c->unix_path);
