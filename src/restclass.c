@@ -14,6 +14,8 @@
  * - Any other 5xx, and every transport failure, is UNAVAILABLE: the answer
  *   does not prove a rejection, so a POST stays uncertain.
  */
+#include <jansson.h>
+
 #include "restclass.h"
 
 #define ESLURM_DB_CONNECTION 7000
@@ -65,4 +67,24 @@ const char *restclass_name(rest_class_t c)
         return "not-found";
     }
     return "unavailable";
+}
+
+long restclass_error_number(const char *body, size_t len)
+{
+    json_t *root = NULL;
+    json_t *first;
+    json_t *num;
+    long out = REST_NO_ERROR_NUMBER;
+
+    if (body == NULL || len == 0)
+        return out;
+    root = json_loadb(body, len, 0, NULL);
+    first = json_array_get(json_object_get(root, "errors"), 0);
+    num = json_object_get(first, "error_number");
+    if (num == NULL)
+        num = json_object_get(first, "error_code");
+    if (json_is_integer(num))
+        out = (long)json_integer_value(num);
+    json_decref(root);
+    return out;
 }

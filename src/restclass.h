@@ -8,6 +8,8 @@
 #ifndef SLUICE_RESTCLASS_H
 #define SLUICE_RESTCLASS_H
 
+#include <stddef.h>
+
 #include "http.h"
 
 typedef enum {
@@ -38,6 +40,11 @@ typedef struct {
 
 /* Classify one exchange.  Pure; thread-safe. */
 rest_class_t restclass_classify(const rest_outcome_t *o);
+
+/* The first Slurm error number in a response body: errors[0].error_number,
+ * or errors[0].error_code (v0.0.38 submit).  REST_NO_ERROR_NUMBER when the
+ * body is not JSON or carries no error.  Lenient: never fails. */
+long restclass_error_number(const char *body, size_t len);
 
 /* "ok", "auth", "unavailable", "rejected", "not-found". */
 const char *restclass_name(rest_class_t c);

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_restclass.c - outcome classification, one row per rule. */
+#include <string.h>
+
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 
@@ -78,4 +80,18 @@ Test(restclass, null_is_unavailable)
 {
     cr_assert_eq(restclass_classify(NULL), REST_UNAVAILABLE);
     cr_assert_str_eq(restclass_name(REST_AUTH), "auth");
+}
+
+Test(restclass, error_number_from_bodies)
+{
+    const char *b1 = "{\"errors\":[{\"error_number\":7000,\"error\":\"db\"}],\"warnings\":[]}";
+    const char *b2 = "{\"errors\":[{\"error_code\":-1}]}";
+    const char *b3 = "{\"errors\":[]}";
+    const char *b4 = "Authentication failure";
+
+    cr_assert_eq(restclass_error_number(b1, strlen(b1)), 7000);
+    cr_assert_eq(restclass_error_number(b2, strlen(b2)), -1);
+    cr_assert_eq(restclass_error_number(b3, strlen(b3)), REST_NO_ERROR_NUMBER);
+    cr_assert_eq(restclass_error_number(b4, strlen(b4)), REST_NO_ERROR_NUMBER);
+    cr_assert_eq(restclass_error_number(NULL, 0), REST_NO_ERROR_NUMBER);
 }
