@@ -11,10 +11,15 @@
 
 #include <criterion/criterion.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sluice/auth.h>
 #include <sluice/log.h>
 
 #include "fake_slurmrestd.h"
 #include "http.h"
+#include "restclass.h"
 
 #define TOKEN                                                                                      \
     "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJleHAiOjE3MDAwMDAwMDAsInN1biI6InUifQ."                 \
@@ -442,4 +447,73 @@ Test(http, concurrent_requests_share_one_client)
     cr_assert_eq(total, 20);
     cr_assert_eq(fake_request_count(fs), 20);
     cr_assert_eq(fake_connection_count(fs), 1);
+}
+
+Test(http, auth_failure_invalidate_and_retry_with_a_rotated_token)
+{
+    char dir[] = "/tmp/sluice-http-XXXXXX";
+    char path[128], tmp[140];
+    const char *t1 = "eyJhbGciOiJIUzI1NiJ9.eyJleHAiOjQxMDI0NDQ4MDAsInN1biI6ImFsaWNlIn0.b2xkc2ln";
+    const char *t2 = "eyJhbGciOiJIUzI1NiJ9.eyJleHAiOjQxMDI0NDQ4MDEsInN1biI6ImFsaWNlIn0.bmV3c2ln";
+    fake_response_t r401 = {.status = 401, .body = "Authentication failure", .close_after = 1};
+    fake_response_t r200 = {.status = 200, .body = "{\"jobs\":[]}"};
+    http_request_t req = {HTTP_GET, HTTP_CLASS_QUERY, "/slurm/v0.0.40/jobs", NULL, NULL, NULL};
+    http_response_t resp = HTTP_RESPONSE_INIT;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_auth_options_t ao;
+    sluice_auth_t *auth = NULL;
+    rest_outcome_t o;
+    char **hdrs = NULL;
+    char v[256];
+    FILE *f;
+
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/token", dir);
+    snprintf(tmp, sizeof(tmp), "%s/token.new", dir);
+    f = fopen(path, "w");
+    fprintf(f, "SLURM_JWT=%s\n", t1);
+    fclose(f);
+    chmod(path, 0600);
+    memset(&ao, 0, sizeof(ao));
+    ao.kind = SLUICE_AUTH_TOKEN_FILE;
+    ao.path = path;
+    ao.user = "alice";
+    cr_assert_eq(sluice_auth_new(&auth, &ao, &err), SLUICE_OK, "%s", err.text);
+    make_client(fake_url(fs), 0, 0);
+    fake_push(fs, &r401);
+    fake_push(fs, &r200);
+
+    cr_assert_eq(sluice_auth_headers(auth, &hdrs, &err), SLUICE_OK, "%s", err.text);
+    req.headers = (const char *const *)hdrs;
+    cr_assert_eq(http_request(client, &req, &resp, &err), SLUICE_OK, "%s", err.text);
+    memset(&o, 0, sizeof(o));
+    o.status = resp.status;
+    o.xfer = resp.xfer;
+    o.error_number = restclass_error_number(resp.body, resp.body_len);
+    o.family = SLURM_FAMILY_24_11;
+    o.authenticated = 1;
+    cr_assert_eq(restclass_classify(&o), REST_AUTH);
+    http_response_free(&resp);
+    sluice_auth_headers_free(hdrs);
+
+    /* The operator rotates the file; the AUTH outcome invalidates the cache. */
+    f = fopen(tmp, "w");
+    fprintf(f, "%s\n", t2);
+    fclose(f);
+    chmod(tmp, 0600);
+    cr_assert_eq(rename(tmp, path), 0);
+    sluice_auth_invalidate(auth);
+    cr_assert_eq(sluice_auth_headers(auth, &hdrs, &err), SLUICE_OK, "%s", err.text);
+    req.headers = (const char *const *)hdrs;
+    cr_assert_eq(http_request(client, &req, &resp, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_eq(resp.status, 200);
+    cr_assert(fake_header(fake_request(fs, 1), "X-SLURM-USER-TOKEN", v, sizeof(v)));
+    cr_assert_str_eq(v, t2);
+    cr_assert(fake_header(fake_request(fs, 1), "X-SLURM-USER-NAME", v, sizeof(v)));
+    cr_assert_str_eq(v, "alice");
+    http_response_free(&resp);
+    sluice_auth_headers_free(hdrs);
+    sluice_auth_free(auth);
+    unlink(path);
+    rmdir(dir);
 }
