@@ -39,6 +39,7 @@ struct http_client {
     http_timeout_t timeouts[HTTP_CLASS_COUNT_];
     size_t max_response;
     int debug;
+    int fresh_next; /* the last exchange failed or was not 2xx: do not reuse its socket */
 };
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
@@ -496,6 +497,10 @@ sluice_err http_request(http_client_t *c,
     SETOPT(h, CURLOPT_CONNECTTIMEOUT_MS, c->timeouts[req->klass].connect_ms);
     SETOPT(h, CURLOPT_TIMEOUT_MS, c->timeouts[req->klass].total_ms);
     SETOPT(h, CURLOPT_CUSTOMREQUEST, (char *)NULL);
+    /* slurmrestd closes the connection after a non-2xx answer
+     * (slurmrestd-api.md, gotcha 11): never send the next request, a POST
+     * above all, on a socket that may be half-closed. */
+    SETOPT(h, CURLOPT_FRESH_CONNECT, (long)c->fresh_next);
     switch (req->method) {
     case HTTP_POST:
         SETOPT(h, CURLOPT_POST, 1L);
@@ -519,6 +524,7 @@ sluice_err http_request(http_client_t *c,
         resp->xfer = HTTP_XFER_TOO_BIG;
     if (cc == CURLE_OK)
         curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    c->fresh_next = cc != CURLE_OK || status < 200 || status > 299;
     /* Do not keep pointers to this call's stack and headers in the handle. */
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, (struct curl_slist *)NULL);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, (char *)NULL);

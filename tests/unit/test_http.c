@@ -517,3 +517,30 @@ Test(http, auth_failure_invalidate_and_retry_with_a_rotated_token)
     unlink(path);
     rmdir(dir);
 }
+
+Test(http, no_socket_reuse_after_an_error_status)
+{
+    fake_response_t r500 = {.status = 500, .body = "{}"};
+    fake_response_t r200 = {.status = 200, .body = "{}"};
+    http_request_t req = {HTTP_GET, HTTP_CLASS_QUERY, "/k", NULL, NULL, NULL};
+    http_response_t resp = HTTP_RESPONSE_INIT;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    make_client(fake_url(fs), 0, 0);
+    fake_push(fs, &r200);
+    fake_push(fs, &r500);
+    fake_push(fs, &r200);
+    fake_push(fs, &r200);
+    cr_assert_eq(http_request(client, &req, &resp, &err), SLUICE_OK, "%s", err.text);
+    http_response_free(&resp);
+    cr_assert_eq(http_request(client, &req, &resp, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_eq(resp.status, 500);
+    http_response_free(&resp);
+    cr_assert_eq(fake_connection_count(fs), 1);
+    cr_assert_eq(http_request(client, &req, &resp, &err), SLUICE_OK, "%s", err.text);
+    http_response_free(&resp);
+    cr_assert_eq(fake_connection_count(fs), 2);
+    cr_assert_eq(http_request(client, &req, &resp, &err), SLUICE_OK, "%s", err.text);
+    http_response_free(&resp);
+    cr_assert_eq(fake_connection_count(fs), 2);
+}
