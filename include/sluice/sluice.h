@@ -4,6 +4,7 @@
 #define SLUICE_SLUICE_H
 
 #include <sluice/common.h>
+#include <sluice/auth.h>
 #include <sluice/config.h>
 #include <sluice/error.h>
 #include <sluice/fsm.h>

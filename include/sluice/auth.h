@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* auth.h - where the Slurm JWT comes from, and token inspection.
+ *
+ * A token source (sluice_auth_t) hands out the token that goes into the
+ * X-SLURM-USER-TOKEN header.  Sources:
+ * - a token file holding the raw token or a line "SLURM_JWT=<token>" (what
+ *   `scontrol token` prints); re-read whenever its inode, size or mtime
+ *   change, so rotation needs no restart;
+ * - an HS256 key file (Slurm's jwt_hs256.key): tokens are minted locally with
+ *   iat, exp and sun, and renewed after 80% of their lifetime;
+ * - an RS256 private key (PEM): minted like HS256, with a `kid` header;
+ * - an environment variable (SLURM_JWT by default).
+ *
+ * Notes:
+ * - Whoever holds the HS256 key can mint a token for any user, root
+ *   included: the key is as powerful as root on the cluster.
+ * - No function logs a token or a key, and error text never contains one.
+ * - Permission rules (token and key files): group- or world-writable, or
+ *   owned by a user other than the process user and root => refused.
+ *   Group/world-readable token file => warning (error under
+ *   strict_permissions).  Key files: world-readable => always an error,
+ *   group-readable => warning (error under strict_permissions).
+ */
+#ifndef SLUICE_AUTH_H
+#define SLUICE_AUTH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include <sluice/common.h>
+#include <sluice/error.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    SLUICE_AUTH_TOKEN_FILE = 1,
+    SLUICE_AUTH_HS256_KEY,
+    SLUICE_AUTH_RS256_KEY,
+    SLUICE_AUTH_ENV,
+} sluice_auth_kind;
+
+typedef enum {
+    SLUICE_JWT_HS256 = 1,
+    SLUICE_JWT_RS256,
+} sluice_jwt_alg;
+
+/* Seconds since the epoch; injectable for tests. */
+typedef int64_t (*sluice_clock_fn)(void *arg);
+
+#define SLUICE_AUTH_DEFAULT_LIFESPAN 1800
+
+/* Options; zero-initialise and fill what you need.  Strings are copied by
+ * sluice_auth_new(). */
+typedef struct {
+    sluice_auth_kind kind;
+    const char *user;        /* X-SLURM-USER-NAME and the `sun` claim; NULL: process user */
+    const char *path;        /* token file or key file */
+    const char *env_name;    /* SLUICE_AUTH_ENV: variable name; NULL: "SLURM_JWT" */
+    const char *kid;         /* RS256: the `kid` header; NULL: "sluice" */
+    long lifespan;           /* minted tokens, seconds; 0: 1800 */
+    long warn_before_expiry; /* seconds; 0: 300 */
+    int strict_permissions;  /* readable-by-group/others is an error, not a warning */
+    sluice_clock_fn clock;   /* NULL: time(NULL) */
+    void *clock_arg;
+} sluice_auth_options_t;
+
+typedef struct sluice_auth sluice_auth_t;
+
+/* Create a token source.  The file (if any) is read and checked now.
+ * *out: caller frees with sluice_auth_free().  Errors: SLUICE_EINVAL
+ * (options), SLUICE_EPERM (file permissions), SLUICE_EIO, SLUICE_EAUTH (no
+ * usable token or key), SLUICE_ENOMEM.  */
+SLUICE_API sluice_err sluice_auth_new(sluice_auth_t **out,
+                                      const sluice_auth_options_t *opts,
+                                      sluice_error_t *err);
+
+/* NULL-safe. */
+SLUICE_API void sluice_auth_free(sluice_auth_t *auth);
+
+/* The current token, re-read or re-minted when needed.  *out is a copy:
+ * caller frees with free().  Thread-safe. */
+SLUICE_API sluice_err sluice_auth_token(sluice_auth_t *auth, char **out, sluice_error_t *err);
+
+/* The two request headers "X-SLURM-USER-NAME: <user>" and
+ * "X-SLURM-USER-TOKEN: <token>" as a NULL-terminated array.  *out: caller
+ * frees with sluice_auth_headers_free().  Thread-safe. */
+SLUICE_API sluice_err sluice_auth_headers(sluice_auth_t *auth, char ***out, sluice_error_t *err);
+
+/* NULL-safe; wipes the strings before freeing them. */
+SLUICE_API void sluice_auth_headers_free(char **headers);
+
+/* Forget the cached token after an AUTH-classified failure: the next call
+ * re-reads the file/variable or mints a new token.  Thread-safe. */
+SLUICE_API void sluice_auth_invalidate(sluice_auth_t *auth);
+
+/* Expiry of the current token (its `exp` claim, read without verifying the
+ * signature) and the seconds left (negative when expired).  Either output
+ * may be NULL.  SLUICE_EAUTH when the token has no exp. */
+SLUICE_API sluice_err sluice_auth_expiry(sluice_auth_t *auth,
+                                         int64_t *exp_out,
+                                         int64_t *remaining_out,
+                                         sluice_error_t *err);
+
+/* The user name sent in X-SLURM-USER-NAME (borrowed; valid until free). */
+SLUICE_API const char *sluice_auth_user(const sluice_auth_t *auth);
+
+/* Extract the token from the text of a token file: the raw token, or the
+ * value of a line "SLURM_JWT=<token>" ("export " allowed).  *out: caller
+ * frees with free().  SLUICE_EINVAL when no token-shaped value is found;
+ * the error text never quotes the input. */
+SLUICE_API sluice_err sluice_token_parse(const char *text,
+                                         size_t len,
+                                         char **out,
+                                         sluice_error_t *err);
+
+/* Read and parse a token file under the permission rules above.  *out:
+ * caller frees with free(). */
+SLUICE_API sluice_err sluice_token_load(const char *path,
+                                        int strict_permissions,
+                                        char **out,
+                                        sluice_error_t *err);
+
+/* Read a key file under the key permission rules.  *out (caller frees with
+ * free()) receives the raw bytes, *len_out their count. */
+SLUICE_API sluice_err sluice_key_load(const char *path,
+                                      int strict_permissions,
+                                      unsigned char **out,
+                                      size_t *len_out,
+                                      sluice_error_t *err);
+
+/* Decode a token without verifying it: *out is a new reference to
+ * {"header": {...}, "claims": {...}}; the signature is never included.
+ * SLUICE_EINVAL when the token is malformed. */
+SLUICE_API sluice_err sluice_token_inspect(const char *token, json_t **out, sluice_error_t *err);
+
+typedef struct {
+    sluice_jwt_alg alg;
+    const unsigned char *key; /* HS256: raw secret; RS256: private key PEM */
+    size_t key_len;
+    const char *user; /* `sun` claim; required */
+    long lifespan;    /* 0: 1800 */
+    const char *kid;  /* header `kid`; NULL: none for HS256, "sluice" for RS256 */
+    int64_t now;      /* iat; 0: time(NULL) */
+} sluice_token_mint_options_t;
+
+/* Mint a token with claims iat, exp = iat + lifespan, sun.  *out: caller
+ * frees with free(). */
+SLUICE_API sluice_err sluice_token_mint(const sluice_token_mint_options_t *opts,
+                                        char **out,
+                                        sluice_error_t *err);
+
+/* Verify the signature of `token` with `key` for the expected algorithm
+ * (HS256: raw secret; RS256: public key PEM) and that exp > now (now 0:
+ * time(NULL)).  SLUICE_EINVAL malformed, SLUICE_EAUTH bad signature, wrong
+ * algorithm or expired. */
+SLUICE_API sluice_err sluice_token_verify(const char *token,
+                                          sluice_jwt_alg alg,
+                                          const unsigned char *key,
+                                          size_t key_len,
+                                          int64_t now,
+                                          sluice_error_t *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SLUICE_AUTH_H */

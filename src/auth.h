@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* auth.h - internal helpers of the token module, shared with the fuzz
+ * target and the CLI. */
+#ifndef SLUICE_AUTH_INTERNAL_H
+#define SLUICE_AUTH_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include <sluice/auth.h>
+#include <sluice/error.h>
+
+/* Decode base64url (padding and the standard alphabet tolerated).  *out is
+ * NUL-terminated; caller frees with free().  SLUICE_EINVAL on bad input. */
+sluice_err auth_b64url_decode(const char *in, size_t len, char **out, size_t *out_len);
+
+/* Split a compact JWT and decode header and claims without verifying.
+ * Either output may be NULL; outputs are new references. */
+sluice_err
+auth_decode(const char *token, json_t **header_out, json_t **claims_out, sluice_error_t *err);
+
+/* Read an integer (or real) claim; 1 when present. */
+int auth_claim_int(const json_t *claims, const char *name, int64_t *out);
+
+#endif /* SLUICE_AUTH_INTERNAL_H */

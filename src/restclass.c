@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* restclass.c - outcome classification of slurmrestd exchanges.
+ *
+ * Notes:
+ * - Checked against slurmrestd 22.05 (v0.0.38), 23.02-24.05 (v0.0.39 to
+ *   v0.0.41) and 24.11+ (v0.0.42+) per slurmrestd-api.md 9.3 and 10.1.
+ * - 401 and 511 are AUTH on every release.
+ * - 22.05: a bad token closes the slurmctld connection and the handler
+ *   reports rc -1 as HTTP 500; on an authenticated call that is AUTH.
+ * - 23.02-24.05: 500 with 7000 (ESLURM_DB_CONNECTION) is a bad token or a
+ *   slurmdbd outage; AUTH the first time (refresh once), UNAVAILABLE when it
+ *   persists after the refresh.  The same holds for 1007
+ *   (SLURM_PROTOCOL_AUTHENTICATION_ERROR), which these releases map to 500.
+ * - Any other 5xx, and every transport failure, is UNAVAILABLE: the answer
+ *   does not prove a rejection, so a POST stays uncertain.
+ */
+#include <jansson.h>
+
+#include "restclass.h"
+
+#define ESLURM_DB_CONNECTION 7000
+#define SLURM_PROTOCOL_AUTHENTICATION_ERROR 1007
+
+rest_class_t restclass_classify(const rest_outcome_t *o)
+{
+    if (o == NULL || o->xfer != HTTP_XFER_OK)
+        return REST_UNAVAILABLE;
+    if ((o->status >= 200 && o->status < 300) || o->status == 304)
+        return REST_OK;
+    if (o->status == 401 || o->status == 511)
+        return REST_AUTH;
+    if (o->status == 404)
+        return REST_NOT_FOUND;
+    if (o->status == 500 && o->family == SLURM_FAMILY_22_05) {
+        if (o->authenticated && o->error_number == -1)
+            return REST_AUTH;
+        return REST_UNAVAILABLE;
+    }
+    if (o->status == 500 && o->family == SLURM_FAMILY_23_02) {
+        if (o->error_number == ESLURM_DB_CONNECTION ||
+            o->error_number == SLURM_PROTOCOL_AUTHENTICATION_ERROR)
+            return o->after_refresh ? REST_UNAVAILABLE : REST_AUTH;
+        return REST_UNAVAILABLE;
+    }
+    if (o->status >= 500)
+        return REST_UNAVAILABLE;
+    if (o->status == 408 || o->status == 429)
+        return REST_UNAVAILABLE;
+    if (o->status >= 400)
+        return REST_REJECTED;
+    /* 1xx, unexpected 3xx: nothing proves a rejection. */
+    return REST_UNAVAILABLE;
+}
+
+const char *restclass_name(rest_class_t c)
+{
+    switch (c) {
+    case REST_OK:
+        return "ok";
+    case REST_AUTH:
+        return "auth";
+    case REST_UNAVAILABLE:
+        return "unavailable";
+    case REST_REJECTED:
+        return "rejected";
+    case REST_NOT_FOUND:
+        return "not-found";
+    }
+    return "unavailable";
+}
+
+long restclass_error_number(const char *body, size_t len)
+{
+    json_t *root = NULL;
+    json_t *first;
+    json_t *num;
+    long out = REST_NO_ERROR_NUMBER;
+
+    if (body == NULL || len == 0)
+        return out;
+    root = json_loadb(body, len, 0, NULL);
+    first = json_array_get(json_object_get(root, "errors"), 0);
+    num = json_object_get(first, "error_number");
+    if (num == NULL)
+        num = json_object_get(first, "error_code");
+    if (json_is_integer(num))
+        out = (long)json_integer_value(num);
+    json_decref(root);
+    return out;
+}

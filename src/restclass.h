@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* restclass.h - outcome class of one slurmrestd exchange (internal).
+ *
+ * Maps HTTP status + transport classification + Slurm error_number + the
+ * Slurm release family to what the caller must do next.  The table follows
+ * design.md "Auth classification" and slurmrestd-api.md sections 9.3/10.1.
+ */
+#ifndef SLUICE_RESTCLASS_H
+#define SLUICE_RESTCLASS_H
+
+#include <stddef.h>
+
+#include "http.h"
+
+typedef enum {
+    REST_OK,          /* 2xx or 304 */
+    REST_AUTH,        /* token problem: invalidate the token, retry once (never a blind POST) */
+    REST_UNAVAILABLE, /* transport failure, 5xx, persistent 7000: outcome uncertain */
+    REST_REJECTED,    /* 4xx other than 401/404: the request was refused */
+    REST_NOT_FOUND,   /* 404 */
+} rest_class_t;
+
+/* Slurm release families whose auth failures look different. */
+typedef enum {
+    SLURM_FAMILY_22_05, /* v0.0.38 */
+    SLURM_FAMILY_23_02, /* 23.02 .. 24.05 (v0.0.39 .. v0.0.41) */
+    SLURM_FAMILY_24_11, /* 24.11 and later */
+} slurm_family_t;
+
+#define REST_NO_ERROR_NUMBER (-2147483647 - 1)
+
+typedef struct {
+    long status;           /* HTTP status; ignored unless xfer is HTTP_XFER_OK */
+    http_xfer_t xfer;      /* transport classification */
+    long error_number;     /* errors[0].error_number, or REST_NO_ERROR_NUMBER */
+    slurm_family_t family; /* release family of the server */
+    int authenticated;     /* the request carried auth headers */
+    int after_refresh;     /* this is the retry after a token refresh */
+} rest_outcome_t;
+
+/* Classify one exchange.  Pure; thread-safe. */
+rest_class_t restclass_classify(const rest_outcome_t *o);
+
+/* The first Slurm error number in a response body: errors[0].error_number,
+ * or errors[0].error_code (v0.0.38 submit).  REST_NO_ERROR_NUMBER when the
+ * body is not JSON or carries no error.  Lenient: never fails. */
+long restclass_error_number(const char *body, size_t len);
+
+/* "ok", "auth", "unavailable", "rejected", "not-found". */
+const char *restclass_name(rest_class_t c);
+
+#endif /* SLUICE_RESTCLASS_H */

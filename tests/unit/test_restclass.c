@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_restclass.c - outcome classification, one row per rule. */
+#include <string.h>
+
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+
+#include "restclass.h"
+
+#define NOERR REST_NO_ERROR_NUMBER
+
+struct row {
+    rest_outcome_t in;
+    rest_class_t want;
+    int line;
+};
+
+#define ROW(status, xfer, errno_, family, authd, retry, want)                                      \
+    {                                                                                              \
+        {status, xfer, errno_, family, authd, retry}, want, __LINE__                               \
+    }
+
+static struct row rows[] = {
+    /* success */
+    ROW(200, HTTP_XFER_OK, NOERR, SLURM_FAMILY_24_11, 1, 0, REST_OK),
+    ROW(304, HTTP_XFER_OK, NOERR, SLURM_FAMILY_22_05, 1, 0, REST_OK),
+    /* 401 and 511 are AUTH everywhere */
+    ROW(401, HTTP_XFER_OK, NOERR, SLURM_FAMILY_22_05, 1, 0, REST_AUTH),
+    ROW(401, HTTP_XFER_OK, NOERR, SLURM_FAMILY_24_11, 1, 1, REST_AUTH),
+    ROW(511, HTTP_XFER_OK, 1007, SLURM_FAMILY_24_11, 1, 0, REST_AUTH),
+    /* 22.05: 500 with -1 on an authenticated call is AUTH */
+    ROW(500, HTTP_XFER_OK, -1, SLURM_FAMILY_22_05, 1, 0, REST_AUTH),
+    ROW(500, HTTP_XFER_OK, -1, SLURM_FAMILY_22_05, 0, 0, REST_UNAVAILABLE),
+    ROW(500, HTTP_XFER_OK, 2017, SLURM_FAMILY_22_05, 1, 0, REST_UNAVAILABLE),
+    ROW(500, HTTP_XFER_OK, -1, SLURM_FAMILY_24_11, 1, 0, REST_UNAVAILABLE),
+    /* 23.02-24.05: 7000 refreshes once, then is UNAVAILABLE */
+    ROW(500, HTTP_XFER_OK, 7000, SLURM_FAMILY_23_02, 1, 0, REST_AUTH),
+    ROW(500, HTTP_XFER_OK, 7000, SLURM_FAMILY_23_02, 1, 1, REST_UNAVAILABLE),
+    ROW(500, HTTP_XFER_OK, 1007, SLURM_FAMILY_23_02, 1, 0, REST_AUTH),
+    ROW(500, HTTP_XFER_OK, 2000, SLURM_FAMILY_23_02, 1, 0, REST_UNAVAILABLE),
+    ROW(500, HTTP_XFER_OK, 7000, SLURM_FAMILY_22_05, 1, 0, REST_UNAVAILABLE),
+    /* 24.11+: DB connection failures are 502 */
+    ROW(502, HTTP_XFER_OK, 7000, SLURM_FAMILY_24_11, 1, 0, REST_UNAVAILABLE),
+    ROW(504, HTTP_XFER_OK, NOERR, SLURM_FAMILY_24_11, 1, 0, REST_UNAVAILABLE),
+    ROW(503, HTTP_XFER_OK, NOERR, SLURM_FAMILY_23_02, 1, 0, REST_UNAVAILABLE),
+    /* not found */
+    ROW(404, HTTP_XFER_OK, 2017, SLURM_FAMILY_24_11, 1, 0, REST_NOT_FOUND),
+    /* rejections */
+    ROW(400, HTTP_XFER_OK, 9001, SLURM_FAMILY_22_05, 1, 0, REST_REJECTED),
+    ROW(422, HTTP_XFER_OK, 9000, SLURM_FAMILY_24_11, 1, 0, REST_REJECTED),
+    ROW(415, HTTP_XFER_OK, NOERR, SLURM_FAMILY_24_11, 1, 0, REST_REJECTED),
+    ROW(405, HTTP_XFER_OK, NOERR, SLURM_FAMILY_24_11, 1, 0, REST_REJECTED),
+    ROW(429, HTTP_XFER_OK, NOERR, SLURM_FAMILY_24_11, 1, 0, REST_UNAVAILABLE),
+    ROW(408, HTTP_XFER_OK, NOERR, SLURM_FAMILY_24_11, 1, 0, REST_UNAVAILABLE),
+    /* transport failures are UNAVAILABLE whatever the status field says */
+    ROW(0, HTTP_XFER_TIMEOUT, NOERR, SLURM_FAMILY_24_11, 1, 0, REST_UNAVAILABLE),
+    ROW(0, HTTP_XFER_DROPPED, NOERR, SLURM_FAMILY_24_11, 1, 0, REST_UNAVAILABLE),
+    ROW(0, HTTP_XFER_NOT_SENT, NOERR, SLURM_FAMILY_24_11, 1, 0, REST_UNAVAILABLE),
+    ROW(0, HTTP_XFER_TLS, NOERR, SLURM_FAMILY_24_11, 1, 0, REST_UNAVAILABLE),
+    ROW(200, HTTP_XFER_TOO_BIG, NOERR, SLURM_FAMILY_24_11, 1, 0, REST_UNAVAILABLE),
+    /* unexpected statuses prove nothing */
+    ROW(302, HTTP_XFER_OK, NOERR, SLURM_FAMILY_24_11, 1, 0, REST_UNAVAILABLE),
+};
+
+ParameterizedTestParameters(restclass, table)
+{
+    return cr_make_param_array(struct row, rows, sizeof(rows) / sizeof(rows[0]));
+}
+
+ParameterizedTest(struct row *r, restclass, table)
+{
+    rest_class_t got = restclass_classify(&r->in);
+
+    cr_assert_eq(got, r->want, "row at line %d: status %ld xfer %s errno %ld: got %s want %s",
+                 r->line, r->in.status, http_xfer_name(r->in.xfer), r->in.error_number,
+                 restclass_name(got), restclass_name(r->want));
+}
+
+Test(restclass, null_is_unavailable)
+{
+    cr_assert_eq(restclass_classify(NULL), REST_UNAVAILABLE);
+    cr_assert_str_eq(restclass_name(REST_AUTH), "auth");
+}
+
+Test(restclass, error_number_from_bodies)
+{
+    const char *b1 = "{\"errors\":[{\"error_number\":7000,\"error\":\"db\"}],\"warnings\":[]}";
+    const char *b2 = "{\"errors\":[{\"error_code\":-1}]}";
+    const char *b3 = "{\"errors\":[]}";
+    const char *b4 = "Authentication failure";
+
+    cr_assert_eq(restclass_error_number(b1, strlen(b1)), 7000);
+    cr_assert_eq(restclass_error_number(b2, strlen(b2)), -1);
+    cr_assert_eq(restclass_error_number(b3, strlen(b3)), REST_NO_ERROR_NUMBER);
+    cr_assert_eq(restclass_error_number(b4, strlen(b4)), REST_NO_ERROR_NUMBER);
+    cr_assert_eq(restclass_error_number(NULL, 0), REST_NO_ERROR_NUMBER);
+}
