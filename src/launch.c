@@ -948,7 +948,7 @@ static sluice_err parse_pending(pctx_t *c, json_t *v, const char *path, sluice_l
         c->pol->pending_timeout ? c->pol->pending_timeout : SLUICE_LAUNCH_DEFAULT_PENDING_TIMEOUT;
     sluice_err rc;
 
-    if ((rc = want_uint(c, v, path, 1, UINT32_MAX, &n)) != SLUICE_OK)
+    if ((rc = want_uint(c, v, path, 1, UINT64_MAX, &n)) != SLUICE_OK)
         return rc;
     if (n > site)
         return perr(c, path,
