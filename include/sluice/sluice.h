@@ -7,7 +7,9 @@
 #include <sluice/config.h>
 #include <sluice/error.h>
 #include <sluice/jobdesc.h>
+#include <sluice/launch.h>
 #include <sluice/log.h>
+#include <sluice/render.h>
 #include <sluice/slurmrest.h>
 #include <sluice/store.h>
 #include <sluice/version.h>
