@@ -298,6 +298,7 @@ static sluice_err add_mount(rctx_t *c, const char *what, const char *src, const 
 {
     size_t i;
     mount_t *nm;
+    char *csrc = NULL;
 
     if (!normalised(src) || !normalised(dst))
         return sluice_errorf(c->err, SLUICE_EINVAL,
@@ -315,20 +316,26 @@ static sluice_err add_mount(rctx_t *c, const char *what, const char *src, const 
     if (forbidden_target(dst))
         return sluice_errorf(c->err, SLUICE_EINVAL,
                              "%s: target %s is not allowed (/, /proc, /sys, /dev)", what, dst);
+    if ((csrc = to_cluster(c->cfg, src)) == NULL)
+        return sluice_errorf(c->err, SLUICE_ENOMEM, "%s: out of memory", what);
     for (i = 0; i < c->n_mounts; i++) {
-        if (under(c->mounts[i].src, src) || under(src, c->mounts[i].src))
+        if (under(c->mounts[i].src, csrc) || under(csrc, c->mounts[i].src)) {
+            free(csrc);
             return sluice_errorf(c->err, SLUICE_EINVAL,
                                  "%s: source %s overlaps the source %s of another mount", what, src,
                                  c->mounts[i].src);
-        if (strcmp(c->mounts[i].dst, dst) == 0)
-            return sluice_errorf(c->err, SLUICE_EINVAL,
-                                 "%s: target %s is already used by another mount", what, dst);
+            if (strcmp(c->mounts[i].dst, dst) == 0)
+                return sluice_errorf(c->err, SLUICE_EINVAL,
+                                     "%s: target %s is already used by another mount", what, dst);
+        }
     }
     nm = realloc(c->mounts, (c->n_mounts + 1) * sizeof(*nm));
-    if (!nm)
+    if (!nm) {
+        free(csrc);
         return sluice_errorf(c->err, SLUICE_ENOMEM, "%s: out of memory", what);
+    }
     c->mounts = nm;
-    nm[c->n_mounts].src = to_cluster(c->cfg, src);
+    nm[c->n_mounts].src = csrc;
     nm[c->n_mounts].dst = strdup(dst);
     nm[c->n_mounts].rw = rw;
     if (!nm[c->n_mounts].src || !nm[c->n_mounts].dst) {
@@ -1036,10 +1043,6 @@ static sluice_err check_pools(rctx_t *c)
                                      "pools[%zu] (%s): GPU series \"%s\" has no Slurm constraint "
                                      "in the site catalogue; refused (fail-closed)",
                                      i, p->name, p->gpu_series);
-        } else if (p->gpus_per_node > 0) {
-            return sluice_errorf(c->err, SLUICE_EINVAL,
-                                 "pools[%zu] (%s): GPUs requested without a GPU series", i,
-                                 p->name);
         }
         if (p->nodes > 1 && !p->additional_node_command && c->profile != SLUICE_LAUNCH_PROFILE_NONE)
             return sluice_errorf(c->err, SLUICE_EINVAL,
