@@ -88,7 +88,8 @@ static const char stub_srun[] = "#!/bin/bash\n"
                                 "# stub srun: record argv and the step's environment\n"
                                 "printf '%s\\0' \"$@\" >\"$STUB_OUT/srun.argv\"\n"
                                 "env -0 >\"$STUB_OUT/srun.env\"\n"
-                                "exit \"${STUB_RC:-0}\"\n";
+                                "rc_var=STUB_RC_$SLUICE_POOL\n"
+                                "exit \"${!rc_var:-0}\"\n";
 
 static const char stub_scontrol[] = "#!/bin/bash\n"
                                     "echo scontrol >>\"$STUB_OUT/scontrol.calls\"\n"
@@ -216,7 +217,7 @@ Test(render, failing_pool_is_named_and_its_code_returned)
     case_dir("flower-hetjob", dir, sizeof(dir));
     cr_assert_eq(render_case_run(dir, &c, &err), SLUICE_OK, "%s", err.text);
     script = replace_all(c.render->script, c.render->staging_cluster, scratch);
-    st = run_script(script, "STUB_RC=7 SLURM_JOB_NODELIST_HET_GROUP_0=cn5 "
+    st = run_script(script, "STUB_RC_supernode=7 SLURM_JOB_NODELIST_HET_GROUP_0=cn5 "
                             "SLURM_JOB_NODELIST_HET_GROUP_1='gpu[3-4]'");
     free(script);
     cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 7, "status %d", st);
@@ -227,7 +228,7 @@ Test(render, failing_pool_is_named_and_its_code_returned)
     free(rc);
     snprintf(path, sizeof(path), "%s/err.txt", scratch);
     rc = render_case_slurp(path, NULL);
-    cr_expect(strstr(rc, "failed with exit code 7") != NULL, "%s", rc);
+    cr_expect(strstr(rc, "pool supernode failed with exit code 7") != NULL, "%s", rc);
     free(rc);
     render_case_clear(&c);
 }
