@@ -11,6 +11,7 @@
 #include <sluice/jobdesc.h>
 #include <sluice/launch.h>
 #include <sluice/log.h>
+#include <sluice/render.h>
 #include <sluice/slurmrest.h>
 #include <sluice/store.h>
 #include <sluice/version.h>

@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* staging.c - the attempt's private staging directory and its secret file.
+ *
+ * Layout: <storage.root>/<site>/<sha8(launch_id)>/attempt-<n>/{job.sh,
+ * secrets.env, exit/, stdout.log, stderr.log, peers.env}.
+ *
+ * Notes:
+ * - Every directory below the storage root is created with mkdirat() and
+ *   opened with O_NOFOLLOW|O_DIRECTORY relative to its parent, so a
+ *   symlink planted anywhere below the root is refused, never followed.
+ * - Files are created with O_CREAT|O_EXCL|O_NOFOLLOW: an existing file (or
+ *   a symlink in its place) is an error.
+ * - secrets.env holds NAME='value' lines (values shell-quoted); it is the
+ *   only place a secret value is ever written.  Its buffer is wiped.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sluice/render.h>
+
+#include "buf.h"
+#include "shquote.h"
+
+/* Open (creating when absent) the directory `name` below `parent`.
+ * *created tells whether it was new. */
+static sluice_err sub_dir(
+    int parent, const char *name, const char *shown, bool *created, int *fd, sluice_error_t *err)
+{
+    int d;
+
+    *created = false;
+    if (mkdirat(parent, name, 0700) == 0)
+        *created = true;
+    else if (errno != EEXIST)
+        return sluice_errorf(err, errno == EACCES ? SLUICE_EPERM : SLUICE_EIO,
+                             "staging: cannot create %s: %s", shown, strerror(errno));
+    d = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (d < 0)
+        return sluice_errorf(err, errno == ELOOP || errno == ENOTDIR ? SLUICE_EPERM : SLUICE_EIO,
+                             "staging: %s is not a directory (symlinks are refused): %s", shown,
+                             strerror(errno));
+    if (*created && fchmod(d, 0700) != 0) {
+        close(d);
+        return sluice_errorf(err, SLUICE_EIO, "staging: chmod %s: %s", shown, strerror(errno));
+    }
+    *fd = d;
+    return SLUICE_OK;
+}
+
+static sluice_err write_file(
+    int dirfd, const char *name, const char *data, size_t len, unsigned mode, sluice_error_t *err)
+{
+    int fd =
+        openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, (mode_t)mode);
+    size_t off = 0;
+
+    if (fd < 0)
+        return sluice_errorf(err, SLUICE_EIO, "staging: cannot create %s: %s", name,
+                             strerror(errno));
+    if (fchmod(fd, (mode_t)mode) != 0)
+        goto fail;
+    while (off < len) {
+        ssize_t w = write(fd, data + off, len - off);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            goto fail;
+        }
+        off += (size_t)w;
+    }
+    if (fsync(fd) != 0 && errno != EINVAL)
+        goto fail;
+    if (close(fd) != 0)
+        return sluice_errorf(err, SLUICE_EIO, "staging: close %s: %s", name, strerror(errno));
+    return SLUICE_OK;
+fail : {
+    int e = errno;
+    close(fd);
+    unlinkat(dirfd, name, 0);
+    return sluice_errorf(err, SLUICE_EIO, "staging: write %s: %s", name, strerror(e));
+}
+}
+
+sluice_err sluice_staging_create(const sluice_config_t *cfg,
+                                 const sluice_render_t *r,
+                                 bool known_launch,
+                                 int *dirfd_out,
+                                 sluice_error_t *err)
+{
+    int root = -1, site = -1, launch = -1, att = -1, ex = -1;
+    bool created = false;
+    sluice_err rc = SLUICE_OK;
+    const char *site_name;
+    char attempt[32], shown[4096];
+    size_t i;
+
+    if (!cfg || !r || !cfg->storage.root)
+        return sluice_errorf(err, SLUICE_EINVAL, "staging: missing argument");
+    /* <root>/<site>/<sha8>/attempt-<n>: the site is the path component
+     * after the root in staging_service. */
+    site_name = r->staging_service + strlen(cfg->storage.root);
+    while (*site_name == '/')
+        site_name++;
+    snprintf(shown, sizeof(shown), "%.*s", (int)strcspn(site_name, "/"), site_name);
+    if (!shown[0] || strchr(r->sha8, '/'))
+        return sluice_errorf(err, SLUICE_EINVAL, "staging: unexpected staging path %s",
+                             r->staging_service);
+    root = open(cfg->storage.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (root < 0)
+        return sluice_errorf(err, SLUICE_EIO, "staging: storage root %s: %s", cfg->storage.root,
+                             strerror(errno));
+    {
+        char site_only[256];
+        size_t sl = strcspn(site_name, "/");
+        if (sl >= sizeof(site_only)) {
+            rc = sluice_errorf(err, SLUICE_EINVAL, "staging: site name too long");
+            goto out;
+        }
+        memcpy(site_only, site_name, sl);
+        site_only[sl] = '\0';
+        snprintf(shown, sizeof(shown), "%s/%s", cfg->storage.root, site_only);
+        if ((rc = sub_dir(root, site_only, shown, &created, &site, err)) != SLUICE_OK)
+            goto out;
+        snprintf(shown, sizeof(shown), "%s/%s/%s", cfg->storage.root, site_only, r->sha8);
+    }
+    if ((rc = sub_dir(site, r->sha8, shown, &created, &launch, err)) != SLUICE_OK)
+        goto out;
+    if (!created && !known_launch) {
+        rc = sluice_errorf(err, SLUICE_ECONFLICT,
+                           "staging: %s exists but belongs to no launch the store knows "
+                           "(launch %s); refusing to reuse it",
+                           shown, r->launch_id);
+        goto out;
+    }
+    snprintf(attempt, sizeof(attempt), "attempt-%u", r->attempt);
+    if ((rc = sub_dir(launch, attempt, r->staging_service, &created, &att, err)) != SLUICE_OK)
+        goto out;
+    if (!created) {
+        rc = sluice_errorf(err, SLUICE_ECONFLICT, "staging: %s already exists", r->staging_service);
+        goto out;
+    }
+    if ((rc = sub_dir(att, "exit", "exit", &created, &ex, err)) != SLUICE_OK)
+        goto out;
+    for (i = 0; i < r->n_files; i++)
+        if ((rc = write_file(att, r->files[i].name, r->files[i].content,
+                             strlen(r->files[i].content), r->files[i].mode, err)) != SLUICE_OK)
+            goto out;
+    if (dirfd_out) {
+        *dirfd_out = att;
+        att = -1;
+    }
+out:
+    if (ex >= 0)
+        close(ex);
+    if (att >= 0)
+        close(att);
+    if (launch >= 0)
+        close(launch);
+    if (site >= 0)
+        close(site);
+    if (root >= 0)
+        close(root);
+    return rc;
+}
+
+static void wipe(buf_t *b)
+{
+    if (b->data) {
+        volatile char *p = b->data;
+        size_t i;
+        for (i = 0; i < b->cap; i++)
+            p[i] = 0;
+    }
+    buf_free(b);
+}
+
+static sluice_err add_line(buf_t *b, const char *name, const char *value)
+{
+    sluice_err rc;
+
+    if ((rc = buf_printf(b, "%s=", name)) != SLUICE_OK ||
+        (rc = shquote_append(b, value)) != SLUICE_OK)
+        return rc;
+    return buf_puts(b, "\n");
+}
+
+sluice_err sluice_staging_write_secrets(int dirfd,
+                                        const sluice_launch_t *launch,
+                                        const sluice_study_t *study,
+                                        sluice_getenv_fn getenv_fn,
+                                        void *getenv_arg,
+                                        sluice_error_t *err)
+{
+    const sluice_launch_spec_t *s = sluice_launch_spec(launch);
+    buf_t b = BUF_INIT;
+    sluice_err rc = SLUICE_OK;
+    size_t i, n = 0;
+
+    buf_init(&b, 0);
+    if (buf_puts(&b, "# sluice secrets (sourced and deleted by the batch script)\n") != SLUICE_OK)
+        goto nomem;
+    for (i = 0; i < sluice_launch_secret_count(launch); i++, n++) {
+        const char *v = sluice_launch_secret_value(launch, i);
+        if (!v) {
+            rc = sluice_errorf(err, SLUICE_EINVAL,
+                               "secrets: \"%s\": secret unavailable after restart",
+                               sluice_launch_secret_name(launch, i));
+            goto out;
+        }
+        if (add_line(&b, sluice_launch_secret_name(launch, i), v) != SLUICE_OK)
+            goto nomem;
+    }
+    for (i = 0; i < s->n_secret_env; i++, n++) {
+        const char *v = getenv_fn ? getenv_fn(s->secret_env[i], getenv_arg) : NULL;
+        if (!v) {
+            rc = sluice_errorf(err, SLUICE_EINVAL,
+                               "secret_env: \"%s\" is not set in the service's environment",
+                               s->secret_env[i]);
+            goto out;
+        }
+        if (add_line(&b, s->secret_env[i], v) != SLUICE_OK)
+            goto nomem;
+    }
+    for (i = 0; study && i < study->n_secret_env; i++, n++) {
+        const char *v = getenv_fn ? getenv_fn(study->secret_env[i].source, getenv_arg) : NULL;
+        if (!v) {
+            rc = sluice_errorf(err, SLUICE_EINVAL,
+                               "study.secret_env.%s: \"%s\" is not set in the service's "
+                               "environment",
+                               study->secret_env[i].name, study->secret_env[i].source);
+            goto out;
+        }
+        if (add_line(&b, study->secret_env[i].name, v) != SLUICE_OK)
+            goto nomem;
+    }
+    if (n > 0)
+        rc = write_file(dirfd, "secrets.env", b.data, b.len, 0600, err);
+    goto out;
+nomem:
+    rc = sluice_errorf(err, SLUICE_ENOMEM, "secrets: out of memory");
+out:
+    wipe(&b);
+    return rc;
+}

@@ -1,0 +1,441 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_render.c - rendering behaviour beyond the golden texts: hostile
+ * values run under bash stay inert, fail-closed series, staging refusals,
+ * secret handling. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+#include <jansson.h>
+
+#include "render_case.h"
+
+static char scratch[256];
+
+static void setup(void)
+{
+    snprintf(scratch, sizeof(scratch), "/tmp/sluice-render-XXXXXX");
+    cr_assert_not_null(mkdtemp(scratch));
+}
+
+static void teardown(void)
+{
+    char cmd[512];
+    if (getenv("KEEP_SCRATCH"))
+        return;
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", scratch);
+    if (system(cmd) != 0)
+        cr_log_warn("cleanup of %s failed", scratch);
+}
+
+TestSuite(render, .init = setup, .fini = teardown, .timeout = 60);
+
+static void case_dir(const char *name, char *out, size_t n)
+{
+    const char *src = getenv("SLUICE_SOURCE_DIR");
+    cr_assert_not_null(src);
+    snprintf(out, n, "%s/tests/golden/render/%s", src, name);
+}
+
+static void write_file(const char *path, const char *text, mode_t mode)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f, "%s", path);
+    fputs(text, f);
+    fclose(f);
+    chmod(path, mode);
+}
+
+/* Replace every occurrence of `from` in `s` by `to` (new string). */
+static char *replace_all(const char *s, const char *from, const char *to)
+{
+    size_t nf = strlen(from), nt = strlen(to), cap = strlen(s) * 2 + 4096, n = 0;
+    char *o = malloc(cap);
+    const char *p;
+
+    while ((p = strstr(s, from)) != NULL) {
+        memcpy(o + n, s, (size_t)(p - s));
+        n += (size_t)(p - s);
+        memcpy(o + n, to, nt);
+        n += nt;
+        s = p + nf;
+    }
+    strcpy(o + n, s);
+    return o;
+}
+
+/* Read a NUL-separated file into a JSON array of strings. */
+static json_t *read_nul_list(const char *path)
+{
+    size_t len = 0, i = 0;
+    char *d = render_case_slurp(path, &len);
+    json_t *a = json_array();
+
+    cr_assert_not_null(d, "%s was not written", path);
+    while (i < len) {
+        json_array_append_new(a, json_string(d + i));
+        i += strlen(d + i) + 1;
+    }
+    free(d);
+    return a;
+}
+
+static const char stub_srun[] = "#!/bin/bash\n"
+                                "# stub srun: record argv and the step's environment\n"
+                                "printf '%s\\0' \"$@\" >\"$STUB_OUT/srun.argv\"\n"
+                                "env -0 >\"$STUB_OUT/srun.env\"\n"
+                                "rc_var=STUB_RC_$SLUICE_POOL\n"
+                                "exit \"${!rc_var:-0}\"\n";
+
+static const char stub_scontrol[] = "#!/bin/bash\n"
+                                    "echo scontrol >>\"$STUB_OUT/scontrol.calls\"\n"
+                                    "echo node01; echo node02\n";
+
+static int run_script(const char *script, const char *extra_env)
+{
+    char path[512], cmd[2048];
+    char *s;
+
+    snprintf(path, sizeof(path), "%s/bin", scratch);
+    mkdir(path, 0700);
+    snprintf(path, sizeof(path), "%s/bin/srun", scratch);
+    write_file(path, stub_srun, 0700);
+    snprintf(path, sizeof(path), "%s/bin/scontrol", scratch);
+    write_file(path, stub_scontrol, 0700);
+    snprintf(path, sizeof(path), "%s/bin/module", scratch);
+    write_file(path, "#!/bin/sh\nexit 0\n", 0700);
+    /* The script pins PATH; put the stubs first by rewriting that line. */
+    s = replace_all(script, "export PATH='/usr/local/bin:/usr/bin:/bin'",
+                    "export PATH=\"$STUB_BIN\"");
+    snprintf(path, sizeof(path), "%s/job.sh", scratch);
+    write_file(path, s, 0700);
+    free(s);
+    snprintf(cmd, sizeof(cmd),
+             "cd '%s' && env -i STUB_BIN='%s/bin:/usr/bin:/bin' STUB_OUT='%s' "
+             "SLURM_JOB_NODELIST='node[01-02]' %s /bin/bash job.sh >out.txt 2>err.txt",
+             scratch, scratch, scratch, extra_env ? extra_env : "");
+    return system(cmd);
+}
+
+static const char *env_value(json_t *env, const char *name)
+{
+    size_t i, n = strlen(name);
+    json_t *v;
+
+    json_array_foreach(env, i, v)
+    {
+        const char *s = json_string_value(v);
+        if (strncmp(s, name, n) == 0 && s[n] == '=')
+            return s + n + 1;
+    }
+    return NULL;
+}
+
+Test(render, hostile_values_are_inert_under_bash)
+{
+    char dir[4096], path[512];
+    render_case_t c;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    const sluice_launch_spec_t *s;
+    const sluice_launch_pool_t *p;
+    json_t *argv, *env;
+    char *script;
+    size_t i, k;
+    int fd, st;
+
+    case_dir("hostile-none", dir, sizeof(dir));
+    cr_assert_eq(render_case_run(dir, &c, &err), SLUICE_OK, "%s", err.text);
+    s = sluice_launch_spec(c.launch);
+    p = &s->pools[0];
+    script = replace_all(c.render->script, c.render->staging_cluster, scratch);
+    fd = open(scratch, O_RDONLY | O_DIRECTORY);
+    cr_assert_eq(sluice_staging_write_secrets(fd, c.launch, NULL, render_case_getenv, NULL, &err),
+                 SLUICE_OK, "%s", err.text);
+    close(fd);
+    st = run_script(script, NULL);
+    free(script);
+    cr_assert_eq(st, 0, "the script failed (status %d)", st);
+
+    /* srun's argv ends with the command and its arguments, byte for byte. */
+    snprintf(path, sizeof(path), "%s/srun.argv", scratch);
+    argv = read_nul_list(path);
+    k = json_array_size(argv) - p->n_args - 1;
+    cr_assert_str_eq(json_string_value(json_array_get(argv, k)), p->command);
+    for (i = 0; i < p->n_args; i++)
+        cr_expect_str_eq(json_string_value(json_array_get(argv, k + 1 + i)), p->args[i],
+                         "argument %zu", i);
+    json_decref(argv);
+
+    /* The step's environment holds the intended values. */
+    snprintf(path, sizeof(path), "%s/srun.env", scratch);
+    env = read_nul_list(path);
+    for (i = 0; i < s->n_env; i++) {
+        const char *got = env_value(env, s->env[i].name);
+        cr_assert_not_null(got, "%s missing", s->env[i].name);
+        cr_expect_str_eq(got, s->env[i].value, "%s", s->env[i].name);
+    }
+    cr_expect_str_eq(env_value(env, "API_KEY"), sluice_launch_secret_value(c.launch, 0));
+    cr_expect_str_eq(env_value(env, "CUDA_HOME"), "/usr/local/cuda-12.4");
+    cr_expect_str_eq(env_value(env, "SLUICE_NODE_RANK"), "0");
+    cr_expect_str_eq(env_value(env, "NVFL_NNODES"), "1");
+    cr_expect_str_eq(env_value(env, "SLUICE_MASTER_ADDR"), "node01");
+    cr_expect_null(env_value(env, "EVIL"));
+    json_decref(env);
+
+    /* No injected command ran; the secret file is gone; exit file written. */
+    snprintf(path, sizeof(path), "%s/PWNED_sub", scratch);
+    cr_expect_neq(access(path, F_OK), 0);
+    {
+        char cmd[512];
+        snprintf(cmd, sizeof(cmd), "ls '%s' | grep -q PWNED", scratch);
+        cr_expect_neq(system(cmd), 0, "an injected command ran");
+    }
+    snprintf(path, sizeof(path), "%s/secrets.env", scratch);
+    cr_expect_neq(access(path, F_OK), 0, "secrets.env was not deleted");
+    snprintf(path, sizeof(path), "%s/exit/main", scratch);
+    {
+        char *rc = render_case_slurp(path, NULL);
+        cr_assert_not_null(rc);
+        cr_expect_str_eq(rc, "0\n");
+        free(rc);
+    }
+    render_case_clear(&c);
+}
+
+Test(render, failing_pool_is_named_and_its_code_returned)
+{
+    char dir[4096], path[512];
+    render_case_t c;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    char *script, *rc;
+    int st;
+
+    case_dir("flower-hetjob", dir, sizeof(dir));
+    cr_assert_eq(render_case_run(dir, &c, &err), SLUICE_OK, "%s", err.text);
+    script = replace_all(c.render->script, c.render->staging_cluster, scratch);
+    st = run_script(script, "STUB_RC_supernode=7 SLURM_JOB_NODELIST_HET_GROUP_0=cn5 "
+                            "SLURM_JOB_NODELIST_HET_GROUP_1='gpu[3-4]'");
+    free(script);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 7, "status %d", st);
+    snprintf(path, sizeof(path), "%s/exit/supernode", scratch);
+    rc = render_case_slurp(path, NULL);
+    cr_assert_not_null(rc);
+    cr_expect_str_eq(rc, "7\n");
+    free(rc);
+    snprintf(path, sizeof(path), "%s/err.txt", scratch);
+    rc = render_case_slurp(path, NULL);
+    cr_expect(strstr(rc, "pool supernode failed with exit code 7") != NULL, "%s", rc);
+    free(rc);
+    render_case_clear(&c);
+}
+
+Test(render, requeued_job_refuses_to_run)
+{
+    char dir[4096];
+    render_case_t c;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    char *script;
+    int st;
+
+    case_dir("flower-subprocess", dir, sizeof(dir));
+    cr_assert_eq(render_case_run(dir, &c, &err), SLUICE_OK, "%s", err.text);
+    script = replace_all(c.render->script, c.render->staging_cluster, scratch);
+    st = run_script(script, "SLURM_RESTART_COUNT=1");
+    free(script);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == SLUICE_RENDER_EXIT_REQUEUED, "status %d", st);
+    render_case_clear(&c);
+}
+
+Test(render, missing_secret_file_fails_with_its_own_code)
+{
+    char dir[4096];
+    render_case_t c;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    char *script;
+    int st;
+
+    case_dir("hostile-none", dir, sizeof(dir));
+    cr_assert_eq(render_case_run(dir, &c, &err), SLUICE_OK, "%s", err.text);
+    script = replace_all(c.render->script, c.render->staging_cluster, scratch);
+    st = run_script(script, NULL);
+    free(script);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == SLUICE_RENDER_EXIT_SECRETS, "status %d", st);
+    render_case_clear(&c);
+}
+
+Test(render, series_without_constraint_is_refused_naming_pool_and_series)
+{
+    char dir[4096];
+    render_case_t c;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_render_ctx_t ctx;
+    sluice_render_t *r = NULL;
+    size_t i;
+
+    case_dir("hetjob-trainer-rollout", dir, sizeof(dir));
+    cr_assert_eq(render_case_run(dir, &c, &err), SLUICE_OK, "%s", err.text);
+    for (i = 0; i < c.cfg->n_gpu_series; i++)
+        if (strcmp(c.cfg->gpu_series[i].name, "l40s") == 0)
+            c.cfg->gpu_series[i].constraint[0] = '\0';
+    memset(&ctx, 0, sizeof(ctx));
+    ctx.stat_fn = NULL;
+    cr_assert_eq(sluice_render(c.cfg, NULL, c.launch, &ctx, &r, &err), SLUICE_EINVAL);
+    cr_assert_null(r);
+    cr_expect(strstr(err.text, "rollout") && strstr(err.text, "l40s"), "%s", err.text);
+    render_case_clear(&c);
+}
+
+static void use_scratch_root(render_case_t *c)
+{
+    free(c->cfg->storage.root);
+    c->cfg->storage.root = strdup(scratch);
+    free(c->cfg->storage.cluster_root);
+    c->cfg->storage.cluster_root = strdup("/cluster/x");
+}
+
+static sluice_render_t *render_again(render_case_t *c)
+{
+    sluice_render_ctx_t ctx;
+    sluice_render_t *r = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    memset(&ctx, 0, sizeof(ctx));
+    ctx.attempt = 1;
+    cr_assert_eq(sluice_render(c->cfg, NULL, c->launch, &ctx, &r, &err), SLUICE_OK, "%s", err.text);
+    return r;
+}
+
+Test(render, staging_is_private_and_refuses_unknown_launch_dirs)
+{
+    char dir[4096], path[1024];
+    render_case_t c;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_render_t *r;
+    struct stat sb;
+    int fd = -1;
+
+    case_dir("flower-subprocess", dir, sizeof(dir));
+    cr_assert_eq(render_case_run(dir, &c, &err), SLUICE_OK, "%s", err.text);
+    use_scratch_root(&c);
+    r = render_again(&c);
+    cr_assert_eq(sluice_staging_create(c.cfg, r, false, &fd, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    cr_assert_eq(stat(r->staging_service, &sb), 0);
+    cr_expect_eq(sb.st_mode & 0777, 0700);
+    snprintf(path, sizeof(path), "%s/job.sh", r->staging_service);
+    cr_assert_eq(stat(path, &sb), 0);
+    cr_expect_eq(sb.st_mode & 0777, 0600);
+    /* Again, for a launch the store does not know: refused, naming it. */
+    cr_assert_eq(sluice_staging_create(c.cfg, r, false, NULL, &err), SLUICE_ECONFLICT);
+    cr_expect(strstr(err.text, r->sha8) != NULL, "%s", err.text);
+    /* Known launch, same attempt: the attempt directory exists. */
+    cr_assert_eq(sluice_staging_create(c.cfg, r, true, NULL, &err), SLUICE_ECONFLICT);
+    sluice_render_free(r);
+    render_case_clear(&c);
+}
+
+Test(render, staging_refuses_symlinks)
+{
+    char dir[4096], link[1024], target[1024];
+    render_case_t c;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_render_t *r;
+
+    case_dir("flower-subprocess", dir, sizeof(dir));
+    cr_assert_eq(render_case_run(dir, &c, &err), SLUICE_OK, "%s", err.text);
+    use_scratch_root(&c);
+    r = render_again(&c);
+    snprintf(target, sizeof(target), "%s/elsewhere", scratch);
+    cr_assert_eq(mkdir(target, 0700), 0);
+    snprintf(link, sizeof(link), "%s/site-1", scratch);
+    cr_assert_eq(symlink(target, link), 0);
+    cr_assert_neq(sluice_staging_create(c.cfg, r, true, NULL, &err), SLUICE_OK);
+    cr_expect(strstr(err.text, "symlink") != NULL, "%s", err.text);
+    sluice_render_free(r);
+    render_case_clear(&c);
+}
+
+Test(render, secrets_are_written_0600_once_and_never_rendered)
+{
+    char dir[4096], path[1024];
+    render_case_t c;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_render_t *r;
+    json_t *j, *body = NULL;
+    char *text, *file;
+    const char *secret;
+    struct stat sb;
+    int fd = -1;
+
+    case_dir("hostile-none", dir, sizeof(dir));
+    cr_assert_eq(render_case_run(dir, &c, &err), SLUICE_OK, "%s", err.text);
+    secret = sluice_launch_secret_value(c.launch, 0);
+    cr_assert_not_null(secret);
+    j = sluice_render_to_json(c.render);
+    text = json_dumps(j, 0);
+    cr_expect_null(strstr(text, "s3cr3t"));
+    cr_expect_null(strstr(c.render->script, "s3cr3t"));
+    free(text);
+    json_decref(j);
+    cr_assert_eq(
+        sluice_rest_submit_body(SLUICE_REST_V0043, c.render->jobs, c.render->n_jobs, &body, &err),
+        SLUICE_OK);
+    text = json_dumps(body, 0);
+    cr_expect_null(strstr(text, "s3cr3t"));
+    free(text);
+    json_decref(body);
+
+    use_scratch_root(&c);
+    r = render_again(&c);
+    cr_assert_eq(sluice_staging_create(c.cfg, r, false, &fd, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_eq(sluice_staging_write_secrets(fd, c.launch, NULL, render_case_getenv, NULL, &err),
+                 SLUICE_OK, "%s", err.text);
+    snprintf(path, sizeof(path), "%s/secrets.env", r->staging_service);
+    cr_assert_eq(lstat(path, &sb), 0);
+    cr_expect_eq(sb.st_mode & 0777, 0600);
+    file = render_case_slurp(path, NULL);
+    cr_expect(strstr(file, "API_KEY=") != NULL);
+    free(file);
+    /* O_EXCL: a second write fails, and the error carries no value. */
+    cr_assert_neq(sluice_staging_write_secrets(fd, c.launch, NULL, render_case_getenv, NULL, &err),
+                  SLUICE_OK);
+    cr_expect_null(strstr(err.text, "s3cr3t"));
+    close(fd);
+    sluice_render_free(r);
+    render_case_clear(&c);
+}
+
+Test(render, master_port_is_in_range_and_deterministic)
+{
+    char dir[4096];
+    render_case_t c, d;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    case_dir("nvflare-multinode", dir, sizeof(dir));
+    cr_assert_eq(render_case_run(dir, &c, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_eq(render_case_run(dir, &d, &err), SLUICE_OK, "%s", err.text);
+    cr_expect_eq(c.render->master_port, d.render->master_port);
+    cr_expect_geq(c.render->master_port, 29400);
+    cr_expect_leq(c.render->master_port, 30399);
+    render_case_clear(&c);
+    render_case_clear(&d);
+}
+
+Test(render, job_name_follows_the_marker_rule)
+{
+    char *n = sluice_render_job_name("sluice", "a-very-long-site-name-that-goes-beyond-32-chars",
+                                     "job-1", 3);
+    char hex[9];
+
+    sluice_render_sha8("job-1", hex);
+    cr_assert_not_null(n);
+    cr_expect(strncmp(n, "sluice-a-very-long-site-name-that-goes--", 40) == 0, "%s", n);
+    cr_expect(strstr(n, hex) != NULL);
+    cr_expect(strcmp(n + strlen(n) - 2, ".3") == 0, "%s", n);
+    free(n);
+}
