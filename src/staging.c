@@ -10,26 +10,69 @@
  *   symlink planted anywhere below the root is refused, never followed.
  * - Files are created with O_CREAT|O_EXCL|O_NOFOLLOW: an existing file (or
  *   a symlink in its place) is an error.
+ * - When the service runs as root, everything it creates here belongs to the
+ *   Slurm job user (rest.user): the batch job runs as that user and must
+ *   write its logs and exit files, and read (then delete) secrets.env.  A
+ *   new file takes the owner of the directory it is created in.  A job user
+ *   unknown on this host leaves ownership alone (with a warning).
  * - secrets.env holds NAME='value' lines (values shell-quoted); it is the
  *   only place a secret value is ever written.  Its buffer is wiped.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <sluice/log.h>
 #include <sluice/render.h>
 
 #include "buf.h"
 #include "shquote.h"
 
+/* Who owns what staging creates: nobody in particular (-1) unless the
+ * service runs as root, then the Slurm job user. */
+typedef struct {
+    uid_t uid;
+    gid_t gid;
+    bool set;
+} owner_t;
+
+static sluice_err job_owner(const sluice_config_t *cfg, owner_t *o, sluice_error_t *err)
+{
+    struct passwd pw, *res = NULL;
+    char pwbuf[4096];
+
+    o->set = false;
+    if (geteuid() != 0 || cfg->rest.user == NULL)
+        return SLUICE_OK;
+    if (getpwnam_r(cfg->rest.user, &pw, pwbuf, sizeof(pwbuf), &res) != 0 || res == NULL) {
+        /* A user known only to the cluster (a container beside a remote
+         * site): the storage's own permissions decide. */
+        sluice_log(SLUICE_LOG_WARNING,
+                   "staging: running as root and rest.user %s is not a local user; staging "
+                   "stays owned by root, so the job may not be able to write it",
+                   cfg->rest.user);
+        return SLUICE_OK;
+    }
+    o->uid = pw.pw_uid;
+    o->gid = pw.pw_gid;
+    o->set = true;
+    return SLUICE_OK;
+}
+
 /* Open (creating when absent) the directory `name` below `parent`.
  * *created tells whether it was new. */
-static sluice_err sub_dir(
-    int parent, const char *name, const char *shown, bool *created, int *fd, sluice_error_t *err)
+static sluice_err sub_dir(int parent,
+                          const char *name,
+                          const char *shown,
+                          const owner_t *owner,
+                          bool *created,
+                          int *fd,
+                          sluice_error_t *err)
 {
     int d;
 
@@ -48,6 +91,10 @@ static sluice_err sub_dir(
         close(d);
         return sluice_errorf(err, SLUICE_EIO, "staging: chmod %s: %s", shown, strerror(errno));
     }
+    if (*created && owner->set && fchown(d, owner->uid, owner->gid) != 0) {
+        close(d);
+        return sluice_errorf(err, SLUICE_EIO, "staging: chown %s: %s", shown, strerror(errno));
+    }
     *fd = d;
     return SLUICE_OK;
 }
@@ -64,6 +111,11 @@ static sluice_err write_file(
                              strerror(errno));
     if (fchmod(fd, (mode_t)mode) != 0)
         goto fail;
+    if (geteuid() == 0) {
+        struct stat dst;
+        if (fstat(dirfd, &dst) != 0 || fchown(fd, dst.st_uid, dst.st_gid) != 0)
+            goto fail;
+    }
     while (off < len) {
         ssize_t w = write(fd, data + off, len - off);
         if (w < 0) {
@@ -95,6 +147,7 @@ sluice_err sluice_staging_create(const sluice_config_t *cfg,
     int root = -1, site = -1, launch = -1, att = -1, ex = -1;
     bool created = false;
     sluice_err rc = SLUICE_OK;
+    owner_t owner;
     const char *site_name;
     char attempt[32], shown[4096];
     size_t i;
@@ -110,6 +163,8 @@ sluice_err sluice_staging_create(const sluice_config_t *cfg,
     if (!shown[0] || strchr(r->sha8, '/'))
         return sluice_errorf(err, SLUICE_EINVAL, "staging: unexpected staging path %s",
                              r->staging_service);
+    if ((rc = job_owner(cfg, &owner, err)) != SLUICE_OK)
+        return rc;
     root = open(cfg->storage.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (root < 0)
         return sluice_errorf(err, SLUICE_EIO, "staging: storage root %s: %s", cfg->storage.root,
@@ -124,11 +179,11 @@ sluice_err sluice_staging_create(const sluice_config_t *cfg,
         memcpy(site_only, site_name, sl);
         site_only[sl] = '\0';
         snprintf(shown, sizeof(shown), "%s/%s", cfg->storage.root, site_only);
-        if ((rc = sub_dir(root, site_only, shown, &created, &site, err)) != SLUICE_OK)
+        if ((rc = sub_dir(root, site_only, shown, &owner, &created, &site, err)) != SLUICE_OK)
             goto out;
         snprintf(shown, sizeof(shown), "%s/%s/%s", cfg->storage.root, site_only, r->sha8);
     }
-    if ((rc = sub_dir(site, r->sha8, shown, &created, &launch, err)) != SLUICE_OK)
+    if ((rc = sub_dir(site, r->sha8, shown, &owner, &created, &launch, err)) != SLUICE_OK)
         goto out;
     if (!created && !known_launch) {
         rc = sluice_errorf(err, SLUICE_ECONFLICT,
@@ -138,13 +193,14 @@ sluice_err sluice_staging_create(const sluice_config_t *cfg,
         goto out;
     }
     snprintf(attempt, sizeof(attempt), "attempt-%u", r->attempt);
-    if ((rc = sub_dir(launch, attempt, r->staging_service, &created, &att, err)) != SLUICE_OK)
+    if ((rc = sub_dir(launch, attempt, r->staging_service, &owner, &created, &att, err)) !=
+        SLUICE_OK)
         goto out;
     if (!created) {
         rc = sluice_errorf(err, SLUICE_ECONFLICT, "staging: %s already exists", r->staging_service);
         goto out;
     }
-    if ((rc = sub_dir(att, "exit", "exit", &created, &ex, err)) != SLUICE_OK)
+    if ((rc = sub_dir(att, "exit", "exit", &owner, &created, &ex, err)) != SLUICE_OK)
         goto out;
     for (i = 0; i < r->n_files; i++)
         if ((rc = write_file(att, r->files[i].name, r->files[i].content,
