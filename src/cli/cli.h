@@ -36,5 +36,8 @@ int cmd_version(int argc, char **argv);
 int cmd_config(int argc, char **argv);
 int cmd_token(int argc, char **argv);
 int cmd_render(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+int cmd_ls(int argc, char **argv);
+int cmd_cancel(int argc, char **argv);
 
 #endif /* SLUICE_CLI_H */

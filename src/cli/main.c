@@ -17,6 +17,9 @@ static const struct cli_command commands[] = {
     {"config", "show the effective site configuration (config show)", cmd_config},
     {"token", "mint, show and check Slurm JWTs", cmd_token},
     {"render", "print the batch script and REST body of a launch request", cmd_render},
+    {"status", "show one launch, its Slurm jobs and its event log", cmd_status},
+    {"ls", "list launches in the store", cmd_ls},
+    {"cancel", "ask the supervisor to cancel a launch", cmd_cancel},
 };
 
 static const size_t n_commands = sizeof(commands) / sizeof(commands[0]);
