@@ -17,12 +17,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <jansson.h>
 
 #include <sluice/client.h>
 #include <sluice/log.h>
 
+#include "buf.h"
 #include "http.h"
 #include "restclass.h"
 
@@ -943,6 +945,67 @@ sluice_err sluice_client_acct_job(sluice_client_t *c,
     return rc;
 }
 
+/* "now", "now-N" or "now+N" for an epoch time. */
+static void relative_time(char *dst, size_t size, int64_t t, int64_t now)
+{
+    if (t == now)
+        snprintf(dst, size, "now");
+    else
+        snprintf(dst, size, "now%c%" PRId64, t < now ? '-' : '+', t < now ? now - t : t - now);
+}
+
+static sluice_err
+v0038_acct_path(const char *name, int64_t start, int64_t end, char **out, sluice_error_t *err)
+{
+    int64_t now = (int64_t)time(NULL);
+    char *base = NULL;
+    char when[48];
+    buf_t b;
+    sluice_err rc;
+
+    if ((rc = sluice_rest_path_acct_jobs(SLUICE_REST_V0038, name, NULL, -1, -1, &base, err)) !=
+        SLUICE_OK)
+        return rc;
+    buf_init(&b, 0);
+    rc = buf_puts(&b, base);
+    if (rc == SLUICE_OK && start >= 0) {
+        relative_time(when, sizeof(when), start, now);
+        rc = buf_puts(&b, strchr(buf_str(&b), '?') ? "&start_time=" : "?start_time=");
+        if (rc == SLUICE_OK)
+            rc = http_urlencode(&b, when);
+    }
+    if (rc == SLUICE_OK && end >= 0) {
+        relative_time(when, sizeof(when), end, now);
+        rc = buf_puts(&b, strchr(buf_str(&b), '?') ? "&end_time=" : "?end_time=");
+        if (rc == SLUICE_OK)
+            rc = http_urlencode(&b, when);
+    }
+    free(base);
+    if (rc != SLUICE_OK) {
+        buf_free(&b);
+        return sluice_errorf(err, rc, "accounting path: out of memory");
+    }
+    *out = buf_take(&b);
+    return SLUICE_OK;
+}
+
+/* Drop records of other users (v0.0.38 cannot filter by user). */
+static void keep_user(sluice_rest_jobs_t *jobs, const char *user)
+{
+    size_t w = 0;
+
+    for (size_t i = 0; i < jobs->n_jobs; i++) {
+        if (jobs->jobs[i].user_name != NULL && strcmp(jobs->jobs[i].user_name, user) != 0) {
+            sluice_jobview_clear(&jobs->jobs[i]);
+            continue;
+        }
+        if (w != i)
+            jobs->jobs[w] = jobs->jobs[i];
+        w++;
+    }
+    jobs->n_jobs = w;
+}
+
 static int newest_first(const void *a, const void *b)
 {
     const sluice_jobview_t *x = a;
@@ -973,21 +1036,33 @@ sluice_err sluice_client_acct_find(sluice_client_t *c,
     call = call_init(call, &scratch);
     if ((rc = ready(c, &v, call, err)) != SLUICE_OK)
         return rc;
-    if ((rc = sluice_rest_path_acct_jobs(v, job_name, user, start_time, end_time, &path, err)) !=
-        SLUICE_OK)
+    /* dbv0.0.38 has no `users` filter (an unknown key is error 9000), and
+     * 22.05's parse_time() refuses a bare epoch: filter users here and send
+     * the window relative to the server's clock ("now-N"). */
+    if (v == SLUICE_REST_V0038) {
+        if ((rc = v0038_acct_path(job_name, start_time, end_time, &path, err)) != SLUICE_OK)
+            return local_fail(call, SLUICE_OUTCOME_REJECTED, rc);
+    } else if ((rc = sluice_rest_path_acct_jobs(v, job_name, user, start_time, end_time, &path,
+                                                err)) != SLUICE_OK) {
         return local_fail(call, SLUICE_OUTCOME_REJECTED, rc);
+    }
     rc = get_json(c, v, path, HTTP_CLASS_QUERY, HTTP_GET, &root, call, err);
     if (rc != SLUICE_OK)
         return acct_empty(call, rc, err);
     if ((rc = sluice_rest_parse_acct_jobs(v, root, out, err)) != SLUICE_OK) {
         rc = proto_fail(call, err, "accounting jobs");
-    } else if (out->n_jobs == 0) {
+        goto out;
+    }
+    if (user != NULL)
+        keep_user(out, user);
+    if (out->n_jobs == 0) {
         call->outcome = SLUICE_OUTCOME_NOT_FOUND;
         rc = sluice_errorf(err, SLUICE_ENOTFOUND, "accounting: no job named %s for %s",
                            job_name ? job_name : "*", user ? user : "*");
     } else {
         qsort(out->jobs, out->n_jobs, sizeof(*out->jobs), newest_first);
     }
+out:
     json_decref(root);
     return rc;
 }

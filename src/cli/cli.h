@@ -35,5 +35,6 @@ void cli_log_to_stderr(int level);
 int cmd_version(int argc, char **argv);
 int cmd_config(int argc, char **argv);
 int cmd_token(int argc, char **argv);
+int cmd_check(int argc, char **argv);
 
 #endif /* SLUICE_CLI_H */

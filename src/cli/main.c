@@ -16,6 +16,7 @@ static const struct cli_command commands[] = {
     {"version", "print the version of sluice and its library", cmd_version},
     {"config", "show the effective site configuration (config show)", cmd_config},
     {"token", "mint, show and check Slurm JWTs", cmd_token},
+    {"check", "preflight the site configuration against the cluster", cmd_check},
 };
 
 static const size_t n_commands = sizeof(commands) / sizeof(commands[0]);
