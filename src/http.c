@@ -499,8 +499,10 @@ sluice_err http_request(http_client_t *c,
     SETOPT(h, CURLOPT_CUSTOMREQUEST, (char *)NULL);
     /* slurmrestd closes the connection after a non-2xx answer
      * (slurmrestd-api.md, gotcha 11): never send the next request, a POST
-     * above all, on a socket that may be half-closed. */
-    SETOPT(h, CURLOPT_FRESH_CONNECT, (long)c->fresh_next);
+     * above all, on a socket that may be half-closed.  A POST always gets a
+     * fresh connection: on a reused one that turns out dead, libcurl resends
+     * the request by itself, which for a submit would be a blind repeat. */
+    SETOPT(h, CURLOPT_FRESH_CONNECT, (long)(c->fresh_next || req->method == HTTP_POST));
     switch (req->method) {
     case HTTP_POST:
         SETOPT(h, CURLOPT_POST, 1L);

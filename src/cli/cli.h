@@ -39,5 +39,6 @@ int cmd_render(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_ls(int argc, char **argv);
 int cmd_cancel(int argc, char **argv);
+int cmd_check(int argc, char **argv);
 
 #endif /* SLUICE_CLI_H */

@@ -20,6 +20,7 @@ static const struct cli_command commands[] = {
     {"status", "show one launch, its Slurm jobs and its event log", cmd_status},
     {"ls", "list launches in the store", cmd_ls},
     {"cancel", "ask the supervisor to cancel a launch", cmd_cancel},
+    {"check", "preflight the site configuration against the cluster", cmd_check},
 };
 
 static const size_t n_commands = sizeof(commands) / sizeof(commands[0]);

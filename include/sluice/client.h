@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* client.h - the slurmrestd client: transport + token source + the adapter
+ * of the negotiated OpenAPI version, behind one handle.
+ *
+ * Every operation reports a typed outcome (sluice_outcome) in a
+ * sluice_call_t, next to the HTTP status and Slurm's error number and text,
+ * and also returns a sluice_err (SLUICE_OK only for SLUICE_OUTCOME_OK).
+ *
+ * Retry rules ("No blind POST" in design.md):
+ * - GET and DELETE: an AUTH-classified answer invalidates the token and the
+ *   request is sent once more with a fresh one; nothing else is retried.
+ * - POST (submit): never retried.  Any answer that does not prove a
+ *   rejection (timeout, dropped connection, 5xx, AUTH, an unreadable 200)
+ *   gives SLUICE_OUTCOME_UNCERTAIN; after an AUTH answer the token is
+ *   invalidated first.  The caller must reconcile before trying again.
+ *
+ * Threads: one client may be shared by any number of threads; requests on
+ * one client are serialised by the transport.
+ *
+ * Ownership: result structs from slurmrest.h are filled on success (and on
+ * NOT_FOUND they are left empty); the caller zeroes them before the call
+ * and frees them with their _clear() function.  No log line, error text or
+ * result ever contains a token.
+ */
+#ifndef SLUICE_CLIENT_H
+#define SLUICE_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sluice/auth.h>
+#include <sluice/common.h>
+#include <sluice/config.h>
+#include <sluice/error.h>
+#include <sluice/jobdesc.h>
+#include <sluice/slurmrest.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What happened to one operation. */
+#define SLUICE_OUTCOME_MAP(XX)                                                                     \
+    XX(OK, "ok")                   /* done; results are filled */                                  \
+    XX(NOT_FOUND, "not-found")     /* 404, or 22.05's 500 + 2017 "Invalid job id" */               \
+    XX(AUTH, "auth")               /* the token was refused (after the one retry, if any) */       \
+    XX(UNAVAILABLE, "unavailable") /* not sent, transport failure, 5xx without a verdict */        \
+    XX(REJECTED, "rejected")       /* Slurm refused the request (4xx, errors[]) */                 \
+    XX(PROTOCOL, "protocol")       /* the answer could not be understood */                        \
+    XX(TOO_LARGE, "too-large")     /* the answer exceeded the response cap */                      \
+    XX(UNCERTAIN, "uncertain")     /* a POST that may have been accepted: reconcile */
+
+typedef enum {
+#define SLUICE_OUTCOME_ENUM(id, name) SLUICE_OUTCOME_##id,
+    SLUICE_OUTCOME_MAP(SLUICE_OUTCOME_ENUM)
+#undef SLUICE_OUTCOME_ENUM
+        SLUICE_OUTCOME_COUNT_
+} sluice_outcome;
+
+/* "ok", "not-found", ...; "unknown" outside the table.  Static string. */
+SLUICE_API const char *sluice_outcome_name(sluice_outcome o);
+
+/* The record of one operation.  Caller-owned; no heap memory inside. */
+typedef struct {
+    sluice_outcome outcome;
+    long http_status;      /* status of the last answer; 0 when none arrived */
+    long slurm_errno;      /* errors[0].error_number of the last answer; 0 when none */
+    char slurm_error[256]; /* its text (error, else description); "" when none */
+    unsigned requests;     /* HTTP requests sent for this operation (retries included) */
+    bool auth_refreshed;   /* the token was invalidated during the operation */
+    bool no_changes;       /* jobs_since: 304 or the "No job changes" warning */
+} sluice_call_t;
+
+/* Everything the client needs; zero-initialise and fill what you need.
+ * Strings are borrowed for the duration of sluice_client_new(). */
+typedef struct {
+    const char *url;         /* https://h:p, http://127.0.0.1:p, unix:/path */
+    const char *api_version; /* "auto" (NULL too) or a pinned "v0.0.NN" */
+    int allow_insecure_http;
+    int tls_no_verify;
+    const char *ca_file, *ca_path, *pinned_pubkey, *client_cert, *client_key;
+    long connect_timeout_ms; /* 0: 5000 */
+    long submit_timeout_ms;  /* 0: 30000 */
+    long query_timeout_ms;   /* 0: 10000 */
+    long cancel_timeout_ms;  /* 0: 10000 */
+    size_t max_response;     /* 0: 64 MiB */
+    size_t states_chunk;     /* job ids per jobs/state request; 0: 500 */
+    sluice_auth_t *auth;     /* required; the client takes ownership on success */
+} sluice_client_options_t;
+
+typedef struct sluice_client sluice_client_t;
+
+/* Create a client.  No request is sent (negotiation happens on first use
+ * or through sluice_client_negotiate()).  On success *out receives the
+ * client (caller frees with sluice_client_free()), which owns opts->auth;
+ * on failure opts->auth stays the caller's.  SLUICE_EINVAL for bad options
+ * or an insecure URL, SLUICE_EUNSUPPORTED for a pinned version sluice does
+ * not support, SLUICE_ENOMEM, SLUICE_ETRANSPORT. */
+SLUICE_API sluice_err sluice_client_new(sluice_client_t **out,
+                                        const sluice_client_options_t *opts,
+                                        sluice_error_t *err);
+
+/* Create a client from a site configuration: the rest.* section, the
+ * job_launcher.*_timeout values, and a token source chosen in this order:
+ * rest.jwt_file, rest.jwt_key_file (HS256), rest.jwt_rs256_key_file
+ * (RS256), else the SLURM_JWT environment variable.  rest.user names the
+ * user (default: the process user).  Errors as sluice_client_new() plus
+ * those of sluice_auth_new() (SLUICE_EPERM, SLUICE_EAUTH, SLUICE_EIO). */
+SLUICE_API sluice_err sluice_client_new_from_config(sluice_client_t **out,
+                                                    const sluice_config_t *cfg,
+                                                    sluice_error_t *err);
+
+/* NULL-safe. */
+SLUICE_API void sluice_client_free(sluice_client_t *c);
+
+/* What negotiation found; strings are "" when unknown. */
+typedef struct {
+    bool negotiated;
+    sluice_rest_version version;
+    char release[64];     /* Slurm release, "22.05.8" */
+    char cluster[128];    /* meta.slurm.cluster (v0.0.40+) */
+    char data_parser[64]; /* meta.plugin.data_parser (v0.0.40+) */
+    char url[512];        /* the base URL (never holds a token) */
+} sluice_client_info_t;
+
+/* Negotiate the API version now (idempotent once it succeeded).  A pinned
+ * version is verified with one authenticated GET of its diag endpoint;
+ * "auto" probes v0.0.45 .. v0.0.40, v0.0.38 newest first with the same
+ * authenticated call (never ping: it answers 200 to a bad token on 25.05+).
+ * SLUICE_EUNSUPPORTED when the server serves no supported version; the
+ * error text lists what the server offers (from GET /openapi/v3).
+ * Thread-safe. */
+SLUICE_API sluice_err sluice_client_negotiate(sluice_client_t *c,
+                                              sluice_call_t *call,
+                                              sluice_error_t *err);
+
+/* Copy the negotiation result into *out.  Thread-safe. */
+SLUICE_API void sluice_client_info(sluice_client_t *c, sluice_client_info_t *out);
+
+/* The token source (borrowed; valid until sluice_client_free()). */
+SLUICE_API sluice_auth_t *sluice_client_auth(sluice_client_t *c);
+
+/* ---- operations: each negotiates first if needed; `call` may be NULL --- */
+
+/* POST job/submit with `n` components (1: plain job, >1: hetjob).  Never
+ * retried.  OK: out->job_id > 0.  REJECTED: Slurm refused (4xx, or 200
+ * with errors[] and no job id).  UNCERTAIN: anything else after the
+ * request may have been sent. */
+SLUICE_API sluice_err sluice_client_submit(sluice_client_t *c,
+                                           const sluice_jobdesc_t *descs,
+                                           size_t n,
+                                           sluice_rest_submit_t *out,
+                                           sluice_call_t *call,
+                                           sluice_error_t *err);
+
+/* GET job/{id}: a hetjob leader id returns every component. */
+SLUICE_API sluice_err sluice_client_get_job(sluice_client_t *c,
+                                            uint64_t job_id,
+                                            sluice_rest_jobs_t *out,
+                                            sluice_call_t *call,
+                                            sluice_error_t *err);
+
+/* GET jobs?update_time=T (T < 0: every job).  When nothing changed (304 on
+ * v0.0.38, the warning on newer versions) the outcome is OK, out->n_jobs
+ * is 0 and call->no_changes is set.  Note: any change on the cluster
+ * returns the whole job table. */
+SLUICE_API sluice_err sluice_client_jobs_since(sluice_client_t *c,
+                                               int64_t update_time,
+                                               sluice_rest_jobs_t *out,
+                                               sluice_call_t *call,
+                                               sluice_error_t *err);
+
+/* States of the listed jobs.  v0.0.40+: GET jobs/state with repeated
+ * job_id keys, `states_chunk` ids per request (results concatenated; a
+ * failed chunk fails the call).  v0.0.38: one GET jobs, filtered to the
+ * requested ids (a hetjob leader id also matches its components).  Jobs
+ * Slurm no longer knows are simply absent from out.  n must be > 0. */
+SLUICE_API sluice_err sluice_client_job_states(sluice_client_t *c,
+                                               const uint64_t *job_ids,
+                                               size_t n,
+                                               sluice_rest_job_states_t *out,
+                                               sluice_call_t *call,
+                                               sluice_error_t *err);
+
+/* GET slurmdb job/{id}.  NOT_FOUND when accounting has no record (yet). */
+SLUICE_API sluice_err sluice_client_acct_job(sluice_client_t *c,
+                                             uint64_t job_id,
+                                             sluice_rest_jobs_t *out,
+                                             sluice_call_t *call,
+                                             sluice_error_t *err);
+
+/* GET slurmdb jobs?job_name=&users=&start_time=&end_time= (either time < 0:
+ * unbounded).  out->jobs is ordered newest first (submit time, then job
+ * id), so out->jobs[0] is the record that wins; requeue duplicates are
+ * already collapsed.  NOT_FOUND when nothing matches. */
+SLUICE_API sluice_err sluice_client_acct_find(sluice_client_t *c,
+                                              const char *job_name,
+                                              const char *user,
+                                              int64_t start_time,
+                                              int64_t end_time,
+                                              sluice_rest_jobs_t *out,
+                                              sluice_call_t *call,
+                                              sluice_error_t *err);
+
+/* DELETE job/{id}[?signal=S] (signal NULL: SIGKILL).  Retried once after a
+ * token refresh on AUTH. */
+SLUICE_API sluice_err sluice_client_cancel(sluice_client_t *c,
+                                           uint64_t job_id,
+                                           const char *signal,
+                                           sluice_call_t *call,
+                                           sluice_error_t *err);
+
+/* GET diag (RPC counters), nodes (features, partitions), ping.  Ping is
+ * no credential check. */
+SLUICE_API sluice_err sluice_client_diag(sluice_client_t *c,
+                                         sluice_rest_diag_t *out,
+                                         sluice_call_t *call,
+                                         sluice_error_t *err);
+SLUICE_API sluice_err sluice_client_nodes(sluice_client_t *c,
+                                          sluice_rest_nodes_t *out,
+                                          sluice_call_t *call,
+                                          sluice_error_t *err);
+SLUICE_API sluice_err sluice_client_ping(sluice_client_t *c,
+                                         sluice_rest_ping_t *out,
+                                         sluice_call_t *call,
+                                         sluice_error_t *err);
+
+/* ---- helpers used by `sluice check` ------------------------------------ */
+
+/* Does a node with the comma-separated `features` satisfy `constraint`?
+ * Supported syntax: feature names joined by '&' and '|' ('&' binds
+ * tighter).  Returns 1 satisfied, 0 not satisfied, -1 when the constraint
+ * uses other syntax (brackets, counts, '*', parentheses): not checked. */
+SLUICE_API int sluice_constraint_match(const char *constraint, const char *features);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SLUICE_CLIENT_H */

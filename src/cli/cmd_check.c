@@ -1,0 +1,345 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* cmd_check.c - `sluice check`: preflight of the site configuration against
+ * the real cluster through slurmrestd.
+ *
+ * Checks, in order (a check that cannot run because an earlier one failed
+ * is reported "skipped"):
+ *   reachability  an HTTP answer from slurmrestd at rest.url
+ *   tls           https: the handshake and verification passed
+ *   version       the negotiated API version and the Slurm release
+ *   token         an authenticated call (diag; never ping) succeeded
+ *   accounting    a slurmdbd job query answered (an empty answer is fine)
+ *   partition     job_launcher.sbatch.partition exists on some node
+ *   gpu:<series>  some node's features satisfy the series' constraint
+ *                 ('&' and '|' of feature names; anything else "not checked")
+ *
+ * Exit codes: 0 all ok; otherwise the code of the first failing check:
+ * 69 unavailable, 77 authentication, 78 configuration; 64 usage.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include <sluice/client.h>
+
+#include "cli.h"
+
+extern char **environ;
+
+#define MAX_SETS 128
+#define MAX_ROWS 64
+
+typedef struct {
+    char name[96];
+    const char *status; /* "ok", "FAIL", "not checked", "skipped" */
+    char detail[400];
+    int code; /* sysexit when failed */
+} row_t;
+
+typedef struct {
+    row_t rows[MAX_ROWS];
+    size_t n;
+} table_t;
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: sluice check [--config FILE] [--set KEY=VALUE ...] [-o text|json]\n"
+               "\n"
+               "Check the site configuration against the cluster through slurmrestd:\n"
+               "reachability, TLS, the negotiated API version and Slurm release, a token\n"
+               "that authenticates, accounting, the configured partition, and that each\n"
+               "GPU series in the catalogue has a node whose features satisfy its\n"
+               "constraint.\n"
+               "\n"
+               "options:\n"
+               "  --config FILE      site YAML (default: $SLUICE_CONFIG; none if unset)\n"
+               "  --set KEY=VALUE    override one dotted key, e.g. rest.url=unix:/run/s.sock\n"
+               "  -o, --output FMT   text (default) or json\n"
+               "  -h, --help         show this help\n"
+               "\n"
+               "exit: 0 all ok, 69 unavailable, 77 authentication, 78 configuration\n");
+}
+
+static row_t *add(table_t *t, const char *name, const char *status, int code, const char *fmt, ...)
+    SLUICE_PRINTF(5, 6);
+
+static row_t *add(table_t *t, const char *name, const char *status, int code, const char *fmt, ...)
+{
+    row_t *r;
+    va_list ap;
+
+    if (t->n == MAX_ROWS)
+        return NULL;
+    r = &t->rows[t->n++];
+    snprintf(r->name, sizeof(r->name), "%s", name);
+    r->status = status;
+    r->code = strcmp(status, "FAIL") == 0 ? code : 0;
+    va_start(ap, fmt);
+    vsnprintf(r->detail, sizeof(r->detail), fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+/* Is `part` one of the comma-separated names in `list`? */
+static int in_list(const char *list, const char *part)
+{
+    size_t n = strlen(part);
+    const char *p = list;
+
+    while (p != NULL && *p) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len == n && strncmp(p, part, n) == 0)
+            return 1;
+        p = end ? end + 1 : NULL;
+    }
+    return 0;
+}
+
+static int outcome_exit(sluice_outcome o)
+{
+    return o == SLUICE_OUTCOME_AUTH ? CLI_EX_NOPERM : CLI_EX_UNAVAILABLE;
+}
+
+static void cluster_checks(table_t *t, sluice_client_t *client, const sluice_config_t *cfg)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_call_t call;
+    sluice_client_info_t info;
+    sluice_rest_diag_t diag = {0};
+    sluice_rest_jobs_t acct = {0};
+    sluice_rest_nodes_t nodes = {0};
+    const char *url = cfg->rest.url;
+    int https = strncmp(url, "https://", 8) == 0;
+    int64_t remaining = 0;
+    time_t now = time(NULL);
+    size_t i, k;
+
+    if (sluice_client_negotiate(client, &call, &err) != SLUICE_OK) {
+        int answered = call.http_status != 0;
+        int tls_fail = https && !answered && strstr(err.text, "(tls)") != NULL;
+
+        if (!answered)
+            add(t, "reachability", "FAIL", CLI_EX_UNAVAILABLE, "%s", err.text);
+        else
+            add(t, "reachability", "ok", 0, "%s answered (HTTP %ld)", url, call.http_status);
+        if (tls_fail)
+            add(t, "tls", "FAIL", CLI_EX_UNAVAILABLE, "TLS handshake or verification failed");
+        else
+            add(t, "tls", answered ? (https ? "ok" : "not checked") : "skipped", 0, "%s",
+                https ? "" : "not used by this URL");
+        if (call.outcome == SLUICE_OUTCOME_AUTH) {
+            add(t, "version", "skipped", 0, "needs a token that authenticates");
+            add(t, "token", "FAIL", CLI_EX_NOPERM, "%s", err.text);
+        } else if (answered) {
+            add(t, "version", "FAIL", CLI_EX_UNAVAILABLE, "%s", err.text);
+            add(t, "token", "skipped", 0, "no supported API version");
+        } else {
+            add(t, "version", "skipped", 0, "server not reachable");
+            add(t, "token", "skipped", 0, "server not reachable");
+        }
+        add(t, "accounting", "skipped", 0, "earlier check failed");
+        add(t, "partition", "skipped", 0, "earlier check failed");
+        return;
+    }
+    sluice_client_info(client, &info);
+    add(t, "reachability", "ok", 0, "%s answered", url);
+    add(t, "tls", https ? "ok" : "not checked", 0, "%s",
+        https ? (cfg->rest.tls_verify ? "verified" : "verification turned OFF (rest.tls_verify)")
+              : "not used by this URL (loopback http or Unix socket)");
+    add(t, "version", "ok", 0, "%s, Slurm %s%s%s", sluice_rest_version_name(info.version),
+        info.release[0] ? info.release : "(release unknown)", info.cluster[0] ? ", cluster " : "",
+        info.cluster);
+
+    if (sluice_client_diag(client, &diag, &call, &err) != SLUICE_OK) {
+        add(t, "token", "FAIL", outcome_exit(call.outcome), "%s", err.text);
+    } else {
+        sluice_error_t e2 = SLUICE_ERROR_INIT;
+        if (sluice_auth_expiry(sluice_client_auth(client), NULL, &remaining, &e2) == SLUICE_OK)
+            add(t, "token", "ok", 0, "authenticated as %s (diag); expires in %lld s",
+                sluice_auth_user(sluice_client_auth(client)), (long long)remaining);
+        else
+            add(t, "token", "ok", 0, "authenticated as %s (diag)",
+                sluice_auth_user(sluice_client_auth(client)));
+    }
+
+    if (sluice_client_acct_find(client, "sluice-check-probe",
+                                sluice_auth_user(sluice_client_auth(client)), (int64_t)now - 3600,
+                                (int64_t)now, &acct, &call, &err) == SLUICE_OK ||
+        call.outcome == SLUICE_OUTCOME_NOT_FOUND)
+        add(t, "accounting", "ok", 0, "slurmdbd job query answered (HTTP %ld)", call.http_status);
+    else
+        add(t, "accounting", "FAIL", outcome_exit(call.outcome), "%s", err.text);
+
+    if (sluice_client_nodes(client, &nodes, &call, &err) != SLUICE_OK) {
+        add(t, "partition", "FAIL", outcome_exit(call.outcome), "nodes: %s", err.text);
+        for (i = 0; i < cfg->n_gpu_series; i++) {
+            char name[96];
+            snprintf(name, sizeof(name), "gpu:%s", cfg->gpu_series[i].name);
+            add(t, name, "skipped", 0, "node list unavailable");
+        }
+        goto out;
+    }
+    if (cfg->launcher.sbatch.partition == NULL) {
+        add(t, "partition", "ok", 0, "none configured (the cluster's default partition)");
+    } else {
+        size_t hits = 0;
+        for (k = 0; k < nodes.n_nodes; k++)
+            if (nodes.nodes[k].partitions &&
+                in_list(nodes.nodes[k].partitions, cfg->launcher.sbatch.partition))
+                hits++;
+        if (hits > 0)
+            add(t, "partition", "ok", 0, "%s: %zu node%s", cfg->launcher.sbatch.partition, hits,
+                hits == 1 ? "" : "s");
+        else
+            add(t, "partition", "FAIL", CLI_EX_CONFIG, "%s: no node is in this partition",
+                cfg->launcher.sbatch.partition);
+    }
+    for (i = 0; i < cfg->n_gpu_series; i++) {
+        const sluice_gpu_series_t *s = &cfg->gpu_series[i];
+        char name[96];
+        char list[256] = "";
+        size_t hits = 0;
+        int unsupported = 0;
+
+        snprintf(name, sizeof(name), "gpu:%s", s->name);
+        for (k = 0; k < nodes.n_nodes; k++) {
+            int m = sluice_constraint_match(s->constraint, nodes.nodes[k].features);
+            if (m < 0) {
+                unsupported = 1;
+                break;
+            }
+            if (m == 1) {
+                size_t used = strlen(list);
+                hits++;
+                snprintf(list + used, sizeof(list) - used, "%s%s", used ? "," : "",
+                         nodes.nodes[k].name ? nodes.nodes[k].name : "?");
+            }
+        }
+        if (unsupported)
+            add(t, name, "not checked", 0, "constraint \"%s\" uses syntax other than & and |",
+                s->constraint);
+        else if (hits > 0)
+            add(t, name, "ok", 0, "\"%s\" satisfied by %s", s->constraint, list);
+        else
+            add(t, name, "FAIL", CLI_EX_CONFIG, "\"%s\": no node has these features",
+                s->constraint);
+    }
+out:
+    sluice_rest_diag_clear(&diag);
+    sluice_rest_jobs_clear(&acct);
+    sluice_rest_nodes_clear(&nodes);
+}
+
+static int print_table(const table_t *t, const char *format)
+{
+    int code = 0;
+    size_t i;
+
+    for (i = 0; i < t->n; i++)
+        if (t->rows[i].code != 0 && code == 0)
+            code = t->rows[i].code;
+    if (strcmp(format, "json") == 0) {
+        json_t *root = json_object();
+        json_t *arr = json_array();
+        char *text;
+
+        for (i = 0; i < t->n; i++)
+            json_array_append_new(arr,
+                                  json_pack("{s:s s:s s:s}", "check", t->rows[i].name, "status",
+                                            t->rows[i].status, "detail", t->rows[i].detail));
+        json_object_set_new(root, "ok", json_boolean(code == 0));
+        json_object_set_new(root, "exit", json_integer(code));
+        json_object_set_new(root, "checks", arr);
+        text = json_dumps(root, JSON_INDENT(2));
+        if (text)
+            printf("%s\n", text);
+        free(text);
+        json_decref(root);
+    } else {
+        printf("%-24s %-12s %s\n", "CHECK", "STATUS", "DETAIL");
+        for (i = 0; i < t->n; i++)
+            printf("%-24s %-12s %s\n", t->rows[i].name, t->rows[i].status, t->rows[i].detail);
+    }
+    for (i = 0; i < t->n; i++)
+        if (t->rows[i].code != 0)
+            fprintf(stderr, "sluice check: %s failed: %s\n", t->rows[i].name, t->rows[i].detail);
+    return code;
+}
+
+int cmd_check(int argc, char **argv)
+{
+    const char *sets[MAX_SETS];
+    sluice_config_opts_t opts;
+    sluice_config_t *cfg = NULL;
+    sluice_client_t *client = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    const char *format = "text";
+    table_t *t = NULL;
+    size_t n_sets = 0;
+    int rc = CLI_EX_OK;
+    int a;
+
+    memset(&opts, 0, sizeof(opts));
+    for (a = 1; a < argc; a++) {
+        const char *arg = argv[a];
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            usage(stdout);
+            return CLI_EX_OK;
+        } else if (strcmp(arg, "--config") == 0 && a + 1 < argc) {
+            opts.path = argv[++a];
+        } else if (strncmp(arg, "--config=", 9) == 0) {
+            opts.path = arg + 9;
+        } else if ((strcmp(arg, "--set") == 0 && a + 1 < argc) || strncmp(arg, "--set=", 6) == 0) {
+            if (n_sets == MAX_SETS) {
+                fprintf(stderr, "sluice check: too many --set options\n");
+                return CLI_EX_USAGE;
+            }
+            sets[n_sets++] = arg[5] == '=' ? arg + 6 : argv[++a];
+        } else if ((strcmp(arg, "-o") == 0 || strcmp(arg, "--output") == 0) && a + 1 < argc) {
+            format = argv[++a];
+        } else if (strncmp(arg, "--output=", 9) == 0) {
+            format = arg + 9;
+        } else {
+            fprintf(stderr, "sluice check: unexpected argument '%s'\n", arg);
+            usage(stderr);
+            return CLI_EX_USAGE;
+        }
+    }
+    if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0) {
+        fprintf(stderr, "sluice check: -o expects text or json, not '%s'\n", format);
+        return CLI_EX_USAGE;
+    }
+    if (!opts.path) {
+        const char *env = getenv("SLUICE_CONFIG");
+        if (env && env[0])
+            opts.path = env;
+    }
+    opts.envp = (const char *const *)environ;
+    opts.overrides = sets;
+    opts.n_overrides = n_sets;
+    t = calloc(1, sizeof(*t));
+    if (t == NULL)
+        return CLI_EX_SOFTWARE;
+    if (sluice_config_load(&opts, &cfg, &err) != SLUICE_OK) {
+        add(t, "config", "FAIL", CLI_EX_CONFIG, "%s", err.text);
+    } else if (sluice_client_new_from_config(&client, cfg, &err) != SLUICE_OK) {
+        int code = err.code == SLUICE_EPERM || err.code == SLUICE_EAUTH ? CLI_EX_NOPERM
+                   : err.code == SLUICE_EIO                             ? CLI_EX_NOPERM
+                                                                        : CLI_EX_CONFIG;
+        add(t, "config", "ok", 0, "%s", opts.path ? opts.path : "(no site file)");
+        add(t, "token", "FAIL", code, "%s", err.text);
+    } else {
+        add(t, "config", "ok", 0, "%s", opts.path ? opts.path : "(no site file)");
+        cluster_checks(t, client, cfg);
+    }
+    rc = print_table(t, format);
+    sluice_client_free(client);
+    sluice_config_free(cfg);
+    free(t);
+    return rc;
+}

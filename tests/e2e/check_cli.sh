@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# check_cli.sh - `sluice check` against the testbed: a generated site config
+# must pass (exit 0, both GPU series satisfied, over TCP and the Unix
+# socket), and a bad token must give exit 77.  A missing testbed is a
+# failure, never a skip.  Last line: "check_cli: <n> passed, <m> failed".
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+SLUICE=${SLUICE_BIN:-$REPO/build/sluice}
+passed=0
+failed=0
+pass() { echo "check_cli: PASS $*"; passed=$((passed + 1)); }
+fail() { echo "check_cli: FAIL $*"; failed=$((failed + 1)); }
+
+if [ -z "${SLUICE_TB_REST_URL:-}" ]; then
+    env_out=$("$REPO/deploy/testbed/env.sh") || {
+        echo "check_cli: ERROR testbed not available: run deploy/testbed/start.sh and eval \"\$(deploy/testbed/env.sh)\""
+        exit 1
+    }
+    eval "$env_out"
+fi
+for v in SLUICE_TB_REST_URL SLUICE_TB_REST_SOCKET SLUICE_TB_USER SLUICE_TB_TOKEN_FILE \
+    SLUICE_TB_PARTITION SLUICE_TB_STORAGE_ROOT; do
+    if [ -z "${!v:-}" ]; then
+        echo "check_cli: ERROR $v is not set: run deploy/testbed/start.sh and eval \"\$(deploy/testbed/env.sh)\""
+        exit 1
+    fi
+done
+case "$SLUICE_TB_REST_URL" in
+    http://127.*) ;;
+    *) echo "check_cli: ERROR only loopback may be contacted: $SLUICE_TB_REST_URL"; exit 1 ;;
+esac
+
+work=$(mktemp -d /tmp/sluice-check-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+cat >"$work/site.yaml" <<YAML
+rest:
+  url: $SLUICE_TB_REST_URL
+  user: $SLUICE_TB_USER
+  jwt_file: $SLUICE_TB_TOKEN_FILE
+storage:
+  root: $SLUICE_TB_STORAGE_ROOT
+job_launcher:
+  sandbox: none
+  sbatch_directives:
+    partition: $SLUICE_TB_PARTITION
+gpu_series:
+  a100:
+    constraint: "gpu_a100"
+  h100:
+    constraint: "gpu_h100&sluicetb"
+YAML
+
+run() { # run NAME EXPECTED_EXIT ARGS...
+    local name=$1 want=$2 rc=0
+    shift 2
+    "$SLUICE" check --config "$work/site.yaml" "$@" >"$work/out" 2>"$work/err" || rc=$?
+    if [ "$rc" -ne "$want" ]; then
+        fail "$name: exit $rc, expected $want"
+        cat "$work/out" "$work/err"
+        return 1
+    fi
+    return 0
+}
+
+if run tcp 0; then
+    if grep -Eq '^gpu:a100 +ok' "$work/out" && grep -Eq '^gpu:h100 +ok' "$work/out" &&
+        grep -Eq '^version +ok +v0\.0\.38' "$work/out"; then
+        pass "tcp: exit 0, both GPU series satisfied"
+    else
+        fail "tcp: table lacks the expected rows"
+        cat "$work/out"
+    fi
+fi
+
+if run unix-json 0 --set "rest.url=unix:$SLUICE_TB_REST_SOCKET" -o json; then
+    if jq -e '.ok == true and ([.checks[] | select(.status == "FAIL")] | length == 0)' \
+        "$work/out" >/dev/null; then
+        pass "unix socket, json: ok"
+    else
+        fail "unix socket, json: unexpected output"
+        cat "$work/out"
+    fi
+fi
+
+printf 'SLURM_JWT=eyJhbGciOiJIUzI1NiJ9.eyJzdW4iOiJ4In0.bm90LXNpZ25lZA\n' >"$work/bad.jwt"
+chmod 600 "$work/bad.jwt"
+if run bad-token 77 --set "rest.jwt_file=$work/bad.jwt"; then
+    if grep -q 'token failed' "$work/err" && ! grep -q 'bm90LXNpZ25lZA' "$work/out" "$work/err"; then
+        pass "bad token: exit 77, named, token not printed"
+    else
+        fail "bad token: failure not named or token printed"
+        cat "$work/out" "$work/err"
+    fi
+fi
+
+if run missing-partition 78 --set "job_launcher.sbatch_directives.partition=nosuchpart"; then
+    pass "unknown partition: exit 78"
+fi
+
+echo "check_cli: $passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ "$passed" -eq 4 ]

@@ -1,0 +1,685 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_client.c - the slurmrestd client against the scripted fake server:
+ * typed outcomes of the failure paths, the retry rule (POST never, GET and
+ * DELETE once after a token refresh), version negotiation and jobs/state
+ * chunking.  Only 127.0.0.1 and Unix sockets are contacted.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sluice/client.h>
+#include <sluice/log.h>
+
+#include "fake_slurmrestd.h"
+
+static fake_server_t *fs;
+static sluice_client_t *client;
+static char keypath[64];
+static int64_t fake_now = 1700000000;
+
+/* Every call advances the clock, so each minted token differs. */
+static int64_t ticking_clock(void *arg)
+{
+    (void)arg;
+    return fake_now++;
+}
+
+static void setup(void)
+{
+    int fd;
+
+    fs = fake_start(0);
+    cr_assert_not_null(fs);
+    snprintf(keypath, sizeof(keypath), "/tmp/sluice-client-key-XXXXXX");
+    fd = mkstemp(keypath);
+    cr_assert(fd >= 0);
+    cr_assert_eq(write(fd, "0123456789abcdef0123456789abcdef", 32), 32);
+    fchmod(fd, 0600);
+    close(fd);
+}
+
+static void teardown(void)
+{
+    sluice_client_free(client);
+    client = NULL;
+    fake_stop(fs);
+    fs = NULL;
+    unlink(keypath);
+}
+
+TestSuite(client, .init = setup, .fini = teardown, .timeout = 30);
+
+static char *fixture(const char *version, const char *name)
+{
+    const char *src = getenv("SLUICE_SOURCE_DIR");
+    char path[1024];
+    FILE *f;
+    char *text;
+    long len;
+
+    cr_assert_not_null(src, "SLUICE_SOURCE_DIR is not set");
+    snprintf(path, sizeof(path), "%s/tests/fixtures/slurmrestd/%s/%s.json", src, version, name);
+    f = fopen(path, "rb");
+    cr_assert_not_null(f, "cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    text = calloc(1, (size_t)len + 1);
+    cr_assert_eq(fread(text, 1, (size_t)len, f), (size_t)len);
+    fclose(f);
+    return text;
+}
+
+static void push(int status, const char *body)
+{
+    fake_response_t r;
+
+    memset(&r, 0, sizeof(r));
+    r.status = status;
+    r.body = body;
+    fake_push(fs, &r);
+}
+
+static void push_fixture(int status, const char *version, const char *name)
+{
+    char *text = fixture(version, name);
+    push(status, text);
+    free(text);
+}
+
+static void make_client(const char *version, long query_ms, size_t max_response, size_t chunk)
+{
+    sluice_auth_options_t ao;
+    sluice_client_options_t co;
+    sluice_auth_t *auth = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    memset(&ao, 0, sizeof(ao));
+    ao.kind = SLUICE_AUTH_HS256_KEY;
+    ao.path = keypath;
+    ao.user = "alice";
+    ao.clock = ticking_clock;
+    cr_assert_eq(sluice_auth_new(&auth, &ao, &err), SLUICE_OK, "%s", err.text);
+    memset(&co, 0, sizeof(co));
+    co.url = fake_url(fs);
+    co.api_version = version;
+    co.query_timeout_ms = query_ms;
+    co.submit_timeout_ms = query_ms;
+    co.cancel_timeout_ms = query_ms;
+    co.max_response = max_response;
+    co.states_chunk = chunk;
+    co.auth = auth;
+    cr_assert_eq(sluice_client_new(&client, &co, &err), SLUICE_OK, "%s", err.text);
+}
+
+/* A client pinned to `version` whose negotiation already happened. */
+static void ready_client(const char *version, long query_ms)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    make_client(version, query_ms, 0, 0);
+    push_fixture(200, version, "diag_basic");
+    cr_assert_eq(sluice_client_negotiate(client, NULL, &err), SLUICE_OK, "%s", err.text);
+}
+
+static sluice_jobdesc_t one_job(void)
+{
+    sluice_jobdesc_t d;
+
+    memset(&d, 0, sizeof(d));
+    d.name = strdup("sluice-t");
+    d.nodes = 1;
+    d.tasks_per_node = 1;
+    d.workdir = strdup("/tmp");
+    d.script = strdup("#!/bin/sh\ntrue\n");
+    return d;
+}
+
+static sluice_outcome submit_outcome(sluice_call_t *call, sluice_error_t *err)
+{
+    sluice_jobdesc_t d = one_job();
+    sluice_rest_submit_t s = {0};
+
+    (void)sluice_client_submit(client, &d, 1, &s, call, err);
+    sluice_rest_submit_clear(&s);
+    sluice_jobdesc_clear(&d);
+    return call->outcome;
+}
+
+static sluice_outcome get_outcome(sluice_call_t *call, sluice_error_t *err)
+{
+    sluice_rest_jobs_t j = {0};
+
+    (void)sluice_client_get_job(client, 5, &j, call, err);
+    sluice_rest_jobs_clear(&j);
+    return call->outcome;
+}
+
+/* ---- success paths -------------------------------------------------------- */
+
+Test(client, submit_ok_returns_the_job_id_with_one_post)
+{
+    sluice_jobdesc_t d = one_job();
+    sluice_rest_submit_t s = {0};
+    sluice_call_t call;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    ready_client("v0.0.43", 5000);
+    push_fixture(200, "v0.0.43", "submit_ok");
+    cr_assert_eq(sluice_client_submit(client, &d, 1, &s, &call, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_eq(call.outcome, SLUICE_OUTCOME_OK);
+    cr_assert_eq(s.job_id, 200);
+    cr_assert_eq(call.requests, 1);
+    cr_assert_str_eq(fake_request(fs, 1)->method, "POST");
+    cr_assert_str_eq(fake_request(fs, 1)->target, "/slurm/v0.0.43/job/submit");
+    sluice_rest_submit_clear(&s);
+    sluice_jobdesc_clear(&d);
+}
+
+Test(client, get_job_not_found_on_404_and_on_2205_500_2017)
+{
+    sluice_call_t call;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    ready_client("v0.0.43", 5000);
+    push_fixture(404, "v0.0.43", "error_notfound");
+    cr_assert_eq(get_outcome(&call, &err), SLUICE_OUTCOME_NOT_FOUND);
+    cr_assert_eq(err.code, SLUICE_ENOTFOUND);
+    cr_assert_eq(call.slurm_errno, 2017);
+    cr_assert_eq(call.http_status, 404);
+    sluice_client_free(client);
+    client = NULL;
+
+    ready_client("v0.0.38", 5000);
+    push_fixture(500, "v0.0.38", "error_notfound");
+    cr_assert_eq(get_outcome(&call, &err), SLUICE_OUTCOME_NOT_FOUND);
+    cr_assert_eq(call.requests, 1);
+}
+
+/* ---- failure paths: typed outcome and never a repeated POST --------------- */
+
+Test(client, delay_past_the_timeout)
+{
+    fake_response_t r;
+    sluice_call_t call;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    ready_client("v0.0.43", 300);
+    memset(&r, 0, sizeof(r));
+    r.delay_ms = 1000;
+    r.body = "{}";
+    fake_push(fs, &r);
+    cr_assert_eq(submit_outcome(&call, &err), SLUICE_OUTCOME_UNCERTAIN);
+    cr_assert_eq(err.code, SLUICE_ETIMEDOUT);
+    cr_assert_eq(call.requests, 1);
+    fake_push(fs, &r);
+    cr_assert_eq(get_outcome(&call, &err), SLUICE_OUTCOME_UNAVAILABLE);
+    cr_assert_eq(err.code, SLUICE_ETIMEDOUT);
+    cr_assert_eq(call.requests, 1);
+}
+
+Test(client, server_errors_5xx)
+{
+    static const int codes[] = {500, 502, 503, 504};
+    sluice_call_t call;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    size_t before;
+
+    ready_client("v0.0.43", 5000);
+    for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {
+        before = fake_request_count(fs);
+        push(codes[i], "{\"errors\":[{\"error_number\":1001,\"error\":\"comm\"}]}");
+        cr_assert_eq(submit_outcome(&call, &err), SLUICE_OUTCOME_UNCERTAIN, "POST %d", codes[i]);
+        cr_assert_eq(call.http_status, codes[i]);
+        cr_assert_eq(call.slurm_errno, 1001);
+        cr_assert_eq(fake_request_count(fs), before + 1, "POST %d was repeated", codes[i]);
+        push(codes[i], "{}");
+        cr_assert_eq(get_outcome(&call, &err), SLUICE_OUTCOME_UNAVAILABLE, "GET %d", codes[i]);
+        cr_assert_eq(fake_request_count(fs), before + 2);
+    }
+}
+
+Test(client, auth_failure_post_is_uncertain_and_never_retried)
+{
+    static const int codes[] = {401, 511};
+    sluice_call_t call;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    ready_client("v0.0.43", 5000);
+    for (size_t i = 0; i < 2; i++) {
+        size_t before = fake_request_count(fs);
+        push(codes[i], "{\"errors\":[{\"error_number\":1007,"
+                       "\"error\":\"Protocol authentication error\"}]}");
+        push_fixture(200, "v0.0.43", "submit_ok"); /* must never be consumed by a retry */
+        cr_assert_eq(submit_outcome(&call, &err), SLUICE_OUTCOME_UNCERTAIN);
+        cr_assert(call.auth_refreshed);
+        cr_assert_eq(call.requests, 1);
+        cr_assert_eq(fake_request_count(fs), before + 1);
+        /* drain the unused answer with a GET */
+        (void)get_outcome(&call, &err);
+        cr_assert_eq(fake_request_count(fs), before + 2);
+    }
+}
+
+Test(client, auth_failure_get_retried_once_with_a_fresh_token)
+{
+    static const int codes[] = {401, 511};
+    char tok1[2048], tok2[2048];
+    sluice_call_t call;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    ready_client("v0.0.43", 5000);
+    for (size_t i = 0; i < 2; i++) {
+        size_t before = fake_request_count(fs);
+        push(codes[i], "Authentication failure");
+        push_fixture(200, "v0.0.43", "job_running");
+        cr_assert_eq(get_outcome(&call, &err), SLUICE_OUTCOME_OK, "%s", err.text);
+        cr_assert_eq(call.requests, 2);
+        cr_assert(call.auth_refreshed);
+        cr_assert_eq(fake_request_count(fs), before + 2);
+        cr_assert(fake_header(fake_request(fs, before), "X-SLURM-USER-TOKEN", tok1, sizeof(tok1)));
+        cr_assert(
+            fake_header(fake_request(fs, before + 1), "X-SLURM-USER-TOKEN", tok2, sizeof(tok2)));
+        cr_assert_str_neq(tok1, tok2, "the retry must carry a refreshed token");
+    }
+}
+
+Test(client, auth_failure_twice_is_auth_and_stops)
+{
+    char tok[2048];
+    sluice_call_t call;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    ready_client("v0.0.43", 5000);
+    push(511, "{}");
+    push(511, "{}");
+    cr_assert_eq(get_outcome(&call, &err), SLUICE_OUTCOME_AUTH);
+    cr_assert_eq(err.code, SLUICE_EAUTH);
+    cr_assert_eq(call.requests, 2);
+    cr_assert_eq(fake_request_count(fs), 3);
+    cr_assert(fake_header(fake_request(fs, 2), "X-SLURM-USER-TOKEN", tok, sizeof(tok)));
+    cr_assert_null(strstr(err.text, tok), "error text must never hold the token");
+}
+
+Test(client, delete_retried_once_after_auth)
+{
+    sluice_call_t call;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    ready_client("v0.0.38", 5000);
+    push(500, "{\"errors\":[{\"error_number\":-1,\"error\":\"Unspecified error\"}]}");
+    push(200, "{\"errors\":[]}");
+    cr_assert_eq(sluice_client_cancel(client, 7, "TERM", &call, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_eq(call.requests, 2);
+    cr_assert_str_eq(fake_request(fs, 1)->method, "DELETE");
+    cr_assert_str_eq(fake_request(fs, 2)->method, "DELETE");
+    cr_assert_not_null(strstr(fake_request(fs, 2)->target, "/slurm/v0.0.38/job/7"));
+}
+
+Test(client, rejected_submit_keeps_the_slurm_error)
+{
+    sluice_call_t call;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    ready_client("v0.0.43", 5000);
+    push_fixture(400, "v0.0.43", "submit_error");
+    cr_assert_eq(submit_outcome(&call, &err), SLUICE_OUTCOME_REJECTED);
+    cr_assert_eq(err.code, SLUICE_ESLURM);
+    cr_assert_eq(call.slurm_errno, 2000);
+    cr_assert_str_eq(call.slurm_error, "Invalid partition name specified");
+    cr_assert_eq(call.http_status, 400);
+    cr_assert_eq(fake_request_count(fs), 2);
+}
+
+Test(client, not_modified_304_means_no_changes)
+{
+    sluice_rest_jobs_t j = {0};
+    sluice_call_t call;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    ready_client("v0.0.38", 5000);
+    push(304, NULL);
+    cr_assert_eq(sluice_client_jobs_since(client, 1700000000, &j, &call, &err), SLUICE_OK, "%s",
+                 err.text);
+    cr_assert(call.no_changes);
+    cr_assert_eq(j.n_jobs, 0);
+    cr_assert_not_null(strstr(fake_request(fs, 1)->target, "update_time=1700000000"));
+    sluice_rest_jobs_clear(&j);
+}
+
+Test(client, no_changes_warning_on_newer_versions)
+{
+    sluice_rest_jobs_t j = {0};
+    sluice_call_t call;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    ready_client("v0.0.43", 5000);
+    push_fixture(200, "v0.0.43", "jobs_nochanges");
+    cr_assert_eq(sluice_client_jobs_since(client, 1700000000, &j, &call, &err), SLUICE_OK, "%s",
+                 err.text);
+    cr_assert(call.no_changes);
+    sluice_rest_jobs_clear(&j);
+}
+
+Test(client, truncated_and_invalid_json)
+{
+    static const char *bodies[] = {"{\"jobs\":[{\"job_id\":5", "<html>oops</html>"};
+    sluice_call_t call;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    ready_client("v0.0.43", 5000);
+    for (size_t i = 0; i < 2; i++) {
+        size_t before = fake_request_count(fs);
+        push(200, bodies[i]);
+        cr_assert_eq(get_outcome(&call, &err), SLUICE_OUTCOME_PROTOCOL);
+        cr_assert_eq(err.code, SLUICE_EPROTO);
+        push(200, bodies[i]);
+        cr_assert_eq(submit_outcome(&call, &err), SLUICE_OUTCOME_UNCERTAIN,
+                     "a 200 we cannot read may still be an accepted job");
+        cr_assert_eq(fake_request_count(fs), before + 2);
+    }
+}
+
+Test(client, schema_violation_is_protocol)
+{
+    sluice_call_t call;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    ready_client("v0.0.43", 5000);
+    push(200, "{\"jobs\":\"not a list\"}");
+    cr_assert_eq(get_outcome(&call, &err), SLUICE_OUTCOME_PROTOCOL);
+}
+
+Test(client, oversize_body_is_too_large)
+{
+    fake_response_t r;
+    sluice_call_t call;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    make_client("v0.0.43", 5000, 4096, 0);
+    push_fixture(200, "v0.0.43", "diag_basic");
+    cr_assert_eq(sluice_client_negotiate(client, NULL, &err), SLUICE_OK, "%s", err.text);
+    memset(&r, 0, sizeof(r));
+    r.body = "0123456789abcdef";
+    r.repeat_body = 1024;
+    fake_push(fs, &r);
+    cr_assert_eq(get_outcome(&call, &err), SLUICE_OUTCOME_TOO_LARGE);
+    cr_assert_eq(err.code, SLUICE_ETOOBIG);
+    fake_push(fs, &r);
+    cr_assert_eq(submit_outcome(&call, &err), SLUICE_OUTCOME_UNCERTAIN);
+    cr_assert_eq(call.requests, 1);
+}
+
+Test(client, connection_reset)
+{
+    fake_response_t r;
+    sluice_call_t call;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    size_t before;
+
+    ready_client("v0.0.43", 5000);
+    before = fake_request_count(fs);
+    memset(&r, 0, sizeof(r));
+    r.close_silently = 1;
+    fake_push(fs, &r);
+    cr_assert_eq(submit_outcome(&call, &err), SLUICE_OUTCOME_UNCERTAIN);
+    cr_assert_eq(fake_request_count(fs), before + 1);
+    fake_push(fs, &r);
+    cr_assert_eq(get_outcome(&call, &err), SLUICE_OUTCOME_UNAVAILABLE);
+    cr_assert_eq(call.requests, 1);
+}
+
+Test(client, connection_refused_is_unavailable_even_for_a_post)
+{
+    sluice_call_t call;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    ready_client("v0.0.43", 5000);
+    fake_stop(fs);
+    fs = NULL;
+    cr_assert_eq(submit_outcome(&call, &err), SLUICE_OUTCOME_UNAVAILABLE,
+                 "a request that was never sent is certainly not submitted");
+    fs = fake_start(0);
+}
+
+/* ---- negotiation ---------------------------------------------------------- */
+
+Test(client, auto_finds_v0043_and_records_meta)
+{
+    sluice_client_info_t info;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    make_client("auto", 5000, 0, 0);
+    push(404, "Unable find requested URL");
+    push(404, "Unable find requested URL");
+    push_fixture(200, "v0.0.43", "diag_basic");
+    cr_assert_eq(sluice_client_negotiate(client, NULL, &err), SLUICE_OK, "%s", err.text);
+    sluice_client_info(client, &info);
+    cr_assert(info.negotiated);
+    cr_assert_eq(info.version, SLUICE_REST_V0043);
+    cr_assert_str_eq(info.release, "25.05.8");
+    cr_assert_str_eq(info.cluster, "testbed");
+    cr_assert_str_eq(info.data_parser, "data_parser/v0.0.43");
+    cr_assert_eq(fake_request_count(fs), 3);
+    cr_assert_str_eq(fake_request(fs, 0)->target, "/slurm/v0.0.45/diag/");
+    cr_assert_str_eq(fake_request(fs, 1)->target, "/slurm/v0.0.44/diag/");
+    cr_assert_str_eq(fake_request(fs, 2)->target, "/slurm/v0.0.43/diag/");
+    /* later operations use it without probing again */
+    push_fixture(200, "v0.0.43", "job_running");
+    cr_assert_eq(get_outcome(&(sluice_call_t){0}, &err), SLUICE_OUTCOME_OK, "%s", err.text);
+    cr_assert_str_eq(fake_request(fs, 3)->target, "/slurm/v0.0.43/job/5");
+}
+
+Test(client, auto_finds_v0038)
+{
+    sluice_client_info_t info;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    make_client(NULL, 5000, 0, 0);
+    for (int i = 0; i < 6; i++)
+        push(404, "Unable find requested URL");
+    push_fixture(200, "v0.0.38", "diag_basic");
+    cr_assert_eq(sluice_client_negotiate(client, NULL, &err), SLUICE_OK, "%s", err.text);
+    sluice_client_info(client, &info);
+    cr_assert_eq(info.version, SLUICE_REST_V0038);
+    cr_assert_str_eq(info.release, "22.05.8");
+    cr_assert_str_eq(info.cluster, "");
+    cr_assert_str_eq(fake_request(fs, 5)->target, "/slurm/v0.0.40/diag/");
+    cr_assert_str_eq(fake_request(fs, 6)->target, "/slurm/v0.0.38/diag/");
+}
+
+Test(client, unsupported_server_lists_what_it_offers)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    make_client("auto", 5000, 0, 0);
+    for (int i = 0; i < 7; i++)
+        push(404, "Unable find requested URL");
+    push(200, "{\"openapi\":\"3.0.2\",\"paths\":{\"/slurm/v0.0.39/diag/\":{},"
+              "\"/slurm/v0.0.39/jobs/\":{},\"/slurmdb/v0.0.39/jobs/\":{}}}");
+    cr_assert_eq(sluice_client_negotiate(client, NULL, &err), SLUICE_EUNSUPPORTED);
+    cr_assert_not_null(strstr(err.text, "offers v0.0.39;"), "%s", err.text);
+    cr_assert_str_eq(fake_request(fs, 7)->target, "/openapi/v3");
+}
+
+Test(client, pinned_version_the_server_lacks)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    make_client("v0.0.45", 5000, 0, 0);
+    push(404, "Unable find requested URL");
+    push(404, "no listing");
+    cr_assert_eq(sluice_client_negotiate(client, NULL, &err), SLUICE_EUNSUPPORTED);
+    cr_assert_not_null(strstr(err.text, "v0.0.45"), "%s", err.text);
+    cr_assert_not_null(strstr(err.text, "not available"), "%s", err.text);
+}
+
+Test(client, negotiation_with_a_bad_token_is_auth)
+{
+    sluice_call_t call;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    make_client("auto", 5000, 0, 0);
+    push(511, "{}");
+    push(511, "{}");
+    cr_assert_eq(sluice_client_negotiate(client, &call, &err), SLUICE_EAUTH);
+    cr_assert_eq(call.outcome, SLUICE_OUTCOME_AUTH);
+    cr_assert_eq(fake_request_count(fs), 2);
+}
+
+Test(client, pinned_version_unknown_to_sluice_is_refused_at_creation)
+{
+    sluice_auth_options_t ao;
+    sluice_client_options_t co;
+    sluice_auth_t *auth = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    memset(&ao, 0, sizeof(ao));
+    ao.kind = SLUICE_AUTH_HS256_KEY;
+    ao.path = keypath;
+    ao.user = "alice";
+    cr_assert_eq(sluice_auth_new(&auth, &ao, &err), SLUICE_OK, "%s", err.text);
+    memset(&co, 0, sizeof(co));
+    co.url = fake_url(fs);
+    co.api_version = "v0.0.39";
+    co.auth = auth;
+    cr_assert_eq(sluice_client_new(&client, &co, &err), SLUICE_EUNSUPPORTED);
+    sluice_auth_free(auth);
+}
+
+/* ---- jobs/state ----------------------------------------------------------- */
+
+Test(client, job_states_are_chunked)
+{
+    const uint64_t ids[] = {5, 6, 7, 8, 9};
+    sluice_rest_job_states_t st = {0};
+    sluice_call_t call;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    make_client("v0.0.43", 5000, 0, 2);
+    push_fixture(200, "v0.0.43", "diag_basic");
+    push(200, "{\"jobs\":[{\"job_id\":\"5\",\"state\":[\"PENDING\"]},"
+              "{\"job_id\":\"6\",\"state\":[\"RUNNING\"]}]}");
+    push(200, "{\"jobs\":[{\"job_id\":\"7\",\"state\":[\"COMPLETED\"]},"
+              "{\"job_id\":\"8\",\"state\":[\"FAILED\"]}]}");
+    push(200, "{\"jobs\":[{\"job_id\":\"9\",\"state\":[\"CANCELLED\"]}]}");
+    cr_assert_eq(sluice_client_job_states(client, ids, 5, &st, &call, &err), SLUICE_OK, "%s",
+                 err.text);
+    cr_assert_eq(st.n_states, 5);
+    cr_assert_eq(call.requests, 3);
+    cr_assert_str_eq(fake_request(fs, 1)->target, "/slurm/v0.0.43/jobs/state/?job_id=5&job_id=6");
+    cr_assert_str_eq(fake_request(fs, 2)->target, "/slurm/v0.0.43/jobs/state/?job_id=7&job_id=8");
+    cr_assert_str_eq(fake_request(fs, 3)->target, "/slurm/v0.0.43/jobs/state/?job_id=9");
+    cr_assert_eq(st.states[4].job_id, 9);
+    cr_assert_eq(st.states[4].base, SLUICE_JOB_CANCELLED);
+    cr_assert_eq(st.states[2].base, SLUICE_JOB_COMPLETED);
+    sluice_rest_job_states_clear(&st);
+}
+
+Test(client, job_states_chunk_failure_fails_the_call)
+{
+    const uint64_t ids[] = {5, 6, 7};
+    sluice_rest_job_states_t st = {0};
+    sluice_call_t call;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    make_client("v0.0.43", 5000, 0, 2);
+    push_fixture(200, "v0.0.43", "diag_basic");
+    push(200, "{\"jobs\":[{\"job_id\":\"5\",\"state\":[\"PENDING\"]}]}");
+    push(503, "{}");
+    cr_assert_neq(sluice_client_job_states(client, ids, 3, &st, &call, &err), SLUICE_OK);
+    cr_assert_eq(call.outcome, SLUICE_OUTCOME_UNAVAILABLE);
+    cr_assert_eq(st.n_states, 0);
+    cr_assert_null(st.states);
+}
+
+Test(client, job_states_on_v0038_filter_the_job_list)
+{
+    const uint64_t ids[] = {101, 103, 999};
+    sluice_rest_job_states_t st = {0};
+    sluice_call_t call;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    ready_client("v0.0.38", 5000);
+    push_fixture(200, "v0.0.38", "jobs_list");
+    cr_assert_eq(sluice_client_job_states(client, ids, 3, &st, &call, &err), SLUICE_OK, "%s",
+                 err.text);
+    cr_assert_eq(st.n_states, 2);
+    cr_assert_eq(st.states[0].job_id, 101);
+    cr_assert_eq(st.states[0].base, SLUICE_JOB_PENDING);
+    cr_assert_eq(st.states[1].job_id, 103);
+    cr_assert_eq(st.states[1].base, SLUICE_JOB_COMPLETED);
+    cr_assert_str_eq(fake_request(fs, 1)->target, "/slurm/v0.0.38/jobs/");
+    sluice_rest_job_states_clear(&st);
+}
+
+/* ---- accounting ----------------------------------------------------------- */
+
+Test(client, acct_find_newest_first_and_v0038_query)
+{
+    sluice_rest_jobs_t j = {0};
+    sluice_call_t call;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    ready_client("v0.0.38", 5000);
+    push_fixture(200, "v0.0.38", "acct_requeued");
+    (void)sluice_client_acct_find(client, "sluice-x", NULL, 1000, 2000, &j, &call, &err);
+    cr_assert(call.outcome == SLUICE_OUTCOME_OK || call.outcome == SLUICE_OUTCOME_NOT_FOUND);
+    cr_assert_null(strstr(fake_request(fs, 1)->target, "users="), "dbv0.0.38 has no users key");
+    cr_assert_not_null(strstr(fake_request(fs, 1)->target, "start_time=now-"));
+    for (size_t i = 1; i < j.n_jobs; i++)
+        cr_assert(j.jobs[i - 1].submit_time >= j.jobs[i].submit_time);
+    sluice_rest_jobs_clear(&j);
+}
+
+Test(client, acct_nothing_found_is_not_found)
+{
+    sluice_rest_jobs_t j = {0};
+    sluice_call_t call;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    ready_client("v0.0.38", 5000);
+    push(200, "{\"errors\":[{\"error_number\":9003,\"error\":\"Nothing found with query\"}],"
+              "\"jobs\":[]}");
+    cr_assert_eq(sluice_client_acct_find(client, "x", "alice", 1, 2, &j, &call, &err),
+                 SLUICE_ENOTFOUND);
+    cr_assert_eq(call.outcome, SLUICE_OUTCOME_NOT_FOUND);
+    push(500, "{\"errors\":[{\"error_number\":9003,\"error\":\"Nothing found with query\"}]}");
+    cr_assert_eq(sluice_client_acct_job(client, 5, &j, &call, &err), SLUICE_ENOTFOUND);
+    sluice_rest_jobs_clear(&j);
+}
+
+/* ---- constraints and names ------------------------------------------------ */
+
+Test(client, constraint_matching)
+{
+    cr_assert_eq(sluice_constraint_match("gpu_a100", "gpu_a100,sluicetb"), 1);
+    cr_assert_eq(sluice_constraint_match("gpu_h100", "gpu_a100,sluicetb"), 0);
+    cr_assert_eq(sluice_constraint_match("gpu_a100&sluicetb", "sluicetb,gpu_a100"), 1);
+    cr_assert_eq(sluice_constraint_match("gpu_a100&ib", "gpu_a100"), 0);
+    cr_assert_eq(sluice_constraint_match("gpu_x|gpu_a100", "gpu_a100"), 1);
+    cr_assert_eq(sluice_constraint_match("a&b|c", "c"), 1);
+    cr_assert_eq(sluice_constraint_match("a&b|c", "a"), 0);
+    cr_assert_eq(sluice_constraint_match(" a & b ", "a,b"), 1);
+    cr_assert_eq(sluice_constraint_match("gpu_a100", NULL), 0);
+    cr_assert_eq(sluice_constraint_match("[a|b]", "a"), -1);
+    cr_assert_eq(sluice_constraint_match("a*2", "a"), -1);
+    cr_assert_eq(sluice_constraint_match("(a&b)", "a,b"), -1);
+    cr_assert_eq(sluice_constraint_match("a&", "a"), -1);
+    cr_assert_eq(sluice_constraint_match("", "a"), -1);
+    cr_assert_eq(sluice_constraint_match("!a", "a"), -1);
+}
+
+Test(client, outcome_names)
+{
+    cr_assert_str_eq(sluice_outcome_name(SLUICE_OUTCOME_OK), "ok");
+    cr_assert_str_eq(sluice_outcome_name(SLUICE_OUTCOME_UNCERTAIN), "uncertain");
+    cr_assert_str_eq(sluice_outcome_name(SLUICE_OUTCOME_TOO_LARGE), "too-large");
+    cr_assert_str_eq(sluice_outcome_name((sluice_outcome)99), "unknown");
+}
