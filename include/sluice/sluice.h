@@ -10,6 +10,7 @@
 #include <sluice/fsm.h>
 #include <sluice/jobdesc.h>
 #include <sluice/launch.h>
+#include <sluice/launcher.h>
 #include <sluice/log.h>
 #include <sluice/slurmrest.h>
 #include <sluice/store.h>
