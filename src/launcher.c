@@ -22,7 +22,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,6 +99,12 @@ struct sluice_launcher {
 static double fsm_time(int64_t ms)
 {
     return (double)ms / 1000.0;
+}
+
+/* Seconds-scale values (already multiplied) back to whole ms; never negative here. */
+static int64_t to_ms(double x)
+{
+    return (int64_t)(x >= 0 ? x + 0.5 : x - 0.5);
 }
 
 static int64_t real_now_ms(void *arg)
@@ -263,7 +268,7 @@ static void notify(sluice_launcher_t *l,
                    int prev_result)
 {
     sluice_launcher_transition_t t;
-    int64_t t_ms = (int64_t)llround(L->fsm.last_time * 1000.0);
+    int64_t t_ms = (int64_t)to_ms(L->fsm.last_time * 1000.0);
 
     if (tr->from == tr->to && tr->result == prev_result)
         return;
@@ -991,8 +996,8 @@ adopt(sluice_launcher_t *l, launch_t *L, uint64_t id, sluice_lookup_source src, 
 
 static sluice_err do_reconcile(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_error_t *err)
 {
-    int64_t spacing = (int64_t)llround(l->o.absence_spacing_s * 1000.0);
-    int64_t post_ms = (int64_t)llround(L->fsm.post_time * 1000.0);
+    int64_t spacing = (int64_t)to_ms(l->o.absence_spacing_s * 1000.0);
+    int64_t post_ms = (int64_t)to_ms(L->fsm.post_time * 1000.0);
     sluice_jobview_t *v = NULL;
     size_t n = 0;
     uint64_t ids[SLUICE_FSM_MAX_JOBS];
@@ -1034,7 +1039,7 @@ static sluice_err do_reconcile(sluice_launcher_t *l, launch_t *L, int64_t now, s
         return SLUICE_OK;
     }
     /* A healthy absence; it counts only once the delay after the POST has passed. */
-    if (now - post_ms >= (int64_t)llround(l->o.absence_delay_s * 1000.0))
+    if (now - post_ms >= (int64_t)to_ms(l->o.absence_delay_s * 1000.0))
         L->absent_count++;
     if (L->absent_count >= l->o.absence_lookups) {
         char detail[96];
@@ -1052,7 +1057,7 @@ static sluice_err do_reconcile(sluice_launcher_t *l, launch_t *L, int64_t now, s
 static sluice_err
 do_old_attempts(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_error_t *err)
 {
-    int64_t spacing = (int64_t)llround(l->o.absence_spacing_s * 1000.0);
+    int64_t spacing = (int64_t)to_ms(l->o.absence_spacing_s * 1000.0);
     sluice_err rc = SLUICE_OK;
 
     if (L->fsm.attempt < 2 || now - L->last_old_check_ms < spacing)
@@ -1246,7 +1251,7 @@ static sluice_err do_archive(sluice_launcher_t *l, launch_t *L, sluice_error_t *
 
 static int64_t heartbeat_ms(const sluice_launcher_t *l, const launch_t *L)
 {
-    int64_t h = (int64_t)llround(L->fsm.cfg.pending_timeout * 1000.0 / 20.0);
+    int64_t h = (int64_t)to_ms(L->fsm.cfg.pending_timeout * 1000.0 / 20.0);
 
     if (h > 30000)
         h = 30000;
