@@ -529,6 +529,7 @@ Test(launcher, kill_and_restart_loses_and_duplicates_nothing)
     const char *env = getenv("SLUICE_KILL_POINTS");
     int points = env != NULL ? atoi(env) : 20;
     unsigned seed = 20240601u;
+    int total_kills = 0;
 
     for (int p = 0; p < points; p++) {
         sluice_launcher_t *l;
@@ -574,8 +575,10 @@ Test(launcher, kill_and_restart_loses_and_duplicates_nothing)
             cr_assert_eq(fake_cluster_count_named(fc, prefix), 1, "point %d: %s jobs", p, ids[i]);
         }
         cr_assert_eq(fc->n_submit, 3, "point %d: POSTs", p);
+        total_kills += kills;
         sluice_launcher_free(l);
     }
+    cr_assert(points == 0 || total_kills >= points, "%d kills in %d runs", total_kills, points);
 }
 
 /* ---- observation --------------------------------------------------------- */
