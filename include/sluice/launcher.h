@@ -1,0 +1,327 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* launcher.h - the supervisor that drives launches from acceptance to a
+ * terminal state: exactly-once submit, one batched poll for every launch,
+ * owned cancel, artifacts, recovery.
+ *
+ * Purpose:
+ *   Tie the store (durable event log), the state machine (pure decisions)
+ *   and the cluster (REST) together.  Every side effect follows the flux
+ *   shape: the fsm says what is due (sluice_fsm_due), the launcher carries it
+ *   out, records the outcome as an event in the store first, and then folds
+ *   the stored event back into its in-memory state.  The in-memory state is
+ *   therefore always the replay of the log.
+ *
+ * Inputs the launcher does not build itself (function tables, so the REST
+ * client and the renderer can be bridged in and tests can fake them):
+ *   - sluice_cluster_ops_t: the typed cluster operations;
+ *   - sluice_staging_ops_t: staging files (secret file, peers.env, exit
+ *     files, archive and removal);
+ *   - a clock (now_ms) and a sleep function.
+ *
+ * Notes:
+ *   - One launcher object per store holds the store's supervisor lock.
+ *     Other processes may append `cancel-requested` to the store; the
+ *     launcher picks such events up at the start of every cycle.
+ *   - Secret values given at accept time are kept in memory only.
+ *   - Thread-safety: a launcher object is used by one thread at a time.
+ */
+#ifndef SLUICE_LAUNCHER_H
+#define SLUICE_LAUNCHER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include <sluice/common.h>
+#include <sluice/error.h>
+#include <sluice/fsm.h>
+#include <sluice/jobdesc.h>
+#include <sluice/store.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- the cluster ------------------------------------------------------- */
+
+/* Outcome of a submit.  Only REJECTED proves that no job exists. */
+typedef enum {
+    SLUICE_SUBMIT_OK = 0,      /* accepted; job_id is set */
+    SLUICE_SUBMIT_REJECTED,    /* Slurm refused it (error number and text) */
+    SLUICE_SUBMIT_UNCERTAIN,   /* timeout, dropped connection, 5xx, auth during the POST */
+    SLUICE_SUBMIT_UNAVAILABLE, /* the request was provably not sent (no connection) */
+} sluice_submit_outcome;
+
+/* What sluice_cluster_ops_t.submit reports besides the outcome. */
+typedef struct {
+    uint64_t job_id;  /* OK: the job (hetjob: the leader) */
+    int error_number; /* REJECTED: Slurm's error number */
+    char detail[256]; /* REJECTED/UNCERTAIN/UNAVAILABLE: why; OK: warnings, if any */
+} sluice_submit_result_t;
+
+/* One entry of a batched state read. */
+typedef struct {
+    bool present;         /* false: the job is no longer in the live queue */
+    sluice_job_base base; /* hetjob: the leader's (the adapter may combine) */
+    uint32_t flags;       /* SLUICE_JOB_FLAG() bits */
+} sluice_job_state_t;
+
+/* The cluster operations.  Every function returns a sluice_lookup where a
+ * lookup is involved: FOUND, NOT_FOUND (a healthy answer: no such job) or
+ * UNAVAILABLE (timeout, 5xx, auth refresh pending, slurmdbd down; nothing
+ * is known).  Job views returned through `views_out` are a new array of
+ * `*n_out` records that the launcher frees with sluice_jobview_clear() and
+ * free().  `user` is the Slurm user sluice submits as. */
+typedef struct {
+    /* POST the components (descs[0] carries the script). */
+    sluice_submit_outcome (*submit)(void *arg,
+                                    const sluice_jobdesc_t *descs,
+                                    size_t n,
+                                    sluice_submit_result_t *out);
+    /* Full live record of one job, one view per hetjob component. */
+    sluice_lookup (*get_job)(void *arg,
+                             uint64_t job_id,
+                             sluice_jobview_t **views_out,
+                             size_t *n_out);
+    /* Cheap batched read of many jobs' states: exactly one request.  Fills
+     * states[i] for ids[i].  Returns FOUND when the answer is healthy (even
+     * if no id is present), UNAVAILABLE otherwise. */
+    sluice_lookup (*job_states)(void *arg,
+                                const uint64_t *ids,
+                                size_t n,
+                                sluice_job_state_t *states);
+    /* Live jobs with this exact name and user (every component). */
+    sluice_lookup (*find_live_by_name)(
+        void *arg, const char *name, const char *user, sluice_jobview_t **views_out, size_t *n_out);
+    /* Accounting jobs with this name and user submitted in [start, end]
+     * (epoch seconds).  Accounting may carry no comment. */
+    sluice_lookup (*find_acct_by_name)(void *arg,
+                                       const char *name,
+                                       const char *user,
+                                       int64_t window_start,
+                                       int64_t window_end,
+                                       sluice_jobview_t **views_out,
+                                       size_t *n_out);
+    /* Accounting record of a job that left the live queue. */
+    sluice_lookup (*acct_job)(void *arg,
+                              uint64_t job_id,
+                              sluice_jobview_t **views_out,
+                              size_t *n_out);
+    /* DELETE the job (signal 0: Slurm's default).  SLUICE_OK when sent. */
+    sluice_err (*cancel)(void *arg, uint64_t job_id, int signal, sluice_error_t *err);
+    void *arg;
+} sluice_cluster_ops_t;
+
+/* ---- staging ----------------------------------------------------------- */
+
+/* One secret value held in memory for a launch (borrowed at accept time;
+ * the launcher keeps its own zeroed-on-free copy). */
+typedef struct {
+    const char *name;
+    const char *value;
+} sluice_secret_t;
+
+/* One per-pool exit file (`exit/<pool>`). */
+typedef struct {
+    char name[SLUICE_FSM_NAME_MAX];
+    int exit_code;
+    int signal;
+} sluice_pool_exit_t;
+
+/* Staging hooks; any member may be NULL (then the step is skipped and
+ * counts as done). */
+typedef struct {
+    /* Create the attempt's staging and write its 0600 secret file before
+     * the POST.  Failing here means no POST this cycle (retried). */
+    sluice_err (*prepare)(void *arg,
+                          const char *launch_id,
+                          uint32_t attempt,
+                          const sluice_secret_t *secrets,
+                          size_t n_secrets,
+                          sluice_error_t *err);
+    /* Read the pool exit files of a finished attempt: up to `max` entries
+     * into `out`, count in *n_out. */
+    sluice_err (*read_pool_exits)(void *arg,
+                                  const char *launch_id,
+                                  uint32_t attempt,
+                                  sluice_pool_exit_t *out,
+                                  size_t max,
+                                  size_t *n_out,
+                                  sluice_error_t *err);
+    /* Write `peers.env` into the dependent launch's staging: the nodes of
+     * the first launch's job (one view per component). */
+    sluice_err (*write_peers)(void *arg,
+                              const char *dependent_id,
+                              uint32_t dependent_attempt,
+                              const char *first_id,
+                              const sluice_jobview_t *views,
+                              size_t n_views,
+                              sluice_error_t *err);
+    /* Copy stdout/stderr into `artifact_dir`, then remove the launch's
+     * staging. */
+    sluice_err (*archive)(void *arg,
+                          const char *launch_id,
+                          uint32_t attempt,
+                          const char *artifact_dir,
+                          sluice_error_t *err);
+    /* Names of the staging directories that exist (new array of strings
+     * in *names_out, each and the array freed with free()). */
+    sluice_err (*list_staging)(void *arg, char ***names_out, size_t *n_out, sluice_error_t *err);
+    void *arg;
+} sluice_staging_ops_t;
+
+/* ---- options ----------------------------------------------------------- */
+
+/* Named kill points of the submit path (fault injection). */
+#define SLUICE_KILL_BEFORE_POST "before-post"
+#define SLUICE_KILL_AFTER_POST "after-post"
+#define SLUICE_KILL_AFTER_ANSWER "after-answer"
+
+/* A transition seen by the launcher (for `sluice launch --wait`). */
+typedef struct {
+    const char *launch_id;
+    const char *event; /* the event that caused it */
+    sluice_fsm_state from;
+    sluice_fsm_state to;
+    int result;              /* 127 until DONE */
+    const char *reason;      /* borrowed */
+    const char *slurm_state; /* last Slurm base state seen, or "" */
+    double elapsed;          /* seconds since acceptance */
+} sluice_launcher_transition_t;
+
+typedef void (*sluice_launcher_transition_fn)(const sluice_launcher_transition_t *t, void *arg);
+
+typedef struct {
+    sluice_store_t *store; /* required, borrowed; must outlive the launcher */
+    sluice_cluster_ops_t cluster;
+    sluice_staging_ops_t staging;
+    const char *user;            /* Slurm user of the site identity (ownership checks) */
+    const char *site;            /* marker part; default "default" */
+    const char *job_name_prefix; /* default "sluice" */
+    const char *state_dir;       /* artifacts under <state_dir>/artifacts/<id>/; NULL: store dir */
+    /* accounting and absence rules (config.h), seconds; 0 = default */
+    unsigned miss_budget;     /* 5 */
+    double miss_spacing_s;    /* 6 */
+    double absence_delay_s;   /* 60 */
+    unsigned absence_lookups; /* 3 */
+    double absence_spacing_s; /* 10 */
+    double pending_timeout_s; /* site default when the request has none; 600 */
+    /* polling: the adaptive interval stays within [min, max]; 0 = default */
+    int64_t poll_min_ms; /* 1000 */
+    int64_t poll_max_ms; /* 10000 */
+    double rpc_per_sec;  /* budget toward slurmctld; 0 = 50 */
+    /* clock and sleep; NULL = CLOCK_REALTIME / nanosleep */
+    int64_t (*now_ms)(void *arg);
+    void (*sleep_ms)(void *arg, int64_t ms);
+    void *clock_arg;
+    /* Kill points: return true to stop right there as if the process died
+     * (the launcher refuses every further call but _free).  NULL: the
+     * environment variable SLUICE_KILL_AT=<point> raises SIGKILL. */
+    bool (*kill_at)(void *arg, const char *point);
+    void *kill_arg;
+    /* Called on every state or result change of any launch. */
+    sluice_launcher_transition_fn on_transition;
+    void *transition_arg;
+} sluice_launcher_opts_t;
+
+typedef struct sluice_launcher sluice_launcher_t;
+
+/* Create a launcher: takes the store's supervisor lock (SLUICE_ECONFLICT
+ * when another process holds it).  Does not recover: call
+ * sluice_launcher_recover() next.  Caller frees with sluice_launcher_free(). */
+SLUICE_API sluice_err sluice_launcher_new(sluice_launcher_t **out,
+                                          const sluice_launcher_opts_t *opts,
+                                          sluice_error_t *err);
+
+/* Release the supervisor lock and all memory (secrets zeroed).  Never
+ * writes to the store or the cluster.  NULL-safe. */
+SLUICE_API void sluice_launcher_free(sluice_launcher_t *l);
+
+/* What a caller asks the launcher to run. */
+typedef struct {
+    const json_t *request;          /* canonical request object: launch_id, site, study?,
+                                       pending_timeout?, requeue?, depends_on?,
+                                       depends_condition?; never secret values */
+    const json_t *render;           /* {"script": str, "jobs": [jobdesc JSON, ...]} */
+    const sluice_secret_t *secrets; /* values kept in memory only */
+    size_t n_secrets;
+    const char *caller; /* audit name, or NULL */
+} sluice_launcher_request_t;
+
+/* Accept a launch: stored with its render and the event `accepted`.  The
+ * same launch_id with the same request returns the existing launch
+ * (*existed_out = 1); a different request is SLUICE_ECONFLICT.
+ * `*launch_id_out` (may be NULL) is a new string; caller frees with free(). */
+SLUICE_API sluice_err sluice_launcher_accept(sluice_launcher_t *l,
+                                             const sluice_launcher_request_t *req,
+                                             char **launch_id_out,
+                                             int *existed_out,
+                                             sluice_error_t *err);
+
+/* Record the caller's intent to cancel (idempotent: nothing is written for
+ * a launch that is DONE or already cancelled by a caller). */
+SLUICE_API sluice_err sluice_launcher_cancel(sluice_launcher_t *l,
+                                             const char *launch_id,
+                                             const char *caller,
+                                             sluice_error_t *err);
+
+/* Recover after a start: replay every live launch from the store, append
+ * `submit-uncertain` to launches caught mid-submit, end launches whose
+ * secrets were lost, report orphan staging directories (never deleted).
+ * `orphans_out` (may be NULL) receives their number. */
+SLUICE_API sluice_err sluice_launcher_recover(sluice_launcher_t *l,
+                                              size_t *orphans_out,
+                                              sluice_error_t *err);
+
+/* One cycle at the clock's current time: pick up request events from other
+ * processes, run every due action, one batched state read for every live
+ * job, full reads only for changed jobs, accounting only for jobs that left
+ * the queue.  Deterministic for a given clock and cluster. */
+SLUICE_API sluice_err sluice_launcher_step(sluice_launcher_t *l, sluice_error_t *err);
+
+/* The interval the adaptive poller wants before the next step (ms). */
+SLUICE_API int64_t sluice_launcher_next_interval_ms(const sluice_launcher_t *l);
+
+/* Step and sleep until *stop becomes non-zero. */
+SLUICE_API sluice_err sluice_launcher_run(sluice_launcher_t *l,
+                                          volatile int *stop,
+                                          sluice_error_t *err);
+
+/* Step and sleep until the launch is DONE; `fn` (may be NULL) is called on
+ * every transition of that launch.  *result_out receives its result code. */
+SLUICE_API sluice_err sluice_launcher_wait(sluice_launcher_t *l,
+                                           const char *launch_id,
+                                           sluice_launcher_transition_fn fn,
+                                           void *arg,
+                                           int *result_out,
+                                           sluice_error_t *err);
+
+/* Number of launches the launcher tracks (live, or DONE awaiting archive). */
+SLUICE_API size_t sluice_launcher_tracked(const sluice_launcher_t *l);
+
+/* The marker's job name for an attempt:
+ * "<prefix>-<site[:32]>-<sha8(launch_id)>.<attempt>".  Returns the length
+ * written (snprintf semantics). */
+SLUICE_API int sluice_launcher_job_name(char *buf,
+                                        size_t size,
+                                        const char *prefix,
+                                        const char *site,
+                                        const char *launch_id,
+                                        uint32_t attempt);
+
+/* ---- render JSON ------------------------------------------------------- */
+
+/* Inverse of sluice_jobdesc_to_json(): fill *out (zeroed first) from the
+ * object.  Unknown keys are SLUICE_EINVAL (the field is named).  Caller
+ * clears *out with sluice_jobdesc_clear(). */
+SLUICE_API sluice_err sluice_jobdesc_from_json(const json_t *obj,
+                                               sluice_jobdesc_t *out,
+                                               sluice_error_t *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SLUICE_LAUNCHER_H */

@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* fake_cluster.c - the in-memory cluster of the launcher tests. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fake_cluster.h"
+
+static const fake_stage_t default_script[] = {
+    {SLUICE_JOB_PENDING, 0, 0, 0, 1},
+    {SLUICE_JOB_RUNNING, 0, 0, 0, 1},
+    {SLUICE_JOB_COMPLETED, 0, 0, 0, 2},
+};
+
+void fake_cluster_init(fake_cluster_t *fc, const int64_t *clock_ms, const char *user)
+{
+    memset(fc, 0, sizeof(*fc));
+    fc->next_id = 1000;
+    fc->clock_ms = clock_ms;
+    fc->user = user;
+    fake_cluster_set_script(fc, default_script, 3);
+}
+
+void fake_cluster_set_script(fake_cluster_t *fc, const fake_stage_t *stages, size_t n)
+{
+    memcpy(fc->script, stages, n * sizeof(*stages));
+    fc->n_script = n;
+}
+
+void fake_cluster_push_mode(fake_cluster_t *fc, fake_submit_mode mode)
+{
+    if (fc->n_modes < 16)
+        fc->modes[fc->n_modes++] = mode;
+}
+
+fake_job_t *fake_cluster_job(fake_cluster_t *fc, uint64_t id)
+{
+    for (size_t i = 0; i < fc->n_jobs; i++)
+        if (fc->jobs[i].id == id)
+            return &fc->jobs[i];
+    return NULL;
+}
+
+size_t fake_cluster_count_named(const fake_cluster_t *fc, const char *prefix)
+{
+    size_t k = 0;
+
+    for (size_t i = 0; i < fc->n_jobs; i++)
+        if (strncmp(fc->jobs[i].name, prefix, strlen(prefix)) == 0)
+            k++;
+    return k;
+}
+
+uint64_t fake_cluster_add_job(
+    fake_cluster_t *fc, const char *name, const char *comment, const char *user, size_t n_comp)
+{
+    fake_job_t *j;
+
+    if (fc->n_jobs == FAKE_MAX_JOBS)
+        return 0;
+    j = &fc->jobs[fc->n_jobs++];
+    memset(j, 0, sizeof(*j));
+    j->id = fc->next_id;
+    fc->next_id += 10;
+    snprintf(j->name, sizeof(j->name), "%s", name);
+    snprintf(j->comment, sizeof(j->comment), "%s", comment);
+    snprintf(j->user, sizeof(j->user), "%s", user);
+    j->n_comp = n_comp > 0 ? n_comp : 1;
+    memcpy(j->stages, fc->script, fc->n_script * sizeof(fc->script[0]));
+    j->n_stages = fc->n_script;
+    j->in_queue = true;
+    j->in_acct = true;
+    j->acct_hidden = fc->acct_hidden;
+    j->submit_s = fc->clock_ms != NULL ? *fc->clock_ms / 1000 : 0;
+    return j->id;
+}
+
+static const fake_stage_t *stage(const fake_job_t *j)
+{
+    return &j->stages[j->pos];
+}
+
+static void views_of(const fake_job_t *j, bool acct, sluice_jobview_t **out, size_t *n_out)
+{
+    sluice_jobview_t *v = calloc(j->n_comp, sizeof(*v));
+    const fake_stage_t *s = stage(j);
+
+    for (size_t k = 0; v != NULL && k < j->n_comp; k++) {
+        v[k].job_id = j->id + k;
+        v[k].het_job_id = j->n_comp > 1 ? j->id : 0;
+        v[k].het_job_offset = (uint32_t)k;
+        v[k].name = strdup(j->name);
+        v[k].comment = acct ? NULL : strdup(j->comment);
+        v[k].user_name = strdup(j->user);
+        v[k].partition = strdup("debug");
+        v[k].nodes = s->base == SLUICE_JOB_PENDING ? NULL : strdup("node[1-2]");
+        v[k].state_reason = strdup(s->base == SLUICE_JOB_PENDING ? "Priority" : "None");
+        v[k].base = s->base;
+        v[k].flags = s->flags;
+        v[k].has_exit = sluice_job_base_is_terminal(s->base);
+        v[k].exit_code = s->exit_code;
+        v[k].exit_signal = s->signal;
+        v[k].submit_time = j->submit_s;
+    }
+    *out = v;
+    *n_out = v != NULL ? j->n_comp : 0;
+}
+
+static sluice_submit_outcome
+f_submit(void *arg, const sluice_jobdesc_t *d, size_t n, sluice_submit_result_t *out)
+{
+    fake_cluster_t *fc = arg;
+    fake_submit_mode mode = FAKE_SUBMIT_OK;
+    uint64_t id;
+
+    fc->n_submit++;
+    if (fc->n_modes > 0) {
+        mode = fc->modes[0];
+        memmove(&fc->modes[0], &fc->modes[1], (fc->n_modes - 1) * sizeof(fc->modes[0]));
+        fc->n_modes--;
+    }
+    if (mode == FAKE_SUBMIT_REJECT) {
+        out->error_number = 2051;
+        snprintf(out->detail, sizeof(out->detail), "Invalid account or account/partition");
+        return SLUICE_SUBMIT_REJECTED;
+    }
+    if (mode == FAKE_SUBMIT_DROP) {
+        snprintf(out->detail, sizeof(out->detail), "connection dropped");
+        return SLUICE_SUBMIT_UNCERTAIN;
+    }
+    id = fake_cluster_add_job(fc, d[0].name, d[0].comment, fc->user, n);
+    if (d[0].dependency != NULL)
+        snprintf(fake_cluster_job(fc, id)->dependency, 64, "%s", d[0].dependency);
+    if (mode == FAKE_SUBMIT_LOST) {
+        snprintf(out->detail, sizeof(out->detail), "timeout waiting for the answer");
+        return SLUICE_SUBMIT_UNCERTAIN;
+    }
+    out->job_id = id;
+    return SLUICE_SUBMIT_OK;
+}
+
+static void advance(fake_job_t *j)
+{
+    const fake_stage_t *s;
+
+    if (!j->in_queue)
+        return;
+    j->polls++;
+    s = stage(j);
+    if (j->polls < s->polls)
+        return;
+    if (j->pos + 1 < j->n_stages) {
+        j->pos++;
+        j->polls = 0;
+        if (stage(j)->base == SLUICE_JOB_BASE_UNKNOWN) {
+            j->in_queue = false;
+            j->in_acct = false;
+        }
+        return;
+    }
+    if (sluice_job_base_is_terminal(s->base))
+        j->in_queue = false;
+}
+
+static sluice_lookup f_job_states(void *arg, const uint64_t *ids, size_t n, sluice_job_state_t *st)
+{
+    fake_cluster_t *fc = arg;
+
+    fc->n_states++;
+    fc->last_states_n = n;
+    if (fc->live_down)
+        return SLUICE_LOOKUP_UNAVAILABLE;
+    for (size_t i = 0; i < fc->n_jobs; i++)
+        advance(&fc->jobs[i]);
+    for (size_t i = 0; i < n; i++) {
+        fake_job_t *j = fake_cluster_job(fc, ids[i]);
+        memset(&st[i], 0, sizeof(st[i]));
+        if (j != NULL && j->in_queue) {
+            st[i].present = true;
+            st[i].base = stage(j)->base;
+            st[i].flags = stage(j)->flags;
+        }
+    }
+    return SLUICE_LOOKUP_FOUND;
+}
+
+static sluice_lookup f_get_job(void *arg, uint64_t id, sluice_jobview_t **v, size_t *n)
+{
+    fake_cluster_t *fc = arg;
+    fake_job_t *j = fake_cluster_job(fc, id);
+
+    fc->n_get++;
+    if (fc->live_down)
+        return SLUICE_LOOKUP_UNAVAILABLE;
+    if (j == NULL || !j->in_queue)
+        return SLUICE_LOOKUP_NOT_FOUND;
+    views_of(j, false, v, n);
+    return SLUICE_LOOKUP_FOUND;
+}
+
+static sluice_lookup f_acct_job(void *arg, uint64_t id, sluice_jobview_t **v, size_t *n)
+{
+    fake_cluster_t *fc = arg;
+    fake_job_t *j = fake_cluster_job(fc, id);
+
+    fc->n_acct++;
+    if (fc->acct_down)
+        return SLUICE_LOOKUP_UNAVAILABLE;
+    if (j == NULL || !j->in_acct || j->acct_hidden)
+        return SLUICE_LOOKUP_NOT_FOUND;
+    views_of(j, true, v, n);
+    return SLUICE_LOOKUP_FOUND;
+}
+
+static sluice_lookup find(fake_cluster_t *fc,
+                          bool acct,
+                          const char *name,
+                          const char *user,
+                          int64_t t0,
+                          int64_t t1,
+                          sluice_jobview_t **v,
+                          size_t *n)
+{
+    sluice_jobview_t *all = NULL;
+    size_t k = 0;
+
+    for (size_t i = 0; i < fc->n_jobs; i++) {
+        fake_job_t *j = &fc->jobs[i];
+        sluice_jobview_t *jv = NULL;
+        size_t jn = 0;
+        if (strcmp(j->name, name) != 0 || strcmp(j->user, user) != 0)
+            continue;
+        if (acct ? (!j->in_acct || j->acct_hidden || j->submit_s < t0 || j->submit_s > t1)
+                 : !j->in_queue)
+            continue;
+        views_of(j, acct, &jv, &jn);
+        all = realloc(all, (k + jn) * sizeof(*all));
+        memcpy(&all[k], jv, jn * sizeof(*jv));
+        k += jn;
+        free(jv);
+    }
+    *v = all;
+    *n = k;
+    return k > 0 ? SLUICE_LOOKUP_FOUND : SLUICE_LOOKUP_NOT_FOUND;
+}
+
+static sluice_lookup
+f_find_live(void *arg, const char *name, const char *user, sluice_jobview_t **v, size_t *n)
+{
+    fake_cluster_t *fc = arg;
+
+    fc->n_find_live++;
+    if (fc->live_down)
+        return SLUICE_LOOKUP_UNAVAILABLE;
+    return find(fc, false, name, user, 0, 0, v, n);
+}
+
+static sluice_lookup f_find_acct(void *arg,
+                                 const char *name,
+                                 const char *user,
+                                 int64_t t0,
+                                 int64_t t1,
+                                 sluice_jobview_t **v,
+                                 size_t *n)
+{
+    fake_cluster_t *fc = arg;
+
+    fc->n_find_acct++;
+    if (fc->acct_down)
+        return SLUICE_LOOKUP_UNAVAILABLE;
+    return find(fc, true, name, user, t0, t1, v, n);
+}
+
+static sluice_err f_cancel(void *arg, uint64_t id, int signal, sluice_error_t *err)
+{
+    fake_cluster_t *fc = arg;
+    fake_job_t *j = fake_cluster_job(fc, id);
+
+    (void)signal;
+    fc->n_cancel++;
+    if (fc->live_down)
+        return sluice_errorf(err, SLUICE_ETRANSPORT, "down");
+    if (j == NULL || !j->in_queue)
+        return sluice_errorf(err, SLUICE_ENOTFOUND, "no job %llu", (unsigned long long)id);
+    j->cancels++;
+    if (fc->cancel_noop)
+        return SLUICE_OK;
+    j->stages[j->pos + 1 < FAKE_MAX_STAGES ? j->pos + 1 : j->pos] =
+        (fake_stage_t){SLUICE_JOB_CANCELLED, 0, 0, 15, 1};
+    j->n_stages = j->pos + 2 <= FAKE_MAX_STAGES ? j->pos + 2 : j->n_stages;
+    j->polls = 1 << 20;
+    return SLUICE_OK;
+}
+
+sluice_cluster_ops_t fake_cluster_ops(fake_cluster_t *fc)
+{
+    sluice_cluster_ops_t o;
+
+    memset(&o, 0, sizeof(o));
+    o.submit = f_submit;
+    o.get_job = f_get_job;
+    o.job_states = f_job_states;
+    o.find_live_by_name = f_find_live;
+    o.find_acct_by_name = f_find_acct;
+    o.acct_job = f_acct_job;
+    o.cancel = f_cancel;
+    o.arg = fc;
+    return o;
+}

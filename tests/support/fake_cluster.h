@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* fake_cluster.h - a deterministic in-memory cluster behind
+ * sluice_cluster_ops_t, for launcher tests.
+ *
+ * Jobs follow a scripted list of stages; every batched state read
+ * (job_states) advances each queued job by one poll.  Outages, lost submit
+ * answers, refused submits and foreign jobs can be injected, and every call
+ * is counted.
+ */
+#ifndef SLUICE_FAKE_CLUSTER_H
+#define SLUICE_FAKE_CLUSTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sluice/launcher.h>
+
+#define FAKE_MAX_STAGES 8
+#define FAKE_MAX_JOBS 1024
+
+/* base UNKNOWN as a stage: the job vanishes (live queue and accounting). */
+typedef struct {
+    sluice_job_base base;
+    uint32_t flags;
+    int exit_code;
+    int signal;
+    int polls; /* polls spent in this stage before the next (last stage: before leaving) */
+} fake_stage_t;
+
+typedef enum {
+    FAKE_SUBMIT_OK = 0,
+    FAKE_SUBMIT_REJECT, /* proven rejection */
+    FAKE_SUBMIT_LOST,   /* the job is created but the answer is lost (UNCERTAIN) */
+    FAKE_SUBMIT_DROP,   /* UNCERTAIN and nothing was created */
+} fake_submit_mode;
+
+typedef struct {
+    uint64_t id;
+    char name[200];
+    char comment[200];
+    char user[64];
+    char dependency[64];
+    size_t n_comp;
+    fake_stage_t stages[FAKE_MAX_STAGES];
+    size_t n_stages;
+    size_t pos;
+    int polls;
+    bool in_queue;
+    bool in_acct;
+    bool acct_hidden; /* never visible in accounting */
+    int64_t submit_s;
+    int cancels;
+} fake_job_t;
+
+typedef struct {
+    fake_job_t jobs[FAKE_MAX_JOBS];
+    size_t n_jobs;
+    uint64_t next_id;
+    fake_submit_mode modes[16];
+    size_t n_modes;
+    fake_stage_t script[FAKE_MAX_STAGES];
+    size_t n_script;
+    bool live_down;
+    bool acct_down;
+    bool cancel_noop; /* DELETE accepted, job unaffected (a late COMPLETED wins the race) */
+    bool acct_hidden; /* new jobs never reach accounting */
+    const char *user;
+    const int64_t *clock_ms;
+    /* counters */
+    unsigned n_submit, n_states, n_get, n_find_live, n_find_acct, n_acct, n_cancel;
+    size_t last_states_n;
+} fake_cluster_t;
+
+/* Initialise (zeroed, default script PENDING 1, RUNNING 1, COMPLETED 0 with
+ * 2 polls before leaving the queue). */
+void fake_cluster_init(fake_cluster_t *fc, const int64_t *clock_ms, const char *user);
+/* The ops table bound to fc. */
+sluice_cluster_ops_t fake_cluster_ops(fake_cluster_t *fc);
+/* The next submit's behaviour (queued; default OK). */
+void fake_cluster_push_mode(fake_cluster_t *fc, fake_submit_mode mode);
+/* Script of later jobs. */
+void fake_cluster_set_script(fake_cluster_t *fc, const fake_stage_t *stages, size_t n);
+/* Put a job in the queue directly (a foreign or late job); returns its id. */
+uint64_t fake_cluster_add_job(
+    fake_cluster_t *fc, const char *name, const char *comment, const char *user, size_t n_comp);
+fake_job_t *fake_cluster_job(fake_cluster_t *fc, uint64_t id);
+/* Jobs whose name starts with `prefix`. */
+size_t fake_cluster_count_named(const fake_cluster_t *fc, const char *prefix);
+
+#endif /* SLUICE_FAKE_CLUSTER_H */

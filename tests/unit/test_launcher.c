@@ -1,0 +1,899 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_launcher.c - the launcher against the in-memory fake cluster with an
+ * injected clock: lifecycle, exactly-once submit and reconciliation, the
+ * batched poll, owned cancel, recovery after kills at random points,
+ * dependencies, artifacts. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <criterion/criterion.h>
+
+#include <sluice/launcher.h>
+#include <sluice/store.h>
+
+#include "fake_cluster.h"
+
+#define cr_assert_sluice_ok(expr, errp)                                                            \
+    do {                                                                                           \
+        sluice_err rc_ = (expr);                                                                   \
+        cr_assert_eq(rc_, SLUICE_OK, "%s: %s: %s", #expr, sluice_err_name(rc_), (errp)->text);     \
+    } while (0)
+
+#define USER "svc"
+
+static char tmp[128];
+static int64_t clock_now;
+static fake_cluster_t *fc;
+static sluice_store_t *store;
+/* staging hook counters */
+static unsigned n_prepare, n_peers, n_archive;
+static char peers_dependent[64];
+static const char *orphan_name;
+static sluice_pool_exit_t pool_exits[4];
+static size_t n_pool_exits;
+/* kill points */
+static long kill_countdown = -1;
+
+static int64_t t_now(void *arg)
+{
+    (void)arg;
+    return clock_now;
+}
+
+static void t_sleep(void *arg, int64_t ms)
+{
+    (void)arg;
+    clock_now += ms;
+}
+
+static bool t_kill(void *arg, const char *point)
+{
+    (void)arg;
+    (void)point;
+    if (kill_countdown < 0)
+        return false;
+    return kill_countdown-- == 0;
+}
+
+static sluice_err h_prepare(void *arg,
+                            const char *id,
+                            uint32_t attempt,
+                            const sluice_secret_t *s,
+                            size_t n,
+                            sluice_error_t *err)
+{
+    (void)arg, (void)id, (void)attempt, (void)s, (void)n, (void)err;
+    n_prepare++;
+    return SLUICE_OK;
+}
+
+static sluice_err h_exits(void *arg,
+                          const char *id,
+                          uint32_t attempt,
+                          sluice_pool_exit_t *out,
+                          size_t max,
+                          size_t *n_out,
+                          sluice_error_t *err)
+{
+    (void)arg, (void)id, (void)attempt, (void)err;
+    *n_out = n_pool_exits < max ? n_pool_exits : max;
+    memcpy(out, pool_exits, *n_out * sizeof(*out));
+    return SLUICE_OK;
+}
+
+static sluice_err h_peers(void *arg,
+                          const char *dep,
+                          uint32_t attempt,
+                          const char *first,
+                          const sluice_jobview_t *v,
+                          size_t n,
+                          sluice_error_t *err)
+{
+    (void)arg, (void)attempt, (void)first, (void)v, (void)n, (void)err;
+    n_peers++;
+    snprintf(peers_dependent, sizeof(peers_dependent), "%s", dep);
+    return SLUICE_OK;
+}
+
+static sluice_err
+h_archive(void *arg, const char *id, uint32_t attempt, const char *dir, sluice_error_t *err)
+{
+    struct stat st;
+
+    (void)arg, (void)id, (void)attempt, (void)err;
+    cr_assert_eq(stat(dir, &st), 0, "artifact dir %s exists", dir);
+    n_archive++;
+    return SLUICE_OK;
+}
+
+static sluice_err h_list(void *arg, char ***names, size_t *n, sluice_error_t *err)
+{
+    (void)arg, (void)err;
+    *names = NULL;
+    *n = 0;
+    if (orphan_name != NULL) {
+        *names = calloc(1, sizeof(char *));
+        (*names)[0] = strdup(orphan_name);
+        *n = 1;
+    }
+    return SLUICE_OK;
+}
+
+static void setup(void)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    strcpy(tmp, "/tmp/sluice-launcher-XXXXXX");
+    cr_assert_not_null(mkdtemp(tmp));
+    clock_now = 1700000000000;
+    fc = calloc(1, sizeof(*fc));
+    fake_cluster_init(fc, &clock_now, USER);
+    cr_assert_sluice_ok(sluice_store_open(&store, tmp, &err), &err);
+    n_prepare = n_peers = n_archive = 0;
+    peers_dependent[0] = '\0';
+    orphan_name = NULL;
+    n_pool_exits = 0;
+    kill_countdown = -1;
+}
+
+static void teardown(void)
+{
+    char cmd[256];
+
+    sluice_store_close(store);
+    free(fc);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+    if (system(cmd) != 0)
+        fprintf(stderr, "cannot remove %s\n", tmp);
+}
+
+TestSuite(launcher, .init = setup, .fini = teardown, .timeout = 240);
+
+static sluice_launcher_t *new_launcher(void)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_launcher_opts_t o;
+    sluice_launcher_t *l = NULL;
+
+    memset(&o, 0, sizeof(o));
+    o.store = store;
+    o.cluster = fake_cluster_ops(fc);
+    o.staging.prepare = h_prepare;
+    o.staging.read_pool_exits = h_exits;
+    o.staging.write_peers = h_peers;
+    o.staging.archive = h_archive;
+    o.staging.list_staging = h_list;
+    o.user = USER;
+    o.site = "site1";
+    o.now_ms = t_now;
+    o.sleep_ms = t_sleep;
+    o.kill_at = t_kill;
+    o.rpc_per_sec = 100000;
+    cr_assert_sluice_ok(sluice_launcher_new(&l, &o, &err), &err);
+    cr_assert_sluice_ok(sluice_launcher_recover(l, NULL, &err), &err);
+    return l;
+}
+
+static json_t *render_for(size_t n_comp)
+{
+    json_t *jobs = json_array();
+
+    for (size_t i = 0; i < n_comp; i++)
+        json_array_append_new(jobs, json_pack("{s:s, s:s, s:i, s:s, s:b}", "name", "x", "comment",
+                                              "y", "nodes", 1, "workdir", "/tmp", "hold", 0));
+    return json_pack("{s:s, s:o}", "script", "#!/bin/sh\ntrue\n", "jobs", jobs);
+}
+
+/* Accept a launch; `extra` (stolen, may be NULL) is merged into the request. */
+static void accept_launch(sluice_launcher_t *l,
+                          const char *id,
+                          size_t n_comp,
+                          json_t *extra,
+                          const sluice_secret_t *sec,
+                          size_t n_sec)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_launcher_request_t r;
+    json_t *req = json_pack("{s:s, s:s}", "launch_id", id, "site", "site1");
+    json_t *render = render_for(n_comp);
+    int existed = -1;
+
+    if (extra != NULL) {
+        json_object_update(req, extra);
+        json_decref(extra);
+    }
+    memset(&r, 0, sizeof(r));
+    r.request = req;
+    r.render = render;
+    r.secrets = sec;
+    r.n_secrets = n_sec;
+    r.caller = "tester";
+    cr_assert_sluice_ok(sluice_launcher_accept(l, &r, NULL, &existed, &err), &err);
+    cr_assert_eq(existed, 0);
+    json_decref(req);
+    json_decref(render);
+}
+
+static void step(sluice_launcher_t *l)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    cr_assert_sluice_ok(sluice_launcher_step(l, &err), &err);
+    clock_now += 1000;
+}
+
+static json_t *row(const char *id)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    json_t *r = NULL;
+
+    cr_assert_sluice_ok(sluice_store_get_launch(store, id, &r, &err), &err);
+    return r;
+}
+
+static bool is_done(const char *id)
+{
+    json_t *r = row(id);
+    bool t = json_is_true(json_object_get(r, "terminal"));
+
+    json_decref(r);
+    return t;
+}
+
+static int result_of(const char *id)
+{
+    json_t *r = row(id);
+    int code = json_is_integer(json_object_get(r, "result_code"))
+                   ? (int)json_integer_value(json_object_get(r, "result_code"))
+                   : -1;
+
+    json_decref(r);
+    return code;
+}
+
+static bool reason_has(const char *id, const char *text)
+{
+    json_t *r = row(id);
+    const char *reason = json_string_value(json_object_get(r, "reason"));
+    bool has = reason != NULL && strstr(reason, text) != NULL;
+
+    json_decref(r);
+    return has;
+}
+
+static int run_to_end(sluice_launcher_t *l, const char *id, int max_steps)
+{
+    for (int i = 0; i < max_steps && !is_done(id); i++)
+        step(l);
+    cr_assert(is_done(id), "launch %s did not end within %d steps", id, max_steps);
+    return result_of(id);
+}
+
+static size_t count_events(const char *id, const char *name)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    json_t *evs = NULL;
+    json_t *e;
+    size_t i;
+    size_t k = 0;
+
+    cr_assert_sluice_ok(sluice_store_read_events(store, id, 1, 0, &evs, &err), &err);
+    json_array_foreach(evs, i, e)
+    {
+        if (strcmp(json_string_value(json_object_get(e, "name")), name) == 0)
+            k++;
+    }
+    json_decref(evs);
+    return k;
+}
+
+static void final_stage(int exit_code, sluice_job_base base)
+{
+    fake_stage_t s[] = {
+        {SLUICE_JOB_PENDING, 0, 0, 0, 1},
+        {SLUICE_JOB_RUNNING, 0, 0, 0, 1},
+        {base, 0, exit_code, 0, 2},
+    };
+    fake_cluster_set_script(fc, s, 3);
+}
+
+/* ---- render JSON --------------------------------------------------------- */
+
+Test(launcher, jobdesc_json_round_trip)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_jobdesc_t d, back;
+    json_t *a, *b, *bad;
+
+    memset(&d, 0, sizeof(d));
+    d.name = strdup("n");
+    d.comment = strdup("sluice:x:1");
+    d.partition = strdup("gpu");
+    d.nodes = 2;
+    d.mem_per_node_mib = 4096;
+    d.hold = true;
+    d.script = strdup("#!/bin/sh\n");
+    cr_assert_sluice_ok(sluice_jobdesc_setenv(&d, "PATH", "/bin", &err), &err);
+    a = sluice_jobdesc_to_json(&d);
+    cr_assert_sluice_ok(sluice_jobdesc_from_json(a, &back, &err), &err);
+    b = sluice_jobdesc_to_json(&back);
+    cr_assert(json_equal(a, b));
+    bad = json_pack("{s:s, s:i}", "name", "n", "bogus", 1);
+    cr_assert_eq(sluice_jobdesc_from_json(bad, &back, &err), SLUICE_EINVAL);
+    cr_assert(strstr(err.text, "bogus") != NULL);
+    json_decref(bad);
+    json_decref(a);
+    json_decref(b);
+    sluice_jobdesc_clear(&d);
+    sluice_jobdesc_clear(&back);
+}
+
+Test(launcher, job_name_marker)
+{
+    char buf[200];
+
+    sluice_launcher_job_name(buf, sizeof(buf), "nvfl", "a-very-long-site-name-that-goes-beyond-32",
+                             "L1", 3);
+    /* "nvfl-" + the site's first 32 characters + "-" + sha8 + ".3" */
+    cr_assert_eq(strncmp(buf, "nvfl-a-very-long-site-name-that-goes--", 38), 0, "%s", buf);
+    cr_assert_eq(strlen(buf), 38 + 8 + 2, "%s", buf);
+    cr_assert_str_eq(buf + 46, ".3");
+}
+
+/* ---- lifecycle ----------------------------------------------------------- */
+
+Test(launcher, single_job_succeeds_and_is_archived)
+{
+    sluice_launcher_t *l = new_launcher();
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_launcher_request_t r;
+    json_t *req = json_pack("{s:s, s:s}", "launch_id", "L1", "site", "site1");
+    json_t *render = render_for(1);
+    int existed = 0;
+
+    accept_launch(l, "L1", 1, NULL, NULL, 0);
+    cr_assert_eq(run_to_end(l, "L1", 20), 0);
+    cr_assert_eq(fc->n_submit, 1);
+    cr_assert_eq(n_prepare, 1);
+    cr_assert_eq(n_archive, 1);
+    cr_assert_eq(count_events("L1", "archived"), 1);
+    cr_assert_eq(sluice_launcher_tracked(l), 0);
+    /* same id + same body: the existing launch, no second job */
+    memset(&r, 0, sizeof(r));
+    r.request = req;
+    r.render = render;
+    cr_assert_sluice_ok(sluice_launcher_accept(l, &r, NULL, &existed, &err), &err);
+    cr_assert_eq(existed, 1);
+    json_object_set_new(req, "study", json_string("other"));
+    cr_assert_eq(sluice_launcher_accept(l, &r, NULL, &existed, &err), SLUICE_ECONFLICT);
+    for (int i = 0; i < 5; i++)
+        step(l);
+    cr_assert_eq(fc->n_submit, 1);
+    json_decref(req);
+    json_decref(render);
+    sluice_launcher_free(l);
+}
+
+Test(launcher, hetjob_succeeds)
+{
+    sluice_launcher_t *l = new_launcher();
+
+    accept_launch(l, "H1", 2, NULL, NULL, 0);
+    cr_assert_eq(run_to_end(l, "H1", 20), 0);
+    cr_assert_eq(fc->jobs[0].n_comp, 2);
+    sluice_launcher_free(l);
+}
+
+Test(launcher, exit_codes_are_kept)
+{
+    static const int codes[] = {101, 102, 103, 3};
+    static const int want[] = {101, 102, 103, 1};
+    sluice_launcher_t *l = new_launcher();
+
+    for (size_t i = 0; i < 4; i++) {
+        char id[16];
+        snprintf(id, sizeof(id), "E%zu", i);
+        final_stage(codes[i], codes[i] == 0 ? SLUICE_JOB_COMPLETED : SLUICE_JOB_FAILED);
+        accept_launch(l, id, 1, NULL, NULL, 0);
+        cr_assert_eq(run_to_end(l, id, 20), want[i], "exit %d", codes[i]);
+    }
+    sluice_launcher_free(l);
+}
+
+Test(launcher, hetjob_failure_names_the_pool)
+{
+    sluice_launcher_t *l = new_launcher();
+
+    final_stage(102, SLUICE_JOB_FAILED);
+    snprintf(pool_exits[0].name, sizeof(pool_exits[0].name), "server");
+    pool_exits[0].exit_code = 0;
+    snprintf(pool_exits[1].name, sizeof(pool_exits[1].name), "clients");
+    pool_exits[1].exit_code = 102;
+    n_pool_exits = 2;
+    accept_launch(l, "H2", 2, NULL, NULL, 0);
+    cr_assert_eq(run_to_end(l, "H2", 20), 102);
+    cr_assert(reason_has("H2", "clients"));
+    cr_assert_eq(count_events("H2", "pool-exit"), 2);
+    sluice_launcher_free(l);
+}
+
+Test(launcher, rejected_submit_is_infrastructure_error)
+{
+    sluice_launcher_t *l = new_launcher();
+
+    fake_cluster_push_mode(fc, FAKE_SUBMIT_REJECT);
+    accept_launch(l, "R1", 1, NULL, NULL, 0);
+    cr_assert_eq(run_to_end(l, "R1", 5), 104);
+    cr_assert(reason_has("R1", "Invalid account"));
+    cr_assert_eq(fc->n_submit, 1);
+    sluice_launcher_free(l);
+}
+
+/* ---- exactly once -------------------------------------------------------- */
+
+Test(launcher, uncertain_post_adopts_the_live_job)
+{
+    sluice_launcher_t *l = new_launcher();
+
+    fake_cluster_push_mode(fc, FAKE_SUBMIT_LOST);
+    accept_launch(l, "U1", 1, NULL, NULL, 0);
+    cr_assert_eq(run_to_end(l, "U1", 30), 0);
+    cr_assert_eq(fc->n_submit, 1);
+    cr_assert_eq(count_events("U1", "adopted"), 1);
+    cr_assert_eq(count_events("U1", "absence-confirmed"), 0);
+    sluice_launcher_free(l);
+}
+
+Test(launcher, uncertain_post_adopts_from_accounting)
+{
+    sluice_launcher_t *l = new_launcher();
+    fake_stage_t quick[] = {{SLUICE_JOB_COMPLETED, 0, 0, 0, 0}};
+
+    fake_cluster_set_script(fc, quick, 1);
+    fake_cluster_push_mode(fc, FAKE_SUBMIT_LOST);
+    accept_launch(l, "U2", 1, NULL, NULL, 0);
+    fc->jobs[0].in_queue = false; /* ran and left the queue before we looked */
+    step(l);
+    fc->jobs[0].in_queue = false;
+    cr_assert_eq(run_to_end(l, "U2", 30), 0);
+    cr_assert_eq(fc->n_submit, 1);
+    cr_assert_eq(count_events("U2", "adopted"), 1);
+    sluice_launcher_free(l);
+}
+
+Test(launcher, absence_confirmed_only_by_the_rule)
+{
+    sluice_launcher_t *l = new_launcher();
+    int64_t post;
+
+    fake_cluster_push_mode(fc, FAKE_SUBMIT_DROP);
+    accept_launch(l, "A1", 1, NULL, NULL, 0);
+    post = clock_now;
+    step(l);
+    cr_assert_eq(fc->n_submit, 1);
+    /* an outage in the middle breaks the chain of healthy lookups */
+    while (clock_now - post < 75000) {
+        fc->live_down = clock_now - post >= 60000 && clock_now - post < 62000;
+        step(l);
+        cr_assert_eq(fc->n_submit, 1, "no second POST at +%lld ms", (long long)(clock_now - post));
+    }
+    fc->live_down = false;
+    /* delay 60 s + 3 lookups 10 s apart after the outage: not before +82 s */
+    while (clock_now - post < 81000) {
+        step(l);
+        cr_assert_eq(fc->n_submit, 1, "no second POST at +%lld ms", (long long)(clock_now - post));
+    }
+    cr_assert_eq(run_to_end(l, "A1", 60), 0);
+    cr_assert_eq(fc->n_submit, 2);
+    cr_assert_eq(count_events("A1", "absence-confirmed"), 1);
+    {
+        json_t *r = row("A1");
+        cr_assert_eq(json_integer_value(json_object_get(r, "attempt")), 2);
+        json_decref(r);
+    }
+    sluice_launcher_free(l);
+}
+
+Test(launcher, late_job_of_older_attempt_is_cancelled)
+{
+    sluice_launcher_t *l = new_launcher();
+    fake_stage_t slow[] = {{SLUICE_JOB_PENDING, 0, 0, 0, 30},
+                           {SLUICE_JOB_RUNNING, 0, 0, 0, 1},
+                           {SLUICE_JOB_COMPLETED, 0, 0, 0, 2}};
+    char name[200];
+    uint64_t late;
+
+    fake_cluster_set_script(fc, slow, 3);
+    fake_cluster_push_mode(fc, FAKE_SUBMIT_DROP);
+    accept_launch(l, "O1", 1, NULL, NULL, 0);
+    for (int i = 0; i < 120 && fc->n_submit < 2; i++)
+        step(l);
+    cr_assert_eq(fc->n_submit, 2);
+    sluice_launcher_job_name(name, sizeof(name), "sluice", "site1", "O1", 1);
+    late = fake_cluster_add_job(fc, name, "sluice:O1:1", USER, 1);
+    for (int i = 0; i < 15; i++)
+        step(l);
+    cr_assert_eq(fake_cluster_job(fc, late)->cancels, 1);
+    cr_assert_eq(count_events("O1", "stale-job-cancelled"), 1);
+    cr_assert_eq(run_to_end(l, "O1", 80), 0);
+    sluice_launcher_free(l);
+}
+
+/* Kill the launcher at random points (named submit points and between
+ * steps), recreate it from the same store, recover: every launch ends once,
+ * no job is duplicated. */
+Test(launcher, kill_and_restart_loses_and_duplicates_nothing)
+{
+    const char *env = getenv("SLUICE_KILL_POINTS");
+    int points = env != NULL ? atoi(env) : 20;
+    unsigned seed = 20240601u;
+    int total_kills = 0;
+
+    for (int p = 0; p < points; p++) {
+        sluice_launcher_t *l;
+        int kills = 0;
+        const char *ids[] = {"K1", "K2", "K3"};
+
+        teardown();
+        setup();
+        l = new_launcher();
+        for (size_t i = 0; i < 3; i++)
+            accept_launch(l, ids[i], 1 + i % 2, NULL, NULL, 0);
+        for (int s = 0; s < 200; s++) {
+            sluice_error_t err = SLUICE_ERROR_INIT;
+            bool all = true;
+            seed = seed * 1103515245u + 12345u;
+            if (kills < 3 && (seed >> 16) % 4 == 0)
+                kill_countdown = (long)((seed >> 8) % 3); /* one of the next kill points */
+            if (kills < 3 && (seed >> 16) % 7 == 1) {
+                sluice_launcher_free(l); /* killed between two steps */
+                l = new_launcher();
+                kills++;
+            }
+            if (sluice_launcher_step(l, &err) != SLUICE_OK) {
+                cr_assert_eq(err.code, SLUICE_ESTATE, "%s", err.text);
+                sluice_launcher_free(l);
+                kill_countdown = -1;
+                l = new_launcher();
+                kills++;
+            }
+            kill_countdown = -1;
+            clock_now += 1000;
+            for (size_t i = 0; i < 3; i++)
+                all = all && is_done(ids[i]);
+            if (all)
+                break;
+        }
+        for (size_t i = 0; i < 3; i++) {
+            char prefix[200];
+            sluice_launcher_job_name(prefix, sizeof(prefix), "sluice", "site1", ids[i], 1);
+            prefix[strlen(prefix) - 2] = '\0';
+            cr_assert(is_done(ids[i]), "point %d: %s not done", p, ids[i]);
+            cr_assert_eq(result_of(ids[i]), 0, "point %d: %s result", p, ids[i]);
+            cr_assert_eq(fake_cluster_count_named(fc, prefix), 1, "point %d: %s jobs", p, ids[i]);
+        }
+        cr_assert_eq(fc->n_submit, 3, "point %d: POSTs", p);
+        total_kills += kills;
+        sluice_launcher_free(l);
+    }
+    cr_assert(points == 0 || total_kills >= points, "%d kills in %d runs", total_kills, points);
+}
+
+/* ---- observation --------------------------------------------------------- */
+
+Test(launcher, scheduler_outage_never_ends_a_launch)
+{
+    sluice_launcher_t *l = new_launcher();
+
+    accept_launch(l, "S1", 1, NULL, NULL, 0);
+    step(l);
+    step(l);
+    fc->live_down = true;
+    fc->acct_down = true;
+    for (int i = 0; i < 200; i++)
+        step(l);
+    cr_assert(!is_done("S1"));
+    fc->live_down = false;
+    for (int i = 0; i < 3; i++)
+        step(l);
+    cr_assert(!is_done("S1") || result_of("S1") == 0);
+    cr_assert_eq(run_to_end(l, "S1", 30), 0);
+    /* one UNAVAILABLE record per outage, not one per cycle */
+    cr_assert(count_events("S1", "observed") < 12);
+    sluice_launcher_free(l);
+}
+
+Test(launcher, accounting_outage_keeps_the_miss_budget_and_five_misses_fail)
+{
+    sluice_launcher_t *l = new_launcher();
+    fake_stage_t vanish[] = {{SLUICE_JOB_RUNNING, 0, 0, 0, 2},
+                             {SLUICE_JOB_BASE_UNKNOWN, 0, 0, 0, 1}};
+
+    fake_cluster_set_script(fc, vanish, 2);
+    accept_launch(l, "M1", 1, NULL, NULL, 0);
+    fc->acct_down = true;
+    for (int i = 0; i < 100; i++)
+        step(l);
+    cr_assert(!is_done("M1"));
+    fc->acct_down = false;
+    for (int i = 0; i < 20; i++)
+        step(l);
+    cr_assert(!is_done("M1"), "5 misses 6 s apart need at least 24 s");
+    cr_assert_eq(run_to_end(l, "M1", 30), 104);
+    cr_assert(reason_has("M1", "accounting"));
+    sluice_launcher_free(l);
+}
+
+Test(launcher, one_batched_state_read_per_cycle)
+{
+    static const int sizes[] = {1, 10, 100};
+
+    for (size_t s = 0; s < 3; s++) {
+        sluice_launcher_t *l;
+        unsigned cycles = 0;
+
+        teardown();
+        setup();
+        l = new_launcher();
+        for (int i = 0; i < sizes[s]; i++) {
+            char id[16];
+            snprintf(id, sizeof(id), "B%d", i);
+            accept_launch(l, id, 1, NULL, NULL, 0);
+        }
+        for (int i = 0; i < 30 && sluice_launcher_tracked(l) > 0; i++) {
+            unsigned before = fc->n_states;
+            step(l);
+            cr_assert_leq(fc->n_states - before, 1, "size %d: one jobs/state call per cycle",
+                          sizes[s]);
+            cycles++;
+        }
+        cr_assert_eq(sluice_launcher_tracked(l), 0);
+        cr_assert_leq(fc->n_states, cycles);
+        cr_assert_eq(fc->last_states_n > 0, true);
+        /* full reads only on change: at most one per state change and job */
+        cr_assert_leq(fc->n_get, (unsigned)sizes[s] * 3, "size %d: %u gets", sizes[s], fc->n_get);
+        sluice_launcher_free(l);
+    }
+}
+
+Test(launcher, rpc_budget_caps_calls_per_second)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_launcher_opts_t o;
+    sluice_launcher_t *l = NULL;
+    unsigned calls;
+
+    memset(&o, 0, sizeof(o));
+    o.store = store;
+    o.cluster = fake_cluster_ops(fc);
+    o.user = USER;
+    o.site = "site1";
+    o.now_ms = t_now;
+    o.sleep_ms = t_sleep;
+    o.kill_at = t_kill;
+    o.rpc_per_sec = 5;
+    cr_assert_sluice_ok(sluice_launcher_new(&l, &o, &err), &err);
+    for (int i = 0; i < 40; i++) {
+        char id[16];
+        snprintf(id, sizeof(id), "Q%d", i);
+        accept_launch(l, id, 1, NULL, NULL, 0);
+    }
+    for (int i = 0; i < 10; i++)
+        step(l);
+    calls = fc->n_submit + fc->n_states + fc->n_get + fc->n_acct + fc->n_find_live +
+            fc->n_find_acct + fc->n_cancel;
+    cr_assert_leq(calls, 5 * 10 + 5, "%u calls in 10 s", calls);
+    cr_assert_geq(fc->n_submit, 10, "%u submits", fc->n_submit);
+    sluice_launcher_free(l);
+}
+
+/* ---- cancel -------------------------------------------------------------- */
+
+Test(launcher, cancel_while_pending_and_while_running)
+{
+    sluice_launcher_t *l = new_launcher();
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    fake_stage_t slow[] = {{SLUICE_JOB_PENDING, 0, 0, 0, 4},
+                           {SLUICE_JOB_RUNNING, 0, 0, 0, 50},
+                           {SLUICE_JOB_COMPLETED, 0, 0, 0, 2}};
+
+    fake_cluster_set_script(fc, slow, 3);
+    accept_launch(l, "C1", 1, NULL, NULL, 0);
+    accept_launch(l, "C2", 2, NULL, NULL, 0);
+    step(l);
+    step(l);
+    cr_assert_sluice_ok(sluice_launcher_cancel(l, "C1", "alice", &err), &err);
+    for (int i = 0; i < 6; i++)
+        step(l);
+    cr_assert_sluice_ok(sluice_launcher_cancel(l, "C2", "bob", &err), &err);
+    cr_assert_sluice_ok(sluice_launcher_cancel(l, "C2", "bob", &err), &err);
+    cr_assert_eq(run_to_end(l, "C1", 20), 9);
+    cr_assert_eq(run_to_end(l, "C2", 20), 9);
+    cr_assert_eq(count_events("C2", "cancel-requested"), 1);
+    cr_assert_eq(fc->n_cancel, 2);
+    cr_assert_sluice_ok(sluice_launcher_cancel(l, "C2", "bob", &err), &err);
+    sluice_launcher_free(l);
+}
+
+Test(launcher, cancel_from_another_process_through_the_store)
+{
+    sluice_launcher_t *l = new_launcher();
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    json_t *ctx = json_pack("{s:s}", "caller", "cli");
+    fake_stage_t slow[] = {{SLUICE_JOB_RUNNING, 0, 0, 0, 100}};
+
+    fake_cluster_set_script(fc, slow, 1);
+    accept_launch(l, "X1", 1, NULL, NULL, 0);
+    step(l);
+    step(l);
+    cr_assert_sluice_ok(
+        sluice_store_append_event(store, "X1", "cancel-requested", ctx, "cli", 0, NULL, &err),
+        &err);
+    json_decref(ctx);
+    cr_assert_eq(run_to_end(l, "X1", 10), 9);
+    sluice_launcher_free(l);
+}
+
+Test(launcher, cancel_refused_when_ownership_does_not_match)
+{
+    sluice_launcher_t *l = new_launcher();
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    fake_stage_t slow[] = {{SLUICE_JOB_RUNNING, 0, 0, 0, 10}, {SLUICE_JOB_COMPLETED, 0, 0, 0, 2}};
+
+    fake_cluster_set_script(fc, slow, 2);
+    accept_launch(l, "W1", 1, NULL, NULL, 0);
+    step(l);
+    step(l);
+    snprintf(fc->jobs[0].comment, sizeof(fc->jobs[0].comment), "someone-else");
+    cr_assert_sluice_ok(sluice_launcher_cancel(l, "W1", "alice", &err), &err);
+    for (int i = 0; i < 5; i++)
+        step(l);
+    cr_assert_eq(fc->n_cancel, 0, "no DELETE was sent");
+    cr_assert_eq(count_events("W1", "cancel-refused"), 1);
+    run_to_end(l, "W1", 30);
+    cr_assert_eq(fc->n_cancel, 0);
+    sluice_launcher_free(l);
+}
+
+Test(launcher, abort_wins_a_late_completed)
+{
+    sluice_launcher_t *l = new_launcher();
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    fake_stage_t s[] = {{SLUICE_JOB_RUNNING, 0, 0, 0, 3}, {SLUICE_JOB_COMPLETED, 0, 0, 0, 2}};
+
+    fake_cluster_set_script(fc, s, 2);
+    fc->cancel_noop = true;
+    accept_launch(l, "Z1", 1, NULL, NULL, 0);
+    step(l);
+    step(l);
+    cr_assert_sluice_ok(sluice_launcher_cancel(l, "Z1", "alice", &err), &err);
+    cr_assert_eq(run_to_end(l, "Z1", 20), 9);
+    sluice_launcher_free(l);
+}
+
+Test(launcher, pending_timeout_cancels_and_fails)
+{
+    sluice_launcher_t *l = new_launcher();
+    fake_stage_t stuck[] = {{SLUICE_JOB_PENDING, 0, 0, 0, 100000}};
+
+    fake_cluster_set_script(fc, stuck, 1);
+    accept_launch(l, "P1", 1, json_pack("{s:i}", "pending_timeout", 20), NULL, 0);
+    for (int i = 0; i < 15; i++)
+        step(l);
+    cr_assert(!is_done("P1"));
+    cr_assert_eq(run_to_end(l, "P1", 40), 104);
+    cr_assert(reason_has("P1", "pending timeout"));
+    cr_assert_eq(fc->n_cancel, 1);
+    sluice_launcher_free(l);
+}
+
+/* ---- recovery, secrets, staging, dependency ------------------------------ */
+
+Test(launcher, secret_unavailable_after_restart)
+{
+    sluice_launcher_t *l = new_launcher();
+    sluice_secret_t sec = {"TOKEN", "s3cr3t"};
+
+    accept_launch(l, "Y1", 1, json_pack("{s:[s]}", "secret_names", "TOKEN"), &sec, 1);
+    sluice_launcher_free(l); /* dies before the secret file was written */
+    l = new_launcher();
+    cr_assert(is_done("Y1"));
+    cr_assert_eq(result_of("Y1"), 104);
+    cr_assert(reason_has("Y1", "secret unavailable after restart"));
+    cr_assert_eq(fc->n_submit, 0);
+    sluice_launcher_free(l);
+    /* with the secrets in memory the launch runs */
+    l = new_launcher();
+    accept_launch(l, "Y2", 1, json_pack("{s:[s]}", "secret_names", "TOKEN"), &sec, 1);
+    cr_assert_eq(run_to_end(l, "Y2", 20), 0);
+    sluice_launcher_free(l);
+}
+
+Test(launcher, restart_in_submitting_reconciles_without_a_post)
+{
+    sluice_launcher_t *l = new_launcher();
+
+    accept_launch(l, "N1", 1, NULL, NULL, 0);
+    kill_countdown = 1; /* before-post passes, after-post kills */
+    cr_assert_neq(sluice_launcher_step(l, NULL), SLUICE_OK);
+    cr_assert_eq(fc->n_submit, 1);
+    sluice_launcher_free(l);
+    l = new_launcher();
+    cr_assert_eq(count_events("N1", "submit-uncertain"), 1);
+    cr_assert_eq(run_to_end(l, "N1", 30), 0);
+    cr_assert_eq(fc->n_submit, 1);
+    cr_assert_eq(count_events("N1", "adopted"), 1);
+    sluice_launcher_free(l);
+}
+
+Test(launcher, second_supervisor_is_refused_and_orphans_are_reported)
+{
+    sluice_launcher_t *l = new_launcher();
+    sluice_launcher_t *l2 = NULL;
+    sluice_store_t *s2 = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_launcher_opts_t o;
+    size_t orphans = 0;
+
+    cr_assert_sluice_ok(sluice_store_open(&s2, tmp, &err), &err);
+    memset(&o, 0, sizeof(o));
+    o.store = s2;
+    o.cluster = fake_cluster_ops(fc);
+    cr_assert_eq(sluice_launcher_new(&l2, &o, &err), SLUICE_ECONFLICT);
+    sluice_store_close(s2);
+    orphan_name = "deadbeef";
+    cr_assert_sluice_ok(sluice_launcher_recover(l, &orphans, &err), &err);
+    cr_assert_eq(orphans, 1);
+    sluice_launcher_free(l);
+}
+
+Test(launcher, dependency_writes_peers_once)
+{
+    sluice_launcher_t *l = new_launcher();
+    fake_stage_t s[] = {{SLUICE_JOB_PENDING, 0, 0, 0, 1},
+                        {SLUICE_JOB_RUNNING, 0, 0, 0, 8},
+                        {SLUICE_JOB_COMPLETED, 0, 0, 0, 2}};
+
+    fake_cluster_set_script(fc, s, 3);
+    accept_launch(l, "F1", 1, NULL, NULL, 0);
+    accept_launch(
+        l, "F2", 1,
+        json_pack("{s:{s:s, s:s}}", "depends_on", "launch_id", "F1", "condition", "after"), NULL,
+        0);
+    cr_assert_eq(run_to_end(l, "F1", 30), 0);
+    cr_assert_eq(run_to_end(l, "F2", 30), 0);
+    cr_assert_eq(n_peers, 1);
+    cr_assert_str_eq(peers_dependent, "F2");
+    cr_assert_eq(count_events("F2", "peers-written"), 1);
+    {
+        char want[64];
+        snprintf(want, sizeof(want), "after:%llu", (unsigned long long)fc->jobs[0].id);
+        cr_assert_str_eq(fc->jobs[1].dependency, want);
+    }
+    sluice_launcher_free(l);
+}
+
+static int n_transitions;
+
+static void on_tr(const sluice_launcher_transition_t *t, void *arg)
+{
+    (void)arg;
+    cr_assert_str_eq(t->launch_id, "V1");
+    n_transitions++;
+}
+
+Test(launcher, wait_reports_every_transition)
+{
+    sluice_launcher_t *l = new_launcher();
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    int result = -1;
+
+    n_transitions = 0;
+    accept_launch(l, "V1", 1, NULL, NULL, 0);
+    cr_assert_sluice_ok(sluice_launcher_wait(l, "V1", on_tr, NULL, &result, &err), &err);
+    cr_assert_eq(result, 0);
+    cr_assert_geq(n_transitions, 3, "SUBMITTING, PENDING, RUNNING, DONE: %d", n_transitions);
+    sluice_launcher_free(l);
+}
