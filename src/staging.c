@@ -32,6 +32,7 @@
 
 #include "buf.h"
 #include "shquote.h"
+#include "staging.h"
 
 /* Who owns what staging creates: nobody in particular (-1) unless the
  * service runs as root, then the Slurm job user. */
@@ -99,7 +100,7 @@ static sluice_err sub_dir(int parent,
     return SLUICE_OK;
 }
 
-static sluice_err write_file(
+sluice_err staging_write_file(
     int dirfd, const char *name, const char *data, size_t len, unsigned mode, sluice_error_t *err)
 {
     int fd =
@@ -203,8 +204,9 @@ sluice_err sluice_staging_create(const sluice_config_t *cfg,
     if ((rc = sub_dir(att, "exit", "exit", &owner, &created, &ex, err)) != SLUICE_OK)
         goto out;
     for (i = 0; i < r->n_files; i++)
-        if ((rc = write_file(att, r->files[i].name, r->files[i].content,
-                             strlen(r->files[i].content), r->files[i].mode, err)) != SLUICE_OK)
+        if ((rc = staging_write_file(att, r->files[i].name, r->files[i].content,
+                                     strlen(r->files[i].content), r->files[i].mode, err)) !=
+            SLUICE_OK)
             goto out;
     if (dirfd_out) {
         *dirfd_out = att;
@@ -295,7 +297,36 @@ sluice_err sluice_staging_write_secrets(int dirfd,
             goto nomem;
     }
     if (n > 0)
-        rc = write_file(dirfd, "secrets.env", b.data, b.len, 0600, err);
+        rc = staging_write_file(dirfd, "secrets.env", b.data, b.len, 0600, err);
+    goto out;
+nomem:
+    rc = sluice_errorf(err, SLUICE_ENOMEM, "secrets: out of memory");
+out:
+    wipe(&b);
+    return rc;
+}
+
+sluice_err staging_write_secret_pairs(
+    int dirfd, const char *const *names, const char *const *values, size_t n, sluice_error_t *err)
+{
+    buf_t b = BUF_INIT;
+    sluice_err rc = SLUICE_OK;
+    size_t i;
+
+    if (n == 0)
+        return SLUICE_OK;
+    buf_init(&b, 0);
+    if (buf_puts(&b, "# sluice secrets (sourced and deleted by the batch script)\n") != SLUICE_OK)
+        goto nomem;
+    for (i = 0; i < n; i++) {
+        if (values[i] == NULL) {
+            rc = sluice_errorf(err, SLUICE_EINVAL, "secrets: \"%s\": secret unavailable", names[i]);
+            goto out;
+        }
+        if (add_line(&b, names[i], values[i]) != SLUICE_OK)
+            goto nomem;
+    }
+    rc = staging_write_file(dirfd, "secrets.env", b.data, b.len, 0600, err);
     goto out;
 nomem:
     rc = sluice_errorf(err, SLUICE_ENOMEM, "secrets: out of memory");

@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 
+#include <sluice/ops.h>
 #include <sluice/sluice.h>
 
 /* sysexits(3) values used by every subcommand. */
@@ -40,5 +41,6 @@ int cmd_status(int argc, char **argv);
 int cmd_ls(int argc, char **argv);
 int cmd_cancel(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_launch(int argc, char **argv);
 
 #endif /* SLUICE_CLI_H */

@@ -16,6 +16,7 @@ static const struct cli_command commands[] = {
     {"version", "print the version of sluice and its library", cmd_version},
     {"config", "show the effective site configuration (config show)", cmd_config},
     {"token", "mint, show and check Slurm JWTs", cmd_token},
+    {"launch", "submit a launch request and supervise it to the end (--wait)", cmd_launch},
     {"render", "print the batch script and REST body of a launch request", cmd_render},
     {"status", "show one launch, its Slurm jobs and its event log", cmd_status},
     {"ls", "list launches in the store", cmd_ls},

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ops.h - the real implementations of the launcher's two function tables:
+ * the cluster through the slurmrestd client, and staging on the shared
+ * storage root through the render module's staging rules.
+ *
+ * The launcher (launcher.h) is written against sluice_cluster_ops_t and
+ * sluice_staging_ops_t so that its tests can use fakes; a program that runs
+ * launches for real fills both tables with the functions below.
+ */
+#ifndef SLUICE_OPS_H
+#define SLUICE_OPS_H
+
+#include <sluice/client.h>
+#include <sluice/common.h>
+#include <sluice/config.h>
+#include <sluice/launcher.h>
+#include <sluice/store.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Fill `out` with cluster operations over `client` (borrowed: it must
+ * outlive every use of the table).  Outcomes are mapped as follows: a
+ * submit answered OK is SUBMIT_OK; a proven refusal (Slurm's error number
+ * on a 4xx) is SUBMIT_REJECTED; a request that certainly never left
+ * (connection refused, no usable token) is SUBMIT_UNAVAILABLE; anything
+ * else, including a 5xx or a garbled 200, is SUBMIT_UNCERTAIN.  Lookups
+ * map OK to FOUND, NOT_FOUND to NOT_FOUND and every other outcome to
+ * UNAVAILABLE.  Live lookups by name read the live job table. */
+SLUICE_API void sluice_cluster_ops_rest(sluice_client_t *client, sluice_cluster_ops_t *out);
+
+/* Staging hooks for launches rendered with `cfg` and stored in `store`
+ * (both borrowed for the lifetime of the table).  The staging directory of
+ * a launch is the one its stored render names
+ * (`<storage.root>/<site>/<sha8>/attempt-<n>`); `prepare` creates it (or
+ * reuses it when a previous cycle created it) and writes secrets.env;
+ * `archive` copies stdout.log and stderr.log into the artifact directory
+ * and removes the launch's staging.  Caller frees with
+ * sluice_staging_ops_free(). */
+SLUICE_API sluice_err sluice_staging_ops_new(const sluice_config_t *cfg,
+                                             sluice_store_t *store,
+                                             sluice_staging_ops_t *out,
+                                             sluice_error_t *err);
+
+/* Release what sluice_staging_ops_new() allocated.  NULL-safe. */
+SLUICE_API void sluice_staging_ops_free(sluice_staging_ops_t *ops);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SLUICE_OPS_H */

@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* cmd_launch.c - `sluice launch REQUEST.json --wait`: the whole lifecycle in
+ * one process.
+ *
+ * The request is validated and rendered once, accepted into the store
+ * (idempotent on launch_id: running the same command again resumes the
+ * same launch, it never submits a second job), submitted exactly once
+ * through slurmrestd and supervised until it ends.  Each transition is
+ * printed as it happens; the exit code is the launch's result code (0, 1,
+ * 9, 101-104).  Usage and setup errors use sysexits (64, 65, 69, 74, 77,
+ * 78).
+ *
+ * Notes:
+ * - This process is the supervisor while it runs: it holds the store's
+ *   lock, so a second `launch --wait` on the same store is refused.  Other
+ *   commands (status, ls, cancel) work beside it.
+ * - Secret values (the request's `secrets` and the `secret_env` names read
+ *   from this environment) stay in memory and reach only the attempt's
+ *   0600 secrets.env.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "cli.h"
+#include "prepare.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: sluice launch REQUEST.json --wait [--config FILE] [--set KEY=VALUE ...]\n"
+               "                     [--study-runtime FILE] [--state-dir DIR] [-o text|json]\n"
+               "\n"
+               "Validate, render and submit a launch through slurmrestd, then supervise it\n"
+               "until it ends, printing every transition.  The exit code is the result code:\n"
+               "0 succeeded, 1 execution error, 9 aborted, 101-103 declared by the workload,\n"
+               "104 infrastructure error.  Running the same request again resumes the same\n"
+               "launch; it never submits a second job.\n"
+               "\n"
+               "options:\n"
+               "  --wait                supervise in this process until the launch ends\n"
+               "                        (required until `sluice serve` can supervise)\n"
+               "  --config FILE         site YAML (default: $SLUICE_CONFIG)\n"
+               "  --set KEY=VALUE       override one dotted site key\n"
+               "  --study-runtime FILE  study runtime file (format_version 2)\n"
+               "  --state-dir DIR       the store (default: $SLUICE_STATE_DIR, /var/lib/sluice\n"
+               "                        for root, else $XDG_STATE_HOME/sluice)\n"
+               "  -o, --output FMT      text (default) or json (one object per transition)\n"
+               "  -h, --help            show this help\n");
+}
+
+typedef struct {
+    int json;
+} print_ctx_t;
+
+static void on_transition(const sluice_launcher_transition_t *t, void *arg)
+{
+    print_ctx_t *pc = arg;
+    const char *to = sluice_fsm_state_name(t->to);
+
+    if (pc->json) {
+        json_t *o = json_pack("{s:s s:s s:s s:i s:s s:s s:f}", "launch_id", t->launch_id, "event",
+                              t->event ? t->event : "", "state", to ? to : "?", "result", t->result,
+                              "slurm_state", t->slurm_state ? t->slurm_state : "", "reason",
+                              t->reason ? t->reason : "", "elapsed_s", t->elapsed);
+        char *text = o ? json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+        if (text)
+            printf("%s\n", text);
+        free(text);
+        json_decref(o);
+    } else {
+        printf("[%7.1fs] %-10s", t->elapsed, to ? to : "?");
+        if (t->slurm_state && t->slurm_state[0])
+            printf(" slurm=%s", t->slurm_state);
+        if (t->to == SLUICE_FSM_DONE) {
+            const char *rn = sluice_result_name(t->result);
+            printf(" result=%s(%d)", rn ? rn : "?", t->result);
+        }
+        if (t->reason && t->reason[0])
+            printf(" %s", t->reason);
+        printf("\n");
+    }
+    fflush(stdout);
+}
+
+/* Secret values for the launcher: the request's own, then the secret_env
+ * names (launch and study) read from this environment. */
+static int collect_secrets(const cli_prepared_t *p, sluice_secret_t **out, size_t *n_out)
+{
+    const sluice_launch_spec_t *s = sluice_launch_spec(p->launch);
+    size_t n = sluice_launch_secret_count(p->launch) + s->n_secret_env +
+               (p->study ? p->study->n_secret_env : 0);
+    sluice_secret_t *v = calloc(n ? n : 1, sizeof(*v));
+    size_t i, k = 0;
+
+    if (v == NULL)
+        return CLI_EX_SOFTWARE;
+    for (i = 0; i < sluice_launch_secret_count(p->launch); i++, k++) {
+        v[k].name = sluice_launch_secret_name(p->launch, i);
+        v[k].value = sluice_launch_secret_value(p->launch, i);
+    }
+    for (i = 0; i < s->n_secret_env; i++, k++) {
+        v[k].name = s->secret_env[i];
+        v[k].value = getenv(s->secret_env[i]);
+        if (v[k].value == NULL) {
+            fprintf(stderr, "sluice: secret_env: %s is not set in this environment\n",
+                    s->secret_env[i]);
+            free(v);
+            return CLI_EX_DATAERR;
+        }
+    }
+    for (i = 0; p->study && i < p->study->n_secret_env; i++, k++) {
+        v[k].name = p->study->secret_env[i].name;
+        v[k].value = getenv(p->study->secret_env[i].source);
+        if (v[k].value == NULL) {
+            fprintf(stderr, "sluice: study secret_env %s: %s is not set in this environment\n",
+                    p->study->secret_env[i].name, p->study->secret_env[i].source);
+            free(v);
+            return CLI_EX_DATAERR;
+        }
+    }
+    *out = v;
+    *n_out = k;
+    return CLI_EX_OK;
+}
+
+int cmd_launch(int argc, char **argv)
+{
+    cli_prepare_opts_t po;
+    cli_prepared_t p;
+    print_ctx_t pc = {0};
+    const char *state_dir = NULL;
+    int wait = 0, rc = CLI_EX_OK, a, k, result = 127, existed = 0;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_store_t *store = NULL;
+    sluice_client_t *client = NULL;
+    sluice_launcher_t *launcher = NULL;
+    sluice_launcher_opts_t lo;
+    sluice_launcher_request_t req;
+    sluice_secret_t *secrets = NULL;
+    size_t n_secrets = 0;
+    json_t *request = NULL, *render = NULL;
+    char *canon = NULL, *id = NULL;
+
+    memset(&po, 0, sizeof(po));
+    memset(&p, 0, sizeof(p));
+    memset(&lo, 0, sizeof(lo));
+    memset(&req, 0, sizeof(req));
+    for (a = 1; a < argc; a++) {
+        const char *arg = argv[a];
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            usage(stdout);
+            return CLI_EX_OK;
+        } else if ((k = cli_prepare_option(&po, argc, argv, &a)) != 0) {
+            if (k < 0)
+                return CLI_EX_USAGE;
+        } else if (strcmp(arg, "--wait") == 0) {
+            wait = 1;
+        } else if (strcmp(arg, "--state-dir") == 0 && a + 1 < argc) {
+            state_dir = argv[++a];
+        } else if ((strcmp(arg, "-o") == 0 || strcmp(arg, "--output") == 0) && a + 1 < argc) {
+            a++;
+            if (strcmp(argv[a], "json") == 0) {
+                pc.json = 1;
+            } else if (strcmp(argv[a], "text") != 0) {
+                fprintf(stderr, "sluice launch: -o expects text or json, not '%s'\n", argv[a]);
+                return CLI_EX_USAGE;
+            }
+        } else if ((arg[0] != '-' || strcmp(arg, "-") == 0) && !po.request_path) {
+            po.request_path = arg;
+        } else {
+            fprintf(stderr, "sluice launch: unexpected argument '%s'\n", arg);
+            usage(stderr);
+            return CLI_EX_USAGE;
+        }
+    }
+    if (!po.request_path) {
+        usage(stderr);
+        return CLI_EX_USAGE;
+    }
+    if (!wait) {
+        fprintf(stderr, "sluice launch: a launch needs a supervisor: run it with --wait (this "
+                        "process supervises it to the end); `sluice serve` is not available yet\n");
+        return CLI_EX_USAGE;
+    }
+    if ((rc = cli_prepare(&po, &p)) != CLI_EX_OK)
+        return rc;
+    if ((rc = collect_secrets(&p, &secrets, &n_secrets)) != CLI_EX_OK)
+        goto out;
+    if ((canon = sluice_launch_to_json(p.launch, &err)) == NULL ||
+        (request = json_loads(canon, 0, NULL)) == NULL ||
+        (render = sluice_render_to_json(p.render)) == NULL) {
+        if (err.code == SLUICE_OK)
+            sluice_errorf(&err, SLUICE_ENOMEM, "out of memory");
+        rc = cli_fail(&err);
+        goto out;
+    }
+    if (sluice_store_open(&store, state_dir, &err) != SLUICE_OK ||
+        sluice_client_new_from_config(&client, p.cfg, &err) != SLUICE_OK) {
+        rc = cli_fail(&err);
+        goto out;
+    }
+    lo.store = store;
+    sluice_cluster_ops_rest(client, &lo.cluster);
+    if (sluice_staging_ops_new(p.cfg, store, &lo.staging, &err) != SLUICE_OK) {
+        rc = cli_fail(&err);
+        goto out;
+    }
+    lo.user = p.cfg->rest.user;
+    lo.site = p.cfg->site_name;
+    lo.job_name_prefix = p.cfg->job_name_prefix;
+    lo.miss_budget = p.cfg->accounting.miss_budget;
+    lo.miss_spacing_s = p.cfg->accounting.miss_spacing_s;
+    lo.absence_delay_s = p.cfg->submit.absence_delay_s;
+    lo.absence_lookups = p.cfg->submit.absence_lookups;
+    lo.absence_spacing_s = p.cfg->submit.absence_spacing_s;
+    lo.pending_timeout_s = p.cfg->launcher.pending_timeout_s;
+    if (p.cfg->launcher.poll_interval_s > 0)
+        lo.poll_max_ms = (int64_t)(p.cfg->launcher.poll_interval_s * 1000);
+    lo.on_transition = on_transition;
+    lo.transition_arg = &pc;
+    if (sluice_launcher_new(&launcher, &lo, &err) != SLUICE_OK ||
+        sluice_launcher_recover(launcher, NULL, &err) != SLUICE_OK) {
+        rc = cli_fail(&err);
+        goto out;
+    }
+    req.request = request;
+    req.render = render;
+    req.secrets = secrets;
+    req.n_secrets = n_secrets;
+    req.caller = "cli";
+    if (sluice_launcher_accept(launcher, &req, &id, &existed, &err) != SLUICE_OK) {
+        rc = cli_fail(&err);
+        goto out;
+    }
+    if (!pc.json)
+        printf("launch %s %s (site %s, %zu pool%s%s)\n", id,
+               existed ? "already known: resuming it" : "accepted", p.cfg->site_name,
+               p.render->n_jobs, p.render->n_jobs == 1 ? "" : "s",
+               p.render->n_jobs > 1 ? ", one hetjob" : "");
+    fflush(stdout);
+    if (sluice_launcher_wait(launcher, id, NULL, NULL, &result, &err) != SLUICE_OK) {
+        rc = cli_fail(&err);
+        goto out;
+    }
+    rc = result;
+out:
+    sluice_launcher_free(launcher);
+    sluice_staging_ops_free(&lo.staging);
+    sluice_client_free(client);
+    sluice_store_close(store);
+    free(id);
+    free(canon);
+    json_decref(request);
+    json_decref(render);
+    free(secrets);
+    cli_prepared_free(&p);
+    return rc;
+}

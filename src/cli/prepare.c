@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* prepare.c - configuration, request and render for the commands that
+ * start from a launch request (`sluice render`, `sluice launch`).
+ *
+ * Notes:
+ * - Configuration precedence is the config module's: --set > environment
+ *   (FORGE_SLURM_*, SLUICE_*) > file > defaults.
+ * - The request is read whole (at most 2 MiB) and parsed strictly; the
+ *   render is made once here and never again for this launch.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "cli.h"
+#include "prepare.h"
+
+extern char **environ;
+
+const char *cli_getenv(const char *name, void *arg)
+{
+    (void)arg;
+    return getenv(name);
+}
+
+int cli_prepare_option(cli_prepare_opts_t *o, int argc, char **argv, int *i)
+{
+    const char *arg = argv[*i];
+
+    if (strcmp(arg, "--config") == 0 || strcmp(arg, "--set") == 0 ||
+        strcmp(arg, "--study-runtime") == 0) {
+        if (*i + 1 >= argc) {
+            fprintf(stderr, "sluice: %s needs a value\n", arg);
+            return -1;
+        }
+        if (strcmp(arg, "--config") == 0) {
+            o->config_path = argv[++*i];
+        } else if (strcmp(arg, "--study-runtime") == 0) {
+            o->study_path = argv[++*i];
+        } else {
+            if (o->n_sets == CLI_MAX_SETS) {
+                fprintf(stderr, "sluice: too many --set options\n");
+                return -1;
+            }
+            o->sets[o->n_sets++] = argv[++*i];
+        }
+        return 1;
+    }
+    return 0;
+}
+
+static char *read_all(const char *path, size_t *len)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    char *d = NULL, *nd;
+    size_t cap = 0, n = 0, r;
+
+    if (!f)
+        return NULL;
+    for (;;) {
+        if (n + 4096 > cap) {
+            cap = cap ? cap * 2 : 8192;
+            if (cap > 2u * 1024u * 1024u || (nd = realloc(d, cap)) == NULL) {
+                free(d);
+                d = NULL;
+                break;
+            }
+            d = nd;
+        }
+        r = fread(d + n, 1, cap - n - 1, f);
+        n += r;
+        if (r == 0)
+            break;
+    }
+    if (f != stdin)
+        fclose(f);
+    if (d) {
+        d[n] = '\0';
+        *len = n;
+    }
+    return d;
+}
+
+int cli_prepare(const cli_prepare_opts_t *o, cli_prepared_t *out)
+{
+    sluice_config_opts_t opts;
+    sluice_render_ctx_t ctx;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    char *data = NULL;
+    size_t len = 0;
+    int rc = CLI_EX_OK;
+
+    memset(out, 0, sizeof(*out));
+    memset(&opts, 0, sizeof(opts));
+    memset(&ctx, 0, sizeof(ctx));
+    opts.path = o->config_path;
+    if (!opts.path) {
+        const char *env = getenv("SLUICE_CONFIG");
+        if (env && env[0])
+            opts.path = env;
+    }
+    opts.envp = (const char *const *)environ;
+    opts.overrides = o->sets;
+    opts.n_overrides = o->n_sets;
+    if (sluice_config_load(&opts, &out->cfg, &err) != SLUICE_OK) {
+        rc = cli_fail(&err);
+        goto out;
+    }
+    if ((data = read_all(o->request_path, &len)) == NULL) {
+        fprintf(stderr, "sluice: cannot read the request %s (missing, unreadable or over 2 MiB)\n",
+                o->request_path);
+        rc = CLI_EX_IOERR;
+        goto out;
+    }
+    if (o->study_path &&
+        sluice_study_runtime_load(o->study_path, NULL, 0, out->cfg, &out->rt, &err) != SLUICE_OK) {
+        fprintf(stderr, "sluice: %s\n", err.text);
+        rc = CLI_EX_CONFIG;
+        goto out;
+    }
+    /* The study is named by the request; peek at it before the full parse. */
+    if (out->rt) {
+        json_t *peek = json_loadb(data, len, 0, NULL);
+        const char *name = json_string_value(json_object_get(peek, "study"));
+        out->study = name ? sluice_study_runtime_find(out->rt, name) : NULL;
+        json_decref(peek);
+    }
+    if (sluice_config_launch_policy(out->cfg, out->study, &out->policy, &err) != SLUICE_OK) {
+        fprintf(stderr, "sluice: %s\n", err.text);
+        rc = CLI_EX_CONFIG;
+        goto out;
+    }
+    if (sluice_launch_parse(&out->launch, data, len, &out->policy, 0, &err) != SLUICE_OK) {
+        fprintf(stderr, "sluice: %s\n", err.text);
+        rc = CLI_EX_DATAERR;
+        goto out;
+    }
+    ctx.attempt = 1;
+    ctx.getenv_fn = cli_getenv;
+    if (sluice_render(out->cfg, out->study, out->launch, &ctx, &out->render, &err) != SLUICE_OK) {
+        fprintf(stderr, "sluice: %s\n", err.text);
+        rc = err.code == SLUICE_ECONFIG ? CLI_EX_CONFIG : CLI_EX_DATAERR;
+        goto out;
+    }
+out:
+    if (data) {
+        /* The request may hold secret values. */
+        volatile char *p = data;
+        size_t k;
+        for (k = 0; k < len; k++)
+            p[k] = 0;
+        free(data);
+    }
+    if (rc != CLI_EX_OK)
+        cli_prepared_free(out);
+    return rc;
+}
+
+void cli_prepared_free(cli_prepared_t *p)
+{
+    sluice_render_free(p->render);
+    sluice_launch_free(p->launch);
+    sluice_config_launch_policy_clear(&p->policy);
+    sluice_study_runtime_free(p->rt);
+    sluice_config_free(p->cfg);
+    memset(p, 0, sizeof(*p));
+}

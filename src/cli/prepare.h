@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* prepare.h - what `sluice render` and `sluice launch` share: load the site
+ * configuration and study runtime, read and validate the request, render
+ * it once. */
+#ifndef SLUICE_CLI_PREPARE_H
+#define SLUICE_CLI_PREPARE_H
+
+#include <stddef.h>
+
+#include <sluice/sluice.h>
+
+#define CLI_MAX_SETS 128
+
+typedef struct {
+    const char *request_path; /* "-" reads standard input */
+    const char *config_path;  /* NULL: $SLUICE_CONFIG */
+    const char *sets[CLI_MAX_SETS];
+    size_t n_sets;
+    const char *study_path; /* NULL: none */
+} cli_prepare_opts_t;
+
+typedef struct {
+    sluice_config_t *cfg;
+    sluice_study_runtime_t *rt;
+    const sluice_study_t *study; /* borrowed from rt */
+    sluice_launch_policy_t policy;
+    sluice_launch_t *launch;
+    sluice_render_t *render;
+} cli_prepared_t;
+
+/* Parse one of the shared options at argv[*i] (advancing *i past its
+ * value).  Returns 1 when it was one, 0 when not, -1 on a usage error
+ * (printed). */
+int cli_prepare_option(cli_prepare_opts_t *o, int argc, char **argv, int *i);
+
+/* Do it all; returns 0 or the sysexits code after printing the error
+ * (65 bad request, 74 unreadable file, 78 bad configuration). */
+int cli_prepare(const cli_prepare_opts_t *o, cli_prepared_t *out);
+
+/* The process environment, as render and secrets read it. */
+const char *cli_getenv(const char *name, void *arg);
+
+void cli_prepared_free(cli_prepared_t *p);
+
+#endif /* SLUICE_CLI_PREPARE_H */

@@ -1,0 +1,449 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* staging_ops.c - the launcher's staging hooks on the shared storage root.
+ *
+ * Every hook finds the launch's staging directory in the render stored with
+ * the launch (render once), so nothing here recomputes paths.
+ *
+ * Notes:
+ * - prepare is idempotent: when a previous cycle created the attempt
+ *   directory but the POST never left, the directory is reused and its
+ *   secrets.env written again.
+ * - A later attempt of the same launch (after a confirmed absence) runs in
+ *   the rendered directory too, because the stored script and job
+ *   descriptions name it; the earlier attempt's directory is first renamed
+ *   to "<dir>.superseded-by-<n>" so its files stay for inspection.
+ * - peers.env is written to a temporary name and renamed, so a waiting
+ *   dependent never reads half a file.
+ */
+/* nftw() is an X/Open interface. */
+#ifndef _XOPEN_SOURCE
+#define _XOPEN_SOURCE 700
+#endif
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sluice/log.h>
+#include <sluice/ops.h>
+#include <sluice/render.h>
+
+#include "buf.h"
+#include "shquote.h"
+#include "staging.h"
+
+typedef struct {
+    const sluice_config_t *cfg;
+    sluice_store_t *store;
+} staging_ctx_t;
+
+/* The stored render of a launch (new reference) or NULL with err set. */
+static json_t *stored_render(staging_ctx_t *c, const char *launch_id, sluice_error_t *err)
+{
+    json_t *launch = NULL, *render;
+
+    if (sluice_store_get_launch(c->store, launch_id, &launch, err) != SLUICE_OK)
+        return NULL;
+    render = json_object_get(launch, "render");
+    if (!json_is_object(render)) {
+        sluice_errorf(err, SLUICE_ESTORE, "launch %s: no render stored", launch_id);
+        json_decref(launch);
+        return NULL;
+    }
+    json_incref(render);
+    json_decref(launch);
+    return render;
+}
+
+static const char *staging_dir_of(const json_t *render)
+{
+    return json_string_value(json_object_get(json_object_get(render, "staging"), "service"));
+}
+
+static sluice_err prepare(void *arg,
+                          const char *launch_id,
+                          uint32_t attempt,
+                          const sluice_secret_t *secrets,
+                          size_t n_secrets,
+                          sluice_error_t *err)
+{
+    staging_ctx_t *c = arg;
+    json_t *render = NULL;
+    const char *dir, *script;
+    sluice_render_t r;
+    sluice_render_file_t file;
+    const char **names = NULL, **values = NULL;
+    int fd = -1;
+    size_t i;
+    sluice_err rc = SLUICE_OK;
+
+    if ((render = stored_render(c, launch_id, err)) == NULL)
+        return err ? err->code : SLUICE_ESTORE;
+    dir = staging_dir_of(render);
+    script = json_string_value(json_object_get(render, "script"));
+    if (dir == NULL || script == NULL) {
+        rc = sluice_errorf(err, SLUICE_ESTORE, "launch %s: stored render has no staging/script",
+                           launch_id);
+        goto out;
+    }
+    fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0 && attempt > (uint32_t)json_integer_value(json_object_get(render, "attempt"))) {
+        /* A new attempt: keep the previous one's files aside. */
+        char aside[4200];
+        struct stat st;
+        snprintf(aside, sizeof(aside), "%s.superseded-by-%u", dir, attempt);
+        close(fd);
+        fd = -1;
+        if (stat(aside, &st) != 0 && rename(dir, aside) != 0) {
+            rc = sluice_errorf(err, SLUICE_EIO, "staging: cannot move %s aside: %s", dir,
+                               strerror(errno));
+            goto out;
+        }
+    }
+    if (fd >= 0) {
+        if (unlinkat(fd, "secrets.env", 0) != 0 && errno != ENOENT) {
+            rc = sluice_errorf(err, SLUICE_EIO, "staging: cannot replace %s/secrets.env: %s", dir,
+                               strerror(errno));
+            goto out;
+        }
+    } else {
+        memset(&r, 0, sizeof(r));
+        memset(&file, 0, sizeof(file));
+        r.launch_id = (char *)(uintptr_t)launch_id;
+        r.attempt = (unsigned)json_integer_value(json_object_get(render, "attempt"));
+        r.sha8 = (char *)(uintptr_t)json_string_value(json_object_get(render, "sha8"));
+        r.staging_service = (char *)(uintptr_t)dir;
+        file.name = (char *)(uintptr_t) "job.sh";
+        file.content = (char *)(uintptr_t)script;
+        file.mode = 0700;
+        r.files = &file;
+        r.n_files = 1;
+        if (r.sha8 == NULL) {
+            rc = sluice_errorf(err, SLUICE_ESTORE, "launch %s: stored render has no sha8",
+                               launch_id);
+            goto out;
+        }
+        if ((rc = sluice_staging_create(c->cfg, &r, true, &fd, err)) != SLUICE_OK)
+            goto out;
+    }
+    if (n_secrets > 0) {
+        names = calloc(n_secrets, sizeof(*names));
+        values = calloc(n_secrets, sizeof(*values));
+        if (names == NULL || values == NULL) {
+            rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+            goto out;
+        }
+        for (i = 0; i < n_secrets; i++) {
+            names[i] = secrets[i].name;
+            values[i] = secrets[i].value;
+        }
+        rc = staging_write_secret_pairs(fd, names, values, n_secrets, err);
+    }
+out:
+    free(names);
+    free(values);
+    if (fd >= 0)
+        close(fd);
+    json_decref(render);
+    return rc;
+}
+
+static sluice_err read_pool_exits(void *arg,
+                                  const char *launch_id,
+                                  uint32_t attempt,
+                                  sluice_pool_exit_t *out,
+                                  size_t max,
+                                  size_t *n_out,
+                                  sluice_error_t *err)
+{
+    staging_ctx_t *c = arg;
+    json_t *render, *pools, *p;
+    const char *dir;
+    size_t i;
+
+    (void)attempt;
+    *n_out = 0;
+    if ((render = stored_render(c, launch_id, err)) == NULL)
+        return err ? err->code : SLUICE_ESTORE;
+    dir = staging_dir_of(render);
+    pools = json_object_get(render, "pools");
+    json_array_foreach(pools, i, p)
+    {
+        const char *name = json_is_string(p) ? json_string_value(p)
+                                             : json_string_value(json_object_get(p, "name"));
+        char path[4400], line[64];
+        FILE *f;
+        long rc;
+
+        if (name == NULL || dir == NULL || *n_out >= max)
+            continue;
+        snprintf(path, sizeof(path), "%s/exit/%s", dir, name);
+        if ((f = fopen(path, "r")) == NULL)
+            continue;
+        if (fgets(line, sizeof(line), f) != NULL) {
+            rc = strtol(line, NULL, 10);
+            memset(&out[*n_out], 0, sizeof(out[*n_out]));
+            snprintf(out[*n_out].name, sizeof(out[*n_out].name), "%s", name);
+            /* bash reports a step killed by signal S as 128+S. */
+            if (rc > 128 && rc < 128 + 65) {
+                out[*n_out].signal = (int)(rc - 128);
+                out[*n_out].exit_code = 0;
+            } else {
+                out[*n_out].exit_code = (int)rc;
+            }
+            (*n_out)++;
+        }
+        fclose(f);
+    }
+    json_decref(render);
+    return SLUICE_OK;
+}
+
+/* First host of a hostlist expression: "tb[2-3]" -> "tb2", "a,b" -> "a". */
+static void first_host(const char *list, char *out, size_t size)
+{
+    size_t pre = strcspn(list, "[,");
+    const char *br = list + pre;
+
+    if (*br != '[') {
+        snprintf(out, size, "%.*s", (int)pre, list);
+        return;
+    }
+    snprintf(out, size, "%.*s%.*s", (int)pre, list, (int)strcspn(br + 1, "-,]"), br + 1);
+}
+
+static sluice_err write_peers(void *arg,
+                              const char *dependent_id,
+                              uint32_t dependent_attempt,
+                              const char *first_id,
+                              const sluice_jobview_t *views,
+                              size_t n_views,
+                              sluice_error_t *err)
+{
+    staging_ctx_t *c = arg;
+    json_t *render;
+    const char *dir;
+    buf_t b;
+    char host[256], tmp[4400], final[4400];
+    int fd = -1;
+    size_t i;
+    sluice_err rc = SLUICE_OK;
+
+    (void)dependent_attempt;
+    if ((render = stored_render(c, dependent_id, err)) == NULL)
+        return err ? err->code : SLUICE_ESTORE;
+    dir = staging_dir_of(render);
+    buf_init(&b, 1 << 20);
+    if (dir == NULL || n_views == 0 || views[0].nodes == NULL) {
+        rc = sluice_errorf(err, SLUICE_EINVAL, "peers for %s: no nodes known for %s", dependent_id,
+                           first_id);
+        goto out;
+    }
+    if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+        rc = sluice_errorf(err, SLUICE_EIO, "peers for %s: staging %s: %s", dependent_id, dir,
+                           strerror(errno));
+        goto out;
+    }
+    first_host(views[0].nodes, host, sizeof(host));
+    if (buf_puts(&b,
+                 "# written by sluice when the partner launch started\nSLUICE_PEER_LAUNCH_ID=") !=
+            SLUICE_OK ||
+        shquote_append(&b, first_id) != SLUICE_OK ||
+        buf_printf(&b, "\nSLUICE_PEER_JOB_ID=%llu\n",
+                   (unsigned long long)(views[0].het_job_id ? views[0].het_job_id
+                                                            : views[0].job_id)) != SLUICE_OK ||
+        buf_puts(&b, "SLUICE_PEER_HOST=") != SLUICE_OK || shquote_append(&b, host) != SLUICE_OK ||
+        buf_puts(&b, "\nSLUICE_PEER_NODES=") != SLUICE_OK ||
+        shquote_append(&b, views[0].nodes) != SLUICE_OK || buf_puts(&b, "\n") != SLUICE_OK) {
+        rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (i = 1; i < n_views; i++) {
+        if (views[i].nodes == NULL)
+            continue;
+        first_host(views[i].nodes, host, sizeof(host));
+        if (buf_printf(&b, "SLUICE_PEER_HOST_%zu=", i) != SLUICE_OK ||
+            shquote_append(&b, host) != SLUICE_OK || buf_puts(&b, "\n") != SLUICE_OK) {
+            rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+            goto out;
+        }
+    }
+    snprintf(tmp, sizeof(tmp), "peers.env.tmp");
+    unlinkat(fd, tmp, 0);
+    if ((rc = staging_write_file(fd, tmp, buf_str(&b), b.len, 0600, err)) != SLUICE_OK)
+        goto out;
+    snprintf(final, sizeof(final), "%s/peers.env", dir);
+    if (renameat(fd, tmp, fd, "peers.env") != 0)
+        rc = sluice_errorf(err, SLUICE_EIO, "peers: rename to %s: %s", final, strerror(errno));
+out:
+    if (fd >= 0)
+        close(fd);
+    buf_free(&b);
+    json_decref(render);
+    return rc;
+}
+
+static sluice_err copy_file(const char *from, const char *to, sluice_error_t *err)
+{
+    char chunk[65536];
+    int in, out;
+    ssize_t n;
+    sluice_err rc = SLUICE_OK;
+
+    if ((in = open(from, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+        return errno == ENOENT
+                   ? SLUICE_OK
+                   : sluice_errorf(err, SLUICE_EIO, "archive: %s: %s", from, strerror(errno));
+    out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (out < 0) {
+        rc = sluice_errorf(err, SLUICE_EIO, "archive: %s: %s", to, strerror(errno));
+        close(in);
+        return rc;
+    }
+    while ((n = read(in, chunk, sizeof(chunk))) > 0) {
+        if (write(out, chunk, (size_t)n) != n) {
+            rc = sluice_errorf(err, SLUICE_EIO, "archive: write %s: %s", to, strerror(errno));
+            break;
+        }
+    }
+    if (n < 0 && rc == SLUICE_OK)
+        rc = sluice_errorf(err, SLUICE_EIO, "archive: read %s: %s", from, strerror(errno));
+    if (fsync(out) != 0 && rc == SLUICE_OK && errno != EINVAL)
+        rc = sluice_errorf(err, SLUICE_EIO, "archive: fsync %s: %s", to, strerror(errno));
+    close(out);
+    close(in);
+    return rc;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path) != 0 && errno != ENOENT ? -1 : 0;
+}
+
+static sluice_err archive(void *arg,
+                          const char *launch_id,
+                          uint32_t attempt,
+                          const char *artifact_dir,
+                          sluice_error_t *err)
+{
+    staging_ctx_t *c = arg;
+    json_t *render;
+    const char *dir;
+    char from[4400], to[4400], launch_dir[4400];
+    static const char *const logs[] = {"stdout.log", "stderr.log"};
+    size_t i;
+    sluice_err rc = SLUICE_OK;
+
+    (void)attempt;
+    if ((render = stored_render(c, launch_id, err)) == NULL)
+        return err ? err->code : SLUICE_ESTORE;
+    dir = staging_dir_of(render);
+    if (dir == NULL)
+        goto out;
+    if (mkdir(artifact_dir, 0700) != 0 && errno != EEXIST) {
+        rc = sluice_errorf(err, SLUICE_EIO, "archive: %s: %s", artifact_dir, strerror(errno));
+        goto out;
+    }
+    for (i = 0; i < 2; i++) {
+        snprintf(from, sizeof(from), "%s/%s", dir, logs[i]);
+        snprintf(to, sizeof(to), "%s/%s", artifact_dir, logs[i]);
+        if ((rc = copy_file(from, to, err)) != SLUICE_OK)
+            goto out;
+    }
+    /* Remove the whole launch directory (<sha8>/), every attempt in it. */
+    snprintf(launch_dir, sizeof(launch_dir), "%s", dir);
+    {
+        char *slash = strrchr(launch_dir, '/');
+        if (slash != NULL && strncmp(slash + 1, "attempt-", 8) == 0)
+            *slash = '\0';
+    }
+    if (nftw(launch_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0 && errno != ENOENT)
+        rc = sluice_errorf(err, SLUICE_EIO, "archive: cannot remove staging %s: %s", launch_dir,
+                           strerror(errno));
+out:
+    json_decref(render);
+    return rc;
+}
+
+static sluice_err list_staging(void *arg, char ***names_out, size_t *n_out, sluice_error_t *err)
+{
+    staging_ctx_t *c = arg;
+    char site_dir[4200];
+    DIR *d;
+    struct dirent *e;
+    char **names = NULL;
+    size_t n = 0;
+
+    *names_out = NULL;
+    *n_out = 0;
+    snprintf(site_dir, sizeof(site_dir), "%s/%s", c->cfg->storage.root,
+             c->cfg->site_name ? c->cfg->site_name : "default");
+    if ((d = opendir(site_dir)) == NULL)
+        return errno == ENOENT
+                   ? SLUICE_OK
+                   : sluice_errorf(err, SLUICE_EIO, "staging: %s: %s", site_dir, strerror(errno));
+    while ((e = readdir(d)) != NULL) {
+        char **grown;
+        if (e->d_name[0] == '.')
+            continue;
+        grown = realloc(names, (n + 1) * sizeof(*names));
+        if (grown == NULL || (grown[n] = strdup(e->d_name)) == NULL) {
+            size_t i;
+            names = grown ? grown : names;
+            for (i = 0; i < n; i++)
+                free(names[i]);
+            free(names);
+            closedir(d);
+            return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+        }
+        names = grown;
+        n++;
+    }
+    closedir(d);
+    *names_out = names;
+    *n_out = n;
+    return SLUICE_OK;
+}
+
+sluice_err sluice_staging_ops_new(const sluice_config_t *cfg,
+                                  sluice_store_t *store,
+                                  sluice_staging_ops_t *out,
+                                  sluice_error_t *err)
+{
+    staging_ctx_t *c;
+
+    memset(out, 0, sizeof(*out));
+    if (cfg == NULL || store == NULL || cfg->storage.root == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL,
+                             "staging ops: a config with storage.root and a "
+                             "store are required");
+    if ((c = calloc(1, sizeof(*c))) == NULL)
+        return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+    c->cfg = cfg;
+    c->store = store;
+    out->prepare = prepare;
+    out->read_pool_exits = read_pool_exits;
+    out->write_peers = write_peers;
+    out->archive = archive;
+    out->list_staging = list_staging;
+    out->arg = c;
+    return SLUICE_OK;
+}
+
+void sluice_staging_ops_free(sluice_staging_ops_t *ops)
+{
+    if (ops == NULL)
+        return;
+    free(ops->arg);
+    memset(ops, 0, sizeof(*ops));
+}
