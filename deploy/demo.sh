@@ -19,10 +19,37 @@ cmake --build "$build" -j "$(nproc 2>/dev/null || echo 2)"
 "$build/sluice" version
 
 SLUICE_TB_FIX_HOSTS="${SLUICE_TB_FIX_HOSTS:-1}" bash "$here/testbed/start.sh"
-SLUICE_SMOKE_VERBOSE=1 bash "$src/tests/e2e/smoke_testbed.sh"
+
+# The site configuration for the testbed, and a store of our own.
+demo_dir="${SLUICE_DEMO_DIR:-/var/tmp/sluice-demo}"
+mkdir -p "$demo_dir"
+bash "$here/testbed/site-config.sh" >"$demo_dir/site.yaml"
+# A fresh launch id per run: the same id would resume the finished launch.
+request="$demo_dir/demo-hetjob.json"
+sed "s/\"launch_id\": \"demo-hetjob\"/\"launch_id\": \"demo-hetjob-$(date +%Y%m%d%H%M%S)\"/" \
+    "$here/testbed/requests/demo-hetjob.json" >"$request"
+launch_id=$(sed -n 's/.*"launch_id": "\([^"]*\)".*/\1/p' "$request")
+
+echo
+echo "==> sluice launch $request --wait"
+rc=0
+"$build/sluice" launch "$request" --wait --config "$demo_dir/site.yaml" \
+    --state-dir "$demo_dir/state" || rc=$?
+echo
+echo "==> what the two pools printed (archived from the shared storage)"
+cat "$demo_dir/state/artifacts/$launch_id/stdout.log" || true
+echo
+echo "==> sluice status $launch_id"
+"$build/sluice" status --state-dir "$demo_dir/state" "$launch_id"
+if [ "$rc" -ne 0 ]; then
+    echo "demo: the launch ended with result code $rc" >&2
+    exit "$rc"
+fi
 
 echo
 echo "The testbed keeps running.  Try:"
+echo "  build/sluice ls --state-dir $demo_dir/state"
+echo "  build/sluice check --config $demo_dir/site.yaml"
 echo "  eval \"\$(deploy/testbed/env.sh)\"; sinfo -N -o '%N %f %T'"
 echo "  deploy/testbed/status.sh"
 echo "  deploy/testbed/stop.sh --purge     # stop it and remove all its state"
