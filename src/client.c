@@ -1090,10 +1090,20 @@ sluice_err sluice_client_cancel(sluice_client_t *c,
     return rc;
 }
 
-sluice_err sluice_client_diag(sluice_client_t *c,
-                              sluice_rest_diag_t *out,
-                              sluice_call_t *call,
-                              sluice_error_t *err)
+/* A GET whose answer one parser reads (diag, nodes, ping). */
+typedef sluice_err (*simple_path_fn)(sluice_rest_version v, char **out, sluice_error_t *err);
+typedef sluice_err (*simple_parse_fn)(sluice_rest_version v,
+                                      const json_t *root,
+                                      void *out,
+                                      sluice_error_t *err);
+
+static sluice_err simple_get(sluice_client_t *c,
+                             simple_path_fn make_path,
+                             simple_parse_fn parse,
+                             void *out,
+                             const char *what,
+                             sluice_call_t *call,
+                             sluice_error_t *err)
 {
     sluice_call_t scratch;
     sluice_rest_version v;
@@ -1104,14 +1114,37 @@ sluice_err sluice_client_diag(sluice_client_t *c,
     call = call_init(call, &scratch);
     if ((rc = ready(c, &v, call, err)) != SLUICE_OK)
         return rc;
-    if ((rc = sluice_rest_path_diag(v, &path, err)) != SLUICE_OK)
+    if ((rc = make_path(v, &path, err)) != SLUICE_OK)
         return local_fail(call, SLUICE_OUTCOME_REJECTED, rc);
     if ((rc = get_json(c, v, path, HTTP_CLASS_QUERY, HTTP_GET, &root, call, err)) != SLUICE_OK)
         return rc;
-    if ((rc = sluice_rest_parse_diag(v, root, out, err)) != SLUICE_OK)
-        rc = proto_fail(call, err, "diag");
+    if ((rc = parse(v, root, out, err)) != SLUICE_OK)
+        rc = proto_fail(call, err, what);
     json_decref(root);
     return rc;
+}
+
+static sluice_err parse_diag(sluice_rest_version v, const json_t *r, void *o, sluice_error_t *e)
+{
+    return sluice_rest_parse_diag(v, r, o, e);
+}
+
+static sluice_err parse_nodes(sluice_rest_version v, const json_t *r, void *o, sluice_error_t *e)
+{
+    return sluice_rest_parse_nodes(v, r, o, e);
+}
+
+static sluice_err parse_ping(sluice_rest_version v, const json_t *r, void *o, sluice_error_t *e)
+{
+    return sluice_rest_parse_ping(v, r, o, e);
+}
+
+sluice_err sluice_client_diag(sluice_client_t *c,
+                              sluice_rest_diag_t *out,
+                              sluice_call_t *call,
+                              sluice_error_t *err)
+{
+    return simple_get(c, sluice_rest_path_diag, parse_diag, out, "diag", call, err);
 }
 
 sluice_err sluice_client_nodes(sluice_client_t *c,
@@ -1119,23 +1152,7 @@ sluice_err sluice_client_nodes(sluice_client_t *c,
                                sluice_call_t *call,
                                sluice_error_t *err)
 {
-    sluice_call_t scratch;
-    sluice_rest_version v;
-    json_t *root = NULL;
-    char *path = NULL;
-    sluice_err rc;
-
-    call = call_init(call, &scratch);
-    if ((rc = ready(c, &v, call, err)) != SLUICE_OK)
-        return rc;
-    if ((rc = sluice_rest_path_nodes(v, &path, err)) != SLUICE_OK)
-        return local_fail(call, SLUICE_OUTCOME_REJECTED, rc);
-    if ((rc = get_json(c, v, path, HTTP_CLASS_QUERY, HTTP_GET, &root, call, err)) != SLUICE_OK)
-        return rc;
-    if ((rc = sluice_rest_parse_nodes(v, root, out, err)) != SLUICE_OK)
-        rc = proto_fail(call, err, "nodes");
-    json_decref(root);
-    return rc;
+    return simple_get(c, sluice_rest_path_nodes, parse_nodes, out, "nodes", call, err);
 }
 
 sluice_err sluice_client_ping(sluice_client_t *c,
@@ -1143,23 +1160,7 @@ sluice_err sluice_client_ping(sluice_client_t *c,
                               sluice_call_t *call,
                               sluice_error_t *err)
 {
-    sluice_call_t scratch;
-    sluice_rest_version v;
-    json_t *root = NULL;
-    char *path = NULL;
-    sluice_err rc;
-
-    call = call_init(call, &scratch);
-    if ((rc = ready(c, &v, call, err)) != SLUICE_OK)
-        return rc;
-    if ((rc = sluice_rest_path_ping(v, &path, err)) != SLUICE_OK)
-        return local_fail(call, SLUICE_OUTCOME_REJECTED, rc);
-    if ((rc = get_json(c, v, path, HTTP_CLASS_QUERY, HTTP_GET, &root, call, err)) != SLUICE_OK)
-        return rc;
-    if ((rc = sluice_rest_parse_ping(v, root, out, err)) != SLUICE_OK)
-        rc = proto_fail(call, err, "ping");
-    json_decref(root);
-    return rc;
+    return simple_get(c, sluice_rest_path_ping, parse_ping, out, "ping", call, err);
 }
 
 /* ---- constraint matching ------------------------------------------------- */
