@@ -84,8 +84,16 @@ op_submit(void *arg, const sluice_jobdesc_t *descs, size_t n, sluice_submit_resu
     return o;
 }
 
+/* The signature shared by sluice_client_get_job() and _acct_job(). */
+typedef sluice_err (*by_id_fn)(sluice_client_t *c,
+                               uint64_t job_id,
+                               sluice_rest_jobs_t *out,
+                               sluice_call_t *call,
+                               sluice_error_t *err);
+
+/* Read one job (every hetjob component) from the live view or accounting. */
 static sluice_lookup
-op_get_job(void *arg, uint64_t job_id, sluice_jobview_t **views_out, size_t *n_out)
+read_by_id(void *arg, by_id_fn read, uint64_t job_id, sluice_jobview_t **views_out, size_t *n_out)
 {
     sluice_rest_jobs_t jobs;
     sluice_call_t call;
@@ -95,7 +103,7 @@ op_get_job(void *arg, uint64_t job_id, sluice_jobview_t **views_out, size_t *n_o
     memset(&call, 0, sizeof(call));
     *views_out = NULL;
     *n_out = 0;
-    sluice_client_get_job(arg, job_id, &jobs, &call, NULL);
+    read(arg, job_id, &jobs, &call, NULL);
     r = lookup_of(&call);
     if (r == SLUICE_LOOKUP_FOUND && jobs.n_jobs == 0)
         r = SLUICE_LOOKUP_NOT_FOUND;
@@ -103,6 +111,12 @@ op_get_job(void *arg, uint64_t job_id, sluice_jobview_t **views_out, size_t *n_o
         take_views(&jobs, views_out, n_out);
     sluice_rest_jobs_clear(&jobs);
     return r;
+}
+
+static sluice_lookup
+op_get_job(void *arg, uint64_t job_id, sluice_jobview_t **views_out, size_t *n_out)
+{
+    return read_by_id(arg, sluice_client_get_job, job_id, views_out, n_out);
 }
 
 static sluice_lookup
@@ -223,22 +237,7 @@ static sluice_lookup op_find_acct_by_name(void *arg,
 static sluice_lookup
 op_acct_job(void *arg, uint64_t job_id, sluice_jobview_t **views_out, size_t *n_out)
 {
-    sluice_rest_jobs_t jobs;
-    sluice_call_t call;
-    sluice_lookup r;
-
-    memset(&jobs, 0, sizeof(jobs));
-    memset(&call, 0, sizeof(call));
-    *views_out = NULL;
-    *n_out = 0;
-    sluice_client_acct_job(arg, job_id, &jobs, &call, NULL);
-    r = lookup_of(&call);
-    if (r == SLUICE_LOOKUP_FOUND && jobs.n_jobs == 0)
-        r = SLUICE_LOOKUP_NOT_FOUND;
-    if (r == SLUICE_LOOKUP_FOUND)
-        take_views(&jobs, views_out, n_out);
-    sluice_rest_jobs_clear(&jobs);
-    return r;
+    return read_by_id(arg, sluice_client_acct_job, job_id, views_out, n_out);
 }
 
 static sluice_err op_cancel(void *arg, uint64_t job_id, int signal, sluice_error_t *err)
