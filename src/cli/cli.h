@@ -42,5 +42,6 @@ int cmd_ls(int argc, char **argv);
 int cmd_cancel(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_launch(int argc, char **argv);
+int cmd_logs(int argc, char **argv);
 
 #endif /* SLUICE_CLI_H */

@@ -20,6 +20,7 @@ static const struct cli_command commands[] = {
     {"render", "print the batch script and REST body of a launch request", cmd_render},
     {"status", "show one launch, its Slurm jobs and its event log", cmd_status},
     {"ls", "list launches in the store", cmd_ls},
+    {"logs", "print (or follow with -f) a launch's job output", cmd_logs},
     {"cancel", "ask the supervisor to cancel a launch", cmd_cancel},
     {"check", "preflight the site configuration against the cluster", cmd_check},
 };

@@ -14,7 +14,9 @@
 #      master address and port;
 #   6. a per-launch secret reaches the workload, and its value is found
 #      nowhere: not in the script, the store, the testbed's state, logs and
-#      accounting database.
+#      accounting database;
+#   7. `sluice logs -f` follows a running job's output from the shared
+#      storage and returns once the launch has ended.
 #
 # Runs as root against the testbed's slurmrestd on 127.0.0.1 only.  A
 # missing testbed is a failure, never a skip.  Last line:
@@ -23,7 +25,7 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
-TESTS=6
+TESTS=7
 passed=0
 failed=0
 say() { printf 'launch_cli: %s\n' "$*"; }
@@ -195,6 +197,28 @@ if [ "$rc" -eq 0 ] && grep -q '^secret-ok$' <<<"$out" && grep -q '^secrets-file-
     pass "secret reached the workload, secrets.env was deleted, the value is stored nowhere"
 else
     fail "secret (exit $rc, output: $out, found in: ${leaks:-nowhere})"; show secret
+fi
+
+# ------------------------------------------------------------ 7. logs -f
+cat >"$work/logs.json" <<JSON
+{"launch_id": "logs-$run", "site": "$SLUICE_TB_CLUSTER", "profile": "none",
+ "command": "/bin/bash", "args": ["-c", "echo tick-1; sleep 3; echo tick-2"], "time_limit": 5,
+ "pools": [{"name": "main", "nodes": 1, "cpus_per_node": 1, "mem_per_node_mib": 200}]}
+JSON
+( launch logs; echo "$rc" >"$work/logs.rc" ) &
+bg=$!
+for _ in $(seq 1 30); do
+    "$SLUICE" status --state-dir "$state" "logs-$run" >/dev/null 2>&1 && break
+    sleep 0.5
+done
+timeout 120 "$SLUICE" logs -f --state-dir "$state" "logs-$run" >"$work/logs.follow" 2>&1 || true
+wait "$bg" || true
+if [ "$(cat "$work/logs.rc" 2>/dev/null)" = 0 ] &&
+    [ "$(tr '\n' ' ' <"$work/logs.follow")" = "tick-1 tick-2 " ]; then
+    pass "logs -f followed the job's output to the end"
+else
+    fail "logs -f (launch exit $(cat "$work/logs.rc" 2>/dev/null), followed: $(cat "$work/logs.follow"))"
+    show logs
 fi
 
 finish

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* cmd_logs.c - `sluice logs [-f] LAUNCH_ID`: a launch's stdout or stderr,
+ * read from the shared storage without a shell on the cluster.
+ *
+ * Notes:
+ * - While the launch lives, the job writes <staging>/stdout.log (the
+ *   staging path comes from the render stored with the launch); once it
+ *   ended, the supervisor archived the file to <state>/artifacts/<id>/.
+ * - -f follows: new bytes are printed as they arrive (polled every 500 ms,
+ *   never the whole file in memory) until the launch is over and its
+ *   archived copy has been printed to the same length.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static const char logs_usage[] =
+    "usage: sluice logs [--state-dir DIR] [--stderr] [-f] LAUNCH_ID\n"
+    "\n"
+    "Print a launch's job output (stdout, or stderr with --stderr) from the shared\n"
+    "storage, or from the archive once the launch has ended.  -f follows the file\n"
+    "until the launch ends.\n";
+
+/* Copy bytes of `path` from *offset to stdout; returns 0, or -1 when the
+ * file cannot be opened (errno set). */
+static int copy_from(const char *path, off_t *offset)
+{
+    char chunk[65536];
+    ssize_t n;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+    if (fd < 0)
+        return -1;
+    if (lseek(fd, *offset, SEEK_SET) < 0) {
+        close(fd);
+        return -1;
+    }
+    while ((n = read(fd, chunk, sizeof(chunk))) > 0) {
+        fwrite(chunk, 1, (size_t)n, stdout);
+        *offset += n;
+    }
+    fflush(stdout);
+    close(fd);
+    return 0;
+}
+
+int cmd_logs(int argc, char **argv)
+{
+    const char *state_dir = NULL, *id = NULL, *name = "stdout.log";
+    int follow = 0, rc = CLI_EX_OK, i;
+    sluice_store_t *store = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    json_t *launch = NULL;
+    char live[4200], archived[4200];
+    const char *staging;
+    off_t offset = 0;
+    struct timespec pause = {0, 500 * 1000 * 1000};
+
+    for (i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(logs_usage, stdout);
+            return CLI_EX_OK;
+        } else if (strcmp(argv[i], "-f") == 0 || strcmp(argv[i], "--follow") == 0) {
+            follow = 1;
+        } else if (strcmp(argv[i], "--stderr") == 0) {
+            name = "stderr.log";
+        } else if (strcmp(argv[i], "--state-dir") == 0 && i + 1 < argc) {
+            state_dir = argv[++i];
+        } else if (argv[i][0] != '-' && id == NULL) {
+            id = argv[i];
+        } else {
+            fputs(logs_usage, stderr);
+            return CLI_EX_USAGE;
+        }
+    }
+    if (id == NULL) {
+        fputs(logs_usage, stderr);
+        return CLI_EX_USAGE;
+    }
+    if (sluice_store_open(&store, state_dir, &err) != SLUICE_OK)
+        return cli_fail(&err);
+    for (;;) {
+        int terminal;
+
+        json_decref(launch);
+        launch = NULL;
+        if (sluice_store_get_launch(store, id, &launch, &err) != SLUICE_OK) {
+            rc = cli_fail(&err);
+            goto out;
+        }
+        terminal = json_is_true(json_object_get(launch, "terminal"));
+        staging = json_string_value(json_object_get(
+            json_object_get(json_object_get(launch, "render"), "staging"), "service"));
+        snprintf(archived, sizeof(archived), "%s/artifacts/%s/%s", sluice_store_dir(store), id,
+                 name);
+        snprintf(live, sizeof(live), "%s/%s", staging ? staging : "/nonexistent", name);
+        /* The archive holds the whole file once the launch is over; the
+         * live file grows until then. */
+        if (copy_from(archived, &offset) == 0 && terminal)
+            break;
+        if (access(archived, F_OK) != 0 && copy_from(live, &offset) != 0 && errno != ENOENT) {
+            fprintf(stderr, "sluice logs: %s: %s\n", live, strerror(errno));
+            rc = CLI_EX_IOERR;
+            goto out;
+        }
+        if (!follow)
+            break;
+        if (terminal && access(archived, F_OK) != 0 && access(live, F_OK) != 0)
+            break; /* ended without output */
+        nanosleep(&pause, NULL);
+    }
+out:
+    json_decref(launch);
+    sluice_store_close(store);
+    return rc;
+}
