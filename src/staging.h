@@ -16,10 +16,7 @@ sluice_err staging_write_file(
 
 /* Write secrets.env (0600) from name/value pairs, shell-quoted; the buffer
  * holding the values is wiped.  Nothing is written when n is 0. */
-sluice_err staging_write_secret_pairs(int dirfd,
-                                      const char *const *names,
-                                      const char *const *values,
-                                      size_t n,
-                                      sluice_error_t *err);
+sluice_err staging_write_secret_pairs(
+    int dirfd, const char *const *names, const char *const *values, size_t n, sluice_error_t *err);
 
 #endif /* SLUICE_STAGING_INTERNAL_H */
