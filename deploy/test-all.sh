@@ -36,9 +36,11 @@ for arg in "$@"; do
 done
 if [ "$full" -eq 1 ]; then
     fuzz_seconds="${SLUICE_FUZZ_SECONDS:-300}"
+    fuzz_seed=0
     export SLUICE_KILL_POINTS="${SLUICE_KILL_POINTS:-100}"
 else
     fuzz_seconds="${SLUICE_FUZZ_SECONDS:-30}"
+    fuzz_seed=1
     export SLUICE_KILL_POINTS="${SLUICE_KILL_POINTS:-20}"
 fi
 jobs="$(nproc 2>/dev/null || echo 2)"
@@ -111,7 +113,7 @@ done
 
 phase "fuzzing (clang libFuzzer, ${fuzz_seconds} s per target)"
 CC=clang cmake -S "$src" -B "$fuzz_build" -DCMAKE_BUILD_TYPE=Debug -DSLUICE_FUZZ=ON \
-    -DSLUICE_BUILD_TESTS=OFF -DSLUICE_FUZZ_SECONDS="$fuzz_seconds" \
+    -DSLUICE_BUILD_TESTS=OFF -DSLUICE_FUZZ_SECONDS="$fuzz_seconds" -DSLUICE_FUZZ_SEED="$fuzz_seed" \
     -DCMAKE_C_FLAGS='-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined'
 cmake --build "$fuzz_build" -j "$jobs"
 if ! (cd "$fuzz_build" && ctest -L '^fuzz$' --output-on-failure --no-tests=error); then
