@@ -322,6 +322,7 @@ int main(int argc, char **argv)
     const char *dir = NULL;
     char d_empty[512], d_live[512], d_fin[512], cmd[600];
     long e[3], lv[3], f[3], fill[3];
+    setvbuf(stdout, NULL, _IOLBF, 0);
 
     for (int a = 1; a < argc; a++) {
         if (strcmp(argv[a], "--live") == 0 && a + 1 < argc)

@@ -230,6 +230,7 @@ int main(int argc, char **argv)
     char **names = NULL;
     sluice_client_info_t info;
     int a;
+    setvbuf(stdout, NULL, _IOLBF, 0);
 
     for (a = 1; a < argc; a++) {
         if (strcmp(argv[a], "--sizes") == 0 && a + 1 < argc)

@@ -106,6 +106,7 @@ int main(int argc, char **argv)
     char script[128];
     FILE *f;
     int a;
+    setvbuf(stdout, NULL, _IOLBF, 0);
 
     for (a = 1; a < argc; a++) {
         if (strcmp(argv[a], "--jobs") == 0 && a + 1 < argc)
