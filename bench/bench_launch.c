@@ -6,9 +6,11 @@
  * commits) until every launch is PENDING in Slurm.  Every job is held (the
  * rendered job descriptions get hold = true) and cancelled at the end.
  *
- * Runs twice: with the launcher's default RPC budget (50 requests/s toward
- * slurmctld) and with the budget lifted, and prints jobs/s for both; compare
- * with bench_submit's sbatch loop.
+ * Between steps it sleeps the launcher's own adaptive interval
+ * (sluice_launcher_next_interval_ms, as sluice_launcher_run does).  Runs
+ * twice: with the launcher's default RPC budget (50 requests/s toward
+ * slurmctld, which caps submits) and with the budget lifted, and prints
+ * jobs/s for both; compare with bench_submit's sbatch loop.
  *
  * usage: bench_launch --config SITE.yaml [--jobs 100] [--state-dir DIR]
  * Exit 0 whenever it ran.
@@ -161,8 +163,9 @@ run_once(const sluice_config_t *cfg, const char *dir, size_t n, double budget, c
             fprintf(stderr, "bench_launch: step: %s\n", err.text);
             break;
         }
+        /* the launcher's own pacing, as sluice_launcher_run() sleeps */
         if (cnt.pending + cnt.done < accepted)
-            usleep(5000);
+            usleep((useconds_t)(sluice_launcher_next_interval_ms(l) * 1000));
     }
     t1 = bench_now();
     printf("launch %-18s jobs=%zu/%zu accept_ms/job=%6.2f submit_ms/job=%6.2f total_ms/job=%6.2f "
