@@ -163,6 +163,9 @@ run_once(const sluice_config_t *cfg, const char *dir, size_t n, double budget, c
             fprintf(stderr, "bench_launch: step: %s\n", err.text);
             break;
         }
+        if (getenv("BENCH_TRACE"))
+            fprintf(stderr, "  step at +%.2f s: %zu pending, next interval %" PRId64 " ms\n",
+                    bench_now() - t_acc, cnt.pending, sluice_launcher_next_interval_ms(l));
         /* the launcher's own pacing, as sluice_launcher_run() sleeps */
         if (cnt.pending + cnt.done < accepted)
             usleep((useconds_t)(sluice_launcher_next_interval_ms(l) * 1000));
