@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# bench_latency.sh - detection latency: from a job's end to sluice's
+# terminal event.  Runs `sluice launch --wait -o json` on a job that sleeps
+# 5 s and then stamps its own end time (ms) into the storage root; each
+# transition line is stamped when it arrives.  Latency = DONE stamp - end
+# stamp (the job's own end; slurmctld's EndTime, second resolution, is
+# printed next to it from sacct).
+#   bench/bench_latency.sh [RUNS] [POLL_INTERVAL_S|default]
+# Needs the testbed environment (eval "$(deploy/testbed/env.sh)") and
+# SLUICE_BIN (default build/sluice).  Exit 0 whenever it ran.
+set -uo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$HERE/.." && pwd)
+SLUICE=${SLUICE_BIN:-$REPO/build/sluice}
+runs=${1:-3}
+interval=${2:-2}
+[ -n "${SLUICE_TB_STORAGE_ROOT:-}" ] || { echo "latency: NOT RUN (no testbed environment)"; exit 0; }
+work=$(mktemp -d /tmp/sluice-bench-lat.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+bash "$REPO/deploy/testbed/site-config.sh" >"$work/site.yaml"
+if [ "$interval" = default ]; then
+    sed -i '/^  poll_interval:/d' "$work/site.yaml"
+else
+    sed -i "s/^  poll_interval:.*/  poll_interval: $interval/" "$work/site.yaml"
+fi
+stampdir="$SLUICE_TB_STORAGE_ROOT/bench-latency"
+mkdir -p "$stampdir" && chmod 0777 "$stampdir"
+worst=0
+for r in $(seq 1 "$runs"); do
+    id="lat-$(date +%s)-$$-$r"
+    cat >"$work/$id.json" <<JSON
+{"launch_id": "$id", "site": "$SLUICE_TB_CLUSTER", "profile": "none",
+ "command": "/bin/bash", "args": ["-c", "sleep 5; date +%s.%N > $stampdir/$id.end"],
+ "time_limit": 5,
+ "pools": [{"name": "main", "nodes": 1, "cpus_per_node": 1, "mem_per_node_mib": 200}]}
+JSON
+    timeout 120 "$SLUICE" launch "$work/$id.json" --wait --config "$work/site.yaml" \
+        --state-dir "$work/state" -o json 2>"$work/$id.err" |
+        while IFS= read -r line; do printf '%s %s\n' "$(date +%s.%N)" "$line"; done >"$work/$id.out"
+    done_at=$(grep '"state":"DONE"' "$work/$id.out" | head -1 | cut -d' ' -f1)
+    end_at=$(cat "$stampdir/$id.end" 2>/dev/null)
+    acct_end=$(sacct -X -n -P -o End,JobName -S now-10minutes 2>/dev/null | tail -1 | cut -d'|' -f1)
+    if [ -z "$done_at" ] || [ -z "$end_at" ]; then
+        echo "latency run $r: FAILED (no DONE event or no end stamp)"; sed 's/^/    | /' "$work/$id.out" "$work/$id.err"
+        continue
+    fi
+    lat=$(awk -v a="$done_at" -v b="$end_at" 'BEGIN{printf "%.2f", a-b}')
+    echo "latency run $r: job end $(date -d @"${end_at%.*}" +%T).${end_at#*.} (sacct End $acct_end), DONE event +${lat} s, interval=$interval"
+    worst=$(awk -v a="$lat" -v b="$worst" 'BEGIN{print (a>b)?a:b}')
+    rm -f "$stampdir/$id.end"
+done
+limit=$([ "$interval" = default ] && echo 11 || awk -v i="$interval" 'BEGIN{print i+1}')
+verdict=$(awk -v a="$worst" -v b="$limit" 'BEGIN{print (a<=b)?"met":"MISSED"}')
+printf 'target %-40s measured %10.2f <= %8.2f -> %s\n' "detection latency (worst of $runs, interval=$interval)" "$worst" "$limit" "$verdict"
+exit 0

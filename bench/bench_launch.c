@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* bench_launch.c - submit throughput of the full launcher path against the
+ * testbed: parse + render each request (as `sluice launch` does), accept it
+ * into the store, then step the launcher (real REST cluster ops, real
+ * staging on the storage root, store on local disk with its durable
+ * commits) until every launch is PENDING in Slurm.  Every job is held (the
+ * rendered job descriptions get hold = true) and cancelled at the end.
+ *
+ * Between steps it sleeps the launcher's own adaptive interval
+ * (sluice_launcher_next_interval_ms, as sluice_launcher_run does).  Runs
+ * twice: with the launcher's default RPC budget (50 requests/s toward
+ * slurmctld, which caps submits) and with the budget lifted, and prints
+ * jobs/s for both; compare with bench_submit's sbatch loop.
+ *
+ * usage: bench_launch --config SITE.yaml [--jobs 100] [--state-dir DIR]
+ * Exit 0 whenever it ran.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include <sluice/config.h>
+#include <sluice/launch.h>
+#include <sluice/launcher.h>
+#include <sluice/ops.h>
+#include <sluice/render.h>
+#include <sluice/store.h>
+
+#include "bench_util.h"
+
+extern char **environ;
+
+typedef struct {
+    size_t pending;
+    size_t done;
+} counts_t;
+
+static void on_transition(const sluice_launcher_transition_t *t, void *arg)
+{
+    counts_t *c = arg;
+
+    if (t->to == SLUICE_FSM_PENDING && t->from != SLUICE_FSM_PENDING)
+        c->pending++;
+    else if (t->to == SLUICE_FSM_DONE)
+        c->done++;
+}
+
+static const char *env_get(const char *name, void *arg)
+{
+    (void)arg;
+    return getenv(name);
+}
+
+/* Parse and render one request; returns the request and render JSON. */
+static int make_launch(const sluice_config_t *cfg,
+                       const sluice_launch_policy_t *pol,
+                       const char *id,
+                       json_t **req_out,
+                       json_t **render_out)
+{
+    char text[1024];
+    sluice_launch_t *launch = NULL;
+    sluice_render_t *render = NULL;
+    sluice_render_ctx_t ctx;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    char *canon = NULL;
+    json_t *jobs, *j;
+    size_t k;
+    int n = snprintf(text, sizeof(text),
+                     "{\"launch_id\": \"%s\", \"site\": \"%s\", \"profile\": \"none\", "
+                     "\"command\": \"/bin/true\", \"time_limit\": 5, \"pools\": [{\"name\": "
+                     "\"main\", \"nodes\": 1, \"cpus_per_node\": 1, \"mem_per_node_mib\": 100}]}",
+                     id, cfg->site_name);
+
+    memset(&ctx, 0, sizeof(ctx));
+    ctx.attempt = 1;
+    ctx.getenv_fn = env_get;
+    if (sluice_launch_parse(&launch, text, (size_t)n, pol, 0, &err) != SLUICE_OK ||
+        sluice_render(cfg, NULL, launch, &ctx, &render, &err) != SLUICE_OK ||
+        (canon = sluice_launch_to_json(launch, &err)) == NULL) {
+        fprintf(stderr, "bench_launch: %s: %s\n", id, err.text);
+        sluice_render_free(render);
+        sluice_launch_free(launch);
+        return -1;
+    }
+    *req_out = json_loads(canon, 0, NULL);
+    *render_out = sluice_render_to_json(render);
+    jobs = json_object_get(*render_out, "jobs");
+    json_array_foreach(jobs, k, j) json_object_set_new(j, "hold", json_true());
+    free(canon);
+    sluice_render_free(render);
+    sluice_launch_free(launch);
+    return (*req_out && *render_out) ? 0 : -1;
+}
+
+static void
+run_once(const sluice_config_t *cfg, const char *dir, size_t n, double budget, const char *label)
+{
+    sluice_store_t *store = NULL;
+    sluice_client_t *client = NULL;
+    sluice_launcher_t *l = NULL;
+    sluice_launcher_opts_t lo;
+    sluice_launch_policy_t pol;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    counts_t cnt = {0, 0};
+    double t0, t_acc, t1, deadline;
+    size_t accepted = 0, cancelled = 0;
+    char **ids = calloc(n, sizeof(*ids));
+
+    memset(&lo, 0, sizeof(lo));
+    memset(&pol, 0, sizeof(pol));
+    if (ids == NULL || sluice_config_launch_policy(cfg, NULL, &pol, &err) != SLUICE_OK ||
+        sluice_store_open(&store, dir, &err) != SLUICE_OK ||
+        sluice_client_new_from_config(&client, cfg, &err) != SLUICE_OK) {
+        fprintf(stderr, "bench_launch: setup: %s\n", err.text);
+        goto out;
+    }
+    lo.store = store;
+    sluice_cluster_ops_rest(client, &lo.cluster);
+    if (sluice_staging_ops_new(cfg, store, &lo.staging, &err) != SLUICE_OK) {
+        fprintf(stderr, "bench_launch: staging: %s\n", err.text);
+        goto out;
+    }
+    lo.user = cfg->rest.user;
+    lo.site = cfg->site_name;
+    lo.job_name_prefix = cfg->job_name_prefix;
+    lo.rpc_per_sec = budget;
+    lo.on_transition = on_transition;
+    lo.transition_arg = &cnt;
+    if (sluice_launcher_new(&l, &lo, &err) != SLUICE_OK ||
+        sluice_launcher_recover(l, NULL, &err) != SLUICE_OK) {
+        fprintf(stderr, "bench_launch: launcher: %s\n", err.text);
+        goto out;
+    }
+    t0 = bench_now();
+    for (size_t i = 0; i < n; i++) {
+        sluice_launcher_request_t r;
+        json_t *req = NULL, *render = NULL;
+        char id[96];
+
+        snprintf(id, sizeof(id), "bl-%ld-%s-%zu", (long)getpid(), label, i);
+        memset(&r, 0, sizeof(r));
+        if (make_launch(cfg, &pol, id, &req, &render) == 0) {
+            r.request = req;
+            r.render = render;
+            r.caller = "bench";
+            if (sluice_launcher_accept(l, &r, &ids[i], NULL, &err) == SLUICE_OK)
+                accepted++;
+            else
+                fprintf(stderr, "bench_launch: accept: %s\n", err.text);
+        }
+        json_decref(req);
+        json_decref(render);
+    }
+    t_acc = bench_now();
+    deadline = t_acc + 300.0;
+    while (cnt.pending + cnt.done < accepted && bench_now() < deadline) {
+        if (sluice_launcher_step(l, &err) != SLUICE_OK) {
+            fprintf(stderr, "bench_launch: step: %s\n", err.text);
+            break;
+        }
+        if (getenv("BENCH_TRACE"))
+            fprintf(stderr, "  step at +%.2f s: %zu pending, next interval %" PRId64 " ms\n",
+                    bench_now() - t_acc, cnt.pending, sluice_launcher_next_interval_ms(l));
+        /* the launcher's own pacing, as sluice_launcher_run() sleeps */
+        if (cnt.pending + cnt.done < accepted)
+            usleep((useconds_t)(sluice_launcher_next_interval_ms(l) * 1000));
+    }
+    t1 = bench_now();
+    printf("launch %-18s jobs=%zu/%zu accept_ms/job=%6.2f submit_ms/job=%6.2f total_ms/job=%6.2f "
+           "jobs/s=%7.1f%s\n",
+           label, cnt.pending, n, accepted ? (t_acc - t0) * 1e3 / (double)accepted : 0.0,
+           cnt.pending ? (t1 - t_acc) * 1e3 / (double)cnt.pending : 0.0,
+           cnt.pending ? (t1 - t0) * 1e3 / (double)cnt.pending : 0.0,
+           t1 > t0 ? (double)cnt.pending / (t1 - t0) : 0.0,
+           cnt.done ? " (some launches ended: CHECK)" : "");
+    for (size_t i = 0; i < n; i++) {
+        json_t *row = NULL;
+        size_t k;
+        json_t *v;
+
+        if (ids[i] == NULL || sluice_store_get_launch(store, ids[i], &row, &err) != SLUICE_OK)
+            continue;
+        json_array_foreach(json_object_get(row, "job_ids"), k, v)
+        {
+            uint64_t jid = (uint64_t)json_integer_value(v);
+            cancelled += bench_cancel_all(client, &jid, 1);
+        }
+        json_decref(row);
+    }
+    printf("launch %-18s cancelled %zu jobs\n", label, cancelled);
+out:
+    for (size_t i = 0; ids && i < n; i++)
+        free(ids[i]);
+    free(ids);
+    sluice_launcher_free(l);
+    sluice_staging_ops_free(&lo.staging);
+    sluice_client_free(client);
+    sluice_store_close(store);
+    sluice_config_launch_policy_clear(&pol);
+}
+
+int main(int argc, char **argv)
+{
+    const char *config = NULL, *state = NULL;
+    size_t n = 100;
+    sluice_config_opts_t co;
+    sluice_config_t *cfg = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    char base[] = "/var/tmp/sluice-bench-launch.XXXXXX";
+    char d1[600], d2[600], cmd[700];
+
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    for (int a = 1; a < argc; a++) {
+        if (strcmp(argv[a], "--config") == 0 && a + 1 < argc)
+            config = argv[++a];
+        else if (strcmp(argv[a], "--jobs") == 0 && a + 1 < argc)
+            n = strtoul(argv[++a], NULL, 10);
+        else if (strcmp(argv[a], "--state-dir") == 0 && a + 1 < argc)
+            state = argv[++a];
+        else {
+            fprintf(stderr, "usage: bench_launch --config SITE.yaml [--jobs 100] "
+                            "[--state-dir DIR]\n");
+            return 0;
+        }
+    }
+    if (config == NULL || n == 0) {
+        printf("bench_launch: NOT RUN (no --config)\n");
+        return 0;
+    }
+    memset(&co, 0, sizeof(co));
+    co.path = config;
+    co.envp = (const char *const *)environ;
+    if (sluice_config_load(&co, &cfg, &err) != SLUICE_OK) {
+        printf("bench_launch: NOT RUN (config: %s)\n", err.text);
+        return 0;
+    }
+    if (state == NULL && (state = mkdtemp(base)) == NULL) {
+        printf("bench_launch: NOT RUN (no state directory)\n");
+        sluice_config_free(cfg);
+        return 0;
+    }
+    snprintf(d1, sizeof(d1), "%s/budget-default", state);
+    snprintf(d2, sizeof(d2), "%s/budget-unlimited", state);
+    run_once(cfg, d1, n, 0.0, "default-budget");
+    run_once(cfg, d2, n, 1e9, "unlimited-budget");
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", state);
+    if (strncmp(state, "/var/tmp/sluice-bench-launch.", 29) == 0 && system(cmd) != 0)
+        fprintf(stderr, "bench_launch: could not remove %s\n", state);
+    sluice_config_free(cfg);
+    return 0;
+}

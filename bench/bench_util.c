@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* bench_util.c - see bench_util.h. */
+#include "bench_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sluice/auth.h>
+
+double bench_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+double bench_cpu(bool children)
+{
+    struct rusage ru;
+
+    if (getrusage(children ? RUSAGE_CHILDREN : RUSAGE_SELF, &ru) != 0)
+        return 0.0;
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+double bench_pid_file_cpu(const char *pid_file)
+{
+    char path[64], line[1024];
+    FILE *f = fopen(pid_file, "r");
+    long pid = 0;
+    unsigned long ut = 0, st = 0;
+    char *p;
+
+    if (f == NULL)
+        return -1.0;
+    if (fscanf(f, "%ld", &pid) != 1)
+        pid = 0;
+    fclose(f);
+    if (pid <= 0)
+        return -1.0;
+    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+    if ((f = fopen(path, "r")) == NULL)
+        return -1.0;
+    p = fgets(line, sizeof(line), f);
+    fclose(f);
+    if (p == NULL || (p = strrchr(line, ')')) == NULL)
+        return -1.0;
+    /* after ") ": state(3) ... utime(14) stime(15) */
+    if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+        return -1.0;
+    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+static const char *env_or(const char *a, const char *b, const char *dflt)
+{
+    const char *v = a ? getenv(a) : NULL;
+
+    if (v == NULL || v[0] == '\0')
+        v = b ? getenv(b) : NULL;
+    return (v == NULL || v[0] == '\0') ? dflt : v;
+}
+
+void bench_target_from_env(bench_target_t *t)
+{
+    t->url = env_or("SLUICE_BENCH_URL", "SLUICE_TB_REST_URL", NULL);
+    t->token_file = env_or("SLUICE_BENCH_TOKEN_FILE", "SLUICE_TB_TOKEN_FILE", NULL);
+    t->user = env_or("SLUICE_BENCH_USER", "SLUICE_TB_USER", "sluiceuser");
+    t->api_version = env_or("SLUICE_BENCH_API_VERSION", NULL, "auto");
+    t->partition = env_or("SLUICE_BENCH_PARTITION", "SLUICE_TB_PARTITION", "debug");
+    t->workdir = env_or("SLUICE_BENCH_WORKDIR", NULL, "/tmp");
+    t->tb_dir = env_or("SLUICE_TESTBED_DIR", NULL, NULL);
+}
+
+sluice_client_t *bench_client_new(const bench_target_t *t)
+{
+    sluice_auth_options_t ao;
+    sluice_client_options_t co;
+    sluice_auth_t *auth = NULL;
+    sluice_client_t *c = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_call_t call;
+
+    if (t->url == NULL || t->token_file == NULL) {
+        fprintf(stderr, "bench: no REST URL or token file: eval \"$(deploy/testbed/env.sh)\" or "
+                        "set SLUICE_BENCH_URL and SLUICE_BENCH_TOKEN_FILE\n");
+        return NULL;
+    }
+    memset(&ao, 0, sizeof(ao));
+    ao.kind = SLUICE_AUTH_TOKEN_FILE;
+    ao.user = t->user;
+    ao.path = t->token_file;
+    if (sluice_auth_new(&auth, &ao, &err) != SLUICE_OK) {
+        fprintf(stderr, "bench: token: %s\n", err.text);
+        return NULL;
+    }
+    memset(&co, 0, sizeof(co));
+    co.url = t->url;
+    co.api_version = t->api_version;
+    co.allow_insecure_http = 1;
+    co.auth = auth;
+    co.query_timeout_ms = 120000;
+    co.submit_timeout_ms = 60000;
+    if (sluice_client_new(&c, &co, &err) != SLUICE_OK) {
+        fprintf(stderr, "bench: client: %s\n", err.text);
+        sluice_auth_free(auth);
+        return NULL;
+    }
+    memset(&call, 0, sizeof(call));
+    if (sluice_client_negotiate(c, &call, &err) != SLUICE_OK) {
+        fprintf(stderr, "bench: negotiate with %s: %s\n", t->url, err.text);
+        sluice_client_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+bool bench_diag(sluice_client_t *c, sluice_rest_diag_t *out)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    memset(out, 0, sizeof(*out));
+    if (sluice_client_diag(c, out, NULL, &err) != SLUICE_OK) {
+        fprintf(stderr, "bench: diag: %s\n", err.text);
+        sluice_rest_diag_clear(out);
+        return false;
+    }
+    return true;
+}
+
+static uint64_t total_of(const sluice_rest_diag_t *d, uint64_t *stats_out)
+{
+    uint64_t sum = 0, stats = 0;
+
+    for (size_t i = 0; i < d->n_rpcs; i++) {
+        if (d->rpcs[i].message_type && strcmp(d->rpcs[i].message_type, "REQUEST_STATS_INFO") == 0)
+            stats += d->rpcs[i].count;
+        else
+            sum += d->rpcs[i].count;
+    }
+    if (stats_out)
+        *stats_out = stats;
+    return sum;
+}
+
+bool bench_rpc_total(sluice_client_t *c, uint64_t *total_out, uint64_t *stats_out)
+{
+    sluice_rest_diag_t d;
+
+    if (!bench_diag(c, &d))
+        return false;
+    *total_out = total_of(&d, stats_out);
+    sluice_rest_diag_clear(&d);
+    return true;
+}
+
+void bench_print_rpc_deltas(const char *label,
+                            const sluice_rest_diag_t *before,
+                            const sluice_rest_diag_t *after)
+{
+    printf("  %s rpc deltas:", label);
+    for (size_t i = 0; i < after->n_rpcs; i++) {
+        const char *mt = after->rpcs[i].message_type;
+        uint64_t was = mt ? sluice_rest_diag_rpc_count(before, mt) : 0;
+
+        if (mt && after->rpcs[i].count != was)
+            printf(" %s=%llu", mt, (unsigned long long)(after->rpcs[i].count - was));
+    }
+    printf("\n");
+}
+
+void bench_held_desc(sluice_jobdesc_t *d, const bench_target_t *t, const char *name, bool hold)
+{
+    memset(d, 0, sizeof(*d));
+    d->name = strdup(name);
+    d->partition = strdup(t->partition);
+    d->time_limit = 5;
+    d->nodes = 1;
+    d->tasks_per_node = 1;
+    d->workdir = strdup(t->workdir);
+    d->std_out = strdup("/dev/null");
+    d->std_err = strdup("/dev/null");
+    d->hold = hold;
+    d->script = strdup("#!/bin/sh\ntrue\n");
+    (void)sluice_jobdesc_setenv(d, "PATH", "/usr/bin:/bin", NULL);
+}
+
+size_t bench_cancel_all(sluice_client_t *c, const uint64_t *ids, size_t n)
+{
+    size_t ok = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        sluice_error_t err = SLUICE_ERROR_INIT;
+
+        if (ids[i] > 0 && sluice_client_cancel(c, ids[i], NULL, NULL, &err) == SLUICE_OK)
+            ok++;
+    }
+    return ok;
+}
+
+bool bench_target(const char *name, double measured, double target, bool higher_better)
+{
+    bool met = higher_better ? measured >= target : measured <= target;
+
+    printf("target %-40s measured %10.2f %s %8.2f -> %s\n", name, measured,
+           higher_better ? ">=" : "<=", target, met ? "met" : "MISSED");
+    return met;
+}

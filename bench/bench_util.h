@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* bench_util.h - shared pieces of the benchmarks: clocks, CPU time, the
+ * testbed connection (client from environment), RPC totals from diag,
+ * held-job descriptions and target reporting.
+ *
+ * Benchmarks never fail the build: every program exits 0 once it ran, and
+ * a missed target is printed as MISSED, never as an error exit.
+ */
+#ifndef SLUICE_BENCH_UTIL_H
+#define SLUICE_BENCH_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sluice/client.h>
+#include <sluice/jobdesc.h>
+
+/* Monotonic wall clock, seconds. */
+double bench_now(void);
+/* CPU seconds (user + system) of this process, or of its waited-for
+ * children when `children` is true. */
+double bench_cpu(bool children);
+/* CPU seconds (utime + stime) of the process named by a pid file, -1 when
+ * unknown. */
+double bench_pid_file_cpu(const char *pid_file);
+
+/* Where the testbed is: SLUICE_BENCH_URL or SLUICE_TB_REST_URL, the token
+ * file (SLUICE_BENCH_TOKEN_FILE or SLUICE_TB_TOKEN_FILE), the user
+ * (SLUICE_BENCH_USER or SLUICE_TB_USER, default sluiceuser), the API
+ * version (SLUICE_BENCH_API_VERSION, default auto). */
+typedef struct {
+    const char *url;
+    const char *token_file;
+    const char *user;
+    const char *api_version;
+    const char *partition; /* SLUICE_TB_PARTITION, default debug */
+    const char *workdir;   /* SLUICE_BENCH_WORKDIR, default /tmp */
+    const char *tb_dir;    /* SLUICE_TESTBED_DIR, may be NULL */
+} bench_target_t;
+
+void bench_target_from_env(bench_target_t *t);
+
+/* A negotiated client for the target; NULL (message printed) on failure. */
+sluice_client_t *bench_client_new(const bench_target_t *t);
+
+/* Sum of every RPC counter in diag except REQUEST_STATS_INFO (the diag
+ * read itself); `stats_out` (may be NULL) receives that one.  Returns false
+ * when diag could not be read. */
+bool bench_rpc_total(sluice_client_t *c, uint64_t *total_out, uint64_t *stats_out);
+
+/* Read diag into `out` (caller clears with sluice_rest_diag_clear). */
+bool bench_diag(sluice_client_t *c, sluice_rest_diag_t *out);
+
+/* Print the per-type deltas between two diag reads (types that moved). */
+void bench_print_rpc_deltas(const char *label,
+                            const sluice_rest_diag_t *before,
+                            const sluice_rest_diag_t *after);
+
+/* A held one-task job named `name` (borrowed strings; nothing to free). */
+void bench_held_desc(sluice_jobdesc_t *d, const bench_target_t *t, const char *name, bool hold);
+
+/* Cancel every listed job (DELETE); returns how many were accepted. */
+size_t bench_cancel_all(sluice_client_t *c, const uint64_t *ids, size_t n);
+
+/* Print one target line: "target <name>: measured <value> <op> <target>
+ * -> met|MISSED" and return whether it was met.  `higher_better` selects
+ * >= (true) or <= (false). */
+bool bench_target(const char *name, double measured, double target, bool higher_better);
+
+#endif /* SLUICE_BENCH_UTIL_H */

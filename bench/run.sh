@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# run.sh - run every benchmark against the local testbed, side by side, and
+# print numbers, ratios and target verdicts (met / MISSED).  Benchmarks
+# never fail a build: this script exits 0 whenever it ran.
+#   bench/run.sh [BUILD_DIR]
+# Environment: the testbed's (SLUICE_TESTBED_DIR, SLUICE_TB_PORT_BASE for a
+# non-default instance); BENCH_SIZES (10,100,1000), BENCH_CYCLES (20),
+# BENCH_BASELINE_CYCLES (3,2,1), BENCH_SUBMIT_JOBS (200), BENCH_LIVE
+# (10000), BENCH_FINISHED (100000), BENCH_LATENCY_RUNS (3).
+set -uo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$HERE/.." && pwd)
+BUILD=${1:-$REPO/build}
+env_out=$("$REPO/deploy/testbed/env.sh" 2>/dev/null) || { echo "run.sh: NOT RUN: testbed not available (deploy/testbed/start.sh)"; exit 0; }
+eval "$env_out"
+export SLUICE_BIN=${SLUICE_BIN:-$BUILD/sluice}
+echo "== machine: $(nproc) cores, $(. /etc/os-release && echo "$PRETTY_NAME"), $(sinfo -V), load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "== git: $(git -C "$REPO" rev-parse --short HEAD)  date: $(date -u +%FT%TZ)"
+# Latency first: the other benchmarks leave thousands of cancelled jobs in
+# slurmctld's table for MinJobAge (300 s), and every v0.0.38 poll reads the
+# whole table.
+echo "== 4. detection latency (on the idle queue)"
+bash "$HERE/bench_latency.sh" "${BENCH_LATENCY_RUNS:-3}" 2
+bash "$HERE/bench_latency.sh" 1 default
+echo "== 1. poll cost"
+"$BUILD/bench/bench_poll" --sizes "${BENCH_SIZES:-10,100,1000}" --cycles "${BENCH_CYCLES:-20}" \
+    --baseline-cycles "${BENCH_BASELINE_CYCLES:-3,2,1}"
+echo "== 2. submit throughput"
+"$BUILD/bench/bench_submit" --jobs "${BENCH_SUBMIT_JOBS:-200}"
+echo "== 2b. submit throughput through the launcher (accept + staging + store + REST)"
+site=$(mktemp /tmp/sluice-bench-site.XXXXXX)
+bash "$REPO/deploy/testbed/site-config.sh" >"$site"
+"$BUILD/bench/bench_launch" --config "$site" --jobs "${BENCH_LAUNCH_JOBS:-100}"
+rm -f "$site"
+echo "== 3. memory"
+"$BUILD/bench/bench_mem" --live "${BENCH_LIVE:-10000}" --finished "${BENCH_FINISHED:-100000}"
+echo "== summary"
+echo "(every 'target' line above: met or MISSED)"
+exit 0
