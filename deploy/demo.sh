@@ -14,7 +14,8 @@ src="$(cd "$here/.." && pwd)"
 build="${SLUICE_BUILD_DIR:-$src/build}"
 
 bash "$here/install-deps.sh"
-cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUICE_BUILD_TESTS=OFF
+cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUICE_BUILD_TESTS=OFF \
+    -DSLUICE_BUILD_BENCH=OFF
 cmake --build "$build" -j "$(nproc 2>/dev/null || echo 2)"
 "$build/sluice" version
 

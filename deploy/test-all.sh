@@ -113,7 +113,7 @@ done
 
 phase "fuzzing (clang libFuzzer, ${fuzz_seconds} s per target)"
 CC=clang cmake -S "$src" -B "$fuzz_build" -DCMAKE_BUILD_TYPE=Debug -DSLUICE_FUZZ=ON \
-    -DSLUICE_BUILD_TESTS=OFF -DSLUICE_FUZZ_SECONDS="$fuzz_seconds" -DSLUICE_FUZZ_SEED="$fuzz_seed" \
+    -DSLUICE_BUILD_TESTS=OFF -DSLUICE_BUILD_BENCH=OFF -DSLUICE_FUZZ_SECONDS="$fuzz_seconds" -DSLUICE_FUZZ_SEED="$fuzz_seed" \
     -DCMAKE_C_FLAGS='-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined'
 cmake --build "$fuzz_build" -j "$jobs"
 if ! (cd "$fuzz_build" && ctest -L '^fuzz$' --output-on-failure --no-tests=error); then
