@@ -851,7 +851,14 @@ static enum MHD_Result get_readyz(sluice_server_t *s, struct MHD_Connection *c)
 {
     sluice_error_t err = SLUICE_ERROR_INIT;
     int store_ok = access(sluice_store_dir(s->o.store), W_OK) == 0;
-    int cluster_ok = s->o.ready == NULL || s->o.ready(s->o.cluster_arg, &err) == SLUICE_OK;
+    int cluster_ok = 1;
+
+    if (s->o.ready) {
+        /* the cluster client is the launcher's: one user at a time */
+        pthread_mutex_lock(&s->mu);
+        cluster_ok = s->o.ready(s->o.cluster_arg, &err) == SLUICE_OK;
+        pthread_mutex_unlock(&s->mu);
+    }
 
     if (!store_ok)
         return problem(c, 503, "not-ready", "Not ready", "the store directory is not writable");
@@ -935,7 +942,10 @@ static enum MHD_Result get_metrics(sluice_server_t *s, struct MHD_Connection *c)
             tracked, (unsigned long long)atomic_load(&s->transitions),
             (unsigned long long)atomic_load(&s->requests));
     if (s->o.token_ttl_s) {
-        int64_t ttl = s->o.token_ttl_s(s->o.cluster_arg);
+        int64_t ttl;
+        pthread_mutex_lock(&s->mu);
+        ttl = s->o.token_ttl_s(s->o.cluster_arg);
+        pthread_mutex_unlock(&s->mu);
         if (ttl >= 0)
             fprintf(m,
                     "# HELP sluice_token_expiry_seconds Seconds until the Slurm JWT expires.\n"
