@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -41,9 +42,17 @@ typedef struct {
     char *token;
 } token_t;
 
+typedef struct {
+    struct sluice_server *s;
+    int unix_socket; /* 1: the Unix socket listener (no bearer token needed) */
+} listener_t;
+
 struct sluice_server {
     sluice_server_opts_t o;
-    struct MHD_Daemon *d;
+    struct MHD_Daemon *d;  /* TCP, or NULL */
+    struct MHD_Daemon *ud; /* Unix socket, or NULL */
+    listener_t tcp_l, unix_l;
+    char *socket_path; /* to unlink at free */
     uint16_t port;
     pthread_mutex_t mu; /* launcher and store */
     pthread_mutex_t wait_mu;
@@ -378,6 +387,12 @@ out:
     return rc;
 }
 
+static const char *process_getenv(const char *name, void *arg)
+{
+    (void)arg;
+    return getenv(name);
+}
+
 static const char *server_getenv(sluice_server_t *s, const char *name)
 {
     return s->o.getenv_fn ? s->o.getenv_fn(name, s->o.getenv_arg) : getenv(name);
@@ -439,7 +454,7 @@ post_launch(sluice_server_t *s, struct MHD_Connection *c, req_t *rq, const char 
     ctx.stat_fn = s->o.stat_fn;
     ctx.stat_arg = s->o.stat_arg;
     if (ctx.getenv_fn == NULL)
-        ctx.getenv_fn = NULL;
+        ctx.getenv_fn = process_getenv;
     if (sluice_render(s->o.cfg, study, launch, &ctx, &r, &err) != SLUICE_OK) {
         ret = problem_err(c, &err);
         goto out;
@@ -967,8 +982,12 @@ static enum MHD_Result method_not_allowed(struct MHD_Connection *c, const char *
     return problem_ex(c, 405, "method-not-allowed", "Method not allowed", NULL, NULL, allow);
 }
 
-static enum MHD_Result
-route(sluice_server_t *s, struct MHD_Connection *c, const char *url, const char *method, req_t *rq)
+static enum MHD_Result route(sluice_server_t *s,
+                             int unix_socket,
+                             struct MHD_Connection *c,
+                             const char *url,
+                             const char *method,
+                             req_t *rq)
 {
     const char *caller, *rest;
     int get = strcmp(method, "GET") == 0;
@@ -976,7 +995,8 @@ route(sluice_server_t *s, struct MHD_Connection *c, const char *url, const char 
     if (strcmp(url, "/v1/healthz") == 0)
         return get ? queue_json(c, 200, json_pack("{s:s}", "status", "ok"))
                    : method_not_allowed(c, "GET");
-    if ((caller = authenticate(s, c)) == NULL)
+    /* The socket's file mode guards the Unix listener. */
+    if ((caller = unix_socket ? "unix-socket" : authenticate(s, c)) == NULL)
         return problem(c, 401, "unauthorized", "Unauthorized",
                        "a valid `Authorization: Bearer <token>` header is required");
     if (rq->too_big) {
@@ -1031,7 +1051,8 @@ static enum MHD_Result on_request(void *cls,
                                   size_t *upload_data_size,
                                   void **con_cls)
 {
-    sluice_server_t *s = cls;
+    listener_t *li = cls;
+    sluice_server_t *s = li->s;
     req_t *rq = *con_cls;
 
     (void)version;
@@ -1063,7 +1084,7 @@ static enum MHD_Result on_request(void *cls,
         return MHD_YES;
     }
     atomic_fetch_add(&s->requests, 1);
-    return route(s, c, url, method, rq);
+    return route(s, li->unix_socket, c, url, method, rq);
 }
 
 static void on_completed(void *cls,
@@ -1146,20 +1167,70 @@ parse_listen(const char *listen, struct sockaddr_storage *ss, int *v6, sluice_er
                          host);
 }
 
+/* Bind a Unix stream socket at `path` with `mode`; a stale socket file is
+ * replaced, any other file is refused.  Returns the listening fd or -1. */
+static int unix_listen(const char *path, unsigned mode, sluice_error_t *err)
+{
+    struct sockaddr_un a;
+    struct stat st;
+    mode_t old;
+    int fd = -1;
+
+    memset(&a, 0, sizeof(a));
+    a.sun_family = AF_UNIX;
+    if (strlen(path) >= sizeof(a.sun_path)) {
+        sluice_errorf(err, SLUICE_EINVAL, "socket path %s is too long", path);
+        return -1;
+    }
+    memcpy(a.sun_path, path, strlen(path) + 1);
+    if (lstat(path, &st) == 0) {
+        if (!S_ISSOCK(st.st_mode)) {
+            sluice_errorf(err, SLUICE_EINVAL, "%s exists and is not a socket", path);
+            return -1;
+        }
+        unlink(path);
+    }
+    if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0) {
+        sluice_errorf(err, SLUICE_ETRANSPORT, "socket: %s", strerror(errno));
+        return -1;
+    }
+    /* Created with no more than `mode` from the start: no window in which
+     * others could connect. */
+    old = umask((mode_t)(~mode & 0777));
+    if (bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
+        umask(old);
+        sluice_errorf(err, SLUICE_ETRANSPORT, "bind %s: %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    umask(old);
+    if (chmod(path, (mode_t)mode) != 0 || listen(fd, 128) != 0) {
+        sluice_errorf(err, SLUICE_ETRANSPORT, "listen %s: %s", path, strerror(errno));
+        close(fd);
+        unlink(path);
+        return -1;
+    }
+    return fd;
+}
+
 sluice_err
 sluice_server_new(sluice_server_t **out, const sluice_server_opts_t *opts, sluice_error_t *err)
 {
     sluice_server_t *s = NULL;
     struct sockaddr_storage ss;
     const union MHD_DaemonInfo *info;
-    unsigned flags;
-    int v6 = 0;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME;
+    int v6 = 0, ufd = -1;
     sluice_err rc = SLUICE_OK;
 
     if (out == NULL || opts == NULL || opts->launcher == NULL || opts->store == NULL ||
         opts->cfg == NULL)
         return sluice_errorf(err, SLUICE_EINVAL, "server: launcher, store and config are required");
-    if ((rc = parse_listen(opts->listen, &ss, &v6, err)) != SLUICE_OK)
+    if (opts->listen == NULL && opts->socket_path == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL,
+                             "server: a listen address or a socket path is "
+                             "required");
+    if (opts->listen && (rc = parse_listen(opts->listen, &ss, &v6, err)) != SLUICE_OK)
         return rc;
     if ((s = calloc(1, sizeof(*s))) == NULL)
         return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
@@ -1168,26 +1239,53 @@ sluice_server_new(sluice_server_t **out, const sluice_server_opts_t *opts, sluic
         s->o.threads = 4;
     if (s->o.follow_poll_ms == 0)
         s->o.follow_poll_ms = 250;
+    if (s->o.socket_mode == 0)
+        s->o.socket_mode = 0660;
+    s->tcp_l.s = s;
+    s->unix_l.s = s;
+    s->unix_l.unix_socket = 1;
     pthread_mutex_init(&s->mu, NULL);
     pthread_mutex_init(&s->wait_mu, NULL);
     atomic_init(&s->stopping, 0);
     atomic_init(&s->transitions, 0);
     atomic_init(&s->requests, 0);
-    if ((rc = load_tokens(s, opts->tokens_file, err)) != SLUICE_OK)
+    if ((opts->listen || opts->tokens_file) &&
+        (rc = load_tokens(s, opts->tokens_file, err)) != SLUICE_OK)
         goto out;
-    flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME |
-            (v6 ? MHD_USE_IPv6 : 0);
-    s->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR,
-                            (struct sockaddr *)&ss, MHD_OPTION_THREAD_POOL_SIZE, s->o.threads,
-                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
-                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(128 * 1024),
-                            MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_END);
-    if (s->d == NULL) {
-        rc = sluice_errorf(err, SLUICE_ETRANSPORT, "cannot listen on %s", opts->listen);
-        goto out;
+    if (opts->listen) {
+        s->d = MHD_start_daemon(
+            flags | (v6 ? MHD_USE_IPv6 : 0), 0, NULL, NULL, on_request, &s->tcp_l,
+            MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_THREAD_POOL_SIZE, s->o.threads,
+            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+            (size_t)(128 * 1024), MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_END);
+        if (s->d == NULL) {
+            rc = sluice_errorf(err, SLUICE_ETRANSPORT, "cannot listen on %s", opts->listen);
+            goto out;
+        }
+        info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
+        s->port = info ? info->port : 0;
     }
-    info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
-    s->port = info ? info->port : 0;
+    if (opts->socket_path) {
+        if ((ufd = unix_listen(opts->socket_path, s->o.socket_mode, err)) < 0) {
+            rc = err ? err->code : SLUICE_ETRANSPORT;
+            goto out;
+        }
+        if ((s->socket_path = strdup(opts->socket_path)) == NULL) {
+            close(ufd);
+            rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+            goto out;
+        }
+        s->ud = MHD_start_daemon(flags, 0, NULL, NULL, on_request, &s->unix_l,
+                                 MHD_OPTION_LISTEN_SOCKET, ufd, MHD_OPTION_THREAD_POOL_SIZE,
+                                 s->o.threads, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
+                                 MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(128 * 1024),
+                                 MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_END);
+        if (s->ud == NULL) {
+            close(ufd);
+            rc = sluice_errorf(err, SLUICE_ETRANSPORT, "cannot serve on %s", opts->socket_path);
+            goto out;
+        }
+    }
     if (pthread_create(&s->ticker, NULL, ticker_main, s) != 0) {
         rc = sluice_errorf(err, SLUICE_ENOMEM, "cannot start the stream ticker");
         goto out;
@@ -1213,9 +1311,15 @@ void sluice_server_free(sluice_server_t *s)
     s->no_more_suspend = 1;
     pthread_mutex_unlock(&s->wait_mu);
     resume_all(s);
-    if (s->d) {
+    if (s->d || s->ud)
         sleep_ms(20); /* let resumed streams see `stopping` and end */
+    if (s->d)
         MHD_stop_daemon(s->d);
+    if (s->ud)
+        MHD_stop_daemon(s->ud);
+    if (s->socket_path) {
+        unlink(s->socket_path);
+        free(s->socket_path);
     }
     for (i = 0; i < s->n_tokens; i++) {
         if (s->tokens[i].token)

@@ -10,9 +10,11 @@
  *   - src/server.c is the only file that includes <microhttpd.h>.
  *   - TCP listens on loopback only (127.0.0.1 or ::1); there is no TLS yet,
  *     so a non-loopback address is refused.
- *   - Every route but /v1/healthz needs `Authorization: Bearer <token>`
- *     with a token from the tokens file (mode 0600, lines
- *     `<caller-name> <token>`); the caller name is the audit name.
+ *   - Over TCP every route but /v1/healthz needs `Authorization: Bearer
+ *     <token>` with a token from the tokens file (mode 0600, lines
+ *     `<caller-name> <token>`); the caller name is the audit name.  The
+ *     Unix socket (mode 0660 by default) needs no token: its file mode
+ *     guards it, and its caller is "unix-socket".
  *   - The launcher and the store are borrowed.  The server serialises every
  *     use of both behind one mutex; drive the launcher through
  *     sluice_server_step() or sluice_server_run_launcher() so its cycles
@@ -44,8 +46,11 @@ typedef struct {
     sluice_store_t *store;            /* required, borrowed (the launcher's store) */
     const sluice_config_t *cfg;       /* required, borrowed */
     const sluice_study_runtime_t *rt; /* may be NULL */
-    const char *listen;               /* "127.0.0.1:PORT" or "[::1]:PORT"; PORT 0 = any */
-    const char *tokens_file;          /* required: 0600 file of `<caller> <token>` lines */
+    const char *listen;               /* "127.0.0.1:PORT" or "[::1]:PORT" (PORT 0 = any), or NULL */
+    const char *socket_path;          /* Unix socket to serve on, or NULL */
+    unsigned socket_mode;             /* its file mode; 0 = 0660 */
+    const char *tokens_file;          /* 0600 file of `<caller> <token>` lines; required with
+                                         `listen` */
     /* Rendering inputs (NULL: the process environment, stat(2)). */
     sluice_getenv_fn getenv_fn;
     void *getenv_arg;

@@ -35,7 +35,8 @@ static void on_signal(int sig)
 }
 
 static const char serve_usage[] =
-    "usage: sluice serve --listen 127.0.0.1:PORT --tokens FILE [--config FILE]\n"
+    "usage: sluice serve (--listen 127.0.0.1:PORT --tokens FILE | --socket PATH)\n"
+    "                    [--config FILE]\n"
     "                    [--set KEY=VALUE ...] [--study-runtime FILE] [--state-dir DIR]\n"
     "\n"
     "Supervise launches and serve the HTTP API (/v1) until SIGTERM or SIGINT.\n"
@@ -43,6 +44,7 @@ static const char serve_usage[] =
     "options:\n"
     "  --listen ADDR:PORT    loopback address to listen on (127.0.0.1, [::1]); no TLS yet\n"
     "  --tokens FILE         0600 file of `<caller-name> <token>` lines (bearer tokens)\n"
+    "  --socket PATH         also (or only) serve on a Unix socket, mode 0660, no token\n"
     "  --config FILE         site YAML (default: $SLUICE_CONFIG)\n"
     "  --set KEY=VALUE       override one dotted site key\n"
     "  --study-runtime FILE  study runtime file (format_version 2)\n"
@@ -104,7 +106,7 @@ int cmd_serve(int argc, char **argv)
     sluice_server_opts_t so;
     serve_ctx_t sc;
     sluice_error_t err = SLUICE_ERROR_INIT;
-    const char *state_dir = NULL, *listen = NULL, *tokens = NULL;
+    const char *state_dir = NULL, *listen = NULL, *tokens = NULL, *socket_path = NULL;
     struct sigaction sa;
     int rc = CLI_EX_OK, a, k;
 
@@ -125,6 +127,8 @@ int cmd_serve(int argc, char **argv)
             state_dir = argv[++a];
         } else if (strcmp(arg, "--listen") == 0 && a + 1 < argc) {
             listen = argv[++a];
+        } else if (strcmp(arg, "--socket") == 0 && a + 1 < argc) {
+            socket_path = argv[++a];
         } else if (strcmp(arg, "--tokens") == 0 && a + 1 < argc) {
             tokens = argv[++a];
         } else {
@@ -133,8 +137,8 @@ int cmd_serve(int argc, char **argv)
             return CLI_EX_USAGE;
         }
     }
-    if (listen == NULL || tokens == NULL) {
-        fprintf(stderr, "sluice serve: --listen and --tokens are required\n");
+    if ((listen == NULL && socket_path == NULL) || (listen && tokens == NULL)) {
+        fprintf(stderr, "sluice serve: --listen with --tokens, or --socket, is required\n");
         fputs(serve_usage, stderr);
         return CLI_EX_USAGE;
     }
@@ -182,6 +186,7 @@ int cmd_serve(int argc, char **argv)
     so.rt = rt;
     so.listen = listen;
     so.tokens_file = tokens;
+    so.socket_path = socket_path;
     so.getenv_fn = cli_getenv;
     so.ready = ready;
     so.token_ttl_s = token_ttl;
@@ -196,8 +201,12 @@ int cmd_serve(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
-    fprintf(stderr, "sluice serve: listening on http://%s (port %u), store %s\n", listen,
-            (unsigned)sluice_server_port(sc.server), sluice_store_dir(store));
+    if (listen)
+        fprintf(stderr, "sluice serve: listening on http://%s (port %u)\n", listen,
+                (unsigned)sluice_server_port(sc.server));
+    if (socket_path)
+        fprintf(stderr, "sluice serve: listening on unix:%s\n", socket_path);
+    fprintf(stderr, "sluice serve: store %s\n", sluice_store_dir(store));
     if (sluice_server_run_launcher(sc.server, &stop_flag, &err) != SLUICE_OK)
         rc = cli_fail(&err);
 out:

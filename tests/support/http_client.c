@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -131,15 +132,15 @@ static int dechunk(const char *in, size_t n, char **out, size_t *out_len)
     return 0;
 }
 
-int hc_request(uint16_t port,
-               const char *method,
-               const char *path,
-               const char *extra,
-               const char *body,
-               size_t body_len,
-               hc_response_t *out)
+static int request_on(int fd,
+                      const char *method,
+                      const char *path,
+                      const char *extra,
+                      const char *body,
+                      size_t body_len,
+                      hc_response_t *out)
 {
-    int fd = connect_loopback(port), r;
+    int r;
     char *buf = NULL, *sep;
     size_t len = 0, cap = 0;
 
@@ -169,6 +170,38 @@ int hc_request(uint16_t port,
     }
     free(buf);
     return out->body && out->headers ? 0 : -1;
+}
+
+int hc_request(uint16_t port,
+               const char *method,
+               const char *path,
+               const char *extra,
+               const char *body,
+               size_t body_len,
+               hc_response_t *out)
+{
+    return request_on(connect_loopback(port), method, path, extra, body, body_len, out);
+}
+
+int hc_request_unix(const char *socket_path,
+                    const char *method,
+                    const char *path,
+                    const char *extra,
+                    const char *body,
+                    size_t body_len,
+                    hc_response_t *out)
+{
+    struct sockaddr_un a;
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    memset(&a, 0, sizeof(a));
+    a.sun_family = AF_UNIX;
+    snprintf(a.sun_path, sizeof(a.sun_path), "%s", socket_path);
+    if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
+        close(fd);
+        fd = -1;
+    }
+    return request_on(fd, method, path, extra, body, body_len, out);
 }
 
 int hc_stream_until(uint16_t port,

@@ -24,6 +24,15 @@ int hc_request(uint16_t port,
                size_t body_len,
                hc_response_t *out);
 
+/* The same over a Unix stream socket. */
+int hc_request_unix(const char *socket_path,
+                    const char *method,
+                    const char *path,
+                    const char *extra,
+                    const char *body,
+                    size_t body_len,
+                    hc_response_t *out);
+
 /* Open a GET and read the raw response until `needle` has been seen in the
  * bytes (or timeout_ms passes); the raw bytes go to *out (caller frees).
  * Returns 0 when the needle was seen, -1 otherwise. */

@@ -446,3 +446,43 @@ Test(server, refuses_non_loopback_and_open_tokens_files)
     cr_expect_eq(sluice_server_new(&other, &so, &err), SLUICE_ECONFIG, "%s", err.text);
     cr_expect_null(other);
 }
+
+Test(server, unix_socket_needs_no_token_and_has_mode_0660)
+{
+    sluice_server_opts_t so;
+    sluice_server_t *other = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    hc_response_t r;
+    char sock[256], req[1024];
+    struct stat st;
+    json_t *j;
+
+    memset(&so, 0, sizeof(so));
+    snprintf(sock, sizeof(sock), "%s/api.sock", tmp);
+    so.launcher = launcher;
+    so.store = store;
+    so.cfg = cfg;
+    so.socket_path = sock;
+    so.getenv_fn = render_case_getenv;
+    so.stat_fn = accept_image;
+    cr_assert_sluice_ok(sluice_server_new(&other, &so, &err), &err);
+    cr_assert_eq(stat(sock, &st), 0);
+    cr_expect(S_ISSOCK(st.st_mode));
+    cr_expect_eq(st.st_mode & 0777, 0660, "%o", st.st_mode & 0777);
+    request_for("over-unix", "/bin/true", req, sizeof(req));
+    cr_assert_eq(hc_request_unix(sock, "POST", "/v1/launches", "Content-Type: application/json\r\n",
+                                 req, strlen(req), &r),
+                 0);
+    cr_expect_eq(r.status, 201, "%s", r.body);
+    j = body_json(&r);
+    cr_expect_str_eq(json_string_value(json_object_get(
+                         json_array_get(json_object_get(j, "events"), 0), "caller")),
+                     "unix-socket");
+    json_decref(j);
+    hc_response_clear(&r);
+    cr_assert_eq(hc_request_unix(sock, "GET", "/v1/launches/over-unix", NULL, NULL, 0, &r), 0);
+    cr_expect_eq(r.status, 200);
+    hc_response_clear(&r);
+    sluice_server_free(other);
+    cr_expect_neq(access(sock, F_OK), 0);
+}
