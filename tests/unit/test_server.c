@@ -486,3 +486,50 @@ Test(server, unix_socket_needs_no_token_and_has_mode_0660)
     sluice_server_free(other);
     cr_expect_neq(access(sock, F_OK), 0);
 }
+
+Test(server, follow_ends_with_the_launch_and_cancel_is_audited)
+{
+    hc_response_t r;
+    json_t *j, *ev;
+    char path[512];
+    size_t i;
+    int saw_cancel = 0;
+    FILE *f;
+
+    cr_assert_eq(post("/v1/launches", "short", "/bin/true", &r), 201);
+    hc_response_clear(&r);
+    cr_assert_eq(hc_request(port, "DELETE", "/v1/launches/short", AUTH, NULL, 0, &r), 0);
+    cr_assert_eq(r.status, 202);
+    hc_response_clear(&r);
+    for (i = 0; i < 5; i++)
+        cr_assert_sluice_ok(sluice_server_step(server, NULL), &(sluice_error_t)SLUICE_ERROR_INIT);
+    cr_assert_eq(hc_request(port, "GET", "/v1/launches/short", AUTH, NULL, 0, &r), 0);
+    j = body_json(&r);
+    cr_expect(json_is_true(json_object_get(j, "terminal")), "%s", r.body);
+    json_array_foreach(json_object_get(j, "events"), i, ev)
+    {
+        const char *name = json_string_value(json_object_get(ev, "name"));
+        if (name && strcmp(name, "cancel-requested") == 0) {
+            saw_cancel = 1;
+            cr_expect_str_eq(json_string_value(json_object_get(ev, "caller")), "alice");
+        }
+    }
+    cr_expect(saw_cancel, "%s", r.body);
+    json_decref(j);
+    hc_response_clear(&r);
+
+    snprintf(path, sizeof(path), "mkdir -p '%s/state/artifacts/short'", tmp);
+    cr_assert_eq(system(path), 0);
+    snprintf(path, sizeof(path), "%s/state/artifacts/short/stdout.log", tmp);
+    f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("archived output\n", f);
+    fclose(f);
+    /* the whole stream arrives and the response ends */
+    cr_assert_eq(
+        hc_request(port, "GET", "/v1/launches/short/logs/stdout?follow=true", AUTH, NULL, 0, &r),
+        0);
+    cr_expect_eq(r.status, 200);
+    cr_expect_str_eq(r.body, "archived output\n");
+    hc_response_clear(&r);
+}
