@@ -184,8 +184,18 @@ static enum MHD_Result problem_err(struct MHD_Connection *c, const sluice_error_
         return problem(c, 409, "conflict", "Conflict", err->text);
     case SLUICE_EINVAL:
     case SLUICE_ETOOBIG:
-    case SLUICE_ECONFIG:
-        return problem(c, 422, "invalid-request", "Invalid launch request", err->text);
+    case SLUICE_ECONFIG: {
+        /* The parser's messages start with the JSON path: "<path>: <why>". */
+        char field[160];
+        size_t n = strcspn(err->text, ": ");
+        int has_path = n > 0 && n < sizeof(field) && strncmp(err->text + n, ": ", 2) == 0;
+        if (has_path) {
+            memcpy(field, err->text, n);
+            field[n] = '\0';
+        }
+        return problem_ex(c, 422, "invalid-request", "Invalid launch request", err->text,
+                          has_path ? field : NULL, NULL);
+    }
     case SLUICE_ESTATE:
         return problem(c, 409, "wrong-state", "Not allowed in the current state", err->text);
     default:

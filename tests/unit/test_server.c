@@ -308,7 +308,18 @@ Test(server, bad_requests_get_problem_objects)
     cr_assert_eq(
         hc_request(port, "POST", "/v1/launches", JSON_AUTH, "{\"launch_id\":\"x\"}", 17, &r), 0);
     cr_expect_eq(r.status, 422, "%s", r.body);
+    cr_expect(strstr(r.body, "\"field\":\"") != NULL, "%s", r.body);
     hc_response_clear(&r);
+    {
+        char req[1200], *brace;
+        request_for("unknown-field", "/bin/true", req, sizeof(req));
+        brace = strrchr(req, '}');
+        snprintf(brace, sizeof(req) - (size_t)(brace - req), ", \"bogus\": 1}");
+        cr_assert_eq(hc_request(port, "POST", "/v1/launches", JSON_AUTH, req, strlen(req), &r), 0);
+        cr_expect_eq(r.status, 422, "%s", r.body);
+        cr_expect(strstr(r.body, "bogus") != NULL, "%s", r.body);
+        hc_response_clear(&r);
+    }
 
     cr_assert_eq(hc_request(port, "GET", "/v1/nothing-here", AUTH, NULL, 0, &r), 0);
     cr_expect_eq(r.status, 404);
