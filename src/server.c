@@ -54,7 +54,9 @@ struct sluice_server {
     listener_t tcp_l, unix_l;
     char *socket_path; /* to unlink at free */
     uint16_t port;
-    pthread_mutex_t mu; /* launcher and store */
+    pthread_mutex_t mu;     /* the launcher and its store */
+    sluice_store_t *rstore; /* the server's own connection for reads */
+    pthread_mutex_t rmu;    /* rstore */
     pthread_mutex_t wait_mu;
     struct MHD_Connection **waiting;
     size_t n_waiting, cap_waiting;
@@ -376,15 +378,18 @@ static const char *authenticate(sluice_server_t *s, struct MHD_Connection *c)
 /* ---- launches ----------------------------------------------------------- */
 
 /* The API view of a launch: the store's object without the render, plus
- * its events.  Caller holds mu. */
+ * its events.  Takes rmu (never mu: reads do not wait for a launcher
+ * cycle). */
 static sluice_err launch_view(sluice_server_t *s, const char *id, json_t **out, sluice_error_t *err)
 {
     json_t *l = NULL, *ev = NULL;
     sluice_err rc;
 
-    if ((rc = sluice_store_get_launch(s->o.store, id, &l, err)) != SLUICE_OK)
-        goto out;
-    if ((rc = sluice_store_read_events(s->o.store, id, 1, 0, &ev, err)) != SLUICE_OK)
+    pthread_mutex_lock(&s->rmu);
+    if ((rc = sluice_store_get_launch(s->rstore, id, &l, err)) == SLUICE_OK)
+        rc = sluice_store_read_events(s->rstore, id, 1, 0, &ev, err);
+    pthread_mutex_unlock(&s->rmu);
+    if (rc != SLUICE_OK)
         goto out;
     json_object_del(l, "render");
     json_object_set_new(l, "events", ev);
@@ -427,6 +432,7 @@ post_launch(sluice_server_t *s, struct MHD_Connection *c, req_t *rq, const char 
     size_t n = 0, i, k = 0;
     char *canon = NULL, *id = NULL;
     int existed = 0, have_policy = 0;
+    sluice_err rc;
     enum MHD_Result ret;
 
     memset(&policy, 0, sizeof(policy));
@@ -516,9 +522,10 @@ post_launch(sluice_server_t *s, struct MHD_Connection *c, req_t *rq, const char 
     lr.n_secrets = k;
     lr.caller = caller;
     pthread_mutex_lock(&s->mu);
-    if (sluice_launcher_accept(s->o.launcher, &lr, &id, &existed, &err) == SLUICE_OK)
-        launch_view(s, id, &view, &err);
+    rc = sluice_launcher_accept(s->o.launcher, &lr, &id, &existed, &err);
     pthread_mutex_unlock(&s->mu);
+    if (rc == SLUICE_OK)
+        launch_view(s, id, &view, &err);
     if (view == NULL) {
         ret = problem_err(c, &err);
         goto out;
@@ -560,9 +567,9 @@ static enum MHD_Result list_launches(sluice_server_t *s, struct MHD_Connection *
     f.site = query(c, "site");
     f.study = query(c, "study");
     f.cursor = query(c, "cursor");
-    pthread_mutex_lock(&s->mu);
-    rc = sluice_store_list_launches(s->o.store, &f, &items, &next, &err);
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_lock(&s->rmu);
+    rc = sluice_store_list_launches(s->rstore, &f, &items, &next, &err);
+    pthread_mutex_unlock(&s->rmu);
     if (rc == SLUICE_EINVAL)
         return problem_ex(c, 400, "invalid-query", "Invalid query", err.text, "cursor", NULL);
     if (rc != SLUICE_OK)
@@ -579,9 +586,7 @@ static enum MHD_Result get_launch(sluice_server_t *s, struct MHD_Connection *c, 
     sluice_error_t err = SLUICE_ERROR_INIT;
     json_t *view = NULL;
 
-    pthread_mutex_lock(&s->mu);
     launch_view(s, id, &view, &err);
-    pthread_mutex_unlock(&s->mu);
     if (view == NULL)
         return problem_err(c, &err);
     return queue_json(c, 200, view);
@@ -595,14 +600,14 @@ cancel_launch(sluice_server_t *s, struct MHD_Connection *c, const char *id, cons
     sluice_err rc;
 
     pthread_mutex_lock(&s->mu);
-    rc = launch_view(s, id, &view, &err);
-    if (rc == SLUICE_OK) {
-        json_decref(view);
-        view = NULL;
-        if ((rc = sluice_launcher_cancel(s->o.launcher, id, caller, &err)) == SLUICE_OK)
-            rc = launch_view(s, id, &view, &err);
-    }
+    rc = sluice_store_get_launch(s->o.store, id, &view, &err);
+    json_decref(view);
+    view = NULL;
+    if (rc == SLUICE_OK)
+        rc = sluice_launcher_cancel(s->o.launcher, id, caller, &err);
     pthread_mutex_unlock(&s->mu);
+    if (rc == SLUICE_OK)
+        rc = launch_view(s, id, &view, &err);
     if (rc != SLUICE_OK)
         return problem_err(c, &err);
     return queue_json(c, 202, view);
@@ -652,12 +657,12 @@ static ssize_t log_reader(void *cls, uint64_t pos, char *buf, size_t max)
         ls->idle = 0;
         return n;
     }
-    pthread_mutex_lock(&s->mu);
-    if (sluice_store_get_launch(s->o.store, ls->id, &l, NULL) == SLUICE_OK)
+    pthread_mutex_lock(&s->rmu);
+    if (sluice_store_get_launch(s->rstore, ls->id, &l, NULL) == SLUICE_OK)
         terminal = json_is_true(json_object_get(l, "terminal"));
     else
         terminal = 1; /* pruned */
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(&s->rmu);
     json_decref(l);
     /* Over once the archive has been read to its end, or when a finished
      * launch left no archive for a while (it produced no output). */
@@ -688,8 +693,8 @@ get_logs(sluice_server_t *s, struct MHD_Connection *c, const char *id, const cha
     ls->conn = c;
     ls->offset = (uint64_t)offset;
     snprintf(ls->id, sizeof(ls->id), "%s", id);
-    pthread_mutex_lock(&s->mu);
-    rc = sluice_store_get_launch(s->o.store, id, &l, &err);
+    pthread_mutex_lock(&s->rmu);
+    rc = sluice_store_get_launch(s->rstore, id, &l, &err);
     if (rc == SLUICE_OK) {
         staging = json_string_value(
             json_object_get(json_object_get(json_object_get(l, "render"), "staging"), "service"));
@@ -698,7 +703,7 @@ get_logs(sluice_server_t *s, struct MHD_Connection *c, const char *id, const cha
         snprintf(ls->live, sizeof(ls->live), "%s/%s.log", staging ? staging : "/nonexistent",
                  which);
     }
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(&s->rmu);
     json_decref(l);
     if (rc != SLUICE_OK) {
         free(ls);
@@ -763,9 +768,9 @@ static int sse_fill(sse_t *e)
     size_t i, cap = 0;
     sluice_err rc;
 
-    pthread_mutex_lock(&e->s->mu);
-    rc = sluice_store_events_since(e->s->o.store, e->after, SSE_BATCH, &evs, &next, NULL);
-    pthread_mutex_unlock(&e->s->mu);
+    pthread_mutex_lock(&e->s->rmu);
+    rc = sluice_store_events_since(e->s->rstore, e->after, SSE_BATCH, &evs, &next, NULL);
+    pthread_mutex_unlock(&e->s->rmu);
     if (rc != SLUICE_OK)
         return -1;
     free(e->pending);
@@ -913,12 +918,12 @@ static enum MHD_Result get_metrics(sluice_server_t *s, struct MHD_Connection *c)
         if (name)
             json_object_set_new(by_state, name, json_integer(0));
     }
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(&s->rmu);
     do {
         memset(&f, 0, sizeof(f));
         f.limit = 1000;
         f.cursor = cursor;
-        if (sluice_store_list_launches(s->o.store, &f, &items, &next, NULL) != SLUICE_OK) {
+        if (sluice_store_list_launches(s->rstore, &f, &items, &next, NULL) != SLUICE_OK) {
             ok = 0;
             break;
         }
@@ -936,6 +941,8 @@ static enum MHD_Result get_metrics(sluice_server_t *s, struct MHD_Connection *c)
         cursor = next;
         next = NULL;
     } while (cursor);
+    pthread_mutex_unlock(&s->rmu);
+    pthread_mutex_lock(&s->mu);
     tracked = sluice_launcher_tracked(s->o.launcher);
     pthread_mutex_unlock(&s->mu);
     free(cursor);
@@ -1255,10 +1262,13 @@ sluice_server_new(sluice_server_t **out, const sluice_server_opts_t *opts, sluic
     s->unix_l.s = s;
     s->unix_l.unix_socket = 1;
     pthread_mutex_init(&s->mu, NULL);
+    pthread_mutex_init(&s->rmu, NULL);
     pthread_mutex_init(&s->wait_mu, NULL);
     atomic_init(&s->stopping, 0);
     atomic_init(&s->transitions, 0);
     atomic_init(&s->requests, 0);
+    if ((rc = sluice_store_open(&s->rstore, sluice_store_dir(opts->store), err)) != SLUICE_OK)
+        goto out;
     if ((opts->listen || opts->tokens_file) &&
         (rc = load_tokens(s, opts->tokens_file, err)) != SLUICE_OK)
         goto out;
@@ -1338,6 +1348,8 @@ void sluice_server_free(sluice_server_t *s)
         free(s->tokens[i].name);
     }
     free(s->waiting);
+    sluice_store_close(s->rstore);
+    pthread_mutex_destroy(&s->rmu);
     pthread_mutex_destroy(&s->mu);
     pthread_mutex_destroy(&s->wait_mu);
     free(s);

@@ -16,9 +16,11 @@
  *     Unix socket (mode 0660 by default) needs no token: its file mode
  *     guards it, and its caller is "unix-socket".
  *   - The launcher and the store are borrowed.  The server serialises every
- *     use of both behind one mutex; drive the launcher through
- *     sluice_server_step() or sluice_server_run_launcher() so its cycles
- *     take the same mutex.
+ *     use of both (accept, cancel, readiness) behind one mutex; drive the
+ *     launcher through sluice_server_step() or sluice_server_run_launcher()
+ *     so its cycles take the same mutex.  Reads (get, list, logs, events,
+ *     metrics) go through the server's own connection to the same store, so
+ *     they never wait for a launcher cycle.
  *   - Log follow and SSE never hold a worker thread while waiting: a
  *     waiting stream is suspended and resumed by a ticker.
  */
