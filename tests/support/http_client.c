@@ -240,6 +240,17 @@ int hc_stream_until(uint16_t port,
     return found ? 0 : -1;
 }
 
+int hc_open_get(uint16_t port, const char *path, const char *extra)
+{
+    int fd = connect_loopback(port);
+
+    if (fd >= 0 && send_head(fd, "GET", path, extra, 0, 0) != 0) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
 const char *hc_header(const hc_response_t *r, const char *name, char *buf, size_t size)
 {
     const char *p = r->headers;

@@ -43,6 +43,10 @@ int hc_stream_until(uint16_t port,
                     int timeout_ms,
                     char **out);
 
+/* Send a GET and return the connected socket without reading (a reader
+ * that stays open), or -1.  Caller closes it. */
+int hc_open_get(uint16_t port, const char *path, const char *extra);
+
 /* A header's value (case-insensitive name) copied into buf, or NULL. */
 const char *hc_header(const hc_response_t *r, const char *name, char *buf, size_t size);
 

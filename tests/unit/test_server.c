@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
@@ -37,6 +39,19 @@ static sluice_config_t *cfg;
 static sluice_launcher_t *launcher;
 static sluice_server_t *server;
 static uint16_t port;
+
+static volatile int slow_cycle_ms;
+
+/* The launcher calls this at each submit kill point: a slow cycle. */
+static bool slow_kill_point(void *arg, const char *point)
+{
+    (void)arg, (void)point;
+    if (slow_cycle_ms > 0) {
+        struct timespec ts = {slow_cycle_ms / 1000, (long)(slow_cycle_ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    return false;
+}
 
 static int accept_image(const char *path, void *arg)
 {
@@ -75,6 +90,7 @@ static void setup(void)
     lo.cluster = fake_cluster_ops(fc);
     lo.user = "sluice";
     lo.site = "site-1";
+    lo.kill_at = slow_kill_point;
     cr_assert_sluice_ok(sluice_launcher_new(&launcher, &lo, &err), &err);
     cr_assert_sluice_ok(sluice_launcher_recover(launcher, NULL, &err), &err);
     snprintf(tokens, sizeof(tokens), "%s/tokens", tmp);
@@ -543,4 +559,62 @@ Test(server, follow_ends_with_the_launch_and_cancel_is_audited)
     cr_expect_eq(r.status, 200);
     cr_expect_str_eq(r.body, "archived output\n");
     hc_response_clear(&r);
+}
+
+Test(server, many_open_streams_do_not_hold_the_workers)
+{
+    hc_response_t r;
+    int fds[24];
+    size_t i;
+
+    cr_assert_eq(post("/v1/launches", "busy", "/bin/true", &r), 201);
+    hc_response_clear(&r);
+    /* more waiting readers than worker threads (4) */
+    for (i = 0; i < 12; i++) {
+        fds[i] = hc_open_get(port, "/v1/events?after=99", AUTH);
+        cr_assert_geq(fds[i], 0);
+    }
+    for (; i < 24; i++) {
+        fds[i] = hc_open_get(port, "/v1/launches/busy/logs/stdout?follow=true", AUTH);
+        cr_assert_geq(fds[i], 0);
+    }
+    usleep(200 * 1000);
+    cr_assert_eq(hc_request(port, "GET", "/v1/launches/busy", AUTH, NULL, 0, &r), 0);
+    cr_expect_eq(r.status, 200);
+    hc_response_clear(&r);
+    for (i = 0; i < 24; i++)
+        close(fds[i]);
+}
+
+static void *step_thread(void *arg)
+{
+    (void)arg;
+    sluice_server_step(server, NULL);
+    return NULL;
+}
+
+Test(server, reads_do_not_wait_for_a_slow_launcher_cycle)
+{
+    hc_response_t r;
+    pthread_t th;
+    struct timespec t0, t1;
+    long ms;
+
+    cr_assert_eq(post("/v1/launches", "slow", "/bin/true", &r), 201);
+    hc_response_clear(&r);
+    slow_cycle_ms = 1500;
+    cr_assert_eq(pthread_create(&th, NULL, step_thread, NULL), 0);
+    usleep(200 * 1000); /* the cycle is now inside its submit */
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    cr_assert_eq(hc_request(port, "GET", "/v1/launches/slow", AUTH, NULL, 0, &r), 0);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    cr_expect_eq(r.status, 200);
+    hc_response_clear(&r);
+    cr_assert_eq(hc_request(port, "GET", "/v1/launches", AUTH, NULL, 0, &r), 0);
+    cr_expect_eq(r.status, 200);
+    hc_response_clear(&r);
+    ms = (long)(t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+    pthread_join(th, NULL);
+    slow_cycle_ms = 0;
+    cr_expect_lt(ms, 700, "GET took %ld ms during a slow cycle", ms);
 }
