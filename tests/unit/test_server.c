@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -617,4 +619,53 @@ Test(server, reads_do_not_wait_for_a_slow_launcher_cycle)
     pthread_join(th, NULL);
     slow_cycle_ms = 0;
     cr_expect_lt(ms, 700, "GET took %ld ms during a slow cycle", ms);
+}
+
+Test(server, serve_command_answers_on_its_socket_and_stops_on_sigterm, .timeout = 90)
+{
+    const char *bin = getenv("SLUICE_BIN");
+    const char *src = getenv("SLUICE_SOURCE_DIR");
+    char site[512], jwt[256], setjwt[300], setroot[300], state[256], sock[256];
+    hc_response_t r;
+    pid_t pid;
+    int status = -1, i;
+    FILE *f;
+
+    if (bin == NULL || src == NULL)
+        cr_skip_test("SLUICE_BIN and SLUICE_SOURCE_DIR are set by ctest");
+    snprintf(site, sizeof(site), "%s/tests/golden/render/flower-gpu/site.yaml", src);
+    snprintf(jwt, sizeof(jwt), "%s/jwt", tmp);
+    snprintf(setjwt, sizeof(setjwt), "rest.jwt_file=%s", jwt);
+    snprintf(setroot, sizeof(setroot), "storage.root=%s/storage", tmp);
+    snprintf(state, sizeof(state), "%s/serve-state", tmp);
+    snprintf(sock, sizeof(sock), "%s/serve.sock", tmp);
+    f = fopen(jwt, "w");
+    cr_assert_not_null(f);
+    fputs("eyJhbGciOiJIUzI1NiJ9.eyJleHAiOjQxMDI0NDQ4MDAsInN1biI6InNsdWljZSJ9.x\n", f);
+    fclose(f);
+    chmod(jwt, 0600);
+    pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        execl(bin, bin, "serve", "--config", site, "--set", setjwt, "--set", setroot, "--state-dir",
+              state, "--socket", sock, (char *)NULL);
+        _exit(127);
+    }
+    for (i = 0; i < 200 && access(sock, F_OK) != 0; i++)
+        usleep(50 * 1000);
+    cr_assert_eq(access(sock, F_OK), 0, "the socket never appeared");
+    cr_assert_eq(hc_request_unix(sock, "GET", "/v1/launches", NULL, NULL, 0, &r), 0);
+    cr_expect_eq(r.status, 200, "%s", r.body);
+    cr_expect_str_eq(r.body, "{\"items\":[],\"next_cursor\":null}");
+    hc_response_clear(&r);
+    kill(pid, SIGTERM);
+    for (i = 0; i < 1200 && waitpid(pid, &status, WNOHANG) == 0; i++)
+        usleep(50 * 1000);
+    if (i == 1200) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        cr_assert_fail("sluice serve did not stop within 60 s of SIGTERM");
+    }
+    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d", status);
+    cr_expect_neq(access(sock, F_OK), 0, "the socket was left behind");
 }
