@@ -14,6 +14,7 @@
 #include <sluice/launcher.h>
 #include <sluice/log.h>
 #include <sluice/render.h>
+#include <sluice/server.h>
 #include <sluice/slurmrest.h>
 #include <sluice/store.h>
 #include <sluice/version.h>

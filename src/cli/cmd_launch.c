@@ -41,7 +41,7 @@ static void usage(FILE *f)
                "\n"
                "options:\n"
                "  --wait                supervise in this process until the launch ends\n"
-               "                        (required until `sluice serve` can supervise)\n"
+               "                        (or POST the request to a running `sluice serve`)\n"
                "  --config FILE         site YAML (default: $SLUICE_CONFIG)\n"
                "  --set KEY=VALUE       override one dotted site key\n"
                "  --study-runtime FILE  study runtime file (format_version 2)\n"
@@ -181,8 +181,9 @@ int cmd_launch(int argc, char **argv)
         return CLI_EX_USAGE;
     }
     if (!wait) {
-        fprintf(stderr, "sluice launch: a launch needs a supervisor: run it with --wait (this "
-                        "process supervises it to the end); `sluice serve` is not available yet\n");
+        fprintf(stderr,
+                "sluice launch: a launch needs a supervisor: run it with --wait (this "
+                "process supervises it to the end), or POST it to a running `sluice serve`\n");
         return CLI_EX_USAGE;
     }
     if ((rc = cli_prepare(&po, &p)) != CLI_EX_OK)

@@ -22,6 +22,7 @@ static const struct cli_command commands[] = {
     {"ls", "list launches in the store", cmd_ls},
     {"logs", "print (or follow with -f) a launch's job output", cmd_logs},
     {"cancel", "ask the supervisor to cancel a launch", cmd_cancel},
+    {"serve", "supervise launches and serve the HTTP API (/v1)", cmd_serve},
     {"check", "preflight the site configuration against the cluster", cmd_check},
 };
 

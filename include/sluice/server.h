@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* server.h - the HTTP API of `sluice serve` (/v1, JSON, bearer tokens).
+ *
+ * Purpose:
+ *   Expose launches (create, dry run, get, list, cancel), their job output
+ *   (with offsets and follow), the store's transitions as Server-Sent
+ *   Events, and health, readiness and Prometheus metrics.
+ *
+ * Notes:
+ *   - src/server.c is the only file that includes <microhttpd.h>.
+ *   - TCP listens on loopback only (127.0.0.1 or ::1); there is no TLS yet,
+ *     so a non-loopback address is refused.
+ *   - Over TCP every route but /v1/healthz needs `Authorization: Bearer
+ *     <token>` with a token from the tokens file (mode 0600, lines
+ *     `<caller-name> <token>`); the caller name is the audit name.  The
+ *     Unix socket (mode 0660 by default) needs no token: its file mode
+ *     guards it, and its caller is "unix-socket".
+ *   - The launcher and the store are borrowed.  The server serialises every
+ *     use of both (accept, cancel, readiness) behind one mutex; drive the
+ *     launcher through sluice_server_step() or sluice_server_run_launcher()
+ *     so its cycles take the same mutex.  Reads (get, list, logs, events,
+ *     metrics) go through the server's own connection to the same store, so
+ *     they never wait for a launcher cycle.
+ *   - Log follow and SSE never hold a worker thread while waiting: a
+ *     waiting stream is suspended and resumed by a ticker.
+ */
+#ifndef SLUICE_SERVER_H
+#define SLUICE_SERVER_H
+
+#include <stdint.h>
+
+#include <sluice/common.h>
+#include <sluice/config.h>
+#include <sluice/error.h>
+#include <sluice/launcher.h>
+#include <sluice/render.h>
+#include <sluice/store.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Largest request body accepted (bigger: 413). */
+#define SLUICE_SERVER_MAX_BODY (1024u * 1024u)
+
+typedef struct {
+    sluice_launcher_t *launcher;      /* required, borrowed */
+    sluice_store_t *store;            /* required, borrowed (the launcher's store) */
+    const sluice_config_t *cfg;       /* required, borrowed */
+    const sluice_study_runtime_t *rt; /* may be NULL */
+    const char *listen;               /* "127.0.0.1:PORT" or "[::1]:PORT" (PORT 0 = any), or NULL */
+    const char *socket_path;          /* Unix socket to serve on, or NULL */
+    unsigned socket_mode;             /* its file mode; 0 = 0660 */
+    const char *tokens_file;          /* 0600 file of `<caller> <token>` lines; required with
+                                         `listen` */
+    /* Rendering inputs (NULL: the process environment, stat(2)). */
+    sluice_getenv_fn getenv_fn;
+    void *getenv_arg;
+    sluice_render_stat_fn stat_fn;
+    void *stat_arg;
+    /* Readiness of the cluster side (slurmrestd reachable with a valid
+     * token): SLUICE_OK or an error whose text says why.  NULL: ready. */
+    sluice_err (*ready)(void *arg, sluice_error_t *err);
+    /* Seconds until the Slurm token expires, or < 0 when unknown. */
+    int64_t (*token_ttl_s)(void *arg);
+    void *cluster_arg;
+    unsigned threads;        /* worker threads; 0 = 4 */
+    unsigned follow_poll_ms; /* how often waiting streams look again; 0 = 250 */
+} sluice_server_opts_t;
+
+typedef struct sluice_server sluice_server_t;
+
+/* Load the tokens and start listening.  Caller frees with
+ * sluice_server_free().  SLUICE_EINVAL for a non-loopback address or a
+ * malformed tokens file, SLUICE_ECONFIG for a tokens file readable by group
+ * or others, SLUICE_ETRANSPORT when the address cannot be bound. */
+SLUICE_API sluice_err sluice_server_new(sluice_server_t **out,
+                                        const sluice_server_opts_t *opts,
+                                        sluice_error_t *err);
+
+/* Stop listening, end every stream and free.  NULL-safe. */
+SLUICE_API void sluice_server_free(sluice_server_t *s);
+
+/* The bound TCP port. */
+SLUICE_API uint16_t sluice_server_port(const sluice_server_t *s);
+
+/* One launcher cycle under the server's mutex. */
+SLUICE_API sluice_err sluice_server_step(sluice_server_t *s, sluice_error_t *err);
+
+/* Step, then sleep the launcher's interval (in short slices), until *stop
+ * becomes non-zero.  Step errors are logged and retried. */
+SLUICE_API sluice_err sluice_server_run_launcher(sluice_server_t *s,
+                                                 volatile int *stop,
+                                                 sluice_error_t *err);
+
+/* Count one transition for /v1/metrics (call from the launcher's
+ * on_transition callback).  NULL-safe. */
+SLUICE_API void sluice_server_count_transition(sluice_server_t *s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SLUICE_SERVER_H */

@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* cmd_serve.c - `sluice serve`: the supervisor and the HTTP API in one
+ * process.
+ *
+ * The process takes the store's supervisor lock, recovers every live
+ * launch, then runs the launcher's cycles in the main thread while the
+ * HTTP server (its own threads) accepts, lists, cancels and streams.  Both
+ * share the launcher behind the server's mutex.  SIGTERM and SIGINT stop
+ * the loop; the server then closes every stream and exits 0.
+ *
+ * Notes:
+ * - Plain HTTP on loopback only: TLS is not supported yet, so a control
+ *   plane on another host reaches the service through a tunnel or a proxy
+ *   on this host.
+ * - secret_env names in requests are read from this process's environment.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sluice/server.h>
+
+#include "cli.h"
+#include "prepare.h"
+
+extern char **environ;
+
+static volatile int stop_flag;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_flag = 1;
+}
+
+static const char serve_usage[] =
+    "usage: sluice serve (--listen 127.0.0.1:PORT --tokens FILE | --socket PATH)\n"
+    "                    [--config FILE]\n"
+    "                    [--set KEY=VALUE ...] [--study-runtime FILE] [--state-dir DIR]\n"
+    "\n"
+    "Supervise launches and serve the HTTP API (/v1) until SIGTERM or SIGINT.\n"
+    "\n"
+    "options:\n"
+    "  --listen ADDR:PORT    loopback address to listen on (127.0.0.1, [::1]); no TLS yet\n"
+    "  --tokens FILE         0600 file of `<caller-name> <token>` lines (bearer tokens)\n"
+    "  --socket PATH         also (or only) serve on a Unix socket, mode 0660, no token\n"
+    "  --config FILE         site YAML (default: $SLUICE_CONFIG)\n"
+    "  --set KEY=VALUE       override one dotted site key\n"
+    "  --study-runtime FILE  study runtime file (format_version 2)\n"
+    "  --state-dir DIR       the store (default: $SLUICE_STATE_DIR, ...)\n"
+    "  -h, --help            show this help\n";
+
+typedef struct {
+    sluice_client_t *client;
+    sluice_server_t *server;
+} serve_ctx_t;
+
+static void on_transition(const sluice_launcher_transition_t *t, void *arg)
+{
+    serve_ctx_t *sc = arg;
+    const char *to = sluice_fsm_state_name(t->to);
+
+    sluice_server_count_transition(sc->server);
+    sluice_log(SLUICE_LOG_INFO, "launch %s: %s -> %s (%s)", t->launch_id,
+               sluice_fsm_state_name(t->from), to ? to : "?", t->event ? t->event : "");
+}
+
+static sluice_err ready(void *arg, sluice_error_t *err)
+{
+    serve_ctx_t *sc = arg;
+    sluice_rest_ping_t ping;
+    int64_t left = 0;
+    sluice_err rc;
+
+    memset(&ping, 0, sizeof(ping));
+    if ((rc = sluice_client_ping(sc->client, &ping, NULL, err)) != SLUICE_OK)
+        return rc;
+    sluice_rest_ping_clear(&ping);
+    if (sluice_auth_expiry(sluice_client_auth(sc->client), NULL, &left, NULL) == SLUICE_OK &&
+        left < 60)
+        return sluice_errorf(err, SLUICE_EAUTH, "the Slurm token expires in %lld s",
+                             (long long)left);
+    return SLUICE_OK;
+}
+
+static int64_t token_ttl(void *arg)
+{
+    serve_ctx_t *sc = arg;
+    int64_t left = -1;
+
+    if (sluice_auth_expiry(sluice_client_auth(sc->client), NULL, &left, NULL) != SLUICE_OK)
+        return -1;
+    return left < 0 ? 0 : left;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+    cli_prepare_opts_t po;
+    sluice_config_opts_t co;
+    sluice_config_t *cfg = NULL;
+    sluice_study_runtime_t *rt = NULL;
+    sluice_store_t *store = NULL;
+    sluice_launcher_t *launcher = NULL;
+    sluice_launcher_opts_t lo;
+    sluice_server_opts_t so;
+    serve_ctx_t sc;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    const char *state_dir = NULL, *listen = NULL, *tokens = NULL, *socket_path = NULL;
+    struct sigaction sa;
+    int rc = CLI_EX_OK, a, k;
+
+    memset(&po, 0, sizeof(po));
+    memset(&co, 0, sizeof(co));
+    memset(&lo, 0, sizeof(lo));
+    memset(&so, 0, sizeof(so));
+    memset(&sc, 0, sizeof(sc));
+    for (a = 1; a < argc; a++) {
+        const char *arg = argv[a];
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            fputs(serve_usage, stdout);
+            return CLI_EX_OK;
+        } else if ((k = cli_prepare_option(&po, argc, argv, &a)) != 0) {
+            if (k < 0)
+                return CLI_EX_USAGE;
+        } else if (strcmp(arg, "--state-dir") == 0 && a + 1 < argc) {
+            state_dir = argv[++a];
+        } else if (strcmp(arg, "--listen") == 0 && a + 1 < argc) {
+            listen = argv[++a];
+        } else if (strcmp(arg, "--socket") == 0 && a + 1 < argc) {
+            socket_path = argv[++a];
+        } else if (strcmp(arg, "--tokens") == 0 && a + 1 < argc) {
+            tokens = argv[++a];
+        } else {
+            fprintf(stderr, "sluice serve: unexpected argument '%s'\n", arg);
+            fputs(serve_usage, stderr);
+            return CLI_EX_USAGE;
+        }
+    }
+    if ((listen == NULL && socket_path == NULL) || (listen && tokens == NULL)) {
+        fprintf(stderr, "sluice serve: --listen with --tokens, or --socket, is required\n");
+        fputs(serve_usage, stderr);
+        return CLI_EX_USAGE;
+    }
+    co.path = po.config_path;
+    if (co.path == NULL && getenv("SLUICE_CONFIG") && getenv("SLUICE_CONFIG")[0])
+        co.path = getenv("SLUICE_CONFIG");
+    co.envp = (const char *const *)environ;
+    co.overrides = po.sets;
+    co.n_overrides = po.n_sets;
+    if (sluice_config_load(&co, &cfg, &err) != SLUICE_OK ||
+        (po.study_path &&
+         sluice_study_runtime_load(po.study_path, NULL, 0, cfg, &rt, &err) != SLUICE_OK) ||
+        sluice_store_open(&store, state_dir, &err) != SLUICE_OK ||
+        sluice_client_new_from_config(&sc.client, cfg, &err) != SLUICE_OK) {
+        rc = cli_fail(&err);
+        goto out;
+    }
+    lo.store = store;
+    sluice_cluster_ops_rest(sc.client, &lo.cluster);
+    if (sluice_staging_ops_new(cfg, store, &lo.staging, &err) != SLUICE_OK) {
+        rc = cli_fail(&err);
+        goto out;
+    }
+    lo.user = cfg->rest.user;
+    lo.site = cfg->site_name;
+    lo.job_name_prefix = cfg->job_name_prefix;
+    lo.miss_budget = cfg->accounting.miss_budget;
+    lo.miss_spacing_s = cfg->accounting.miss_spacing_s;
+    lo.absence_delay_s = cfg->submit.absence_delay_s;
+    lo.absence_lookups = cfg->submit.absence_lookups;
+    lo.absence_spacing_s = cfg->submit.absence_spacing_s;
+    lo.pending_timeout_s = cfg->launcher.pending_timeout_s;
+    if (cfg->launcher.poll_interval_s > 0)
+        lo.poll_max_ms = (int64_t)(cfg->launcher.poll_interval_s * 1000);
+    lo.on_transition = on_transition;
+    lo.transition_arg = &sc;
+    if (sluice_launcher_new(&launcher, &lo, &err) != SLUICE_OK ||
+        sluice_launcher_recover(launcher, NULL, &err) != SLUICE_OK) {
+        rc = cli_fail(&err);
+        goto out;
+    }
+    so.launcher = launcher;
+    so.store = store;
+    so.cfg = cfg;
+    so.rt = rt;
+    so.listen = listen;
+    so.tokens_file = tokens;
+    so.socket_path = socket_path;
+    so.getenv_fn = cli_getenv;
+    so.ready = ready;
+    so.token_ttl_s = token_ttl;
+    so.cluster_arg = &sc;
+    if (sluice_server_new(&sc.server, &so, &err) != SLUICE_OK) {
+        rc = cli_fail(&err);
+        goto out;
+    }
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    if (listen)
+        fprintf(stderr, "sluice serve: listening on http://%s (port %u)\n", listen,
+                (unsigned)sluice_server_port(sc.server));
+    if (socket_path)
+        fprintf(stderr, "sluice serve: listening on unix:%s\n", socket_path);
+    fprintf(stderr, "sluice serve: store %s\n", sluice_store_dir(store));
+    if (sluice_server_run_launcher(sc.server, &stop_flag, &err) != SLUICE_OK)
+        rc = cli_fail(&err);
+out:
+    sluice_server_free(sc.server);
+    sluice_launcher_free(launcher);
+    sluice_staging_ops_free(&lo.staging);
+    sluice_client_free(sc.client);
+    sluice_store_close(store);
+    sluice_study_runtime_free(rt);
+    sluice_config_free(cfg);
+    return rc;
+}

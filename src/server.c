@@ -1,0 +1,1400 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* server.c - the HTTP API of `sluice serve` on libmicrohttpd (the only file
+ * that includes <microhttpd.h>).
+ *
+ * Notes:
+ * - One mutex (`mu`) serialises the launcher and the store between the
+ *   launcher's cycles and every request handler.
+ * - Streams (log follow, SSE) are callback responses: when nothing is new
+ *   the callback suspends its connection and a ticker thread resumes every
+ *   waiting connection each follow_poll_ms, so no worker blocks per reader.
+ * - Files are read in chunks at an offset; nothing reads a whole log.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <microhttpd.h>
+
+#include <sluice/fsm.h>
+#include <sluice/launch.h>
+#include <sluice/log.h>
+#include <sluice/server.h>
+
+#define MAX_TOKENS 256
+#define SSE_BATCH 100
+
+typedef struct {
+    char *name;
+    char *token;
+} token_t;
+
+typedef struct {
+    struct sluice_server *s;
+    int unix_socket; /* 1: the Unix socket listener (no bearer token needed) */
+} listener_t;
+
+struct sluice_server {
+    sluice_server_opts_t o;
+    struct MHD_Daemon *d;  /* TCP, or NULL */
+    struct MHD_Daemon *ud; /* Unix socket, or NULL */
+    listener_t tcp_l, unix_l;
+    char *socket_path; /* to unlink at free */
+    uint16_t port;
+    pthread_mutex_t mu;     /* the launcher and its store */
+    sluice_store_t *rstore; /* the server's own connection for reads */
+    pthread_mutex_t rmu;    /* rstore */
+    pthread_mutex_t wait_mu;
+    struct MHD_Connection **waiting;
+    size_t n_waiting, cap_waiting;
+    int no_more_suspend;
+    pthread_t ticker;
+    int ticker_started;
+    atomic_int stopping;
+    atomic_ullong transitions;
+    atomic_ullong requests;
+    token_t tokens[MAX_TOKENS];
+    size_t n_tokens;
+};
+
+/* Per-request state (MHD's con_cls). */
+typedef struct {
+    char *body;
+    size_t len;
+    int too_big;
+} req_t;
+
+/* ---- small helpers ------------------------------------------------------ */
+
+static void sleep_ms(unsigned ms)
+{
+    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static void wipe(char *p, size_t n)
+{
+    volatile char *v = p;
+    size_t i;
+
+    for (i = 0; p && i < n; i++)
+        v[i] = 0;
+}
+
+/* Constant-time equality (the time depends on the lengths only). */
+static int secret_equal(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b), i;
+    unsigned char diff = (unsigned char)(la != lb);
+
+    for (i = 0; i < lb; i++)
+        diff |= (unsigned char)(a[la ? i % la : 0] ^ b[i]);
+    return la > 0 && diff == 0;
+}
+
+static enum MHD_Result
+queue_text(struct MHD_Connection *c, unsigned status, const char *ctype, char *text /* steals */)
+{
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
+    enum MHD_Result ret;
+
+    if (r == NULL) {
+        free(text);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    ret = MHD_queue_response(c, status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static enum MHD_Result queue_json(struct MHD_Connection *c, unsigned status, json_t *j /* steals */)
+{
+    char *text = j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+
+    json_decref(j);
+    if (text == NULL)
+        return MHD_NO;
+    return queue_text(c, status, "application/json", text);
+}
+
+static enum MHD_Result problem_ex(struct MHD_Connection *c,
+                                  unsigned status,
+                                  const char *slug,
+                                  const char *title,
+                                  const char *detail,
+                                  const char *field,
+                                  const char *allow)
+{
+    json_t *j = json_pack("{s:s+ s:s s:i s:s}", "type", "urn:sluice:problem:", slug, "title", title,
+                          "status", (int)status, "detail", detail ? detail : title);
+    char *text;
+    struct MHD_Response *r;
+    enum MHD_Result ret;
+
+    if (j && field)
+        json_object_set_new(j, "field", json_string(field));
+    text = j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    json_decref(j);
+    if (text == NULL)
+        return MHD_NO;
+    r = MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
+    if (r == NULL) {
+        free(text);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/problem+json");
+    if (allow)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+    if (status == MHD_HTTP_UNAUTHORIZED)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+    ret = MHD_queue_response(c, status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static enum MHD_Result problem(struct MHD_Connection *c,
+                               unsigned status,
+                               const char *slug,
+                               const char *title,
+                               const char *detail)
+{
+    return problem_ex(c, status, slug, title, detail, NULL, NULL);
+}
+
+static enum MHD_Result problem_err(struct MHD_Connection *c, const sluice_error_t *err)
+{
+    switch (err->code) {
+    case SLUICE_ENOTFOUND:
+        return problem(c, 404, "not-found", "Not found", err->text);
+    case SLUICE_ECONFLICT:
+        return problem(c, 409, "conflict", "Conflict", err->text);
+    case SLUICE_EINVAL:
+    case SLUICE_ETOOBIG:
+    case SLUICE_ECONFIG: {
+        /* The parser's messages start with the JSON path: "<path>: <why>". */
+        char field[160];
+        size_t n = strcspn(err->text, ": ");
+        int has_path = n > 0 && n < sizeof(field) && strncmp(err->text + n, ": ", 2) == 0;
+        if (has_path) {
+            memcpy(field, err->text, n);
+            field[n] = '\0';
+        }
+        return problem_ex(c, 422, "invalid-request", "Invalid launch request", err->text,
+                          has_path ? field : NULL, NULL);
+    }
+    case SLUICE_ESTATE:
+        return problem(c, 409, "wrong-state", "Not allowed in the current state", err->text);
+    default:
+        return problem(c, 500, "internal", "Internal error", err->text);
+    }
+}
+
+static const char *query(struct MHD_Connection *c, const char *key)
+{
+    return MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, key);
+}
+
+static int query_true(struct MHD_Connection *c, const char *key)
+{
+    const char *v = query(c, key);
+    return v && (strcmp(v, "true") == 0 || strcmp(v, "1") == 0);
+}
+
+/* Parse a non-negative decimal; -1 when malformed. */
+static long long parse_count(const char *s)
+{
+    long long v = 0;
+
+    if (s == NULL || *s == '\0')
+        return -1;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9' || v > (INT64_MAX - 9) / 10)
+            return -1;
+        v = v * 10 + (*s - '0');
+    }
+    return v;
+}
+
+/* Launch ids in a path: the characters a launch id may hold. */
+static int valid_id(const char *id, size_t len)
+{
+    size_t i;
+
+    if (len == 0 || len > 128)
+        return 0;
+    for (i = 0; i < len; i++) {
+        char ch = id[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              ch == '-' || ch == '_' || ch == '.' || ch == ':'))
+            return 0;
+    }
+    return !(len <= 2 && id[0] == '.');
+}
+
+/* ---- waiting streams ---------------------------------------------------- */
+
+static void park(sluice_server_t *s, struct MHD_Connection *c)
+{
+    MHD_suspend_connection(c);
+    pthread_mutex_lock(&s->wait_mu);
+    if (s->no_more_suspend) {
+        MHD_resume_connection(c);
+    } else {
+        if (s->n_waiting == s->cap_waiting) {
+            size_t cap = s->cap_waiting ? s->cap_waiting * 2 : 16;
+            struct MHD_Connection **nw = realloc(s->waiting, cap * sizeof(*nw));
+            if (nw == NULL) {
+                pthread_mutex_unlock(&s->wait_mu);
+                MHD_resume_connection(c);
+                return;
+            }
+            s->waiting = nw;
+            s->cap_waiting = cap;
+        }
+        s->waiting[s->n_waiting++] = c;
+    }
+    pthread_mutex_unlock(&s->wait_mu);
+}
+
+static void resume_all(sluice_server_t *s)
+{
+    size_t i;
+
+    pthread_mutex_lock(&s->wait_mu);
+    for (i = 0; i < s->n_waiting; i++)
+        MHD_resume_connection(s->waiting[i]);
+    s->n_waiting = 0;
+    pthread_mutex_unlock(&s->wait_mu);
+}
+
+static void *ticker_main(void *arg)
+{
+    sluice_server_t *s = arg;
+
+    while (!atomic_load(&s->stopping)) {
+        sleep_ms(s->o.follow_poll_ms);
+        resume_all(s);
+    }
+    return NULL;
+}
+
+/* ---- auth --------------------------------------------------------------- */
+
+static sluice_err load_tokens(sluice_server_t *s, const char *path, sluice_error_t *err)
+{
+    FILE *f = NULL;
+    struct stat st;
+    char line[1024];
+    sluice_err rc = SLUICE_OK;
+    unsigned lineno = 0;
+
+    if (path == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "a tokens file is required");
+    if ((f = fopen(path, "re")) == NULL)
+        return sluice_errorf(err, SLUICE_ECONFIG, "tokens file %s: %s", path, strerror(errno));
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        rc = sluice_errorf(err, SLUICE_ECONFIG, "tokens file %s is not a regular file", path);
+        goto out;
+    }
+    if (st.st_mode & 077) {
+        rc = sluice_errorf(err, SLUICE_ECONFIG,
+                           "tokens file %s is readable by group or others (mode %03o); chmod 600",
+                           path, (unsigned)(st.st_mode & 0777));
+        goto out;
+    }
+    while (fgets(line, sizeof(line), f)) {
+        char *name, *tok, *extra, *save = NULL;
+        lineno++;
+        if (strchr(line, '\n') == NULL && !feof(f)) {
+            rc = sluice_errorf(err, SLUICE_EINVAL, "tokens file line %u is too long", lineno);
+            goto out;
+        }
+        name = strtok_r(line, " \t\r\n", &save);
+        if (name == NULL || name[0] == '#')
+            continue;
+        tok = strtok_r(NULL, " \t\r\n", &save);
+        extra = strtok_r(NULL, " \t\r\n", &save);
+        if (tok == NULL || extra != NULL || strlen(tok) < 16) {
+            rc = sluice_errorf(err, SLUICE_EINVAL,
+                               "tokens file line %u: expected `<caller> <token>` with a token of "
+                               "16 characters or more",
+                               lineno);
+            goto out;
+        }
+        if (s->n_tokens == MAX_TOKENS) {
+            rc = sluice_errorf(err, SLUICE_EINVAL, "tokens file: more than %d tokens", MAX_TOKENS);
+            goto out;
+        }
+        s->tokens[s->n_tokens].name = strdup(name);
+        s->tokens[s->n_tokens].token = strdup(tok);
+        s->n_tokens++;
+        if (!s->tokens[s->n_tokens - 1].name || !s->tokens[s->n_tokens - 1].token) {
+            rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+            goto out;
+        }
+    }
+    if (s->n_tokens == 0)
+        rc = sluice_errorf(err, SLUICE_EINVAL, "tokens file %s names no caller", path);
+out:
+    wipe(line, sizeof(line));
+    if (f)
+        fclose(f);
+    return rc;
+}
+
+/* The caller's name, or NULL when the request carries no valid token. */
+static const char *authenticate(sluice_server_t *s, struct MHD_Connection *c)
+{
+    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+    const char *who = NULL;
+    size_t i;
+
+    if (h == NULL || strncmp(h, "Bearer ", 7) != 0)
+        return NULL;
+    h += 7;
+    for (i = 0; i < s->n_tokens; i++) {
+        if (secret_equal(s->tokens[i].token, h) && who == NULL)
+            who = s->tokens[i].name;
+    }
+    return who;
+}
+
+/* ---- launches ----------------------------------------------------------- */
+
+/* The API view of a launch: the store's object without the render, plus
+ * its events.  Takes rmu (never mu: reads do not wait for a launcher
+ * cycle). */
+static sluice_err launch_view(sluice_server_t *s, const char *id, json_t **out, sluice_error_t *err)
+{
+    json_t *l = NULL, *ev = NULL;
+    sluice_err rc;
+
+    pthread_mutex_lock(&s->rmu);
+    if ((rc = sluice_store_get_launch(s->rstore, id, &l, err)) == SLUICE_OK)
+        rc = sluice_store_read_events(s->rstore, id, 1, 0, &ev, err);
+    pthread_mutex_unlock(&s->rmu);
+    if (rc != SLUICE_OK)
+        goto out;
+    json_object_del(l, "render");
+    json_object_set_new(l, "events", ev);
+    ev = NULL;
+    *out = l;
+    l = NULL;
+out:
+    json_decref(l);
+    json_decref(ev);
+    return rc;
+}
+
+static const char *process_getenv(const char *name, void *arg)
+{
+    (void)arg;
+    return getenv(name);
+}
+
+static const char *server_getenv(sluice_server_t *s, const char *name)
+{
+    return s->o.getenv_fn ? s->o.getenv_fn(name, s->o.getenv_arg) : getenv(name);
+}
+
+static enum MHD_Result
+post_launch(sluice_server_t *s, struct MHD_Connection *c, req_t *rq, const char *caller)
+{
+    const char *ctype =
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+    json_t *peek = NULL, *request = NULL, *render = NULL, *view = NULL;
+    json_error_t jerr;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_launch_policy_t policy;
+    sluice_launch_t *launch = NULL;
+    sluice_render_t *r = NULL;
+    sluice_render_ctx_t ctx;
+    sluice_launcher_request_t lr;
+    sluice_secret_t *secrets = NULL;
+    const sluice_study_t *study = NULL;
+    const sluice_launch_spec_t *spec;
+    size_t n = 0, i, k = 0;
+    char *canon = NULL, *id = NULL;
+    int existed = 0, have_policy = 0;
+    sluice_err rc;
+    enum MHD_Result ret;
+
+    memset(&policy, 0, sizeof(policy));
+    memset(&ctx, 0, sizeof(ctx));
+    memset(&lr, 0, sizeof(lr));
+    if (ctype == NULL || strncmp(ctype, "application/json", 16) != 0 ||
+        (ctype[16] != '\0' && ctype[16] != ';')) {
+        ret = problem(c, 415, "unsupported-media-type", "Unsupported media type",
+                      "send the launch request as application/json");
+        goto out;
+    }
+    if ((peek = json_loadb(rq->body ? rq->body : "", rq->len, JSON_REJECT_DUPLICATES, &jerr)) ==
+            NULL ||
+        !json_is_object(peek)) {
+        ret = problem(c, 400, "malformed-json", "Malformed JSON",
+                      peek ? "the body is not a JSON object" : jerr.text);
+        goto out;
+    }
+    if (s->o.rt) {
+        const char *name = json_string_value(json_object_get(peek, "study"));
+        study = name ? sluice_study_runtime_find(s->o.rt, name) : NULL;
+    }
+    if (sluice_config_launch_policy(s->o.cfg, study, &policy, &err) != SLUICE_OK) {
+        ret = problem_err(c, &err);
+        goto out;
+    }
+    have_policy = 1;
+    if (sluice_launch_parse(&launch, rq->body, rq->len, &policy, 0, &err) != SLUICE_OK) {
+        ret = problem_err(c, &err);
+        goto out;
+    }
+    ctx.attempt = 1;
+    ctx.getenv_fn = s->o.getenv_fn;
+    ctx.getenv_arg = s->o.getenv_arg;
+    ctx.stat_fn = s->o.stat_fn;
+    ctx.stat_arg = s->o.stat_arg;
+    if (ctx.getenv_fn == NULL)
+        ctx.getenv_fn = process_getenv;
+    if (sluice_render(s->o.cfg, study, launch, &ctx, &r, &err) != SLUICE_OK) {
+        ret = problem_err(c, &err);
+        goto out;
+    }
+    if ((canon = sluice_launch_to_json(launch, &err)) == NULL ||
+        (request = json_loads(canon, 0, NULL)) == NULL ||
+        (render = sluice_render_to_json(r)) == NULL) {
+        ret = problem(c, 500, "internal", "Internal error", "out of memory");
+        goto out;
+    }
+    if (query_true(c, "dry_run")) {
+        ret = queue_json(c, 200,
+                         json_pack("{s:b s:s s:O s:O}", "dry_run", 1, "launch_id",
+                                   sluice_launch_id(launch), "request", request, "render", render));
+        goto out;
+    }
+    spec = sluice_launch_spec(launch);
+    n = sluice_launch_secret_count(launch) + spec->n_secret_env + (study ? study->n_secret_env : 0);
+    if ((secrets = calloc(n ? n : 1, sizeof(*secrets))) == NULL) {
+        ret = problem(c, 500, "internal", "Internal error", "out of memory");
+        goto out;
+    }
+    for (i = 0; i < sluice_launch_secret_count(launch); i++, k++) {
+        secrets[k].name = sluice_launch_secret_name(launch, i);
+        secrets[k].value = sluice_launch_secret_value(launch, i);
+    }
+    for (i = 0; i < spec->n_secret_env; i++, k++) {
+        secrets[k].name = spec->secret_env[i];
+        secrets[k].value = server_getenv(s, spec->secret_env[i]);
+        if (secrets[k].value == NULL) {
+            ret = problem_ex(c, 422, "invalid-request", "Invalid launch request",
+                             "a secret_env name is not set in the service's environment",
+                             "secret_env", NULL);
+            goto out;
+        }
+    }
+    for (i = 0; study && i < study->n_secret_env; i++, k++) {
+        secrets[k].name = study->secret_env[i].name;
+        secrets[k].value = server_getenv(s, study->secret_env[i].source);
+        if (secrets[k].value == NULL) {
+            ret = problem(c, 422, "invalid-request", "Invalid launch request",
+                          "a study secret_env source is not set in the service's environment");
+            goto out;
+        }
+    }
+    lr.request = request;
+    lr.render = render;
+    lr.secrets = secrets;
+    lr.n_secrets = k;
+    lr.caller = caller;
+    pthread_mutex_lock(&s->mu);
+    rc = sluice_launcher_accept(s->o.launcher, &lr, &id, &existed, &err);
+    pthread_mutex_unlock(&s->mu);
+    if (rc == SLUICE_OK)
+        launch_view(s, id, &view, &err);
+    if (view == NULL) {
+        ret = problem_err(c, &err);
+        goto out;
+    }
+    ret = queue_json(c, existed ? 200 : 201, view);
+    view = NULL;
+out:
+    wipe(rq->body, rq->len);
+    free(secrets);
+    free(id);
+    free(canon);
+    json_decref(view);
+    json_decref(peek);
+    json_decref(request);
+    json_decref(render);
+    sluice_render_free(r);
+    sluice_launch_free(launch);
+    if (have_policy)
+        sluice_config_launch_policy_clear(&policy);
+    return ret;
+}
+
+static enum MHD_Result list_launches(sluice_server_t *s, struct MHD_Connection *c)
+{
+    sluice_store_filter_t f;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    json_t *items = NULL;
+    char *next = NULL;
+    const char *lim = query(c, "limit");
+    long long limit = lim ? parse_count(lim) : 0;
+    sluice_err rc;
+
+    memset(&f, 0, sizeof(f));
+    if (limit < 0 || limit > 1000)
+        return problem_ex(c, 400, "invalid-query", "Invalid query",
+                          "limit must be an integer from 1 to 1000", "limit", NULL);
+    f.limit = (size_t)limit;
+    f.state = query(c, "state");
+    f.site = query(c, "site");
+    f.study = query(c, "study");
+    f.cursor = query(c, "cursor");
+    pthread_mutex_lock(&s->rmu);
+    rc = sluice_store_list_launches(s->rstore, &f, &items, &next, &err);
+    pthread_mutex_unlock(&s->rmu);
+    if (rc == SLUICE_EINVAL)
+        return problem_ex(c, 400, "invalid-query", "Invalid query", err.text, "cursor", NULL);
+    if (rc != SLUICE_OK)
+        return problem_err(c, &err);
+    {
+        json_t *j = json_pack("{s:o s:s?}", "items", items, "next_cursor", next);
+        free(next);
+        return queue_json(c, 200, j);
+    }
+}
+
+static enum MHD_Result get_launch(sluice_server_t *s, struct MHD_Connection *c, const char *id)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    json_t *view = NULL;
+
+    launch_view(s, id, &view, &err);
+    if (view == NULL)
+        return problem_err(c, &err);
+    return queue_json(c, 200, view);
+}
+
+static enum MHD_Result
+cancel_launch(sluice_server_t *s, struct MHD_Connection *c, const char *id, const char *caller)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    json_t *view = NULL;
+    sluice_err rc;
+
+    pthread_mutex_lock(&s->mu);
+    rc = sluice_store_get_launch(s->o.store, id, &view, &err);
+    json_decref(view);
+    view = NULL;
+    if (rc == SLUICE_OK)
+        rc = sluice_launcher_cancel(s->o.launcher, id, caller, &err);
+    pthread_mutex_unlock(&s->mu);
+    if (rc == SLUICE_OK)
+        rc = launch_view(s, id, &view, &err);
+    if (rc != SLUICE_OK)
+        return problem_err(c, &err);
+    return queue_json(c, 202, view);
+}
+
+/* ---- logs --------------------------------------------------------------- */
+
+typedef struct {
+    sluice_server_t *s;
+    struct MHD_Connection *conn;
+    char id[136];
+    char live[4200];
+    char archived[4200];
+    uint64_t offset;
+    unsigned idle;
+} logstream_t;
+
+/* Read up to `max` bytes of `path` at `off`: bytes read, 0 at the end,
+ * -1 when the file does not exist or cannot be read. */
+static ssize_t read_at(const char *path, uint64_t off, char *buf, size_t max)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n;
+
+    if (fd < 0)
+        return -1;
+    n = pread(fd, buf, max, (off_t)off);
+    close(fd);
+    return n;
+}
+
+static ssize_t log_reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    logstream_t *ls = cls;
+    sluice_server_t *s = ls->s;
+    json_t *l = NULL;
+    ssize_t n;
+    int terminal = 0, have_archive;
+
+    (void)pos;
+    if (atomic_load(&s->stopping))
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    have_archive = access(ls->archived, F_OK) == 0;
+    n = read_at(have_archive ? ls->archived : ls->live, ls->offset, buf, max);
+    if (n > 0) {
+        ls->offset += (uint64_t)n;
+        ls->idle = 0;
+        return n;
+    }
+    pthread_mutex_lock(&s->rmu);
+    if (sluice_store_get_launch(s->rstore, ls->id, &l, NULL) == SLUICE_OK)
+        terminal = json_is_true(json_object_get(l, "terminal"));
+    else
+        terminal = 1; /* pruned */
+    pthread_mutex_unlock(&s->rmu);
+    json_decref(l);
+    /* Over once the archive has been read to its end, or when a finished
+     * launch left no archive for a while (it produced no output). */
+    if (terminal && (have_archive || ++ls->idle > 40))
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    park(s, ls->conn);
+    return 0;
+}
+
+static enum MHD_Result
+get_logs(sluice_server_t *s, struct MHD_Connection *c, const char *id, const char *which)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    json_t *l = NULL;
+    const char *staging, *off = query(c, "offset");
+    long long offset = off ? parse_count(off) : 0;
+    logstream_t *ls = NULL;
+    struct MHD_Response *r = NULL;
+    enum MHD_Result ret;
+    sluice_err rc;
+
+    if (offset < 0)
+        return problem_ex(c, 400, "invalid-query", "Invalid query",
+                          "offset must be a non-negative integer", "offset", NULL);
+    if ((ls = calloc(1, sizeof(*ls))) == NULL)
+        return MHD_NO;
+    ls->s = s;
+    ls->conn = c;
+    ls->offset = (uint64_t)offset;
+    snprintf(ls->id, sizeof(ls->id), "%s", id);
+    pthread_mutex_lock(&s->rmu);
+    rc = sluice_store_get_launch(s->rstore, id, &l, &err);
+    if (rc == SLUICE_OK) {
+        staging = json_string_value(
+            json_object_get(json_object_get(json_object_get(l, "render"), "staging"), "service"));
+        snprintf(ls->archived, sizeof(ls->archived), "%s/artifacts/%s/%s.log",
+                 sluice_store_dir(s->o.store), id, which);
+        snprintf(ls->live, sizeof(ls->live), "%s/%s.log", staging ? staging : "/nonexistent",
+                 which);
+    }
+    pthread_mutex_unlock(&s->rmu);
+    json_decref(l);
+    if (rc != SLUICE_OK) {
+        free(ls);
+        return problem_err(c, &err);
+    }
+    if (query_true(c, "follow")) {
+        r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, log_reader, ls, free);
+        if (r == NULL) {
+            free(ls);
+            return MHD_NO;
+        }
+    } else {
+        const char *path = access(ls->archived, F_OK) == 0 ? ls->archived : ls->live;
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        struct stat st;
+
+        if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+            (uint64_t)st.st_size > ls->offset) {
+            r = MHD_create_response_from_fd_at_offset64((uint64_t)st.st_size - ls->offset, fd,
+                                                        ls->offset);
+            if (r == NULL)
+                close(fd);
+        } else {
+            if (fd >= 0)
+                close(fd);
+            r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+        }
+        free(ls);
+        if (r == NULL)
+            return MHD_NO;
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+/* ---- events (SSE) ------------------------------------------------------- */
+
+typedef struct {
+    sluice_server_t *s;
+    struct MHD_Connection *conn;
+    int64_t after;
+    char *pending;
+    size_t len, off;
+    unsigned idle;
+} sse_t;
+
+static void sse_free(void *cls)
+{
+    sse_t *e = cls;
+
+    free(e->pending);
+    free(e);
+}
+
+static int sse_fill(sse_t *e)
+{
+    json_t *evs = NULL, *ev;
+    int64_t next = e->after;
+    size_t i, cap = 0;
+    sluice_err rc;
+
+    pthread_mutex_lock(&e->s->rmu);
+    rc = sluice_store_events_since(e->s->rstore, e->after, SSE_BATCH, &evs, &next, NULL);
+    pthread_mutex_unlock(&e->s->rmu);
+    if (rc != SLUICE_OK)
+        return -1;
+    free(e->pending);
+    e->pending = NULL;
+    e->len = e->off = 0;
+    json_array_foreach(evs, i, ev)
+    {
+        char *data = json_dumps(ev, JSON_COMPACT | JSON_SORT_KEYS);
+        const char *name = json_string_value(json_object_get(ev, "name"));
+        size_t need;
+        int w;
+
+        if (data == NULL)
+            break;
+        need = strlen(data) + (name ? strlen(name) : 0) + 64;
+        if (e->len + need > cap) {
+            char *np = realloc(e->pending, cap + need + 4096);
+            if (np == NULL) {
+                free(data);
+                break;
+            }
+            e->pending = np;
+            cap += need + 4096;
+        }
+        w = snprintf(e->pending + e->len, cap - e->len, "id: %" PRId64 "\nevent: %s\ndata: %s\n\n",
+                     (int64_t)json_integer_value(json_object_get(ev, "gseq")),
+                     name ? name : "event", data);
+        free(data);
+        if (w < 0)
+            break;
+        e->len += (size_t)w;
+        e->after = json_integer_value(json_object_get(ev, "gseq"));
+    }
+    json_decref(evs);
+    if (e->len == 0)
+        e->after = next > e->after ? next : e->after;
+    return 0;
+}
+
+static ssize_t sse_reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    sse_t *e = cls;
+    size_t n;
+
+    (void)pos;
+    if (atomic_load(&e->s->stopping))
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    if (e->off == e->len) {
+        if (sse_fill(e) != 0)
+            return MHD_CONTENT_READER_END_WITH_ERROR;
+        if (e->len == 0) {
+            /* A comment now and then keeps proxies and idle timers happy. */
+            if (++e->idle >= 40) {
+                static const char ka[] = ": keep-alive\n\n";
+                e->idle = 0;
+                if (max >= sizeof(ka) - 1) {
+                    memcpy(buf, ka, sizeof(ka) - 1);
+                    return (ssize_t)(sizeof(ka) - 1);
+                }
+            }
+            park(e->s, e->conn);
+            return 0;
+        }
+    }
+    e->idle = 0;
+    n = e->len - e->off < max ? e->len - e->off : max;
+    memcpy(buf, e->pending + e->off, n);
+    e->off += n;
+    return (ssize_t)n;
+}
+
+static enum MHD_Result get_events(sluice_server_t *s, struct MHD_Connection *c)
+{
+    const char *last = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Last-Event-ID");
+    const char *after = query(c, "after");
+    long long from = 0;
+    sse_t *e;
+    struct MHD_Response *r;
+    enum MHD_Result ret;
+
+    if (last || after) {
+        from = parse_count(last ? last : after);
+        if (from < 0)
+            return problem_ex(c, 400, "invalid-query", "Invalid query",
+                              "Last-Event-ID and after must be non-negative integers",
+                              last ? "Last-Event-ID" : "after", NULL);
+    }
+    if ((e = calloc(1, sizeof(*e))) == NULL)
+        return MHD_NO;
+    e->s = s;
+    e->conn = c;
+    e->after = from;
+    r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, sse_reader, e, sse_free);
+    if (r == NULL) {
+        free(e);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+/* ---- health and metrics ------------------------------------------------- */
+
+static enum MHD_Result get_readyz(sluice_server_t *s, struct MHD_Connection *c)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    int store_ok = access(sluice_store_dir(s->o.store), W_OK) == 0;
+    int cluster_ok = 1;
+
+    if (s->o.ready) {
+        /* the cluster client is the launcher's: one user at a time */
+        pthread_mutex_lock(&s->mu);
+        cluster_ok = s->o.ready(s->o.cluster_arg, &err) == SLUICE_OK;
+        pthread_mutex_unlock(&s->mu);
+    }
+
+    if (!store_ok)
+        return problem(c, 503, "not-ready", "Not ready", "the store directory is not writable");
+    if (!cluster_ok)
+        return problem(c, 503, "not-ready", "Not ready",
+                       err.text[0] ? err.text : "slurmrestd is not reachable");
+    return queue_json(c, 200,
+                      json_pack("{s:s s:{s:s s:s}}", "status", "ready", "checks", "store", "ok",
+                                "slurmrestd", s->o.ready ? "ok" : "not checked"));
+}
+
+static enum MHD_Result get_metrics(sluice_server_t *s, struct MHD_Connection *c)
+{
+    json_t *by_state = json_object(), *items = NULL, *it;
+    sluice_store_filter_t f;
+    char *cursor = NULL, *text = NULL, *next = NULL;
+    size_t i, len = 0, tracked = 0;
+    FILE *m;
+    const char *k;
+    json_t *v;
+    int ok = 1;
+
+    if (by_state == NULL)
+        return MHD_NO;
+    for (i = 0; i < (size_t)SLUICE_FSM_STATE_COUNT_; i++) {
+        const char *name = sluice_fsm_state_name((sluice_fsm_state)i);
+        if (name)
+            json_object_set_new(by_state, name, json_integer(0));
+    }
+    pthread_mutex_lock(&s->rmu);
+    do {
+        memset(&f, 0, sizeof(f));
+        f.limit = 1000;
+        f.cursor = cursor;
+        if (sluice_store_list_launches(s->rstore, &f, &items, &next, NULL) != SLUICE_OK) {
+            ok = 0;
+            break;
+        }
+        json_array_foreach(items, i, it)
+        {
+            const char *st = json_string_value(json_object_get(it, "state"));
+            if (st)
+                json_object_set_new(
+                    by_state, st,
+                    json_integer(json_integer_value(json_object_get(by_state, st)) + 1));
+        }
+        json_decref(items);
+        items = NULL;
+        free(cursor);
+        cursor = next;
+        next = NULL;
+    } while (cursor);
+    pthread_mutex_unlock(&s->rmu);
+    pthread_mutex_lock(&s->mu);
+    tracked = sluice_launcher_tracked(s->o.launcher);
+    pthread_mutex_unlock(&s->mu);
+    free(cursor);
+    if (!ok) {
+        json_decref(by_state);
+        return problem(c, 503, "store", "Store unavailable", "the store could not be read");
+    }
+    if ((m = open_memstream(&text, &len)) == NULL) {
+        json_decref(by_state);
+        return MHD_NO;
+    }
+    fprintf(m, "# HELP sluice_launches Launches in the store by state.\n"
+               "# TYPE sluice_launches gauge\n");
+    json_object_foreach(by_state, k, v)
+    {
+        fprintf(m, "sluice_launches{state=\"%s\"} %" JSON_INTEGER_FORMAT "\n", k,
+                json_integer_value(v));
+    }
+    fprintf(m,
+            "# HELP sluice_launches_tracked Launches the supervisor is driving.\n"
+            "# TYPE sluice_launches_tracked gauge\n"
+            "sluice_launches_tracked %zu\n"
+            "# HELP sluice_transitions_total State or result changes seen by the supervisor.\n"
+            "# TYPE sluice_transitions_total counter\n"
+            "sluice_transitions_total %llu\n"
+            "# HELP sluice_http_requests_total HTTP requests answered.\n"
+            "# TYPE sluice_http_requests_total counter\n"
+            "sluice_http_requests_total %llu\n",
+            tracked, (unsigned long long)atomic_load(&s->transitions),
+            (unsigned long long)atomic_load(&s->requests));
+    if (s->o.token_ttl_s) {
+        int64_t ttl;
+        pthread_mutex_lock(&s->mu);
+        ttl = s->o.token_ttl_s(s->o.cluster_arg);
+        pthread_mutex_unlock(&s->mu);
+        if (ttl >= 0)
+            fprintf(m,
+                    "# HELP sluice_token_expiry_seconds Seconds until the Slurm JWT expires.\n"
+                    "# TYPE sluice_token_expiry_seconds gauge\n"
+                    "sluice_token_expiry_seconds %" PRId64 "\n",
+                    ttl);
+    }
+    fclose(m);
+    json_decref(by_state);
+    if (text == NULL)
+        return MHD_NO;
+    return queue_text(c, 200, "text/plain; version=0.0.4; charset=utf-8", text);
+}
+
+/* ---- routing ------------------------------------------------------------ */
+
+static enum MHD_Result method_not_allowed(struct MHD_Connection *c, const char *allow)
+{
+    return problem_ex(c, 405, "method-not-allowed", "Method not allowed", NULL, NULL, allow);
+}
+
+static enum MHD_Result route(sluice_server_t *s,
+                             int unix_socket,
+                             struct MHD_Connection *c,
+                             const char *url,
+                             const char *method,
+                             req_t *rq)
+{
+    const char *caller, *rest;
+    int get = strcmp(method, "GET") == 0;
+
+    if (strcmp(url, "/v1/healthz") == 0)
+        return get ? queue_json(c, 200, json_pack("{s:s}", "status", "ok"))
+                   : method_not_allowed(c, "GET");
+    /* The socket's file mode guards the Unix listener. */
+    if ((caller = unix_socket ? "unix-socket" : authenticate(s, c)) == NULL)
+        return problem(c, 401, "unauthorized", "Unauthorized",
+                       "a valid `Authorization: Bearer <token>` header is required");
+    if (rq->too_big) {
+        char detail[96];
+        snprintf(detail, sizeof(detail), "request bodies are limited to %u bytes",
+                 (unsigned)SLUICE_SERVER_MAX_BODY);
+        return problem(c, 413, "too-large", "Payload too large", detail);
+    }
+    if (strcmp(url, "/v1/readyz") == 0)
+        return get ? get_readyz(s, c) : method_not_allowed(c, "GET");
+    if (strcmp(url, "/v1/metrics") == 0)
+        return get ? get_metrics(s, c) : method_not_allowed(c, "GET");
+    if (strcmp(url, "/v1/events") == 0)
+        return get ? get_events(s, c) : method_not_allowed(c, "GET");
+    if (strcmp(url, "/v1/launches") == 0) {
+        if (get)
+            return list_launches(s, c);
+        if (strcmp(method, "POST") == 0)
+            return post_launch(s, c, rq, caller);
+        return method_not_allowed(c, "GET, POST");
+    }
+    if (strncmp(url, "/v1/launches/", 13) == 0) {
+        char id[136];
+        size_t idlen;
+
+        rest = url + 13;
+        idlen = strcspn(rest, "/");
+        if (!valid_id(rest, idlen))
+            return problem(c, 404, "not-found", "Not found", "no such launch");
+        memcpy(id, rest, idlen);
+        id[idlen] = '\0';
+        rest += idlen;
+        if (*rest == '\0') {
+            if (get)
+                return get_launch(s, c, id);
+            if (strcmp(method, "DELETE") == 0)
+                return cancel_launch(s, c, id, caller);
+            return method_not_allowed(c, "GET, DELETE");
+        }
+        if (strcmp(rest, "/logs/stdout") == 0 || strcmp(rest, "/logs/stderr") == 0)
+            return get ? get_logs(s, c, id, rest + 6) : method_not_allowed(c, "GET");
+    }
+    return problem(c, 404, "not-found", "Not found", "no such route");
+}
+
+static enum MHD_Result on_request(void *cls,
+                                  struct MHD_Connection *c,
+                                  const char *url,
+                                  const char *method,
+                                  const char *version,
+                                  const char *upload_data,
+                                  size_t *upload_data_size,
+                                  void **con_cls)
+{
+    listener_t *li = cls;
+    sluice_server_t *s = li->s;
+    req_t *rq = *con_cls;
+
+    (void)version;
+    if (rq == NULL) {
+        if ((rq = calloc(1, sizeof(*rq))) == NULL)
+            return MHD_NO;
+        *con_cls = rq;
+        return MHD_YES;
+    }
+    if (*upload_data_size > 0) {
+        size_t n = *upload_data_size;
+        if (!rq->too_big && rq->len + n > SLUICE_SERVER_MAX_BODY) {
+            rq->too_big = 1;
+            wipe(rq->body, rq->len);
+            free(rq->body);
+            rq->body = NULL;
+            rq->len = 0;
+        }
+        if (!rq->too_big) {
+            char *nb = realloc(rq->body, rq->len + n + 1);
+            if (nb == NULL)
+                return MHD_NO;
+            rq->body = nb;
+            memcpy(rq->body + rq->len, upload_data, n);
+            rq->len += n;
+            rq->body[rq->len] = '\0';
+        }
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    atomic_fetch_add(&s->requests, 1);
+    return route(s, li->unix_socket, c, url, method, rq);
+}
+
+static void on_completed(void *cls,
+                         struct MHD_Connection *c,
+                         void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    req_t *rq = *con_cls;
+
+    (void)cls, (void)c, (void)toe;
+    if (rq) {
+        wipe(rq->body, rq->len);
+        free(rq->body);
+        free(rq);
+        *con_cls = NULL;
+    }
+}
+
+/* ---- lifecycle ---------------------------------------------------------- */
+
+static sluice_err
+parse_listen(const char *listen, struct sockaddr_storage *ss, int *v6, sluice_error_t *err)
+{
+    char host[64];
+    const char *colon;
+    long long port;
+    size_t hl;
+
+    memset(ss, 0, sizeof(*ss));
+    *v6 = 0;
+    if (listen == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "no listen address");
+    if (listen[0] == '[') {
+        const char *end = strchr(listen, ']');
+        if (end == NULL || end[1] != ':')
+            return sluice_errorf(err, SLUICE_EINVAL, "listen: expected [ADDR]:PORT");
+        hl = (size_t)(end - listen - 1);
+        colon = end + 1;
+        listen++;
+    } else {
+        if ((colon = strrchr(listen, ':')) == NULL)
+            return sluice_errorf(err, SLUICE_EINVAL, "listen: expected HOST:PORT");
+        hl = (size_t)(colon - listen);
+    }
+    if (hl == 0 || hl >= sizeof(host))
+        return sluice_errorf(err, SLUICE_EINVAL, "listen: bad host");
+    memcpy(host, listen, hl);
+    host[hl] = '\0';
+    port = parse_count(colon + 1);
+    if (port < 0 || port > 65535)
+        return sluice_errorf(err, SLUICE_EINVAL, "listen: bad port '%s'", colon + 1);
+    if (strcmp(host, "localhost") == 0)
+        snprintf(host, sizeof(host), "127.0.0.1");
+    {
+        struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
+        struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
+        if (inet_pton(AF_INET, host, &a4->sin_addr) == 1) {
+            if ((ntohl(a4->sin_addr.s_addr) >> 24) != 127)
+                return sluice_errorf(err, SLUICE_EINVAL,
+                                     "listen: %s is not a loopback address (plain HTTP is only "
+                                     "served on loopback; TLS is not supported yet)",
+                                     host);
+            a4->sin_family = AF_INET;
+            a4->sin_port = htons((uint16_t)port);
+            return SLUICE_OK;
+        }
+        if (inet_pton(AF_INET6, host, &a6->sin6_addr) == 1) {
+            if (!IN6_IS_ADDR_LOOPBACK(&a6->sin6_addr))
+                return sluice_errorf(err, SLUICE_EINVAL,
+                                     "listen: %s is not a loopback address (plain HTTP is only "
+                                     "served on loopback; TLS is not supported yet)",
+                                     host);
+            a6->sin6_family = AF_INET6;
+            a6->sin6_port = htons((uint16_t)port);
+            *v6 = 1;
+            return SLUICE_OK;
+        }
+    }
+    return sluice_errorf(err, SLUICE_EINVAL, "listen: '%s' is not a numeric loopback address",
+                         host);
+}
+
+/* Bind a Unix stream socket at `path` with `mode`; a stale socket file is
+ * replaced, any other file is refused.  Returns the listening fd or -1. */
+static int unix_listen(const char *path, unsigned mode, sluice_error_t *err)
+{
+    struct sockaddr_un a;
+    struct stat st;
+    mode_t old;
+    int fd = -1;
+
+    memset(&a, 0, sizeof(a));
+    a.sun_family = AF_UNIX;
+    if (strlen(path) >= sizeof(a.sun_path)) {
+        sluice_errorf(err, SLUICE_EINVAL, "socket path %s is too long", path);
+        return -1;
+    }
+    memcpy(a.sun_path, path, strlen(path) + 1);
+    if (lstat(path, &st) == 0) {
+        if (!S_ISSOCK(st.st_mode)) {
+            sluice_errorf(err, SLUICE_EINVAL, "%s exists and is not a socket", path);
+            return -1;
+        }
+        unlink(path);
+    }
+    if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0) {
+        sluice_errorf(err, SLUICE_ETRANSPORT, "socket: %s", strerror(errno));
+        return -1;
+    }
+    /* Created with no more than `mode` from the start: no window in which
+     * others could connect. */
+    old = umask((mode_t)(~mode & 0777));
+    if (bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
+        umask(old);
+        sluice_errorf(err, SLUICE_ETRANSPORT, "bind %s: %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    umask(old);
+    if (chmod(path, (mode_t)mode) != 0 || listen(fd, 128) != 0) {
+        sluice_errorf(err, SLUICE_ETRANSPORT, "listen %s: %s", path, strerror(errno));
+        close(fd);
+        unlink(path);
+        return -1;
+    }
+    return fd;
+}
+
+sluice_err
+sluice_server_new(sluice_server_t **out, const sluice_server_opts_t *opts, sluice_error_t *err)
+{
+    sluice_server_t *s = NULL;
+    struct sockaddr_storage ss;
+    const union MHD_DaemonInfo *info;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME;
+    int v6 = 0, ufd = -1;
+    sluice_err rc = SLUICE_OK;
+
+    if (out == NULL || opts == NULL || opts->launcher == NULL || opts->store == NULL ||
+        opts->cfg == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "server: launcher, store and config are required");
+    if (opts->listen == NULL && opts->socket_path == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL,
+                             "server: a listen address or a socket path is "
+                             "required");
+    if (opts->listen && (rc = parse_listen(opts->listen, &ss, &v6, err)) != SLUICE_OK)
+        return rc;
+    if ((s = calloc(1, sizeof(*s))) == NULL)
+        return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+    s->o = *opts;
+    if (s->o.threads == 0)
+        s->o.threads = 4;
+    if (s->o.follow_poll_ms == 0)
+        s->o.follow_poll_ms = 250;
+    if (s->o.socket_mode == 0)
+        s->o.socket_mode = 0660;
+    s->tcp_l.s = s;
+    s->unix_l.s = s;
+    s->unix_l.unix_socket = 1;
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_mutex_init(&s->rmu, NULL);
+    pthread_mutex_init(&s->wait_mu, NULL);
+    atomic_init(&s->stopping, 0);
+    atomic_init(&s->transitions, 0);
+    atomic_init(&s->requests, 0);
+    if ((rc = sluice_store_open(&s->rstore, sluice_store_dir(opts->store), err)) != SLUICE_OK)
+        goto out;
+    if ((opts->listen || opts->tokens_file) &&
+        (rc = load_tokens(s, opts->tokens_file, err)) != SLUICE_OK)
+        goto out;
+    if (opts->listen) {
+        s->d = MHD_start_daemon(
+            flags | (v6 ? MHD_USE_IPv6 : 0), 0, NULL, NULL, on_request, &s->tcp_l,
+            MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_THREAD_POOL_SIZE, s->o.threads,
+            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+            (size_t)(128 * 1024), MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_END);
+        if (s->d == NULL) {
+            rc = sluice_errorf(err, SLUICE_ETRANSPORT, "cannot listen on %s", opts->listen);
+            goto out;
+        }
+        info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
+        s->port = info ? info->port : 0;
+    }
+    if (opts->socket_path) {
+        if ((ufd = unix_listen(opts->socket_path, s->o.socket_mode, err)) < 0) {
+            rc = err ? err->code : SLUICE_ETRANSPORT;
+            goto out;
+        }
+        if ((s->socket_path = strdup(opts->socket_path)) == NULL) {
+            close(ufd);
+            rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+            goto out;
+        }
+        s->ud = MHD_start_daemon(flags, 0, NULL, NULL, on_request, &s->unix_l,
+                                 MHD_OPTION_LISTEN_SOCKET, ufd, MHD_OPTION_THREAD_POOL_SIZE,
+                                 s->o.threads, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
+                                 MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(128 * 1024),
+                                 MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_END);
+        if (s->ud == NULL) {
+            close(ufd);
+            rc = sluice_errorf(err, SLUICE_ETRANSPORT, "cannot serve on %s", opts->socket_path);
+            goto out;
+        }
+    }
+    if (pthread_create(&s->ticker, NULL, ticker_main, s) != 0) {
+        rc = sluice_errorf(err, SLUICE_ENOMEM, "cannot start the stream ticker");
+        goto out;
+    }
+    s->ticker_started = 1;
+    *out = s;
+    s = NULL;
+out:
+    sluice_server_free(s);
+    return rc;
+}
+
+void sluice_server_free(sluice_server_t *s)
+{
+    size_t i;
+
+    if (s == NULL)
+        return;
+    atomic_store(&s->stopping, 1);
+    if (s->ticker_started)
+        pthread_join(s->ticker, NULL);
+    pthread_mutex_lock(&s->wait_mu);
+    s->no_more_suspend = 1;
+    pthread_mutex_unlock(&s->wait_mu);
+    resume_all(s);
+    if (s->d || s->ud)
+        sleep_ms(20); /* let resumed streams see `stopping` and end */
+    if (s->d)
+        MHD_stop_daemon(s->d);
+    if (s->ud)
+        MHD_stop_daemon(s->ud);
+    if (s->socket_path) {
+        unlink(s->socket_path);
+        free(s->socket_path);
+    }
+    for (i = 0; i < s->n_tokens; i++) {
+        if (s->tokens[i].token)
+            wipe(s->tokens[i].token, strlen(s->tokens[i].token));
+        free(s->tokens[i].token);
+        free(s->tokens[i].name);
+    }
+    free(s->waiting);
+    sluice_store_close(s->rstore);
+    pthread_mutex_destroy(&s->rmu);
+    pthread_mutex_destroy(&s->mu);
+    pthread_mutex_destroy(&s->wait_mu);
+    free(s);
+}
+
+uint16_t sluice_server_port(const sluice_server_t *s)
+{
+    return s ? s->port : 0;
+}
+
+sluice_err sluice_server_step(sluice_server_t *s, sluice_error_t *err)
+{
+    sluice_err rc;
+
+    if (s == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "no server");
+    pthread_mutex_lock(&s->mu);
+    rc = sluice_launcher_step(s->o.launcher, err);
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
+sluice_err sluice_server_run_launcher(sluice_server_t *s, volatile int *stop, sluice_error_t *err)
+{
+    if (s == NULL || stop == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "no server or stop flag");
+    while (!*stop) {
+        sluice_error_t e = SLUICE_ERROR_INIT;
+        int64_t wait_ms, slept = 0;
+
+        if (sluice_server_step(s, &e) != SLUICE_OK)
+            sluice_log(SLUICE_LOG_WARNING, "launcher cycle: %s", e.text);
+        pthread_mutex_lock(&s->mu);
+        wait_ms = sluice_launcher_next_interval_ms(s->o.launcher);
+        pthread_mutex_unlock(&s->mu);
+        while (!*stop && slept < wait_ms) {
+            sleep_ms(100);
+            slept += 100;
+        }
+    }
+    return SLUICE_OK;
+}
+
+void sluice_server_count_transition(sluice_server_t *s)
+{
+    if (s)
+        atomic_fetch_add(&s->transitions, 1);
+}

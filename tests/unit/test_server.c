@@ -1,0 +1,671 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_server.c - the HTTP API on 127.0.0.1:<any> with a launcher over the
+ * fake cluster: auth on every route, create/get/list/cancel, idempotency,
+ * dry runs, error answers, logs with offsets and follow, SSE with resume,
+ * health and metrics.  Only loopback traffic. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+#include <jansson.h>
+
+#include <sluice/server.h>
+#include <sluice/sluice.h>
+
+#include "fake_cluster.h"
+#include "http_client.h"
+#include "render_case.h"
+
+#define cr_assert_sluice_ok(expr, errp)                                                            \
+    do {                                                                                           \
+        sluice_err rc_ = (expr);                                                                   \
+        cr_assert_eq(rc_, SLUICE_OK, "%s: %s: %s", #expr, sluice_err_name(rc_), (errp)->text);     \
+    } while (0)
+
+#define TOKEN "tok-alice-0123456789abcdef"
+#define AUTH "Authorization: Bearer " TOKEN "\r\n"
+#define JSON_AUTH AUTH "Content-Type: application/json\r\n"
+
+static char tmp[128];
+static int64_t clock_now;
+static fake_cluster_t *fc;
+static sluice_store_t *store;
+static sluice_config_t *cfg;
+static sluice_launcher_t *launcher;
+static sluice_server_t *server;
+static uint16_t port;
+
+static volatile int slow_cycle_ms;
+
+/* The launcher calls this at each submit kill point: a slow cycle. */
+static bool slow_kill_point(void *arg, const char *point)
+{
+    (void)arg, (void)point;
+    if (slow_cycle_ms > 0) {
+        struct timespec ts = {slow_cycle_ms / 1000, (long)(slow_cycle_ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    return false;
+}
+
+static int accept_image(const char *path, void *arg)
+{
+    (void)path, (void)arg;
+    return 0;
+}
+
+static void setup(void)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_config_opts_t co;
+    sluice_launcher_opts_t lo;
+    sluice_server_opts_t so;
+    char path[512], state[256], tokens[256], root[300];
+    const char *src = getenv("SLUICE_SOURCE_DIR");
+    const char *sets[1];
+    FILE *f;
+
+    snprintf(tmp, sizeof(tmp), "/tmp/sluice-server-XXXXXX");
+    cr_assert_not_null(mkdtemp(tmp));
+    snprintf(path, sizeof(path), "%s/tests/golden/render/flower-gpu/site.yaml", src ? src : ".");
+    snprintf(root, sizeof(root), "storage.root=%s/storage", tmp);
+    sets[0] = root;
+    memset(&co, 0, sizeof(co));
+    co.path = path;
+    co.overrides = sets;
+    co.n_overrides = 1;
+    cr_assert_sluice_ok(sluice_config_load(&co, &cfg, &err), &err);
+    snprintf(state, sizeof(state), "%s/state", tmp);
+    cr_assert_sluice_ok(sluice_store_open(&store, state, &err), &err);
+    fc = calloc(1, sizeof(*fc));
+    cr_assert_not_null(fc);
+    fake_cluster_init(fc, &clock_now, "sluice");
+    memset(&lo, 0, sizeof(lo));
+    lo.store = store;
+    lo.cluster = fake_cluster_ops(fc);
+    lo.user = "sluice";
+    lo.site = "site-1";
+    lo.kill_at = slow_kill_point;
+    cr_assert_sluice_ok(sluice_launcher_new(&launcher, &lo, &err), &err);
+    cr_assert_sluice_ok(sluice_launcher_recover(launcher, NULL, &err), &err);
+    snprintf(tokens, sizeof(tokens), "%s/tokens", tmp);
+    f = fopen(tokens, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "# caller token\nalice %s\nbob tok-bob-0123456789abcdef\n", TOKEN);
+    fclose(f);
+    chmod(tokens, 0600);
+    memset(&so, 0, sizeof(so));
+    so.launcher = launcher;
+    so.store = store;
+    so.cfg = cfg;
+    so.listen = "127.0.0.1:0";
+    so.tokens_file = tokens;
+    so.getenv_fn = render_case_getenv;
+    so.stat_fn = accept_image;
+    so.follow_poll_ms = 50;
+    cr_assert_sluice_ok(sluice_server_new(&server, &so, &err), &err);
+    port = sluice_server_port(server);
+    cr_assert_neq(port, 0);
+}
+
+static void teardown(void)
+{
+    char cmd[200];
+
+    sluice_server_free(server);
+    sluice_launcher_free(launcher);
+    sluice_store_close(store);
+    sluice_config_free(cfg);
+    free(fc);
+    server = NULL;
+    launcher = NULL;
+    store = NULL;
+    cfg = NULL;
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+    cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(server, .init = setup, .fini = teardown, .timeout = 60);
+
+static const char *request_for(const char *id, const char *command, char *buf, size_t size)
+{
+    snprintf(buf, size,
+             "{\"launch_id\": \"%s\", \"site\": \"site-1\", \"profile\": \"none\", "
+             "\"time_limit\": \"00:10:00\", \"partition\": \"gpu\", \"pools\": [{\"name\": "
+             "\"main\", \"cpus_per_node\": 1, \"mem_per_node_mib\": 1024, \"command\": \"%s\"}]}",
+             id, command);
+    return buf;
+}
+
+static json_t *body_json(const hc_response_t *r)
+{
+    json_t *j = json_loads(r->body, 0, NULL);
+    cr_assert_not_null(j, "not JSON: %s", r->body);
+    return j;
+}
+
+static int post(const char *path, const char *id, const char *command, hc_response_t *r)
+{
+    char req[1024];
+    request_for(id, command, req, sizeof(req));
+    cr_assert_eq(hc_request(port, "POST", path, JSON_AUTH, req, strlen(req), r), 0);
+    return r->status;
+}
+
+Test(server, every_route_but_healthz_refuses_missing_or_wrong_tokens)
+{
+    static const char *const routes[][2] = {
+        {"GET", "/v1/launches"},
+        {"POST", "/v1/launches"},
+        {"GET", "/v1/launches/x"},
+        {"DELETE", "/v1/launches/x"},
+        {"GET", "/v1/launches/x/logs/stdout"},
+        {"GET", "/v1/events"},
+        {"GET", "/v1/readyz"},
+        {"GET", "/v1/metrics"},
+        {"GET", "/v1/nope"},
+    };
+    size_t i;
+    hc_response_t r;
+
+    for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
+        cr_assert_eq(hc_request(port, routes[i][0], routes[i][1], NULL, NULL, 0, &r), 0);
+        cr_expect_eq(r.status, 401, "%s %s without a token: %d", routes[i][0], routes[i][1],
+                     r.status);
+        hc_response_clear(&r);
+        cr_assert_eq(hc_request(port, routes[i][0], routes[i][1],
+                                "Authorization: Bearer tok-alice-0123456789abcdeX\r\n", NULL, 0,
+                                &r),
+                     0);
+        cr_expect_eq(r.status, 401, "%s %s with a wrong token: %d", routes[i][0], routes[i][1],
+                     r.status);
+        cr_expect(strstr(r.body, "\"status\":401") != NULL, "%s", r.body);
+        hc_response_clear(&r);
+        cr_assert_eq(hc_request(port, routes[i][0], routes[i][1], "Authorization: Basic abc\r\n",
+                                NULL, 0, &r),
+                     0);
+        cr_expect_eq(r.status, 401);
+        hc_response_clear(&r);
+    }
+    cr_assert_eq(hc_request(port, "GET", "/v1/healthz", NULL, NULL, 0, &r), 0);
+    cr_expect_eq(r.status, 200);
+    hc_response_clear(&r);
+}
+
+Test(server, create_get_list_cancel)
+{
+    hc_response_t r;
+    json_t *j;
+    char path[256];
+
+    cr_assert_eq(post("/v1/launches", "run-1", "/bin/true", &r), 201, "%s", r.body);
+    j = body_json(&r);
+    cr_expect_str_eq(json_string_value(json_object_get(j, "launch_id")), "run-1");
+    cr_expect_str_eq(json_string_value(json_object_get(j, "state")), "ACCEPTED");
+    cr_expect_null(json_object_get(j, "render"));
+    cr_expect_str_eq(json_string_value(json_object_get(
+                         json_array_get(json_object_get(j, "events"), 0), "caller")),
+                     "alice");
+    json_decref(j);
+    hc_response_clear(&r);
+
+    cr_assert_sluice_ok(sluice_server_step(server, NULL), &(sluice_error_t)SLUICE_ERROR_INIT);
+    cr_assert_eq(hc_request(port, "GET", "/v1/launches/run-1", AUTH, NULL, 0, &r), 0);
+    cr_assert_eq(r.status, 200, "%s", r.body);
+    j = body_json(&r);
+    cr_expect_gt(json_array_size(json_object_get(j, "events")), 1);
+    cr_expect_eq(json_array_size(json_object_get(j, "job_ids")), 1, "%s", r.body);
+    json_decref(j);
+    hc_response_clear(&r);
+
+    cr_assert_eq(post("/v1/launches", "run-2", "/bin/false", &r), 201);
+    hc_response_clear(&r);
+    cr_assert_eq(hc_request(port, "GET", "/v1/launches?limit=1&site=site-1", AUTH, NULL, 0, &r), 0);
+    cr_assert_eq(r.status, 200, "%s", r.body);
+    j = body_json(&r);
+    cr_expect_eq(json_array_size(json_object_get(j, "items")), 1);
+    cr_assert(json_is_string(json_object_get(j, "next_cursor")), "%s", r.body);
+    snprintf(path, sizeof(path), "/v1/launches?limit=1&cursor=%s",
+             json_string_value(json_object_get(j, "next_cursor")));
+    json_decref(j);
+    hc_response_clear(&r);
+    cr_assert_eq(hc_request(port, "GET", path, AUTH, NULL, 0, &r), 0);
+    j = body_json(&r);
+    cr_expect_str_eq(json_string_value(json_object_get(
+                         json_array_get(json_object_get(j, "items"), 0), "launch_id")),
+                     "run-2");
+    cr_expect(json_is_null(json_object_get(j, "next_cursor")));
+    json_decref(j);
+    hc_response_clear(&r);
+    cr_assert_eq(hc_request(port, "GET", "/v1/launches?state=running", AUTH, NULL, 0, &r), 0);
+    j = body_json(&r);
+    cr_expect_eq(json_array_size(json_object_get(j, "items")), 0);
+    json_decref(j);
+    hc_response_clear(&r);
+
+    cr_assert_eq(hc_request(port, "DELETE", "/v1/launches/run-1", AUTH, NULL, 0, &r), 0);
+    cr_expect_eq(r.status, 202, "%s", r.body);
+    cr_expect(strstr(r.body, "cancel-requested") != NULL, "%s", r.body);
+    hc_response_clear(&r);
+    cr_assert_eq(hc_request(port, "DELETE", "/v1/launches/run-1",
+                            "Authorization: Bearer tok-bob-0123456789abcdef\r\n", NULL, 0, &r),
+                 0);
+    cr_expect_eq(r.status, 202);
+    hc_response_clear(&r);
+    cr_assert_eq(hc_request(port, "DELETE", "/v1/launches/nope", AUTH, NULL, 0, &r), 0);
+    cr_expect_eq(r.status, 404);
+    hc_response_clear(&r);
+    cr_assert_eq(hc_request(port, "GET", "/v1/launches/nope", AUTH, NULL, 0, &r), 0);
+    cr_expect_eq(r.status, 404);
+    hc_response_clear(&r);
+}
+
+Test(server, post_is_idempotent_and_conflicts_on_a_different_body)
+{
+    hc_response_t r;
+
+    cr_assert_eq(post("/v1/launches", "same", "/bin/true", &r), 201, "%s", r.body);
+    hc_response_clear(&r);
+    cr_assert_eq(post("/v1/launches", "same", "/bin/true", &r), 200, "%s", r.body);
+    hc_response_clear(&r);
+    cr_assert_eq(post("/v1/launches", "same", "/bin/false", &r), 409, "%s", r.body);
+    cr_expect(strstr(r.body, "\"status\":409") != NULL);
+    hc_response_clear(&r);
+}
+
+Test(server, dry_run_renders_without_storing)
+{
+    hc_response_t r;
+    json_t *j;
+
+    cr_assert_eq(post("/v1/launches?dry_run=true", "dry", "/bin/true", &r), 200, "%s", r.body);
+    j = body_json(&r);
+    cr_expect(json_is_true(json_object_get(j, "dry_run")));
+    cr_expect(json_is_string(json_object_get(json_object_get(j, "render"), "script")));
+    cr_expect(json_is_array(json_object_get(json_object_get(j, "render"), "jobs")));
+    json_decref(j);
+    hc_response_clear(&r);
+    cr_assert_eq(hc_request(port, "GET", "/v1/launches/dry", AUTH, NULL, 0, &r), 0);
+    cr_expect_eq(r.status, 404);
+    hc_response_clear(&r);
+}
+
+Test(server, bad_requests_get_problem_objects)
+{
+    hc_response_t r;
+    size_t big = SLUICE_SERVER_MAX_BODY + 1000;
+    char *body = malloc(big);
+    char hdr[64];
+
+    cr_assert_not_null(body);
+    memset(body, ' ', big);
+    cr_assert_eq(hc_request(port, "POST", "/v1/launches", JSON_AUTH, body, big, &r), 0);
+    cr_expect_eq(r.status, 413, "%d %s", r.status, r.body);
+    hc_response_clear(&r);
+    free(body);
+
+    cr_assert_eq(
+        hc_request(port, "POST", "/v1/launches", AUTH "Content-Type: text/plain\r\n", "{}", 2, &r),
+        0);
+    cr_expect_eq(r.status, 415);
+    cr_expect_str_eq(hc_header(&r, "Content-Type", hdr, sizeof(hdr)), "application/problem+json");
+    hc_response_clear(&r);
+
+    cr_assert_eq(hc_request(port, "POST", "/v1/launches", JSON_AUTH, "{\"launch_id\":", 13, &r), 0);
+    cr_expect_eq(r.status, 400);
+    cr_expect(strstr(r.body, "\"title\":\"Malformed JSON\"") != NULL, "%s", r.body);
+    hc_response_clear(&r);
+
+    cr_assert_eq(
+        hc_request(port, "POST", "/v1/launches", JSON_AUTH, "{\"launch_id\":\"x\"}", 17, &r), 0);
+    cr_expect_eq(r.status, 422, "%s", r.body);
+    cr_expect(strstr(r.body, "\"field\":\"") != NULL, "%s", r.body);
+    hc_response_clear(&r);
+    {
+        char req[1200], *brace;
+        request_for("unknown-field", "/bin/true", req, sizeof(req));
+        brace = strrchr(req, '}');
+        snprintf(brace, sizeof(req) - (size_t)(brace - req), ", \"bogus\": 1}");
+        cr_assert_eq(hc_request(port, "POST", "/v1/launches", JSON_AUTH, req, strlen(req), &r), 0);
+        cr_expect_eq(r.status, 422, "%s", r.body);
+        cr_expect(strstr(r.body, "bogus") != NULL, "%s", r.body);
+        hc_response_clear(&r);
+    }
+
+    cr_assert_eq(hc_request(port, "GET", "/v1/nothing-here", AUTH, NULL, 0, &r), 0);
+    cr_expect_eq(r.status, 404);
+    hc_response_clear(&r);
+    cr_assert_eq(hc_request(port, "GET", "/v1/launches/..%2Fetc/logs/stdout", AUTH, NULL, 0, &r),
+                 0);
+    cr_expect_eq(r.status, 404);
+    hc_response_clear(&r);
+
+    cr_assert_eq(hc_request(port, "PUT", "/v1/launches", AUTH, NULL, 0, &r), 0);
+    cr_expect_eq(r.status, 405);
+    cr_expect_str_eq(hc_header(&r, "Allow", hdr, sizeof(hdr)), "GET, POST");
+    hc_response_clear(&r);
+    cr_assert_eq(hc_request(port, "POST", "/v1/launches/x", JSON_AUTH, "{}", 2, &r), 0);
+    cr_expect_eq(r.status, 405);
+    hc_response_clear(&r);
+}
+
+Test(server, logs_with_offset_and_follow)
+{
+    hc_response_t r;
+    json_t *j;
+    char path[1024], *raw = NULL;
+    const char *staging;
+    FILE *f;
+
+    cr_assert_eq(post("/v1/launches?dry_run=true", "logged", "/bin/true", &r), 200);
+    j = body_json(&r);
+    staging = json_string_value(
+        json_object_get(json_object_get(json_object_get(j, "render"), "staging"), "service"));
+    cr_assert_not_null(staging, "%s", r.body);
+    snprintf(path, sizeof(path), "mkdir -p '%s'", staging);
+    cr_assert_eq(system(path), 0);
+    snprintf(path, sizeof(path), "%s/stdout.log", staging);
+    json_decref(j);
+    hc_response_clear(&r);
+    f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("hello world\n", f);
+    fclose(f);
+    cr_assert_eq(post("/v1/launches", "logged", "/bin/true", &r), 201);
+    hc_response_clear(&r);
+
+    cr_assert_eq(
+        hc_request(port, "GET", "/v1/launches/logged/logs/stdout?offset=6", AUTH, NULL, 0, &r), 0);
+    cr_expect_eq(r.status, 200);
+    cr_expect_str_eq(r.body, "world\n");
+    hc_response_clear(&r);
+    cr_assert_eq(hc_request(port, "GET", "/v1/launches/logged/logs/stderr", AUTH, NULL, 0, &r), 0);
+    cr_expect_eq(r.status, 200);
+    cr_expect_eq(r.body_len, 0);
+    hc_response_clear(&r);
+    cr_assert_eq(
+        hc_request(port, "GET", "/v1/launches/logged/logs/stdout?offset=x", AUTH, NULL, 0, &r), 0);
+    cr_expect_eq(r.status, 400);
+    hc_response_clear(&r);
+
+    /* follow: the stream stays open and delivers what is there */
+    cr_expect_eq(hc_stream_until(port, "/v1/launches/logged/logs/stdout?follow=true&offset=6", AUTH,
+                                 "world", 5000, &raw),
+                 0, "%s", raw);
+    free(raw);
+}
+
+Test(server, events_stream_in_order_and_resume)
+{
+    hc_response_t r;
+    char *raw = NULL, *one, *two;
+
+    cr_assert_eq(post("/v1/launches", "ev-1", "/bin/true", &r), 201);
+    hc_response_clear(&r);
+    cr_assert_eq(post("/v1/launches", "ev-2", "/bin/true", &r), 201);
+    hc_response_clear(&r);
+
+    cr_assert_eq(hc_stream_until(port, "/v1/events", AUTH, "id: 2\n", 5000, &raw), 0, "%s", raw);
+    one = strstr(raw, "id: 1\nevent: accepted\n");
+    two = strstr(raw, "id: 2\nevent: accepted\n");
+    cr_expect(one && two && one < two, "%s", raw);
+    cr_expect(strstr(raw, "text/event-stream") != NULL);
+    cr_expect(strstr(raw, "\"launch_id\":\"ev-2\"") != NULL);
+    free(raw);
+
+    cr_assert_eq(
+        hc_stream_until(port, "/v1/events", AUTH "Last-Event-ID: 1\r\n", "id: 2\n", 5000, &raw), 0,
+        "%s", raw);
+    cr_expect_null(strstr(raw, "id: 1\n"), "%s", raw);
+    free(raw);
+
+    /* a new transition reaches a waiting reader */
+    cr_assert_sluice_ok(sluice_server_step(server, NULL), &(sluice_error_t)SLUICE_ERROR_INIT);
+    cr_assert_eq(hc_stream_until(port, "/v1/events?after=2", AUTH, "id: 3\n", 5000, &raw), 0, "%s",
+                 raw);
+    free(raw);
+}
+
+Test(server, health_ready_and_metrics)
+{
+    hc_response_t r;
+
+    cr_assert_eq(post("/v1/launches", "m-1", "/bin/true", &r), 201);
+    hc_response_clear(&r);
+    sluice_server_count_transition(server);
+    cr_assert_eq(hc_request(port, "GET", "/v1/healthz", NULL, NULL, 0, &r), 0);
+    cr_expect_str_eq(r.body, "{\"status\":\"ok\"}");
+    hc_response_clear(&r);
+    cr_assert_eq(hc_request(port, "GET", "/v1/readyz", AUTH, NULL, 0, &r), 0);
+    cr_expect_eq(r.status, 200, "%s", r.body);
+    hc_response_clear(&r);
+    cr_assert_eq(hc_request(port, "GET", "/v1/metrics", AUTH, NULL, 0, &r), 0);
+    cr_expect_eq(r.status, 200);
+    cr_expect(strstr(r.body, "sluice_launches{state=\"ACCEPTED\"} 1\n") != NULL, "%s", r.body);
+    cr_expect(strstr(r.body, "sluice_transitions_total 1\n") != NULL, "%s", r.body);
+    cr_expect(strstr(r.body, "# TYPE sluice_http_requests_total counter\n") != NULL);
+    hc_response_clear(&r);
+}
+
+Test(server, refuses_non_loopback_and_open_tokens_files)
+{
+    sluice_server_opts_t so;
+    sluice_server_t *other = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    char tokens[256];
+
+    memset(&so, 0, sizeof(so));
+    so.launcher = launcher;
+    so.store = store;
+    so.cfg = cfg;
+    snprintf(tokens, sizeof(tokens), "%s/tokens", tmp);
+    so.tokens_file = tokens;
+    so.listen = "0.0.0.0:0";
+    cr_expect_eq(sluice_server_new(&other, &so, &err), SLUICE_EINVAL);
+    cr_expect(strstr(err.text, "loopback") != NULL, "%s", err.text);
+    so.listen = "127.0.0.1:0";
+    chmod(tokens, 0640);
+    cr_expect_eq(sluice_server_new(&other, &so, &err), SLUICE_ECONFIG, "%s", err.text);
+    cr_expect_null(other);
+}
+
+Test(server, unix_socket_needs_no_token_and_has_mode_0660)
+{
+    sluice_server_opts_t so;
+    sluice_server_t *other = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    hc_response_t r;
+    char sock[256], req[1024];
+    struct stat st;
+    json_t *j;
+
+    memset(&so, 0, sizeof(so));
+    snprintf(sock, sizeof(sock), "%s/api.sock", tmp);
+    so.launcher = launcher;
+    so.store = store;
+    so.cfg = cfg;
+    so.socket_path = sock;
+    so.getenv_fn = render_case_getenv;
+    so.stat_fn = accept_image;
+    cr_assert_sluice_ok(sluice_server_new(&other, &so, &err), &err);
+    cr_assert_eq(stat(sock, &st), 0);
+    cr_expect(S_ISSOCK(st.st_mode));
+    cr_expect_eq(st.st_mode & 0777, 0660, "%o", st.st_mode & 0777);
+    request_for("over-unix", "/bin/true", req, sizeof(req));
+    cr_assert_eq(hc_request_unix(sock, "POST", "/v1/launches", "Content-Type: application/json\r\n",
+                                 req, strlen(req), &r),
+                 0);
+    cr_expect_eq(r.status, 201, "%s", r.body);
+    j = body_json(&r);
+    cr_expect_str_eq(json_string_value(json_object_get(
+                         json_array_get(json_object_get(j, "events"), 0), "caller")),
+                     "unix-socket");
+    json_decref(j);
+    hc_response_clear(&r);
+    cr_assert_eq(hc_request_unix(sock, "GET", "/v1/launches/over-unix", NULL, NULL, 0, &r), 0);
+    cr_expect_eq(r.status, 200);
+    hc_response_clear(&r);
+    sluice_server_free(other);
+    cr_expect_neq(access(sock, F_OK), 0);
+}
+
+Test(server, follow_ends_with_the_launch_and_cancel_is_audited)
+{
+    hc_response_t r;
+    json_t *j, *ev;
+    char path[512];
+    size_t i;
+    int saw_cancel = 0;
+    FILE *f;
+
+    cr_assert_eq(post("/v1/launches", "short", "/bin/true", &r), 201);
+    hc_response_clear(&r);
+    cr_assert_eq(hc_request(port, "DELETE", "/v1/launches/short", AUTH, NULL, 0, &r), 0);
+    cr_assert_eq(r.status, 202);
+    hc_response_clear(&r);
+    for (i = 0; i < 5; i++)
+        cr_assert_sluice_ok(sluice_server_step(server, NULL), &(sluice_error_t)SLUICE_ERROR_INIT);
+    cr_assert_eq(hc_request(port, "GET", "/v1/launches/short", AUTH, NULL, 0, &r), 0);
+    j = body_json(&r);
+    cr_expect(json_is_true(json_object_get(j, "terminal")), "%s", r.body);
+    json_array_foreach(json_object_get(j, "events"), i, ev)
+    {
+        const char *name = json_string_value(json_object_get(ev, "name"));
+        if (name && strcmp(name, "cancel-requested") == 0) {
+            saw_cancel = 1;
+            cr_expect_str_eq(json_string_value(json_object_get(ev, "caller")), "alice");
+        }
+    }
+    cr_expect(saw_cancel, "%s", r.body);
+    json_decref(j);
+    hc_response_clear(&r);
+
+    snprintf(path, sizeof(path), "mkdir -p '%s/state/artifacts/short'", tmp);
+    cr_assert_eq(system(path), 0);
+    snprintf(path, sizeof(path), "%s/state/artifacts/short/stdout.log", tmp);
+    f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("archived output\n", f);
+    fclose(f);
+    /* the whole stream arrives and the response ends */
+    cr_assert_eq(
+        hc_request(port, "GET", "/v1/launches/short/logs/stdout?follow=true", AUTH, NULL, 0, &r),
+        0);
+    cr_expect_eq(r.status, 200);
+    cr_expect_str_eq(r.body, "archived output\n");
+    hc_response_clear(&r);
+}
+
+Test(server, many_open_streams_do_not_hold_the_workers)
+{
+    hc_response_t r;
+    int fds[24];
+    size_t i;
+
+    cr_assert_eq(post("/v1/launches", "busy", "/bin/true", &r), 201);
+    hc_response_clear(&r);
+    /* more waiting readers than worker threads (4) */
+    for (i = 0; i < 12; i++) {
+        fds[i] = hc_open_get(port, "/v1/events?after=99", AUTH);
+        cr_assert_geq(fds[i], 0);
+    }
+    for (; i < 24; i++) {
+        fds[i] = hc_open_get(port, "/v1/launches/busy/logs/stdout?follow=true", AUTH);
+        cr_assert_geq(fds[i], 0);
+    }
+    usleep(200 * 1000);
+    cr_assert_eq(hc_request(port, "GET", "/v1/launches/busy", AUTH, NULL, 0, &r), 0);
+    cr_expect_eq(r.status, 200);
+    hc_response_clear(&r);
+    for (i = 0; i < 24; i++)
+        close(fds[i]);
+}
+
+static void *step_thread(void *arg)
+{
+    (void)arg;
+    sluice_server_step(server, NULL);
+    return NULL;
+}
+
+Test(server, reads_do_not_wait_for_a_slow_launcher_cycle)
+{
+    hc_response_t r;
+    pthread_t th;
+    struct timespec t0, t1;
+    long ms;
+
+    cr_assert_eq(post("/v1/launches", "slow", "/bin/true", &r), 201);
+    hc_response_clear(&r);
+    slow_cycle_ms = 1500;
+    cr_assert_eq(pthread_create(&th, NULL, step_thread, NULL), 0);
+    usleep(200 * 1000); /* the cycle is now inside its submit */
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    cr_assert_eq(hc_request(port, "GET", "/v1/launches/slow", AUTH, NULL, 0, &r), 0);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    cr_expect_eq(r.status, 200);
+    hc_response_clear(&r);
+    cr_assert_eq(hc_request(port, "GET", "/v1/launches", AUTH, NULL, 0, &r), 0);
+    cr_expect_eq(r.status, 200);
+    hc_response_clear(&r);
+    ms = (long)(t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+    pthread_join(th, NULL);
+    slow_cycle_ms = 0;
+    cr_expect_lt(ms, 700, "GET took %ld ms during a slow cycle", ms);
+}
+
+Test(server, serve_command_answers_on_its_socket_and_stops_on_sigterm, .timeout = 90)
+{
+    const char *bin = getenv("SLUICE_BIN");
+    const char *src = getenv("SLUICE_SOURCE_DIR");
+    char site[512], jwt[256], setjwt[300], setroot[300], state[256], sock[256];
+    hc_response_t r;
+    pid_t pid;
+    int status = -1, i;
+    FILE *f;
+
+    if (bin == NULL || src == NULL)
+        cr_skip_test("SLUICE_BIN and SLUICE_SOURCE_DIR are set by ctest");
+    snprintf(site, sizeof(site), "%s/tests/golden/render/flower-gpu/site.yaml", src);
+    snprintf(jwt, sizeof(jwt), "%s/jwt", tmp);
+    snprintf(setjwt, sizeof(setjwt), "rest.jwt_file=%s", jwt);
+    snprintf(setroot, sizeof(setroot), "storage.root=%s/storage", tmp);
+    snprintf(state, sizeof(state), "%s/serve-state", tmp);
+    snprintf(sock, sizeof(sock), "%s/serve.sock", tmp);
+    f = fopen(jwt, "w");
+    cr_assert_not_null(f);
+    fputs("eyJhbGciOiJIUzI1NiJ9.eyJleHAiOjQxMDI0NDQ4MDAsInN1biI6InNsdWljZSJ9.x\n", f);
+    fclose(f);
+    chmod(jwt, 0600);
+    pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        execl(bin, bin, "serve", "--config", site, "--set", setjwt, "--set", setroot, "--state-dir",
+              state, "--socket", sock, (char *)NULL);
+        _exit(127);
+    }
+    for (i = 0; i < 200 && access(sock, F_OK) != 0; i++)
+        usleep(50 * 1000);
+    cr_assert_eq(access(sock, F_OK), 0, "the socket never appeared");
+    cr_assert_eq(hc_request_unix(sock, "GET", "/v1/launches", NULL, NULL, 0, &r), 0);
+    cr_expect_eq(r.status, 200, "%s", r.body);
+    cr_expect_str_eq(r.body, "{\"items\":[],\"next_cursor\":null}");
+    hc_response_clear(&r);
+    kill(pid, SIGTERM);
+    for (i = 0; i < 1200 && waitpid(pid, &status, WNOHANG) == 0; i++)
+        usleep(50 * 1000);
+    if (i == 1200) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        cr_assert_fail("sluice serve did not stop within 60 s of SIGTERM");
+    }
+    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d", status);
+    cr_expect_neq(access(sock, F_OK), 0, "the socket was left behind");
+}
