@@ -1287,6 +1287,24 @@ static sluice_err poll_one(sluice_launcher_t *l,
                                    L->n_views, err);
         return SLUICE_OK;
     }
+    if (!L->have_state && st->base == SLUICE_JOB_PENDING && L->fsm.state == SLUICE_FSM_PENDING) {
+        /* A job first seen pending, as the submit left it: the batched
+         * state says all the state machine needs (the pending timer starts
+         * here), so no full read is spent on it.  The first change (it
+         * starts, or leaves the queue) brings the full record. */
+        if ((v = calloc(1, sizeof(*v))) == NULL)
+            return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+        v->job_id = L->fsm.job_ids[0];
+        v->base = st->base;
+        v->flags = st->flags;
+        views_free(L->views, L->n_views);
+        L->views = v;
+        L->n_views = 1;
+        L->have_state = true;
+        L->last_base = st->base;
+        L->last_flags = st->flags;
+        return record_observed(l, L, SLUICE_LOOKUP_FOUND, SLUICE_SOURCE_LIVE, v, 1, err);
+    }
     if (!take_token(l))
         return SLUICE_OK; /* over budget: read it next cycle */
     r = l->cl.get_job(l->cl.arg, L->fsm.job_ids[0], &v, &n);
