@@ -76,6 +76,7 @@ restart_restd() {
         while IFS='=' read -r k v; do
             case "$k" in
                 MIN_JOB_AGE | SLURMD_TIMEOUT | BF_INTERVAL | TOKEN_LIFESPAN) export "SLUICE_TB_$k=$v" ;;
+                COMM_PARAMS) [ -n "$v" ] || export SLUICE_TB_NO_INADDR_ANY=no ;;
             esac
         done <"$settings"
         bash "$REPO/deploy/testbed/start.sh"
@@ -141,9 +142,11 @@ for point in before-post after-post after-answer; do
     id="kill-$point-$run"
     request "$id" /bin/true '[]'
     rc=0
-    # (in a subshell whose stderr is dropped: bash reports the SIGKILL there)
-    (SLUICE_KILL_AT=$point "$SLUICE" launch "$work/$id.json" --wait --config "$site" \
-        --state-dir "$work/state" "${FAST[@]}" >>"$work/$id.out" 2>&1) 2>/dev/null || rc=$?
+    # (bash reports the expected SIGKILL on its own stderr: dropped here)
+    {
+        SLUICE_KILL_AT=$point "$SLUICE" launch "$work/$id.json" --wait --config "$site" \
+            --state-dir "$work/state" "${FAST[@]}" >>"$work/$id.out" 2>&1 || rc=$?
+    } 2>/dev/null
     rc_kill=$rc
     t0=$(now_ms)
     launch "$id"
