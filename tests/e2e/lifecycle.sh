@@ -55,6 +55,7 @@ bash "$REPO/deploy/testbed/status.sh" >/dev/null 2>&1 ||
 
 work=$(mktemp -d /tmp/sluice-e2e-lifecycle.XXXXXX)
 bgpids=()
+declare -A bgpid=()
 cleanup() {
     local p
     for p in "${bgpids[@]}"; do kill "$p" 2>/dev/null || true; done
@@ -97,7 +98,7 @@ launch() {
 launch_bg() {
     launch "$1" &
     bgpids+=($!)
-    eval "pid_$1=\$!"
+    bgpid[$1]=$!
 }
 rc_of() { cat "$work/$1.rc" 2>/dev/null || echo none; }
 show() { sed 's/^/    | /' "$work/$1.out" >&2 || true; }
@@ -150,7 +151,7 @@ t0=$(date +%s)
 launch_bg pending
 if wait_state pending '^PENDING (Resources|Priority)' 60; then
     "$SLUICE" cancel --state-dir "$work/state-pending" "pending-$run" >/dev/null
-    wait "$pid_pending" || true
+    wait "${bgpid[pending]}" || true
     if [ "$(rc_of pending)" = 9 ]; then
         pass "cancel while PENDING (Resources) ends ABORTED (9) ($(secs "$t0") s)"
     else
@@ -172,7 +173,7 @@ fi
 
 # ---------------------------------------------------------- 5. blocker
 "$SLUICE" cancel --state-dir "$work/state-blocker" "blocker-$run" >/dev/null || true
-wait "$pid_blocker" || true
+wait "${bgpid[blocker]}" || true
 if [ "$(rc_of blocker)" = 9 ]; then
     pass "the running blocker, cancelled, ends ABORTED (9)"
 else
@@ -180,7 +181,7 @@ else
 fi
 
 # ----------------------------------------------- 1. walltime (collected)
-wait "$pid_timeout" || true
+wait "${bgpid[timeout]}" || true
 if [ "$(rc_of timeout)" = 104 ] && grep -q 'TIMEOUT' "$work/timeout.out"; then
     pass "time_limit 1 min with sleep 300 ends 104 with reason TIMEOUT ($(secs "$t_timeout") s)"
 else
