@@ -101,7 +101,11 @@ launch_bg() {
     bgpid[$1]=$!
 }
 rc_of() { cat "$work/$1.rc" 2>/dev/null || echo none; }
-show() { sed 's/^/    | /' "$work/$1.out" >&2 || true; }
+# show NAME: the launch's output and its stored event log, for a failure.
+show() {
+    sed 's/^/    | /' "$work/$1.out" >&2 || true
+    "$SLUICE" status --state-dir "$work/state-$1" "$1-$run" 2>&1 | sed 's/^/    # /' >&2 || true
+}
 # slurm_state NAME: the Slurm state of the launch's job ("STATE REASON"),
 # read from the live queue by its marker job name (verification only).
 slurm_state() {
