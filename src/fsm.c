@@ -20,6 +20,7 @@
  *     X-macros in jobdesc.h; this file calls no jobdesc.c function.
  */
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -316,7 +317,31 @@ static bool infra_base(sluice_job_base b)
     }
 }
 
-/* "FAILED+LAUNCH_FAILED reason=NonZeroExitCode exit=3 signal=0" */
+/* Name of a signal number, or NULL for one this table does not know. */
+static const char *signal_name(int sig)
+{
+    static const struct {
+        int sig;
+        const char *name;
+    } names[] = {
+        {SIGHUP, "SIGHUP"},   {SIGINT, "SIGINT"},   {SIGQUIT, "SIGQUIT"}, {SIGILL, "SIGILL"},
+        {SIGTRAP, "SIGTRAP"}, {SIGABRT, "SIGABRT"}, {SIGBUS, "SIGBUS"},   {SIGFPE, "SIGFPE"},
+        {SIGKILL, "SIGKILL"}, {SIGUSR1, "SIGUSR1"}, {SIGSEGV, "SIGSEGV"}, {SIGUSR2, "SIGUSR2"},
+        {SIGPIPE, "SIGPIPE"}, {SIGALRM, "SIGALRM"}, {SIGTERM, "SIGTERM"}, {SIGXCPU, "SIGXCPU"},
+        {SIGXFSZ, "SIGXFSZ"}, {SIGSYS, "SIGSYS"},
+    };
+    unsigned i;
+
+    for (i = 0; i < COUNT(names); i++)
+        if (names[i].sig == sig)
+            return names[i].name;
+    return NULL;
+}
+
+/* "FAILED+LAUNCH_FAILED reason=NonZeroExitCode exit=3 signal=0".  The batch
+ * script reports a pool killed by a signal the way a shell does, as exit
+ * 128+N with no signal of its own; such an exit also names the signal:
+ * "exit=137 signal=0 (128+9: SIGKILL)". */
 static void describe(const sluice_jobview_t *v, char *dst, size_t cap)
 {
     size_t used;
@@ -334,6 +359,11 @@ static void describe(const sluice_jobview_t *v, char *dst, size_t cap)
     used = strlen(dst);
     if (v->has_exit)
         snprintf(dst + used, cap - used, " exit=%d signal=%d", v->exit_code, v->exit_signal);
+    used = strlen(dst);
+    if (v->has_exit && v->exit_signal == 0 && v->exit_code > 128 &&
+        signal_name(v->exit_code - 128) != NULL)
+        snprintf(dst + used, cap - used, " (128+%d: %s)", v->exit_code - 128,
+                 signal_name(v->exit_code - 128));
     used = strlen(dst);
     if (v->has_derived)
         snprintf(dst + used, cap - used, " derived=%d", v->derived_exit_code);

@@ -213,6 +213,8 @@ static const final_row final_rows[] = {
     {"failed exit 2", SLUICE_JOB_FAILED, 0, true, 2, 0, false, 0, 1, "FAILED"},
     {"failed no exit info", SLUICE_JOB_FAILED, 0, false, 0, 0, false, 0, 1, "FAILED"},
     {"signal", SLUICE_JOB_FAILED, 0, true, 0, 9, false, 0, 1, "signal=9"},
+    {"shell-reported signal", SLUICE_JOB_FAILED, 0, true, 137, 0, false, 0, 1, "128+9: SIGKILL"},
+    {"shell-reported SIGTERM", SLUICE_JOB_FAILED, 0, true, 143, 0, false, 0, 1, "SIGTERM"},
     {"exit 101 kept", SLUICE_JOB_FAILED, 0, true, 101, 0, false, 0, 101, "101"},
     {"exit 102 kept", SLUICE_JOB_FAILED, 0, true, 102, 0, false, 0, 102, "102"},
     {"exit 103 kept", SLUICE_JOB_FAILED, 0, true, 103, 0, false, 0, 103, "103"},

@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# outages.sh - daemon outages that need testbed knobs other than the
+# defaults, on a separate testbed instance this test brings up and purges
+# itself (SLUICE_E2E_OUTAGE_DIR, default /var/tmp/sluice-tb-outages, and
+# SLUICE_E2E_OUTAGE_PORT_BASE, default 16850; MinJobAge 5, SlurmdTimeout 10):
+#
+#   1. NODE_FAIL: the slurmd of the node running a job is killed; slurmctld
+#      declares the node down after SlurmdTimeout and the launch ends
+#      INFRASTRUCTURE_ERROR (104) with reason NODE_FAIL;
+#   2. slurmdbd stopped while a job ends and leaves the live queue
+#      (MinJobAge 5): the launch does not end on missing accounting and
+#      ends SUCCEEDED with exactly one job once slurmdbd is back.
+#
+# Adds a cold testbed start (about 25 s) and a purge to its cases.  Runs as
+# root on 127.0.0.1 only.  A testbed that does not come up is a failure.
+# Last line: "outages: <n> passed, <m> failed".
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+TESTS=2
+passed=0
+failed=0
+say() { printf 'outages: %s\n' "$*"; }
+pass() { say "PASS $*"; passed=$((passed + 1)); }
+fail() { say "FAIL $*"; failed=$((failed + 1)); }
+finish() {
+    say "$passed passed, $failed failed"
+    [ "$failed" -eq 0 ] && [ "$passed" -eq "$TESTS" ]
+    exit $?
+}
+abort() {
+    say "ERROR $*"
+    failed=$((failed + TESTS - passed - failed))
+    finish
+}
+
+SLUICE=${SLUICE_BIN:-$REPO/build/sluice}
+[ -x "$SLUICE" ] || abort "no sluice binary at $SLUICE (set SLUICE_BIN)"
+[ "$(id -u)" -eq 0 ] || abort "outages.sh starts its own testbed: run it as root"
+
+# This instance only: every testbed script below sees these.
+unset SLURM_CONF SLUICE_TB_REST_URL
+export SLUICE_TESTBED_DIR=${SLUICE_E2E_OUTAGE_DIR:-/var/tmp/sluice-tb-outages}
+export SLUICE_TB_PORT_BASE=${SLUICE_E2E_OUTAGE_PORT_BASE:-16850}
+export SLUICE_TB_MIN_JOB_AGE=5 SLUICE_TB_SLURMD_TIMEOUT=10
+TB="$REPO/deploy/testbed"
+
+work=$(mktemp -d /tmp/sluice-e2e-outages.XXXXXX)
+cleanup() {
+    jobs -p | xargs -r kill 2>/dev/null || true
+    wait 2>/dev/null || true
+    bash "$TB/stop.sh" --purge >"$work/stop.log" 2>&1 || {
+        say "stop.sh --purge failed:"
+        tail -n 5 "$work/stop.log" >&2
+    }
+    rm -rf "$work"
+}
+trap cleanup EXIT
+t0=$(date +%s)
+bash "$TB/start.sh" >"$work/start.log" 2>&1 || {
+    tail -n 20 "$work/start.log" >&2
+    abort "deploy/testbed/start.sh of the outage instance failed"
+}
+say "own testbed in $SLUICE_TESTBED_DIR ready in $(($(date +%s) - t0)) s"
+eval "$("$TB/env.sh")"
+case "${SLUICE_TB_REST_URL:-}" in
+    http://127.*) ;;
+    *) abort "testbed REST URL is not loopback: '${SLUICE_TB_REST_URL:-}'" ;;
+esac
+run="r$(date +%s)$$"
+site="$work/site.yaml"
+bash "$TB/site-config.sh" >"$site"
+since=$(date -d '-10 minutes' +%Y-%m-%dT%H:%M:%S)
+
+# request ID COMMAND ARGS_JSON: one h100 pool.
+request() {
+    cat >"$work/$1.json" <<JSON
+{"launch_id": "$1", "site": "$SLUICE_TB_CLUSTER", "profile": "none",
+ "command": "$2", "args": $3, "time_limit": 5,
+ "pools": [{"name": "main", "gpu_series": "h100", "nodes": 1, "cpus_per_node": 1,
+   "mem_per_node_mib": 100}]}
+JSON
+}
+launch() {
+    local rc=0
+    timeout 300 "$SLUICE" launch "$work/$1.json" --wait --config "$site" \
+        --state-dir "$work/state-$1" >"$work/$1.out" 2>&1 || rc=$?
+    echo "$rc" >"$work/$1.rc"
+}
+rc_of() { cat "$work/$1.rc" 2>/dev/null || echo none; }
+show() { sed 's/^/    | /' "$work/$1.out" >&2 || true; }
+state_of() {
+    "$SLUICE" status --state-dir "$work/state-$1" "$1" 2>/dev/null | sed -n 's/^state      //p'
+}
+wait_running() {
+    local i
+    for ((i = 0; i < 120; i++)); do
+        [ "$(state_of "$1")" = RUNNING ] && return 0
+        sleep 0.5
+    done
+    return 1
+}
+count_jobs() {
+    local base
+    base="sluice-$SLUICE_TB_CLUSTER-$(printf '%s' "$1" | sha256sum | cut -c1-8)"
+    {
+        squeue -h -u "$SLUICE_TB_USER" -o '%i %j' 2>/dev/null
+        sacct -n -X -u "$SLUICE_TB_USER" -S "$since" -o JobID%20,JobName%80 2>/dev/null
+    } | awk -v b="$base" '{ n = $2; sub(/\.[0-9]+$/, "", n); if (n == b) print $1 }' |
+        sort -u | wc -l
+}
+pidfile() { echo "$SLUICE_TESTBED_DIR/run/$1"; }
+
+# ------------------------------------------------------------- 1. NODE_FAIL
+id="nodefail-$run"
+request "$id" /bin/sleep '["120"]'
+t1=$(date +%s)
+launch "$id" &
+bg=$!
+node=""
+if wait_running "$id"; then
+    node=$(squeue -h -u "$SLUICE_TB_USER" -t RUNNING -o '%N' | head -n 1)
+fi
+if [[ "$node" =~ ^tb[0-9]$ ]] && kill -KILL "$(cat "$(pidfile "slurmd-$node.pid")")"; then
+    wait "$bg" || true
+    if [ "$(rc_of "$id")" = 104 ] && grep -q 'NODE_FAIL' "$work/$id.out"; then
+        pass "slurmd of $node killed: NODE_FAIL ends 104 ($(($(date +%s) - t1)) s)"
+    else
+        fail "NODE_FAIL (exit $(rc_of "$id"), want 104 naming NODE_FAIL)"; show "$id"
+    fi
+else
+    kill "$bg" 2>/dev/null || true
+    wait "$bg" || true
+    fail "NODE_FAIL: the job never ran on a node (node '$node')"; show "$id"
+fi
+# slurmd back, node resumed (start.sh does both).
+bash "$TB/start.sh" >"$work/start2.log" 2>&1 || abort "start.sh could not bring slurmd back"
+
+# -------------------------------------------------- 2. slurmdbd outage
+id="dbd-$run"
+request "$id" /bin/sleep '["2"]'
+t1=$(date +%s)
+launch "$id" &
+bg=$!
+alive=0
+if wait_running "$id" && kill -TERM "$(cat "$(pidfile slurm/slurmdbd.pid)")"; then
+    # The job ends after 2 s and leaves the live queue MinJobAge later.
+    sleep 20
+    if kill -0 "$bg" 2>/dev/null; then alive=1; fi
+    bash "$TB/start.sh" >"$work/start3.log" 2>&1 || say "start.sh could not bring slurmdbd back"
+fi
+wait "$bg" || true
+for _ in $(seq 1 15); do
+    n=$(count_jobs "$id")
+    [ "$n" -ge 1 ] && break
+    sleep 1
+done
+if [ "$(rc_of "$id")" = 0 ] && [ "$n" -eq 1 ]; then
+    pass "slurmdbd down 20 s while the job ended: SUCCEEDED with one job (live during outage: $alive) ($(($(date +%s) - t1)) s)"
+else
+    fail "slurmdbd outage (exit $(rc_of "$id") want 0, jobs $n want 1, live during outage: $alive)"; show "$id"
+fi
+
+finish
