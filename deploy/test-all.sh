@@ -105,7 +105,12 @@ trap stop_testbed EXIT
 failed=0
 for label in unit golden contract lint e2e; do
     phase "ctest -L $label"
-    if ! (cd "$build" && ctest -L "^${label}\$" --output-on-failure --no-tests=error); then
+    # End-to-end suites drive a real cluster on 2 cores; one that fails is run
+    # once more and its first failure stays in the log above (a flake to
+    # chase, see docs/operations.md).  Every other label runs exactly once.
+    repeat=()
+    [ "$label" = e2e ] && repeat=(--repeat until-pass:2)
+    if ! (cd "$build" && ctest -L "^${label}\$" --output-on-failure --no-tests=error "${repeat[@]}"); then
         failed=1
     fi
     phase_done "tests: $label"
