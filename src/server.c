@@ -32,6 +32,7 @@
 #include <sluice/fsm.h>
 #include <sluice/launch.h>
 #include <sluice/log.h>
+#include <sluice/ops.h>
 #include <sluice/server.h>
 
 #define MAX_TOKENS 256
@@ -413,6 +414,11 @@ static const char *server_getenv(sluice_server_t *s, const char *name)
     return s->o.getenv_fn ? s->o.getenv_fn(name, s->o.getenv_arg) : getenv(name);
 }
 
+static const char *server_getenv_cb(const char *name, void *arg)
+{
+    return server_getenv(arg, name);
+}
+
 static enum MHD_Result
 post_launch(sluice_server_t *s, struct MHD_Connection *c, req_t *rq, const char *caller)
 {
@@ -428,8 +434,7 @@ post_launch(sluice_server_t *s, struct MHD_Connection *c, req_t *rq, const char 
     sluice_launcher_request_t lr;
     sluice_secret_t *secrets = NULL;
     const sluice_study_t *study = NULL;
-    const sluice_launch_spec_t *spec;
-    size_t n = 0, i, k = 0;
+    size_t n_secrets = 0;
     char *canon = NULL, *id = NULL;
     int existed = 0, have_policy = 0;
     sluice_err rc;
@@ -487,39 +492,16 @@ post_launch(sluice_server_t *s, struct MHD_Connection *c, req_t *rq, const char 
                                    sluice_launch_id(launch), "request", request, "render", render));
         goto out;
     }
-    spec = sluice_launch_spec(launch);
-    n = sluice_launch_secret_count(launch) + spec->n_secret_env + (study ? study->n_secret_env : 0);
-    if ((secrets = calloc(n ? n : 1, sizeof(*secrets))) == NULL) {
-        ret = problem(c, 500, "internal", "Internal error", "out of memory");
+    if (sluice_launch_collect_secrets(launch, study, server_getenv_cb, s, &secrets, &n_secrets,
+                                      &err) != SLUICE_OK) {
+        ret = problem_ex(c, 422, "invalid-request", "Invalid launch request", err.text,
+                         "secret_env", NULL);
         goto out;
-    }
-    for (i = 0; i < sluice_launch_secret_count(launch); i++, k++) {
-        secrets[k].name = sluice_launch_secret_name(launch, i);
-        secrets[k].value = sluice_launch_secret_value(launch, i);
-    }
-    for (i = 0; i < spec->n_secret_env; i++, k++) {
-        secrets[k].name = spec->secret_env[i];
-        secrets[k].value = server_getenv(s, spec->secret_env[i]);
-        if (secrets[k].value == NULL) {
-            ret = problem_ex(c, 422, "invalid-request", "Invalid launch request",
-                             "a secret_env name is not set in the service's environment",
-                             "secret_env", NULL);
-            goto out;
-        }
-    }
-    for (i = 0; study && i < study->n_secret_env; i++, k++) {
-        secrets[k].name = study->secret_env[i].name;
-        secrets[k].value = server_getenv(s, study->secret_env[i].source);
-        if (secrets[k].value == NULL) {
-            ret = problem(c, 422, "invalid-request", "Invalid launch request",
-                          "a study secret_env source is not set in the service's environment");
-            goto out;
-        }
     }
     lr.request = request;
     lr.render = render;
     lr.secrets = secrets;
-    lr.n_secrets = k;
+    lr.n_secrets = n_secrets;
     lr.caller = caller;
     pthread_mutex_lock(&s->mu);
     rc = sluice_launcher_accept(s->o.launcher, &lr, &id, &existed, &err);

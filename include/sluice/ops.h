@@ -13,6 +13,7 @@
 #include <sluice/client.h>
 #include <sluice/common.h>
 #include <sluice/config.h>
+#include <sluice/launch.h>
 #include <sluice/launcher.h>
 #include <sluice/store.h>
 
@@ -45,6 +46,28 @@ SLUICE_API sluice_err sluice_staging_ops_new(const sluice_config_t *cfg,
 
 /* Release what sluice_staging_ops_new() allocated.  NULL-safe. */
 SLUICE_API void sluice_staging_ops_free(sluice_staging_ops_t *ops);
+
+/* Fill the site-derived knobs of launcher options from `cfg` (borrowed:
+ * strings point into it): the Slurm user, site and job name prefix, the
+ * accounting miss budget and spacing, the submit absence rule, the pending
+ * timeout and the poll interval.  Store, ops tables, clock and callbacks
+ * are left as they are. */
+SLUICE_API void sluice_launcher_opts_from_config(const sluice_config_t *cfg,
+                                                 sluice_launcher_opts_t *lo);
+
+/* The secret values of a launch for sluice_launcher_accept(): the
+ * request's own values, then every secret_env name of the launch and of
+ * the study (may be NULL) read through `getenv_fn`.  `*out` is a new array
+ * of `*n_out` entries whose strings are borrowed from the launch and the
+ * environment (caller frees the array with free()).  SLUICE_EINVAL names
+ * the variable that is not set (never a value). */
+SLUICE_API sluice_err sluice_launch_collect_secrets(const sluice_launch_t *launch,
+                                                    const sluice_study_t *study,
+                                                    sluice_getenv_fn getenv_fn,
+                                                    void *getenv_arg,
+                                                    sluice_secret_t **out,
+                                                    size_t *n_out,
+                                                    sluice_error_t *err);
 
 #ifdef __cplusplus
 }

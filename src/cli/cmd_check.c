@@ -27,8 +27,7 @@
 #include <sluice/client.h>
 
 #include "cli.h"
-
-extern char **environ;
+#include "prepare.h"
 
 #define MAX_SETS 128
 #define MAX_ROWS 64
@@ -314,14 +313,7 @@ int cmd_check(int argc, char **argv)
         fprintf(stderr, "sluice check: -o expects text or json, not '%s'\n", format);
         return CLI_EX_USAGE;
     }
-    if (!opts.path) {
-        const char *env = getenv("SLUICE_CONFIG");
-        if (env && env[0])
-            opts.path = env;
-    }
-    opts.envp = (const char *const *)environ;
-    opts.overrides = sets;
-    opts.n_overrides = n_sets;
+    cli_config_opts(&opts, opts.path, sets, n_sets);
     t = calloc(1, sizeof(*t));
     if (t == NULL)
         return CLI_EX_SOFTWARE;

@@ -14,8 +14,7 @@
 #include <jansson.h>
 
 #include "cli.h"
-
-extern char **environ;
+#include "prepare.h"
 
 #define MAX_SETS 128
 
@@ -125,14 +124,7 @@ int cmd_config(int argc, char **argv)
         fprintf(stderr, "sluice config show: -o expects text or json, not '%s'\n", format);
         return CLI_EX_USAGE;
     }
-    if (!opts.path) {
-        const char *env = getenv("SLUICE_CONFIG");
-        if (env && env[0])
-            opts.path = env;
-    }
-    opts.envp = (const char *const *)environ;
-    opts.overrides = sets;
-    opts.n_overrides = n_sets;
+    cli_config_opts(&opts, opts.path, sets, n_sets);
     if (sluice_config_load(&opts, &cfg, &err) != SLUICE_OK ||
         sluice_config_to_json(cfg, &j, &err) != SLUICE_OK) {
         rc = cli_fail(&err);

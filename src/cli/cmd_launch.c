@@ -85,47 +85,6 @@ static void on_transition(const sluice_launcher_transition_t *t, void *arg)
     fflush(stdout);
 }
 
-/* Secret values for the launcher: the request's own, then the secret_env
- * names (launch and study) read from this environment. */
-static int collect_secrets(const cli_prepared_t *p, sluice_secret_t **out, size_t *n_out)
-{
-    const sluice_launch_spec_t *s = sluice_launch_spec(p->launch);
-    size_t n = sluice_launch_secret_count(p->launch) + s->n_secret_env +
-               (p->study ? p->study->n_secret_env : 0);
-    sluice_secret_t *v = calloc(n ? n : 1, sizeof(*v));
-    size_t i, k = 0;
-
-    if (v == NULL)
-        return CLI_EX_SOFTWARE;
-    for (i = 0; i < sluice_launch_secret_count(p->launch); i++, k++) {
-        v[k].name = sluice_launch_secret_name(p->launch, i);
-        v[k].value = sluice_launch_secret_value(p->launch, i);
-    }
-    for (i = 0; i < s->n_secret_env; i++, k++) {
-        v[k].name = s->secret_env[i];
-        v[k].value = getenv(s->secret_env[i]);
-        if (v[k].value == NULL) {
-            fprintf(stderr, "sluice: secret_env: %s is not set in this environment\n",
-                    s->secret_env[i]);
-            free(v);
-            return CLI_EX_DATAERR;
-        }
-    }
-    for (i = 0; p->study && i < p->study->n_secret_env; i++, k++) {
-        v[k].name = p->study->secret_env[i].name;
-        v[k].value = getenv(p->study->secret_env[i].source);
-        if (v[k].value == NULL) {
-            fprintf(stderr, "sluice: study secret_env %s: %s is not set in this environment\n",
-                    p->study->secret_env[i].name, p->study->secret_env[i].source);
-            free(v);
-            return CLI_EX_DATAERR;
-        }
-    }
-    *out = v;
-    *n_out = k;
-    return CLI_EX_OK;
-}
-
 int cmd_launch(int argc, char **argv)
 {
     cli_prepare_opts_t po;
@@ -188,8 +147,11 @@ int cmd_launch(int argc, char **argv)
     }
     if ((rc = cli_prepare(&po, &p)) != CLI_EX_OK)
         return rc;
-    if ((rc = collect_secrets(&p, &secrets, &n_secrets)) != CLI_EX_OK)
+    if (sluice_launch_collect_secrets(p.launch, p.study, cli_getenv, NULL, &secrets, &n_secrets,
+                                      &err) != SLUICE_OK) {
+        rc = cli_fail(&err);
         goto out;
+    }
     if ((canon = sluice_launch_to_json(p.launch, &err)) == NULL ||
         (request = json_loads(canon, 0, NULL)) == NULL ||
         (render = sluice_render_to_json(p.render)) == NULL) {
@@ -209,17 +171,7 @@ int cmd_launch(int argc, char **argv)
         rc = cli_fail(&err);
         goto out;
     }
-    lo.user = p.cfg->rest.user;
-    lo.site = p.cfg->site_name;
-    lo.job_name_prefix = p.cfg->job_name_prefix;
-    lo.miss_budget = p.cfg->accounting.miss_budget;
-    lo.miss_spacing_s = p.cfg->accounting.miss_spacing_s;
-    lo.absence_delay_s = p.cfg->submit.absence_delay_s;
-    lo.absence_lookups = p.cfg->submit.absence_lookups;
-    lo.absence_spacing_s = p.cfg->submit.absence_spacing_s;
-    lo.pending_timeout_s = p.cfg->launcher.pending_timeout_s;
-    if (p.cfg->launcher.poll_interval_s > 0)
-        lo.poll_max_ms = (int64_t)(p.cfg->launcher.poll_interval_s * 1000);
+    sluice_launcher_opts_from_config(p.cfg, &lo);
     lo.on_transition = on_transition;
     lo.transition_arg = &pc;
     if (sluice_launcher_new(&launcher, &lo, &err) != SLUICE_OK ||

@@ -24,8 +24,6 @@
 #include "cli.h"
 #include "prepare.h"
 
-extern char **environ;
-
 static volatile int stop_flag;
 
 static void on_signal(int sig)
@@ -142,12 +140,7 @@ int cmd_serve(int argc, char **argv)
         fputs(serve_usage, stderr);
         return CLI_EX_USAGE;
     }
-    co.path = po.config_path;
-    if (co.path == NULL && getenv("SLUICE_CONFIG") && getenv("SLUICE_CONFIG")[0])
-        co.path = getenv("SLUICE_CONFIG");
-    co.envp = (const char *const *)environ;
-    co.overrides = po.sets;
-    co.n_overrides = po.n_sets;
+    cli_config_opts(&co, po.config_path, po.sets, po.n_sets);
     if (sluice_config_load(&co, &cfg, &err) != SLUICE_OK ||
         (po.study_path &&
          sluice_study_runtime_load(po.study_path, NULL, 0, cfg, &rt, &err) != SLUICE_OK) ||
@@ -162,17 +155,7 @@ int cmd_serve(int argc, char **argv)
         rc = cli_fail(&err);
         goto out;
     }
-    lo.user = cfg->rest.user;
-    lo.site = cfg->site_name;
-    lo.job_name_prefix = cfg->job_name_prefix;
-    lo.miss_budget = cfg->accounting.miss_budget;
-    lo.miss_spacing_s = cfg->accounting.miss_spacing_s;
-    lo.absence_delay_s = cfg->submit.absence_delay_s;
-    lo.absence_lookups = cfg->submit.absence_lookups;
-    lo.absence_spacing_s = cfg->submit.absence_spacing_s;
-    lo.pending_timeout_s = cfg->launcher.pending_timeout_s;
-    if (cfg->launcher.poll_interval_s > 0)
-        lo.poll_max_ms = (int64_t)(cfg->launcher.poll_interval_s * 1000);
+    sluice_launcher_opts_from_config(cfg, &lo);
     lo.on_transition = on_transition;
     lo.transition_arg = &sc;
     if (sluice_launcher_new(&launcher, &lo, &err) != SLUICE_OK ||

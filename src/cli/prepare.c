@@ -25,6 +25,19 @@ const char *cli_getenv(const char *name, void *arg)
     return getenv(name);
 }
 
+void cli_config_opts(sluice_config_opts_t *opts,
+                     const char *path,
+                     const char *const *sets,
+                     size_t n_sets)
+{
+    const char *env = getenv("SLUICE_CONFIG");
+
+    opts->path = path ? path : (env && env[0] ? env : NULL);
+    opts->envp = (const char *const *)environ;
+    opts->overrides = sets;
+    opts->n_overrides = n_sets;
+}
+
 int cli_prepare_option(cli_prepare_opts_t *o, int argc, char **argv, int *i)
 {
     const char *arg = argv[*i];
@@ -95,15 +108,7 @@ int cli_prepare(const cli_prepare_opts_t *o, cli_prepared_t *out)
     memset(out, 0, sizeof(*out));
     memset(&opts, 0, sizeof(opts));
     memset(&ctx, 0, sizeof(ctx));
-    opts.path = o->config_path;
-    if (!opts.path) {
-        const char *env = getenv("SLUICE_CONFIG");
-        if (env && env[0])
-            opts.path = env;
-    }
-    opts.envp = (const char *const *)environ;
-    opts.overrides = o->sets;
-    opts.n_overrides = o->n_sets;
+    cli_config_opts(&opts, o->config_path, o->sets, o->n_sets);
     if (sluice_config_load(&opts, &out->cfg, &err) != SLUICE_OK) {
         rc = cli_fail(&err);
         goto out;

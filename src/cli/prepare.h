@@ -37,6 +37,14 @@ int cli_prepare_option(cli_prepare_opts_t *o, int argc, char **argv, int *i);
  * (65 bad request, 74 unreadable file, 78 bad configuration). */
 int cli_prepare(const cli_prepare_opts_t *o, cli_prepared_t *out);
 
+/* Fill the configuration inputs every command uses: `path` (NULL:
+ * $SLUICE_CONFIG when set), this process's environment, and the --set
+ * overrides (borrowed). */
+void cli_config_opts(sluice_config_opts_t *opts,
+                     const char *path,
+                     const char *const *sets,
+                     size_t n_sets);
+
 /* The process environment, as render and secrets read it. */
 const char *cli_getenv(const char *name, void *arg);
 
