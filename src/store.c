@@ -554,13 +554,21 @@ static sluice_err check_file(sluice_store_t *s, int *fresh_out, sluice_error_t *
     const char *res;
     sluice_err rc;
 
-    if (query_int(s, "PRAGMA application_id", &app_id, err) != SLUICE_OK ||
+    /* The three reads share one read transaction: another process may be
+     * creating the store at this moment, and reading its application_id
+     * before and its schema after that commit would call our own new store
+     * foreign. */
+    if (exec_sql(s, "BEGIN", err) != SLUICE_OK ||
+        query_int(s, "PRAGMA application_id", &app_id, err) != SLUICE_OK ||
         query_int(s, "PRAGMA user_version", &version, err) != SLUICE_OK ||
-        query_int(s, "SELECT count(*) FROM sqlite_master", &objects, err) != SLUICE_OK)
+        query_int(s, "SELECT count(*) FROM sqlite_master", &objects, err) != SLUICE_OK ||
+        exec_sql(s, "COMMIT", err) != SLUICE_OK) {
+        rollback(s);
         return sluice_errorf(err, SLUICE_ESTORE,
                              "%s: not a readable SQLite database (corrupt or not a database: "
                              "%s); refusing to use it, the file is left as it is",
                              s->db_path, sqlite3_errmsg(s->db));
+    }
     if (app_id != SLUICE_STORE_APPLICATION_ID) {
         if (app_id == 0 && version == 0 && objects == 0) {
             *fresh_out = 1;
@@ -641,6 +649,40 @@ out:
     return rc;
 }
 
+/* Put the database in WAL mode.  Changing the journal mode needs a lock
+ * that SQLite does not wait for with the busy handler, so when several
+ * processes open a new store at once, the losers retry here for up to the
+ * busy timeout. */
+static sluice_err switch_to_wal(sluice_store_t *s, sluice_error_t *err)
+{
+    const struct timespec pause = {0, 20 * 1000 * 1000};
+    int waited_ms = 0;
+
+    for (;;) {
+        sqlite3_stmt *st = NULL;
+        const char *mode;
+        int step;
+
+        if (prepare(s, "PRAGMA journal_mode = WAL", &st, err) != SLUICE_OK)
+            return err ? err->code : SLUICE_ESTORE;
+        step = sqlite3_step(st);
+        mode = step == SQLITE_ROW ? column_str(st, 0) : NULL;
+        if (mode != NULL && strcmp(mode, "wal") == 0) {
+            sqlite3_finalize(st);
+            return SLUICE_OK;
+        }
+        sqlite3_finalize(st);
+        if ((step & 0xff) != SQLITE_BUSY && (step & 0xff) != SQLITE_LOCKED)
+            break;
+        if (waited_ms >= BUSY_TIMEOUT_MS)
+            break;
+        nanosleep(&pause, NULL);
+        waited_ms += 20;
+    }
+    return sluice_errorf(err, SLUICE_ESTORE, "%s: cannot switch to WAL mode: %s", s->db_path,
+                         sqlite3_errmsg(s->db));
+}
+
 sluice_err sluice_store_open(sluice_store_t **out, const char *dir, sluice_error_t *err)
 {
     sluice_store_t *s = NULL;
@@ -648,7 +690,6 @@ sluice_err sluice_store_open(sluice_store_t **out, const char *dir, sluice_error
     int64_t one = 0;
     int fresh = 0;
     sqlite3_stmt *st = NULL;
-    const char *mode;
     sluice_err rc = SLUICE_OK;
 
     if (out == NULL)
@@ -691,16 +732,8 @@ sluice_err sluice_store_open(sluice_store_t **out, const char *dir, sluice_error
     if ((rc = check_file(s, &fresh, err)) != SLUICE_OK)
         goto out;
     /* From here on the file is ours (or empty) and may be written. */
-    if ((rc = prepare(s, "PRAGMA journal_mode = WAL", &st, err)) != SLUICE_OK)
+    if ((rc = switch_to_wal(s, err)) != SLUICE_OK)
         goto out;
-    if (sqlite3_step(st) != SQLITE_ROW || (mode = column_str(st, 0)) == NULL ||
-        strcmp(mode, "wal") != 0) {
-        rc = sluice_errorf(err, SLUICE_ESTORE, "%s: cannot switch to WAL mode: %s", s->db_path,
-                           sqlite3_errmsg(s->db));
-        goto out;
-    }
-    sqlite3_finalize(st);
-    st = NULL;
     if ((rc = exec_sql(s, "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON", err)) != SLUICE_OK)
         goto out;
     if ((rc = query_int(s, "PRAGMA foreign_keys", &one, err)) != SLUICE_OK)

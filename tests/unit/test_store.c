@@ -933,3 +933,51 @@ Test(store, threads_may_share_one_store_object)
     json_decref(evs);
     sluice_store_close(s);
 }
+
+/* Several processes opening a store that does not exist yet, all at the
+ * same moment (a supervisor starting while `sluice status` polls it): every
+ * one must succeed; none may take the half-created file for a foreign one. */
+Test(store, concurrent_first_opens_all_succeed)
+{
+    enum { ROUNDS = 15, PROCS = 6 };
+    int round;
+
+    for (round = 0; round < ROUNDS; round++) {
+        char sub[256];
+        int go[2];
+        pid_t pids[PROCS];
+        int i, failures = 0;
+
+        snprintf(sub, sizeof(sub), "%s/race-%d", dir, round);
+        cr_assert_eq(pipe(go), 0);
+        for (i = 0; i < PROCS; i++) {
+            pids[i] = fork();
+            cr_assert_geq(pids[i], 0);
+            if (pids[i] == 0) {
+                sluice_store_t *s = NULL;
+                sluice_error_t err = SLUICE_ERROR_INIT;
+                char c;
+
+                close(go[1]);
+                /* Wait for the start signal: the pipe closing. */
+                if (read(go[0], &c, 1) < 0)
+                    _exit(3);
+                if (sluice_store_open(&s, sub, &err) != SLUICE_OK) {
+                    fprintf(stderr, "open failed: %s\n", err.text);
+                    _exit(1);
+                }
+                sluice_store_close(s);
+                _exit(0);
+            }
+        }
+        close(go[0]);
+        close(go[1]);
+        for (i = 0; i < PROCS; i++) {
+            int st;
+            cr_assert_eq(waitpid(pids[i], &st, 0), pids[i]);
+            if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+                failures++;
+        }
+        cr_assert_eq(failures, 0, "round %d: %d of %d first opens failed", round, failures, PROCS);
+    }
+}
