@@ -789,7 +789,8 @@ static sluice_err parse_secret_env(pctx_t *c, json_t *v, const char *key, char *
             return oom(c);
         *nout = i + 1;
     }
-    qsort(names, n, sizeof(char *), cmp_str);
+    if (n > 1)
+        qsort(names, n, sizeof(char *), cmp_str);
     for (i = 1; i < n; i++)
         if (strcmp(names[i - 1], names[i]) == 0)
             return perr(c, key, "\"%s\" is listed twice", names[i]);
