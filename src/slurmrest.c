@@ -1204,3 +1204,65 @@ out:
     sluice_rest_ping_clear(&p);
     return rc;
 }
+
+/* ---- shared by the accounting parsers of every version ---------------------------- */
+
+int64_t slurmrest_num_or_zero(
+    const json_t *obj, const char *key, const char *path, sluice_err *rc, sluice_error_t *err)
+{
+    bool has = false;
+    int64_t n = 0;
+
+    if (*rc == SLUICE_OK)
+        *rc = slurmrest_get_number(obj, key, path, &has, &n, err);
+    return has ? n : 0;
+}
+
+/* `obj` must be absent, null or an object. */
+static sluice_err
+object_or_null(const json_t *obj, const char *path, const char *key, sluice_error_t *err)
+{
+    if (obj != NULL && !json_is_object(obj) && !json_is_null(obj))
+        return sluice_errorf(err, SLUICE_EPROTO, "%s.%s: expected an object", path, key);
+    return SLUICE_OK;
+}
+
+sluice_err
+slurmrest_acct_common(const json_t *rec, const char *path, sluice_jobview_t *v, sluice_error_t *err)
+{
+    const json_t *state = json_object_get(rec, "state");
+    const json_t *het = json_object_get(rec, "het");
+    const json_t *tm = json_object_get(rec, "time");
+    const json_t *comment = json_object_get(rec, "comment");
+    char sub[96];
+    sluice_err rc;
+
+    if ((rc = object_or_null(state, path, "state", err)) != SLUICE_OK)
+        return rc;
+    snprintf(sub, sizeof(sub), "%s.state", path);
+    if ((rc = slurmrest_get_string(state, "reason", sub, &v->state_reason, err)) != SLUICE_OK)
+        return rc;
+    snprintf(sub, sizeof(sub), "%s.state.current", path);
+    rc = slurmrest_state_value(json_object_get(state, "current"), sub, &v->base, &v->flags, err);
+    if (rc != SLUICE_OK)
+        return rc;
+    if ((rc = object_or_null(comment, path, "comment", err)) != SLUICE_OK)
+        return rc;
+    snprintf(sub, sizeof(sub), "%s.comment", path);
+    if ((rc = slurmrest_get_string(comment, "job", sub, &v->comment, err)) != SLUICE_OK)
+        return rc;
+    if ((rc = object_or_null(het, path, "het", err)) != SLUICE_OK)
+        return rc;
+    snprintf(sub, sizeof(sub), "%s.het", path);
+    v->het_job_id = (uint64_t)slurmrest_num_or_zero(het, "job_id", sub, &rc, err);
+    v->het_job_offset = (uint32_t)slurmrest_num_or_zero(het, "job_offset", sub, &rc, err);
+    if (rc != SLUICE_OK)
+        return rc;
+    if ((rc = object_or_null(tm, path, "time", err)) != SLUICE_OK)
+        return rc;
+    snprintf(sub, sizeof(sub), "%s.time", path);
+    v->submit_time = slurmrest_num_or_zero(tm, "submission", sub, &rc, err);
+    v->start_time = slurmrest_num_or_zero(tm, "start", sub, &rc, err);
+    v->end_time = slurmrest_num_or_zero(tm, "end", sub, &rc, err);
+    return rc;
+}

@@ -53,6 +53,19 @@ void slurmrest_state_name(const char *name, sluice_job_base *base, uint32_t *fla
 
 /* A state array (or a single string) into base + flags; EPROTO on other
  * types. */
+/* A number at obj.key (plain or {set,infinite,number}), 0 when absent;
+ * does nothing once *rc holds an error, and records the first one. */
+int64_t slurmrest_num_or_zero(
+    const json_t *obj, const char *key, const char *path, sluice_err *rc, sluice_error_t *err);
+
+/* The parts of an accounting record that every version shapes alike:
+ * state {current, reason}, comment.job, het {job_id, job_offset} and
+ * time {submission, start, end}. */
+sluice_err slurmrest_acct_common(const json_t *rec,
+                                 const char *path,
+                                 sluice_jobview_t *v,
+                                 sluice_error_t *err);
+
 sluice_err slurmrest_state_value(const json_t *state,
                                  const char *path,
                                  sluice_job_base *base,

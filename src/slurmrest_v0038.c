@@ -181,17 +181,6 @@ job_id(const json_t *rec, const char *path, sluice_jobview_t *v, sluice_error_t 
     return SLUICE_OK;
 }
 
-static int64_t num_or_zero(
-    const json_t *obj, const char *key, const char *path, sluice_err *rc, sluice_error_t *err)
-{
-    bool has = false;
-    int64_t n = 0;
-
-    if (*rc == SLUICE_OK)
-        *rc = slurmrest_get_number(obj, key, path, &has, &n, err);
-    return has ? n : 0;
-}
-
 sluice_err
 slurmrest_v0038_job(const json_t *rec, const char *path, sluice_jobview_t *v, sluice_error_t *err)
 {
@@ -215,12 +204,12 @@ slurmrest_v0038_job(const json_t *rec, const char *path, sluice_jobview_t *v, sl
     rc = slurmrest_state_value(state, path, &v->base, &v->flags, err);
     if (rc != SLUICE_OK)
         return rc;
-    v->het_job_id = (uint64_t)num_or_zero(rec, "het_job_id", path, &rc, err);
-    v->het_job_offset = (uint32_t)num_or_zero(rec, "het_job_offset", path, &rc, err);
-    v->submit_time = num_or_zero(rec, "submit_time", path, &rc, err);
-    v->start_time = num_or_zero(rec, "start_time", path, &rc, err);
-    v->end_time = num_or_zero(rec, "end_time", path, &rc, err);
-    v->restart_count = (uint32_t)num_or_zero(rec, "restart_cnt", path, &rc, err);
+    v->het_job_id = (uint64_t)slurmrest_num_or_zero(rec, "het_job_id", path, &rc, err);
+    v->het_job_offset = (uint32_t)slurmrest_num_or_zero(rec, "het_job_offset", path, &rc, err);
+    v->submit_time = slurmrest_num_or_zero(rec, "submit_time", path, &rc, err);
+    v->start_time = slurmrest_num_or_zero(rec, "start_time", path, &rc, err);
+    v->end_time = slurmrest_num_or_zero(rec, "end_time", path, &rc, err);
+    v->restart_count = (uint32_t)slurmrest_num_or_zero(rec, "restart_cnt", path, &rc, err);
     if (rc != SLUICE_OK)
         return rc;
     /* Raw wait status; only meaningful once the job has left the queue. */
@@ -292,42 +281,14 @@ sluice_err slurmrest_v0038_acct_job(const json_t *rec,
                                     sluice_jobview_t *v,
                                     sluice_error_t *err)
 {
-    const json_t *state = json_object_get(rec, "state");
-    const json_t *het = json_object_get(rec, "het");
-    const json_t *tm = json_object_get(rec, "time");
-    const json_t *comment = json_object_get(rec, "comment");
-    char sub[96];
     sluice_err rc;
 
     if ((rc = job_id(rec, path, v, err)) != SLUICE_OK)
         return rc;
     if ((rc = strings(rec, path, "user", v, err)) != SLUICE_OK)
         return rc;
-    if (state != NULL && !json_is_object(state))
-        return sluice_errorf(err, SLUICE_EPROTO, "%s.state: expected an object", path);
-    snprintf(sub, sizeof(sub), "%s.state", path);
-    if ((rc = slurmrest_get_string(state, "reason", sub, &v->state_reason, err)) != SLUICE_OK)
+    if ((rc = slurmrest_acct_common(rec, path, v, err)) != SLUICE_OK)
         return rc;
-    snprintf(sub, sizeof(sub), "%s.state.current", path);
-    rc = slurmrest_state_value(json_object_get(state, "current"), sub, &v->base, &v->flags, err);
-    if (rc != SLUICE_OK)
-        return rc;
-    if (comment != NULL && !json_is_object(comment) && !json_is_null(comment))
-        return sluice_errorf(err, SLUICE_EPROTO, "%s.comment: expected an object", path);
-    snprintf(sub, sizeof(sub), "%s.comment", path);
-    if ((rc = slurmrest_get_string(comment, "job", sub, &v->comment, err)) != SLUICE_OK)
-        return rc;
-    if (het != NULL && !json_is_object(het) && !json_is_null(het))
-        return sluice_errorf(err, SLUICE_EPROTO, "%s.het: expected an object", path);
-    snprintf(sub, sizeof(sub), "%s.het", path);
-    v->het_job_id = (uint64_t)num_or_zero(het, "job_id", sub, &rc, err);
-    v->het_job_offset = (uint32_t)num_or_zero(het, "job_offset", sub, &rc, err);
-    if (tm != NULL && !json_is_object(tm) && !json_is_null(tm))
-        return sluice_errorf(err, SLUICE_EPROTO, "%s.time: expected an object", path);
-    snprintf(sub, sizeof(sub), "%s.time", path);
-    v->submit_time = num_or_zero(tm, "submission", sub, &rc, err);
-    v->start_time = num_or_zero(tm, "start", sub, &rc, err);
-    v->end_time = num_or_zero(tm, "end", sub, &rc, err);
     if (rc != SLUICE_OK)
         return rc;
     rc = db_exit(rec, "exit_code", path, &v->has_exit, &v->exit_code, &v->exit_signal, err);
