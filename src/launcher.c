@@ -454,6 +454,44 @@ static sluice_err copy_views(const sluice_jobview_t *src, size_t n, sluice_jobvi
     return SLUICE_OK;
 }
 
+/* v0.0.38 reports some flags in place of the base state: a job that timed
+ * out reads "COMPLETING" until its epilog ends.  Give such a view the base
+ * last seen for the same job, else the base its flag implies (a requeue or
+ * hold flag: PENDING; a flag of an allocated job: RUNNING), so the state
+ * machine keeps it live.  False when nothing tells (an unknown state name):
+ * the caller then counts the lookup as UNAVAILABLE, which never ends a
+ * launch. */
+static bool
+fill_hidden_bases(const sluice_jobview_t *prev, size_t n_prev, sluice_jobview_t *v, size_t n)
+{
+    const uint32_t waiting = SLUICE_JOB_FLAG(REQUEUED) | SLUICE_JOB_FLAG(REQUEUE_HOLD) |
+                             SLUICE_JOB_FLAG(REQUEUE_FED) | SLUICE_JOB_FLAG(RESV_DEL_HOLD) |
+                             SLUICE_JOB_FLAG(SPECIAL_EXIT);
+    const uint32_t allocated = SLUICE_JOB_FLAG(COMPLETING) | SLUICE_JOB_FLAG(STAGE_OUT) |
+                               SLUICE_JOB_FLAG(CONFIGURING) | SLUICE_JOB_FLAG(SIGNALING) |
+                               SLUICE_JOB_FLAG(RESIZING) | SLUICE_JOB_FLAG(STOPPED) |
+                               SLUICE_JOB_FLAG(POWER_UP_NODE);
+    bool all = true;
+
+    for (size_t i = 0; i < n; i++) {
+        if (v[i].base != SLUICE_JOB_BASE_UNKNOWN)
+            continue;
+        for (size_t k = 0; k < n_prev; k++) {
+            if (prev[k].job_id == v[i].job_id && prev[k].base != SLUICE_JOB_BASE_UNKNOWN) {
+                v[i].base = prev[k].base;
+                break;
+            }
+        }
+        if (v[i].base == SLUICE_JOB_BASE_UNKNOWN && (v[i].flags & waiting))
+            v[i].base = SLUICE_JOB_PENDING;
+        else if (v[i].base == SLUICE_JOB_BASE_UNKNOWN && (v[i].flags & allocated))
+            v[i].base = SLUICE_JOB_RUNNING;
+        if (v[i].base == SLUICE_JOB_BASE_UNKNOWN)
+            all = false;
+    }
+    return all;
+}
+
 static sluice_err record_observed(sluice_launcher_t *l,
                                   launch_t *L,
                                   sluice_lookup lookup,
@@ -475,6 +513,19 @@ static sluice_err record_observed(sluice_launcher_t *l,
         if (copy_views(views, n, &ev.jobs) != SLUICE_OK)
             return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
         ev.n_jobs = n;
+        if (!fill_hidden_bases(L->views, L->n_views, ev.jobs, n)) {
+            sluice_log(SLUICE_LOG_WARNING,
+                       "launch %s: Slurm reported a job state sluice does not know; "
+                       "counted as unavailable",
+                       L->id);
+            sluice_fsm_event_clear(&ev);
+            memset(&ev, 0, sizeof(ev));
+            if (L->last_unavailable)
+                return SLUICE_OK;
+            ev.type = SLUICE_EV_OBSERVED;
+            ev.lookup = lookup = SLUICE_LOOKUP_UNAVAILABLE;
+            ev.source = source;
+        }
     }
     rc = record(l, L, &ev, NULL, err);
     sluice_fsm_event_clear(&ev);
@@ -1309,6 +1360,8 @@ static sluice_err poll_one(sluice_launcher_t *l,
         return SLUICE_OK; /* over budget: read it next cycle */
     r = l->cl.get_job(l->cl.arg, L->fsm.job_ids[0], &v, &n);
     if (r == SLUICE_LOOKUP_FOUND && n > 0) {
+        /* Keep the base a flag hides (v0.0.38) before the old views go. */
+        (void)fill_hidden_bases(L->views, L->n_views, v, n);
         views_free(L->views, L->n_views);
         L->views = v;
         L->n_views = n;

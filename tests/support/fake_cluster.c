@@ -152,7 +152,7 @@ static void advance(fake_job_t *j)
     if (j->pos + 1 < j->n_stages) {
         j->pos++;
         j->polls = 0;
-        if (stage(j)->base == SLUICE_JOB_BASE_UNKNOWN) {
+        if (stage(j)->base == SLUICE_JOB_BASE_UNKNOWN && stage(j)->flags == 0) {
             j->in_queue = false;
             j->in_acct = false;
         }

@@ -19,7 +19,9 @@
 #define FAKE_MAX_STAGES 8
 #define FAKE_MAX_JOBS 1024
 
-/* base UNKNOWN as a stage: the job vanishes (live queue and accounting). */
+/* base UNKNOWN with no flags as a stage: the job vanishes (live queue and
+ * accounting).  UNKNOWN with flags is a state string that hides the base,
+ * as v0.0.38 reports "COMPLETING". */
 typedef struct {
     sluice_job_base base;
     uint32_t flags;

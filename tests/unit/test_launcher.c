@@ -897,3 +897,42 @@ Test(launcher, wait_reports_every_transition)
     cr_assert_geq(n_transitions, 3, "SUBMITTING, PENDING, RUNNING, DONE: %d", n_transitions);
     sluice_launcher_free(l);
 }
+
+/* v0.0.38 reads "COMPLETING" (flag, no base) while a timed-out job's
+ * epilog runs; the launch stays live and ends with the real base later.
+ * (Before the fix the observation was refused and `launch --wait` exited 65
+ * in tests/e2e/lifecycle.sh about once in twenty runs.) */
+Test(launcher, hidden_base_state_keeps_the_last_base)
+{
+    sluice_launcher_t *l = new_launcher();
+    fake_stage_t s[] = {
+        {SLUICE_JOB_PENDING, 0, 0, 0, 1},
+        {SLUICE_JOB_RUNNING, 0, 0, 0, 1},
+        {SLUICE_JOB_BASE_UNKNOWN, SLUICE_JOB_FLAG(COMPLETING), 0, 0, 3},
+        {SLUICE_JOB_TIMEOUT, 0, 0, 15, 2},
+    };
+
+    fake_cluster_set_script(fc, s, 4);
+    accept_launch(l, "H1", 1, NULL, NULL, 0);
+    cr_assert_eq(run_to_end(l, "H1", 40), 104);
+    cr_assert(reason_has("H1", "TIMEOUT"));
+    sluice_launcher_free(l);
+}
+
+/* A state name sluice does not know at all never ends a launch. */
+Test(launcher, unknown_state_counts_as_unavailable)
+{
+    sluice_launcher_t *l = new_launcher();
+    fake_stage_t s[] = {
+        {SLUICE_JOB_BASE_UNKNOWN, SLUICE_JOB_FLAG(UPDATE_DB), 0, 0, 6},
+        {SLUICE_JOB_COMPLETED, 0, 0, 0, 2},
+    };
+
+    fake_cluster_set_script(fc, s, 2);
+    accept_launch(l, "U1", 1, NULL, NULL, 0);
+    for (int i = 0; i < 4; i++)
+        step(l);
+    cr_assert(!is_done("U1"));
+    cr_assert_eq(run_to_end(l, "U1", 40), 0);
+    sluice_launcher_free(l);
+}
