@@ -16,10 +16,12 @@
  *   only on loopback.
  * - secret_env names in requests are read from this process's environment.
  */
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <sluice/server.h>
 
@@ -57,10 +59,52 @@ static const char serve_usage[] =
     "  --state-dir DIR       the store (default: $SLUICE_STATE_DIR, ...)\n"
     "  -h, --help            show this help\n";
 
+/* Node addresses (Slurm's NodeAddr) for GET /v1/launches/{id}: a table
+ * read through a client of its own (HTTP workers never share the
+ * launcher's), at most once a minute, and only when asked. */
+typedef struct {
+    pthread_mutex_t mu;
+    sluice_client_t *client; /* or NULL: addresses unknown */
+    sluice_rest_nodes_t nodes;
+    time_t read_at;
+} node_cache_t;
+
 typedef struct {
     sluice_client_t *client;
     sluice_server_t *server;
+    node_cache_t nc;
 } serve_ctx_t;
+
+static int node_address(void *arg, const char *node, char *buf, size_t size)
+{
+    node_cache_t *nc = arg;
+    time_t now = time(NULL);
+    int found = 0;
+
+    pthread_mutex_lock(&nc->mu);
+    if (nc->client != NULL && now - nc->read_at >= 60) {
+        sluice_rest_nodes_t fresh;
+        sluice_error_t e = SLUICE_ERROR_INIT;
+
+        memset(&fresh, 0, sizeof(fresh));
+        nc->read_at = now; /* a failed read is not retried for a minute either */
+        if (sluice_client_nodes(nc->client, &fresh, NULL, &e) == SLUICE_OK) {
+            sluice_rest_nodes_clear(&nc->nodes);
+            nc->nodes = fresh;
+        } else {
+            sluice_log(SLUICE_LOG_WARNING, "node addresses: %s", e.text);
+        }
+    }
+    for (size_t i = 0; i < nc->nodes.n_nodes && !found; i++) {
+        const sluice_rest_node_t *n = &nc->nodes.nodes[i];
+        if (n->name && n->address && n->address[0] && strcmp(n->name, node) == 0) {
+            snprintf(buf, size, "%s", n->address);
+            found = 1;
+        }
+    }
+    pthread_mutex_unlock(&nc->mu);
+    return found;
+}
 
 static void on_transition(const sluice_launcher_transition_t *t, void *arg)
 {
@@ -122,6 +166,7 @@ int cmd_serve(int argc, char **argv)
     memset(&lo, 0, sizeof(lo));
     memset(&so, 0, sizeof(so));
     memset(&sc, 0, sizeof(sc));
+    pthread_mutex_init(&sc.nc.mu, NULL);
     for (a = 1; a < argc; a++) {
         const char *arg = argv[a];
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
@@ -215,6 +260,13 @@ int cmd_serve(int argc, char **argv)
     so.ready = ready;
     so.token_ttl_s = token_ttl;
     so.cluster_arg = &sc;
+    {
+        sluice_error_t ne = SLUICE_ERROR_INIT;
+        if (sluice_client_new_from_config(&sc.nc.client, cfg, &ne) != SLUICE_OK)
+            sluice_log(SLUICE_LOG_WARNING, "node addresses unavailable: %s", ne.text);
+    }
+    so.node_address = node_address;
+    so.node_address_arg = &sc.nc;
     if (sluice_server_new(&sc.server, &so, &err) != SLUICE_OK) {
         rc = cli_fail(&err);
         goto out;
@@ -238,6 +290,9 @@ out:
     sluice_launcher_free(launcher);
     sluice_staging_ops_free(&lo.staging);
     sluice_client_free(sc.client);
+    sluice_client_free(sc.nc.client);
+    sluice_rest_nodes_clear(&sc.nc.nodes);
+    pthread_mutex_destroy(&sc.nc.mu);
     sluice_store_close(store);
     sluice_study_runtime_free(rt);
     sluice_config_free(cfg);
