@@ -1624,11 +1624,11 @@ sluice_server_new(sluice_server_t **out, const sluice_server_opts_t *opts, sluic
             close(tfd);
             if (s->cert_pem)
                 rc = sluice_errorf(err, SLUICE_ECONFIG,
-                                   "cannot serve TLS on %s with certificate %s and key %s: %s",
-                                   opts->listen, opts->tls_cert, opts->tls_key,
-                                   s->mhd_msg[0] ? s->mhd_msg
-                                                 : "refused (unreadable PEM, or the key does not "
-                                                   "match the certificate)");
+                                   "cannot serve TLS on %s with certificate %s and key %s: %s%s"
+                                   "GnuTLS refused them (does the key belong to the certificate? "
+                                   "are both PEM?)",
+                                   opts->listen, opts->tls_cert, opts->tls_key, s->mhd_msg,
+                                   s->mhd_msg[0] ? "; " : "");
             else
                 rc = sluice_errorf(err, SLUICE_ETRANSPORT, "cannot serve on %s%s%s", opts->listen,
                                    s->mhd_msg[0] ? ": " : "", s->mhd_msg);
