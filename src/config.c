@@ -318,6 +318,7 @@ typedef enum {
     K_PROFILES,  /* list of sandbox names */
     K_SERIES,    /* gpu_series map */
     K_EXECS,     /* executables map */
+    K_MODE,      /* octal file mode, never world-accessible */
 } kind_t;
 
 typedef struct {
@@ -397,6 +398,21 @@ static const field_t fields[] = {
     F("submit.absence_delay_s", K_DUR, submit.absence_delay_s, 1, 86400, NULL),
     F("submit.absence_lookups", K_INT, submit.absence_lookups, 1, 100, NULL),
     F("submit.absence_spacing_s", K_DUR, submit.absence_spacing_s, 1, 3600, NULL),
+    F("server.listen", K_HOST, server.listen, 0, 0, NULL),
+    F("server.tokens_file", K_ABS, server.tokens_file, 0, 0, NULL),
+    F("server.socket", K_ABS, server.socket, 0, 0, NULL),
+    F("server.socket_mode", K_MODE, server.socket_mode, 0, 0770, NULL),
+    F("server.socket_group", K_NAME, server.socket_group, 0, 0, NULL),
+    F("server.tls_cert", K_ABS, server.tls_cert, 0, 0, NULL),
+    F("server.tls_key", K_ABS, server.tls_key, 0, 0, NULL),
+    F("server.threads", K_INT, server.threads, 1, 64, NULL),
+    F("retention.launches_max_age_s",
+      K_DUR,
+      retention.launches_max_age_s,
+      0,
+      100L * 365 * 86400,
+      NULL),
+    F("retention.logs_max_age_s", K_DUR, retention.logs_max_age_s, 0, 100L * 365 * 86400, NULL),
 };
 
 #define N_FIELDS (sizeof(fields) / sizeof(fields[0]))
@@ -1224,6 +1240,20 @@ static sluice_err apply(ctx_t *c, const field_t *f, const node_t *n)
                        v);
         *lp = v;
         break;
+    case K_MODE: {
+        char *end = NULL;
+        errno = 0;
+        v = isdigit((unsigned char)n->str[0]) ? strtol(n->str, &end, 8) : -1;
+        if (v < 0 || errno || end == NULL || *end || v > 0777)
+            return bad(c, n, key, "expected an octal file mode such as 0660");
+        if (v & 07)
+            return bad(c, n, key, "mode %04lo is accessible by others; use 0660 or stricter", v);
+        if ((v & 0600) != 0600)
+            return bad(c, n, key, "mode %04lo must give the owner read and write (0600 at least)",
+                       v);
+        *lp = v;
+        break;
+    }
     case K_STIME:
         if (!slurm_time_word(n->str, &v) || v < 1)
             return bad(c, n, key,
@@ -1321,6 +1351,10 @@ static sluice_err set_defaults(sluice_config_t *cfg, sluice_error_t *err)
     cfg->submit.absence_delay_s = 60;
     cfg->submit.absence_lookups = 3;
     cfg->submit.absence_spacing_s = 10;
+    cfg->server.socket_mode = 0660;
+    cfg->server.threads = 4;
+    cfg->retention.launches_max_age_s = 2592000;
+    cfg->retention.logs_max_age_s = 7776000;
     return SLUICE_OK;
 }
 
@@ -1743,6 +1777,11 @@ static json_t *value_json(const sluice_config_t *cfg, const field_t *f)
     case K_INT:
     case K_DUR:
         return json_integer(*(const long *)slot);
+    case K_MODE: {
+        char mode[8];
+        snprintf(mode, sizeof(mode), "%04lo", *(const long *)slot);
+        return json_string(mode);
+    }
     case K_PORTRANGE:
         return json_pack("[ii]", (json_int_t)cfg->launcher.port_range_lo,
                          (json_int_t)cfg->launcher.port_range_hi);

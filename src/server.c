@@ -10,12 +10,17 @@
  *   waiting connection each follow_poll_ms, so no worker blocks per reader.
  * - Files are read in chunks at an offset; nothing reads a whole log.
  */
+#define _GNU_SOURCE 1 /* struct ucred (SO_PEERCRED) */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <pwd.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,17 +40,30 @@
 #include <sluice/ops.h>
 #include <sluice/server.h>
 
+#include "hostlist.h"
+
 #define MAX_TOKENS 256
 #define SSE_BATCH 100
+#define MAX_PEM (1024u * 1024u)
+#define MAX_NODES_SHOWN 1024
 
 typedef struct {
     char *name;
     char *token;
+    int admin;
 } token_t;
+
+/* Who sent a request: the audit name and whether it may cancel any
+ * launch. */
+typedef struct {
+    char name[SLUICE_FSM_NAME_MAX];
+    int admin;
+} caller_t;
 
 typedef struct {
     struct sluice_server *s;
     int unix_socket; /* 1: the Unix socket listener (no bearer token needed) */
+    int tls;         /* 1: the TCP listener speaks TLS */
 } listener_t;
 
 struct sluice_server {
@@ -69,6 +87,13 @@ struct sluice_server {
     atomic_ullong requests;
     token_t tokens[MAX_TOKENS];
     size_t n_tokens;
+    char *cert_pem, *key_pem; /* TLS material, wiped at free */
+    size_t cert_len, key_len;
+    int starting;      /* 1 while MHD_start_daemon runs: its messages go to mhd_msg */
+    char mhd_msg[256]; /* libmicrohttpd's last message during start */
+    pthread_mutex_t prune_mu;
+    atomic_ullong pruned_launches;
+    atomic_ullong pruned_logs;
 };
 
 /* Per-request state (MHD's con_cls). */
@@ -297,6 +322,23 @@ static void *ticker_main(void *arg)
 
 /* ---- auth --------------------------------------------------------------- */
 
+/* Caller names in the tokens file: [A-Za-z0-9._@-]{1,63}; "unix:" names
+ * belong to socket peers, so a token cannot take one. */
+static int caller_name_ok(const char *n)
+{
+    size_t i, len = strlen(n);
+
+    if (len == 0 || len >= SLUICE_FSM_NAME_MAX)
+        return 0;
+    for (i = 0; i < len; i++) {
+        char ch = n[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              ch == '.' || ch == '_' || ch == '@' || ch == '-'))
+            return 0;
+    }
+    return 1;
+}
+
 static sluice_err load_tokens(sluice_server_t *s, const char *path, sluice_error_t *err)
 {
     FILE *f = NULL;
@@ -320,7 +362,7 @@ static sluice_err load_tokens(sluice_server_t *s, const char *path, sluice_error
         goto out;
     }
     while (fgets(line, sizeof(line), f)) {
-        char *name, *tok, *extra, *save = NULL;
+        char *name, *tok, *role, *extra, *save = NULL;
         lineno++;
         if (strchr(line, '\n') == NULL && !feof(f)) {
             rc = sluice_errorf(err, SLUICE_EINVAL, "tokens file line %u is too long", lineno);
@@ -330,12 +372,25 @@ static sluice_err load_tokens(sluice_server_t *s, const char *path, sluice_error
         if (name == NULL || name[0] == '#')
             continue;
         tok = strtok_r(NULL, " \t\r\n", &save);
-        extra = strtok_r(NULL, " \t\r\n", &save);
+        role = strtok_r(NULL, " \t\r\n", &save);
+        extra = role ? strtok_r(NULL, " \t\r\n", &save) : NULL;
         if (tok == NULL || extra != NULL || strlen(tok) < 16) {
             rc = sluice_errorf(err, SLUICE_EINVAL,
-                               "tokens file line %u: expected `<caller> <token>` with a token of "
-                               "16 characters or more",
+                               "tokens file line %u: expected `<caller> <token> [admin]` with a "
+                               "token of 16 characters or more",
                                lineno);
+            goto out;
+        }
+        if (role != NULL && strcmp(role, "admin") != 0) {
+            rc = sluice_errorf(err, SLUICE_EINVAL,
+                               "tokens file line %u: role: expected `admin` or nothing", lineno);
+            goto out;
+        }
+        if (!caller_name_ok(name)) {
+            rc = sluice_errorf(err, SLUICE_EINVAL,
+                               "tokens file line %u: caller: expected 1-%d characters from "
+                               "[A-Za-z0-9._@-], not starting with `unix:`",
+                               lineno, SLUICE_FSM_NAME_MAX - 1);
             goto out;
         }
         if (s->n_tokens == MAX_TOKENS) {
@@ -344,6 +399,7 @@ static sluice_err load_tokens(sluice_server_t *s, const char *path, sluice_error
         }
         s->tokens[s->n_tokens].name = strdup(name);
         s->tokens[s->n_tokens].token = strdup(tok);
+        s->tokens[s->n_tokens].admin = role != NULL;
         s->n_tokens++;
         if (!s->tokens[s->n_tokens - 1].name || !s->tokens[s->n_tokens - 1].token) {
             rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
@@ -359,11 +415,12 @@ out:
     return rc;
 }
 
-/* The caller's name, or NULL when the request carries no valid token. */
-static const char *authenticate(sluice_server_t *s, struct MHD_Connection *c)
+/* The token's entry, or NULL when the request carries no valid token.
+ * Every token is compared (no early exit). */
+static const token_t *authenticate(sluice_server_t *s, struct MHD_Connection *c)
 {
     const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
-    const char *who = NULL;
+    const token_t *who = NULL;
     size_t i;
 
     if (h == NULL || strncmp(h, "Bearer ", 7) != 0)
@@ -371,19 +428,88 @@ static const char *authenticate(sluice_server_t *s, struct MHD_Connection *c)
     h += 7;
     for (i = 0; i < s->n_tokens; i++) {
         if (secret_equal(s->tokens[i].token, h) && who == NULL)
-            who = s->tokens[i].name;
+            who = &s->tokens[i];
     }
     return who;
 }
 
+/* The Unix socket's peer as "unix:<user>" (SO_PEERCRED); root and the
+ * service's own user are admins.  0, or -1 when the peer is unknown. */
+static int peer_caller(struct MHD_Connection *c, caller_t *out)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    struct ucred cred;
+    socklen_t len = sizeof(cred);
+    struct passwd pw, *res = NULL;
+    char buf[1024];
+
+    if (ci == NULL || getsockopt(ci->connect_fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
+        return -1;
+    if (getpwuid_r(cred.uid, &pw, buf, sizeof(buf), &res) == 0 && res != NULL &&
+        strlen(res->pw_name) < sizeof(out->name) - 5)
+        snprintf(out->name, sizeof(out->name), "unix:%s", res->pw_name);
+    else
+        snprintf(out->name, sizeof(out->name), "unix:uid-%u", (unsigned)cred.uid);
+    out->admin = cred.uid == 0 || cred.uid == geteuid();
+    return 0;
+}
+
 /* ---- launches ----------------------------------------------------------- */
+
+/* Per component of the newest job observation: job id, Slurm's node list,
+ * and each node with its address (null when unknown).  An empty array
+ * before any job was seen. */
+static json_t *components_of(sluice_server_t *s, const json_t *events)
+{
+    json_t *out = json_array(), *jobs = NULL, *job;
+    size_t i;
+
+    if (out == NULL)
+        return json_null();
+    for (i = json_array_size(events); i > 0 && jobs == NULL; i--) {
+        const json_t *e = json_array_get(events, i - 1);
+        const json_t *ctx = json_object_get(e, "context");
+        const char *name = json_string_value(json_object_get(e, "name"));
+        if (name != NULL && strcmp(name, "observed") == 0 &&
+            json_is_array(json_object_get(ctx, "jobs")) &&
+            json_array_size(json_object_get(ctx, "jobs")) > 0)
+            jobs = json_object_get(ctx, "jobs");
+    }
+    json_array_foreach(jobs, i, job)
+    {
+        const char *list = json_string_value(json_object_get(job, "nodes"));
+        json_t *names = NULL, *nodes = json_array(), *name;
+        size_t k;
+
+        if (nodes == NULL)
+            break;
+        if (list != NULL && list[0] != '\0' && strcmp(list, "None assigned") != 0 &&
+            hostlist_expand(list, MAX_NODES_SHOWN, &names, NULL) == SLUICE_OK) {
+            json_array_foreach(names, k, name)
+            {
+                char addr[256];
+                int known = s->o.node_address &&
+                            s->o.node_address(s->o.node_address_arg, json_string_value(name), addr,
+                                              sizeof(addr)) == 1;
+                json_array_append_new(
+                    nodes, json_pack("{s:O s:s?}", "name", name, "address", known ? addr : NULL));
+            }
+        }
+        json_decref(names);
+        json_array_append_new(out, json_pack("{s:i s:O? s:s? s:o}", "component", (int)i, "job_id",
+                                             json_object_get(job, "job_id"), "nodelist",
+                                             list && list[0] ? list : NULL, "nodes", nodes));
+    }
+    return out;
+}
 
 /* The API view of a launch: the store's object without the render, plus
  * its events.  Takes rmu (never mu: reads do not wait for a launcher
  * cycle). */
 static sluice_err launch_view(sluice_server_t *s, const char *id, json_t **out, sluice_error_t *err)
 {
-    json_t *l = NULL, *ev = NULL;
+    json_t *l = NULL, *ev = NULL, *creator;
     sluice_err rc;
 
     pthread_mutex_lock(&s->rmu);
@@ -393,6 +519,10 @@ static sluice_err launch_view(sluice_server_t *s, const char *id, json_t **out, 
     if (rc != SLUICE_OK)
         goto out;
     json_object_del(l, "render");
+    creator = json_object_get(json_array_get(ev, 0), "caller");
+    json_object_set_new(l, "created_by",
+                        json_is_string(creator) ? json_incref(creator) : json_null());
+    json_object_set_new(l, "components", components_of(s, ev));
     json_object_set_new(l, "events", ev);
     ev = NULL;
     *out = l;
@@ -419,8 +549,11 @@ static const char *server_getenv_cb(const char *name, void *arg)
     return server_getenv(arg, name);
 }
 
-static enum MHD_Result
-post_launch(sluice_server_t *s, struct MHD_Connection *c, req_t *rq, const char *caller)
+static enum MHD_Result post_launch(sluice_server_t *s,
+                                   struct MHD_Connection *c,
+                                   req_t *rq,
+                                   const char *caller,
+                                   int protected_channel)
 {
     const char *ctype =
         MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
@@ -454,6 +587,16 @@ post_launch(sluice_server_t *s, struct MHD_Connection *c, req_t *rq, const char 
         !json_is_object(peek)) {
         ret = problem(c, 400, "malformed-json", "Malformed JSON",
                       peek ? "the body is not a JSON object" : jerr.text);
+        goto out;
+    }
+    /* Values that crossed plain TCP are not secret any more: refuse them
+     * before anything is parsed, rendered or stored. */
+    if (!protected_channel && json_object_get(peek, "secrets") != NULL) {
+        ret = problem_ex(c, 403, "secrets-need-protected-channel",
+                         "Secrets need TLS or the Unix socket",
+                         "secret values are accepted only over TLS or the Unix socket; nothing "
+                         "was stored (use secret_env names, or a protected listener)",
+                         "secrets", NULL);
         goto out;
     }
     if (s->o.rt) {
@@ -574,11 +717,31 @@ static enum MHD_Result get_launch(sluice_server_t *s, struct MHD_Connection *c, 
     return queue_json(c, 200, view);
 }
 
+/* The creator of a launch (the caller of its `accepted` event) copied into
+ * buf; "" when none was recorded. */
+static sluice_err
+creator_of(sluice_store_t *st, const char *id, char *buf, size_t size, sluice_error_t *err)
+{
+    json_t *ev = NULL;
+    const char *who;
+    sluice_err rc;
+
+    buf[0] = '\0';
+    if ((rc = sluice_store_read_events(st, id, 1, 1, &ev, err)) != SLUICE_OK)
+        return rc;
+    who = json_string_value(json_object_get(json_array_get(ev, 0), "caller"));
+    snprintf(buf, size, "%s", who ? who : "");
+    json_decref(ev);
+    return SLUICE_OK;
+}
+
 static enum MHD_Result
-cancel_launch(sluice_server_t *s, struct MHD_Connection *c, const char *id, const char *caller)
+cancel_launch(sluice_server_t *s, struct MHD_Connection *c, const char *id, const caller_t *caller)
 {
     sluice_error_t err = SLUICE_ERROR_INIT;
     json_t *view = NULL;
+    char creator[SLUICE_FSM_NAME_MAX], detail[320];
+    int forbidden = 0;
     sluice_err rc;
 
     pthread_mutex_lock(&s->mu);
@@ -586,8 +749,21 @@ cancel_launch(sluice_server_t *s, struct MHD_Connection *c, const char *id, cons
     json_decref(view);
     view = NULL;
     if (rc == SLUICE_OK)
-        rc = sluice_launcher_cancel(s->o.launcher, id, caller, &err);
+        rc = creator_of(s->o.store, id, creator, sizeof(creator), &err);
+    /* Only the creator or an admin may cancel a launch. */
+    if (rc == SLUICE_OK && !caller->admin && strcmp(creator, caller->name) != 0)
+        forbidden = 1;
+    else if (rc == SLUICE_OK)
+        rc = sluice_launcher_cancel(s->o.launcher, id, caller->name, &err);
     pthread_mutex_unlock(&s->mu);
+    if (forbidden) {
+        snprintf(detail, sizeof(detail),
+                 "launch %s was created by %s; only its creator or an admin may cancel it", id,
+                 creator[0] ? creator : "an unrecorded caller");
+        sluice_log(SLUICE_LOG_WARNING, "cancel of launch %s by %s refused (created by %s)", id,
+                   caller->name, creator[0] ? creator : "?");
+        return problem(c, 403, "forbidden", "Forbidden", detail);
+    }
     if (rc == SLUICE_OK)
         rc = launch_view(s, id, &view, &err);
     if (rc != SLUICE_OK)
@@ -981,23 +1157,32 @@ static enum MHD_Result method_not_allowed(struct MHD_Connection *c, const char *
     return problem_ex(c, 405, "method-not-allowed", "Method not allowed", NULL, NULL, allow);
 }
 
-static enum MHD_Result route(sluice_server_t *s,
-                             int unix_socket,
-                             struct MHD_Connection *c,
-                             const char *url,
-                             const char *method,
-                             req_t *rq)
+static enum MHD_Result route(
+    const listener_t *li, struct MHD_Connection *c, const char *url, const char *method, req_t *rq)
 {
-    const char *caller, *rest;
+    sluice_server_t *s = li->s;
+    caller_t caller;
+    const char *rest;
     int get = strcmp(method, "GET") == 0;
 
     if (strcmp(url, "/v1/healthz") == 0)
         return get ? queue_json(c, 200, json_pack("{s:s}", "status", "ok"))
                    : method_not_allowed(c, "GET");
-    /* The socket's file mode guards the Unix listener. */
-    if ((caller = unix_socket ? "unix-socket" : authenticate(s, c)) == NULL)
-        return problem(c, 401, "unauthorized", "Unauthorized",
-                       "a valid `Authorization: Bearer <token>` header is required");
+    memset(&caller, 0, sizeof(caller));
+    if (li->unix_socket) {
+        /* The socket's file mode guards the Unix listener; the peer's uid
+         * names the caller. */
+        if (peer_caller(c, &caller) != 0)
+            return problem(c, 401, "unauthorized", "Unauthorized",
+                           "the peer of the Unix socket could not be identified");
+    } else {
+        const token_t *t = authenticate(s, c);
+        if (t == NULL)
+            return problem(c, 401, "unauthorized", "Unauthorized",
+                           "a valid `Authorization: Bearer <token>` header is required");
+        snprintf(caller.name, sizeof(caller.name), "%s", t->name);
+        caller.admin = t->admin;
+    }
     if (rq->too_big) {
         char detail[96];
         snprintf(detail, sizeof(detail), "request bodies are limited to %u bytes",
@@ -1014,7 +1199,7 @@ static enum MHD_Result route(sluice_server_t *s,
         if (get)
             return list_launches(s, c);
         if (strcmp(method, "POST") == 0)
-            return post_launch(s, c, rq, caller);
+            return post_launch(s, c, rq, caller.name, li->unix_socket || li->tls);
         return method_not_allowed(c, "GET, POST");
     }
     if (strncmp(url, "/v1/launches/", 13) == 0) {
@@ -1032,7 +1217,7 @@ static enum MHD_Result route(sluice_server_t *s,
             if (get)
                 return get_launch(s, c, id);
             if (strcmp(method, "DELETE") == 0)
-                return cancel_launch(s, c, id, caller);
+                return cancel_launch(s, c, id, &caller);
             return method_not_allowed(c, "GET, DELETE");
         }
         if (strcmp(rest, "/logs/stdout") == 0 || strcmp(rest, "/logs/stderr") == 0)
@@ -1083,7 +1268,7 @@ static enum MHD_Result on_request(void *cls,
         return MHD_YES;
     }
     atomic_fetch_add(&s->requests, 1);
-    return route(s, li->unix_socket, c, url, method, rq);
+    return route(li, c, url, method, rq);
 }
 
 static void on_completed(void *cls,
@@ -1104,8 +1289,94 @@ static void on_completed(void *cls,
 
 /* ---- lifecycle ---------------------------------------------------------- */
 
+/* libmicrohttpd's messages: kept while starting (for the error text), else
+ * logged at debug level (failed handshakes are routine on an open port).
+ * They never hold key material. */
+static void mhd_logger(void *cls, const char *fmt, va_list ap)
+{
+    sluice_server_t *s = cls;
+    char msg[256];
+    size_t n;
+
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    n = strlen(msg);
+    while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == '.'))
+        msg[--n] = '\0';
+    if (s->starting)
+        snprintf(s->mhd_msg, sizeof(s->mhd_msg), "%s", msg);
+    else
+        sluice_log(SLUICE_LOG_DEBUG, "libmicrohttpd: %s", msg);
+}
+
+/* Read a PEM file whole (at most MAX_PEM bytes) into a new NUL-terminated
+ * buffer.  A key must not be readable by others and must not be
+ * encrypted.  Errors name the file, never its content. */
 static sluice_err
-parse_listen(const char *listen, struct sockaddr_storage *ss, int *v6, sluice_error_t *err)
+read_pem(const char *path, int is_key, char **out, size_t *len_out, sluice_error_t *err)
+{
+    const char *what = is_key ? "TLS key" : "TLS certificate";
+    struct stat st;
+    char *buf = NULL;
+    size_t got = 0;
+    int fd;
+    sluice_err rc = SLUICE_OK;
+
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        return sluice_errorf(err, SLUICE_ECONFIG, "%s %s: %s", what, path, strerror(errno));
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        rc = sluice_errorf(err, SLUICE_ECONFIG, "%s %s is not a regular file", what, path);
+        goto out;
+    }
+    if (is_key && (st.st_mode & 007)) {
+        rc = sluice_errorf(err, SLUICE_ECONFIG,
+                           "%s %s is readable by others (mode %03o); chmod 600 or 640", what, path,
+                           (unsigned)(st.st_mode & 0777));
+        goto out;
+    }
+    if (st.st_size <= 0 || (uint64_t)st.st_size > MAX_PEM) {
+        rc = sluice_errorf(err, SLUICE_ECONFIG, "%s %s: expected a PEM file of 1 to %u bytes", what,
+                           path, MAX_PEM);
+        goto out;
+    }
+    if ((buf = malloc((size_t)st.st_size + 1)) == NULL) {
+        rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+        goto out;
+    }
+    while (got < (size_t)st.st_size) {
+        ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            rc = sluice_errorf(err, SLUICE_ECONFIG, "%s %s: %s", what, path,
+                               n < 0 ? strerror(errno) : "shorter than its size");
+            goto out;
+        }
+        got += (size_t)n;
+    }
+    buf[got] = '\0';
+    if (is_key && strstr(buf, "ENCRYPTED") != NULL)
+        rc = sluice_errorf(err, SLUICE_ECONFIG,
+                           "%s %s is encrypted; give sluice an unencrypted key (mode 0600)", what,
+                           path);
+    else if (is_key &&
+             (strstr(buf, "-----BEGIN ") == NULL || strstr(buf, "PRIVATE KEY-----") == NULL))
+        rc = sluice_errorf(err, SLUICE_ECONFIG, "%s %s: no PEM private key in it", what, path);
+    else if (!is_key && strstr(buf, "-----BEGIN CERTIFICATE-----") == NULL)
+        rc = sluice_errorf(err, SLUICE_ECONFIG, "%s %s: no PEM certificate in it", what, path);
+out:
+    close(fd);
+    if (rc != SLUICE_OK) {
+        wipe(buf, got);
+        free(buf);
+        return rc;
+    }
+    *out = buf;
+    *len_out = got;
+    return SLUICE_OK;
+}
+
+static sluice_err
+parse_listen(const char *listen, int tls, struct sockaddr_storage *ss, int *v6, sluice_error_t *err)
 {
     char host[64];
     const char *colon;
@@ -1141,20 +1412,22 @@ parse_listen(const char *listen, struct sockaddr_storage *ss, int *v6, sluice_er
         struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
         struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
         if (inet_pton(AF_INET, host, &a4->sin_addr) == 1) {
-            if ((ntohl(a4->sin_addr.s_addr) >> 24) != 127)
+            if (!tls && (ntohl(a4->sin_addr.s_addr) >> 24) != 127)
                 return sluice_errorf(err, SLUICE_EINVAL,
                                      "listen: %s is not a loopback address (plain HTTP is only "
-                                     "served on loopback; TLS is not supported yet)",
+                                     "served on loopback; set --tls-cert and --tls-key to listen "
+                                     "on other addresses)",
                                      host);
             a4->sin_family = AF_INET;
             a4->sin_port = htons((uint16_t)port);
             return SLUICE_OK;
         }
         if (inet_pton(AF_INET6, host, &a6->sin6_addr) == 1) {
-            if (!IN6_IS_ADDR_LOOPBACK(&a6->sin6_addr))
+            if (!tls && !IN6_IS_ADDR_LOOPBACK(&a6->sin6_addr))
                 return sluice_errorf(err, SLUICE_EINVAL,
                                      "listen: %s is not a loopback address (plain HTTP is only "
-                                     "served on loopback; TLS is not supported yet)",
+                                     "served on loopback; set --tls-cert and --tls-key to listen "
+                                     "on other addresses)",
                                      host);
             a6->sin6_family = AF_INET6;
             a6->sin6_port = htons((uint16_t)port);
@@ -1162,19 +1435,64 @@ parse_listen(const char *listen, struct sockaddr_storage *ss, int *v6, sluice_er
             return SLUICE_OK;
         }
     }
-    return sluice_errorf(err, SLUICE_EINVAL, "listen: '%s' is not a numeric loopback address",
-                         host);
+    return sluice_errorf(err, SLUICE_EINVAL, "listen: '%s' is not a numeric address", host);
+}
+
+/* A listening TCP socket on `ss`, or -1.  Bound here (not by
+ * libmicrohttpd) so that an address error and a TLS error are told
+ * apart. */
+static int
+tcp_listen(const struct sockaddr_storage *ss, int v6, const char *listen_s, sluice_error_t *err)
+{
+    int fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+
+    if (fd < 0) {
+        sluice_errorf(err, SLUICE_ETRANSPORT, "socket: %s", strerror(errno));
+        return -1;
+    }
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (v6)
+        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+    if (bind(fd, (const struct sockaddr *)ss,
+             v6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in)) != 0 ||
+        listen(fd, 128) != 0) {
+        sluice_errorf(err, SLUICE_ETRANSPORT, "cannot listen on %s: %s", listen_s, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
 }
 
 /* Bind a Unix stream socket at `path` with `mode`; a stale socket file is
  * replaced, any other file is refused.  Returns the listening fd or -1. */
-static int unix_listen(const char *path, unsigned mode, sluice_error_t *err)
+static int unix_listen(const char *path, unsigned mode, const char *group, sluice_error_t *err)
 {
     struct sockaddr_un a;
     struct stat st;
     mode_t old;
+    gid_t gid = (gid_t)-1;
     int fd = -1;
 
+    if (mode & 007) {
+        sluice_errorf(err, SLUICE_EINVAL,
+                      "socket mode %04o is accessible by others; use 0660 or stricter", mode);
+        return -1;
+    }
+    if ((mode & 0600) != 0600 || mode > 0777) {
+        sluice_errorf(err, SLUICE_EINVAL, "socket mode %04o: the owner needs read and write", mode);
+        return -1;
+    }
+    if (group != NULL) {
+        struct group gr, *res = NULL;
+        char buf[4096];
+        int e = getgrnam_r(group, &gr, buf, sizeof(buf), &res);
+        if (res == NULL) {
+            sluice_errorf(err, SLUICE_ECONFIG, "socket group '%s': %s", group,
+                          e ? strerror(e) : "no such group");
+            return -1;
+        }
+        gid = res->gr_gid;
+    }
     memset(&a, 0, sizeof(a));
     a.sun_family = AF_UNIX;
     if (strlen(path) >= sizeof(a.sun_path)) {
@@ -1203,6 +1521,13 @@ static int unix_listen(const char *path, unsigned mode, sluice_error_t *err)
         return -1;
     }
     umask(old);
+    if (gid != (gid_t)-1 && chown(path, (uid_t)-1, gid) != 0) {
+        sluice_errorf(err, SLUICE_EPERM, "socket %s: cannot give it to group '%s': %s", path, group,
+                      strerror(errno));
+        close(fd);
+        unlink(path);
+        return -1;
+    }
     if (chmod(path, (mode_t)mode) != 0 || listen(fd, 128) != 0) {
         sluice_errorf(err, SLUICE_ETRANSPORT, "listen %s: %s", path, strerror(errno));
         close(fd);
@@ -1217,9 +1542,8 @@ sluice_server_new(sluice_server_t **out, const sluice_server_opts_t *opts, sluic
 {
     sluice_server_t *s = NULL;
     struct sockaddr_storage ss;
-    const union MHD_DaemonInfo *info;
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME;
-    int v6 = 0, ufd = -1;
+    int v6 = 0, ufd = -1, tfd = -1;
     sluice_err rc = SLUICE_OK;
 
     if (out == NULL || opts == NULL || opts->launcher == NULL || opts->store == NULL ||
@@ -1229,7 +1553,17 @@ sluice_server_new(sluice_server_t **out, const sluice_server_opts_t *opts, sluic
         return sluice_errorf(err, SLUICE_EINVAL,
                              "server: a listen address or a socket path is "
                              "required");
-    if (opts->listen && (rc = parse_listen(opts->listen, &ss, &v6, err)) != SLUICE_OK)
+    if ((opts->tls_cert == NULL) != (opts->tls_key == NULL))
+        return sluice_errorf(err, SLUICE_EINVAL, "server: tls_cert and tls_key go together");
+    if (opts->tls_cert && opts->listen == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL,
+                             "server: tls_cert and tls_key need a listen address");
+    if (opts->tls_cert && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
+        return sluice_errorf(err, SLUICE_EUNSUPPORTED,
+                             "server: this libmicrohttpd was built without TLS (GnuTLS); install "
+                             "Debian's libmicrohttpd12 or serve on loopback or the Unix socket");
+    if (opts->listen &&
+        (rc = parse_listen(opts->listen, opts->tls_cert != NULL, &ss, &v6, err)) != SLUICE_OK)
         return rc;
     if ((s = calloc(1, sizeof(*s))) == NULL)
         return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
@@ -1243,32 +1577,73 @@ sluice_server_new(sluice_server_t **out, const sluice_server_opts_t *opts, sluic
     s->tcp_l.s = s;
     s->unix_l.s = s;
     s->unix_l.unix_socket = 1;
+    s->tcp_l.tls = opts->tls_cert != NULL;
     pthread_mutex_init(&s->mu, NULL);
+    pthread_mutex_init(&s->prune_mu, NULL);
     pthread_mutex_init(&s->rmu, NULL);
     pthread_mutex_init(&s->wait_mu, NULL);
     atomic_init(&s->stopping, 0);
     atomic_init(&s->transitions, 0);
     atomic_init(&s->requests, 0);
+    atomic_init(&s->pruned_launches, 0);
+    atomic_init(&s->pruned_logs, 0);
+    if (opts->tls_cert &&
+        ((rc = read_pem(opts->tls_cert, 0, &s->cert_pem, &s->cert_len, err)) != SLUICE_OK ||
+         (rc = read_pem(opts->tls_key, 1, &s->key_pem, &s->key_len, err)) != SLUICE_OK))
+        goto out;
     if ((rc = sluice_store_open(&s->rstore, sluice_store_dir(opts->store), err)) != SLUICE_OK)
         goto out;
     if ((opts->listen || opts->tokens_file) &&
         (rc = load_tokens(s, opts->tokens_file, err)) != SLUICE_OK)
         goto out;
     if (opts->listen) {
-        s->d = MHD_start_daemon(
-            flags | (v6 ? MHD_USE_IPv6 : 0), 0, NULL, NULL, on_request, &s->tcp_l,
-            MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_THREAD_POOL_SIZE, s->o.threads,
-            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-            (size_t)(128 * 1024), MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_END);
-        if (s->d == NULL) {
-            rc = sluice_errorf(err, SLUICE_ETRANSPORT, "cannot listen on %s", opts->listen);
+        if ((tfd = tcp_listen(&ss, v6, opts->listen, err)) < 0) {
+            rc = err ? err->code : SLUICE_ETRANSPORT;
             goto out;
         }
-        info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
-        s->port = info ? info->port : 0;
+        s->starting = 1;
+        s->mhd_msg[0] = '\0';
+        if (s->cert_pem)
+            s->d = MHD_start_daemon(
+                flags | MHD_USE_TLS | MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0), 0, NULL, NULL,
+                on_request, &s->tcp_l, MHD_OPTION_LISTEN_SOCKET, tfd, MHD_OPTION_THREAD_POOL_SIZE,
+                s->o.threads, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
+                MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(128 * 1024),
+                MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_EXTERNAL_LOGGER,
+                mhd_logger, s, MHD_OPTION_HTTPS_MEM_CERT, s->cert_pem, MHD_OPTION_HTTPS_MEM_KEY,
+                s->key_pem, MHD_OPTION_END);
+        else
+            s->d = MHD_start_daemon(
+                flags | MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0), 0, NULL, NULL, on_request,
+                &s->tcp_l, MHD_OPTION_LISTEN_SOCKET, tfd, MHD_OPTION_THREAD_POOL_SIZE, s->o.threads,
+                MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+                (size_t)(128 * 1024), MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+                MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, s, MHD_OPTION_END);
+        s->starting = 0;
+        if (s->d == NULL) {
+            close(tfd);
+            if (s->cert_pem)
+                rc = sluice_errorf(err, SLUICE_ECONFIG,
+                                   "cannot serve TLS on %s with certificate %s and key %s: %s%s"
+                                   "GnuTLS refused them (does the key belong to the certificate? "
+                                   "are both PEM?)",
+                                   opts->listen, opts->tls_cert, opts->tls_key, s->mhd_msg,
+                                   s->mhd_msg[0] ? "; " : "");
+            else
+                rc = sluice_errorf(err, SLUICE_ETRANSPORT, "cannot serve on %s%s%s", opts->listen,
+                                   s->mhd_msg[0] ? ": " : "", s->mhd_msg);
+            goto out;
+        }
+        {
+            struct sockaddr_storage bound;
+            socklen_t blen = sizeof(bound);
+            if (getsockname(tfd, (struct sockaddr *)&bound, &blen) == 0)
+                s->port = ntohs(v6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
+                                   : ((struct sockaddr_in *)&bound)->sin_port);
+        }
     }
     if (opts->socket_path) {
-        if ((ufd = unix_listen(opts->socket_path, s->o.socket_mode, err)) < 0) {
+        if ((ufd = unix_listen(opts->socket_path, s->o.socket_mode, opts->socket_group, err)) < 0) {
             rc = err ? err->code : SLUICE_ETRANSPORT;
             goto out;
         }
@@ -1329,6 +1704,11 @@ void sluice_server_free(sluice_server_t *s)
         free(s->tokens[i].token);
         free(s->tokens[i].name);
     }
+    /* GnuTLS keeps its own copy; ours is zeroed once the daemon is gone. */
+    wipe(s->key_pem, s->key_len);
+    free(s->key_pem);
+    free(s->cert_pem);
+    pthread_mutex_destroy(&s->prune_mu);
     free(s->waiting);
     sluice_store_close(s->rstore);
     pthread_mutex_destroy(&s->rmu);
@@ -1354,13 +1734,159 @@ sluice_err sluice_server_step(sluice_server_t *s, sluice_error_t *err)
     return rc;
 }
 
+/* ---- retention ---------------------------------------------------------- */
+
+static int64_t clock_ms(clockid_t id)
+{
+    struct timespec ts;
+
+    clock_gettime(id, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Remove the directory `name` under `parent` and everything below it,
+ * never following a symlink.  0 or -1 (errno set). */
+static int remove_tree(int parent, const char *name, int depth)
+{
+    int fd;
+    DIR *d;
+    struct dirent *e;
+    int rc = 0;
+
+    if (depth > 8) {
+        errno = ELOOP;
+        return -1;
+    }
+    if ((fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+        return -1;
+    if ((d = fdopendir(fd)) == NULL) {
+        close(fd);
+        return -1;
+    }
+    while (rc == 0 && (e = readdir(d)) != NULL) {
+        struct stat st;
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        if (fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+            rc = -1;
+        else if (S_ISDIR(st.st_mode))
+            rc = remove_tree(fd, e->d_name, depth + 1);
+        else
+            rc = unlinkat(fd, e->d_name, 0);
+    }
+    closedir(d);
+    if (rc == 0)
+        rc = unlinkat(parent, name, AT_REMOVEDIR);
+    return rc;
+}
+
+/* Archived log directories older than logs_max_age_s, unless the store
+ * still knows their launch as live. */
+static sluice_err prune_logs(sluice_server_t *s, int64_t now_ms, size_t *n_out, sluice_error_t *err)
+{
+    char dir[4200];
+    int dfd;
+    DIR *d;
+    struct dirent *e;
+    int64_t cutoff = now_ms - s->o.logs_max_age_s * 1000;
+    sluice_err rc = SLUICE_OK;
+
+    snprintf(dir, sizeof(dir), "%s/artifacts", sluice_store_dir(s->o.store));
+    if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+        return errno == ENOENT ? SLUICE_OK
+                               : sluice_errorf(err, SLUICE_EIO, "%s: %s", dir, strerror(errno));
+    if ((d = fdopendir(dfd)) == NULL) {
+        close(dfd);
+        return sluice_errorf(err, SLUICE_EIO, "%s: %s", dir, strerror(errno));
+    }
+    while ((e = readdir(d)) != NULL) {
+        struct stat st;
+        json_t *l = NULL;
+        sluice_err g;
+        int live;
+
+        if (!valid_id(e->d_name, strlen(e->d_name)) ||
+            fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
+            (int64_t)st.st_mtime * 1000 >= cutoff)
+            continue;
+        pthread_mutex_lock(&s->rmu);
+        g = sluice_store_get_launch(s->rstore, e->d_name, &l, NULL);
+        pthread_mutex_unlock(&s->rmu);
+        live =
+            g == SLUICE_OK ? !json_is_true(json_object_get(l, "terminal")) : g != SLUICE_ENOTFOUND;
+        json_decref(l);
+        if (live)
+            continue; /* a live launch, or the store could not say: keep */
+        if (remove_tree(dfd, e->d_name, 0) != 0) {
+            rc = sluice_errorf(err, SLUICE_EIO, "retention: %s/%s: %s", dir, e->d_name,
+                               strerror(errno));
+            continue;
+        }
+        (*n_out)++;
+    }
+    closedir(d);
+    return rc;
+}
+
+sluice_err sluice_server_prune(
+    sluice_server_t *s, int64_t now_ms, size_t *launches_out, size_t *logs_out, sluice_error_t *err)
+{
+    size_t nl = 0, ng = 0;
+    sluice_err rc = SLUICE_OK, rc2 = SLUICE_OK;
+
+    if (s == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "no server");
+    if (now_ms == 0)
+        now_ms = clock_ms(CLOCK_REALTIME);
+    pthread_mutex_lock(&s->prune_mu);
+    if (s->o.launches_max_age_s > 0) {
+        /* The store refuses to delete a launch that is not terminal. */
+        pthread_mutex_lock(&s->mu);
+        rc = sluice_store_prune(s->o.store, s->o.launches_max_age_s * 1000, now_ms, &nl, err);
+        pthread_mutex_unlock(&s->mu);
+    }
+    if (s->o.logs_max_age_s > 0)
+        rc2 = prune_logs(s, now_ms, &ng, rc == SLUICE_OK ? err : NULL);
+    pthread_mutex_unlock(&s->prune_mu);
+    atomic_fetch_add(&s->pruned_launches, nl);
+    atomic_fetch_add(&s->pruned_logs, ng);
+    if (nl > 0 || ng > 0)
+        sluice_log(SLUICE_LOG_INFO,
+                   "retention: removed %zu finished launches and %zu log directories", nl, ng);
+    if (launches_out)
+        *launches_out = nl;
+    if (logs_out)
+        *logs_out = ng;
+    return rc != SLUICE_OK ? rc : rc2;
+}
+
+uint64_t sluice_server_pruned_launches(const sluice_server_t *s)
+{
+    return s ? atomic_load(&s->pruned_launches) : 0;
+}
+
+uint64_t sluice_server_pruned_logs(const sluice_server_t *s)
+{
+    return s ? atomic_load(&s->pruned_logs) : 0;
+}
+
 sluice_err sluice_server_run_launcher(sluice_server_t *s, volatile int *stop, sluice_error_t *err)
 {
+    int64_t next_prune = 0;
+
     if (s == NULL || stop == NULL)
         return sluice_errorf(err, SLUICE_EINVAL, "no server or stop flag");
     while (!*stop) {
         sluice_error_t e = SLUICE_ERROR_INIT;
         int64_t wait_ms, slept = 0;
+
+        if (clock_ms(CLOCK_MONOTONIC) >= next_prune) {
+            sluice_error_t pe = SLUICE_ERROR_INIT;
+            if (sluice_server_prune(s, 0, NULL, NULL, &pe) != SLUICE_OK)
+                sluice_log(SLUICE_LOG_WARNING, "retention: %s", pe.text);
+            next_prune = clock_ms(CLOCK_MONOTONIC) +
+                         (int64_t)(s->o.prune_interval_s ? s->o.prune_interval_s : 3600) * 1000;
+        }
 
         if (sluice_server_step(s, &e) != SLUICE_OK)
             sluice_log(SLUICE_LOG_WARNING, "launcher cycle: %s", e.text);

@@ -1041,6 +1041,7 @@ void sluice_rest_nodes_clear(sluice_rest_nodes_t *n)
         free(n->nodes[i].state);
         free(n->nodes[i].features);
         free(n->nodes[i].partitions);
+        free(n->nodes[i].address);
     }
     free(n->nodes);
     memset(n, 0, sizeof(*n));
@@ -1123,6 +1124,8 @@ sluice_err sluice_rest_parse_nodes(sluice_rest_version v,
             rc = joined(item, "features", path, ',', &x->features, err);
         if (rc == SLUICE_OK)
             rc = joined(item, "partitions", path, ',', &x->partitions, err);
+        if (rc == SLUICE_OK)
+            rc = slurmrest_get_string(item, "address", path, &x->address, err);
         if (rc != SLUICE_OK)
             goto out;
     }

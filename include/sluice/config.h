@@ -144,6 +144,24 @@ typedef struct {
         long absence_spacing_s; /* default 10 */
     } submit;
 
+    /* server: (`sluice serve`; its flags override these) */
+    struct {
+        char *listen;       /* "ADDR:PORT"; plain HTTP only on loopback, any address with TLS */
+        char *tokens_file;  /* `<caller> <token> [admin]` lines */
+        char *socket;       /* Unix socket path */
+        long socket_mode;   /* default 0660; never world-accessible */
+        char *socket_group; /* group the socket is chowned to, or NULL */
+        char *tls_cert;     /* PEM certificate (chain) for the TCP listener */
+        char *tls_key;      /* PEM private key */
+        long threads;       /* worker threads per listener, default 4 */
+    } server;
+
+    /* retention: (0 = keep forever) */
+    struct {
+        long launches_max_age_s; /* finished launches, default 2592000 (30 d) */
+        long logs_max_age_s;     /* archived logs, default 7776000 (90 d) */
+    } retention;
+
     /* Non-fatal findings ("parent.environment_setup: not used by sluice"). */
     sluice_strlist_t warnings;
 

@@ -8,13 +8,22 @@
  *
  * Notes:
  *   - src/server.c is the only file that includes <microhttpd.h>.
- *   - TCP listens on loopback only (127.0.0.1 or ::1); there is no TLS yet,
- *     so a non-loopback address is refused.
+ *   - TCP with TLS (tls_cert + tls_key, through libmicrohttpd's GnuTLS) may
+ *     listen on any address; plain TCP only on loopback (127.0.0.0/8, ::1).
  *   - Over TCP every route but /v1/healthz needs `Authorization: Bearer
  *     <token>` with a token from the tokens file (mode 0600, lines
- *     `<caller-name> <token>`); the caller name is the audit name.  The
- *     Unix socket (mode 0660 by default) needs no token: its file mode
- *     guards it, and its caller is "unix-socket".
+ *     `<caller-name> <token> [admin]`); the caller name is the audit name.
+ *     The Unix socket (mode 0660 by default, optionally chowned to a group)
+ *     needs no token: its file mode guards it, and its caller is
+ *     "unix:<user>" from the peer's uid (SO_PEERCRED); root and the
+ *     service's own user are admins there.
+ *   - Ownership: the caller recorded on a launch's `accepted` event is its
+ *     creator (`created_by`).  Every authenticated caller may read every
+ *     launch; only the creator or an admin may cancel one (else 403).
+ *   - Secret values (`secrets` in a launch request) are refused with 403
+ *     over plain TCP; they are accepted over TLS and the Unix socket.
+ *   - Retention: sluice_server_run_launcher() runs sluice_server_prune()
+ *     at start and then every prune_interval_s.
  *   - The launcher and the store are borrowed.  The server serialises every
  *     use of both (accept, cancel, readiness) behind one mutex; drive the
  *     launcher through sluice_server_step() or sluice_server_run_launcher()
@@ -51,8 +60,20 @@ typedef struct {
     const char *listen;               /* "127.0.0.1:PORT" or "[::1]:PORT" (PORT 0 = any), or NULL */
     const char *socket_path;          /* Unix socket to serve on, or NULL */
     unsigned socket_mode;             /* its file mode; 0 = 0660 */
-    const char *tokens_file;          /* 0600 file of `<caller> <token>` lines; required with
-                                         `listen` */
+    const char *tokens_file;          /* 0600 file of `<caller> <token> [admin]` lines; required
+                                         with `listen` */
+    const char *socket_group;         /* group to chown the socket to, or NULL */
+    const char *tls_cert;             /* PEM certificate (chain) file: TLS on `listen` */
+    const char *tls_key;              /* PEM private key file (required with tls_cert) */
+    /* Node address lookup for GET /v1/launches/{id}: copy the address of
+     * `node` into buf and return 1, or return 0 when it is unknown (the
+     * answer then says null).  NULL: every address is unknown. */
+    int (*node_address)(void *arg, const char *node, char *buf, size_t size);
+    void *node_address_arg;
+    /* Retention (0: keep forever). */
+    int64_t launches_max_age_s; /* finished launches */
+    int64_t logs_max_age_s;     /* archived log directories */
+    unsigned prune_interval_s;  /* 0 = 3600 */
     /* Rendering inputs (NULL: the process environment, stat(2)). */
     sluice_getenv_fn getenv_fn;
     void *getenv_arg;
@@ -92,6 +113,22 @@ SLUICE_API sluice_err sluice_server_step(sluice_server_t *s, sluice_error_t *err
 SLUICE_API sluice_err sluice_server_run_launcher(sluice_server_t *s,
                                                  volatile int *stop,
                                                  sluice_error_t *err);
+
+/* One retention pass at `now_ms` (0 = now): delete finished launches
+ * older than launches_max_age_s from the store and archived log
+ * directories (<state>/artifacts/<id>/) older than logs_max_age_s, never
+ * those of a live launch.  Counts go to *launches_out and *logs_out (either
+ * may be NULL) and to the totals below. */
+SLUICE_API sluice_err sluice_server_prune(sluice_server_t *s,
+                                          int64_t now_ms,
+                                          size_t *launches_out,
+                                          size_t *logs_out,
+                                          sluice_error_t *err);
+
+/* Launches and log directories removed by retention since start (for
+ * /v1/metrics).  NULL-safe. */
+SLUICE_API uint64_t sluice_server_pruned_launches(const sluice_server_t *s);
+SLUICE_API uint64_t sluice_server_pruned_logs(const sluice_server_t *s);
 
 /* Count one transition for /v1/metrics (call from the launcher's
  * on_transition callback).  NULL-safe. */

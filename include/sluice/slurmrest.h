@@ -244,6 +244,7 @@ typedef struct {
     char *state;    /* "IDLE", "MIXED+DRAIN" (flags joined with '+'), or NULL */
     char *features; /* comma-separated, or NULL */
     char *partitions;
+    char *address; /* NodeAddr, or NULL when the answer has none */
 } sluice_rest_node_t;
 
 typedef struct {

@@ -9,15 +9,19 @@
  * the loop; the server then closes every stream and exits 0.
  *
  * Notes:
- * - Plain HTTP on loopback only: TLS is not supported yet, so a control
- *   plane on another host reaches the service through a tunnel or a proxy
- *   on this host.
+ * - Flags override the site's `server:` block (server.listen, ...); the
+ *   `retention:` block sets how long finished launches and archived logs
+ *   are kept.
+ * - TCP with --tls-cert/--tls-key may listen on any address; plain HTTP
+ *   only on loopback.
  * - secret_env names in requests are read from this process's environment.
  */
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <sluice/server.h>
 
@@ -33,26 +37,74 @@ static void on_signal(int sig)
 }
 
 static const char serve_usage[] =
-    "usage: sluice serve (--listen 127.0.0.1:PORT --tokens FILE | --socket PATH)\n"
+    "usage: sluice serve (--listen ADDR:PORT --tokens FILE | --socket PATH)\n"
+    "                    [--tls-cert FILE --tls-key FILE] [--socket-group NAME]\n"
     "                    [--config FILE]\n"
     "                    [--set KEY=VALUE ...] [--study-runtime FILE] [--state-dir DIR]\n"
     "\n"
     "Supervise launches and serve the HTTP API (/v1) until SIGTERM or SIGINT.\n"
+    "Each option has a site key (server.listen, server.tokens_file, server.socket,\n"
+    "server.socket_group, server.tls_cert, server.tls_key); the option wins.\n"
     "\n"
     "options:\n"
-    "  --listen ADDR:PORT    loopback address to listen on (127.0.0.1, [::1]); no TLS yet\n"
-    "  --tokens FILE         0600 file of `<caller-name> <token>` lines (bearer tokens)\n"
-    "  --socket PATH         also (or only) serve on a Unix socket, mode 0660, no token\n"
+    "  --listen ADDR:PORT    address to listen on; without TLS only loopback (127.0.0.1, [::1])\n"
+    "  --tokens FILE         0600 file of `<caller-name> <token> [admin]` lines (bearer tokens)\n"
+    "  --tls-cert FILE       PEM certificate (chain): serve HTTPS on --listen\n"
+    "  --tls-key FILE        PEM private key of --tls-cert (not readable by others)\n"
+    "  --socket PATH         also (or only) serve on a Unix socket (server.socket_mode, 0660)\n"
+    "  --socket-group NAME   group of the socket (members may use the API without a token)\n"
     "  --config FILE         site YAML (default: $SLUICE_CONFIG)\n"
     "  --set KEY=VALUE       override one dotted site key\n"
     "  --study-runtime FILE  study runtime file (format_version 2)\n"
     "  --state-dir DIR       the store (default: $SLUICE_STATE_DIR, ...)\n"
     "  -h, --help            show this help\n";
 
+/* Node addresses (Slurm's NodeAddr) for GET /v1/launches/{id}: a table
+ * read through a client of its own (HTTP workers never share the
+ * launcher's), at most once a minute, and only when asked. */
+typedef struct {
+    pthread_mutex_t mu;
+    sluice_client_t *client; /* or NULL: addresses unknown */
+    sluice_rest_nodes_t nodes;
+    time_t read_at;
+} node_cache_t;
+
 typedef struct {
     sluice_client_t *client;
     sluice_server_t *server;
+    node_cache_t nc;
 } serve_ctx_t;
+
+static int node_address(void *arg, const char *node, char *buf, size_t size)
+{
+    node_cache_t *nc = arg;
+    time_t now = time(NULL);
+    int found = 0;
+
+    pthread_mutex_lock(&nc->mu);
+    if (nc->client != NULL && now - nc->read_at >= 60) {
+        sluice_rest_nodes_t fresh;
+        sluice_error_t e = SLUICE_ERROR_INIT;
+
+        memset(&fresh, 0, sizeof(fresh));
+        nc->read_at = now; /* a failed read is not retried for a minute either */
+        if (sluice_client_nodes(nc->client, &fresh, NULL, &e) == SLUICE_OK) {
+            sluice_rest_nodes_clear(&nc->nodes);
+            nc->nodes = fresh;
+        } else {
+            sluice_log(SLUICE_LOG_WARNING, "node addresses: %s", e.text);
+        }
+    }
+    for (size_t i = 0; i < nc->nodes.n_nodes && !found; i++) {
+        const sluice_rest_node_t *n = &nc->nodes.nodes[i];
+        if (n->name && n->address && n->address[0] && strcmp(n->name, node) == 0) {
+            snprintf(buf, size, "%s", n->address);
+            found = 1;
+        }
+    }
+    pthread_mutex_unlock(&nc->mu);
+    return found;
+}
 
 static void on_transition(const sluice_launcher_transition_t *t, void *arg)
 {
@@ -105,6 +157,7 @@ int cmd_serve(int argc, char **argv)
     serve_ctx_t sc;
     sluice_error_t err = SLUICE_ERROR_INIT;
     const char *state_dir = NULL, *listen = NULL, *tokens = NULL, *socket_path = NULL;
+    const char *socket_group = NULL, *tls_cert = NULL, *tls_key = NULL;
     struct sigaction sa;
     int rc = CLI_EX_OK, a, k;
 
@@ -113,6 +166,7 @@ int cmd_serve(int argc, char **argv)
     memset(&lo, 0, sizeof(lo));
     memset(&so, 0, sizeof(so));
     memset(&sc, 0, sizeof(sc));
+    pthread_mutex_init(&sc.nc.mu, NULL);
     for (a = 1; a < argc; a++) {
         const char *arg = argv[a];
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
@@ -129,20 +183,45 @@ int cmd_serve(int argc, char **argv)
             socket_path = argv[++a];
         } else if (strcmp(arg, "--tokens") == 0 && a + 1 < argc) {
             tokens = argv[++a];
+        } else if (strcmp(arg, "--socket-group") == 0 && a + 1 < argc) {
+            socket_group = argv[++a];
+        } else if (strcmp(arg, "--tls-cert") == 0 && a + 1 < argc) {
+            tls_cert = argv[++a];
+        } else if (strcmp(arg, "--tls-key") == 0 && a + 1 < argc) {
+            tls_key = argv[++a];
         } else {
             fprintf(stderr, "sluice serve: unexpected argument '%s'\n", arg);
             fputs(serve_usage, stderr);
             return CLI_EX_USAGE;
         }
     }
-    if ((listen == NULL && socket_path == NULL) || (listen && tokens == NULL)) {
-        fprintf(stderr, "sluice serve: --listen with --tokens, or --socket, is required\n");
-        fputs(serve_usage, stderr);
-        return CLI_EX_USAGE;
-    }
     cli_config_opts(&co, po.config_path, po.sets, po.n_sets);
-    if (sluice_config_load(&co, &cfg, &err) != SLUICE_OK ||
-        (po.study_path &&
+    if (sluice_config_load(&co, &cfg, &err) != SLUICE_OK) {
+        rc = cli_fail(&err);
+        goto out;
+    }
+    /* Flags over the site's server: block. */
+#define PICK(v, key) ((v) != NULL ? (v) : cfg->server.key)
+    listen = PICK(listen, listen);
+    tokens = PICK(tokens, tokens_file);
+    socket_path = PICK(socket_path, socket);
+    socket_group = PICK(socket_group, socket_group);
+    tls_cert = PICK(tls_cert, tls_cert);
+    tls_key = PICK(tls_key, tls_key);
+#undef PICK
+    if ((listen == NULL && socket_path == NULL) || (listen && tokens == NULL)) {
+        fprintf(stderr, "sluice serve: --listen with --tokens, or --socket, is required (or "
+                        "server.listen with server.tokens_file, or server.socket)\n");
+        fputs(serve_usage, stderr);
+        rc = CLI_EX_USAGE;
+        goto out;
+    }
+    if ((tls_cert == NULL) != (tls_key == NULL)) {
+        fprintf(stderr, "sluice serve: --tls-cert and --tls-key go together\n");
+        rc = CLI_EX_USAGE;
+        goto out;
+    }
+    if ((po.study_path &&
          sluice_study_runtime_load(po.study_path, NULL, 0, cfg, &rt, &err) != SLUICE_OK) ||
         sluice_store_open(&store, state_dir, &err) != SLUICE_OK ||
         sluice_client_new_from_config(&sc.client, cfg, &err) != SLUICE_OK) {
@@ -170,10 +249,24 @@ int cmd_serve(int argc, char **argv)
     so.listen = listen;
     so.tokens_file = tokens;
     so.socket_path = socket_path;
+    so.socket_mode = (unsigned)cfg->server.socket_mode;
+    so.socket_group = socket_group;
+    so.tls_cert = tls_cert;
+    so.tls_key = tls_key;
+    so.threads = (unsigned)cfg->server.threads;
+    so.launches_max_age_s = cfg->retention.launches_max_age_s;
+    so.logs_max_age_s = cfg->retention.logs_max_age_s;
     so.getenv_fn = cli_getenv;
     so.ready = ready;
     so.token_ttl_s = token_ttl;
     so.cluster_arg = &sc;
+    {
+        sluice_error_t ne = SLUICE_ERROR_INIT;
+        if (sluice_client_new_from_config(&sc.nc.client, cfg, &ne) != SLUICE_OK)
+            sluice_log(SLUICE_LOG_WARNING, "node addresses unavailable: %s", ne.text);
+    }
+    so.node_address = node_address;
+    so.node_address_arg = &sc.nc;
     if (sluice_server_new(&sc.server, &so, &err) != SLUICE_OK) {
         rc = cli_fail(&err);
         goto out;
@@ -185,8 +278,8 @@ int cmd_serve(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
     if (listen)
-        fprintf(stderr, "sluice serve: listening on http://%s (port %u)\n", listen,
-                (unsigned)sluice_server_port(sc.server));
+        fprintf(stderr, "sluice serve: listening on %s://%s (port %u)\n",
+                tls_cert ? "https" : "http", listen, (unsigned)sluice_server_port(sc.server));
     if (socket_path)
         fprintf(stderr, "sluice serve: listening on unix:%s\n", socket_path);
     fprintf(stderr, "sluice serve: store %s\n", sluice_store_dir(store));
@@ -197,6 +290,9 @@ out:
     sluice_launcher_free(launcher);
     sluice_staging_ops_free(&lo.staging);
     sluice_client_free(sc.client);
+    sluice_client_free(sc.nc.client);
+    sluice_rest_nodes_clear(&sc.nc.nodes);
+    pthread_mutex_destroy(&sc.nc.mu);
     sluice_store_close(store);
     sluice_study_runtime_free(rt);
     sluice_config_free(cfg);

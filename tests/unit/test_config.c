@@ -93,6 +93,46 @@ Test(config, example_site_file_loads)
     free(path);
 }
 
+Test(config, server_and_retention_blocks)
+{
+    static const char *const env[] = {"SLUICE_SERVER_THREADS=8", NULL};
+    static const char *const sets[] = {"server.socket_mode=0600", "retention.logs_max_age_s=0"};
+    sluice_config_t *cfg = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    json_t *j = NULL;
+
+    cr_assert_eq(load_text(BASE "server:\n"
+                                "  listen: \"0.0.0.0:8443\"\n"
+                                "  tokens_file: /etc/sluice/tokens\n"
+                                "  socket: /run/sluice/api.sock\n"
+                                "  socket_mode: 0640\n"
+                                "  socket_group: flare\n"
+                                "  tls_cert: /etc/sluice/cert.pem\n"
+                                "  tls_key: /etc/sluice/key.pem\n"
+                                "  threads: 2\n"
+                                "retention:\n"
+                                "  launches_max_age_s: 7d\n"
+                                "  logs_max_age_s: 0\n",
+                           env, sets, 2, &cfg, &err),
+                 SLUICE_OK, "%s", err.text);
+    cr_expect_str_eq(cfg->server.listen, "0.0.0.0:8443");
+    cr_expect_str_eq(cfg->server.tokens_file, "/etc/sluice/tokens");
+    cr_expect_str_eq(cfg->server.socket, "/run/sluice/api.sock");
+    cr_expect_eq(cfg->server.socket_mode, 0600); /* the flag wins */
+    cr_expect_str_eq(cfg->server.socket_group, "flare");
+    cr_expect_str_eq(cfg->server.tls_cert, "/etc/sluice/cert.pem");
+    cr_expect_str_eq(cfg->server.tls_key, "/etc/sluice/key.pem");
+    cr_expect_eq(cfg->server.threads, 8); /* the environment wins over the file */
+    cr_expect_eq(cfg->retention.launches_max_age_s, 7 * 86400);
+    cr_expect_eq(cfg->retention.logs_max_age_s, 0);
+    cr_assert_eq(sluice_config_to_json(cfg, &j, &err), SLUICE_OK, "%s", err.text);
+    cr_expect_str_eq(json_string_value(json_object_get(
+                         json_object_get(json_object_get(j, "config"), "server"), "socket_mode")),
+                     "0600");
+    json_decref(j);
+    sluice_config_free(cfg);
+}
+
 Test(config, defaults_apply)
 {
     sluice_config_t *cfg = NULL;
@@ -112,6 +152,12 @@ Test(config, defaults_apply)
     cr_assert_eq(cfg->accounting.miss_spacing_s, 6);
     cr_assert_eq(cfg->submit.absence_delay_s, 60);
     cr_assert_eq(cfg->submit.absence_spacing_s, 10);
+    cr_assert_eq(cfg->server.socket_mode, 0660);
+    cr_assert_eq(cfg->server.threads, 4);
+    cr_assert_null(cfg->server.listen);
+    cr_assert_null(cfg->server.socket_group);
+    cr_assert_eq(cfg->retention.launches_max_age_s, 2592000);
+    cr_assert_eq(cfg->retention.logs_max_age_s, 7776000);
     cr_assert_eq(sluice_config_source(cfg, "rest.url"), SLUICE_SRC_FILE);
     cr_assert_eq(sluice_config_source(cfg, "job_launcher.internal_port"), SLUICE_SRC_DEFAULT);
     sluice_config_free(cfg);
@@ -185,6 +231,22 @@ static const struct bad_case bad_cases[] = {
     {"- 1\n- 2\n", "site.yaml:1:1: (top level): expected a mapping, found a list"},
     {"a: [1\n", "site.yaml:2:1: invalid YAML: did not find expected ',' or ']'"},
     {"rest: {url: https://h}\n---\nb: 1\n", "site.yaml:2:1: only one YAML document is allowed"},
+    {BASE "server:\n  socket_mode: \"0666\"\n",
+     "site.yaml:8:16: server.socket_mode: mode 0666 is accessible by others; use 0660 or "
+     "stricter"},
+    {BASE "server:\n  socket_mode: 0468\n",
+     "site.yaml:8:16: server.socket_mode: expected an octal file mode such as 0660"},
+    {BASE "server:\n  socket_mode: 0060\n",
+     "site.yaml:8:16: server.socket_mode: mode 0060 must give the owner read and write (0600 at "
+     "least)"},
+    {BASE "server:\n  tls_cert: cert.pem\n",
+     "site.yaml:8:13: server.tls_cert: expected an absolute path"},
+    {BASE "server:\n  threads: 0\n",
+     "site.yaml:8:12: server.threads: expected an integer from 1 to 64, got 0"},
+    {BASE "server:\n  lisen: 127.0.0.1:1\n", "site.yaml:8:3: server.lisen: unknown key"},
+    {BASE "retention:\n  launches_max_age_s: -1\n",
+     "site.yaml:8:23: retention.launches_max_age_s: expected a duration: seconds, or a number "
+     "with s, m, h or d (\"30s\", \"5m\", \"2h\")"},
     {"storage:\n  root: /s\njob_launcher:\n  sandbox: none\n",
      "site.yaml: rest.url: required (set rest.url, FORGE_SLURM_REST_URL or --set rest.url=...)"},
 };

@@ -3,6 +3,8 @@
  * fake cluster: auth on every route, create/get/list/cancel, idempotency,
  * dry runs, error answers, logs with offsets and follow, SSE with resume,
  * health and metrics.  Only loopback traffic. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +12,8 @@
 #include <signal.h>
 #include <sys/wait.h>
 #include <sys/stat.h>
+#include <grp.h>
+#include <pwd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,6 +24,7 @@
 #include <sluice/sluice.h>
 
 #include "fake_cluster.h"
+#include "http.h"
 #include "http_client.h"
 #include "render_case.h"
 
@@ -98,7 +103,10 @@ static void setup(void)
     snprintf(tokens, sizeof(tokens), "%s/tokens", tmp);
     f = fopen(tokens, "w");
     cr_assert_not_null(f);
-    fprintf(f, "# caller token\nalice %s\nbob tok-bob-0123456789abcdef\n", TOKEN);
+    fprintf(f,
+            "# caller token [role]\nalice %s\nbob tok-bob-0123456789abcdef\n"
+            "carol tok-carol-0123456789abcdef admin\n",
+            TOKEN);
     fclose(f);
     chmod(tokens, 0600);
     memset(&so, 0, sizeof(so));
@@ -110,6 +118,8 @@ static void setup(void)
     so.getenv_fn = render_case_getenv;
     so.stat_fn = accept_image;
     so.follow_poll_ms = 50;
+    so.launches_max_age_s = 30 * 86400;
+    so.logs_max_age_s = 90 * 86400;
     cr_assert_sluice_ok(sluice_server_new(&server, &so, &err), &err);
     port = sluice_server_port(server);
     cr_assert_neq(port, 0);
@@ -254,10 +264,8 @@ Test(server, create_get_list_cancel)
     cr_expect_eq(r.status, 202, "%s", r.body);
     cr_expect(strstr(r.body, "cancel-requested") != NULL, "%s", r.body);
     hc_response_clear(&r);
-    cr_assert_eq(hc_request(port, "DELETE", "/v1/launches/run-1",
-                            "Authorization: Bearer tok-bob-0123456789abcdef\r\n", NULL, 0, &r),
-                 0);
-    cr_expect_eq(r.status, 202);
+    cr_assert_eq(hc_request(port, "DELETE", "/v1/launches/run-1", AUTH, NULL, 0, &r), 0);
+    cr_expect_eq(r.status, 202, "a repeated cancel is fine: %s", r.body);
     hc_response_clear(&r);
     cr_assert_eq(hc_request(port, "DELETE", "/v1/launches/nope", AUTH, NULL, 0, &r), 0);
     cr_expect_eq(r.status, 404);
@@ -504,9 +512,15 @@ Test(server, unix_socket_needs_no_token_and_has_mode_0660)
                  0);
     cr_expect_eq(r.status, 201, "%s", r.body);
     j = body_json(&r);
-    cr_expect_str_eq(json_string_value(json_object_get(
-                         json_array_get(json_object_get(j, "events"), 0), "caller")),
-                     "unix-socket");
+    {
+        char me[80];
+        struct passwd *pw = getpwuid(geteuid());
+        snprintf(me, sizeof(me), "unix:%s", pw ? pw->pw_name : "?");
+        cr_expect_str_eq(json_string_value(json_object_get(
+                             json_array_get(json_object_get(j, "events"), 0), "caller")),
+                         me);
+        cr_expect_str_eq(json_string_value(json_object_get(j, "created_by")), me);
+    }
     json_decref(j);
     hc_response_clear(&r);
     cr_assert_eq(hc_request_unix(sock, "GET", "/v1/launches/over-unix", NULL, NULL, 0, &r), 0);
@@ -668,4 +682,574 @@ Test(server, serve_command_answers_on_its_socket_and_stops_on_sigterm, .timeout 
     }
     cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d", status);
     cr_expect_neq(access(sock, F_OK), 0, "the socket was left behind");
+}
+
+/* ---- access: ownership, secrets, TLS, socket group, retention ---------- */
+
+#define BOB "Authorization: Bearer tok-bob-0123456789abcdef\r\n"
+#define CAROL "Authorization: Bearer tok-carol-0123456789abcdef\r\n"
+
+static size_t count_events(const char *id, const char *name)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    json_t *evs = NULL, *ev;
+    size_t i, n = 0;
+
+    cr_assert_sluice_ok(sluice_store_read_events(store, id, 1, 0, &evs, &err), &err);
+    json_array_foreach(evs, i, ev)
+    {
+        if (strcmp(json_string_value(json_object_get(ev, "name")), name) == 0)
+            n++;
+    }
+    json_decref(evs);
+    return n;
+}
+
+Test(server, only_the_creator_or_an_admin_may_cancel)
+{
+    hc_response_t r;
+    json_t *j, *evs, *ev;
+    size_t i;
+    const char *cancel_by = NULL;
+
+    cr_assert_eq(post("/v1/launches", "mine", "/bin/true", &r), 201, "%s", r.body);
+    j = body_json(&r);
+    cr_expect_str_eq(json_string_value(json_object_get(j, "created_by")), "alice");
+    json_decref(j);
+    hc_response_clear(&r);
+
+    /* bob may read alice's launch but not cancel it */
+    cr_assert_eq(hc_request(port, "GET", "/v1/launches/mine", BOB, NULL, 0, &r), 0);
+    cr_expect_eq(r.status, 200, "%s", r.body);
+    hc_response_clear(&r);
+    cr_assert_eq(hc_request(port, "DELETE", "/v1/launches/mine", BOB, NULL, 0, &r), 0);
+    cr_expect_eq(r.status, 403, "%s", r.body);
+    j = body_json(&r);
+    cr_expect_str_eq(json_string_value(json_object_get(j, "type")), "urn:sluice:problem:forbidden");
+    cr_expect(strstr(json_string_value(json_object_get(j, "detail")), "created by alice") != NULL,
+              "%s", r.body);
+    json_decref(j);
+    hc_response_clear(&r);
+    cr_expect_eq(count_events("mine", "cancel-requested"), 0);
+
+    /* carol is an admin: her cancel goes through and is recorded as hers */
+    cr_assert_eq(hc_request(port, "DELETE", "/v1/launches/mine", CAROL, NULL, 0, &r), 0);
+    cr_expect_eq(r.status, 202, "%s", r.body);
+    j = body_json(&r);
+    evs = json_object_get(j, "events");
+    json_array_foreach(evs, i, ev)
+    {
+        if (strcmp(json_string_value(json_object_get(ev, "name")), "cancel-requested") == 0)
+            cancel_by = json_string_value(json_object_get(ev, "caller"));
+    }
+    cr_expect_str_eq(cancel_by ? cancel_by : "(none)", "carol");
+    json_decref(j);
+    hc_response_clear(&r);
+
+    /* a non-admin cancelling a launch of her own */
+    cr_assert_eq(post("/v1/launches", "also-mine", "/bin/true", &r), 201, "%s", r.body);
+    hc_response_clear(&r);
+    cr_assert_eq(hc_request(port, "DELETE", "/v1/launches/also-mine", AUTH, NULL, 0, &r), 0);
+    cr_expect_eq(r.status, 202, "%s", r.body);
+    hc_response_clear(&r);
+    cr_expect_eq(count_events("also-mine", "cancel-requested"), 1);
+}
+
+Test(server, tokens_file_roles_and_names_are_checked)
+{
+    static const char *const bad[][2] = {
+        {"alice tok-alice-0123456789abcdef root\n", "role: expected `admin`"},
+        {"alice tok-alice-0123456789abcdef admin extra\n", "expected `<caller> <token> [admin]`"},
+        {"unix:alice tok-alice-0123456789abcdef\n", "caller: expected"},
+        {"al/ice tok-alice-0123456789abcdef\n", "caller: expected"},
+    };
+    char path[256];
+    size_t i;
+
+    snprintf(path, sizeof(path), "%s/bad-tokens", tmp);
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        sluice_server_opts_t so;
+        sluice_server_t *other = NULL;
+        sluice_error_t err = SLUICE_ERROR_INIT;
+        FILE *f = fopen(path, "w");
+
+        cr_assert_not_null(f);
+        fputs(bad[i][0], f);
+        fclose(f);
+        chmod(path, 0600);
+        memset(&so, 0, sizeof(so));
+        so.launcher = launcher;
+        so.store = store;
+        so.cfg = cfg;
+        so.listen = "127.0.0.1:0";
+        so.tokens_file = path;
+        cr_expect_eq(sluice_server_new(&other, &so, &err), SLUICE_EINVAL, "line %zu", i);
+        cr_expect(strstr(err.text, bad[i][1]) != NULL, "%s", err.text);
+        cr_expect(strstr(err.text, "0123456789") == NULL, "a token in the error: %s", err.text);
+        sluice_server_free(other);
+    }
+}
+
+static const char *secret_request(const char *id, char *buf, size_t size)
+{
+    snprintf(buf, size,
+             "{\"launch_id\": \"%s\", \"site\": \"site-1\", \"profile\": \"none\", "
+             "\"time_limit\": \"00:10:00\", \"partition\": \"gpu\", \"secrets\": {\"API_KEY\": "
+             "\"do-not-leak-7f3a\"}, \"pools\": [{\"name\": \"main\", \"cpus_per_node\": 1, "
+             "\"mem_per_node_mib\": 1024, \"command\": \"/bin/true\"}]}",
+             id);
+    return buf;
+}
+
+Test(server, secrets_are_refused_over_plain_tcp_and_accepted_on_the_socket)
+{
+    sluice_server_opts_t so;
+    sluice_server_t *other = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    hc_response_t r;
+    char req[1024], sock[256];
+    json_t *j;
+
+    secret_request("leaky", req, sizeof(req));
+    cr_assert_eq(hc_request(port, "POST", "/v1/launches", JSON_AUTH, req, strlen(req), &r), 0);
+    cr_expect_eq(r.status, 403, "%s", r.body);
+    j = body_json(&r);
+    cr_expect_str_eq(json_string_value(json_object_get(j, "field")), "secrets");
+    json_decref(j);
+    cr_expect(strstr(r.body, "do-not-leak") == NULL);
+    hc_response_clear(&r);
+    /* a dry run carries the values just the same */
+    cr_assert_eq(
+        hc_request(port, "POST", "/v1/launches?dry_run=true", JSON_AUTH, req, strlen(req), &r), 0);
+    cr_expect_eq(r.status, 403, "%s", r.body);
+    hc_response_clear(&r);
+    cr_assert_eq(hc_request(port, "GET", "/v1/launches/leaky", AUTH, NULL, 0, &r), 0);
+    cr_expect_eq(r.status, 404, "nothing stored: %s", r.body);
+    hc_response_clear(&r);
+
+    memset(&so, 0, sizeof(so));
+    snprintf(sock, sizeof(sock), "%s/secret.sock", tmp);
+    so.launcher = launcher;
+    so.store = store;
+    so.cfg = cfg;
+    so.socket_path = sock;
+    so.getenv_fn = render_case_getenv;
+    so.stat_fn = accept_image;
+    cr_assert_sluice_ok(sluice_server_new(&other, &so, &err), &err);
+    secret_request("via-socket", req, sizeof(req));
+    cr_assert_eq(hc_request_unix(sock, "POST", "/v1/launches", "Content-Type: application/json\r\n",
+                                 req, strlen(req), &r),
+                 0);
+    cr_expect_eq(r.status, 201, "%s", r.body);
+    cr_expect(strstr(r.body, "do-not-leak") == NULL);
+    hc_response_clear(&r);
+    sluice_server_free(other);
+}
+
+Test(server, socket_group_and_mode)
+{
+    sluice_server_opts_t so;
+    sluice_server_t *other = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    char sock[256];
+    struct stat st;
+    struct group *gr;
+    gid_t groups[64];
+    int n = getgroups(64, groups);
+    gid_t want = n > 0 ? groups[n - 1] : getegid();
+
+    gr = getgrgid(want);
+    cr_assert_not_null(gr, "no name for gid %u", (unsigned)want);
+    memset(&so, 0, sizeof(so));
+    snprintf(sock, sizeof(sock), "%s/group.sock", tmp);
+    so.launcher = launcher;
+    so.store = store;
+    so.cfg = cfg;
+    so.socket_path = sock;
+    so.socket_group = gr->gr_name;
+    so.socket_mode = 0640;
+    cr_assert_sluice_ok(sluice_server_new(&other, &so, &err), &err);
+    cr_assert_eq(stat(sock, &st), 0);
+    cr_expect_eq(st.st_gid, want);
+    cr_expect_eq(st.st_mode & 0777, 0640, "%o", st.st_mode & 0777);
+    sluice_server_free(other);
+    other = NULL;
+
+    so.socket_group = "no-such-group-sluice";
+    cr_expect_eq(sluice_server_new(&other, &so, &err), SLUICE_ECONFIG);
+    cr_expect(strstr(err.text, "socket group 'no-such-group-sluice'") != NULL, "%s", err.text);
+    cr_expect_neq(access(sock, F_OK), 0, "no socket left behind");
+    so.socket_group = NULL;
+    so.socket_mode = 0666;
+    cr_expect_eq(sluice_server_new(&other, &so, &err), SLUICE_EINVAL);
+    cr_expect(strstr(err.text, "accessible by others") != NULL, "%s", err.text);
+    so.socket_mode = 0662;
+    cr_expect_eq(sluice_server_new(&other, &so, &err), SLUICE_EINVAL);
+    cr_expect_null(other);
+}
+
+Test(server, plain_tcp_only_on_loopback)
+{
+    sluice_server_opts_t so;
+    sluice_server_t *other = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    char tokens[256];
+    size_t i;
+    static const char *const refused[] = {"192.0.2.1:0", "0.0.0.0:0", "[::]:0", "[2001:db8::1]:0"};
+
+    snprintf(tokens, sizeof(tokens), "%s/tokens", tmp);
+    memset(&so, 0, sizeof(so));
+    so.launcher = launcher;
+    so.store = store;
+    so.cfg = cfg;
+    so.tokens_file = tokens;
+    for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        so.listen = refused[i];
+        cr_expect_eq(sluice_server_new(&other, &so, &err), SLUICE_EINVAL, "%s", refused[i]);
+        cr_expect(strstr(err.text, "not a loopback address") != NULL, "%s", err.text);
+        cr_expect(strstr(err.text, "--tls-cert") != NULL, "%s", err.text);
+        cr_expect_null(other);
+    }
+}
+
+/* ---- TLS ------------------------------------------------------------------ */
+
+/* A self-signed certificate for 127.0.0.1 (and its key) made by the
+ * openssl CLI under tmp/<name>-{cert,key}.pem. */
+static void make_cert(const char *name)
+{
+    char cmd[1024];
+
+    snprintf(cmd, sizeof(cmd),
+             "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 "
+             "-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 -keyout '%s/%s-key.pem' "
+             "-out '%s/%s-cert.pem' >/dev/null 2>&1 && chmod 600 '%s/%s-key.pem'",
+             tmp, name, tmp, name, tmp, name);
+    cr_assert_eq(system(cmd), 0, "openssl could not make a certificate");
+}
+
+static sluice_err tls_server(const char *cert,
+                             const char *key,
+                             const char *listen,
+                             sluice_server_t **out,
+                             sluice_error_t *err)
+{
+    sluice_server_opts_t so;
+    char tokens[256], c[256], k[256];
+
+    snprintf(tokens, sizeof(tokens), "%s/tokens", tmp);
+    snprintf(c, sizeof(c), "%s/%s", tmp, cert);
+    snprintf(k, sizeof(k), "%s/%s", tmp, key);
+    memset(&so, 0, sizeof(so));
+    so.launcher = launcher;
+    so.store = store;
+    so.cfg = cfg;
+    so.listen = listen;
+    so.tokens_file = tokens;
+    so.tls_cert = c;
+    so.tls_key = k;
+    so.getenv_fn = render_case_getenv;
+    so.stat_fn = accept_image;
+    return sluice_server_new(out, &so, err);
+}
+
+/* One HTTPS exchange through sluice's own transport, verifying the server
+ * against `ca` (a file under tmp). */
+static sluice_err https(uint16_t p,
+                        const char *ca,
+                        http_method_t method,
+                        const char *path,
+                        const char *token,
+                        const char *body,
+                        http_response_t *resp,
+                        sluice_error_t *err)
+{
+    http_options_t ho;
+    http_client_t *hc = NULL;
+    http_request_t rq;
+    char url[64], cafile[256], auth[128];
+    const char *headers[3] = {NULL, NULL, NULL};
+    size_t n = 0;
+    sluice_err rc;
+
+    snprintf(url, sizeof(url), "https://127.0.0.1:%u", (unsigned)p);
+    snprintf(cafile, sizeof(cafile), "%s/%s", tmp, ca);
+    memset(&ho, 0, sizeof(ho));
+    ho.base_url = url;
+    ho.ca_file = cafile;
+    if ((rc = http_client_new(&hc, &ho, err)) != SLUICE_OK)
+        return rc;
+    if (token) {
+        snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
+        headers[n++] = auth;
+    }
+    if (body)
+        headers[n++] = "Content-Type: application/json";
+    memset(&rq, 0, sizeof(rq));
+    rq.method = method;
+    rq.klass = HTTP_CLASS_QUERY;
+    rq.path = path;
+    rq.body = body;
+    rq.headers = headers;
+    rc = http_request(hc, &rq, resp, err);
+    http_client_free(hc);
+    return rc;
+}
+
+Test(server, tls_serves_verified_clients_and_refuses_plain_http)
+{
+    sluice_server_t *tls = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    http_response_t resp = HTTP_RESPONSE_INIT;
+    hc_response_t r;
+    uint16_t tp;
+    char req[1024];
+    static const char *const routes[][2] = {
+        {"GET", "/v1/launches"},   {"POST", "/v1/launches"},
+        {"GET", "/v1/launches/x"}, {"DELETE", "/v1/launches/x"},
+        {"GET", "/v1/events"},     {"GET", "/v1/metrics"},
+        {"GET", "/v1/readyz"},     {"GET", "/v1/launches/x/logs/stderr"},
+    };
+    size_t i;
+
+    make_cert("a");
+    make_cert("b");
+    cr_assert_sluice_ok(tls_server("a-cert.pem", "a-key.pem", "127.0.0.1:0", &tls, &err), &err);
+    tp = sluice_server_port(tls);
+    cr_assert_neq(tp, 0);
+
+    /* a client that trusts the certificate gets answers */
+    cr_assert_sluice_ok(https(tp, "a-cert.pem", HTTP_GET, "/v1/launches", TOKEN, NULL, &resp, &err),
+                        &err);
+    cr_expect_eq(resp.status, 200, "%s", resp.body);
+    http_response_free(&resp);
+    cr_assert_sluice_ok(https(tp, "a-cert.pem", HTTP_GET, "/v1/healthz", NULL, NULL, &resp, &err),
+                        &err);
+    cr_expect_eq(resp.status, 200);
+    http_response_free(&resp);
+
+    /* every route but healthz wants a valid token over TLS too */
+    for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
+        http_method_t m = strcmp(routes[i][0], "GET") == 0    ? HTTP_GET
+                          : strcmp(routes[i][0], "POST") == 0 ? HTTP_POST
+                                                              : HTTP_DELETE;
+        cr_assert_sluice_ok(https(tp, "a-cert.pem", m, routes[i][1], NULL,
+                                  m == HTTP_POST ? "{}" : NULL, &resp, &err),
+                            &err);
+        cr_expect_eq(resp.status, 401, "%s %s without a token", routes[i][0], routes[i][1]);
+        http_response_free(&resp);
+        cr_assert_sluice_ok(https(tp, "a-cert.pem", m, routes[i][1], "tok-alice-0123456789abcdeX",
+                                  m == HTTP_POST ? "{}" : NULL, &resp, &err),
+                            &err);
+        cr_expect_eq(resp.status, 401, "%s %s with a wrong token", routes[i][0], routes[i][1]);
+        http_response_free(&resp);
+    }
+
+    /* secrets are fine over TLS */
+    secret_request("over-tls", req, sizeof(req));
+    cr_assert_sluice_ok(https(tp, "a-cert.pem", HTTP_POST, "/v1/launches", TOKEN, req, &resp, &err),
+                        &err);
+    cr_expect_eq(resp.status, 201, "%s", resp.body);
+    cr_expect(strstr(resp.body, "do-not-leak") == NULL);
+    http_response_free(&resp);
+
+    /* a client that trusts another CA refuses the server */
+    cr_expect_eq(https(tp, "b-cert.pem", HTTP_GET, "/v1/healthz", NULL, NULL, &resp, &err),
+                 SLUICE_ETRANSPORT);
+    cr_expect_eq(resp.xfer, HTTP_XFER_TLS, "%s", http_xfer_name(resp.xfer));
+    http_response_free(&resp);
+
+    /* plain HTTP to the TLS port gets no HTTP answer */
+    cr_expect_neq(hc_request(tp, "GET", "/v1/healthz", NULL, NULL, 0, &r), 0);
+    cr_expect_eq(r.status, 0);
+    hc_response_clear(&r);
+
+    /* the TLS server still serves after all that */
+    cr_assert_sluice_ok(https(tp, "a-cert.pem", HTTP_GET, "/v1/healthz", NULL, NULL, &resp, &err),
+                        &err);
+    cr_expect_eq(resp.status, 200);
+    http_response_free(&resp);
+    sluice_server_free(tls);
+}
+
+Test(server, tls_setup_errors_name_the_file)
+{
+    sluice_server_t *tls = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    char path[256];
+
+    make_cert("a");
+    make_cert("b");
+    /* a key that belongs to another certificate */
+    cr_expect_eq(tls_server("a-cert.pem", "b-key.pem", "127.0.0.1:0", &tls, &err), SLUICE_ECONFIG);
+    cr_expect(strstr(err.text, "a-cert.pem") && strstr(err.text, "b-key.pem"), "%s", err.text);
+    cr_expect(strstr(err.text, "PRIVATE") == NULL, "%s", err.text);
+    cr_expect_null(tls);
+    /* missing file */
+    cr_expect_eq(tls_server("nope.pem", "a-key.pem", "127.0.0.1:0", &tls, &err), SLUICE_ECONFIG);
+    cr_expect(strstr(err.text, "TLS certificate") && strstr(err.text, "nope.pem"), "%s", err.text);
+    /* the key given as the certificate, and the certificate as the key */
+    cr_expect_eq(tls_server("a-key.pem", "a-key.pem", "127.0.0.1:0", &tls, &err), SLUICE_ECONFIG);
+    cr_expect(strstr(err.text, "no PEM certificate") != NULL, "%s", err.text);
+    snprintf(path, sizeof(path), "%s/a-cert.pem", tmp);
+    chmod(path, 0600);
+    cr_expect_eq(tls_server("a-cert.pem", "a-cert.pem", "127.0.0.1:0", &tls, &err), SLUICE_ECONFIG);
+    cr_expect(strstr(err.text, "no PEM private key") != NULL, "%s", err.text);
+    /* a key others may read */
+    snprintf(path, sizeof(path), "%s/a-key.pem", tmp);
+    chmod(path, 0644);
+    cr_expect_eq(tls_server("a-cert.pem", "a-key.pem", "127.0.0.1:0", &tls, &err), SLUICE_ECONFIG);
+    cr_expect(strstr(err.text, "readable by others") != NULL, "%s", err.text);
+    chmod(path, 0600);
+    /* with TLS a non-loopback address passes the address rule (this one is
+     * not on the machine, so it then fails to bind: nothing listens) */
+    cr_expect_eq(tls_server("a-cert.pem", "a-key.pem", "192.0.2.1:0", &tls, &err),
+                 SLUICE_ETRANSPORT);
+    cr_expect(strstr(err.text, "not a loopback") == NULL, "%s", err.text);
+    cr_expect_null(tls);
+}
+
+/* ---- nodes and retention ------------------------------------------------ */
+
+static int fake_address(void *arg, const char *node, char *buf, size_t size)
+{
+    (void)arg;
+    if (strcmp(node, "node1") != 0)
+        return 0;
+    snprintf(buf, size, "127.0.0.11");
+    return 1;
+}
+
+Test(server, launch_shows_nodes_and_addresses_per_component)
+{
+    sluice_server_opts_t so;
+    sluice_server_t *other = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    hc_response_t r;
+    char sock[256];
+    json_t *j, *c0, *nodes;
+
+    fake_stage_t running[] = {{SLUICE_JOB_RUNNING, 0, 0, 0, 100}};
+    int i;
+
+    fake_cluster_set_script(fc, running, 1);
+    cr_assert_eq(post("/v1/launches", "nodes-1", "/bin/sleep 100", &r), 201, "%s", r.body);
+    j = body_json(&r);
+    cr_expect_eq(json_array_size(json_object_get(j, "components")), 0, "no job yet: %s", r.body);
+    json_decref(j);
+    hc_response_clear(&r);
+    for (i = 0; i < 10 && count_events("nodes-1", "observed") == 0; i++) {
+        cr_assert_sluice_ok(sluice_server_step(server, &err), &err);
+        clock_now += 5000;
+    }
+
+    memset(&so, 0, sizeof(so));
+    snprintf(sock, sizeof(sock), "%s/nodes.sock", tmp);
+    so.launcher = launcher;
+    so.store = store;
+    so.cfg = cfg;
+    so.socket_path = sock;
+    so.node_address = fake_address;
+    cr_assert_sluice_ok(sluice_server_new(&other, &so, &err), &err);
+    cr_assert_eq(hc_request_unix(sock, "GET", "/v1/launches/nodes-1", NULL, NULL, 0, &r), 0);
+    cr_assert_eq(r.status, 200, "%s", r.body);
+    j = body_json(&r);
+    c0 = json_array_get(json_object_get(j, "components"), 0);
+    cr_assert_not_null(c0, "%s", r.body);
+    cr_expect_eq(json_integer_value(json_object_get(c0, "component")), 0);
+    cr_expect(json_is_integer(json_object_get(c0, "job_id")), "%s", r.body);
+    cr_expect_str_eq(json_string_value(json_object_get(c0, "nodelist")), "node[1-2]");
+    nodes = json_object_get(c0, "nodes");
+    cr_assert_eq(json_array_size(nodes), 2, "%s", r.body);
+    cr_expect_str_eq(json_string_value(json_object_get(json_array_get(nodes, 0), "name")), "node1");
+    cr_expect_str_eq(json_string_value(json_object_get(json_array_get(nodes, 0), "address")),
+                     "127.0.0.11");
+    cr_expect_str_eq(json_string_value(json_object_get(json_array_get(nodes, 1), "name")), "node2");
+    cr_expect(json_is_null(json_object_get(json_array_get(nodes, 1), "address")), "%s", r.body);
+    json_decref(j);
+    hc_response_clear(&r);
+    sluice_server_free(other);
+}
+
+static void make_artifacts(const char *id, int64_t age_s)
+{
+    char path[512];
+    struct timespec ts[2];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/artifacts", sluice_store_dir(store));
+    mkdir(path, 0700);
+    snprintf(path, sizeof(path), "%s/artifacts/%s", sluice_store_dir(store), id);
+    cr_assert(mkdir(path, 0700) == 0 || errno == EEXIST);
+    snprintf(path, sizeof(path), "%s/artifacts/%s/stdout.log", sluice_store_dir(store), id);
+    f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("output\n", f);
+    fclose(f);
+    snprintf(path, sizeof(path), "%s/artifacts/%s", sluice_store_dir(store), id);
+    clock_gettime(CLOCK_REALTIME, &ts[0]);
+    ts[0].tv_sec -= age_s;
+    ts[1] = ts[0];
+    cr_assert_eq(utimensat(AT_FDCWD, path, ts, 0), 0);
+}
+
+static int artifacts_exist(const char *id)
+{
+    char path[512];
+
+    snprintf(path, sizeof(path), "%s/artifacts/%s", sluice_store_dir(store), id);
+    return access(path, F_OK) == 0;
+}
+
+Test(server, retention_prunes_only_finished_and_old)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    hc_response_t r;
+    size_t nl = 99, ng = 99;
+    int64_t now, day = 86400 * 1000LL;
+    struct timespec ts;
+
+    cr_assert_eq(post("/v1/launches", "done-1", "/bin/true", &r), 201);
+    hc_response_clear(&r);
+    cr_assert_eq(post("/v1/launches", "live-1", "/bin/sleep 100", &r), 201);
+    hc_response_clear(&r);
+    cr_assert_eq(hc_request(port, "DELETE", "/v1/launches/done-1", AUTH, NULL, 0, &r), 0);
+    hc_response_clear(&r);
+    cr_assert_sluice_ok(sluice_server_step(server, &err), &err);
+    cr_assert_eq(hc_request(port, "GET", "/v1/launches/done-1", AUTH, NULL, 0, &r), 0);
+    cr_assert(strstr(r.body, "\"terminal\":true") != NULL, "%s", r.body);
+    hc_response_clear(&r);
+    cr_assert_eq(hc_request(port, "GET", "/v1/launches/live-1", AUTH, NULL, 0, &r), 0);
+    cr_assert(strstr(r.body, "\"terminal\":false") != NULL, "%s", r.body);
+    hc_response_clear(&r);
+
+    make_artifacts("done-1", 100 * 86400); /* old, launch finished: goes */
+    make_artifacts("live-1", 100 * 86400); /* old, but its launch is live: stays */
+    make_artifacts("gone-1", 100 * 86400); /* old, launch already pruned: goes */
+    make_artifacts("fresh-1", 10 * 86400); /* young: stays */
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    now = (int64_t)ts.tv_sec * 1000;
+    /* 29 days later nothing is old enough */
+    cr_assert_sluice_ok(sluice_server_prune(server, now + 29 * day, &nl, &ng, &err), &err);
+    cr_expect_eq(nl, 0);
+    cr_expect_eq(ng, 2, "the two 100-day-old finished log directories");
+    cr_expect(!artifacts_exist("done-1") && !artifacts_exist("gone-1"));
+    cr_expect(artifacts_exist("live-1") && artifacts_exist("fresh-1"));
+    /* 31 days later the finished launch goes, the live one never does */
+    cr_assert_sluice_ok(sluice_server_prune(server, now + 31 * day, &nl, &ng, &err), &err);
+    cr_expect_eq(nl, 1);
+    cr_expect_eq(ng, 0);
+    cr_assert_sluice_ok(sluice_server_prune(server, now + 3650 * day, &nl, &ng, &err), &err);
+    cr_expect_eq(nl, 0);
+    cr_expect_eq(ng, 1, "fresh-1 after ten years");
+    cr_expect(artifacts_exist("live-1"), "a live launch keeps its directory");
+    cr_expect_eq(sluice_server_pruned_launches(server), 1);
+    cr_expect_eq(sluice_server_pruned_logs(server), 3);
+    cr_assert_eq(hc_request(port, "GET", "/v1/launches/done-1", AUTH, NULL, 0, &r), 0);
+    cr_expect_eq(r.status, 404);
+    hc_response_clear(&r);
+    cr_assert_eq(hc_request(port, "GET", "/v1/launches/live-1", AUTH, NULL, 0, &r), 0);
+    cr_expect_eq(r.status, 200);
+    hc_response_clear(&r);
 }

@@ -502,6 +502,8 @@ Test(slurmrest, diag_nodes_ping_meta)
         cr_assert_eq(n.n_nodes, 2);
         cr_assert_str_eq(n.nodes[0].features, "pool_a,ssd");
         cr_assert_str_eq(n.nodes[1].name, "node2");
+        cr_assert_str_eq(n.nodes[0].address, "127.0.0.11");
+        cr_assert_null(n.nodes[1].address);
         sluice_rest_nodes_clear(&n);
         json_decref(j);
 

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* hostlist.c - see hostlist.h. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hostlist.h"
+
+/* Append one name; SLUICE_ETOOBIG past `max`. */
+static sluice_err push(json_t *arr, const char *name, size_t max, sluice_error_t *err)
+{
+    if (json_array_size(arr) >= max)
+        return sluice_errorf(err, SLUICE_ETOOBIG, "hostlist: more than %zu nodes", max);
+    if (json_array_append_new(arr, json_string(name)) != 0)
+        return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+    return SLUICE_OK;
+}
+
+/* Read a decimal of at most 9 digits at *p; its digit count in *width. */
+static int read_num(const char **p, long *v, int *width)
+{
+    const char *s = *p;
+    long n = 0;
+    int w = 0;
+
+    while (*s >= '0' && *s <= '9' && w < 9) {
+        n = n * 10 + (*s - '0');
+        s++;
+        w++;
+    }
+    if (w == 0 || (*s >= '0' && *s <= '9'))
+        return -1;
+    *p = s;
+    *v = n;
+    *width = w;
+    return 0;
+}
+
+/* Expand "prefix[ranges]suffix" (one bracket group). */
+static sluice_err expand_one(
+    const char *item, size_t len, const char *expr, size_t max, json_t *arr, sluice_error_t *err)
+{
+    char name[256];
+    const char *open = memchr(item, '[', len), *close, *p;
+    size_t pre, post;
+    sluice_err rc;
+
+    if (open == NULL) {
+        if (len == 0 || len >= sizeof(name) || memchr(item, ']', len))
+            return sluice_errorf(err, SLUICE_EINVAL, "hostlist '%s': bad node name", expr);
+        memcpy(name, item, len);
+        name[len] = '\0';
+        return push(arr, name, max, err);
+    }
+    close = memchr(open, ']', len - (size_t)(open - item));
+    pre = (size_t)(open - item);
+    if (close == NULL || pre == 0 || pre >= 128)
+        return sluice_errorf(err, SLUICE_EINVAL, "hostlist '%s': bad bracket group", expr);
+    post = len - (size_t)(close + 1 - item);
+    if (post >= 64 || memchr(close + 1, '[', post) || memchr(close + 1, ']', post))
+        return sluice_errorf(err, SLUICE_EINVAL, "hostlist '%s': one bracket group per name", expr);
+    for (p = open + 1; p < close;) {
+        const char *start = p;
+        long lo, hi;
+        int wlo, whi = 0, width;
+
+        if (read_num(&p, &lo, &wlo) != 0)
+            return sluice_errorf(err, SLUICE_EINVAL, "hostlist '%s': bad range", expr);
+        hi = lo;
+        whi = wlo;
+        if (*p == '-') {
+            p++;
+            if (read_num(&p, &hi, &whi) != 0 || hi < lo)
+                return sluice_errorf(err, SLUICE_EINVAL, "hostlist '%s': bad range", expr);
+        }
+        (void)whi; /* the upper bound's width follows the lower one's */
+        if (p != close && *p != ',')
+            return sluice_errorf(err, SLUICE_EINVAL, "hostlist '%s': bad range", expr);
+        if (p == close - 1 && *p == ',')
+            return sluice_errorf(err, SLUICE_EINVAL, "hostlist '%s': bad range", expr);
+        if (*p == ',')
+            p++;
+        /* "01-10": the width of the first bound when it is zero-padded. */
+        width = wlo > 1 && start[0] == '0' ? wlo : 1;
+        if ((size_t)(hi - lo) >= max)
+            return sluice_errorf(err, SLUICE_ETOOBIG, "hostlist: more than %zu nodes", max);
+        for (; lo <= hi; lo++) {
+            snprintf(name, sizeof(name), "%.*s%0*ld%.*s", (int)pre, item, width, lo, (int)post,
+                     close + 1);
+            if ((rc = push(arr, name, max, err)) != SLUICE_OK)
+                return rc;
+        }
+    }
+    return SLUICE_OK;
+}
+
+sluice_err hostlist_expand(const char *expr, size_t max, json_t **out, sluice_error_t *err)
+{
+    json_t *arr;
+    const char *p;
+    sluice_err rc = SLUICE_OK;
+
+    if (expr == NULL || out == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "hostlist: no expression");
+    if ((arr = json_array()) == NULL)
+        return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+    for (p = expr; *p && rc == SLUICE_OK;) {
+        size_t len = 0;
+        int depth = 0;
+
+        /* An item ends at a comma outside brackets. */
+        while (p[len] && (depth > 0 || p[len] != ',')) {
+            if (p[len] == '[')
+                depth++;
+            else if (p[len] == ']')
+                depth--;
+            len++;
+        }
+        rc = expand_one(p, len, expr, max, arr, err);
+        p += len;
+        if (*p == ',') {
+            p++;
+            if (*p == '\0')
+                rc = sluice_errorf(err, SLUICE_EINVAL, "hostlist '%s': trailing comma", expr);
+        }
+    }
+    if (rc != SLUICE_OK) {
+        json_decref(arr);
+        return rc;
+    }
+    *out = arr;
+    return SLUICE_OK;
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* hostlist.h - expand a Slurm hostlist expression into node names
+ * (internal).
+ *
+ * "tb[1-3,5],gpu07" -> tb1 tb2 tb3 tb5 gpu07.  Zero padding of a range is
+ * kept ("n[01-03]" -> n01 n02 n03).  Only one bracket group per name is
+ * understood (what Slurm prints for flat node names); anything else is
+ * SLUICE_EINVAL naming the expression.
+ */
+#ifndef SLUICE_HOSTLIST_H
+#define SLUICE_HOSTLIST_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include <sluice/error.h>
+
+/* Names expanded from `expr`, at most `max` of them (more: SLUICE_ETOOBIG),
+ * as a new array of strings in *out (caller releases with json_decref()). */
+sluice_err hostlist_expand(const char *expr, size_t max, json_t **out, sluice_error_t *err);
+
+#endif /* SLUICE_HOSTLIST_H */
