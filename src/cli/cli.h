@@ -44,5 +44,6 @@ int cmd_check(int argc, char **argv);
 int cmd_launch(int argc, char **argv);
 int cmd_logs(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_probe(int argc, char **argv);
 
 #endif /* SLUICE_CLI_H */

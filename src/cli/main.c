@@ -24,6 +24,7 @@ static const struct cli_command commands[] = {
     {"cancel", "ask the supervisor to cancel a launch", cmd_cancel},
     {"serve", "supervise launches and serve the HTTP API (/v1)", cmd_serve},
     {"check", "preflight the site configuration against the cluster", cmd_check},
+    {"probe", "ask a running service whether it is alive or ready (exit 0/69)", cmd_probe},
 };
 
 static const size_t n_commands = sizeof(commands) / sizeof(commands[0]);
