@@ -10,7 +10,7 @@ packages=(
     libcurl4-openssl-dev libjansson-dev libjwt-dev libyaml-dev libssl-dev
     libsqlite3-dev libmicrohttpd-dev libcriterion-dev
     # tools the tests and scripts use
-    curl jq ca-certificates iproute2 procps
+    curl jq ca-certificates iproute2 procps python3
     # the local Slurm testbed
     munge mariadb-server slurmdbd slurmctld slurmd slurmrestd slurm-client
     slurm-wlm-jwt-plugin slurm-wlm-mysql-plugin
