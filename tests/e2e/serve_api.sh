@@ -318,7 +318,7 @@ fi
 cli="cli-$run"
 cat >"$work/cli.json" <<JSON
 {"launch_id": "$cli", "site": "$SLUICE_TB_CLUSTER", "profile": "none",
- "command": "/bin/bash", "args": ["-c", "echo cli-out"], "time_limit": 5,
+ "command": "/bin/bash", "args": ["-c", "sleep 3; echo cli-out"], "time_limit": 5,
  "pools": [{"name": "main", "nodes": 1, "cpus_per_node": 1, "mem_per_node_mib": 200}]}
 JSON
 REMOTE=(--server "$base" --api-token-file "$work/alice.token")
