@@ -11,7 +11,7 @@ packages=(
     libsqlite3-dev libmicrohttpd-dev libcriterion-dev
     # tools the tests and scripts use
     curl jq ca-certificates iproute2 procps
-    # lint of deploy/: systemd-analyze, YAML parsing, ldd/dpkg checks
+    # lint of deploy/ (systemd-analyze, YAML parsing, ldd/dpkg checks); serve_api.sh parses SSE with python3
     systemd python3 python3-yaml
     # the local Slurm testbed
     munge mariadb-server slurmdbd slurmctld slurmd slurmrestd slurm-client

@@ -344,13 +344,26 @@ const char *http_client_url(const http_client_t *c)
 struct sink {
     buf_t body;
     int too_big;
+    CURL *h;
+    http_stream_t *stream;
+    int stopped;
 };
 
 static size_t write_cb(char *data, size_t size, size_t nmemb, void *arg)
 {
     struct sink *s = arg;
     size_t n = size * nmemb;
+    long status = 0;
 
+    if (s->stream != NULL && s->stream->on_data != NULL &&
+        curl_easy_getinfo(s->h, CURLINFO_RESPONSE_CODE, &status) == CURLE_OK && status >= 200 &&
+        status <= 299) {
+        if (s->stream->on_data(data, n, s->stream->arg) != 0) {
+            s->stopped = 1;
+            return 0;
+        }
+        return n;
+    }
     if (buf_append(&s->body, data, n) != SLUICE_OK) {
         s->too_big = 1;
         return 0; /* makes curl stop with CURLE_WRITE_ERROR */
@@ -429,12 +442,24 @@ sluice_err http_request(http_client_t *c,
                         http_response_t *resp,
                         sluice_error_t *err)
 {
+    return http_request_stream(c, req, NULL, resp, err);
+}
+
+sluice_err http_request_stream(http_client_t *c,
+                               const http_request_t *req,
+                               http_stream_t *stream,
+                               http_response_t *resp,
+                               sluice_error_t *err)
+{
+    int streaming = stream != NULL && stream->on_data != NULL;
+
     struct curl_slist *hdrs = NULL;
     struct curl_slist *tmp;
     struct sink sink;
     buf_t url = BUF_INIT;
     char errbuf[CURL_ERROR_SIZE];
     char msg[sizeof(errbuf) + 64];
+    char accept[160];
     sluice_err rc = SLUICE_OK;
     CURLcode cc;
     CURL *h;
@@ -451,6 +476,8 @@ sluice_err http_request(http_client_t *c,
         resp->body_len = 0;
         resp->xfer = HTTP_XFER_REFUSED;
     }
+    if (stream != NULL)
+        stream->stopped = 0;
     if (c == NULL || req == NULL || resp == NULL || req->path == NULL ||
         req->klass >= HTTP_CLASS_COUNT_)
         return sluice_errorf(err, SLUICE_EINVAL, "http: invalid request arguments");
@@ -469,7 +496,9 @@ sluice_err http_request(http_client_t *c,
         (req->query != NULL && req->query[0] != '\0' &&
          buf_printf(&url, "?%s", req->query) != SLUICE_OK))
         goto nomem;
-    if ((tmp = curl_slist_append(hdrs, "Accept: application/json")) == NULL)
+    snprintf(accept, sizeof(accept), "Accept: %s",
+             stream != NULL && stream->accept != NULL ? stream->accept : "application/json");
+    if ((tmp = curl_slist_append(hdrs, accept)) == NULL)
         goto nomem;
     hdrs = tmp;
     if ((tmp = curl_slist_append(hdrs, "Expect:")) == NULL)
@@ -489,13 +518,17 @@ sluice_err http_request(http_client_t *c,
     pthread_mutex_lock(&c->lock);
     locked = 1;
     h = c->easy;
+    sink.h = h;
+    sink.stream = stream;
     SETOPT(h, CURLOPT_URL, buf_str(&url));
     SETOPT(h, CURLOPT_HTTPHEADER, hdrs);
     SETOPT(h, CURLOPT_ERRORBUFFER, errbuf);
     SETOPT(h, CURLOPT_WRITEFUNCTION, write_cb);
     SETOPT(h, CURLOPT_WRITEDATA, &sink);
     SETOPT(h, CURLOPT_CONNECTTIMEOUT_MS, c->timeouts[req->klass].connect_ms);
-    SETOPT(h, CURLOPT_TIMEOUT_MS, c->timeouts[req->klass].total_ms);
+    /* A stream lasts as long as the server keeps it open. */
+    SETOPT(h, CURLOPT_TIMEOUT_MS, streaming ? 0L : c->timeouts[req->klass].total_ms);
+    SETOPT(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)(streaming ? 0 : c->max_response));
     SETOPT(h, CURLOPT_CUSTOMREQUEST, (char *)NULL);
     /* slurmrestd closes the connection after a non-2xx answer
      * (slurmrestd-api.md, gotcha 11): never send the next request, a POST
@@ -521,12 +554,16 @@ sluice_err http_request(http_client_t *c,
     }
 
     cc = curl_easy_perform(h);
+    if (sink.stopped && cc == CURLE_WRITE_ERROR)
+        cc = CURLE_OK; /* the reader had what it wanted */
+    if (stream != NULL)
+        stream->stopped = sink.stopped;
     resp->xfer = classify(cc, h);
     if (sink.too_big)
         resp->xfer = HTTP_XFER_TOO_BIG;
     if (cc == CURLE_OK)
         curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-    c->fresh_next = cc != CURLE_OK || status < 200 || status > 299;
+    c->fresh_next = cc != CURLE_OK || status < 200 || status > 299 || sink.stopped;
     /* Do not keep pointers to this call's stack and headers in the handle. */
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, (struct curl_slist *)NULL);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, (char *)NULL);

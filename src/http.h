@@ -81,6 +81,19 @@ typedef struct {
     const char *const *headers; /* NULL-terminated "Name: value" lines; may be NULL */
 } http_request_t;
 
+/* A streamed answer (log follow, Server-Sent Events): the bytes of a 2xx
+ * answer go to on_data as they arrive instead of into resp->body (other
+ * answers are still buffered, so a problem object can be read), and the
+ * total timeout and the size cap are off.  on_data returns 0 to go on,
+ * non-zero to stop: the exchange then ends with SLUICE_OK and `stopped`
+ * set. */
+typedef struct {
+    int (*on_data)(const char *data, size_t len, void *arg);
+    void *arg;
+    const char *accept; /* Accept header value; NULL: application/json */
+    int stopped;        /* out: on_data asked to stop */
+} http_stream_t;
+
 typedef struct {
     long status; /* HTTP status; 0 when no response arrived */
     char *body;  /* NUL-terminated; caller frees with http_response_free() */
@@ -116,6 +129,14 @@ sluice_err http_request(http_client_t *c,
                         const http_request_t *req,
                         http_response_t *resp,
                         sluice_error_t *err);
+
+/* http_request() with the answer streamed to `stream` (see http_stream_t);
+ * `stream` NULL is http_request(). */
+sluice_err http_request_stream(http_client_t *c,
+                               const http_request_t *req,
+                               http_stream_t *stream,
+                               http_response_t *resp,
+                               sluice_error_t *err);
 
 /* Free the body and reset the struct.  NULL-safe. */
 void http_response_free(http_response_t *resp);

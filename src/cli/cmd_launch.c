@@ -27,11 +27,14 @@
 
 #include "cli.h"
 #include "prepare.h"
+#include "print.h"
+#include "remote.h"
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: sluice launch REQUEST.json --wait [--config FILE] [--set KEY=VALUE ...]\n"
                "                     [--study-runtime FILE] [--state-dir DIR] [-o text|json]\n"
+               "       sluice launch REQUEST.json --server URL [--wait] [-o text|json]\n"
                "\n"
                "Validate, render and submit a launch through slurmrestd, then supervise it\n"
                "until it ends, printing every transition.  The exit code is the result code:\n"
@@ -48,7 +51,11 @@ static void usage(FILE *f)
                "  --state-dir DIR       the store (default: $SLUICE_STATE_DIR, /var/lib/sluice\n"
                "                        for root, else $XDG_STATE_HOME/sluice)\n"
                "  -o, --output FMT      text (default) or json (one object per transition)\n"
-               "  -h, --help            show this help\n");
+               "  -h, --help            show this help\n"
+               "\n"
+               "With --server (or $SLUICE_SERVER) the request goes to a running `sluice\n"
+               "serve`, which validates, renders and supervises it; --wait then follows it\n"
+               "there and prints the same lines, with the same exit code.\n" REMOTE_USAGE);
 }
 
 typedef struct {
@@ -58,36 +65,22 @@ typedef struct {
 static void on_transition(const sluice_launcher_transition_t *t, void *arg)
 {
     print_ctx_t *pc = arg;
-    const char *to = sluice_fsm_state_name(t->to);
+    cli_transition_t ct;
 
-    if (pc->json) {
-        json_t *o = json_pack("{s:s s:s s:s s:i s:s s:s s:f}", "launch_id", t->launch_id, "event",
-                              t->event ? t->event : "", "state", to ? to : "?", "result", t->result,
-                              "slurm_state", t->slurm_state ? t->slurm_state : "", "reason",
-                              t->reason ? t->reason : "", "elapsed_s", t->elapsed);
-        char *text = o ? json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-        if (text)
-            printf("%s\n", text);
-        free(text);
-        json_decref(o);
-    } else {
-        printf("[%7.1fs] %-10s", t->elapsed, to ? to : "?");
-        if (t->slurm_state && t->slurm_state[0])
-            printf(" slurm=%s", t->slurm_state);
-        if (t->to == SLUICE_FSM_DONE) {
-            const char *rn = sluice_result_name(t->result);
-            printf(" result=%s(%d)", rn ? rn : "?", t->result);
-        }
-        if (t->reason && t->reason[0])
-            printf(" %s", t->reason);
-        printf("\n");
-    }
-    fflush(stdout);
+    ct.launch_id = t->launch_id;
+    ct.event = t->event ? t->event : "";
+    ct.state = sluice_fsm_state_name(t->to);
+    ct.result = t->result;
+    ct.slurm_state = t->slurm_state ? t->slurm_state : "";
+    ct.reason = t->reason ? t->reason : "";
+    ct.elapsed = t->elapsed;
+    cli_print_transition(&ct, pc->json);
 }
 
 int cmd_launch(int argc, char **argv)
 {
     cli_prepare_opts_t po;
+    cli_remote_opts_t ro;
     cli_prepared_t p;
     print_ctx_t pc = {0};
     const char *state_dir = NULL;
@@ -104,6 +97,7 @@ int cmd_launch(int argc, char **argv)
     char *canon = NULL, *id = NULL;
 
     memset(&po, 0, sizeof(po));
+    memset(&ro, 0, sizeof(ro));
     memset(&p, 0, sizeof(p));
     memset(&lo, 0, sizeof(lo));
     memset(&req, 0, sizeof(req));
@@ -112,7 +106,8 @@ int cmd_launch(int argc, char **argv)
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
             usage(stdout);
             return CLI_EX_OK;
-        } else if ((k = cli_prepare_option(&po, argc, argv, &a)) != 0) {
+        } else if ((k = cli_prepare_option(&po, argc, argv, &a)) != 0 ||
+                   (k = cli_remote_option(&ro, argc, argv, &a)) != 0) {
             if (k < 0)
                 return CLI_EX_USAGE;
         } else if (strcmp(arg, "--wait") == 0) {
@@ -138,6 +133,14 @@ int cmd_launch(int argc, char **argv)
     if (!po.request_path) {
         usage(stderr);
         return CLI_EX_USAGE;
+    }
+    if (cli_remote_wanted(&ro)) {
+        if (po.config_path || po.n_sets || po.study_path || state_dir) {
+            fprintf(stderr, "sluice launch: --config, --set, --study-runtime and --state-dir "
+                            "belong to the service's side; not with --server\n");
+            return CLI_EX_USAGE;
+        }
+        return cli_launch_remote(&ro, po.request_path, wait, pc.json);
     }
     if (!wait) {
         fprintf(stderr,
@@ -189,11 +192,7 @@ int cmd_launch(int argc, char **argv)
         goto out;
     }
     if (!pc.json)
-        printf("launch %s %s (site %s, %zu pool%s%s)\n", id,
-               existed ? "already known: resuming it" : "accepted", p.cfg->site_name,
-               p.render->n_jobs, p.render->n_jobs == 1 ? "" : "s",
-               p.render->n_jobs > 1 ? ", one hetjob" : "");
-    fflush(stdout);
+        cli_print_accepted(id, existed, p.cfg->site_name, p.render->n_jobs);
     if (sluice_launcher_wait(launcher, id, NULL, NULL, &result, &err) != SLUICE_OK) {
         rc = cli_fail(&err);
         goto out;

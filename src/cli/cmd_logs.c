@@ -19,13 +19,14 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "remote.h"
 
 static const char logs_usage[] =
-    "usage: sluice logs [--state-dir DIR] [--stderr] [-f] LAUNCH_ID\n"
+    "usage: sluice logs [--state-dir DIR | --server URL] [--stderr] [-f] LAUNCH_ID\n"
     "\n"
     "Print a launch's job output (stdout, or stderr with --stderr) from the shared\n"
     "storage, or from the archive once the launch has ended.  -f follows the file\n"
-    "until the launch ends.\n";
+    "until the launch ends.\n" REMOTE_USAGE;
 
 /* Copy bytes of `path` from *offset to stdout; returns 0, or -1 when the
  * file cannot be opened (errno set). */
@@ -50,10 +51,43 @@ static int copy_from(const char *path, off_t *offset)
     return 0;
 }
 
+static int write_out(const char *data, size_t len, void *arg)
+{
+    (void)arg;
+    if (fwrite(data, 1, len, stdout) != len)
+        return 1;
+    fflush(stdout);
+    return 0;
+}
+
+/* GET /v1/launches/{id}/logs/{stream}[?follow=true], streamed to stdout. */
+static int logs_remote(cli_remote_opts_t *o, const char *id, const char *name, int follow)
+{
+    cli_remote_t *r = NULL;
+    char path[512], esc[400];
+    int rc, ended = 0;
+
+    if (cli_remote_escape(id, esc, sizeof(esc)) != 0) {
+        fprintf(stderr, "sluice logs: launch id '%s' is too long\n", id);
+        return CLI_EX_DATAERR;
+    }
+    snprintf(path, sizeof(path), "/v1/launches/%s/logs/%s", esc,
+             strcmp(name, "stderr.log") == 0 ? "stderr" : "stdout");
+    if ((rc = cli_remote_open(o, &r)) != CLI_EX_OK)
+        return rc;
+    rc = cli_remote_stream(r, path, follow ? "follow=true" : NULL, "text/plain", NULL, write_out,
+                           NULL, &ended);
+    if (rc == CLI_EX_OK && !ended)
+        rc = CLI_EX_IOERR; /* stdout refused the bytes */
+    cli_remote_close(r);
+    return rc;
+}
+
 int cmd_logs(int argc, char **argv)
 {
+    cli_remote_opts_t ro;
     const char *state_dir = NULL, *id = NULL, *name = "stdout.log";
-    int follow = 0, rc = CLI_EX_OK, i;
+    int follow = 0, rc = CLI_EX_OK, i, k;
     sluice_store_t *store = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
     json_t *launch = NULL;
@@ -62,10 +96,14 @@ int cmd_logs(int argc, char **argv)
     off_t offset = 0;
     struct timespec pause = {0, 500 * 1000 * 1000};
 
+    memset(&ro, 0, sizeof(ro));
     for (i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             fputs(logs_usage, stdout);
             return CLI_EX_OK;
+        } else if ((k = cli_remote_option(&ro, argc, argv, &i)) != 0) {
+            if (k < 0)
+                return CLI_EX_USAGE;
         } else if (strcmp(argv[i], "-f") == 0 || strcmp(argv[i], "--follow") == 0) {
             follow = 1;
         } else if (strcmp(argv[i], "--stderr") == 0) {
@@ -83,6 +121,8 @@ int cmd_logs(int argc, char **argv)
         fputs(logs_usage, stderr);
         return CLI_EX_USAGE;
     }
+    if (cli_remote_wanted(&ro))
+        return logs_remote(&ro, id, name, follow);
     if (sluice_store_open(&store, state_dir, &err) != SLUICE_OK)
         return cli_fail(&err);
     for (;;) {

@@ -16,17 +16,20 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "print.h"
+#include "remote.h"
 
 typedef struct {
     const char *state_dir;
     int json;
+    cli_remote_opts_t remote;
 } store_opts_t;
 
 /* Parse the options shared by the store commands; returns the index of the
  * first operand, or -1 after printing a usage error (or -2 after --help). */
 static int parse_common(int argc, char **argv, store_opts_t *o, const char *usage_text, int *rc_out)
 {
-    int i;
+    int i, k;
 
     for (i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -35,6 +38,11 @@ static int parse_common(int argc, char **argv, store_opts_t *o, const char *usag
             return -2;
         } else if (strcmp(argv[i], "--state-dir") == 0 && i + 1 < argc) {
             o->state_dir = argv[++i];
+        } else if ((k = cli_remote_option(&o->remote, argc, argv, &i)) != 0) {
+            if (k < 0) {
+                *rc_out = CLI_EX_USAGE;
+                return -1;
+            }
         } else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
             i++;
             if (strcmp(argv[i], "json") == 0) {
@@ -65,67 +73,58 @@ static int open_store(const store_opts_t *o, sluice_store_t **out)
     return CLI_EX_OK;
 }
 
-static void format_time(int64_t ms, char *buf, size_t size)
-{
-    time_t t = (time_t)(ms / 1000);
-    struct tm tm;
-
-    if (ms <= 0 || gmtime_r(&t, &tm) == NULL) {
-        snprintf(buf, size, "-");
-        return;
-    }
-    strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
-static const char *str_or(const json_t *obj, const char *key, const char *dflt)
-{
-    const char *s = json_string_value(json_object_get(obj, key));
-    return s ? s : dflt;
-}
-
-static void print_job_ids(FILE *f, const json_t *ids)
-{
-    size_t i;
-    json_t *v;
-
-    if (!json_is_array(ids) || json_array_size(ids) == 0) {
-        fputs("-", f);
-        return;
-    }
-    json_array_foreach(ids, i, v)
-    {
-        if (i > 0)
-            fputc(',', f);
-        if (json_is_integer(v))
-            fprintf(f, "%lld", (long long)json_integer_value(v));
-        else if (json_is_string(v))
-            fputs(json_string_value(v), f);
-    }
-}
-
 static const char status_usage[] =
-    "usage: sluice status [--state-dir DIR] [-o json|text] LAUNCH_ID\n"
+    "usage: sluice status [--state-dir DIR | --server URL] [-o json|text] LAUNCH_ID\n"
     "\n"
     "Show one launch from the store: state, result, reason, Slurm job ids and its\n"
-    "event log.  Exit 0 when found, 69 when the launch is unknown.\n";
+    "event log.  Exit 0 when found, 69 when the launch is unknown.\n" REMOTE_USAGE;
+
+/* GET /v1/launches/{id} into *out; 0 or the sysexit (printed). */
+static int remote_get(cli_remote_t *r, const char *id, json_t **out)
+{
+    char path[512], esc[400];
+    long status = 0;
+
+    if (cli_remote_escape(id, esc, sizeof(esc)) != 0) {
+        fprintf(stderr, "sluice: launch id '%s' is too long\n", id);
+        return CLI_EX_DATAERR;
+    }
+    snprintf(path, sizeof(path), "/v1/launches/%s", esc);
+    return cli_remote_json(r, "GET", path, NULL, NULL, &status, out);
+}
+
+static int status_remote(store_opts_t *o, const char *id)
+{
+    cli_remote_t *r = NULL;
+    json_t *launch = NULL;
+    int rc;
+
+    if ((rc = cli_remote_open(&o->remote, &r)) != CLI_EX_OK)
+        return rc;
+    if ((rc = remote_get(r, id, &launch)) == CLI_EX_OK)
+        cli_print_launch(launch, o->json);
+    json_decref(launch);
+    cli_remote_close(r);
+    return rc;
+}
 
 int cmd_status(int argc, char **argv)
 {
-    store_opts_t o = {NULL, 0};
+    store_opts_t o;
     sluice_store_t *store = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
     json_t *launch = NULL, *events = NULL;
     int rc = CLI_EX_OK, i;
-    size_t k;
-    json_t *ev;
-    char when[64];
 
+    memset(&o, 0, sizeof(o));
     if ((i = parse_common(argc, argv, &o, status_usage, &rc)) < 0)
         return rc;
     if (i != argc - 1) {
         fputs(status_usage, stderr);
         return CLI_EX_USAGE;
     }
+    if (cli_remote_wanted(&o.remote))
+        return status_remote(&o, argv[i]);
     if ((rc = open_store(&o, &store)) != CLI_EX_OK)
         return rc;
     if (sluice_store_get_launch(store, argv[i], &launch, &err) != SLUICE_OK ||
@@ -133,38 +132,10 @@ int cmd_status(int argc, char **argv)
         rc = cli_fail(&err);
         goto out;
     }
-    if (o.json) {
-        json_object_del(launch, "render");
-        json_object_set(launch, "events", events);
-        char *text = json_dumps(launch, JSON_INDENT(2) | JSON_SORT_KEYS);
-        if (text)
-            puts(text);
-        free(text);
-        goto out;
-    }
-    printf("launch     %s\n", str_or(launch, "launch_id", "?"));
-    printf("site       %s\n", str_or(launch, "site", "-"));
-    printf("state      %s\n", str_or(launch, "state", "?"));
-    if (json_is_integer(json_object_get(launch, "result_code"))) {
-        int code = (int)json_integer_value(json_object_get(launch, "result_code"));
-        const char *name = sluice_result_name(code);
-        printf("result     %s (%d)\n", name ? name : "?", code);
-    }
-    printf("reason     %s\n", str_or(launch, "reason", "-"));
-    printf("attempt    %lld\n", (long long)json_integer_value(json_object_get(launch, "attempt")));
-    printf("job ids    ");
-    print_job_ids(stdout, json_object_get(launch, "job_ids"));
-    printf("\nevents\n");
-    json_array_foreach(events, k, ev)
-    {
-        char *ctx = json_dumps(json_object_get(ev, "context"), JSON_COMPACT | JSON_SORT_KEYS);
-        format_time(json_integer_value(json_object_get(ev, "time")), when, sizeof(when));
-        printf(
-            "  %3lld %s %-18s %s%s%s\n", (long long)json_integer_value(json_object_get(ev, "seq")),
-            when, str_or(ev, "name", "?"), ctx ? ctx : "{}",
-            json_is_string(json_object_get(ev, "caller")) ? " by " : "", str_or(ev, "caller", ""));
-        free(ctx);
-    }
+    /* the API's view: no render, the events inline */
+    json_object_del(launch, "render");
+    json_object_set(launch, "events", events);
+    cli_print_launch(launch, o.json);
 out:
     json_decref(launch);
     json_decref(events);
@@ -173,23 +144,62 @@ out:
 }
 
 static const char ls_usage[] =
-    "usage: sluice ls [--state-dir DIR] [-o json|text] [--state S] [--site S] [--study S]\n"
-    "                 [--live|--terminal] [--limit N] [--cursor C]\n"
+    "usage: sluice ls [--state-dir DIR | --server URL] [-o json|text] [--state S] [--site S]\n"
+    "                 [--study S] [--live|--terminal] [--limit N] [--cursor C]\n"
     "\n"
-    "List launches in the store, oldest first, one page at a time.\n";
+    "List launches in the store, oldest first, one page at a time.\n" REMOTE_USAGE;
+
+static int ls_remote(store_opts_t *o, const sluice_store_filter_t *f)
+{
+    const char *keys[] = {"state", "site", "study", "cursor"};
+    const char *vals[] = {f->state, f->site, f->study, f->cursor};
+    char query[4096], esc[1024];
+    size_t i, n = 0;
+    cli_remote_t *r = NULL;
+    json_t *page = NULL;
+    long status = 0;
+    int rc;
+
+    query[0] = '\0';
+    for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+        if (vals[i] == NULL)
+            continue;
+        if (cli_remote_escape(vals[i], esc, sizeof(esc)) != 0) {
+            fprintf(stderr, "sluice ls: --%s: value too long\n", keys[i]);
+            return CLI_EX_USAGE;
+        }
+        n += (size_t)snprintf(query + n, sizeof(query) - n, "%s%s=%s", n ? "&" : "", keys[i], esc);
+    }
+    if (f->limit > 0)
+        snprintf(query + n, sizeof(query) - n, "%slimit=%zu", n ? "&" : "", f->limit);
+    if ((rc = cli_remote_open(&o->remote, &r)) != CLI_EX_OK)
+        return rc;
+    rc = cli_remote_json(r, "GET", "/v1/launches", query[0] ? query : NULL, NULL, &status, &page);
+    if (rc == CLI_EX_OK) {
+        if (!json_is_array(json_object_get(page, "items"))) {
+            fprintf(stderr, "sluice ls: the service's answer has no items\n");
+            rc = 76;
+        } else {
+            cli_print_list(json_object_get(page, "items"),
+                           json_string_value(json_object_get(page, "next_cursor")), o->json);
+        }
+    }
+    json_decref(page);
+    cli_remote_close(r);
+    return rc;
+}
 
 int cmd_ls(int argc, char **argv)
 {
-    store_opts_t o = {NULL, 0};
+    store_opts_t o;
     sluice_store_filter_t f;
     sluice_store_t *store = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
-    json_t *list = NULL, *l;
+    json_t *list = NULL;
     char *next = NULL;
     int rc = CLI_EX_OK, i;
-    size_t k;
-    char when[64];
 
+    memset(&o, 0, sizeof(o));
     memset(&f, 0, sizeof(f));
     /* Filters come first so that the shared parser does not call them
      * unknown options. */
@@ -237,40 +247,21 @@ int cmd_ls(int argc, char **argv)
         fputs(ls_usage, stderr);
         return CLI_EX_USAGE;
     }
+    if (cli_remote_wanted(&o.remote)) {
+        if (f.terminal != SLUICE_STORE_ANY) {
+            fprintf(stderr, "sluice ls: --live and --terminal are not available with --server "
+                            "(use --state)\n");
+            return CLI_EX_USAGE;
+        }
+        return ls_remote(&o, &f);
+    }
     if ((rc = open_store(&o, &store)) != CLI_EX_OK)
         return rc;
     if (sluice_store_list_launches(store, &f, &list, &next, &err) != SLUICE_OK) {
         rc = cli_fail(&err);
         goto out;
     }
-    if (o.json) {
-        json_t *page = json_pack("{s:O s:s?}", "launches", list, "next_cursor", next);
-        char *text = page ? json_dumps(page, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
-        if (text)
-            puts(text);
-        free(text);
-        json_decref(page);
-        goto out;
-    }
-    printf("%-32s %-12s %-6s %-20s %-14s %s\n", "LAUNCH", "STATE", "RESULT", "CREATED", "JOBS",
-           "REASON");
-    json_array_foreach(list, k, l)
-    {
-        json_t *res = json_object_get(l, "result_code");
-        char result[16];
-
-        if (json_is_integer(res))
-            snprintf(result, sizeof(result), "%lld", (long long)json_integer_value(res));
-        else
-            snprintf(result, sizeof(result), "-");
-        format_time(json_integer_value(json_object_get(l, "created_ms")), when, sizeof(when));
-        printf("%-32s %-12s %-6s %-20s ", str_or(l, "launch_id", "?"), str_or(l, "state", "?"),
-               result, when);
-        print_job_ids(stdout, json_object_get(l, "job_ids"));
-        printf(" %s\n", str_or(l, "reason", ""));
-    }
-    if (next)
-        printf("(more: sluice ls --cursor '%s')\n", next);
+    cli_print_list(list, next, o.json);
 out:
     free(next);
     json_decref(list);
@@ -279,16 +270,49 @@ out:
 }
 
 static const char cancel_usage[] =
-    "usage: sluice cancel [--state-dir DIR] LAUNCH_ID\n"
+    "usage: sluice cancel [--state-dir DIR | --server URL] LAUNCH_ID\n"
     "\n"
     "Ask the supervisor (`sluice serve` or `sluice launch --wait`) to cancel a\n"
     "launch.  The request is recorded in the store with your user name; the\n"
     "supervisor checks that the Slurm job is ours (name, comment marker, user)\n"
-    "before it sends anything.  Cancelling a finished launch changes nothing.\n";
+    "before it sends anything.  Cancelling a finished launch changes nothing.\n" REMOTE_USAGE;
+
+static int cancel_remote(store_opts_t *o, const char *id)
+{
+    cli_remote_t *r = NULL;
+    json_t *launch = NULL;
+    char path[512], esc[400];
+    long status = 0;
+    int rc;
+
+    if (cli_remote_escape(id, esc, sizeof(esc)) != 0) {
+        fprintf(stderr, "sluice: launch id '%s' is too long\n", id);
+        return CLI_EX_DATAERR;
+    }
+    snprintf(path, sizeof(path), "/v1/launches/%s", esc);
+    if ((rc = cli_remote_open(&o->remote, &r)) != CLI_EX_OK)
+        return rc;
+    /* Ask first, so that an ended launch says so as it does locally. */
+    if ((rc = cli_remote_json(r, "GET", path, NULL, NULL, &status, &launch)) != CLI_EX_OK)
+        goto out;
+    if (json_is_true(json_object_get(launch, "terminal"))) {
+        cli_print_cancel_over(id, json_string_value(json_object_get(launch, "state")));
+        goto out;
+    }
+    json_decref(launch);
+    launch = NULL;
+    if ((rc = cli_remote_json(r, "DELETE", path, NULL, NULL, &status, &launch)) != CLI_EX_OK)
+        goto out;
+    printf("cancel of %s requested; the supervisor carries it out on its next cycle\n", id);
+out:
+    json_decref(launch);
+    cli_remote_close(r);
+    return rc;
+}
 
 int cmd_cancel(int argc, char **argv)
 {
-    store_opts_t o = {NULL, 0};
+    store_opts_t o;
     sluice_store_t *store = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
     json_t *launch = NULL, *ctx = NULL;
@@ -296,12 +320,15 @@ int cmd_cancel(int argc, char **argv)
     char caller[160];
     int rc = CLI_EX_OK, i;
 
+    memset(&o, 0, sizeof(o));
     if ((i = parse_common(argc, argv, &o, cancel_usage, &rc)) < 0)
         return rc;
     if (i != argc - 1) {
         fputs(cancel_usage, stderr);
         return CLI_EX_USAGE;
     }
+    if (cli_remote_wanted(&o.remote))
+        return cancel_remote(&o, argv[i]);
     if ((rc = open_store(&o, &store)) != CLI_EX_OK)
         return rc;
     if (sluice_store_get_launch(store, argv[i], &launch, &err) != SLUICE_OK) {
@@ -309,8 +336,7 @@ int cmd_cancel(int argc, char **argv)
         goto out;
     }
     if (json_is_true(json_object_get(launch, "terminal"))) {
-        printf("launch %s already ended (%s); nothing to cancel\n", argv[i],
-               str_or(launch, "state", "?"));
+        cli_print_cancel_over(argv[i], json_string_value(json_object_get(launch, "state")));
         goto out;
     }
     pw = getpwuid(getuid());

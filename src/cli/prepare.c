@@ -64,7 +64,7 @@ int cli_prepare_option(cli_prepare_opts_t *o, int argc, char **argv, int *i)
     return 0;
 }
 
-static char *read_all(const char *path, size_t *len)
+char *cli_read_file(const char *path, size_t *len)
 {
     FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
     char *d = NULL, *nd;
@@ -113,7 +113,7 @@ int cli_prepare(const cli_prepare_opts_t *o, cli_prepared_t *out)
         rc = cli_fail(&err);
         goto out;
     }
-    if ((data = read_all(o->request_path, &len)) == NULL) {
+    if ((data = cli_read_file(o->request_path, &len)) == NULL) {
         fprintf(stderr, "sluice: cannot read the request %s (missing, unreadable or over 2 MiB)\n",
                 o->request_path);
         rc = CLI_EX_IOERR;

@@ -50,4 +50,8 @@ const char *cli_getenv(const char *name, void *arg);
 
 void cli_prepared_free(cli_prepared_t *p);
 
+/* Read a whole file ("-": standard input) of at most 2 MiB; the caller
+ * frees.  NULL when it cannot be read or is larger (errno may say why). */
+char *cli_read_file(const char *path, size_t *len);
+
 #endif /* SLUICE_CLI_PREPARE_H */

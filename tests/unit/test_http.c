@@ -544,3 +544,78 @@ Test(http, no_socket_reuse_after_an_error_status)
     http_response_free(&resp);
     cr_assert_eq(fake_connection_count(fs), 2);
 }
+
+typedef struct {
+    char got[256];
+    size_t len;
+    size_t calls;
+    size_t stop_after; /* stop once this many bytes arrived; 0: never */
+} stream_sink_t;
+
+static int stream_cb(const char *data, size_t len, void *arg)
+{
+    stream_sink_t *s = arg;
+
+    s->calls++;
+    if (s->len + len < sizeof(s->got)) {
+        memcpy(s->got + s->len, data, len);
+        s->len += len;
+        s->got[s->len] = '\0';
+    }
+    return s->stop_after > 0 && s->len >= s->stop_after;
+}
+
+Test(http, stream_hands_2xx_bytes_to_the_callback_and_buffers_problems)
+{
+    fake_response_t ok = {.status = 200, .body = "line one\nline two\n"};
+    fake_response_t nf = {.status = 404, .body = "{\"title\":\"Not found\"}"};
+    http_request_t req = {HTTP_GET, HTTP_CLASS_QUERY, "/v1/launches/x/logs/stdout", NULL, NULL,
+                          NULL};
+    http_stream_t st;
+    stream_sink_t sink;
+    http_response_t resp = HTTP_RESPONSE_INIT;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    const fake_request_t *rec;
+    char v[128];
+
+    /* a 1-byte cap: a streamed answer is not held against it */
+    make_client(fake_url(fs), 1, 0);
+    memset(&st, 0, sizeof(st));
+    memset(&sink, 0, sizeof(sink));
+    st.on_data = stream_cb;
+    st.arg = &sink;
+    st.accept = "text/plain";
+    fake_push(fs, &ok);
+    cr_assert_eq(http_request_stream(client, &req, &st, &resp, &err), SLUICE_OK, "%s", err.text);
+    cr_expect_eq(resp.status, 200);
+    cr_expect_str_eq(sink.got, "line one\nline two\n");
+    cr_expect_eq(resp.body_len, 0);
+    cr_expect_eq(st.stopped, 0);
+    rec = fake_request(fs, 0);
+    cr_assert_not_null(rec);
+    cr_expect_eq(fake_header(rec, "Accept", v, sizeof(v)), 1);
+    cr_expect_str_eq(v, "text/plain");
+    http_response_free(&resp);
+    http_client_free(client);
+    client = NULL;
+
+    /* a problem answer is buffered for the caller, the callback sees nothing */
+    make_client(fake_url(fs), 0, 0);
+    memset(&sink, 0, sizeof(sink));
+    fake_push(fs, &nf);
+    cr_assert_eq(http_request_stream(client, &req, &st, &resp, &err), SLUICE_OK, "%s", err.text);
+    cr_expect_eq(resp.status, 404);
+    cr_expect_str_eq(resp.body, "{\"title\":\"Not found\"}");
+    cr_expect_eq(sink.calls, 0);
+    http_response_free(&resp);
+
+    /* the callback may stop the stream: that is a success, marked stopped */
+    memset(&sink, 0, sizeof(sink));
+    sink.stop_after = 1;
+    fake_push(fs, &ok);
+    cr_assert_eq(http_request_stream(client, &req, &st, &resp, &err), SLUICE_OK, "%s", err.text);
+    cr_expect_eq(st.stopped, 1);
+    cr_expect_eq(resp.status, 200);
+    cr_expect_geq(sink.len, 1);
+    http_response_free(&resp);
+}

@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* launch_remote.c - `sluice launch REQUEST.json --server URL [--wait]`: POST
+ * the request to a running `sluice serve` and, with --wait, follow the
+ * launch to its end with the same transition lines and exit code as the
+ * local supervisor.
+ *
+ * Notes:
+ * - The request file is sent as it is; the service validates, renders and
+ *   resolves `secret_env` from its own environment.  Sending it again with
+ *   the same launch_id resumes the same launch (200), a different body is a
+ *   conflict (409, exit 65).
+ * - --wait follows /v1/events (Server-Sent Events) and reads the launch's
+ *   summary after each of its events, printing a line whenever its state or
+ *   result changes.  A dropped stream is resumed with Last-Event-ID; after
+ *   five failures in a row the command gives up with 69.  The stream starts
+ *   at the oldest stored event (the API has no "from now"), so a store with
+ *   a long history is read once from the start.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "cli.h"
+#include "prepare.h"
+#include "print.h"
+#include "remote.h"
+
+typedef struct {
+    cli_remote_t *r;
+    const char *id;
+    char path[512]; /* /v1/launches/<id> */
+    int json;
+    /* what was printed last */
+    char state[32];
+    int result;
+    char reason[512];
+    /* the SSE parser */
+    char line[65536];
+    size_t line_len;
+    char event_id[32]; /* of the event being read */
+    char last_id[32];  /* of the last complete event */
+    int ours;          /* the event being read is about this launch */
+    int done;          /* the launch is over */
+    int failed;        /* sysexit of a failed GET, or 0 */
+} follow_t;
+
+/* The Slurm state of the newest `observed` event, or "". */
+static const char *last_slurm_state(const json_t *events)
+{
+    size_t i = json_array_size(events);
+
+    while (i-- > 0) {
+        const json_t *ev = json_array_get(events, i);
+        const char *name = json_string_value(json_object_get(ev, "name"));
+        const char *st;
+
+        if (name == NULL || strcmp(name, "observed") != 0)
+            continue;
+        st = json_string_value(json_object_get(
+            json_array_get(json_object_get(json_object_get(ev, "context"), "jobs"), 0), "state"));
+        if (st != NULL)
+            return st;
+    }
+    return "";
+}
+
+/* Read the launch's summary; print a line when it changed.  0 or the
+ * sysexit. */
+static int refresh(follow_t *f)
+{
+    json_t *l = NULL, *events;
+    long status = 0;
+    const char *state, *reason, *event = "";
+    int rc, result;
+    cli_transition_t t;
+
+    if ((rc = cli_remote_json(f->r, "GET", f->path, NULL, NULL, &status, &l)) != CLI_EX_OK)
+        return rc;
+    state = json_string_value(json_object_get(l, "state"));
+    reason = json_string_value(json_object_get(l, "reason"));
+    result = json_is_integer(json_object_get(l, "result_code"))
+                 ? (int)json_integer_value(json_object_get(l, "result_code"))
+                 : 127;
+    events = json_object_get(l, "events");
+    if (json_array_size(events) > 0)
+        event = json_string_value(
+            json_object_get(json_array_get(events, json_array_size(events) - 1), "name"));
+    if (state == NULL) {
+        fprintf(stderr, "sluice launch: the service's answer for %s has no state\n", f->id);
+        json_decref(l);
+        return 76;
+    }
+    if (strcmp(state, f->state) != 0 || result != f->result) {
+        memset(&t, 0, sizeof(t));
+        t.launch_id = f->id;
+        t.event = event ? event : "";
+        t.state = state;
+        t.result = result;
+        t.slurm_state = last_slurm_state(events);
+        t.reason = reason ? reason : "";
+        t.elapsed = (double)(json_integer_value(json_object_get(l, "updated_ms")) -
+                             json_integer_value(json_object_get(l, "created_ms"))) /
+                    1000.0;
+        cli_print_transition(&t, f->json);
+        snprintf(f->state, sizeof(f->state), "%s", state);
+        f->result = result;
+        snprintf(f->reason, sizeof(f->reason), "%s", reason ? reason : "");
+    }
+    f->done = json_is_true(json_object_get(l, "terminal"));
+    json_decref(l);
+    return CLI_EX_OK;
+}
+
+/* One complete SSE line (without its newline). */
+static int sse_line(follow_t *f, const char *line)
+{
+    if (line[0] == '\0') {
+        /* end of an event */
+        if (f->event_id[0])
+            snprintf(f->last_id, sizeof(f->last_id), "%s", f->event_id);
+        if (f->ours) {
+            int rc = refresh(f);
+            if (rc != CLI_EX_OK) {
+                f->failed = rc;
+                return 1;
+            }
+        }
+        f->event_id[0] = '\0';
+        f->ours = 0;
+        return f->done;
+    }
+    if (strncmp(line, "id: ", 4) == 0) {
+        snprintf(f->event_id, sizeof(f->event_id), "%s", line + 4);
+    } else if (strncmp(line, "data: ", 6) == 0) {
+        json_t *d = json_loads(line + 6, 0, NULL);
+        const char *lid = json_string_value(json_object_get(d, "launch_id"));
+        if (lid != NULL && strcmp(lid, f->id) == 0)
+            f->ours = 1;
+        json_decref(d);
+    }
+    return 0;
+}
+
+static int on_sse(const char *data, size_t len, void *arg)
+{
+    follow_t *f = arg;
+    size_t i;
+
+    for (i = 0; i < len; i++) {
+        if (data[i] == '\n') {
+            f->line[f->line_len] = '\0';
+            f->line_len = 0;
+            if (sse_line(f, f->line) != 0)
+                return 1;
+        } else if (f->line_len < sizeof(f->line) - 1) {
+            f->line[f->line_len++] = data[i];
+        }
+    }
+    return 0;
+}
+
+static int follow(follow_t *f)
+{
+    struct timespec pause = {1, 0};
+    int rc, failures = 0, ended;
+
+    if ((rc = refresh(f)) != CLI_EX_OK)
+        return rc;
+    while (!f->done) {
+        f->line_len = 0;
+        f->event_id[0] = '\0';
+        f->ours = 0;
+        rc = cli_remote_stream(f->r, "/v1/events", NULL, "text/event-stream",
+                               f->last_id[0] ? f->last_id : NULL, on_sse, f, &ended);
+        if (f->failed)
+            return f->failed;
+        if (f->done)
+            break;
+        if (rc == CLI_EX_NOPERM || rc == CLI_EX_DATAERR)
+            return rc;
+        if (rc != CLI_EX_OK && ++failures >= 5) {
+            fprintf(stderr,
+                    "sluice launch: lost the event stream of %s five times; giving up "
+                    "(the launch goes on: `sluice status --server`)\n",
+                    f->id);
+            return rc;
+        }
+        if (rc == CLI_EX_OK)
+            failures = 0;
+        nanosleep(&pause, NULL);
+        /* Whatever was missed while the stream was down. */
+        if ((rc = refresh(f)) != CLI_EX_OK)
+            return rc;
+    }
+    return CLI_EX_OK;
+}
+
+int cli_launch_remote(const cli_remote_opts_t *o, const char *request_path, int wait, int json)
+{
+    cli_remote_t *r = NULL;
+    follow_t *f = NULL;
+    json_t *launch = NULL;
+    char *body = NULL, esc[400];
+    size_t len = 0;
+    long status = 0;
+    const char *id;
+    int rc;
+
+    if ((body = cli_read_file(request_path, &len)) == NULL) {
+        fprintf(stderr, "sluice launch: cannot read %s (missing, unreadable or over 2 MiB)\n",
+                request_path);
+        return CLI_EX_IOERR;
+    }
+    if ((rc = cli_remote_open(o, &r)) != CLI_EX_OK)
+        goto out;
+    if ((rc = cli_remote_json(r, "POST", "/v1/launches", NULL, body, &status, &launch)) !=
+        CLI_EX_OK)
+        goto out;
+    id = json_string_value(json_object_get(launch, "launch_id"));
+    if (id == NULL || cli_remote_escape(id, esc, sizeof(esc)) != 0) {
+        fprintf(stderr, "sluice launch: the service's answer has no launch_id\n");
+        rc = 76;
+        goto out;
+    }
+    if (!json)
+        cli_print_accepted(
+            id, status == 200,
+            json_string_value(json_object_get(launch, "site"))
+                ? json_string_value(json_object_get(launch, "site"))
+                : "?",
+            json_array_size(json_object_get(json_object_get(launch, "request"), "pools")));
+    if (!wait)
+        goto out;
+    if ((f = calloc(1, sizeof(*f))) == NULL) {
+        rc = CLI_EX_SOFTWARE;
+        goto out;
+    }
+    f->r = r;
+    f->id = id;
+    f->json = json;
+    f->result = 127;
+    snprintf(f->path, sizeof(f->path), "/v1/launches/%s", esc);
+    if ((rc = follow(f)) == CLI_EX_OK)
+        rc = f->result;
+out:
+    free(f);
+    if (body != NULL)
+        explicit_bzero(body, len); /* it may hold secret values */
+    free(body);
+    json_decref(launch);
+    cli_remote_close(r);
+    return rc;
+}
