@@ -36,16 +36,14 @@
 
 #include <sluice/fsm.h>
 #include <sluice/launch.h>
+#include <sluice/launch_view.h>
 #include <sluice/log.h>
 #include <sluice/ops.h>
 #include <sluice/server.h>
 
-#include "hostlist.h"
-
 #define MAX_TOKENS 256
 #define SSE_BATCH 100
 #define MAX_PEM (1024u * 1024u)
-#define MAX_NODES_SHOWN 1024
 
 typedef struct {
     char *name;
@@ -457,77 +455,20 @@ static int peer_caller(struct MHD_Connection *c, caller_t *out)
 
 /* ---- launches ----------------------------------------------------------- */
 
-/* Per component of the newest job observation: job id, Slurm's node list,
- * and each node with its address (null when unknown).  An empty array
- * before any job was seen. */
-static json_t *components_of(sluice_server_t *s, const json_t *events)
-{
-    json_t *out = json_array(), *jobs = NULL, *job;
-    size_t i;
-
-    if (out == NULL)
-        return json_null();
-    for (i = json_array_size(events); i > 0 && jobs == NULL; i--) {
-        const json_t *e = json_array_get(events, i - 1);
-        const json_t *ctx = json_object_get(e, "context");
-        const char *name = json_string_value(json_object_get(e, "name"));
-        if (name != NULL && strcmp(name, "observed") == 0 &&
-            json_is_array(json_object_get(ctx, "jobs")) &&
-            json_array_size(json_object_get(ctx, "jobs")) > 0)
-            jobs = json_object_get(ctx, "jobs");
-    }
-    json_array_foreach(jobs, i, job)
-    {
-        const char *list = json_string_value(json_object_get(job, "nodes"));
-        json_t *names = NULL, *nodes = json_array(), *name;
-        size_t k;
-
-        if (nodes == NULL)
-            break;
-        if (list != NULL && list[0] != '\0' && strcmp(list, "None assigned") != 0 &&
-            hostlist_expand(list, MAX_NODES_SHOWN, &names, NULL) == SLUICE_OK) {
-            json_array_foreach(names, k, name)
-            {
-                char addr[256];
-                int known = s->o.node_address &&
-                            s->o.node_address(s->o.node_address_arg, json_string_value(name), addr,
-                                              sizeof(addr)) == 1;
-                json_array_append_new(
-                    nodes, json_pack("{s:O s:s?}", "name", name, "address", known ? addr : NULL));
-            }
-        }
-        json_decref(names);
-        json_array_append_new(out, json_pack("{s:i s:O? s:s? s:o}", "component", (int)i, "job_id",
-                                             json_object_get(job, "job_id"), "nodelist",
-                                             list && list[0] ? list : NULL, "nodes", nodes));
-    }
-    return out;
-}
-
-/* The API view of a launch: the store's object without the render, plus
- * its events.  Takes rmu (never mu: reads do not wait for a launcher
- * cycle). */
+/* The API view of a launch (launch_view.h).  Takes rmu (never mu: reads do
+ * not wait for a launcher cycle). */
 static sluice_err launch_view(sluice_server_t *s, const char *id, json_t **out, sluice_error_t *err)
 {
-    json_t *l = NULL, *ev = NULL, *creator;
+    json_t *l = NULL, *ev = NULL;
     sluice_err rc;
 
     pthread_mutex_lock(&s->rmu);
     if ((rc = sluice_store_get_launch(s->rstore, id, &l, err)) == SLUICE_OK)
         rc = sluice_store_read_events(s->rstore, id, 1, 0, &ev, err);
     pthread_mutex_unlock(&s->rmu);
-    if (rc != SLUICE_OK)
-        goto out;
-    json_object_del(l, "render");
-    creator = json_object_get(json_array_get(ev, 0), "caller");
-    json_object_set_new(l, "created_by",
-                        json_is_string(creator) ? json_incref(creator) : json_null());
-    json_object_set_new(l, "components", components_of(s, ev));
-    json_object_set_new(l, "events", ev);
-    ev = NULL;
-    *out = l;
-    l = NULL;
-out:
+    if (rc == SLUICE_OK &&
+        (*out = sluice_launch_view_build(l, ev, s->o.node_address, s->o.node_address_arg)) == NULL)
+        rc = sluice_errorf(err, SLUICE_ENOMEM, "launch %s: out of memory", id);
     json_decref(l);
     json_decref(ev);
     return rc;

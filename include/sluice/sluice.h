@@ -11,6 +11,7 @@
 #include <sluice/fsm.h>
 #include <sluice/jobdesc.h>
 #include <sluice/launch.h>
+#include <sluice/launch_view.h>
 #include <sluice/launcher.h>
 #include <sluice/log.h>
 #include <sluice/render.h>

@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sluice/launch_view.h>
+
 #include "cli.h"
 #include "print.h"
 #include "remote.h"
@@ -113,7 +115,7 @@ int cmd_status(int argc, char **argv)
     store_opts_t o;
     sluice_store_t *store = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
-    json_t *launch = NULL, *events = NULL;
+    json_t *launch = NULL;
     int rc = CLI_EX_OK, i;
 
     memset(&o, 0, sizeof(o));
@@ -127,18 +129,14 @@ int cmd_status(int argc, char **argv)
         return status_remote(&o, argv[i]);
     if ((rc = open_store(&o, &store)) != CLI_EX_OK)
         return rc;
-    if (sluice_store_get_launch(store, argv[i], &launch, &err) != SLUICE_OK ||
-        sluice_store_read_events(store, argv[i], 1, 0, &events, &err) != SLUICE_OK) {
+    /* the API's view (no node addresses here: they need the cluster) */
+    if (sluice_launch_view_read(store, argv[i], NULL, NULL, &launch, &err) != SLUICE_OK) {
         rc = cli_fail(&err);
         goto out;
     }
-    /* the API's view: no render, the events inline */
-    json_object_del(launch, "render");
-    json_object_set(launch, "events", events);
     cli_print_launch(launch, o.json);
 out:
     json_decref(launch);
-    json_decref(events);
     sluice_store_close(store);
     return rc;
 }

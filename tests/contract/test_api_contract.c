@@ -43,6 +43,8 @@
 #define AUTH "Authorization: Bearer " TOKEN "\r\n"
 #define WRONG "Authorization: Bearer tok-alice-0123456789abcdeX\r\n"
 #define JSON_AUTH AUTH "Content-Type: application/json\r\n"
+#define TOKEN_BOB "tok-bob-0123456789abcdef"
+#define BOB "Authorization: Bearer " TOKEN_BOB "\r\n"
 
 static bool is_dir(const char *p)
 {
@@ -160,7 +162,7 @@ static void setup(void)
     snprintf(tokens, sizeof(tokens), "%s/tokens", tmp);
     f = fopen(tokens, "w");
     cr_assert_not_null(f);
-    fprintf(f, "alice %s\n", TOKEN);
+    fprintf(f, "alice %s\nbob %s\n", TOKEN, TOKEN_BOB);
     fclose(f);
     chmod(tokens, 0600);
     memset(&so, 0, sizeof(so));
@@ -406,6 +408,10 @@ Test(api_contract,
     cr_expect_eq(ex("POST", L, L, JSON_AUTH, big, NULL), 413);
     free(big);
     cr_expect_eq(ex("PUT", L, L, AUTH, NULL, NULL), 405);
+    /* secret values over plain TCP: refused before anything is stored */
+    cr_expect_eq(ex("POST", L, L, JSON_AUTH,
+                    "{\"launch_id\": \"sec-1\", \"secrets\": {\"API_KEY\": \"v\"}}", NULL),
+                 403);
 
     /* let the launches move: submitted, observed, ... */
     step(4);
@@ -447,7 +453,9 @@ Test(api_contract,
     cr_expect_eq(ex("GET", EV, "/v1/events", NULL, NULL, NULL), 401);
     cr_expect_eq(ex("POST", EV, "/v1/events", JSON_AUTH, "{}", NULL), 405);
 
-    /* cancel: accepted, again (idempotent), unknown, unauthenticated */
+    /* cancel: another caller's launch (not an admin), accepted, again
+     * (idempotent), unknown, unauthenticated */
+    cr_expect_eq(ex("DELETE", ONE, "/v1/launches/dry-1", BOB, NULL, NULL), 403);
     cr_expect_eq(ex("DELETE", ONE, "/v1/launches/dry-1", AUTH, NULL, NULL), 202);
     cr_expect_eq(ex("DELETE", ONE, "/v1/launches/dry-1", AUTH, NULL, NULL), 202);
     cr_expect_eq(ex("DELETE", ONE, "/v1/launches/nope", AUTH, NULL, NULL), 404);

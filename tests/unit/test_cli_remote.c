@@ -347,7 +347,7 @@ Test(cli_remote, unix_socket_needs_no_token)
     r = run("status --server 'unix:%s' sock-1", sock);
     cr_expect_eq(r.code, 0, "%s", r.err);
     cr_expect(strstr(r.out, "launch     sock-1\n") == r.out, "%s", r.out);
-    cr_expect(strstr(r.out, "by unix-socket") != NULL, "%s", r.out);
+    cr_expect(strstr(r.out, "by unix:") != NULL, "%s", r.out);
     run_free(&r);
 }
 
