@@ -397,6 +397,9 @@ static const field_t fields[] = {
     F("submit.absence_delay_s", K_DUR, submit.absence_delay_s, 1, 86400, NULL),
     F("submit.absence_lookups", K_INT, submit.absence_lookups, 1, 100, NULL),
     F("submit.absence_spacing_s", K_DUR, submit.absence_spacing_s, 1, 3600, NULL),
+    F("submit.in_flight", K_INT, submit.in_flight, 1, 16, NULL),
+    F("submit.per_sec", K_INT, submit.per_sec, 1, 100000, NULL),
+    F("poll.rpc_per_sec", K_INT, poll.rpc_per_sec, 1, 100000, NULL),
 };
 
 #define N_FIELDS (sizeof(fields) / sizeof(fields[0]))
@@ -1321,6 +1324,9 @@ static sluice_err set_defaults(sluice_config_t *cfg, sluice_error_t *err)
     cfg->submit.absence_delay_s = 60;
     cfg->submit.absence_lookups = 3;
     cfg->submit.absence_spacing_s = 10;
+    cfg->submit.in_flight = 4;
+    cfg->submit.per_sec = 200;
+    cfg->poll.rpc_per_sec = 50;
     return SLUICE_OK;
 }
 

@@ -142,7 +142,13 @@ typedef struct {
         long absence_delay_s;   /* default 60 */
         long absence_lookups;   /* default 3 */
         long absence_spacing_s; /* default 10 */
+        long in_flight;         /* POSTs at once, 1..16; default 4 */
+        long per_sec;           /* submit budget toward slurmctld; default 200 */
     } submit;
+
+    struct {
+        long rpc_per_sec; /* reads and cancels toward slurmctld; default 50 */
+    } poll;
 
     /* Non-fatal findings ("parent.environment_setup: not used by sluice"). */
     sluice_strlist_t warnings;
