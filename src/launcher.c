@@ -581,26 +581,28 @@ fsm_config_for(const sluice_launcher_t *l, const json_t *request, sluice_fsm_con
     cfg->requeue_allowed = json_is_true(json_object_get(request, "requeue"));
 }
 
-static sluice_err
-load_launch(sluice_launcher_t *l, const char *id, launch_t **out, sluice_error_t *err)
+/* Start tracking launch `id` from its stored request (borrowed) and fold
+ * its log in. */
+static sluice_err track_launch(sluice_launcher_t *l,
+                               const char *id,
+                               const char *site,
+                               int64_t created_ms,
+                               const json_t *req,
+                               launch_t **out,
+                               sluice_error_t *err)
 {
-    json_t *row = NULL;
-    const json_t *req;
     const json_t *dep;
     const json_t *names;
     launch_t *L = NULL;
     sluice_fsm_config_t cfg;
-    sluice_err rc;
+    sluice_err rc = SLUICE_OK;
 
-    if ((rc = sluice_store_get_launch(l->store, id, &row, err)) != SLUICE_OK)
-        return rc;
-    req = json_object_get(row, "request");
     if ((L = calloc(1, sizeof(*L))) == NULL || (L->id = strdup(id)) == NULL) {
         rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
         goto out;
     }
-    L->site = dup_or(json_string_value(json_object_get(row, "site")), l->site);
-    L->created_ms = (int64_t)json_integer_value(json_object_get(row, "created_ms"));
+    L->site = dup_or(site, l->site);
+    L->created_ms = created_ms;
     dep = json_object_get(req, "depends_on");
     if (json_is_object(dep)) {
         L->dep_id = dup_or(json_string_value(json_object_get(dep, "launch_id")), "");
@@ -629,6 +631,20 @@ load_launch(sluice_launcher_t *l, const char *id, launch_t **out, sluice_error_t
     L = NULL;
 out:
     launch_free(L);
+    return rc;
+}
+
+static sluice_err
+load_launch(sluice_launcher_t *l, const char *id, launch_t **out, sluice_error_t *err)
+{
+    json_t *row = NULL;
+    sluice_err rc;
+
+    if ((rc = sluice_store_get_launch(l->store, id, &row, err)) != SLUICE_OK)
+        return rc;
+    rc = track_launch(l, id, json_string_value(json_object_get(row, "site")),
+                      (int64_t)json_integer_value(json_object_get(row, "created_ms")),
+                      json_object_get(row, "request"), out, err);
     json_decref(row);
     return rc;
 }
@@ -801,7 +817,9 @@ sluice_err sluice_launcher_accept(sluice_launcher_t *l,
         return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
     L = find_launch(l, id);
     if (L == NULL && !existed) {
-        if ((rc = load_launch(l, id, &L, err)) != SLUICE_OK)
+        /* What was just stored is in hand: no need to read the row (and
+         * parse its render) back. */
+        if ((rc = track_launch(l, id, spec.site, spec.time_ms, req->request, &L, err)) != SLUICE_OK)
             goto out;
     }
     if (L != NULL && !L->has_secrets && req->n_secrets > 0 && L->fsm.state == SLUICE_FSM_ACCEPTED) {

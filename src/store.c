@@ -47,6 +47,7 @@
 #define DB_NAME "sluice.db"
 #define LOCK_NAME "supervisor.lock"
 #define BUSY_TIMEOUT_MS 10000
+#define STORE_CACHE_KIB_SQL "-512" /* negative: KiB, i.e. 512 KiB */
 #define MAX_JSON_DEPTH 128
 #define LIST_DEFAULT 100
 #define LIST_MAX 1000
@@ -734,7 +735,13 @@ sluice_err sluice_store_open(sluice_store_t **out, const char *dir, sluice_error
     /* From here on the file is ours (or empty) and may be written. */
     if ((rc = switch_to_wal(s, err)) != SLUICE_OK)
         goto out;
-    if ((rc = exec_sql(s, "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON", err)) != SLUICE_OK)
+    /* A bounded page cache: the store's working set is the live launches'
+     * rows and recent events, and finished launches must not cost resident
+     * memory (SQLite's default is 2 MiB per connection). */
+    if ((rc = exec_sql(s,
+                       "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; "
+                       "PRAGMA cache_size = " STORE_CACHE_KIB_SQL,
+                       err)) != SLUICE_OK)
         goto out;
     if ((rc = query_int(s, "PRAGMA foreign_keys", &one, err)) != SLUICE_OK)
         goto out;
