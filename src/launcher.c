@@ -547,6 +547,18 @@ static sluice_err record_observed(sluice_launcher_t *l,
 
     if (lookup == SLUICE_LOOKUP_UNAVAILABLE && L->last_unavailable)
         return SLUICE_OK; /* one record per outage: it already broke the pending chain */
+    for (size_t i = 0; lookup == SLUICE_LOOKUP_FOUND && i < n; i++) {
+        if (views[i].base <= SLUICE_JOB_BASE_UNKNOWN || views[i].base >= SLUICE_JOB_BASE_COUNT_) {
+            /* Slurm 22.05 names only the flag while a job completes
+             * ("COMPLETING"): no base state, nothing the state machine can
+             * use.  Not recorded (the log must replay); read again next
+             * cycle. */
+            sluice_log(SLUICE_LOG_DEBUG, "launch %s: job %" PRIu64 " has no base state yet", L->id,
+                       views[i].job_id);
+            L->have_state = false;
+            return SLUICE_OK;
+        }
+    }
     memset(&ev, 0, sizeof(ev));
     ev.type = SLUICE_EV_OBSERVED;
     ev.lookup = lookup;
@@ -1519,6 +1531,8 @@ static sluice_err poll_one(sluice_launcher_t *l,
         L->have_state = false;
         return record_observed(l, L, SLUICE_LOOKUP_NOT_FOUND, SLUICE_SOURCE_LIVE, NULL, 0, err);
     }
+    if (st->base == SLUICE_JOB_BASE_UNKNOWN)
+        return SLUICE_OK; /* only a flag (COMPLETING on 22.05): wait for the base state */
     if (L->have_state && !L->last_unavailable && L->n_views > 0 && st->base == L->last_base &&
         st->flags == L->last_flags) {
         /* Unchanged: only a pending launch needs a heartbeat (the timer). */

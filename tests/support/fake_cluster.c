@@ -97,8 +97,8 @@ static void views_of(const fake_job_t *j, bool acct, sluice_jobview_t **out, siz
         v[k].partition = strdup("debug");
         v[k].nodes = s->base == SLUICE_JOB_PENDING ? NULL : strdup("node[1-2]");
         v[k].state_reason = strdup(s->base == SLUICE_JOB_PENDING ? "Priority" : "None");
-        v[k].base = s->base;
-        v[k].flags = s->flags;
+        v[k].base = (s->flags & FAKE_NO_BASE) ? SLUICE_JOB_BASE_UNKNOWN : s->base;
+        v[k].flags = s->flags & ~FAKE_NO_BASE;
         v[k].has_exit = sluice_job_base_is_terminal(s->base);
         v[k].exit_code = s->exit_code;
         v[k].exit_signal = s->signal;
@@ -248,8 +248,9 @@ static sluice_lookup f_job_states(void *arg, const uint64_t *ids, size_t n, slui
         memset(&st[i], 0, sizeof(st[i]));
         if (j != NULL && j->in_queue) {
             st[i].present = true;
-            st[i].base = stage(j)->base;
-            st[i].flags = stage(j)->flags;
+            st[i].base =
+                (stage(j)->flags & FAKE_NO_BASE) ? SLUICE_JOB_BASE_UNKNOWN : stage(j)->base;
+            st[i].flags = stage(j)->flags & ~FAKE_NO_BASE;
         }
     }
     return SLUICE_LOOKUP_FOUND;

@@ -20,6 +20,9 @@
 #define FAKE_MAX_JOBS 1024
 
 /* base UNKNOWN as a stage: the job vanishes (live queue and accounting). */
+/* FAKE_NO_BASE in a stage's flags: the stage is reported with its other
+ * flags only and base UNKNOWN, as Slurm 22.05 reports "COMPLETING". */
+#define FAKE_NO_BASE (UINT32_C(1) << 31)
 typedef struct {
     sluice_job_base base;
     uint32_t flags;

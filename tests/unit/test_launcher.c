@@ -393,6 +393,33 @@ Test(launcher, hetjob_succeeds)
     sluice_launcher_free(l);
 }
 
+/* Slurm 22.05 names only "COMPLETING" while a timed-out job completes: no
+ * base state.  Such a read is neither recorded (the log must replay) nor
+ * an error; the launch ends once the base state (TIMEOUT) shows. */
+Test(launcher, flag_only_state_is_not_recorded)
+{
+    sluice_launcher_t *l = new_launcher();
+    fake_stage_t s[] = {
+        {SLUICE_JOB_PENDING, 0, 0, 0, 1},
+        {SLUICE_JOB_RUNNING, 0, 0, 0, 2},
+        {SLUICE_JOB_TIMEOUT, SLUICE_JOB_FLAG(COMPLETING) | FAKE_NO_BASE, 0, 0, 3},
+        {SLUICE_JOB_TIMEOUT, 0, 0, 0, 2},
+    };
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    json_t *evs = NULL;
+
+    fake_cluster_set_script(fc, s, 4);
+    accept_launch(l, "T1", 1, NULL, NULL, 0);
+    cr_assert_eq(run_to_end(l, "T1", 40), 104);
+    cr_assert(reason_has("T1", "TIMEOUT"));
+    sluice_launcher_free(l);
+    /* the stored log replays: a new launcher recovers from it */
+    l = new_launcher();
+    cr_assert_sluice_ok(sluice_store_replay(store, "T1", &evs, &err), &err);
+    json_decref(evs);
+    sluice_launcher_free(l);
+}
+
 Test(launcher, exit_codes_are_kept)
 {
     static const int codes[] = {101, 102, 103, 3};
