@@ -22,6 +22,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -995,6 +996,10 @@ static bool take_submit_token(sluice_launcher_t *l)
 typedef struct {
     launch_t *L;
     uint32_t attempt;
+    char dep[64]; /* Slurm dependency when has_dep */
+    bool has_dep;
+    bool staged;
+    sluice_error_t perr; /* why staging failed */
     sluice_jobdesc_t *d;
     size_t n;
 } batch_entry_t;
@@ -1008,53 +1013,112 @@ static void batch_entry_clear(batch_entry_t *b)
     b->n = 0;
 }
 
-/* Get a launch ready for this cycle's batch: staging and secret file,
- * descriptions with the attempt's marker.  *ready_out false: not this
- * cycle (dependency without a job yet, no budget, staging failed). */
-static sluice_err batch_prepare(sluice_launcher_t *l,
-                                launch_t *L,
-                                batch_entry_t *b,
-                                bool *ready_out,
-                                bool *waited,
-                                sluice_error_t *err)
+/* Select a launch for this cycle's batch: *ready_out false when not this
+ * cycle (dependency without a job yet, secrets lost, no submit budget).
+ * The submit token is taken here; staging comes next (stage_batch). */
+static sluice_err batch_select(sluice_launcher_t *l,
+                               launch_t *L,
+                               batch_entry_t *b,
+                               bool *ready_out,
+                               bool *waited,
+                               sluice_error_t *err)
 {
-    char dep[64];
     bool wait = false;
-    bool has_dep;
 
     *ready_out = false;
     memset(b, 0, sizeof(*b));
     b->L = L;
     b->attempt = L->fsm.attempt + 1;
-    has_dep = dependency_for(l, L, dep, sizeof(dep), &wait);
+    b->has_dep = dependency_for(l, L, b->dep, sizeof(b->dep), &wait);
     if (wait) {
         *waited = true;
         return SLUICE_OK;
     }
     if (L->needs_secrets && !L->has_secrets)
         return record_simple(l, L, SLUICE_EV_SECRET_UNAVAILABLE, NULL, err);
-    if (l->submit_tokens < 1.0)
+    if (!take_submit_token(l))
         return SLUICE_OK;
-    if (l->st.prepare != NULL) {
-        sluice_error_t perr = SLUICE_ERROR_INIT;
-        sluice_secret_t sec[SLUICE_LAUNCH_SECRETS_MAX];
-        size_t ns =
-            L->n_secrets < SLUICE_LAUNCH_SECRETS_MAX ? L->n_secrets : SLUICE_LAUNCH_SECRETS_MAX;
-        for (size_t i = 0; i < ns; i++) {
-            sec[i].name = L->secret_names[i];
-            sec[i].value = L->secret_values[i];
-        }
-        if (l->st.prepare(l->st.arg, L->id, b->attempt, sec, ns, &perr) != SLUICE_OK) {
-            sluice_log(SLUICE_LOG_WARNING, "launch %s: staging attempt %" PRIu32 ": %s", L->id,
-                       b->attempt, perr.text);
-            return SLUICE_OK;
-        }
-    }
-    if (load_descs(l, L, b->attempt, has_dep ? dep : NULL, &b->d, &b->n, err) != SLUICE_OK)
-        return err != NULL ? err->code : SLUICE_ESTORE;
-    take_submit_token(l);
     *ready_out = true;
     return SLUICE_OK;
+}
+
+/* The staging of one batch entry: its directory and 0600 secret file. */
+static void stage_one(sluice_launcher_t *l, batch_entry_t *b)
+{
+    launch_t *L = b->L;
+    sluice_secret_t sec[SLUICE_LAUNCH_SECRETS_MAX];
+    size_t ns = L->n_secrets < SLUICE_LAUNCH_SECRETS_MAX ? L->n_secrets : SLUICE_LAUNCH_SECRETS_MAX;
+
+    for (size_t i = 0; i < ns; i++) {
+        sec[i].name = L->secret_names[i];
+        sec[i].value = L->secret_values[i];
+    }
+    b->staged = l->st.prepare(l->st.arg, L->id, b->attempt, sec, ns, &b->perr) == SLUICE_OK;
+}
+
+typedef struct {
+    sluice_launcher_t *l;
+    batch_entry_t *b;
+    size_t n;
+    size_t next;
+    pthread_mutex_t mu;
+} stage_work_t;
+
+static void *stage_worker(void *arg)
+{
+    stage_work_t *w = arg;
+
+    for (;;) {
+        size_t i;
+        pthread_mutex_lock(&w->mu);
+        i = w->next++;
+        pthread_mutex_unlock(&w->mu);
+        if (i >= w->n)
+            return NULL;
+        stage_one(w->l, &w->b[i]);
+    }
+}
+
+/* Staging of every selected launch, up to submit_in_flight of them at
+ * once (each writes and fsyncs its own files; the durable writes overlap
+ * as the POSTs do).  Launches whose staging failed are dropped from the
+ * batch (logged; retried next cycle, their submit token is lost). */
+static size_t stage_batch(sluice_launcher_t *l, batch_entry_t *b, size_t n)
+{
+    stage_work_t w;
+    pthread_t th[MAX_IN_FLIGHT];
+    size_t k = l->o.submit_in_flight < n ? l->o.submit_in_flight : n;
+    size_t started = 0, kept = 0;
+
+    if (l->st.prepare == NULL) {
+        for (size_t i = 0; i < n; i++)
+            b[i].staged = true;
+        return n;
+    }
+    memset(&w, 0, sizeof(w));
+    w.l = l;
+    w.b = b;
+    w.n = n;
+    pthread_mutex_init(&w.mu, NULL);
+    for (size_t t = 1; t < k; t++)
+        if (pthread_create(&th[started], NULL, stage_worker, &w) == 0)
+            started++;
+    stage_worker(&w);
+    for (size_t t = 0; t < started; t++)
+        pthread_join(th[t], NULL);
+    pthread_mutex_destroy(&w.mu);
+    for (size_t i = 0; i < n; i++) {
+        if (!b[i].staged) {
+            sluice_log(SLUICE_LOG_WARNING, "launch %s: staging attempt %" PRIu32 ": %s", b[i].L->id,
+                       b[i].attempt, b[i].perr.text);
+            batch_entry_clear(&b[i]);
+            continue;
+        }
+        if (kept != i)
+            b[kept] = b[i];
+        kept++;
+    }
+    return kept;
 }
 
 /* Kill point `point` once per launch of the batch. */
@@ -1191,10 +1255,15 @@ static sluice_err submit_due(sluice_launcher_t *l, int64_t now, sluice_error_t *
                 rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
                 break;
             }
-            rc = batch_prepare(l, L, &b[n], &ready, &waited, err);
+            rc = batch_select(l, L, &b[n], &ready, &waited, err);
             if (ready)
                 n++;
         }
+        if (rc == SLUICE_OK && n > 0)
+            n = stage_batch(l, b, n);
+        for (size_t i = 0; i < n && rc == SLUICE_OK; i++)
+            rc = load_descs(l, b[i].L, b[i].attempt, b[i].has_dep ? b[i].dep : NULL, &b[i].d,
+                            &b[i].n, err);
         if (rc == SLUICE_OK && n > 0)
             rc = submit_batch(l, b, n, err);
         for (size_t i = 0; i < n; i++)

@@ -24,6 +24,8 @@
  *     launcher picks such events up at the start of every cycle.
  *   - Secret values given at accept time are kept in memory only.
  *   - Thread-safety: a launcher object is used by one thread at a time.
+ *     Inside a cycle it runs staging `prepare` hooks and `submit_many`
+ *     POSTs on up to submit_in_flight threads of its own.
  */
 #ifndef SLUICE_LAUNCHER_H
 #define SLUICE_LAUNCHER_H
@@ -151,7 +153,9 @@ typedef struct {
  * counts as done). */
 typedef struct {
     /* Create the attempt's staging and write its 0600 secret file before
-     * the POST.  Failing here means no POST this cycle (retried). */
+     * the POST.  Failing here means no POST this cycle (retried).  Called
+     * for up to submit_in_flight launches at once, from several threads
+     * (never twice at once for one launch): it must be thread-safe. */
     sluice_err (*prepare)(void *arg,
                           const char *launch_id,
                           uint32_t attempt,

@@ -29,6 +29,8 @@ static fake_cluster_t *fc;
 static sluice_store_t *store;
 /* staging hook counters */
 static unsigned n_prepare, n_peers, n_archive;
+static const char *fail_prepare_id; /* this launch's next prepare fails once */
+static bool fail_prepare_once;
 static char peers_dependent[64];
 static const char *orphan_name;
 static sluice_pool_exit_t pool_exits[4];
@@ -67,8 +69,11 @@ static sluice_err h_prepare(void *arg,
                             size_t n,
                             sluice_error_t *err)
 {
-    (void)arg, (void)id, (void)attempt, (void)s, (void)n, (void)err;
-    n_prepare++;
+    (void)arg, (void)attempt, (void)s, (void)n;
+    __atomic_fetch_add(&n_prepare, 1, __ATOMIC_SEQ_CST); /* called from several threads */
+    if (fail_prepare_id != NULL && strcmp(id, fail_prepare_id) == 0 &&
+        __atomic_exchange_n(&fail_prepare_once, false, __ATOMIC_SEQ_CST))
+        return sluice_errorf(err, SLUICE_EIO, "staging: disk full (test)");
     return SLUICE_OK;
 }
 
@@ -135,6 +140,8 @@ static void setup(void)
     fake_cluster_init(fc, &clock_now, USER);
     cr_assert_sluice_ok(sluice_store_open(&store, tmp, &err), &err);
     n_prepare = n_peers = n_archive = 0;
+    fail_prepare_id = NULL;
+    fail_prepare_once = false;
     peers_dependent[0] = '\0';
     orphan_name = NULL;
     n_pool_exits = 0;
@@ -837,6 +844,29 @@ Test(launcher, submit_budget_splits_a_large_backlog_into_cycles)
     step(l);
     cr_assert_eq(fc->n_submit, 10);
     cr_assert_eq(fc->max_batch, 4);
+    sluice_launcher_free(l);
+}
+
+/* Staging runs for the whole batch (on up to in_flight threads); a launch
+ * whose staging fails is left out of the batch, gets no marker and no POST,
+ * and goes with the next cycle. */
+Test(launcher, staging_failure_leaves_one_launch_for_the_next_cycle)
+{
+    sluice_launcher_t *l = new_launcher();
+
+    fail_prepare_id = "G2";
+    fail_prepare_once = true;
+    accept_n(l, "G", 6);
+    step(l);
+    cr_assert_eq(n_prepare, 6);
+    cr_assert_eq(fc->n_submit, 5);
+    cr_assert_eq(count_events("G2", "submit-started"), 0, "no marker without staging");
+    cr_assert_eq(count_events("G3", "submitted"), 1);
+    step(l);
+    cr_assert_eq(fc->n_submit, 6);
+    cr_assert_eq(count_events("G2", "submit-started"), 1);
+    cr_assert_eq(run_to_end(l, "G2", 30), 0);
+    cr_assert_eq(jobs_of("G2"), 1);
     sluice_launcher_free(l);
 }
 
