@@ -118,7 +118,7 @@ static double run_once(
     sluice_launch_policy_t pol;
     sluice_error_t err = SLUICE_ERROR_INIT;
     counts_t cnt = {0, 0};
-    double t0, t_acc, t1, deadline;
+    double t0, t_acc, t1, deadline, t_render = 0.0;
     size_t accepted = 0, cancelled = 0;
     char **ids = calloc(n, sizeof(*ids));
 
@@ -153,8 +153,13 @@ static double run_once(
         char id[96];
 
         snprintf(id, sizeof(id), "bl-%ld-%s-%zu", (long)getpid(), label, i);
+        double tr = bench_now();
+        int made;
+
         memset(&r, 0, sizeof(r));
-        if (make_launch(cfg, &pol, id, &req, &render) == 0) {
+        made = make_launch(cfg, &pol, id, &req, &render);
+        t_render += bench_now() - tr;
+        if (made == 0) {
             r.request = req;
             r.render = render;
             r.caller = "bench";
@@ -182,9 +187,10 @@ static double run_once(
     }
     t1 = bench_now();
     rate = t1 > t0 ? (double)cnt.pending / (t1 - t0) : 0.0;
-    printf("launch %-18s jobs=%zu/%zu accept_ms/job=%6.2f submit_ms/job=%6.2f total_ms/job=%6.2f "
-           "jobs/s=%7.1f%s\n",
+    printf("launch %-18s jobs=%zu/%zu accept_ms/job=%6.2f (render %4.2f) submit_ms/job=%6.2f "
+           "total_ms/job=%6.2f jobs/s=%7.1f%s\n",
            label, cnt.pending, n, accepted ? (t_acc - t0) * 1e3 / (double)accepted : 0.0,
+           accepted ? t_render * 1e3 / (double)accepted : 0.0,
            cnt.pending ? (t1 - t_acc) * 1e3 / (double)cnt.pending : 0.0,
            cnt.pending ? (t1 - t0) * 1e3 / (double)cnt.pending : 0.0, rate,
            cnt.done ? " (some launches ended: CHECK)" : "");
