@@ -7,18 +7,26 @@
  * rendered job descriptions get hold = true) and cancelled at the end.
  *
  * Between steps it sleeps the launcher's own adaptive interval
- * (sluice_launcher_next_interval_ms, as sluice_launcher_run does).  Runs
- * twice: with the launcher's default RPC budget (50 requests/s toward
- * slurmctld, which caps submits) and with the budget lifted, and prints
- * jobs/s for both; compare with bench_submit's sbatch loop.
+ * (sluice_launcher_next_interval_ms, as sluice_launcher_run does).  The
+ * launcher gets its options from the site config
+ * (sluice_launcher_opts_from_config: default budgets, poll.rpc_per_sec 50
+ * and submit.per_sec 200, unless the config sets them) and the pooled REST
+ * cluster ops (sluice_cluster_rest_t).  Runs twice: sequential
+ * (submit.in_flight 1) and with 4 in flight.  In the same run, before and
+ * after the launcher runs, an `sbatch --hold` loop as the calling user
+ * submits the same number of held jobs (bench_submit's baseline); the
+ * ratios against the faster of the two loops are checked against the
+ * issue's targets (>= 2.5x sequential, >= 5x with 4 in flight).
  *
  * usage: bench_launch --config SITE.yaml [--jobs 100] [--state-dir DIR]
+ *                     [--no-sbatch]
  * Exit 0 whenever it ran.
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -97,17 +105,20 @@ static int make_launch(const sluice_config_t *cfg,
     return (*req_out && *render_out) ? 0 : -1;
 }
 
-static void
-run_once(const sluice_config_t *cfg, const char *dir, size_t n, double budget, const char *label)
+/* One launcher-path run; returns launches/s (0 when it did not run). */
+static double run_once(
+    const sluice_config_t *cfg, const char *dir, size_t n, unsigned in_flight, const char *label)
 {
     sluice_store_t *store = NULL;
     sluice_client_t *client = NULL;
+    sluice_cluster_rest_t *cluster = NULL;
+    double rate = 0.0;
     sluice_launcher_t *l = NULL;
     sluice_launcher_opts_t lo;
     sluice_launch_policy_t pol;
     sluice_error_t err = SLUICE_ERROR_INIT;
     counts_t cnt = {0, 0};
-    double t0, t_acc, t1, deadline;
+    double t0, t_acc, t1, deadline, t_render = 0.0;
     size_t accepted = 0, cancelled = 0;
     char **ids = calloc(n, sizeof(*ids));
 
@@ -115,20 +126,19 @@ run_once(const sluice_config_t *cfg, const char *dir, size_t n, double budget, c
     memset(&pol, 0, sizeof(pol));
     if (ids == NULL || sluice_config_launch_policy(cfg, NULL, &pol, &err) != SLUICE_OK ||
         sluice_store_open(&store, dir, &err) != SLUICE_OK ||
-        sluice_client_new_from_config(&client, cfg, &err) != SLUICE_OK) {
+        sluice_client_new_from_config(&client, cfg, &err) != SLUICE_OK ||
+        sluice_cluster_rest_new(&cluster, client, cfg, &err) != SLUICE_OK) {
         fprintf(stderr, "bench_launch: setup: %s\n", err.text);
         goto out;
     }
     lo.store = store;
-    sluice_cluster_ops_rest(client, &lo.cluster);
+    sluice_cluster_rest_ops(cluster, &lo.cluster);
     if (sluice_staging_ops_new(cfg, store, &lo.staging, &err) != SLUICE_OK) {
         fprintf(stderr, "bench_launch: staging: %s\n", err.text);
         goto out;
     }
-    lo.user = cfg->rest.user;
-    lo.site = cfg->site_name;
-    lo.job_name_prefix = cfg->job_name_prefix;
-    lo.rpc_per_sec = budget;
+    sluice_launcher_opts_from_config(cfg, &lo);
+    lo.submit_in_flight = in_flight;
     lo.on_transition = on_transition;
     lo.transition_arg = &cnt;
     if (sluice_launcher_new(&l, &lo, &err) != SLUICE_OK ||
@@ -143,8 +153,13 @@ run_once(const sluice_config_t *cfg, const char *dir, size_t n, double budget, c
         char id[96];
 
         snprintf(id, sizeof(id), "bl-%ld-%s-%zu", (long)getpid(), label, i);
+        double tr = bench_now();
+        int made;
+
         memset(&r, 0, sizeof(r));
-        if (make_launch(cfg, &pol, id, &req, &render) == 0) {
+        made = make_launch(cfg, &pol, id, &req, &render);
+        t_render += bench_now() - tr;
+        if (made == 0) {
             r.request = req;
             r.render = render;
             r.caller = "bench";
@@ -171,12 +186,13 @@ run_once(const sluice_config_t *cfg, const char *dir, size_t n, double budget, c
             usleep((useconds_t)(sluice_launcher_next_interval_ms(l) * 1000));
     }
     t1 = bench_now();
-    printf("launch %-18s jobs=%zu/%zu accept_ms/job=%6.2f submit_ms/job=%6.2f total_ms/job=%6.2f "
-           "jobs/s=%7.1f%s\n",
+    rate = t1 > t0 ? (double)cnt.pending / (t1 - t0) : 0.0;
+    printf("launch %-18s jobs=%zu/%zu accept_ms/job=%6.2f (render %4.2f) submit_ms/job=%6.2f "
+           "total_ms/job=%6.2f jobs/s=%7.1f%s\n",
            label, cnt.pending, n, accepted ? (t_acc - t0) * 1e3 / (double)accepted : 0.0,
+           accepted ? t_render * 1e3 / (double)accepted : 0.0,
            cnt.pending ? (t1 - t_acc) * 1e3 / (double)cnt.pending : 0.0,
-           cnt.pending ? (t1 - t0) * 1e3 / (double)cnt.pending : 0.0,
-           t1 > t0 ? (double)cnt.pending / (t1 - t0) : 0.0,
+           cnt.pending ? (t1 - t0) * 1e3 / (double)cnt.pending : 0.0, rate,
            cnt.done ? " (some launches ended: CHECK)" : "");
     for (size_t i = 0; i < n; i++) {
         json_t *row = NULL;
@@ -199,15 +215,63 @@ out:
     free(ids);
     sluice_launcher_free(l);
     sluice_staging_ops_free(&lo.staging);
+    sluice_cluster_rest_free(cluster);
     sluice_client_free(client);
     sluice_store_close(store);
     sluice_config_launch_policy_clear(&pol);
+    return rate;
+}
+
+/* The CLI launchers' way: one `sbatch --hold` per job, as the calling user,
+ * then scancel.  Returns jobs/s (0 when it could not run). */
+static double sbatch_loop(const char *partition, size_t n, const char *label)
+{
+    char dir[] = "/tmp/sluice-bench-launch-sb.XXXXXX";
+    char script[128];
+    uint64_t *ids = calloc(n, sizeof(*ids));
+    size_t ok = 0, cancelled = 0;
+    double t0, secs, rate = 0.0;
+    FILE *f;
+
+    if (ids == NULL || mkdtemp(dir) == NULL) {
+        free(ids);
+        return 0.0;
+    }
+    chmod(dir, 0755);
+    snprintf(script, sizeof(script), "%s/job.sh", dir);
+    if ((f = fopen(script, "w")) != NULL) {
+        fputs("#!/bin/sh\ntrue\n", f);
+        fclose(f);
+        chmod(script, 0755);
+    }
+    t0 = bench_now();
+    for (size_t i = 0; i < n; i++)
+        if ((ids[i] = bench_sbatch_hold(NULL, script, partition, (int)i)) > 0)
+            ok++;
+    secs = bench_now() - t0;
+    rate = secs > 0 ? (double)ok / secs : 0.0;
+    printf("launch %-18s jobs=%zu/%zu ms/job=%6.2f jobs/s=%7.1f\n", label, ok, n,
+           ok ? secs * 1e3 / (double)ok : 0.0, rate);
+    for (size_t i = 0; i < n; i++) {
+        char cmd[64];
+        snprintf(cmd, sizeof(cmd), "scancel %llu", (unsigned long long)ids[i]);
+        if (ids[i] > 0 && system(cmd) == 0)
+            cancelled++;
+    }
+    printf("launch %-18s cancelled %zu jobs\n", label, cancelled);
+    unlink(script);
+    rmdir(dir);
+    free(ids);
+    return ok == n ? rate : 0.0;
 }
 
 int main(int argc, char **argv)
 {
     const char *config = NULL, *state = NULL;
+    const char *partition = getenv("SLUICE_TB_PARTITION");
     size_t n = 100;
+    bool sbatch = true;
+    double r_seq, r_par, r_sb1 = 0.0, r_sb2 = 0.0, r_base;
     sluice_config_opts_t co;
     sluice_config_t *cfg = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
@@ -222,9 +286,11 @@ int main(int argc, char **argv)
             n = strtoul(argv[++a], NULL, 10);
         else if (strcmp(argv[a], "--state-dir") == 0 && a + 1 < argc)
             state = argv[++a];
+        else if (strcmp(argv[a], "--no-sbatch") == 0)
+            sbatch = false;
         else {
             fprintf(stderr, "usage: bench_launch --config SITE.yaml [--jobs 100] "
-                            "[--state-dir DIR]\n");
+                            "[--state-dir DIR] [--no-sbatch]\n");
             return 0;
         }
     }
@@ -244,10 +310,27 @@ int main(int argc, char **argv)
         sluice_config_free(cfg);
         return 0;
     }
-    snprintf(d1, sizeof(d1), "%s/budget-default", state);
-    snprintf(d2, sizeof(d2), "%s/budget-unlimited", state);
-    run_once(cfg, d1, n, 0.0, "default-budget");
-    run_once(cfg, d2, n, 1e9, "unlimited-budget");
+    if (partition == NULL || partition[0] == '\0')
+        partition = "debug";
+    printf("launch budgets: poll.rpc_per_sec=%ld submit.per_sec=%ld (from the site config)\n",
+           cfg->poll.rpc_per_sec, cfg->submit.per_sec);
+    snprintf(d1, sizeof(d1), "%s/in-flight-1", state);
+    snprintf(d2, sizeof(d2), "%s/in-flight-4", state);
+    if (sbatch)
+        r_sb1 = sbatch_loop(partition, n, "sbatch-loop-before");
+    r_seq = run_once(cfg, d1, n, 1, "sequential");
+    r_par = run_once(cfg, d2, n, 4, "4-in-flight");
+    if (sbatch)
+        r_sb2 = sbatch_loop(partition, n, "sbatch-loop-after");
+    r_base = r_sb1 > r_sb2 ? r_sb1 : r_sb2;
+    if (r_base > 0) {
+        printf("launch ratio sequential: %.2fx the faster sbatch loop (%.1f/s; loops %.1f and "
+               "%.1f/s)\n",
+               r_seq / r_base, r_base, r_sb1, r_sb2);
+        printf("launch ratio 4 in flight: %.2fx the faster sbatch loop\n", r_par / r_base);
+        bench_target("launcher path sequential vs sbatch loop", r_seq / r_base, 2.5, true);
+        bench_target("launcher path 4 in flight vs sbatch loop", r_par / r_base, 5.0, true);
+    }
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", state);
     if (strncmp(state, "/var/tmp/sluice-bench-launch.", 29) == 0 && system(cmd) != 0)
         fprintf(stderr, "bench_launch: could not remove %s\n", state);

@@ -57,31 +57,6 @@ static void *submit_worker(void *arg)
     return NULL;
 }
 
-/* Run sbatch (optionally through runuser); the job id from --parsable. */
-static uint64_t sbatch_one(const char *runuser, const char *script, const char *part, int i)
-{
-    char cmd[1024];
-    char line[128] = "";
-    FILE *p;
-
-    if (runuser)
-        snprintf(cmd, sizeof(cmd),
-                 "runuser -u %s -- sbatch --hold --parsable -J sluicebench-sb-%d -p %s -t 5 "
-                 "-o /dev/null -e /dev/null --chdir /tmp %s",
-                 runuser, i, part, script);
-    else
-        snprintf(cmd, sizeof(cmd),
-                 "sbatch --hold --parsable -J sluicebench-sb-%d -p %s -t 5 -o /dev/null "
-                 "-e /dev/null --chdir /tmp %s",
-                 i, part, script);
-    if ((p = popen(cmd, "r")) == NULL)
-        return 0;
-    if (fgets(line, sizeof(line), p) == NULL)
-        line[0] = '\0';
-    pclose(p);
-    return strtoull(line, NULL, 10);
-}
-
 static double rate_line(const char *what, size_t ok, size_t n, double secs)
 {
     double rate = secs > 0 ? (double)ok / secs : 0.0;
@@ -181,12 +156,12 @@ int main(int argc, char **argv)
         }
         t0 = bench_now();
         for (size_t i = 0; i < n; i++)
-            if ((sb_ids[i] = sbatch_one(NULL, script, t.partition, (int)i)) > 0)
+            if ((sb_ids[i] = bench_sbatch_hold(NULL, script, t.partition, (int)i)) > 0)
                 ok_sb++;
         r_sb = rate_line("sbatch --hold loop", ok_sb, n, bench_now() - t0);
         t0 = bench_now();
         for (size_t i = 0; i < n; i++)
-            if ((ru_ids[i] = sbatch_one(t.user, script, t.partition, (int)i)) > 0)
+            if ((ru_ids[i] = bench_sbatch_hold(t.user, script, t.partition, (int)i)) > 0)
                 ok_ru++;
         r_ru = rate_line("runuser+sbatch --hold loop", ok_ru, n, bench_now() - t0);
         unlink(script);

@@ -203,6 +203,30 @@ size_t bench_cancel_all(sluice_client_t *c, const uint64_t *ids, size_t n)
     return ok;
 }
 
+uint64_t bench_sbatch_hold(const char *runuser, const char *script, const char *partition, int i)
+{
+    char cmd[1024];
+    char line[128] = "";
+    FILE *p;
+
+    if (runuser)
+        snprintf(cmd, sizeof(cmd),
+                 "runuser -u %s -- sbatch --hold --parsable -J sluicebench-sb-%d -p %s -t 5 "
+                 "-o /dev/null -e /dev/null --chdir /tmp %s",
+                 runuser, i, partition, script);
+    else
+        snprintf(cmd, sizeof(cmd),
+                 "sbatch --hold --parsable -J sluicebench-sb-%d -p %s -t 5 -o /dev/null "
+                 "-e /dev/null --chdir /tmp %s",
+                 i, partition, script);
+    if ((p = popen(cmd, "r")) == NULL)
+        return 0;
+    if (fgets(line, sizeof(line), p) == NULL)
+        line[0] = '\0';
+    pclose(p);
+    return strtoull(line, NULL, 10);
+}
+
 bool bench_target(const char *name, double measured, double target, bool higher_better)
 {
     bool met = higher_better ? measured >= target : measured <= target;

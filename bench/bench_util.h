@@ -63,6 +63,11 @@ void bench_held_desc(sluice_jobdesc_t *d, const bench_target_t *t, const char *n
 /* Cancel every listed job (DELETE); returns how many were accepted. */
 size_t bench_cancel_all(sluice_client_t *c, const uint64_t *ids, size_t n);
 
+/* One `sbatch --hold --parsable` of `script` in `partition` (through
+ * `runuser -u RUNUSER --` when runuser is not NULL), job name
+ * sluicebench-sb-<i>; returns the job id, 0 on failure. */
+uint64_t bench_sbatch_hold(const char *runuser, const char *script, const char *partition, int i);
+
 /* Print one target line: "target <name>: measured <value> <op> <target>
  * -> met|MISSED" and return whether it was met.  `higher_better` selects
  * >= (true) or <= (false). */

@@ -8,7 +8,13 @@
  * - Job views handed to the launcher are malloc'd arrays it releases with
  *   sluice_jobview_clear() + free(); this file moves them out of the
  *   client's result structs without copying.
+ * - submit_many (sluice_cluster_rest_t) runs up to 16 POSTs at once: the
+ *   calling thread with the borrowed client, each worker thread with a
+ *   client of its own (curl handles are never shared between threads).
+ *   Worker threads live for one batch; their clients live as long as the
+ *   pool, so keep-alive connections are reused from batch to batch.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -262,4 +268,185 @@ void sluice_cluster_ops_rest(sluice_client_t *client, sluice_cluster_ops_t *out)
     out->acct_job = op_acct_job;
     out->cancel = op_cancel;
     out->arg = client;
+}
+
+/* ---- concurrent submits ----------------------------------------------- */
+
+#define POOL_MAX 16
+
+struct sluice_cluster_rest {
+    sluice_client_t *main;            /* borrowed */
+    const sluice_config_t *cfg;       /* borrowed; NULL: no extra clients */
+    sluice_client_t *extra[POOL_MAX]; /* extra[0] unused: the calling thread has main */
+    bool failed[POOL_MAX];            /* creation failed once: not retried */
+};
+
+typedef struct {
+    const sluice_submit_req_t *reqs;
+    size_t n;
+    sluice_submit_outcome *outcomes;
+    sluice_submit_result_t *results;
+    pthread_mutex_t mu;
+    size_t next;
+} batch_t;
+
+typedef struct {
+    batch_t *b;
+    sluice_client_t *client;
+} worker_t;
+
+/* Take the next request of the batch; false when none is left. */
+static bool batch_take(batch_t *b, size_t *i)
+{
+    bool ok;
+
+    pthread_mutex_lock(&b->mu);
+    ok = b->next < b->n;
+    if (ok)
+        *i = b->next++;
+    pthread_mutex_unlock(&b->mu);
+    return ok;
+}
+
+static void *submit_worker(void *arg)
+{
+    worker_t *w = arg;
+    size_t i;
+
+    while (batch_take(w->b, &i))
+        w->b->outcomes[i] =
+            op_submit(w->client, w->b->reqs[i].descs, w->b->reqs[i].n, &w->b->results[i]);
+    return NULL;
+}
+
+static void pool_submit_many(void *arg,
+                             const sluice_submit_req_t *reqs,
+                             size_t n,
+                             unsigned in_flight,
+                             sluice_submit_outcome *outcomes,
+                             sluice_submit_result_t *results)
+{
+    sluice_cluster_rest_t *r = arg;
+    batch_t b;
+    worker_t w[POOL_MAX];
+    pthread_t th[POOL_MAX];
+    bool started[POOL_MAX];
+    size_t want = in_flight < 1 ? 1 : in_flight > POOL_MAX ? POOL_MAX : in_flight;
+
+    if (want > n)
+        want = n;
+    memset(&b, 0, sizeof(b));
+    b.reqs = reqs;
+    b.n = n;
+    b.outcomes = outcomes;
+    b.results = results;
+    pthread_mutex_init(&b.mu, NULL);
+    memset(started, 0, sizeof(started));
+    for (size_t k = 1; k < want; k++) {
+        if (r->extra[k] == NULL && !r->failed[k] && r->cfg != NULL) {
+            sluice_error_t err = SLUICE_ERROR_INIT;
+            if (sluice_client_new_from_config(&r->extra[k], r->cfg, &err) != SLUICE_OK) {
+                r->failed[k] = true;
+                sluice_log(SLUICE_LOG_WARNING, "submit client %zu: %s (fewer POSTs in flight)", k,
+                           err.text);
+            }
+        }
+        if (r->extra[k] == NULL)
+            continue;
+        w[k].b = &b;
+        w[k].client = r->extra[k];
+        started[k] = pthread_create(&th[k], NULL, submit_worker, &w[k]) == 0;
+    }
+    w[0].b = &b;
+    w[0].client = r->main;
+    submit_worker(&w[0]);
+    for (size_t k = 1; k < want; k++)
+        if (started[k])
+            pthread_join(th[k], NULL);
+    pthread_mutex_destroy(&b.mu);
+}
+
+sluice_err sluice_cluster_rest_new(sluice_cluster_rest_t **out,
+                                   sluice_client_t *client,
+                                   const sluice_config_t *cfg,
+                                   sluice_error_t *err)
+{
+    sluice_cluster_rest_t *r;
+
+    if (out == NULL || client == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "cluster ops: out and client are required");
+    if ((r = calloc(1, sizeof(*r))) == NULL)
+        return sluice_errorf(err, SLUICE_ENOMEM, "cluster ops: out of memory");
+    r->main = client;
+    r->cfg = cfg;
+    *out = r;
+    return SLUICE_OK;
+}
+
+void sluice_cluster_rest_free(sluice_cluster_rest_t *r)
+{
+    if (r == NULL)
+        return;
+    for (size_t k = 0; k < POOL_MAX; k++)
+        sluice_client_free(r->extra[k]);
+    free(r);
+}
+
+#define MAIN(a) (((sluice_cluster_rest_t *)(a))->main)
+
+static sluice_submit_outcome
+p_submit(void *a, const sluice_jobdesc_t *descs, size_t n, sluice_submit_result_t *out)
+{
+    return op_submit(MAIN(a), descs, n, out);
+}
+
+static sluice_lookup p_get_job(void *a, uint64_t id, sluice_jobview_t **v, size_t *n)
+{
+    return op_get_job(MAIN(a), id, v, n);
+}
+
+static sluice_lookup p_job_states(void *a, const uint64_t *ids, size_t n, sluice_job_state_t *st)
+{
+    return op_job_states(MAIN(a), ids, n, st);
+}
+
+static sluice_lookup
+p_find_live(void *a, const char *name, const char *user, sluice_jobview_t **v, size_t *n)
+{
+    return op_find_live_by_name(MAIN(a), name, user, v, n);
+}
+
+static sluice_lookup p_find_acct(void *a,
+                                 const char *name,
+                                 const char *user,
+                                 int64_t t0,
+                                 int64_t t1,
+                                 sluice_jobview_t **v,
+                                 size_t *n)
+{
+    return op_find_acct_by_name(MAIN(a), name, user, t0, t1, v, n);
+}
+
+static sluice_lookup p_acct_job(void *a, uint64_t id, sluice_jobview_t **v, size_t *n)
+{
+    return op_acct_job(MAIN(a), id, v, n);
+}
+
+static sluice_err p_cancel(void *a, uint64_t id, int sig, sluice_error_t *err)
+{
+    return op_cancel(MAIN(a), id, sig, err);
+}
+
+void sluice_cluster_rest_ops(sluice_cluster_rest_t *r, sluice_cluster_ops_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->submit = p_submit;
+    out->submit_many = pool_submit_many;
+    out->get_job = p_get_job;
+    out->job_states = p_job_states;
+    out->find_live_by_name = p_find_live;
+    out->find_acct_by_name = p_find_acct;
+    out->acct_job = p_acct_job;
+    out->cancel = p_cancel;
+    out->arg = r;
 }

@@ -413,6 +413,9 @@ static const field_t fields[] = {
       100L * 365 * 86400,
       NULL),
     F("retention.logs_max_age_s", K_DUR, retention.logs_max_age_s, 0, 100L * 365 * 86400, NULL),
+    F("submit.in_flight", K_INT, submit.in_flight, 1, 16, NULL),
+    F("submit.per_sec", K_INT, submit.per_sec, 1, 100000, NULL),
+    F("poll.rpc_per_sec", K_INT, poll.rpc_per_sec, 1, 100000, NULL),
 };
 
 #define N_FIELDS (sizeof(fields) / sizeof(fields[0]))
@@ -1355,6 +1358,9 @@ static sluice_err set_defaults(sluice_config_t *cfg, sluice_error_t *err)
     cfg->server.threads = 4;
     cfg->retention.launches_max_age_s = 2592000;
     cfg->retention.logs_max_age_s = 7776000;
+    cfg->submit.in_flight = 4;
+    cfg->submit.per_sec = 200;
+    cfg->poll.rpc_per_sec = 50;
     return SLUICE_OK;
 }
 

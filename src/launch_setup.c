@@ -23,6 +23,9 @@ void sluice_launcher_opts_from_config(const sluice_config_t *cfg, sluice_launche
     lo->absence_lookups = cfg->submit.absence_lookups;
     lo->absence_spacing_s = cfg->submit.absence_spacing_s;
     lo->pending_timeout_s = cfg->launcher.pending_timeout_s;
+    lo->rpc_per_sec = (double)cfg->poll.rpc_per_sec;
+    lo->submit_per_sec = (double)cfg->submit.per_sec;
+    lo->submit_in_flight = cfg->submit.in_flight > 0 ? (unsigned)cfg->submit.in_flight : 0;
     if (cfg->launcher.poll_interval_s > 0)
         lo->poll_max_ms = (int64_t)(cfg->launcher.poll_interval_s * 1000);
 }

@@ -22,6 +22,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,9 @@
 #include <sluice/log.h>
 
 #define DEFAULT_RPC_PER_SEC 50.0
+#define DEFAULT_SUBMIT_PER_SEC 200.0
+#define DEFAULT_IN_FLIGHT 4
+#define MAX_IN_FLIGHT 16
 #define ACCT_WINDOW_BEFORE_S 300
 #define UNAVAILABLE_RETRY_MS 5000
 #define SLUICE_LAUNCH_SECRETS_MAX 256
@@ -83,8 +87,10 @@ struct sluice_launcher {
     size_t n;
     size_t cap;
     int64_t gseq;
-    double tokens;
+    double tokens; /* reads and cancels */
     int64_t tokens_ms;
+    double submit_tokens; /* submits: a budget of their own */
+    int64_t submit_tokens_ms;
     int64_t interval_ms;
     bool activity;
     bool dead;
@@ -355,6 +361,53 @@ static sluice_err sync_launch(sluice_launcher_t *l, launch_t *L, bool quiet, slu
 
 /* ---- recording --------------------------------------------------------- */
 
+/* An fsm event ready for the store: its JSON and the summary it leads to
+ * (computed on a copy of the launch's state).  The summary's strings point
+ * into `copy` and `ids`, so the struct must stay put until it is stored. */
+typedef struct {
+    sluice_fsm_launch_t copy;
+    sluice_store_summary_t sum;
+    json_t *entry;
+    json_t *ids;
+    int64_t t;
+} staged_t;
+
+static void staged_clear(staged_t *s)
+{
+    json_decref(s->entry);
+    json_decref(s->ids);
+    s->entry = NULL;
+    s->ids = NULL;
+}
+
+static sluice_err stage_event(
+    sluice_launcher_t *l, launch_t *L, sluice_fsm_event_t *ev, staged_t *s, sluice_error_t *err)
+{
+    sluice_err rc;
+
+    memset(s, 0, sizeof(*s));
+    s->copy = L->fsm;
+    s->t = now_ms(l);
+    ev->seq = L->fsm.last_seq + 1;
+    ev->time = fsm_time(s->t);
+    if ((rc = sluice_fsm_event_to_json(ev, &s->entry, err)) != SLUICE_OK)
+        return rc;
+    if (sluice_fsm_apply(&s->copy, ev, NULL, NULL) != SLUICE_OK)
+        s->copy = L->fsm;
+    s->ids = json_array();
+    for (size_t i = 0; s->ids != NULL && i < s->copy.n_job_ids; i++)
+        json_array_append_new(s->ids, json_integer((json_int_t)s->copy.job_ids[i]));
+    s->sum = (sluice_store_summary_t)SLUICE_STORE_SUMMARY_INIT;
+    s->sum.state = sluice_fsm_state_name(s->copy.state);
+    s->sum.terminal = s->copy.state == SLUICE_FSM_DONE;
+    s->sum.set_result = s->sum.terminal;
+    s->sum.result_code = s->copy.result;
+    s->sum.reason = s->copy.reason;
+    s->sum.attempt = (int)s->copy.attempt;
+    s->sum.job_ids = s->ids;
+    return SLUICE_OK;
+}
+
 /* Append an fsm event (summary computed on a copy), then fold it in. */
 static sluice_err record(sluice_launcher_t *l,
                          launch_t *L,
@@ -362,43 +415,71 @@ static sluice_err record(sluice_launcher_t *l,
                          const char *caller,
                          sluice_error_t *err)
 {
-    sluice_fsm_launch_t copy = L->fsm;
-    sluice_store_summary_t sum = SLUICE_STORE_SUMMARY_INIT;
-    json_t *entry = NULL;
-    json_t *ids = NULL;
-    int64_t t = now_ms(l);
+    staged_t s;
     sluice_err rc;
 
-    ev->seq = L->fsm.last_seq + 1;
-    ev->time = fsm_time(t);
-    if ((rc = sluice_fsm_event_to_json(ev, &entry, err)) != SLUICE_OK)
-        return rc;
-    if (sluice_fsm_apply(&copy, ev, NULL, NULL) != SLUICE_OK)
-        copy = L->fsm;
-    ids = json_array();
-    for (size_t i = 0; ids != NULL && i < copy.n_job_ids; i++)
-        json_array_append_new(ids, json_integer((json_int_t)copy.job_ids[i]));
-    sum.state = sluice_fsm_state_name(copy.state);
-    sum.terminal = copy.state == SLUICE_FSM_DONE;
-    sum.set_result = sum.terminal;
-    sum.result_code = copy.result;
-    sum.reason = copy.reason;
-    sum.attempt = (int)copy.attempt;
-    sum.job_ids = ids;
+    if ((rc = stage_event(l, L, ev, &s, err)) != SLUICE_OK)
+        goto out;
     rc = sluice_store_append_event_and_update(l->store, L->id, sluice_fsm_event_name(ev->type),
-                                              json_object_get(entry, "context"), caller, t, &sum,
-                                              NULL, err);
+                                              json_object_get(s.entry, "context"), caller, s.t,
+                                              &s.sum, NULL, err);
     if (rc == SLUICE_ESTATE) {
         sluice_error_clear(err);
         rc = sluice_store_append_event(l->store, L->id, sluice_fsm_event_name(ev->type),
-                                       json_object_get(entry, "context"), caller, t, NULL, err);
+                                       json_object_get(s.entry, "context"), caller, s.t, NULL, err);
     }
-    json_decref(ids);
-    json_decref(entry);
+out:
+    staged_clear(&s);
     if (rc != SLUICE_OK)
         return rc;
     l->activity = true;
     return sync_launch(l, L, false, err);
+}
+
+/* Record one fsm event for each of `n` launches in ONE store transaction,
+ * then fold each in.  Either every event is stored or none is. */
+static sluice_err record_many(sluice_launcher_t *l,
+                              launch_t *const *who,
+                              sluice_fsm_event_t *evs,
+                              size_t n,
+                              sluice_error_t *err)
+{
+    staged_t *s = NULL;
+    sluice_store_append_t *items = NULL;
+    size_t staged = 0;
+    sluice_err rc = SLUICE_OK;
+
+    if (n == 0)
+        return SLUICE_OK;
+    s = calloc(n, sizeof(*s));
+    items = calloc(n, sizeof(*items));
+    if (s == NULL || items == NULL) {
+        rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (staged = 0; staged < n; staged++) {
+        if ((rc = stage_event(l, who[staged], &evs[staged], &s[staged], err)) != SLUICE_OK) {
+            staged++;
+            goto out;
+        }
+        items[staged].launch_id = who[staged]->id;
+        items[staged].name = sluice_fsm_event_name(evs[staged].type);
+        items[staged].context = json_object_get(s[staged].entry, "context");
+        items[staged].time_ms = s[staged].t;
+        items[staged].summary = &s[staged].sum;
+        items[staged].summary_if_live = 1;
+    }
+    if ((rc = sluice_store_append_many(l->store, items, n, err)) != SLUICE_OK)
+        goto out;
+    l->activity = true;
+    for (size_t i = 0; i < n && rc == SLUICE_OK; i++)
+        rc = sync_launch(l, who[i], false, err);
+out:
+    for (size_t i = 0; s != NULL && i < staged; i++)
+        staged_clear(&s[i]);
+    free(s);
+    free(items);
+    return rc;
 }
 
 /* Append a bookkeeping event (steals `ctx`). */
@@ -552,26 +633,28 @@ fsm_config_for(const sluice_launcher_t *l, const json_t *request, sluice_fsm_con
     cfg->requeue_allowed = json_is_true(json_object_get(request, "requeue"));
 }
 
-static sluice_err
-load_launch(sluice_launcher_t *l, const char *id, launch_t **out, sluice_error_t *err)
+/* Start tracking launch `id` from its stored request (borrowed) and fold
+ * its log in. */
+static sluice_err track_launch(sluice_launcher_t *l,
+                               const char *id,
+                               const char *site,
+                               int64_t created_ms,
+                               const json_t *req,
+                               launch_t **out,
+                               sluice_error_t *err)
 {
-    json_t *row = NULL;
-    const json_t *req;
     const json_t *dep;
     const json_t *names;
     launch_t *L = NULL;
     sluice_fsm_config_t cfg;
-    sluice_err rc;
+    sluice_err rc = SLUICE_OK;
 
-    if ((rc = sluice_store_get_launch(l->store, id, &row, err)) != SLUICE_OK)
-        return rc;
-    req = json_object_get(row, "request");
     if ((L = calloc(1, sizeof(*L))) == NULL || (L->id = strdup(id)) == NULL) {
         rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
         goto out;
     }
-    L->site = dup_or(json_string_value(json_object_get(row, "site")), l->site);
-    L->created_ms = (int64_t)json_integer_value(json_object_get(row, "created_ms"));
+    L->site = dup_or(site, l->site);
+    L->created_ms = created_ms;
     dep = json_object_get(req, "depends_on");
     if (json_is_object(dep)) {
         L->dep_id = dup_or(json_string_value(json_object_get(dep, "launch_id")), "");
@@ -600,6 +683,20 @@ load_launch(sluice_launcher_t *l, const char *id, launch_t **out, sluice_error_t
     L = NULL;
 out:
     launch_free(L);
+    return rc;
+}
+
+static sluice_err
+load_launch(sluice_launcher_t *l, const char *id, launch_t **out, sluice_error_t *err)
+{
+    json_t *row = NULL;
+    sluice_err rc;
+
+    if ((rc = sluice_store_get_launch(l->store, id, &row, err)) != SLUICE_OK)
+        return rc;
+    rc = track_launch(l, id, json_string_value(json_object_get(row, "site")),
+                      (int64_t)json_integer_value(json_object_get(row, "created_ms")),
+                      json_object_get(row, "request"), out, err);
     json_decref(row);
     return rc;
 }
@@ -652,12 +749,20 @@ sluice_err sluice_launcher_new(sluice_launcher_t **out,
         l->o.poll_max_ms = l->o.poll_min_ms > 10000 ? l->o.poll_min_ms : 10000;
     if (!(l->o.rpc_per_sec > 0))
         l->o.rpc_per_sec = DEFAULT_RPC_PER_SEC;
+    if (!(l->o.submit_per_sec > 0))
+        l->o.submit_per_sec = DEFAULT_SUBMIT_PER_SEC;
+    if (l->o.submit_in_flight == 0)
+        l->o.submit_in_flight = DEFAULT_IN_FLIGHT;
+    if (l->o.submit_in_flight > MAX_IN_FLIGHT)
+        l->o.submit_in_flight = MAX_IN_FLIGHT;
     if (l->o.now_ms == NULL)
         l->o.now_ms = real_now_ms;
     if (l->o.sleep_ms == NULL)
         l->o.sleep_ms = real_sleep_ms;
     l->tokens = l->o.rpc_per_sec;
     l->tokens_ms = now_ms(l);
+    l->submit_tokens = l->o.submit_per_sec;
+    l->submit_tokens_ms = l->tokens_ms;
     l->interval_ms = l->o.poll_min_ms;
     if ((rc = sluice_store_lock_supervisor(l->store, err)) != SLUICE_OK)
         goto fail;
@@ -764,7 +869,9 @@ sluice_err sluice_launcher_accept(sluice_launcher_t *l,
         return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
     L = find_launch(l, id);
     if (L == NULL && !existed) {
-        if ((rc = load_launch(l, id, &L, err)) != SLUICE_OK)
+        /* What was just stored is in hand: no need to read the row (and
+         * parse its render) back. */
+        if ((rc = track_launch(l, id, spec.site, spec.time_ms, req->request, &L, err)) != SLUICE_OK)
             goto out;
     }
     if (L != NULL && !L->has_secrets && req->n_secrets > 0 && L->fsm.state == SLUICE_FSM_ACCEPTED) {
@@ -916,91 +1023,294 @@ static bool dependency_for(sluice_launcher_t *l, launch_t *L, char *buf, size_t 
     return true;
 }
 
-static sluice_err do_submit(sluice_launcher_t *l, launch_t *L, sluice_error_t *err)
+static bool take_submit_token(sluice_launcher_t *l)
 {
-    uint32_t attempt = L->fsm.attempt + 1;
-    sluice_jobdesc_t *d = NULL;
-    size_t n = 0;
-    sluice_submit_result_t res;
-    sluice_submit_outcome oc;
-    sluice_fsm_event_t ev;
-    char dep[64];
-    bool wait = false;
-    bool has_dep;
-    sluice_err rc = SLUICE_OK;
+    if (l->submit_tokens < 1.0)
+        return false;
+    l->submit_tokens -= 1.0;
+    return true;
+}
 
-    memset(&ev, 0, sizeof(ev));
-    memset(&res, 0, sizeof(res));
-    has_dep = dependency_for(l, L, dep, sizeof(dep), &wait);
-    if (wait)
+/* One launch of a submit batch. */
+typedef struct {
+    launch_t *L;
+    uint32_t attempt;
+    char dep[64]; /* Slurm dependency when has_dep */
+    bool has_dep;
+    bool staged;
+    sluice_error_t perr; /* why staging failed */
+    sluice_jobdesc_t *d;
+    size_t n;
+} batch_entry_t;
+
+static void batch_entry_clear(batch_entry_t *b)
+{
+    for (size_t i = 0; i < b->n; i++)
+        sluice_jobdesc_clear(&b->d[i]);
+    free(b->d);
+    b->d = NULL;
+    b->n = 0;
+}
+
+/* Select a launch for this cycle's batch: *ready_out false when not this
+ * cycle (dependency without a job yet, secrets lost, no submit budget).
+ * The submit token is taken here; staging comes next (stage_batch). */
+static sluice_err batch_select(sluice_launcher_t *l,
+                               launch_t *L,
+                               batch_entry_t *b,
+                               bool *ready_out,
+                               bool *waited,
+                               sluice_error_t *err)
+{
+    bool wait = false;
+
+    *ready_out = false;
+    memset(b, 0, sizeof(*b));
+    b->L = L;
+    b->attempt = L->fsm.attempt + 1;
+    b->has_dep = dependency_for(l, L, b->dep, sizeof(b->dep), &wait);
+    if (wait) {
+        *waited = true;
         return SLUICE_OK;
+    }
     if (L->needs_secrets && !L->has_secrets)
         return record_simple(l, L, SLUICE_EV_SECRET_UNAVAILABLE, NULL, err);
-    if (!take_token(l))
+    if (!take_submit_token(l))
         return SLUICE_OK;
-    if (l->st.prepare != NULL) {
-        sluice_error_t perr = SLUICE_ERROR_INIT;
-        sluice_secret_t sec[SLUICE_LAUNCH_SECRETS_MAX];
-        size_t ns =
-            L->n_secrets < SLUICE_LAUNCH_SECRETS_MAX ? L->n_secrets : SLUICE_LAUNCH_SECRETS_MAX;
-        for (size_t i = 0; i < ns; i++) {
-            sec[i].name = L->secret_names[i];
-            sec[i].value = L->secret_values[i];
-        }
-        if (l->st.prepare(l->st.arg, L->id, attempt, sec, ns, &perr) != SLUICE_OK) {
-            sluice_log(SLUICE_LOG_WARNING, "launch %s: staging attempt %" PRIu32 ": %s", L->id,
-                       attempt, perr.text);
-            return SLUICE_OK;
-        }
+    *ready_out = true;
+    return SLUICE_OK;
+}
+
+/* The staging of one batch entry: its directory and 0600 secret file. */
+static void stage_one(sluice_launcher_t *l, batch_entry_t *b)
+{
+    launch_t *L = b->L;
+    sluice_secret_t sec[SLUICE_LAUNCH_SECRETS_MAX];
+    size_t ns = L->n_secrets < SLUICE_LAUNCH_SECRETS_MAX ? L->n_secrets : SLUICE_LAUNCH_SECRETS_MAX;
+
+    for (size_t i = 0; i < ns; i++) {
+        sec[i].name = L->secret_names[i];
+        sec[i].value = L->secret_values[i];
     }
-    if ((rc = load_descs(l, L, attempt, has_dep ? dep : NULL, &d, &n, err)) != SLUICE_OK)
-        goto out;
-    ev.type = SLUICE_EV_SUBMIT_STARTED;
-    ev.attempt = attempt;
-    ev.job_name = strdup(d[0].name);
-    ev.comment = strdup(d[0].comment);
-    if (ev.job_name == NULL || ev.comment == NULL) {
+    b->staged = l->st.prepare(l->st.arg, L->id, b->attempt, sec, ns, &b->perr) == SLUICE_OK;
+}
+
+typedef struct {
+    sluice_launcher_t *l;
+    batch_entry_t *b;
+    size_t n;
+    size_t next;
+    pthread_mutex_t mu;
+} stage_work_t;
+
+static void *stage_worker(void *arg)
+{
+    stage_work_t *w = arg;
+
+    for (;;) {
+        size_t i;
+        pthread_mutex_lock(&w->mu);
+        i = w->next++;
+        pthread_mutex_unlock(&w->mu);
+        if (i >= w->n)
+            return NULL;
+        stage_one(w->l, &w->b[i]);
+    }
+}
+
+/* Staging of every selected launch, up to submit_in_flight of them at
+ * once (each writes and fsyncs its own files; the durable writes overlap
+ * as the POSTs do).  Launches whose staging failed are dropped from the
+ * batch (logged; retried next cycle, their submit token is lost). */
+static size_t stage_batch(sluice_launcher_t *l, batch_entry_t *b, size_t n)
+{
+    stage_work_t w;
+    pthread_t th[MAX_IN_FLIGHT];
+    size_t k = l->o.submit_in_flight < n ? l->o.submit_in_flight : n;
+    size_t started = 0, kept = 0;
+
+    if (l->st.prepare == NULL) {
+        for (size_t i = 0; i < n; i++)
+            b[i].staged = true;
+        return n;
+    }
+    memset(&w, 0, sizeof(w));
+    w.l = l;
+    w.b = b;
+    w.n = n;
+    pthread_mutex_init(&w.mu, NULL);
+    for (size_t t = 1; t < k; t++)
+        if (pthread_create(&th[started], NULL, stage_worker, &w) == 0)
+            started++;
+    stage_worker(&w);
+    for (size_t t = 0; t < started; t++)
+        pthread_join(th[t], NULL);
+    pthread_mutex_destroy(&w.mu);
+    for (size_t i = 0; i < n; i++) {
+        if (!b[i].staged) {
+            sluice_log(SLUICE_LOG_WARNING, "launch %s: staging attempt %" PRIu32 ": %s", b[i].L->id,
+                       b[i].attempt, b[i].perr.text);
+            batch_entry_clear(&b[i]);
+            continue;
+        }
+        if (kept != i)
+            b[kept] = b[i];
+        kept++;
+    }
+    return kept;
+}
+
+/* Kill point `point` once per launch of the batch. */
+static bool killed_in_batch(sluice_launcher_t *l, const char *point, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (killed_at(l, point))
+            return true;
+    return false;
+}
+
+/* Submit a batch: every launch SUBMITTING (with its marker) in one durable
+ * commit, then the POSTs (up to submit_in_flight at once), then every
+ * answer in one commit.  A launch whose POST got no proven answer, or
+ * whose answer was never recorded (the process died), is reconciled by
+ * its marker exactly as a single submit is. */
+static sluice_err
+submit_batch(sluice_launcher_t *l, batch_entry_t *b, size_t n, sluice_error_t *err)
+{
+    launch_t **who = calloc(n, sizeof(*who));
+    sluice_fsm_event_t *evs = calloc(n, sizeof(*evs));
+    sluice_submit_req_t *reqs = calloc(n, sizeof(*reqs));
+    sluice_submit_outcome *oc = calloc(n, sizeof(*oc));
+    sluice_submit_result_t *res = calloc(n, sizeof(*res));
+    sluice_err rc = SLUICE_OK;
+
+    if (who == NULL || evs == NULL || reqs == NULL || oc == NULL || res == NULL) {
         rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
         goto out;
     }
-    if ((rc = record(l, L, &ev, NULL, err)) != SLUICE_OK)
-        goto out;
-    sluice_fsm_event_clear(&ev);
-    if (killed_at(l, SLUICE_KILL_BEFORE_POST))
-        goto killed;
-    oc = l->cl.submit(l->cl.arg, d, n, &res);
-    if (killed_at(l, SLUICE_KILL_AFTER_POST))
-        goto killed;
-    memset(&ev, 0, sizeof(ev));
-    res.detail[sizeof(res.detail) - 1] = '\0';
-    switch (oc) {
-    case SLUICE_SUBMIT_OK:
-        ev.type = SLUICE_EV_SUBMITTED;
-        ev.job_ids[0] = res.job_id;
-        ev.n_job_ids = 1;
-        break;
-    case SLUICE_SUBMIT_REJECTED:
-        ev.type = SLUICE_EV_SUBMIT_REJECTED;
-        ev.detail = strdup(res.detail[0] != '\0' ? res.detail : "rejected");
-        break;
-    default:
-        ev.type = SLUICE_EV_SUBMIT_UNCERTAIN;
-        ev.detail = strdup(res.detail[0] != '\0' ? res.detail : "outcome unknown");
-        break;
+    for (size_t i = 0; i < n; i++) {
+        who[i] = b[i].L;
+        evs[i].type = SLUICE_EV_SUBMIT_STARTED;
+        evs[i].attempt = b[i].attempt;
+        evs[i].job_name = strdup(b[i].d[0].name);
+        evs[i].comment = strdup(b[i].d[0].comment);
+        if (evs[i].job_name == NULL || evs[i].comment == NULL) {
+            rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+            goto out;
+        }
+        reqs[i].descs = b[i].d;
+        reqs[i].n = b[i].n;
     }
-    if (killed_at(l, SLUICE_KILL_AFTER_ANSWER))
+    /* The marker of every launch is durable before any POST leaves. */
+    if ((rc = record_many(l, who, evs, n, err)) != SLUICE_OK)
+        goto out;
+    for (size_t i = 0; i < n; i++)
+        sluice_fsm_event_clear(&evs[i]);
+    if (killed_in_batch(l, SLUICE_KILL_BEFORE_POST, n))
         goto killed;
-    L->absent_count = 0;
-    L->last_recon_ms = 0;
-    rc = record(l, L, &ev, NULL, err);
+    if (l->cl.submit_many != NULL && n > 1) {
+        l->cl.submit_many(l->cl.arg, reqs, n, l->o.submit_in_flight, oc, res);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            oc[i] = l->cl.submit(l->cl.arg, reqs[i].descs, reqs[i].n, &res[i]);
+    }
+    if (killed_in_batch(l, SLUICE_KILL_AFTER_POST, n))
+        goto killed;
+    for (size_t i = 0; i < n; i++) {
+        sluice_fsm_event_t *ev = &evs[i];
+        res[i].detail[sizeof(res[i].detail) - 1] = '\0';
+        memset(ev, 0, sizeof(*ev));
+        switch (oc[i]) {
+        case SLUICE_SUBMIT_OK:
+            ev->type = SLUICE_EV_SUBMITTED;
+            ev->job_ids[0] = res[i].job_id;
+            ev->n_job_ids = 1;
+            break;
+        case SLUICE_SUBMIT_REJECTED:
+            ev->type = SLUICE_EV_SUBMIT_REJECTED;
+            ev->detail = strdup(res[i].detail[0] != '\0' ? res[i].detail : "rejected");
+            break;
+        default:
+            ev->type = SLUICE_EV_SUBMIT_UNCERTAIN;
+            ev->detail = strdup(res[i].detail[0] != '\0' ? res[i].detail : "outcome unknown");
+            break;
+        }
+        b[i].L->absent_count = 0;
+        b[i].L->last_recon_ms = 0;
+    }
+    if (killed_in_batch(l, SLUICE_KILL_AFTER_ANSWER, n))
+        goto killed;
+    rc = record_many(l, who, evs, n, err);
+    if (rc != SLUICE_OK && rc != SLUICE_ENOMEM) {
+        /* The batch could not be stored: try each answer on its own so one
+         * bad launch does not leave the others without theirs. */
+        sluice_log(SLUICE_LOG_WARNING, "submit batch of %zu: %s; recording one by one", n,
+                   err != NULL ? err->text : "");
+        sluice_error_clear(err);
+        rc = SLUICE_OK;
+        for (size_t i = 0; i < n; i++) {
+            sluice_error_t e1 = SLUICE_ERROR_INIT;
+            sluice_err r1 = record(l, who[i], &evs[i], NULL, &e1);
+            if (r1 != SLUICE_OK && rc == SLUICE_OK) {
+                rc = r1;
+                if (err != NULL)
+                    *err = e1;
+            }
+        }
+    }
     goto out;
 killed:
-    rc = sluice_errorf(err, SLUICE_ESTATE, "launch %s: killed at a kill point", L->id);
+    rc = sluice_errorf(err, SLUICE_ESTATE, "submit batch of %zu: killed at a kill point", n);
 out:
-    sluice_fsm_event_clear(&ev);
-    for (size_t i = 0; i < n; i++)
-        sluice_jobdesc_clear(&d[i]);
-    free(d);
+    for (size_t i = 0; evs != NULL && i < n; i++)
+        sluice_fsm_event_clear(&evs[i]);
+    free(who);
+    free(evs);
+    free(reqs);
+    free(oc);
+    free(res);
+    return rc;
+}
+
+/* Every launch due for a submit this cycle goes into one batch, as far as
+ * the submit budget reaches.  A launch that waits for its dependency's job
+ * gets another round once the batch gave that job an id. */
+static sluice_err submit_due(sluice_launcher_t *l, int64_t now, sluice_error_t *err)
+{
+    sluice_err rc = SLUICE_OK;
+
+    for (int round = 0; round < 4 && rc == SLUICE_OK && !l->dead; round++) {
+        batch_entry_t *b = NULL;
+        size_t n = 0;
+        bool waited = false;
+
+        for (size_t i = 0; i < l->n && rc == SLUICE_OK; i++) {
+            launch_t *L = l->v[i];
+            bool ready = false;
+            if (L->fsm.state == SLUICE_FSM_DONE || !(sluice_fsm_due(&L->fsm, fsm_time(now)) &
+                                                     (SLUICE_DUE_SUBMIT | SLUICE_DUE_NEW_ATTEMPT)))
+                continue;
+            if (b == NULL && (b = calloc(l->n, sizeof(*b))) == NULL) {
+                rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+                break;
+            }
+            rc = batch_select(l, L, &b[n], &ready, &waited, err);
+            if (ready)
+                n++;
+        }
+        if (rc == SLUICE_OK && n > 0)
+            n = stage_batch(l, b, n);
+        for (size_t i = 0; i < n && rc == SLUICE_OK; i++)
+            rc = load_descs(l, b[i].L, b[i].attempt, b[i].has_dep ? b[i].dep : NULL, &b[i].d,
+                            &b[i].n, err);
+        if (rc == SLUICE_OK && n > 0)
+            rc = submit_batch(l, b, n, err);
+        for (size_t i = 0; i < n; i++)
+            batch_entry_clear(&b[i]);
+        free(b);
+        if (n == 0 || !waited)
+            break;
+    }
     return rc;
 }
 
@@ -1424,9 +1734,8 @@ static sluice_err act_on(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_
     unsigned due = sluice_fsm_due(&L->fsm, fsm_time(now));
     sluice_err rc = SLUICE_OK;
 
-    if (due & (SLUICE_DUE_SUBMIT | SLUICE_DUE_NEW_ATTEMPT))
-        rc = do_submit(l, L, err);
-    else if (due & SLUICE_DUE_RECONCILE)
+    /* Submits were batched by submit_due(). */
+    if (!(due & (SLUICE_DUE_SUBMIT | SLUICE_DUE_NEW_ATTEMPT)) && (due & SLUICE_DUE_RECONCILE))
         rc = do_reconcile(l, L, now, err);
     if (rc == SLUICE_OK && L->fsm.state != SLUICE_FSM_DONE)
         rc = do_old_attempts(l, L, now, err);
@@ -1492,10 +1801,18 @@ sluice_err sluice_launcher_step(sluice_launcher_t *l, sluice_error_t *err)
     if (l->tokens < 1.0 && l->o.rpc_per_sec < 1.0)
         l->tokens = 1.0;
     l->tokens_ms = now;
+    l->submit_tokens += (double)(now - l->submit_tokens_ms) / 1000.0 * l->o.submit_per_sec;
+    if (l->submit_tokens > l->o.submit_per_sec)
+        l->submit_tokens = l->o.submit_per_sec;
+    if (l->submit_tokens < 1.0 && l->o.submit_per_sec < 1.0)
+        l->submit_tokens = 1.0;
+    l->submit_tokens_ms = now;
     if ((rc = pick_up(l, err)) != SLUICE_OK)
         return rc;
     /* The batched read first: it has priority in the budget. */
     if ((rc = poll_live(l, now, err)) != SLUICE_OK)
+        return rc;
+    if ((rc = submit_due(l, now, err)) != SLUICE_OK)
         return rc;
     for (size_t i = 0; i < l->n && rc == SLUICE_OK && !l->dead; i++)
         if (l->v[i]->fsm.state != SLUICE_FSM_DONE)

@@ -47,6 +47,7 @@
 #define DB_NAME "sluice.db"
 #define LOCK_NAME "supervisor.lock"
 #define BUSY_TIMEOUT_MS 10000
+#define STORE_CACHE_KIB_SQL "-512" /* negative: KiB, i.e. 512 KiB */
 #define MAX_JSON_DEPTH 128
 #define LIST_DEFAULT 100
 #define LIST_MAX 1000
@@ -734,7 +735,13 @@ sluice_err sluice_store_open(sluice_store_t **out, const char *dir, sluice_error
     /* From here on the file is ours (or empty) and may be written. */
     if ((rc = switch_to_wal(s, err)) != SLUICE_OK)
         goto out;
-    if ((rc = exec_sql(s, "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON", err)) != SLUICE_OK)
+    /* A bounded page cache: the store's working set is the live launches'
+     * rows and recent events, and finished launches must not cost resident
+     * memory (SQLite's default is 2 MiB per connection). */
+    if ((rc = exec_sql(s,
+                       "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; "
+                       "PRAGMA cache_size = " STORE_CACHE_KIB_SQL,
+                       err)) != SLUICE_OK)
         goto out;
     if ((rc = query_int(s, "PRAGMA foreign_keys", &one, err)) != SLUICE_OK)
         goto out;
@@ -1185,26 +1192,32 @@ static sluice_err check_summary(const sluice_store_summary_t *sum, sluice_error_
     return SLUICE_OK;
 }
 
-/* The body shared by both append functions; `sum` NULL for a plain
- * event. */
-static sluice_err append(sluice_store_t *store,
-                         const char *launch_id,
-                         const char *name,
-                         const json_t *context,
-                         const char *caller,
-                         int64_t time_ms,
-                         const sluice_store_summary_t *sum,
-                         int64_t *seq_out,
-                         sluice_error_t *err)
+/* One event's text, validated and serialised before the write lock is
+ * taken. */
+typedef struct {
+    char *ctx;
+    char *job_ids;
+} append_text_t;
+
+static void append_text_free(append_text_t *t)
 {
-    char *ctx = NULL, *job_ids = NULL;
-    sqlite3_stmt *st = NULL;
-    int64_t seq = 0;
-    int terminal = 0, locked = 0;
+    free(t->ctx);
+    free(t->job_ids);
+    t->ctx = NULL;
+    t->job_ids = NULL;
+}
+
+/* Validate one event and serialise its context and job ids. */
+static sluice_err append_prepare(const char *launch_id,
+                                 const char *name,
+                                 const json_t *context,
+                                 const sluice_store_summary_t *sum,
+                                 append_text_t *out,
+                                 sluice_error_t *err)
+{
     sluice_err rc;
 
-    if (store == NULL)
-        return sluice_errorf(err, SLUICE_EINVAL, "append event: store is NULL");
+    memset(out, 0, sizeof(*out));
     if ((rc = check_launch_id(launch_id, err)) != SLUICE_OK ||
         (rc = check_event_name(name, err)) != SLUICE_OK)
         return rc;
@@ -1216,23 +1229,36 @@ static sluice_err append(sluice_store_t *store,
     if (sum != NULL && (rc = check_summary(sum, err)) != SLUICE_OK)
         return rc;
     if (context != NULL)
-        rc = json_text(context, "context", &ctx, err);
-    else if ((ctx = strdup("{}")) == NULL)
+        rc = json_text(context, "context", &out->ctx, err);
+    else if ((out->ctx = strdup("{}")) == NULL)
         rc = sluice_errorf(err, SLUICE_ENOMEM, "append event: out of memory");
+    if (rc == SLUICE_OK && sum != NULL && sum->job_ids != NULL)
+        rc = json_text(sum->job_ids, "job_ids", &out->job_ids, err);
     if (rc != SLUICE_OK)
-        goto out;
-    if (sum != NULL && sum->job_ids != NULL &&
-        (rc = json_text(sum->job_ids, "job_ids", &job_ids, err)) != SLUICE_OK)
-        goto out;
-    if (time_ms == 0)
-        time_ms = now_ms();
+        append_text_free(out);
+    return rc;
+}
 
-    pthread_mutex_lock(&store->mu);
-    locked = 1;
-    /* IMMEDIATE takes the write lock now, so the seq read below cannot be
-     * taken by another writer before our insert. */
-    if ((rc = exec_sql(store, "BEGIN IMMEDIATE", err)) != SLUICE_OK)
-        goto out;
+/* Insert one event and update its launch inside the caller's write
+ * transaction.  `sum` NULL: a plain event.  With `sum` on a terminal
+ * launch: SLUICE_ESTATE, or with `downgrade` the event is written without
+ * the summary (a terminal state never changes). */
+static sluice_err append_locked(sluice_store_t *store,
+                                const char *launch_id,
+                                const char *name,
+                                const append_text_t *txt,
+                                const char *caller,
+                                int64_t time_ms,
+                                const sluice_store_summary_t *sum,
+                                int downgrade,
+                                int64_t *seq_out,
+                                sluice_error_t *err)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t seq = 0;
+    int terminal = 0;
+    sluice_err rc;
+
     if ((rc = prepare(store, "SELECT last_seq, terminal FROM launches WHERE launch_id = ?1", &st,
                       err)) != SLUICE_OK)
         goto out;
@@ -1252,10 +1278,13 @@ static sluice_err append(sluice_store_t *store,
     sqlite3_finalize(st);
     st = NULL;
     if (sum != NULL && terminal) {
-        rc = sluice_errorf(err, SLUICE_ESTATE,
-                           "launch %s: already terminal; its state cannot change (event %s)",
-                           launch_id, name);
-        goto out;
+        if (!downgrade) {
+            rc = sluice_errorf(err, SLUICE_ESTATE,
+                               "launch %s: already terminal; its state cannot change (event %s)",
+                               launch_id, name);
+            goto out;
+        }
+        sum = NULL;
     }
     if ((rc = prepare(store,
                       "INSERT INTO events (launch_id, seq, time_ms, name, context, caller) "
@@ -1266,7 +1295,7 @@ static sluice_err append(sluice_store_t *store,
     sqlite3_bind_int64(st, 2, seq);
     sqlite3_bind_int64(st, 3, time_ms);
     sqlite3_bind_text(st, 4, name, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 5, ctx, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 5, txt->ctx, -1, SQLITE_TRANSIENT);
     bind_text_or_null(st, 6, caller);
     if ((rc = step_done(store, st, err)) != SLUICE_OK)
         goto out;
@@ -1301,23 +1330,102 @@ static sluice_err append(sluice_store_t *store,
         bind_text_or_null(st, 9,
                           sum->reason != NULL && sum->reason[0] != '\0' ? sum->reason : NULL);
         sqlite3_bind_int(st, 10, sum->attempt);
-        bind_text_or_null(st, 11, job_ids);
+        bind_text_or_null(st, 11, txt->job_ids);
     }
     if ((rc = step_done(store, st, err)) != SLUICE_OK)
-        goto out;
-    if ((rc = exec_sql(store, "COMMIT", err)) != SLUICE_OK)
         goto out;
     if (seq_out != NULL)
         *seq_out = seq;
 out:
     sqlite3_finalize(st);
-    if (locked) {
-        if (rc != SLUICE_OK)
-            rollback(store);
-        pthread_mutex_unlock(&store->mu);
+    return rc;
+}
+
+/* The body shared by both append functions; `sum` NULL for a plain
+ * event. */
+static sluice_err append(sluice_store_t *store,
+                         const char *launch_id,
+                         const char *name,
+                         const json_t *context,
+                         const char *caller,
+                         int64_t time_ms,
+                         const sluice_store_summary_t *sum,
+                         int64_t *seq_out,
+                         sluice_error_t *err)
+{
+    append_text_t txt;
+    int64_t seq = 0;
+    sluice_err rc;
+
+    if (store == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "append event: store is NULL");
+    if ((rc = append_prepare(launch_id, name, context, sum, &txt, err)) != SLUICE_OK)
+        return rc;
+    if (time_ms == 0)
+        time_ms = now_ms();
+    pthread_mutex_lock(&store->mu);
+    /* IMMEDIATE takes the write lock now, so the seq read inside cannot be
+     * taken by another writer before our insert. */
+    rc = exec_sql(store, "BEGIN IMMEDIATE", err);
+    if (rc == SLUICE_OK)
+        rc = append_locked(store, launch_id, name, &txt, caller, time_ms, sum, 0, &seq, err);
+    if (rc == SLUICE_OK)
+        rc = exec_sql(store, "COMMIT", err);
+    if (rc != SLUICE_OK)
+        rollback(store);
+    pthread_mutex_unlock(&store->mu);
+    append_text_free(&txt);
+    if (rc == SLUICE_OK && seq_out != NULL)
+        *seq_out = seq;
+    return rc;
+}
+
+sluice_err sluice_store_append_many(sluice_store_t *store,
+                                    sluice_store_append_t *items,
+                                    size_t n,
+                                    sluice_error_t *err)
+{
+    append_text_t *txt = NULL;
+    int64_t now = now_ms();
+    size_t i, ready = 0;
+    sluice_err rc = SLUICE_OK;
+
+    if (store == NULL || (items == NULL && n > 0))
+        return sluice_errorf(err, SLUICE_EINVAL, "append events: store and items are required");
+    if (n == 0)
+        return SLUICE_OK;
+    if ((txt = calloc(n, sizeof(*txt))) == NULL)
+        return sluice_errorf(err, SLUICE_ENOMEM, "append events: out of memory");
+    for (ready = 0; ready < n; ready++) {
+        rc = append_prepare(items[ready].launch_id, items[ready].name, items[ready].context,
+                            items[ready].summary, &txt[ready], err);
+        if (rc != SLUICE_OK) {
+            sluice_error_prefix(err, "event %zu of %zu", ready + 1, n);
+            goto out;
+        }
     }
-    free(ctx);
-    free(job_ids);
+    pthread_mutex_lock(&store->mu);
+    rc = exec_sql(store, "BEGIN IMMEDIATE", err);
+    for (i = 0; i < n && rc == SLUICE_OK; i++) {
+        rc = append_locked(store, items[i].launch_id, items[i].name, &txt[i], items[i].caller,
+                           items[i].time_ms != 0 ? items[i].time_ms : now, items[i].summary,
+                           items[i].summary_if_live, &items[i].seq, err);
+        if (rc != SLUICE_OK)
+            sluice_error_prefix(err, "event %zu of %zu", i + 1, n);
+    }
+    if (rc == SLUICE_OK)
+        rc = exec_sql(store, "COMMIT", err);
+    if (rc != SLUICE_OK)
+        rollback(store);
+    pthread_mutex_unlock(&store->mu);
+out:
+    if (rc != SLUICE_OK) {
+        for (i = 0; i < n; i++)
+            items[i].seq = 0;
+    }
+    for (i = 0; i < ready; i++)
+        append_text_free(&txt[i]);
+    free(txt);
     return rc;
 }
 

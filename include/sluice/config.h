@@ -142,6 +142,8 @@ typedef struct {
         long absence_delay_s;   /* default 60 */
         long absence_lookups;   /* default 3 */
         long absence_spacing_s; /* default 10 */
+        long in_flight;         /* POSTs at once, 1..16; default 4 */
+        long per_sec;           /* submit budget toward slurmctld; default 200 */
     } submit;
 
     /* server: (`sluice serve`; its flags override these) */
@@ -161,6 +163,9 @@ typedef struct {
         long launches_max_age_s; /* finished launches, default 2592000 (30 d) */
         long logs_max_age_s;     /* archived logs, default 7776000 (90 d) */
     } retention;
+    struct {
+        long rpc_per_sec; /* reads and cancels toward slurmctld; default 50 */
+    } poll;
 
     /* Non-fatal findings ("parent.environment_setup: not used by sluice"). */
     sluice_strlist_t warnings;

@@ -24,6 +24,8 @@
  *     launcher picks such events up at the start of every cycle.
  *   - Secret values given at accept time are kept in memory only.
  *   - Thread-safety: a launcher object is used by one thread at a time.
+ *     Inside a cycle it runs staging `prepare` hooks and `submit_many`
+ *     POSTs on up to submit_in_flight threads of its own.
  */
 #ifndef SLUICE_LAUNCHER_H
 #define SLUICE_LAUNCHER_H
@@ -61,6 +63,12 @@ typedef struct {
     char detail[256]; /* REJECTED/UNCERTAIN/UNAVAILABLE: why; OK: warnings, if any */
 } sluice_submit_result_t;
 
+/* One submit of a batch (sluice_cluster_ops_t.submit_many). */
+typedef struct {
+    const sluice_jobdesc_t *descs; /* descs[0] carries the script */
+    size_t n;
+} sluice_submit_req_t;
+
 /* One entry of a batched state read. */
 typedef struct {
     bool present;         /* false: the job is no longer in the live queue */
@@ -80,6 +88,17 @@ typedef struct {
                                     const sluice_jobdesc_t *descs,
                                     size_t n,
                                     sluice_submit_result_t *out);
+    /* Optional: POST `n` independent submits, at most `in_flight` of them
+     * at the same time.  Fills outcomes[i] and results[i] for reqs[i];
+     * each outcome stands alone (one UNCERTAIN says nothing about the
+     * others).  Returns only when every POST has its outcome.  NULL: the
+     * launcher calls `submit` once per request, in order. */
+    void (*submit_many)(void *arg,
+                        const sluice_submit_req_t *reqs,
+                        size_t n,
+                        unsigned in_flight,
+                        sluice_submit_outcome *outcomes,
+                        sluice_submit_result_t *results);
     /* Full live record of one job, one view per hetjob component. */
     sluice_lookup (*get_job)(void *arg,
                              uint64_t job_id,
@@ -134,7 +153,9 @@ typedef struct {
  * counts as done). */
 typedef struct {
     /* Create the attempt's staging and write its 0600 secret file before
-     * the POST.  Failing here means no POST this cycle (retried). */
+     * the POST.  Failing here means no POST this cycle (retried).  Called
+     * for up to submit_in_flight launches at once, from several threads
+     * (never twice at once for one launch): it must be thread-safe. */
     sluice_err (*prepare)(void *arg,
                           const char *launch_id,
                           uint32_t attempt,
@@ -211,7 +232,10 @@ typedef struct {
     /* polling: the adaptive interval stays within [min, max]; 0 = default */
     int64_t poll_min_ms; /* 1000 */
     int64_t poll_max_ms; /* 10000 */
-    double rpc_per_sec;  /* budget toward slurmctld; 0 = 50 */
+    double rpc_per_sec;  /* reads and cancels toward slurmctld per second; 0 = 50 */
+    /* submits: their own budget, and how many POSTs run at once */
+    double submit_per_sec;     /* submits per second (burst: one second's worth); 0 = 200 */
+    unsigned submit_in_flight; /* 1..16; 0 = 4 (needs cluster.submit_many, else 1) */
     /* clock and sleep; NULL = CLOCK_REALTIME / nanosleep */
     int64_t (*now_ms)(void *arg);
     void (*sleep_ms)(void *arg, int64_t ms);

@@ -31,6 +31,29 @@ extern "C" {
  * UNAVAILABLE.  Live lookups by name read the live job table. */
 SLUICE_API void sluice_cluster_ops_rest(sluice_client_t *client, sluice_cluster_ops_t *out);
 
+/* Cluster operations that POST up to `in_flight` submits at once
+ * (submit_many).  Every concurrent POST uses its own client: `client`
+ * (borrowed) serves the calling thread and every other operation; the
+ * others are made from `cfg` (borrowed; NULL: no extra clients, submits
+ * stay sequential) with sluice_client_new_from_config() the first time a
+ * batch needs them, and reused after that.  A client that cannot be made
+ * is logged and the batch runs with fewer POSTs in flight.  No client is
+ * ever used by two threads at once.  Caller frees with
+ * sluice_cluster_rest_free() after the last use of the ops table. */
+typedef struct sluice_cluster_rest sluice_cluster_rest_t;
+
+SLUICE_API sluice_err sluice_cluster_rest_new(sluice_cluster_rest_t **out,
+                                              sluice_client_t *client,
+                                              const sluice_config_t *cfg,
+                                              sluice_error_t *err);
+
+/* Fill `out` with the operations of sluice_cluster_ops_rest() plus
+ * submit_many, bound to `r`. */
+SLUICE_API void sluice_cluster_rest_ops(sluice_cluster_rest_t *r, sluice_cluster_ops_t *out);
+
+/* Free the extra clients (never the borrowed one).  NULL-safe. */
+SLUICE_API void sluice_cluster_rest_free(sluice_cluster_rest_t *r);
+
 /* Staging hooks for launches rendered with `cfg` and stored in `store`
  * (both borrowed for the lifetime of the table).  The staging directory of
  * a launch is the one its stored render names
@@ -50,7 +73,9 @@ SLUICE_API void sluice_staging_ops_free(sluice_staging_ops_t *ops);
 /* Fill the site-derived knobs of launcher options from `cfg` (borrowed:
  * strings point into it): the Slurm user, site and job name prefix, the
  * accounting miss budget and spacing, the submit absence rule, the pending
- * timeout and the poll interval.  Store, ops tables, clock and callbacks
+ * timeout, the poll interval, the read/cancel budget (poll.rpc_per_sec), the
+ * submit budget (submit.per_sec) and the POSTs in flight (submit.in_flight).
+ * Store, ops tables, clock and callbacks
  * are left as they are. */
 SLUICE_API void sluice_launcher_opts_from_config(const sluice_config_t *cfg,
                                                  sluice_launcher_opts_t *lo);

@@ -204,6 +204,33 @@ SLUICE_API sluice_err sluice_store_append_event_and_update(sluice_store_t *store
                                                            int64_t *seq_out,
                                                            sluice_error_t *err);
 
+/* One event of a batch for sluice_store_append_many().  Pointers are
+ * borrowed for the call. */
+typedef struct {
+    const char *launch_id;
+    const char *name;                      /* as sluice_store_append_event() */
+    const json_t *context;                 /* NULL ({}) or an object; secrets refused */
+    const char *caller;                    /* NULL or the audit name */
+    int64_t time_ms;                       /* epoch ms, 0 = now */
+    const sluice_store_summary_t *summary; /* NULL: a plain event */
+    int summary_if_live;                   /* 1: on a terminal launch, write the event without the
+                                              summary instead of failing the batch */
+    int64_t seq;                           /* out: the seq assigned (0 when the batch failed) */
+} sluice_store_append_t;
+
+/* Append `n` events (to one or several launches, several to one launch in
+ * order) in ONE write transaction and one durable commit: either every
+ * event and every summary update is committed, or none is.  Each event
+ * follows the rules of sluice_store_append_event() and
+ * sluice_store_append_event_and_update(); a summary on a terminal launch
+ * fails the whole batch with SLUICE_ESTATE unless its `summary_if_live` is
+ * set.  The error text names the failing event ("event 3 of 8: ...").
+ * `n` 0 writes nothing. */
+SLUICE_API sluice_err sluice_store_append_many(sluice_store_t *store,
+                                               sluice_store_append_t *items,
+                                               size_t n,
+                                               sluice_error_t *err);
+
 /* Events of one launch with seq >= from_seq (1 = from the start), at most
  * `limit` of them (0: all), in seq order, as a new array reference of
  * objects {seq, time, name, context, caller}.  `time` is epoch ms. */

@@ -152,6 +152,7 @@ int cmd_serve(int argc, char **argv)
     sluice_study_runtime_t *rt = NULL;
     sluice_store_t *store = NULL;
     sluice_launcher_t *launcher = NULL;
+    sluice_cluster_rest_t *cluster = NULL;
     sluice_launcher_opts_t lo;
     sluice_server_opts_t so;
     serve_ctx_t sc;
@@ -224,12 +225,13 @@ int cmd_serve(int argc, char **argv)
     if ((po.study_path &&
          sluice_study_runtime_load(po.study_path, NULL, 0, cfg, &rt, &err) != SLUICE_OK) ||
         sluice_store_open(&store, state_dir, &err) != SLUICE_OK ||
-        sluice_client_new_from_config(&sc.client, cfg, &err) != SLUICE_OK) {
+        sluice_client_new_from_config(&sc.client, cfg, &err) != SLUICE_OK ||
+        sluice_cluster_rest_new(&cluster, sc.client, cfg, &err) != SLUICE_OK) {
         rc = cli_fail(&err);
         goto out;
     }
     lo.store = store;
-    sluice_cluster_ops_rest(sc.client, &lo.cluster);
+    sluice_cluster_rest_ops(cluster, &lo.cluster); /* submits: submit.in_flight at once */
     if (sluice_staging_ops_new(cfg, store, &lo.staging, &err) != SLUICE_OK) {
         rc = cli_fail(&err);
         goto out;
@@ -289,6 +291,7 @@ out:
     sluice_server_free(sc.server);
     sluice_launcher_free(launcher);
     sluice_staging_ops_free(&lo.staging);
+    sluice_cluster_rest_free(cluster);
     sluice_client_free(sc.client);
     sluice_client_free(sc.nc.client);
     sluice_rest_nodes_clear(&sc.nc.nodes);

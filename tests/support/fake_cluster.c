@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* fake_cluster.c - the in-memory cluster of the launcher tests. */
+#include <pthread.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -95,8 +97,8 @@ static void views_of(const fake_job_t *j, bool acct, sluice_jobview_t **out, siz
         v[k].partition = strdup("debug");
         v[k].nodes = s->base == SLUICE_JOB_PENDING ? NULL : strdup("node[1-2]");
         v[k].state_reason = strdup(s->base == SLUICE_JOB_PENDING ? "Priority" : "None");
-        v[k].base = s->base;
-        v[k].flags = s->flags;
+        v[k].base = (s->flags & FAKE_NO_BASE) ? SLUICE_JOB_BASE_UNKNOWN : s->base;
+        v[k].flags = s->flags & ~FAKE_NO_BASE;
         v[k].has_exit = sluice_job_base_is_terminal(s->base);
         v[k].exit_code = s->exit_code;
         v[k].exit_signal = s->signal;
@@ -139,6 +141,75 @@ f_submit(void *arg, const sluice_jobdesc_t *d, size_t n, sluice_submit_result_t 
     return SLUICE_SUBMIT_OK;
 }
 
+typedef struct {
+    fake_cluster_t *fc;
+    const sluice_submit_req_t *reqs;
+    size_t n;
+    size_t next;
+    unsigned active;
+    sluice_submit_outcome *oc;
+    sluice_submit_result_t *res;
+    pthread_mutex_t mu;
+} fake_batch_t;
+
+static void *f_worker(void *arg)
+{
+    fake_batch_t *b = arg;
+
+    for (;;) {
+        size_t i;
+        struct timespec ts = {0, 2000000};
+        pthread_mutex_lock(&b->mu);
+        if (b->next >= b->n) {
+            pthread_mutex_unlock(&b->mu);
+            return NULL;
+        }
+        i = b->next++;
+        b->active++;
+        if (b->active > b->fc->max_active)
+            b->fc->max_active = b->active;
+        b->oc[i] = f_submit(b->fc, b->reqs[i].descs, b->reqs[i].n, &b->res[i]);
+        pthread_mutex_unlock(&b->mu);
+        nanosleep(&ts, NULL); /* the request on the wire */
+        pthread_mutex_lock(&b->mu);
+        b->active--;
+        pthread_mutex_unlock(&b->mu);
+    }
+}
+
+static void f_submit_many(void *arg,
+                          const sluice_submit_req_t *reqs,
+                          size_t n,
+                          unsigned in_flight,
+                          sluice_submit_outcome *oc,
+                          sluice_submit_result_t *res)
+{
+    fake_cluster_t *fc = arg;
+    fake_batch_t b;
+    pthread_t th[16];
+    size_t k = in_flight < 1 ? 1 : in_flight > 16 ? 16 : in_flight;
+
+    fc->n_submit_many++;
+    fc->last_in_flight = in_flight;
+    if (n > fc->max_batch)
+        fc->max_batch = (unsigned)n;
+    if (k > n)
+        k = n;
+    memset(&b, 0, sizeof(b));
+    b.fc = fc;
+    b.reqs = reqs;
+    b.n = n;
+    b.oc = oc;
+    b.res = res;
+    pthread_mutex_init(&b.mu, NULL);
+    for (size_t t = 0; t < k; t++)
+        if (pthread_create(&th[t], NULL, f_worker, &b) != 0)
+            abort();
+    for (size_t t = 0; t < k; t++)
+        pthread_join(th[t], NULL);
+    pthread_mutex_destroy(&b.mu);
+}
+
 static void advance(fake_job_t *j)
 {
     const fake_stage_t *s;
@@ -177,8 +248,9 @@ static sluice_lookup f_job_states(void *arg, const uint64_t *ids, size_t n, slui
         memset(&st[i], 0, sizeof(st[i]));
         if (j != NULL && j->in_queue) {
             st[i].present = true;
-            st[i].base = stage(j)->base;
-            st[i].flags = stage(j)->flags;
+            st[i].base =
+                (stage(j)->flags & FAKE_NO_BASE) ? SLUICE_JOB_BASE_UNKNOWN : stage(j)->base;
+            st[i].flags = stage(j)->flags & ~FAKE_NO_BASE;
         }
     }
     return SLUICE_LOOKUP_FOUND;
@@ -298,6 +370,7 @@ sluice_cluster_ops_t fake_cluster_ops(fake_cluster_t *fc)
 
     memset(&o, 0, sizeof(o));
     o.submit = f_submit;
+    o.submit_many = fc->no_submit_many ? NULL : f_submit_many;
     o.get_job = f_get_job;
     o.job_states = f_job_states;
     o.find_live_by_name = f_find_live;

@@ -22,6 +22,9 @@
 /* base UNKNOWN with no flags as a stage: the job vanishes (live queue and
  * accounting).  UNKNOWN with flags is a state string that hides the base,
  * as v0.0.38 reports "COMPLETING". */
+/* FAKE_NO_BASE in a stage's flags: the stage is reported with its other
+ * flags only and base UNKNOWN, as Slurm 22.05 reports "COMPLETING". */
+#define FAKE_NO_BASE (UINT32_C(1) << 31)
 typedef struct {
     sluice_job_base base;
     uint32_t flags;
@@ -69,6 +72,9 @@ typedef struct {
     bool acct_hidden; /* new jobs never reach accounting */
     const char *user;
     const int64_t *clock_ms;
+    bool no_submit_many; /* leave submit_many NULL in the ops table */
+    /* submit_many: what the launcher asked for, and what really overlapped */
+    unsigned n_submit_many, last_in_flight, max_batch, max_active;
     /* counters */
     unsigned n_submit, n_states, n_get, n_find_live, n_find_acct, n_acct, n_cancel;
     size_t last_states_n;
@@ -77,7 +83,10 @@ typedef struct {
 /* Initialise (zeroed, default script PENDING 1, RUNNING 1, COMPLETED 0 with
  * 2 polls before leaving the queue). */
 void fake_cluster_init(fake_cluster_t *fc, const int64_t *clock_ms, const char *user);
-/* The ops table bound to fc. */
+/* The ops table bound to fc.  Its submit_many (unless no_submit_many)
+ * runs min(in_flight, n) threads that each take the next request, so up to
+ * `in_flight` POSTs really overlap (each holds ~2 ms outside the fake's
+ * lock); max_active records the most that ran at once. */
 sluice_cluster_ops_t fake_cluster_ops(fake_cluster_t *fc);
 /* The next submit's behaviour (queued; default OK). */
 void fake_cluster_push_mode(fake_cluster_t *fc, fake_submit_mode mode);

@@ -247,6 +247,15 @@ static const struct bad_case bad_cases[] = {
     {BASE "retention:\n  launches_max_age_s: -1\n",
      "site.yaml:8:23: retention.launches_max_age_s: expected a duration: seconds, or a number "
      "with s, m, h or d (\"30s\", \"5m\", \"2h\")"},
+    {BASE "submit:\n  in_flight: 17\n",
+     "site.yaml:8:14: submit.in_flight: expected an integer from 1 to 16, got 17"},
+    {BASE "submit:\n  in_flight: 0\n",
+     "site.yaml:8:14: submit.in_flight: expected an integer from 1 to 16, got 0"},
+    {BASE "submit:\n  per_sec: fast\n",
+     "site.yaml:8:12: submit.per_sec: expected an integer from 1 to 100000"},
+    {BASE "poll:\n  rpc_per_sec: 0\n",
+     "site.yaml:8:16: poll.rpc_per_sec: expected an integer from 1 to 100000, got 0"},
+    {BASE "poll:\n  rpc_per_second: 5\n", "site.yaml:8:3: poll.rpc_per_second: unknown key"},
     {"storage:\n  root: /s\njob_launcher:\n  sandbox: none\n",
      "site.yaml: rest.url: required (set rest.url, FORGE_SLURM_REST_URL or --set rest.url=...)"},
 };
@@ -340,6 +349,39 @@ Test(config, precedence_flag_over_env_over_file_over_default)
                      "env:FORGE_SLURM_REST_USER");
     json_decref(j);
     sluice_config_free(cfg);
+}
+
+/* The submit and poll budgets are separate knobs: defaults, YAML, and the
+ * SLUICE_* variables (env over file). */
+Test(config, submit_and_poll_budgets)
+{
+    static const char *const env[] = {"SLUICE_SUBMIT_PER_SEC=300", "SLUICE_POLL_RPC_PER_SEC=20",
+                                      NULL};
+    static const char *const bad_env[] = {"SLUICE_SUBMIT_IN_FLIGHT=99", NULL};
+    sluice_config_t *cfg = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    cr_assert_eq(load_text(BASE, NULL, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_eq(cfg->submit.in_flight, 4);
+    cr_assert_eq(cfg->submit.per_sec, 200);
+    cr_assert_eq(cfg->poll.rpc_per_sec, 50);
+    sluice_config_free(cfg);
+    cfg = NULL;
+    cr_assert_eq(load_text(BASE "submit:\n  in_flight: 1\n  per_sec: 120\npoll:\n"
+                                "  rpc_per_sec: 10\n",
+                           env, NULL, 0, &cfg, &err),
+                 SLUICE_OK, "%s", err.text);
+    cr_assert_eq(cfg->submit.in_flight, 1);
+    cr_assert_eq(cfg->submit.per_sec, 300);
+    cr_assert_eq(cfg->poll.rpc_per_sec, 20);
+    cr_assert_eq(sluice_config_source(cfg, "submit.per_sec"), SLUICE_SRC_ENV);
+    cr_assert_eq(sluice_config_source(cfg, "submit.in_flight"), SLUICE_SRC_FILE);
+    sluice_config_free(cfg);
+    cfg = NULL;
+    cr_assert_eq(load_text(BASE, bad_env, NULL, 0, &cfg, &err), SLUICE_ECONFIG);
+    cr_assert_str_eq(err.text, "environment SLUICE_SUBMIT_IN_FLIGHT: submit.in_flight: expected "
+                               "an integer from 1 to 16, got 99");
+    cr_assert_null(cfg);
 }
 
 Test(config, sluice_env_wins_over_forge_env)

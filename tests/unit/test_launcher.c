@@ -29,12 +29,17 @@ static fake_cluster_t *fc;
 static sluice_store_t *store;
 /* staging hook counters */
 static unsigned n_prepare, n_peers, n_archive;
+static const char *fail_prepare_id; /* this launch's next prepare fails once */
+static bool fail_prepare_once;
 static char peers_dependent[64];
 static const char *orphan_name;
 static sluice_pool_exit_t pool_exits[4];
 static size_t n_pool_exits;
 /* kill points */
 static long kill_countdown = -1;
+/* Budgets and in-flight of the next new_launcher() (0 = the test default). */
+static unsigned next_in_flight;
+static double next_submit_per_sec;
 
 static int64_t t_now(void *arg)
 {
@@ -64,8 +69,11 @@ static sluice_err h_prepare(void *arg,
                             size_t n,
                             sluice_error_t *err)
 {
-    (void)arg, (void)id, (void)attempt, (void)s, (void)n, (void)err;
-    n_prepare++;
+    (void)arg, (void)attempt, (void)s, (void)n;
+    __atomic_fetch_add(&n_prepare, 1, __ATOMIC_SEQ_CST); /* called from several threads */
+    if (fail_prepare_id != NULL && strcmp(id, fail_prepare_id) == 0 &&
+        __atomic_exchange_n(&fail_prepare_once, false, __ATOMIC_SEQ_CST))
+        return sluice_errorf(err, SLUICE_EIO, "staging: disk full (test)");
     return SLUICE_OK;
 }
 
@@ -132,10 +140,14 @@ static void setup(void)
     fake_cluster_init(fc, &clock_now, USER);
     cr_assert_sluice_ok(sluice_store_open(&store, tmp, &err), &err);
     n_prepare = n_peers = n_archive = 0;
+    fail_prepare_id = NULL;
+    fail_prepare_once = false;
     peers_dependent[0] = '\0';
     orphan_name = NULL;
     n_pool_exits = 0;
     kill_countdown = -1;
+    next_in_flight = 0;
+    next_submit_per_sec = 0;
 }
 
 static void teardown(void)
@@ -171,6 +183,8 @@ static sluice_launcher_t *new_launcher(void)
     o.sleep_ms = t_sleep;
     o.kill_at = t_kill;
     o.rpc_per_sec = 100000;
+    o.submit_in_flight = next_in_flight;
+    o.submit_per_sec = next_submit_per_sec;
     cr_assert_sluice_ok(sluice_launcher_new(&l, &o, &err), &err);
     cr_assert_sluice_ok(sluice_launcher_recover(l, NULL, &err), &err);
     return l;
@@ -383,6 +397,33 @@ Test(launcher, hetjob_succeeds)
     accept_launch(l, "H1", 2, NULL, NULL, 0);
     cr_assert_eq(run_to_end(l, "H1", 20), 0);
     cr_assert_eq(fc->jobs[0].n_comp, 2);
+    sluice_launcher_free(l);
+}
+
+/* Slurm 22.05 names only "COMPLETING" while a timed-out job completes: no
+ * base state.  Such a read is neither recorded (the log must replay) nor
+ * an error; the launch ends once the base state (TIMEOUT) shows. */
+Test(launcher, flag_only_state_is_not_recorded)
+{
+    sluice_launcher_t *l = new_launcher();
+    fake_stage_t s[] = {
+        {SLUICE_JOB_PENDING, 0, 0, 0, 1},
+        {SLUICE_JOB_RUNNING, 0, 0, 0, 2},
+        {SLUICE_JOB_TIMEOUT, SLUICE_JOB_FLAG(COMPLETING) | FAKE_NO_BASE, 0, 0, 3},
+        {SLUICE_JOB_TIMEOUT, 0, 0, 0, 2},
+    };
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    json_t *evs = NULL;
+
+    fake_cluster_set_script(fc, s, 4);
+    accept_launch(l, "T1", 1, NULL, NULL, 0);
+    cr_assert_eq(run_to_end(l, "T1", 40), 104);
+    cr_assert(reason_has("T1", "TIMEOUT"));
+    sluice_launcher_free(l);
+    /* the stored log replays: a new launcher recovers from it */
+    l = new_launcher();
+    cr_assert_sluice_ok(sluice_store_replay(store, "T1", &evs, &err), &err);
+    json_decref(evs);
     sluice_launcher_free(l);
 }
 
@@ -658,12 +699,14 @@ Test(launcher, one_batched_state_read_per_cycle)
     }
 }
 
-Test(launcher, rpc_budget_caps_calls_per_second)
+/* Reads and cancels spend poll.rpc_per_sec; submits spend their own
+ * submit.per_sec: neither budget is spent by the other kind of call. */
+Test(launcher, read_and_submit_budgets_are_separate)
 {
     sluice_error_t err = SLUICE_ERROR_INIT;
     sluice_launcher_opts_t o;
     sluice_launcher_t *l = NULL;
-    unsigned calls;
+    unsigned reads;
 
     memset(&o, 0, sizeof(o));
     o.store = store;
@@ -674,19 +717,254 @@ Test(launcher, rpc_budget_caps_calls_per_second)
     o.sleep_ms = t_sleep;
     o.kill_at = t_kill;
     o.rpc_per_sec = 5;
+    o.submit_per_sec = 10;
     cr_assert_sluice_ok(sluice_launcher_new(&l, &o, &err), &err);
-    for (int i = 0; i < 40; i++) {
+    for (int i = 0; i < 100; i++) {
         char id[16];
         snprintf(id, sizeof(id), "Q%d", i);
         accept_launch(l, id, 1, NULL, NULL, 0);
     }
-    for (int i = 0; i < 10; i++)
+    step(l);
+    cr_assert_eq(fc->n_submit, 10, "the first cycle spends the submit burst: %u", fc->n_submit);
+    for (int i = 0; i < 9; i++)
         step(l);
-    calls = fc->n_submit + fc->n_states + fc->n_get + fc->n_acct + fc->n_find_live +
-            fc->n_find_acct + fc->n_cancel;
-    cr_assert_leq(calls, 5 * 10 + 5, "%u calls in 10 s", calls);
-    cr_assert_geq(fc->n_submit, 10, "%u submits", fc->n_submit);
+    reads =
+        fc->n_states + fc->n_get + fc->n_acct + fc->n_find_live + fc->n_find_acct + fc->n_cancel;
+    cr_assert_leq(reads, 5 * 10 + 5, "%u reads in 10 s", reads);
+    cr_assert_geq(reads, 10, "reads were not starved by submits: %u", reads);
+    cr_assert_leq(fc->n_submit, 10 * 10, "%u submits in 10 s", fc->n_submit);
+    cr_assert_geq(fc->n_submit, 90, "submits are not capped by the read budget: %u", fc->n_submit);
     sluice_launcher_free(l);
+}
+
+/* ---- batched submit ------------------------------------------------------ */
+
+static void accept_n(sluice_launcher_t *l, const char *prefix, int n)
+{
+    for (int i = 0; i < n; i++) {
+        char id[32];
+        snprintf(id, sizeof(id), "%s%d", prefix, i);
+        accept_launch(l, id, 1, NULL, NULL, 0);
+    }
+}
+
+static size_t jobs_of(const char *id)
+{
+    char prefix[200];
+
+    sluice_launcher_job_name(prefix, sizeof(prefix), "sluice", "site1", id, 1);
+    prefix[strlen(prefix) - 1] = '\0'; /* every attempt: "<...>." */
+    return fake_cluster_count_named(fc, prefix);
+}
+
+/* Events named `name` whose context detail contains `text`. */
+static size_t count_events_with(const char *id, const char *name, const char *text)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    json_t *evs = NULL;
+    json_t *e;
+    size_t i;
+    size_t k = 0;
+
+    cr_assert_sluice_ok(sluice_store_read_events(store, id, 1, 0, &evs, &err), &err);
+    json_array_foreach(evs, i, e)
+    {
+        const char *d = json_string_value(json_object_get(json_object_get(e, "context"), "detail"));
+        if (strcmp(json_string_value(json_object_get(e, "name")), name) == 0 && d != NULL &&
+            strstr(d, text) != NULL)
+            k++;
+    }
+    json_decref(evs);
+    return k;
+}
+
+Test(launcher, one_cycle_submits_its_launches_as_one_batch)
+{
+    sluice_launcher_t *l;
+
+    next_in_flight = 3;
+    l = new_launcher();
+    accept_n(l, "A", 7);
+    step(l);
+    cr_assert_eq(fc->n_submit, 7);
+    cr_assert_eq(fc->n_submit_many, 1, "one batch");
+    cr_assert_eq(fc->max_batch, 7);
+    cr_assert_eq(fc->last_in_flight, 3, "submit_in_flight reaches the cluster op");
+    cr_assert_leq(fc->max_active, 3, "%u POSTs overlapped", fc->max_active);
+    for (int i = 0; i < 7; i++) {
+        char id[8];
+        snprintf(id, sizeof(id), "A%d", i);
+        cr_assert_eq(count_events(id, "submit-started"), 1);
+        cr_assert_eq(count_events(id, "submitted"), 1);
+        cr_assert_eq(run_to_end(l, id, 30), 0);
+        cr_assert_eq(jobs_of(id), 1);
+    }
+    sluice_launcher_free(l);
+}
+
+Test(launcher, in_flight_one_and_no_submit_many_stay_sequential)
+{
+    sluice_launcher_t *l;
+
+    next_in_flight = 1;
+    l = new_launcher();
+    accept_n(l, "S", 5);
+    step(l);
+    cr_assert_eq(fc->n_submit, 5);
+    cr_assert_eq(fc->last_in_flight, 1);
+    cr_assert_eq(fc->max_active, 1, "in_flight 1: never two POSTs at once");
+    sluice_launcher_free(l);
+    teardown();
+    setup();
+    fc->no_submit_many = true;
+    l = new_launcher();
+    accept_n(l, "F", 5);
+    step(l);
+    cr_assert_eq(fc->n_submit, 5, "fallback: the single submit op, once per launch");
+    cr_assert_eq(fc->n_submit_many, 0);
+    for (int i = 0; i < 5; i++) {
+        char id[8];
+        snprintf(id, sizeof(id), "F%d", i);
+        cr_assert_eq(run_to_end(l, id, 30), 0);
+    }
+    sluice_launcher_free(l);
+}
+
+Test(launcher, submit_budget_splits_a_large_backlog_into_cycles)
+{
+    sluice_launcher_t *l;
+
+    next_submit_per_sec = 4;
+    l = new_launcher();
+    accept_n(l, "P", 10);
+    step(l);
+    cr_assert_eq(fc->n_submit, 4);
+    step(l);
+    cr_assert_eq(fc->n_submit, 8);
+    step(l);
+    cr_assert_eq(fc->n_submit, 10);
+    cr_assert_eq(fc->max_batch, 4);
+    sluice_launcher_free(l);
+}
+
+/* Staging runs for the whole batch (on up to in_flight threads); a launch
+ * whose staging fails is left out of the batch, gets no marker and no POST,
+ * and goes with the next cycle. */
+Test(launcher, staging_failure_leaves_one_launch_for_the_next_cycle)
+{
+    sluice_launcher_t *l = new_launcher();
+
+    fail_prepare_id = "G2";
+    fail_prepare_once = true;
+    accept_n(l, "G", 6);
+    step(l);
+    cr_assert_eq(n_prepare, 6);
+    cr_assert_eq(fc->n_submit, 5);
+    cr_assert_eq(count_events("G2", "submit-started"), 0, "no marker without staging");
+    cr_assert_eq(count_events("G3", "submitted"), 1);
+    step(l);
+    cr_assert_eq(fc->n_submit, 6);
+    cr_assert_eq(count_events("G2", "submit-started"), 1);
+    cr_assert_eq(run_to_end(l, "G2", 30), 0);
+    cr_assert_eq(jobs_of("G2"), 1);
+    sluice_launcher_free(l);
+}
+
+/* OK, REJECTED, UNCERTAIN (job made, answer lost) and UNCERTAIN (nothing
+ * made) in one batch: each outcome is recorded for its own launch only. */
+Test(launcher, mixed_outcomes_in_one_batch)
+{
+    sluice_launcher_t *l = new_launcher();
+
+    fake_cluster_push_mode(fc, FAKE_SUBMIT_OK);
+    fake_cluster_push_mode(fc, FAKE_SUBMIT_REJECT);
+    fake_cluster_push_mode(fc, FAKE_SUBMIT_LOST);
+    fake_cluster_push_mode(fc, FAKE_SUBMIT_DROP);
+    accept_n(l, "X", 4);
+    step(l);
+    cr_assert_eq(fc->n_submit_many, 1);
+    cr_assert_eq(count_events("X0", "submitted"), 1);
+    cr_assert_eq(count_events("X0", "submit-uncertain"), 0);
+    cr_assert_eq(count_events("X1", "submit-rejected"), 1);
+    cr_assert(is_done("X1"));
+    cr_assert_eq(count_events("X2", "submit-uncertain"), 1);
+    cr_assert_eq(count_events("X3", "submit-uncertain"), 1);
+    cr_assert_eq(count_events("X2", "submitted") + count_events("X3", "submitted"), 0);
+    cr_assert_eq(run_to_end(l, "X0", 30), 0);
+    cr_assert_eq(result_of("X1"), 104);
+    cr_assert_eq(run_to_end(l, "X2", 30), 0);
+    cr_assert_eq(count_events("X2", "adopted"), 1);
+    cr_assert_eq(run_to_end(l, "X3", 300), 0);
+    cr_assert_eq(count_events("X3", "absence-confirmed"), 1);
+    cr_assert_eq(jobs_of("X0"), 1);
+    cr_assert_eq(jobs_of("X1"), 0);
+    cr_assert_eq(jobs_of("X2"), 1);
+    cr_assert_eq(jobs_of("X3"), 1);
+    cr_assert_eq(fc->n_submit, 5, "only the proven-absent launch was posted again");
+    sluice_launcher_free(l);
+}
+
+/* The process dies at each named kill point inside a batch of four with
+ * mixed outcomes; after the restart every launch is reconciled exactly
+ * once and ends with exactly one job. */
+Test(launcher, kill_points_inside_a_batch)
+{
+    static const char *const points[] = {SLUICE_KILL_BEFORE_POST, SLUICE_KILL_AFTER_POST,
+                                         SLUICE_KILL_AFTER_ANSWER};
+
+    for (size_t p = 0; p < 3; p++) {
+        sluice_launcher_t *l;
+        unsigned posted;
+        /* kill points are called once per launch of the batch, in order:
+         * 4 x before-post, then 4 x after-post, then 4 x after-answer; the
+         * second launch's call of point p is the one that dies */
+        teardown();
+        setup();
+        l = new_launcher();
+        fake_cluster_push_mode(fc, FAKE_SUBMIT_OK);
+        fake_cluster_push_mode(fc, FAKE_SUBMIT_REJECT);
+        fake_cluster_push_mode(fc, FAKE_SUBMIT_LOST);
+        fake_cluster_push_mode(fc, FAKE_SUBMIT_DROP);
+        accept_n(l, "K", 4);
+        kill_countdown = (long)(p * 4 + 1);
+        cr_assert_eq(sluice_launcher_step(l, NULL), SLUICE_ESTATE, "%s", points[p]);
+        posted = fc->n_submit;
+        cr_assert_eq(posted, p == 0 ? 0u : 4u, "%s: POSTs before the death", points[p]);
+        for (int i = 0; i < 4; i++) {
+            char id[8];
+            snprintf(id, sizeof(id), "K%d", i);
+            cr_assert_eq(count_events(id, "submit-started"), 1, "%s: %s marker durable", points[p],
+                         id);
+            cr_assert_eq(count_events(id, "submitted") + count_events(id, "submit-rejected") +
+                             count_events(id, "submit-uncertain"),
+                         0, "%s: %s answer not recorded", points[p], id);
+        }
+        sluice_launcher_free(l);
+        kill_countdown = -1;
+        if (p == 0)
+            fc->n_modes = 0; /* nothing was posted: let the new attempts succeed */
+        l = new_launcher();
+        for (int i = 0; i < 4; i++) {
+            char id[8];
+            snprintf(id, sizeof(id), "K%d", i);
+            cr_assert_eq(count_events_with(id, "submit-uncertain", "restarted"), 1,
+                         "%s: %s reconciled once", points[p], id);
+        }
+        for (int i = 0; i < 4; i++) {
+            char id[8];
+            snprintf(id, sizeof(id), "K%d", i);
+            cr_assert_eq(run_to_end(l, id, 400), 0, "%s: %s", points[p], id);
+            cr_assert_eq(jobs_of(id), 1, "%s: %s has exactly one job", points[p], id);
+            cr_assert_eq(count_events_with(id, "submit-uncertain", "restarted"), 1);
+        }
+        /* adopted: the jobs that exist (OK, LOST); posted again: the two
+         * proven absent (REJECT and DROP made no job), or all four when
+         * the death came before any POST */
+        cr_assert_eq(fc->n_submit, p == 0 ? 4u : 6u, "%s: POSTs in all", points[p]);
+        cr_assert_eq(count_events("K0", "adopted"), p == 0 ? 0u : 1u);
+        cr_assert_eq(count_events("K2", "adopted"), p == 0 ? 0u : 1u);
+        sluice_launcher_free(l);
+    }
 }
 
 /* ---- cancel -------------------------------------------------------------- */

@@ -981,3 +981,93 @@ Test(store, concurrent_first_opens_all_succeed)
         cr_assert_eq(failures, 0, "round %d: %d of %d first opens failed", round, failures, PROCS);
     }
 }
+
+static int64_t last_seq_of(sluice_store_t *s, const char *id)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    json_t *l = NULL;
+    int64_t v;
+
+    cr_assert_sluice_ok(sluice_store_get_launch(s, id, &l, &err), &err);
+    v = (int64_t)json_integer_value(json_object_get(l, "last_seq"));
+    json_decref(l);
+    return v;
+}
+
+/* A batch is one transaction: every event with its summary, or nothing. */
+Test(store, append_many_commits_a_batch_atomically)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_store_t *s = open_store();
+    sluice_store_summary_t sub = SLUICE_STORE_SUMMARY_INIT;
+    sluice_store_summary_t pend = SLUICE_STORE_SUMMARY_INIT;
+    json_t *jobs = json_pack("[i]", 77);
+    json_t *ctx = json_pack("{s:i}", "attempt", 1);
+    json_t *bad = json_pack("{s:{s:s}}", "x", "secrets", "v");
+    sluice_store_append_t items[4];
+    json_t *l = NULL;
+    json_t *evs = NULL;
+
+    make_launch(s, "b1", "site", 1000);
+    make_launch(s, "b2", "site", 1000);
+    make_launch(s, "b3", "site", 1000);
+    sub.state = "SUBMITTING";
+    sub.attempt = 1;
+    pend.state = "PENDING";
+    pend.job_ids = jobs;
+    memset(items, 0, sizeof(items));
+    items[0] = (sluice_store_append_t){"b1", "submit-started", ctx, NULL, 2000, &sub, 0, 0};
+    items[1] = (sluice_store_append_t){"b2", "submit-started", ctx, NULL, 2000, &sub, 0, 0};
+    items[2] = (sluice_store_append_t){"b1", "submitted", NULL, NULL, 2001, &pend, 0, 0};
+    items[3] = (sluice_store_append_t){"b3", "note", NULL, "ops", 0, NULL, 0, 0};
+    cr_assert_sluice_ok(sluice_store_append_many(s, items, 4, &err), &err);
+    cr_assert_eq(items[0].seq, 2);
+    cr_assert_eq(items[1].seq, 2);
+    cr_assert_eq(items[2].seq, 3, "two events of one launch in one batch keep their order");
+    cr_assert_eq(items[3].seq, 2);
+    cr_assert_sluice_ok(sluice_store_get_launch(s, "b1", &l, &err), &err);
+    cr_assert_str_eq(json_string_value(json_object_get(l, "state")), "PENDING");
+    cr_assert_eq(json_integer_value(json_object_get(l, "summary_seq")), 3);
+    cr_assert(json_equal(json_object_get(l, "job_ids"), jobs));
+    json_decref(l);
+    cr_assert_sluice_ok(sluice_store_replay(s, "b1", &evs, &err), &err);
+    cr_assert_eq(json_array_size(evs), 3);
+    json_decref(evs);
+
+    /* A refused event (secret in a context) fails the batch before any write. */
+    items[0] = (sluice_store_append_t){"b2", "submitted", NULL, NULL, 3000, &pend, 0, 0};
+    items[1] = (sluice_store_append_t){"b3", "oops", bad, NULL, 3000, NULL, 0, 0};
+    cr_assert_eq(sluice_store_append_many(s, items, 2, &err), SLUICE_EINVAL);
+    cr_assert(strstr(err.text, "event 2 of 2") != NULL, "%s", err.text);
+    cr_assert_eq(items[0].seq, 0);
+    cr_assert_eq(last_seq_of(s, "b2"), 2);
+
+    /* A failure inside the transaction (unknown launch, terminal launch)
+     * rolls back the events already inserted. */
+    sluice_error_clear(&err);
+    items[0] = (sluice_store_append_t){"b2", "submitted", NULL, NULL, 3000, &pend, 0, 0};
+    items[1] = (sluice_store_append_t){"nope", "submitted", NULL, NULL, 3000, &pend, 0, 0};
+    cr_assert_eq(sluice_store_append_many(s, items, 2, &err), SLUICE_ENOTFOUND);
+    cr_assert(strstr(err.text, "event 2 of 2") != NULL, "%s", err.text);
+    cr_assert_eq(last_seq_of(s, "b2"), 2, "rolled back");
+    finish(s, "b3", 4000);
+    sluice_error_clear(&err);
+    items[1] = (sluice_store_append_t){"b3", "submitted", NULL, NULL, 5000, &pend, 0, 0};
+    cr_assert_eq(sluice_store_append_many(s, items, 2, &err), SLUICE_ESTATE);
+    cr_assert_eq(last_seq_of(s, "b2"), 2, "rolled back");
+    cr_assert_eq(last_seq_of(s, "b3"), 3);
+    /* summary_if_live: the terminal launch gets the event, its summary stays. */
+    items[1].summary_if_live = 1;
+    cr_assert_sluice_ok(sluice_store_append_many(s, items, 2, &err), &err);
+    cr_assert_eq(last_seq_of(s, "b2"), 3);
+    cr_assert_eq(items[1].seq, 4);
+    cr_assert_sluice_ok(sluice_store_get_launch(s, "b3", &l, &err), &err);
+    cr_assert_str_eq(json_string_value(json_object_get(l, "state")), "SUCCEEDED");
+    cr_assert_eq(json_integer_value(json_object_get(l, "summary_seq")), 3);
+    json_decref(l);
+    cr_assert_sluice_ok(sluice_store_append_many(s, NULL, 0, &err), &err);
+    json_decref(jobs);
+    json_decref(ctx);
+    json_decref(bad);
+    sluice_store_close(s);
+}
