@@ -307,11 +307,11 @@ long_final=$(state_of "$long")
 by=$(jq_ "','.join(e['caller'] or '' for e in d['events'] if e['name'] == 'cancel-requested')")
 req DELETE "/v1/launches/$long" -H "$AUTH"
 d4=$code
-if [ "$long_post" = 201 ] && [ "$running" = 1 ] && [ "$d1" = 202 ] && [ "$d2" = 202 ] &&
+if [ "$long_post" = 201 ] && [ "$running" = 1 ] && [ "$d1" = 202 ] && [ "$d2" = 403 ] &&
     [ "$d3" = 404 ] && [ "$long_final" = "DONE 9" ] && [[ "$by" == alice* ]] && [ "$d4" = 202 ]; then
-    pass "DELETE of a running job: 202, ABORTED (9), again 202 (also after the end), audited ($by)"
+    pass "DELETE of a running job: 202, ABORTED (9), another caller 403, again 202 (also after the end), audited ($by)"
 else
-    fail "DELETE (post $long_post, running $running, 202? $d1 $d2 $d4, 404? $d3, final '$long_final', by '$by')"
+    fail "DELETE (post $long_post, running $running, 202? $d1 $d4, 403? $d2, 404? $d3, final '$long_final', by '$by')"
 fi
 
 # ----------------------------------------------------- 8. CLI --server
