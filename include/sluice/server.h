@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include <sluice/common.h>
+#include <sluice/client.h>
 #include <sluice/config.h>
 #include <sluice/error.h>
 #include <sluice/launcher.h>
@@ -66,7 +67,20 @@ typedef struct {
     void *cluster_arg;
     unsigned threads;        /* worker threads; 0 = 4 */
     unsigned follow_poll_ms; /* how often waiting streams look again; 0 = 250 */
+    /* Hostile or slow clients.  conn_timeout_s: a connection idle this long
+     * is closed, and a request body must arrive within it (else 408);
+     * 0 = 30.  max_connections: open connections answered; past it a
+     * request gets 503 with Retry-After, and SLUICE_SERVER_CONN_SPARE more
+     * are closed at accept; 0 = 4096 (raise RLIMIT_NOFILE to match). */
+    unsigned conn_timeout_s;
+    unsigned max_connections;
+    /* The Slurm REST client whose counters /v1/metrics shows (borrowed;
+     * NULL: no RPC metrics).  Only its atomic counters are read. */
+    sluice_client_t *client;
 } sluice_server_opts_t;
+
+/* Connections accepted past max_connections only to be told 503. */
+#define SLUICE_SERVER_CONN_SPARE 64u
 
 typedef struct sluice_server sluice_server_t;
 
@@ -96,6 +110,10 @@ SLUICE_API sluice_err sluice_server_run_launcher(sluice_server_t *s,
 /* Count one transition for /v1/metrics (call from the launcher's
  * on_transition callback).  NULL-safe. */
 SLUICE_API void sluice_server_count_transition(sluice_server_t *s);
+
+/* Count launches removed by retention pruning for /v1/metrics (call with
+ * what sluice_store_prune() reports).  NULL-safe. */
+SLUICE_API void sluice_server_count_pruned(sluice_server_t *s, size_t n);
 
 #ifdef __cplusplus
 }
