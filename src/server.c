@@ -85,7 +85,6 @@ struct sluice_server {
 typedef struct {
     char *body;
     size_t len;
-    int too_big;
     int answered;          /* a refusal was queued before the body ended */
     struct timespec start; /* the headers were complete (body deadline) */
 } req_t;
@@ -1333,12 +1332,6 @@ static enum MHD_Result route(sluice_server_t *s,
     if ((caller = unix_socket ? "unix-socket" : authenticate(s, c)) == NULL)
         return problem(c, 401, "unauthorized", "Unauthorized",
                        "a valid `Authorization: Bearer <token>` header is required");
-    if (rq->too_big) {
-        char detail[96];
-        snprintf(detail, sizeof(detail), "request bodies are limited to %u bytes",
-                 (unsigned)SLUICE_SERVER_MAX_BODY);
-        return problem(c, 413, "too-large", "Payload too large", detail);
-    }
     {
         arg_check_t ac = {NULL, NULL};
         char detail[256];
@@ -1435,25 +1428,23 @@ static enum MHD_Result on_request(void *cls,
         *upload_data_size = 0;
         if (rq->answered)
             return MHD_YES; /* answered early: the rest is discarded */
+        /* libmicrohttpd cannot answer in the middle of a body, so the two
+         * cases below close the connection without an answer. */
         if (elapsed_s(&rq->start) > (double)s->o.conn_timeout_s) {
             /* A body trickled in slower than the limit (slowloris). */
             atomic_fetch_add(&s->body_timeouts, 1);
-            rq->answered = 1;
-            return refuse(c, 408, "request-timeout", "Request timeout",
-                          "the request body did not arrive in time", 0);
+            sluice_log(SLUICE_LOG_INFO, "http: a request body took over %u s; connection closed",
+                       s->o.conn_timeout_s);
+            return MHD_NO;
         }
-        if (!rq->too_big && rq->len + n > SLUICE_SERVER_MAX_BODY) {
-            /* Chunked or undeclared: refused as soon as it passes the limit. */
-            rq->too_big = 1;
-            wipe(rq->body, rq->len);
-            free(rq->body);
-            rq->body = NULL;
-            rq->len = 0;
+        if (rq->len + n > SLUICE_SERVER_MAX_BODY) {
+            /* Chunked (no declared length): closed as soon as it passes the limit. */
             atomic_fetch_add(&s->refused_too_large, 1);
-            if (refuse(c, 413, "too-large", "Payload too large", too_large_detail, 0) == MHD_YES)
-                rq->answered = 1;
+            sluice_log(SLUICE_LOG_INFO, "http: a chunked body passed %u bytes; connection closed",
+                       (unsigned)SLUICE_SERVER_MAX_BODY);
+            return MHD_NO;
         }
-        if (!rq->too_big) {
+        {
             char *nb = realloc(rq->body, rq->len + n + 1);
             if (nb == NULL)
                 return MHD_NO;
