@@ -14,6 +14,13 @@ static int64_t fixture_now(void *arg)
     return ((server_fixture_t *)arg)->clock_ms;
 }
 
+/* As `sluice serve` does: every transition counts for /v1/metrics. */
+static void fixture_transition(const sluice_launcher_transition_t *t, void *arg)
+{
+    (void)t;
+    sluice_server_count_transition(((server_fixture_t *)arg)->server);
+}
+
 static int accept_image(const char *path, void *arg)
 {
     (void)path, (void)arg;
@@ -65,6 +72,8 @@ int sfx_start(server_fixture_t *fx, sfx_tweak_fn tweak, void *arg, char *why, si
     lo.site = "site-1";
     lo.now_ms = fixture_now;
     lo.clock_arg = fx;
+    lo.on_transition = fixture_transition;
+    lo.transition_arg = fx;
     if (sluice_launcher_new(&fx->launcher, &lo, &err) != SLUICE_OK ||
         sluice_launcher_recover(fx->launcher, NULL, &err) != SLUICE_OK)
         goto fail;
