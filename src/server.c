@@ -39,6 +39,16 @@
 #define SSE_BATCH 100
 #define DEFAULT_CONN_TIMEOUT_S 30u
 #define DEFAULT_MAX_CONNECTIONS 4096u
+#define VIEW_SLOTS 512u    /* cached GET /v1/launches/{id} answers */
+#define VIEW_MAX_AGE_S 1.0 /* bounds staleness from changes without an event (pruning) */
+
+/* One cached answer of GET /v1/launches/{id}. */
+typedef struct {
+    char id[136];
+    char *text;
+    int64_t built_at_gseq; /* every event up to this one was seen before the read */
+    double built_s;        /* monotonic */
+} view_slot_t;
 
 /* Upper bounds (seconds) of the launcher-cycle latency histogram. */
 static const double cycle_buckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
@@ -77,6 +87,13 @@ struct sluice_server {
     atomic_uint open_conns;
     atomic_ullong refused_busy, refused_too_large, body_timeouts, pruned;
     atomic_ullong cycle_le[N_CYCLE_BUCKETS], cycle_count, cycle_errors, cycle_sum_us;
+    /* the GET view cache (see get_launch) */
+    pthread_mutex_t vmu;
+    struct timespec started;
+    view_slot_t views[VIEW_SLOTS];
+    int64_t last_event[VIEW_SLOTS]; /* newest event gseq seen per slot */
+    int64_t seen_gseq;              /* events up to here are in last_event */
+    atomic_ullong view_hits, view_misses;
     token_t tokens[MAX_TOKENS];
     size_t n_tokens;
 };
@@ -95,6 +112,14 @@ static void sleep_ms(unsigned ms)
 {
     struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
+}
+
+static double elapsed_s(const struct timespec *t0)
+{
+    struct timespec now;
+
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
 static void wipe(char *p, size_t n)
@@ -761,15 +786,105 @@ static enum MHD_Result list_launches(sluice_server_t *s, struct MHD_Connection *
     }
 }
 
+/* ---- the GET view cache --------------------------------------------------
+ * Building a view parses the stored request, render and every event of the
+ * launch; under read load that dominates.  A built answer is kept per slot
+ * (hash of the id) and served again while no event of that slot is newer
+ * than the read that built it and it is younger than VIEW_MAX_AGE_S (a
+ * prune removes rows without an event).  Each GET first reads the events
+ * appended since the last look (one indexed query), so a change made before
+ * a request started is always in its answer. */
+
+static size_t view_slot(const char *id)
+{
+    uint32_t h = 2166136261u;
+
+    for (; *id; id++)
+        h = (h ^ (unsigned char)*id) * 16777619u;
+    return h % VIEW_SLOTS;
+}
+
+/* Note every event appended since the last look; returns the gseq up to
+ * which every event has been noted, or -1 when the store cannot say. */
+static int64_t views_catch_up(sluice_server_t *s)
+{
+    int64_t from, next, upto;
+
+    pthread_mutex_lock(&s->vmu);
+    from = s->seen_gseq;
+    pthread_mutex_unlock(&s->vmu);
+    for (;;) {
+        json_t *evs = NULL, *ev;
+        size_t i;
+        sluice_err rc;
+
+        pthread_mutex_lock(&s->rmu);
+        rc = sluice_store_events_since(s->rstore, from, 500, &evs, &next, NULL);
+        pthread_mutex_unlock(&s->rmu);
+        if (rc != SLUICE_OK)
+            return -1;
+        pthread_mutex_lock(&s->vmu);
+        json_array_foreach(evs, i, ev)
+        {
+            const char *lid = json_string_value(json_object_get(ev, "launch_id"));
+            int64_t g = (int64_t)json_integer_value(json_object_get(ev, "gseq"));
+            size_t k = lid ? view_slot(lid) : 0;
+            if (lid && g > s->last_event[k])
+                s->last_event[k] = g;
+        }
+        if (next > s->seen_gseq)
+            s->seen_gseq = next;
+        upto = s->seen_gseq;
+        pthread_mutex_unlock(&s->vmu);
+        i = json_array_size(evs);
+        json_decref(evs);
+        if (i == 0 || next <= from)
+            return upto;
+        from = next;
+    }
+}
+
 static enum MHD_Result get_launch(sluice_server_t *s, struct MHD_Connection *c, const char *id)
 {
     sluice_error_t err = SLUICE_ERROR_INIT;
     json_t *view = NULL;
+    size_t k = view_slot(id);
+    int64_t upto = views_catch_up(s);
+    char *text = NULL;
+    view_slot_t *v = &s->views[k];
 
+    if (upto >= 0) {
+        pthread_mutex_lock(&s->vmu);
+        if (v->text != NULL && strcmp(v->id, id) == 0 && s->last_event[k] <= v->built_at_gseq &&
+            elapsed_s(&s->started) - v->built_s < VIEW_MAX_AGE_S)
+            text = strdup(v->text);
+        pthread_mutex_unlock(&s->vmu);
+    }
+    if (text != NULL) {
+        atomic_fetch_add(&s->view_hits, 1);
+        return queue_text(c, 200, "application/json", text);
+    }
+    atomic_fetch_add(&s->view_misses, 1);
     launch_view(s, id, &view, &err);
     if (view == NULL)
         return problem_err(c, &err);
-    return queue_json(c, 200, view);
+    text = json_dumps(view, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(view);
+    if (text == NULL)
+        return MHD_NO;
+    if (upto >= 0) {
+        char *keep = strdup(text);
+        pthread_mutex_lock(&s->vmu);
+        if (keep != NULL) {
+            free(v->text);
+            v->text = keep;
+            snprintf(v->id, sizeof(v->id), "%s", id);
+            v->built_at_gseq = upto;
+            v->built_s = elapsed_s(&s->started);
+        }
+        pthread_mutex_unlock(&s->vmu);
+    }
+    return queue_text(c, 200, "application/json", text);
 }
 
 static enum MHD_Result
@@ -1139,6 +1254,11 @@ static void metrics_counters(sluice_server_t *s, FILE *m)
             "# HELP sluice_launches_pruned_total Finished launches removed by retention.\n"
             "# TYPE sluice_launches_pruned_total counter\n"
             "sluice_launches_pruned_total %llu\n"
+            "# HELP sluice_http_launch_views_total GET /v1/launches/{id} answers, by whether "
+            "the cached answer was still current.\n"
+            "# TYPE sluice_http_launch_views_total counter\n"
+            "sluice_http_launch_views_total{cache=\"hit\"} %llu\n"
+            "sluice_http_launch_views_total{cache=\"miss\"} %llu\n"
             "# HELP sluice_http_connections Open HTTP connections (TCP and Unix socket).\n"
             "# TYPE sluice_http_connections gauge\n"
             "sluice_http_connections %u\n"
@@ -1148,7 +1268,9 @@ static void metrics_counters(sluice_server_t *s, FILE *m)
             "sluice_http_refused_total{reason=\"too-large\"} %llu\n"
             "sluice_http_refused_total{reason=\"body-timeout\"} %llu\n",
             ls.accounting_misses, ls.adoptions_live, ls.adoptions_accounting, ls.absences_confirmed,
-            (unsigned long long)atomic_load(&s->pruned), atomic_load(&s->open_conns),
+            (unsigned long long)atomic_load(&s->pruned),
+            (unsigned long long)atomic_load(&s->view_hits),
+            (unsigned long long)atomic_load(&s->view_misses), atomic_load(&s->open_conns),
             (unsigned long long)atomic_load(&s->refused_busy),
             (unsigned long long)atomic_load(&s->refused_too_large),
             (unsigned long long)atomic_load(&s->body_timeouts));
@@ -1250,14 +1372,6 @@ static enum MHD_Result get_metrics(sluice_server_t *s, struct MHD_Connection *c)
 /* ---- hostile clients ---------------------------------------------------- */
 
 static const char too_large_detail[] = "request bodies are limited to 1048576 bytes";
-
-static double elapsed_s(const struct timespec *t0)
-{
-    struct timespec now;
-
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
-}
 
 /* A problem answer that also closes the connection (its request is not
  * read to the end); `retry_after` > 0 adds Retry-After. */
@@ -1627,11 +1741,14 @@ sluice_server_new(sluice_server_t **out, const sluice_server_opts_t *opts, sluic
     s->unix_l.unix_socket = 1;
     pthread_mutex_init(&s->mu, NULL);
     pthread_mutex_init(&s->rmu, NULL);
+    pthread_mutex_init(&s->vmu, NULL);
+    clock_gettime(CLOCK_MONOTONIC, &s->started);
     pthread_mutex_init(&s->wait_mu, NULL);
     atomic_init(&s->stopping, 0);
     atomic_init(&s->transitions, 0);
     atomic_init(&s->requests, 0);
-    if ((rc = sluice_store_open(&s->rstore, sluice_store_dir(opts->store), err)) != SLUICE_OK)
+    if ((rc = sluice_store_open(&s->rstore, sluice_store_dir(opts->store), err)) != SLUICE_OK ||
+        (rc = sluice_store_last_gseq(s->rstore, &s->seen_gseq, err)) != SLUICE_OK)
         goto out;
     if ((opts->listen || opts->tokens_file) &&
         (rc = load_tokens(s, opts->tokens_file, err)) != SLUICE_OK)
@@ -1720,6 +1837,9 @@ void sluice_server_free(sluice_server_t *s)
     free(s->waiting);
     sluice_store_close(s->rstore);
     pthread_mutex_destroy(&s->rmu);
+    pthread_mutex_destroy(&s->vmu);
+    for (i = 0; i < VIEW_SLOTS; i++)
+        free(s->views[i].text);
     pthread_mutex_destroy(&s->mu);
     pthread_mutex_destroy(&s->wait_mu);
     free(s);

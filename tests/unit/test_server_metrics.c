@@ -497,3 +497,69 @@ Test(metrics, without_a_client_no_rpc_metrics_and_no_token_line, .init = init)
     cr_expect_null(strstr(text, "sluice_token_expiry_seconds"));
     free(text);
 }
+
+/* ---- the GET view cache --------------------------------------------------- */
+
+static json_t *get_view(const char *id, int *status)
+{
+    hc_response_t r;
+    char path[128];
+    json_t *j;
+
+    snprintf(path, sizeof(path), "/v1/launches/%s", id);
+    cr_assert_eq(hc_request(fx.port, "GET", path, SFX_AUTH, NULL, 0, &r), 0);
+    *status = r.status;
+    j = json_loads(r.body, 0, NULL);
+    cr_assert_not_null(j, "%s", r.body);
+    hc_response_clear(&r);
+    return j;
+}
+
+Test(metrics, a_cached_view_never_hides_a_change, .init = init)
+{
+    json_t *a, *b;
+    int st;
+    char *ta, *tb;
+    hc_response_t r;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    size_t n = 0;
+
+    post("cache-1");
+    a = get_view("cache-1", &st);
+    cr_assert_eq(st, 200);
+    b = get_view("cache-1", &st);
+    cr_expect_eq(metric("sluice_http_launch_views_total{cache=\"hit\"}"), 1);
+    cr_expect_eq(metric("sluice_http_launch_views_total{cache=\"miss\"}"), 1);
+    ta = json_dumps(a, JSON_SORT_KEYS);
+    tb = json_dumps(b, JSON_SORT_KEYS);
+    cr_expect_str_eq(ta, tb);
+    free(ta);
+    free(tb);
+    json_decref(a);
+    json_decref(b);
+    /* The launcher moves it: the next GET shows the new state. */
+    step();
+    a = get_view("cache-1", &st);
+    cr_expect_str_neq(json_string_value(json_object_get(a, "state")), "ACCEPTED");
+    json_decref(a);
+    /* A cancel through the API shows at once. */
+    cr_assert_eq(hc_request(fx.port, "DELETE", "/v1/launches/cache-1", SFX_AUTH, NULL, 0, &r), 0);
+    cr_assert_eq(r.status, 202, "%s", r.body);
+    hc_response_clear(&r);
+    a = get_view("cache-1", &st);
+    ta = json_dumps(a, 0);
+    cr_expect(strstr(ta, "cancel-requested") != NULL, "%s", ta);
+    free(ta);
+    json_decref(a);
+    /* A launch pruned without an event is gone within the cache's age. */
+    run_to_end("cache-1", 30);
+    a = get_view("cache-1", &st);
+    json_decref(a);
+    cr_assert_eq(sluice_store_prune(fx.store, 1000, fx.clock_ms + 3600000, &n, &err), SLUICE_OK,
+                 "%s", err.text);
+    cr_assert_eq(n, 1);
+    usleep(1100 * 1000);
+    a = get_view("cache-1", &st);
+    cr_expect_eq(st, 404);
+    json_decref(a);
+}
