@@ -40,7 +40,8 @@
 #define DEFAULT_CONN_TIMEOUT_S 30u
 #define DEFAULT_MAX_CONNECTIONS 4096u
 #define VIEW_SLOTS 512u    /* cached GET /v1/launches/{id} answers */
-#define VIEW_MAX_AGE_S 1.0 /* bounds staleness from changes without an event (pruning) */
+#define VIEW_MAX_AGE_S 5.0 /* bounds staleness from changes without an event (pruning) */
+#define VIEW_LOOK_S 1.0    /* how often GETs look for events other processes appended */
 
 /* One cached answer of GET /v1/launches/{id}. */
 typedef struct {
@@ -93,6 +94,9 @@ struct sluice_server {
     view_slot_t views[VIEW_SLOTS];
     int64_t last_event[VIEW_SLOTS]; /* newest event gseq seen per slot */
     int64_t seen_gseq;              /* events up to here are in last_event */
+    pthread_mutex_t lookmu;         /* one look for new events at a time */
+    atomic_int views_dirty;         /* this process wrote: look before the next answer */
+    double looked_s;                /* under lookmu */
     atomic_ullong view_hits, view_misses;
     token_t tokens[MAX_TOKENS];
     size_t n_tokens;
@@ -728,6 +732,7 @@ post_launch(sluice_server_t *s, struct MHD_Connection *c, req_t *rq, const char 
     lr.caller = caller;
     pthread_mutex_lock(&s->mu);
     rc = sluice_launcher_accept(s->o.launcher, &lr, &id, &existed, &err);
+    atomic_store(&s->views_dirty, 1);
     pthread_mutex_unlock(&s->mu);
     if (rc == SLUICE_OK)
         launch_view(s, id, &view, &err);
@@ -791,9 +796,11 @@ static enum MHD_Result list_launches(sluice_server_t *s, struct MHD_Connection *
  * launch; under read load that dominates.  A built answer is kept per slot
  * (hash of the id) and served again while no event of that slot is newer
  * than the read that built it and it is younger than VIEW_MAX_AGE_S (a
- * prune removes rows without an event).  Each GET first reads the events
- * appended since the last look (one indexed query), so a change made before
- * a request started is always in its answer. */
+ * prune removes rows without an event).  New events are read (one indexed
+ * query) before an answer whenever this process wrote since the last look
+ * (a launcher cycle, an accept, a cancel), so a change the service made
+ * before a request started is always in its answer; events appended by
+ * other processes (a CLI cancel) are looked for at least every VIEW_LOOK_S. */
 
 static size_t view_slot(const char *id)
 {
@@ -806,7 +813,7 @@ static size_t view_slot(const char *id)
 
 /* Note every event appended since the last look; returns the gseq up to
  * which every event has been noted, or -1 when the store cannot say. */
-static int64_t views_catch_up(sluice_server_t *s)
+static int64_t views_catch_up_now(sluice_server_t *s)
 {
     int64_t from, next, upto;
 
@@ -842,6 +849,31 @@ static int64_t views_catch_up(sluice_server_t *s)
             return upto;
         from = next;
     }
+}
+
+/* Look for new events when this process wrote or VIEW_LOOK_S passed;
+ * returns as views_catch_up_now(), or the current mark when no look was
+ * due.  Waiting requests queue on lookmu, so none answers from before a
+ * write that finished before it started. */
+static int64_t views_catch_up(sluice_server_t *s)
+{
+    int64_t upto;
+    double now;
+
+    pthread_mutex_lock(&s->lookmu);
+    now = elapsed_s(&s->started);
+    if (atomic_exchange(&s->views_dirty, 0) || now - s->looked_s >= VIEW_LOOK_S) {
+        if ((upto = views_catch_up_now(s)) < 0)
+            atomic_store(&s->views_dirty, 1);
+        else
+            s->looked_s = now;
+    } else {
+        pthread_mutex_lock(&s->vmu);
+        upto = s->seen_gseq;
+        pthread_mutex_unlock(&s->vmu);
+    }
+    pthread_mutex_unlock(&s->lookmu);
+    return upto;
 }
 
 static enum MHD_Result get_launch(sluice_server_t *s, struct MHD_Connection *c, const char *id)
@@ -900,6 +932,7 @@ cancel_launch(sluice_server_t *s, struct MHD_Connection *c, const char *id, cons
     view = NULL;
     if (rc == SLUICE_OK)
         rc = sluice_launcher_cancel(s->o.launcher, id, caller, &err);
+    atomic_store(&s->views_dirty, 1);
     pthread_mutex_unlock(&s->mu);
     if (rc == SLUICE_OK)
         rc = launch_view(s, id, &view, &err);
@@ -1742,6 +1775,8 @@ sluice_server_new(sluice_server_t **out, const sluice_server_opts_t *opts, sluic
     pthread_mutex_init(&s->mu, NULL);
     pthread_mutex_init(&s->rmu, NULL);
     pthread_mutex_init(&s->vmu, NULL);
+    pthread_mutex_init(&s->lookmu, NULL);
+    atomic_init(&s->views_dirty, 1);
     clock_gettime(CLOCK_MONOTONIC, &s->started);
     pthread_mutex_init(&s->wait_mu, NULL);
     atomic_init(&s->stopping, 0);
@@ -1838,6 +1873,7 @@ void sluice_server_free(sluice_server_t *s)
     sluice_store_close(s->rstore);
     pthread_mutex_destroy(&s->rmu);
     pthread_mutex_destroy(&s->vmu);
+    pthread_mutex_destroy(&s->lookmu);
     for (i = 0; i < VIEW_SLOTS; i++)
         free(s->views[i].text);
     pthread_mutex_destroy(&s->mu);
@@ -1863,6 +1899,7 @@ sluice_err sluice_server_step(sluice_server_t *s, sluice_error_t *err)
     clock_gettime(CLOCK_MONOTONIC, &t0);
     rc = sluice_launcher_step(s->o.launcher, err);
     took = elapsed_s(&t0);
+    atomic_store(&s->views_dirty, 1);
     pthread_mutex_unlock(&s->mu);
     for (i = 0; i < N_CYCLE_BUCKETS; i++)
         if (took <= cycle_buckets[i])
