@@ -15,14 +15,18 @@
  *    connection, and latency runs from the due time to the end of the
  *    answer, so a slow answer delays (and is charged to) the requests
  *    behind it: no coordinated omission.
- * 4. Prints p50/p90/p99/p99.9/max latency, errors, achieved rate, and the
- *    service's CPU (utime + stime from /proc over the load window) and
- *    RSS (VmRSS and VmHWM), with `target ... -> met|MISSED` lines.
+ * 4. Before that, the same load on /v1/healthz for --baseline-seconds
+ *    (10): the floor of this machine, client and HTTP stack.  Each run
+ *    prints p50/p90/p99/p99.9/max latency, errors, achieved rate, the
+ *    service's CPU (utime + stime from /proc over the window, launcher
+ *    cycles included) and RSS (VmRSS, VmHWM); the launch run adds
+ *    `target ... -> met|MISSED` lines.
  * 5. Cancels every launch through the API, waits for them to end, stops
  *    the service with SIGTERM.
  *
  * usage: bench_serve --config SITE.yaml [--launches 100] [--rate 500]
- *                    [--seconds 30] [--threads 8] [--state-dir DIR]
+ *                    [--seconds 30] [--baseline-seconds 10] [--threads 8]
+ *                    [--state-dir DIR]
  * Environment: SLUICE_BIN (default ./sluice).  Exit 0 whenever it ran.
  */
 #include <arpa/inet.h>
@@ -402,6 +406,7 @@ typedef struct {
     size_t n_ids;
     double t0, rate;
     size_t total, stride, first;
+    int healthz; /* GET /v1/healthz instead (the floor of machine + client + HTTP) */
     double *lat; /* seconds, indexed by request number */
     size_t errors, done;
 } worker_t;
@@ -431,7 +436,10 @@ static void *worker_main(void *arg)
         int st;
 
         sleep_until(due);
-        snprintf(path, sizeof(path), "/v1/launches/%s", w->ids[i % w->n_ids]);
+        if (w->healthz)
+            snprintf(path, sizeof(path), "/v1/healthz");
+        else
+            snprintf(path, sizeof(path), "/v1/launches/%s", w->ids[i % w->n_ids]);
         st = conn_request(c, "GET", path, NULL);
         w->lat[i] = bench_now() - due;
         if (st != 200)
@@ -455,23 +463,89 @@ static double pct(const double *sorted, size_t n, double p)
     return n ? sorted[k < n ? k : n - 1] : 0;
 }
 
+/* One open-loop run; prints its numbers (and targets unless healthz). */
+static void run_load(uint16_t port,
+                     pid_t pid,
+                     char **ids,
+                     size_t n,
+                     double rate,
+                     double seconds,
+                     size_t threads,
+                     int healthz)
+{
+    size_t total = (size_t)(rate * seconds), errors = 0, done = 0;
+    double *lat = calloc(total ? total : 1, sizeof(*lat));
+    worker_t *ws = calloc(threads, sizeof(*ws));
+    pthread_t *tids = calloc(threads, sizeof(*tids));
+    double cpu0, cpu1, t_start, t_end, load0 = loadavg(), p99;
+    const char *what = healthz ? "GET /v1/healthz (floor)" : "GET /v1/launches/{id}";
+
+    if (lat == NULL || ws == NULL || tids == NULL || total == 0)
+        goto out;
+    cpu0 = proc_cpu(pid);
+    t_start = bench_now() + 0.2;
+    for (size_t k = 0; k < threads; k++) {
+        ws[k].port = port;
+        ws[k].ids = ids;
+        ws[k].n_ids = n;
+        ws[k].t0 = t_start;
+        ws[k].rate = rate;
+        ws[k].total = total;
+        ws[k].stride = threads;
+        ws[k].first = k;
+        ws[k].healthz = healthz;
+        ws[k].lat = lat;
+        pthread_create(&tids[k], NULL, worker_main, &ws[k]);
+    }
+    for (size_t k = 0; k < threads; k++) {
+        pthread_join(tids[k], NULL);
+        errors += ws[k].errors;
+        done += ws[k].done;
+    }
+    t_end = bench_now();
+    cpu1 = proc_cpu(pid);
+    qsort(lat, total, sizeof(*lat), cmp_double);
+    p99 = pct(lat, total, 99) * 1e3;
+    printf("load: %s (%zu ids) open loop at %.0f/s for %.0f s, %zu threads (keep-alive), %zu "
+           "requests in %.2f s = %.1f/s, errors %zu\n",
+           what, n, rate, seconds, threads, done, t_end - t_start, (double)done / (t_end - t_start),
+           errors);
+    printf("latency ms: p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f  max %.3f\n",
+           pct(lat, total, 50) * 1e3, pct(lat, total, 90) * 1e3, p99, pct(lat, total, 99.9) * 1e3,
+           lat[total - 1] * 1e3);
+    printf("service: CPU %.2f s over %.1f s = %.1f%% of one core (%.1f us per request, launcher "
+           "included); VmRSS %ld KiB, VmHWM %ld KiB\n",
+           cpu1 - cpu0, t_end - t_start, (cpu1 - cpu0) / (t_end - t_start) * 100.0,
+           (cpu1 - cpu0) / (double)(done ? done : 1) * 1e6, proc_kib(pid, "VmRSS:"),
+           proc_kib(pid, "VmHWM:"));
+    printf("machine: load average %.2f before, %.2f after\n", load0, loadavg());
+    if (!healthz) {
+        bench_target("serve GET p99 latency (ms)", p99, 5.0, false);
+        bench_target("serve GET errors", (double)errors, 0.0, false);
+        bench_target("serve achieved rate (req/s)", (double)done / (t_end - t_start), rate * 0.98,
+                     true);
+    }
+out:
+    free(lat);
+    free(ws);
+    free(tids);
+}
+
 int main(int argc, char **argv)
 {
     const char *config = NULL, *state = NULL, *bin = getenv("SLUICE_BIN");
     size_t n = 100, threads = 8;
-    double rate = 500, seconds = 30;
+    double rate = 500, seconds = 30, baseline_s = 10;
     sluice_config_opts_t co;
     sluice_config_t *cfg = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
     char base[] = "/var/tmp/sluice-bench-serve.XXXXXX";
     char dir[600], tokens[600], log[600], cmd[700];
     char **ids = NULL;
-    size_t accepted, total, errors = 0, done = 0;
+    size_t accepted;
     pid_t pid = -1;
     uint16_t port = 0;
-    worker_t *ws = NULL;
-    pthread_t *tids = NULL;
-    double *lat = NULL, t_ready, cpu0, cpu1, t_start, t_end, load0;
+    double t_ready;
     long pending = 0;
     FILE *f;
 
@@ -486,13 +560,16 @@ int main(int argc, char **argv)
             rate = strtod(argv[++a], NULL);
         else if (strcmp(argv[a], "--seconds") == 0 && a + 1 < argc)
             seconds = strtod(argv[++a], NULL);
+        else if (strcmp(argv[a], "--baseline-seconds") == 0 && a + 1 < argc)
+            baseline_s = strtod(argv[++a], NULL);
         else if (strcmp(argv[a], "--threads") == 0 && a + 1 < argc)
             threads = strtoul(argv[++a], NULL, 10);
         else if (strcmp(argv[a], "--state-dir") == 0 && a + 1 < argc)
             state = argv[++a];
         else {
             fprintf(stderr, "usage: bench_serve --config SITE.yaml [--launches 100] [--rate 500] "
-                            "[--seconds 30] [--threads 8] [--state-dir DIR]\n");
+                            "[--seconds 30] [--baseline-seconds 10] [--threads 8] "
+                            "[--state-dir DIR]\n");
             return 0;
         }
     }
@@ -549,53 +626,10 @@ int main(int argc, char **argv)
     if (pending < (long)n)
         printf("serve: not every launch is live: CHECK %s\n", log);
 
-    /* 3: the load */
-    total = (size_t)(rate * seconds);
-    lat = calloc(total, sizeof(*lat));
-    ws = calloc(threads, sizeof(*ws));
-    tids = calloc(threads, sizeof(*tids));
-    if (lat == NULL || ws == NULL || tids == NULL)
-        goto out;
-    load0 = loadavg();
-    cpu0 = proc_cpu(pid);
-    t_start = bench_now() + 0.2;
-    for (size_t k = 0; k < threads; k++) {
-        ws[k].port = port;
-        ws[k].ids = ids;
-        ws[k].n_ids = n;
-        ws[k].t0 = t_start;
-        ws[k].rate = rate;
-        ws[k].total = total;
-        ws[k].stride = threads;
-        ws[k].first = k;
-        ws[k].lat = lat;
-        pthread_create(&tids[k], NULL, worker_main, &ws[k]);
-    }
-    for (size_t k = 0; k < threads; k++) {
-        pthread_join(tids[k], NULL);
-        errors += ws[k].errors;
-        done += ws[k].done;
-    }
-    t_end = bench_now();
-    cpu1 = proc_cpu(pid);
-    qsort(lat, total, sizeof(*lat), cmp_double);
-    printf("load: GET /v1/launches/{id} (%zu ids) open loop at %.0f/s for %.0f s, %zu threads "
-           "(keep-alive), %zu requests in %.2f s = %.1f/s, errors %zu\n",
-           n, rate, seconds, threads, done, t_end - t_start, (double)done / (t_end - t_start),
-           errors);
-    printf("latency ms: p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f  max %.3f\n",
-           pct(lat, total, 50) * 1e3, pct(lat, total, 90) * 1e3, pct(lat, total, 99) * 1e3,
-           pct(lat, total, 99.9) * 1e3, lat[total - 1] * 1e3);
-    printf("service: CPU %.2f s over %.1f s = %.1f%% of one core (%.1f us per request); VmRSS %ld "
-           "KiB, VmHWM %ld KiB\n",
-           cpu1 - cpu0, t_end - t_start, (cpu1 - cpu0) / (t_end - t_start) * 100.0,
-           (cpu1 - cpu0) / (double)(done ? done : 1) * 1e6, proc_kib(pid, "VmRSS:"),
-           proc_kib(pid, "VmHWM:"));
-    printf("machine: load average %.2f at the end (%.2f before the load)\n", loadavg(), load0);
-    bench_target("serve GET p99 latency (ms)", pct(lat, total, 99) * 1e3, 5.0, false);
-    bench_target("serve GET errors", (double)errors, 0.0, false);
-    bench_target("serve achieved rate (req/s)", (double)done / (t_end - t_start), rate * 0.98,
-                 true);
+    /* 3 + 4: the floor (healthz), then the load */
+    if (baseline_s > 0)
+        run_load(port, pid, ids, n, rate, baseline_s, threads, 1);
+    run_load(port, pid, ids, n, rate, seconds, threads, 0);
 
     /* 5: clean up through the API */
     {
@@ -625,9 +659,6 @@ out:
         kill(pid, SIGTERM);
         waitpid(pid, NULL, 0);
     }
-    free(lat);
-    free(ws);
-    free(tids);
     for (size_t i = 0; ids && i < n; i++)
         free(ids[i]);
     free(ids);
