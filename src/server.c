@@ -39,9 +39,12 @@
 #define SSE_BATCH 100
 #define DEFAULT_CONN_TIMEOUT_S 30u
 #define DEFAULT_MAX_CONNECTIONS 4096u
-#define VIEW_SLOTS 512u    /* cached GET /v1/launches/{id} answers */
-#define VIEW_MAX_AGE_S 5.0 /* bounds staleness from changes without an event (pruning) */
-#define VIEW_LOOK_S 1.0    /* how often GETs look for events other processes appended */
+#define DRAIN_MAX (8u * SLUICE_SERVER_MAX_BODY) /* see on_request */
+#define VIEW_SLOTS 512u                         /* cached GET /v1/launches/{id} answers */
+#define VIEW_MAX_AGE_S                                                                             \
+    60.0                /* bounds staleness from changes without an event (a prune                 \
+                           by another process) */
+#define VIEW_LOOK_S 1.0 /* how often GETs look for events other processes appended */
 
 /* One cached answer of GET /v1/launches/{id}. */
 typedef struct {
@@ -107,6 +110,7 @@ typedef struct {
     char *body;
     size_t len;
     int answered;          /* a refusal was queued before the body ended */
+    int discard;           /* declared too large: read and thrown away, then 413 */
     struct timespec start; /* the headers were complete (body deadline) */
 } req_t;
 
@@ -1561,9 +1565,16 @@ static enum MHD_Result on_request(void *cls,
             return refuse(c, 503, "busy", "Too many connections",
                           "the service has too many open connections; retry shortly", 1);
         }
-        /* A declared oversized body is refused before any of it is read. */
+        /* A declared oversized body: up to DRAIN_MAX it is read and thrown
+         * away so that a simple client, which sends all before it reads,
+         * gets its 413 after the body; past that it is refused before any
+         * of it is read.  Neither is ever buffered. */
         if (cl != NULL && parse_count(cl) > (long long)SLUICE_SERVER_MAX_BODY) {
             atomic_fetch_add(&s->refused_too_large, 1);
+            if (parse_count(cl) <= (long long)DRAIN_MAX) {
+                rq->discard = 1;
+                return MHD_YES;
+            }
             rq->answered = 1;
             return refuse(c, 413, "too-large", "Payload too large", too_large_detail, 0);
         }
@@ -1575,6 +1586,11 @@ static enum MHD_Result on_request(void *cls,
         *upload_data_size = 0;
         if (rq->answered)
             return MHD_YES; /* answered early: the rest is discarded */
+        if (rq->discard) {
+            if (elapsed_s(&rq->start) > (double)s->o.conn_timeout_s)
+                return MHD_NO;
+            return MHD_YES;
+        }
         /* libmicrohttpd cannot answer in the middle of a body, so the two
          * cases below close the connection without an answer. */
         if (elapsed_s(&rq->start) > (double)s->o.conn_timeout_s) {
@@ -1604,6 +1620,10 @@ static enum MHD_Result on_request(void *cls,
     }
     if (rq->answered)
         return MHD_YES;
+    if (rq->discard) {
+        rq->answered = 1;
+        return refuse(c, 413, "too-large", "Payload too large", too_large_detail, 0);
+    }
     atomic_fetch_add(&s->requests, 1);
     return route(s, li->unix_socket, c, url, method, rq);
 }
@@ -1940,6 +1960,16 @@ void sluice_server_count_transition(sluice_server_t *s)
 
 void sluice_server_count_pruned(sluice_server_t *s, size_t n)
 {
-    if (s)
-        atomic_fetch_add(&s->pruned, (unsigned long long)n);
+    size_t i;
+
+    if (s == NULL)
+        return;
+    atomic_fetch_add(&s->pruned, (unsigned long long)n);
+    /* A prune writes no event: no kept answer may outlive it. */
+    pthread_mutex_lock(&s->vmu);
+    for (i = 0; i < VIEW_SLOTS; i++) {
+        free(s->views[i].text);
+        s->views[i].text = NULL;
+    }
+    pthread_mutex_unlock(&s->vmu);
 }

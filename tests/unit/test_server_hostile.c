@@ -256,6 +256,24 @@ Test(hostile, a_declared_oversized_body_is_refused_before_it_is_read, .init = in
     cr_expect(stored("after-413"));
 }
 
+Test(hostile, a_body_declared_slightly_too_large_is_drained_then_refused, .init = init_default)
+{
+    /* 2 MiB: read and thrown away, then 413, so a client that sends all
+     * before it reads still gets the answer. */
+    size_t big = 2 * SLUICE_SERVER_MAX_BODY;
+    char *body = malloc(big);
+    hc_response_t r;
+
+    cr_assert_not_null(body);
+    memset(body, ' ', big);
+    cr_assert_eq(hc_request(fx.port, "POST", "/v1/launches", SFX_JSON_AUTH, body, big, &r), 0);
+    cr_expect_eq(r.status, 413, "%d %s", r.status, r.body);
+    hc_response_clear(&r);
+    free(body);
+    cr_expect_eq(metric("sluice_http_refused_total{reason=\"too-large\"}"), 1);
+    post_ok("after-drain");
+}
+
 Test(hostile, a_chunked_body_is_cut_off_once_it_passes_the_limit, .init = init_default)
 {
     static const char head[] = "POST /v1/launches HTTP/1.1\r\nHost: 127.0.0.1\r\n" SFX_JSON_AUTH
