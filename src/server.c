@@ -41,10 +41,11 @@
 #define DEFAULT_MAX_CONNECTIONS 4096u
 #define DRAIN_MAX (8u * SLUICE_SERVER_MAX_BODY) /* see on_request */
 #define VIEW_SLOTS 512u                         /* cached GET /v1/launches/{id} answers */
-#define VIEW_MAX_AGE_S                                                                             \
-    60.0                /* bounds staleness from changes without an event (a prune                 \
-                           by another process) */
-#define VIEW_LOOK_S 1.0 /* how often GETs look for events other processes appended */
+/* A kept answer's age bounds the staleness a change without an event (a
+ * prune by another process) can cause; other processes' events are looked
+ * for every VIEW_LOOK_S. */
+#define VIEW_MAX_AGE_S 60.0
+#define VIEW_LOOK_S 1.0
 
 /* One cached answer of GET /v1/launches/{id}. */
 typedef struct {

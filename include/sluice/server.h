@@ -23,6 +23,8 @@
  *     they never wait for a launcher cycle.
  *   - Log follow and SSE never hold a worker thread while waiting: a
  *     waiting stream is suspended and resumed by a ticker.
+ *   - GET /v1/launches/{id} answers are kept per launch and served again
+ *     until an event of that launch appears (docs/service.md).
  */
 #ifndef SLUICE_SERVER_H
 #define SLUICE_SERVER_H
@@ -67,11 +69,12 @@ typedef struct {
     void *cluster_arg;
     unsigned threads;        /* worker threads; 0 = 4 */
     unsigned follow_poll_ms; /* how often waiting streams look again; 0 = 250 */
-    /* Hostile or slow clients.  conn_timeout_s: a connection idle this long
-     * is closed, and a request body must arrive within it (else 408);
-     * 0 = 30.  max_connections: open connections answered; past it a
-     * request gets 503 with Retry-After, and SLUICE_SERVER_CONN_SPARE more
-     * are closed at accept; 0 = 4096 (raise RLIMIT_NOFILE to match). */
+    /* Hostile or slow clients (docs/service.md).  conn_timeout_s: a
+     * connection idle this long is closed, and so is one whose request body
+     * has not arrived within it; 0 = 30.  max_connections: open connections
+     * answered; past it a request gets 503 with Retry-After, and past
+     * SLUICE_SERVER_CONN_SPARE more the connection is closed at accept;
+     * 0 = 4096 (raise RLIMIT_NOFILE to match). */
     unsigned conn_timeout_s;
     unsigned max_connections;
     /* The Slurm REST client whose counters /v1/metrics shows (borrowed;
