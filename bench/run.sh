@@ -6,7 +6,8 @@
 # Environment: the testbed's (SLUICE_TESTBED_DIR, SLUICE_TB_PORT_BASE for a
 # non-default instance); BENCH_SIZES (10,100,1000), BENCH_CYCLES (20),
 # BENCH_BASELINE_CYCLES (3,2,1), BENCH_SUBMIT_JOBS (200), BENCH_LIVE
-# (10000), BENCH_FINISHED (100000), BENCH_LATENCY_RUNS (3).
+# (10000), BENCH_FINISHED (100000), BENCH_LATENCY_RUNS (3), BENCH_SERVE_LAUNCHES
+# (100), BENCH_SERVE_RATE (500), BENCH_SERVE_SECONDS (30).
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
@@ -31,6 +32,12 @@ echo "== 2b. submit throughput through the launcher (accept + staging + store + 
 site=$(mktemp /tmp/sluice-bench-site.XXXXXX)
 bash "$REPO/deploy/testbed/site-config.sh" >"$site"
 "$BUILD/bench/bench_launch" --config "$site" --jobs "${BENCH_LAUNCH_JOBS:-100}"
+rm -f "$site"
+echo "== 2c. sluice serve under read load (100 live held launches, GET at 500/s for 30 s)"
+site=$(mktemp /tmp/sluice-bench-site.XXXXXX)
+bash "$REPO/deploy/testbed/site-config.sh" >"$site"
+"$BUILD/bench/bench_serve" --config "$site" --launches "${BENCH_SERVE_LAUNCHES:-100}" \
+    --rate "${BENCH_SERVE_RATE:-500}" --seconds "${BENCH_SERVE_SECONDS:-30}"
 rm -f "$site"
 echo "== 3. memory"
 "$BUILD/bench/bench_mem" --live "${BENCH_LIVE:-10000}" --finished "${BENCH_FINISHED:-100000}"

@@ -14,6 +14,7 @@
  */
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,9 @@ struct sluice_client {
     char cluster[128];
     char data_parser[64];
     size_t states_chunk;
+    /* sluice_client_stats(): requests by http_class_t, exchanges by rest_class_t */
+    atomic_ullong n_kind[HTTP_CLASS_COUNT_];
+    atomic_ullong n_class[REST_NOT_FOUND + 1];
 };
 
 typedef struct {
@@ -216,11 +220,14 @@ static sluice_err exchange(
         hr.body = r->body;
         hr.headers = (const char *const *)headers;
         call->requests++;
+        if ((unsigned)r->klass < HTTP_CLASS_COUNT_)
+            atomic_fetch_add(&c->n_kind[r->klass], 1);
         (void)http_request(c->http, &hr, &resp, NULL);
         sluice_auth_headers_free(headers);
         last_xfer = resp.xfer;
 
         if (resp.xfer != HTTP_XFER_OK) {
+            atomic_fetch_add(&c->n_class[REST_UNAVAILABLE], 1);
             if (resp.xfer == HTTP_XFER_TOO_BIG)
                 call->outcome = is_post ? SLUICE_OUTCOME_UNCERTAIN : SLUICE_OUTCOME_TOO_LARGE;
             else if (!http_xfer_maybe_sent(resp.xfer))
@@ -247,6 +254,8 @@ static sluice_err exchange(
         cls = restclass_classify(&o);
         if (resp.status == 500 && enumber == ESLURM_INVALID_JOB_ID)
             cls = REST_NOT_FOUND;
+        if ((unsigned)cls <= REST_NOT_FOUND)
+            atomic_fetch_add(&c->n_class[cls], 1);
         sluice_log(SLUICE_LOG_DEBUG, "rest: %s %s -> HTTP %ld (%s)", method_name(r->method), path,
                    resp.status, restclass_name(cls));
 
@@ -454,6 +463,25 @@ void sluice_client_free(sluice_client_t *c)
 sluice_auth_t *sluice_client_auth(sluice_client_t *c)
 {
     return c != NULL ? c->auth : NULL;
+}
+
+void sluice_client_stats(const sluice_client_t *c, sluice_client_stats_t *out)
+{
+    const sluice_client_t *m = c;
+
+    if (out == NULL)
+        return;
+    memset(out, 0, sizeof(*out));
+    if (m == NULL)
+        return;
+    out->submit = atomic_load(&m->n_kind[HTTP_CLASS_SUBMIT]);
+    out->query = atomic_load(&m->n_kind[HTTP_CLASS_QUERY]);
+    out->cancel = atomic_load(&m->n_kind[HTTP_CLASS_CANCEL]);
+    out->ok = atomic_load(&m->n_class[REST_OK]);
+    out->auth = atomic_load(&m->n_class[REST_AUTH]);
+    out->unavailable = atomic_load(&m->n_class[REST_UNAVAILABLE]);
+    out->rejected = atomic_load(&m->n_class[REST_REJECTED]);
+    out->not_found = atomic_load(&m->n_class[REST_NOT_FOUND]);
 }
 
 void sluice_client_info(sluice_client_t *c, sluice_client_info_t *out)

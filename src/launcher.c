@@ -24,6 +24,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +75,11 @@ typedef struct {
     int64_t last_old_check_ms;
 } launch_t;
 
+/* sluice_launcher_stats() (at the end of the file). */
+struct launcher_counters {
+    atomic_ullong adoptions_live, adoptions_accounting, absences_confirmed, accounting_misses;
+};
+
 struct sluice_launcher {
     sluice_store_t *store;
     sluice_cluster_ops_t cl;
@@ -98,7 +104,10 @@ struct sluice_launcher {
     const char *wait_id;
     sluice_launcher_transition_fn wait_fn;
     void *wait_arg;
+    struct launcher_counters counters;
 };
+
+static void count_event(sluice_launcher_t *l, const sluice_fsm_event_t *ev);
 
 /* ---- small helpers ----------------------------------------------------- */
 
@@ -432,6 +441,7 @@ out:
     staged_clear(&s);
     if (rc != SLUICE_OK)
         return rc;
+    count_event(l, ev);
     l->activity = true;
     return sync_launch(l, L, false, err);
 }
@@ -1989,4 +1999,37 @@ sluice_err sluice_launcher_wait(sluice_launcher_t *l,
     l->wait_fn = NULL;
     l->wait_arg = NULL;
     return rc;
+}
+
+/* ---- counters for metrics ---------------------------------------------- */
+
+/* Count one recorded event (after the store took it). */
+static void count_event(sluice_launcher_t *l, const sluice_fsm_event_t *ev)
+{
+    struct launcher_counters *k = &l->counters;
+
+    if (ev->type == SLUICE_EV_ADOPTED && ev->source == SLUICE_SOURCE_LIVE)
+        atomic_fetch_add(&k->adoptions_live, 1);
+    else if (ev->type == SLUICE_EV_ADOPTED)
+        atomic_fetch_add(&k->adoptions_accounting, 1);
+    else if (ev->type == SLUICE_EV_ABSENCE_CONFIRMED)
+        atomic_fetch_add(&k->absences_confirmed, 1);
+    else if (ev->type == SLUICE_EV_OBSERVED && ev->source == SLUICE_SOURCE_ACCOUNTING &&
+             ev->lookup == SLUICE_LOOKUP_NOT_FOUND)
+        atomic_fetch_add(&k->accounting_misses, 1);
+}
+
+void sluice_launcher_stats(const sluice_launcher_t *l, sluice_launcher_stats_t *out)
+{
+    const struct launcher_counters *k = l != NULL ? &l->counters : NULL;
+
+    if (out == NULL)
+        return;
+    memset(out, 0, sizeof(*out));
+    if (k == NULL)
+        return;
+    out->adoptions_live = atomic_load(&k->adoptions_live);
+    out->adoptions_accounting = atomic_load(&k->adoptions_accounting);
+    out->absences_confirmed = atomic_load(&k->absences_confirmed);
+    out->accounting_misses = atomic_load(&k->accounting_misses);
 }

@@ -44,6 +44,27 @@
 #define MAX_TOKENS 256
 #define SSE_BATCH 100
 #define MAX_PEM (1024u * 1024u)
+#define DEFAULT_CONN_TIMEOUT_S 30u
+#define DEFAULT_MAX_CONNECTIONS 4096u
+#define DRAIN_MAX (8u * SLUICE_SERVER_MAX_BODY) /* see on_request */
+#define VIEW_SLOTS 512u                         /* cached GET /v1/launches/{id} answers */
+/* A kept answer's age bounds the staleness a change without an event (a
+ * prune by another process) can cause; other processes' events are looked
+ * for every VIEW_LOOK_S. */
+#define VIEW_MAX_AGE_S 60.0
+#define VIEW_LOOK_S 1.0
+
+/* One cached answer of GET /v1/launches/{id}. */
+typedef struct {
+    char id[136];
+    char *text;
+    int64_t built_at_gseq; /* every event up to this one was seen before the read */
+    double built_s;        /* monotonic */
+} view_slot_t;
+
+/* Upper bounds (seconds) of the launcher-cycle latency histogram. */
+static const double cycle_buckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+#define N_CYCLE_BUCKETS (sizeof(cycle_buckets) / sizeof(cycle_buckets[0]))
 
 typedef struct {
     char *name;
@@ -83,6 +104,20 @@ struct sluice_server {
     atomic_int stopping;
     atomic_ullong transitions;
     atomic_ullong requests;
+    /* hostile clients and metrics */
+    atomic_uint open_conns;
+    atomic_ullong refused_busy, refused_too_large, body_timeouts, pruned;
+    atomic_ullong cycle_le[N_CYCLE_BUCKETS], cycle_count, cycle_errors, cycle_sum_us;
+    /* the GET view cache (see get_launch) */
+    pthread_mutex_t vmu;
+    struct timespec started;
+    view_slot_t views[VIEW_SLOTS];
+    int64_t last_event[VIEW_SLOTS]; /* newest event gseq seen per slot */
+    int64_t seen_gseq;              /* events up to here are in last_event */
+    pthread_mutex_t lookmu;         /* one look for new events at a time */
+    atomic_int views_dirty;         /* this process wrote: look before the next answer */
+    double looked_s;                /* under lookmu */
+    atomic_ullong view_hits, view_misses;
     token_t tokens[MAX_TOKENS];
     size_t n_tokens;
     char *cert_pem, *key_pem; /* TLS material, wiped at free */
@@ -90,7 +125,6 @@ struct sluice_server {
     int starting;      /* 1 while MHD_start_daemon runs: its messages go to mhd_msg */
     char mhd_msg[256]; /* libmicrohttpd's last message during start */
     pthread_mutex_t prune_mu;
-    atomic_ullong pruned_launches;
     atomic_ullong pruned_logs;
 };
 
@@ -98,7 +132,9 @@ struct sluice_server {
 typedef struct {
     char *body;
     size_t len;
-    int too_big;
+    int answered;          /* a refusal was queued before the body ended */
+    int discard;           /* declared too large: read and thrown away, then 413 */
+    struct timespec start; /* the headers were complete (body deadline) */
 } req_t;
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -107,6 +143,14 @@ static void sleep_ms(unsigned ms)
 {
     struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
+}
+
+static double elapsed_s(const struct timespec *t0)
+{
+    struct timespec now;
+
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
 static void wipe(char *p, size_t n)
@@ -269,6 +313,185 @@ static int valid_id(const char *id, size_t len)
             return 0;
     }
     return !(len <= 2 && id[0] == '.');
+}
+
+/* Length of the valid UTF-8 prefix of s[0..len) (len when all is valid).
+ * Overlong forms, surrogates and code points past U+10FFFF are invalid. */
+static size_t utf8_valid_prefix(const char *s, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0;
+
+    while (i < len) {
+        unsigned char b = p[i];
+        size_t n, k;
+        uint32_t cp;
+
+        if (b < 0x80) {
+            i++;
+            continue;
+        }
+        if (b >= 0xc2 && b <= 0xdf)
+            n = 1, cp = b & 0x1fu;
+        else if (b >= 0xe0 && b <= 0xef)
+            n = 2, cp = b & 0x0fu;
+        else if (b >= 0xf0 && b <= 0xf4)
+            n = 3, cp = b & 0x07u;
+        else
+            return i;
+        if (len - i <= n)
+            return i;
+        for (k = 1; k <= n; k++) {
+            if ((p[i + k] & 0xc0) != 0x80)
+                return i;
+            cp = (cp << 6) | (p[i + k] & 0x3fu);
+        }
+        if ((n == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+            (n == 3 && (cp < 0x10000 || cp > 0x10ffff)))
+            return i;
+        i += n + 1;
+    }
+    return len;
+}
+
+/* Text fit for a path segment or a query value: valid UTF-8 and no control
+ * byte (NUL arrives as the literal "%00", see unescape()). */
+static int clean_text(const char *s, size_t len, const char **why)
+{
+    size_t i;
+
+    if (utf8_valid_prefix(s, len) != len) {
+        *why = "is not valid UTF-8";
+        return 0;
+    }
+    for (i = 0; i < len; i++) {
+        if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) {
+            *why = "holds a control character";
+            return 0;
+        }
+        if (s[i] == '%' && i + 2 < len && s[i + 1] == '0' && s[i + 2] == '0') {
+            *why = "holds a NUL byte";
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int hexval(char ch)
+{
+    if (ch >= '0' && ch <= '9')
+        return ch - '0';
+    if (ch >= 'a' && ch <= 'f')
+        return ch - 'a' + 10;
+    if (ch >= 'A' && ch <= 'F')
+        return ch - 'A' + 10;
+    return -1;
+}
+
+/* MHD's unescape callback (path and query): %XX decoded in place, except
+ * %00, which stays literal so that no NUL silently cuts a path or a value
+ * short; clean_text() refuses it. */
+static size_t unescape(void *cls, struct MHD_Connection *c, char *val)
+{
+    char *r = val, *w = val;
+
+    (void)cls, (void)c;
+    while (*r) {
+        int hi, lo;
+        if (r[0] == '%' && (hi = hexval(r[1])) >= 0 && (lo = hexval(r[2])) >= 0 && (hi | lo) != 0) {
+            *w++ = (char)(hi * 16 + lo);
+            r += 3;
+        } else {
+            *w++ = *r++;
+        }
+    }
+    *w = '\0';
+    return (size_t)(w - val);
+}
+
+typedef struct {
+    const char *field; /* the offending parameter's name, or "query" when the name is bad */
+    const char *why;
+} arg_check_t;
+
+static enum MHD_Result
+check_arg(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+    arg_check_t *ac = cls;
+
+    (void)kind;
+    if (!clean_text(key, strlen(key), &ac->why)) {
+        ac->field = "query";
+        return MHD_NO;
+    }
+    if (value && !clean_text(value, strlen(value), &ac->why)) {
+        ac->field = key;
+        return MHD_NO;
+    }
+    return MHD_YES;
+}
+
+/* The JSON path of the first string (value or key) holding U+FFFD, the
+ * mark left where a byte was not UTF-8; "" when none. */
+static int find_mark(json_t *j, char *path, size_t size)
+{
+    static const char mark[] = "\xef\xbf\xbd";
+    size_t used = strlen(path), i;
+    const char *k;
+    json_t *v;
+
+    if (json_is_string(j))
+        return strstr(json_string_value(j), mark) != NULL;
+    if (json_is_array(j)) {
+        json_array_foreach(j, i, v)
+        {
+            snprintf(path + used, size - used, "[%zu]", i);
+            if (find_mark(v, path, size))
+                return 1;
+        }
+    } else if (json_is_object(j)) {
+        json_object_foreach(j, k, v)
+        {
+            snprintf(path + used, size - used, "%s%s", used ? "." : "", k);
+            if (strstr(k, mark) != NULL || find_mark(v, path, size))
+                return 1;
+        }
+    }
+    path[used] = '\0';
+    return 0;
+}
+
+/* For a body that is not UTF-8: the field whose text holds the first bad
+ * byte, found by parsing a copy with every bad byte replaced by U+FFFD.
+ * "body" when the bad byte is outside any string. */
+static void utf8_field(const char *body, size_t len, char *field, size_t size)
+{
+    char *copy = malloc(len * 3 + 1);
+    size_t i = 0, o = 0;
+    json_t *j;
+
+    snprintf(field, size, "body");
+    if (copy == NULL)
+        return;
+    while (i < len) {
+        size_t ok = utf8_valid_prefix(body + i, len - i);
+        memcpy(copy + o, body + i, ok);
+        o += ok;
+        i += ok;
+        if (i < len) {
+            memcpy(copy + o, "\xef\xbf\xbd", 3);
+            o += 3;
+            i++;
+        }
+    }
+    if ((j = json_loadb(copy, o, 0, NULL)) != NULL) {
+        field[0] = '\0';
+        if (!find_mark(j, field, size) || field[0] == '\0')
+            snprintf(field, size, "body");
+        json_decref(j);
+    }
+    wipe(copy, o);
+    free(copy);
 }
 
 /* ---- waiting streams ---------------------------------------------------- */
@@ -523,6 +746,14 @@ static enum MHD_Result post_launch(sluice_server_t *s,
                       "send the launch request as application/json");
         goto out;
     }
+    if (rq->body && utf8_valid_prefix(rq->body, rq->len) != rq->len) {
+        char field[256], detail[320];
+        utf8_field(rq->body, rq->len, field, sizeof(field));
+        snprintf(detail, sizeof(detail), "%s: not valid UTF-8 (byte %zu of the body)", field,
+                 utf8_valid_prefix(rq->body, rq->len));
+        ret = problem_ex(c, 400, "invalid-utf8", "Invalid UTF-8", detail, field, NULL);
+        goto out;
+    }
     if ((peek = json_loadb(rq->body ? rq->body : "", rq->len, JSON_REJECT_DUPLICATES, &jerr)) ==
             NULL ||
         !json_is_object(peek)) {
@@ -589,6 +820,7 @@ static enum MHD_Result post_launch(sluice_server_t *s,
     lr.caller = caller;
     pthread_mutex_lock(&s->mu);
     rc = sluice_launcher_accept(s->o.launcher, &lr, &id, &existed, &err);
+    atomic_store(&s->views_dirty, 1);
     pthread_mutex_unlock(&s->mu);
     if (rc == SLUICE_OK)
         launch_view(s, id, &view, &err);
@@ -647,15 +879,132 @@ static enum MHD_Result list_launches(sluice_server_t *s, struct MHD_Connection *
     }
 }
 
+/* ---- the GET view cache --------------------------------------------------
+ * Building a view parses the stored request, render and every event of the
+ * launch; under read load that dominates.  A built answer is kept per slot
+ * (hash of the id) and served again while no event of that slot is newer
+ * than the read that built it and it is younger than VIEW_MAX_AGE_S (a
+ * prune removes rows without an event).  New events are read (one indexed
+ * query) before an answer whenever this process wrote since the last look
+ * (a launcher cycle, an accept, a cancel), so a change the service made
+ * before a request started is always in its answer; events appended by
+ * other processes (a CLI cancel) are looked for at least every VIEW_LOOK_S. */
+
+static size_t view_slot(const char *id)
+{
+    uint32_t h = 2166136261u;
+
+    for (; *id; id++)
+        h = (h ^ (unsigned char)*id) * 16777619u;
+    return h % VIEW_SLOTS;
+}
+
+/* Note every event appended since the last look; returns the gseq up to
+ * which every event has been noted, or -1 when the store cannot say. */
+static int64_t views_catch_up_now(sluice_server_t *s)
+{
+    int64_t from, next, upto;
+
+    pthread_mutex_lock(&s->vmu);
+    from = s->seen_gseq;
+    pthread_mutex_unlock(&s->vmu);
+    for (;;) {
+        json_t *evs = NULL, *ev;
+        size_t i;
+        sluice_err rc;
+
+        pthread_mutex_lock(&s->rmu);
+        rc = sluice_store_events_since(s->rstore, from, 500, &evs, &next, NULL);
+        pthread_mutex_unlock(&s->rmu);
+        if (rc != SLUICE_OK)
+            return -1;
+        pthread_mutex_lock(&s->vmu);
+        json_array_foreach(evs, i, ev)
+        {
+            const char *lid = json_string_value(json_object_get(ev, "launch_id"));
+            int64_t g = (int64_t)json_integer_value(json_object_get(ev, "gseq"));
+            size_t k = lid ? view_slot(lid) : 0;
+            if (lid && g > s->last_event[k])
+                s->last_event[k] = g;
+        }
+        if (next > s->seen_gseq)
+            s->seen_gseq = next;
+        upto = s->seen_gseq;
+        pthread_mutex_unlock(&s->vmu);
+        i = json_array_size(evs);
+        json_decref(evs);
+        if (i == 0 || next <= from)
+            return upto;
+        from = next;
+    }
+}
+
+/* Look for new events when this process wrote or VIEW_LOOK_S passed;
+ * returns as views_catch_up_now(), or the current mark when no look was
+ * due.  Waiting requests queue on lookmu, so none answers from before a
+ * write that finished before it started. */
+static int64_t views_catch_up(sluice_server_t *s)
+{
+    int64_t upto;
+    double now;
+
+    pthread_mutex_lock(&s->lookmu);
+    now = elapsed_s(&s->started);
+    if (atomic_exchange(&s->views_dirty, 0) || now - s->looked_s >= VIEW_LOOK_S) {
+        if ((upto = views_catch_up_now(s)) < 0)
+            atomic_store(&s->views_dirty, 1);
+        else
+            s->looked_s = now;
+    } else {
+        pthread_mutex_lock(&s->vmu);
+        upto = s->seen_gseq;
+        pthread_mutex_unlock(&s->vmu);
+    }
+    pthread_mutex_unlock(&s->lookmu);
+    return upto;
+}
+
 static enum MHD_Result get_launch(sluice_server_t *s, struct MHD_Connection *c, const char *id)
 {
     sluice_error_t err = SLUICE_ERROR_INIT;
     json_t *view = NULL;
+    size_t k = view_slot(id);
+    int64_t upto = views_catch_up(s);
+    char *text = NULL;
+    view_slot_t *v = &s->views[k];
 
+    if (upto >= 0) {
+        pthread_mutex_lock(&s->vmu);
+        if (v->text != NULL && strcmp(v->id, id) == 0 && s->last_event[k] <= v->built_at_gseq &&
+            elapsed_s(&s->started) - v->built_s < VIEW_MAX_AGE_S)
+            text = strdup(v->text);
+        pthread_mutex_unlock(&s->vmu);
+    }
+    if (text != NULL) {
+        atomic_fetch_add(&s->view_hits, 1);
+        return queue_text(c, 200, "application/json", text);
+    }
+    atomic_fetch_add(&s->view_misses, 1);
     launch_view(s, id, &view, &err);
     if (view == NULL)
         return problem_err(c, &err);
-    return queue_json(c, 200, view);
+    text = json_dumps(view, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(view);
+    if (text == NULL)
+        return MHD_NO;
+    if (upto >= 0) {
+        char *keep = strdup(text);
+        pthread_mutex_lock(&s->vmu);
+        if (keep != NULL) {
+            free(v->text);
+            v->text = keep;
+            snprintf(v->id, sizeof(v->id), "%s", id);
+            v->built_at_gseq = upto;
+            v->built_s = elapsed_s(&s->started);
+        }
+        pthread_mutex_unlock(&s->vmu);
+    }
+    return queue_text(c, 200, "application/json", text);
 }
 
 /* The creator of a launch (the caller of its `accepted` event) copied into
@@ -696,6 +1045,7 @@ cancel_launch(sluice_server_t *s, struct MHD_Connection *c, const char *id, cons
         forbidden = 1;
     else if (rc == SLUICE_OK)
         rc = sluice_launcher_cancel(s->o.launcher, id, caller->name, &err);
+    atomic_store(&s->views_dirty, 1);
     pthread_mutex_unlock(&s->mu);
     if (forbidden) {
         snprintf(detail, sizeof(detail),
@@ -999,6 +1349,91 @@ static enum MHD_Result get_readyz(sluice_server_t *s, struct MHD_Connection *c)
                                 "slurmrestd", s->o.ready ? "ok" : "not checked"));
 }
 
+/* The counters of the launcher cycle, the REST client, the launcher's
+ * reconciliation and the HTTP side, in Prometheus text format. */
+static void metrics_counters(sluice_server_t *s, FILE *m)
+{
+    sluice_launcher_stats_t ls;
+    sluice_client_stats_t cs;
+    unsigned long long n;
+    size_t i;
+
+    fprintf(m, "# HELP sluice_launcher_cycle_seconds Duration of one launcher cycle (poll, submit, "
+               "reconcile, cancel).\n"
+               "# TYPE sluice_launcher_cycle_seconds histogram\n");
+    for (i = 0; i < N_CYCLE_BUCKETS; i++)
+        fprintf(m, "sluice_launcher_cycle_seconds_bucket{le=\"%g\"} %llu\n", cycle_buckets[i],
+                (unsigned long long)atomic_load(&s->cycle_le[i]));
+    n = atomic_load(&s->cycle_count);
+    fprintf(m,
+            "sluice_launcher_cycle_seconds_bucket{le=\"+Inf\"} %llu\n"
+            "sluice_launcher_cycle_seconds_sum %.6f\n"
+            "sluice_launcher_cycle_seconds_count %llu\n"
+            "# HELP sluice_launcher_cycle_errors_total Launcher cycles that ended in an error.\n"
+            "# TYPE sluice_launcher_cycle_errors_total counter\n"
+            "sluice_launcher_cycle_errors_total %llu\n",
+            n, (double)atomic_load(&s->cycle_sum_us) / 1e6, n,
+            (unsigned long long)atomic_load(&s->cycle_errors));
+    if (s->o.client != NULL) {
+        sluice_client_stats(s->o.client, &cs);
+        fprintf(m,
+                "# HELP sluice_slurmrestd_requests_total Requests sent to slurmrestd, by kind.\n"
+                "# TYPE sluice_slurmrestd_requests_total counter\n"
+                "sluice_slurmrestd_requests_total{kind=\"submit\"} %" PRIu64 "\n"
+                "sluice_slurmrestd_requests_total{kind=\"query\"} %" PRIu64 "\n"
+                "sluice_slurmrestd_requests_total{kind=\"cancel\"} %" PRIu64 "\n"
+                "# HELP sluice_slurmrestd_responses_total Exchanges with slurmrestd by outcome "
+                "class (a transport failure is unavailable).\n"
+                "# TYPE sluice_slurmrestd_responses_total counter\n"
+                "sluice_slurmrestd_responses_total{class=\"ok\"} %" PRIu64 "\n"
+                "sluice_slurmrestd_responses_total{class=\"auth\"} %" PRIu64 "\n"
+                "sluice_slurmrestd_responses_total{class=\"unavailable\"} %" PRIu64 "\n"
+                "sluice_slurmrestd_responses_total{class=\"rejected\"} %" PRIu64 "\n"
+                "sluice_slurmrestd_responses_total{class=\"not-found\"} %" PRIu64 "\n",
+                cs.submit, cs.query, cs.cancel, cs.ok, cs.auth, cs.unavailable, cs.rejected,
+                cs.not_found);
+    }
+    sluice_launcher_stats(s->o.launcher, &ls);
+    fprintf(m,
+            "# HELP sluice_accounting_misses_total Accounting reads that found no record of a "
+            "job that left the queue.\n"
+            "# TYPE sluice_accounting_misses_total counter\n"
+            "sluice_accounting_misses_total %" PRIu64 "\n"
+            "# HELP sluice_submit_reconciliations_total Uncertain submits settled by "
+            "reconciliation, by outcome.\n"
+            "# TYPE sluice_submit_reconciliations_total counter\n"
+            "sluice_submit_reconciliations_total{outcome=\"adopted-live\"} %" PRIu64 "\n"
+            "sluice_submit_reconciliations_total{outcome=\"adopted-accounting\"} %" PRIu64 "\n"
+            "sluice_submit_reconciliations_total{outcome=\"absence-confirmed\"} %" PRIu64 "\n"
+            "# HELP sluice_launches_pruned_total Finished launches removed by retention.\n"
+            "# TYPE sluice_launches_pruned_total counter\n"
+            "sluice_launches_pruned_total %llu\n"
+            "# HELP sluice_logs_pruned_total Archived log directories removed by retention.\n"
+            "# TYPE sluice_logs_pruned_total counter\n"
+            "sluice_logs_pruned_total %llu\n"
+            "# HELP sluice_http_launch_views_total GET /v1/launches/{id} answers, by whether "
+            "the cached answer was still current.\n"
+            "# TYPE sluice_http_launch_views_total counter\n"
+            "sluice_http_launch_views_total{cache=\"hit\"} %llu\n"
+            "sluice_http_launch_views_total{cache=\"miss\"} %llu\n"
+            "# HELP sluice_http_connections Open HTTP connections (TCP and Unix socket).\n"
+            "# TYPE sluice_http_connections gauge\n"
+            "sluice_http_connections %u\n"
+            "# HELP sluice_http_refused_total Requests refused before routing, by reason.\n"
+            "# TYPE sluice_http_refused_total counter\n"
+            "sluice_http_refused_total{reason=\"busy\"} %llu\n"
+            "sluice_http_refused_total{reason=\"too-large\"} %llu\n"
+            "sluice_http_refused_total{reason=\"body-timeout\"} %llu\n",
+            ls.accounting_misses, ls.adoptions_live, ls.adoptions_accounting, ls.absences_confirmed,
+            (unsigned long long)atomic_load(&s->pruned),
+            (unsigned long long)atomic_load(&s->pruned_logs),
+            (unsigned long long)atomic_load(&s->view_hits),
+            (unsigned long long)atomic_load(&s->view_misses), atomic_load(&s->open_conns),
+            (unsigned long long)atomic_load(&s->refused_busy),
+            (unsigned long long)atomic_load(&s->refused_too_large),
+            (unsigned long long)atomic_load(&s->body_timeouts));
+}
+
 static enum MHD_Result get_metrics(sluice_server_t *s, struct MHD_Connection *c)
 {
     json_t *by_state = json_object(), *items = NULL, *it;
@@ -1084,11 +1519,65 @@ static enum MHD_Result get_metrics(sluice_server_t *s, struct MHD_Connection *c)
                     "sluice_token_expiry_seconds %" PRId64 "\n",
                     ttl);
     }
+    metrics_counters(s, m);
     fclose(m);
     json_decref(by_state);
     if (text == NULL)
         return MHD_NO;
     return queue_text(c, 200, "text/plain; version=0.0.4; charset=utf-8", text);
+}
+
+/* ---- hostile clients ---------------------------------------------------- */
+
+static const char too_large_detail[] = "request bodies are limited to 1048576 bytes";
+
+/* A problem answer that also closes the connection (its request is not
+ * read to the end); `retry_after` > 0 adds Retry-After. */
+static enum MHD_Result refuse(struct MHD_Connection *c,
+                              unsigned status,
+                              const char *slug,
+                              const char *title,
+                              const char *detail,
+                              unsigned retry_after)
+{
+    json_t *j = json_pack("{s:s+ s:s s:i s:s}", "type", "urn:sluice:problem:", slug, "title", title,
+                          "status", (int)status, "detail", detail);
+    char *text = j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    struct MHD_Response *r;
+    enum MHD_Result ret;
+    char ra[16];
+
+    json_decref(j);
+    if (text == NULL)
+        return MHD_NO;
+    r = MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
+    if (r == NULL) {
+        free(text);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/problem+json");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+    if (retry_after > 0) {
+        snprintf(ra, sizeof(ra), "%u", retry_after);
+        MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, ra);
+    }
+    ret = MHD_queue_response(c, status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static void on_connection(void *cls,
+                          struct MHD_Connection *c,
+                          void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    sluice_server_t *s = cls;
+
+    (void)c, (void)socket_context;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED)
+        atomic_fetch_add(&s->open_conns, 1);
+    else if (code == MHD_CONNECTION_NOTIFY_CLOSED)
+        atomic_fetch_sub(&s->open_conns, 1);
 }
 
 /* ---- routing ------------------------------------------------------------ */
@@ -1124,11 +1613,15 @@ static enum MHD_Result route(
         snprintf(caller.name, sizeof(caller.name), "%s", t->name);
         caller.admin = t->admin;
     }
-    if (rq->too_big) {
-        char detail[96];
-        snprintf(detail, sizeof(detail), "request bodies are limited to %u bytes",
-                 (unsigned)SLUICE_SERVER_MAX_BODY);
-        return problem(c, 413, "too-large", "Payload too large", detail);
+    {
+        arg_check_t ac = {NULL, NULL};
+        char detail[256];
+
+        MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, check_arg, &ac);
+        if (ac.field != NULL) {
+            snprintf(detail, sizeof(detail), "query parameter %s %s", ac.field, ac.why);
+            return problem_ex(c, 400, "invalid-query", "Invalid query", detail, ac.field, NULL);
+        }
     }
     if (strcmp(url, "/v1/readyz") == 0)
         return get ? get_readyz(s, c) : method_not_allowed(c, "GET");
@@ -1146,9 +1639,15 @@ static enum MHD_Result route(
     if (strncmp(url, "/v1/launches/", 13) == 0) {
         char id[136];
         size_t idlen;
+        const char *why = NULL;
 
         rest = url + 13;
         idlen = strcspn(rest, "/");
+        if (!clean_text(rest, idlen, &why)) {
+            char detail[96];
+            snprintf(detail, sizeof(detail), "the launch id in the path %s", why);
+            return problem_ex(c, 400, "invalid-id", "Invalid launch id", detail, "launch_id", NULL);
+        }
         if (!valid_id(rest, idlen))
             return problem(c, 404, "not-found", "Not found", "no such launch");
         memcpy(id, rest, idlen);
@@ -1182,21 +1681,63 @@ static enum MHD_Result on_request(void *cls,
 
     (void)version;
     if (rq == NULL) {
+        const char *cl =
+            MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+
         if ((rq = calloc(1, sizeof(*rq))) == NULL)
             return MHD_NO;
+        clock_gettime(CLOCK_MONOTONIC, &rq->start);
         *con_cls = rq;
+        /* Past the connection limit: a clean 503, and the connection closes. */
+        if (atomic_load(&s->open_conns) > s->o.max_connections) {
+            atomic_fetch_add(&s->refused_busy, 1);
+            rq->answered = 1;
+            return refuse(c, 503, "busy", "Too many connections",
+                          "the service has too many open connections; retry shortly", 1);
+        }
+        /* A declared oversized body: up to DRAIN_MAX it is read and thrown
+         * away so that a simple client, which sends all before it reads,
+         * gets its 413 after the body; past that it is refused before any
+         * of it is read.  Neither is ever buffered. */
+        if (cl != NULL && parse_count(cl) > (long long)SLUICE_SERVER_MAX_BODY) {
+            atomic_fetch_add(&s->refused_too_large, 1);
+            if (parse_count(cl) <= (long long)DRAIN_MAX) {
+                rq->discard = 1;
+                return MHD_YES;
+            }
+            rq->answered = 1;
+            return refuse(c, 413, "too-large", "Payload too large", too_large_detail, 0);
+        }
         return MHD_YES;
     }
     if (*upload_data_size > 0) {
         size_t n = *upload_data_size;
-        if (!rq->too_big && rq->len + n > SLUICE_SERVER_MAX_BODY) {
-            rq->too_big = 1;
-            wipe(rq->body, rq->len);
-            free(rq->body);
-            rq->body = NULL;
-            rq->len = 0;
+
+        *upload_data_size = 0;
+        if (rq->answered)
+            return MHD_YES; /* answered early: the rest is discarded */
+        if (rq->discard) {
+            if (elapsed_s(&rq->start) > (double)s->o.conn_timeout_s)
+                return MHD_NO;
+            return MHD_YES;
         }
-        if (!rq->too_big) {
+        /* libmicrohttpd cannot answer in the middle of a body, so the two
+         * cases below close the connection without an answer. */
+        if (elapsed_s(&rq->start) > (double)s->o.conn_timeout_s) {
+            /* A body trickled in slower than the limit (slowloris). */
+            atomic_fetch_add(&s->body_timeouts, 1);
+            sluice_log(SLUICE_LOG_INFO, "http: a request body took over %u s; connection closed",
+                       s->o.conn_timeout_s);
+            return MHD_NO;
+        }
+        if (rq->len + n > SLUICE_SERVER_MAX_BODY) {
+            /* Chunked (no declared length): closed as soon as it passes the limit. */
+            atomic_fetch_add(&s->refused_too_large, 1);
+            sluice_log(SLUICE_LOG_INFO, "http: a chunked body passed %u bytes; connection closed",
+                       (unsigned)SLUICE_SERVER_MAX_BODY);
+            return MHD_NO;
+        }
+        {
             char *nb = realloc(rq->body, rq->len + n + 1);
             if (nb == NULL)
                 return MHD_NO;
@@ -1205,8 +1746,13 @@ static enum MHD_Result on_request(void *cls,
             rq->len += n;
             rq->body[rq->len] = '\0';
         }
-        *upload_data_size = 0;
         return MHD_YES;
+    }
+    if (rq->answered)
+        return MHD_YES;
+    if (rq->discard) {
+        rq->answered = 1;
+        return refuse(c, 413, "too-large", "Payload too large", too_large_detail, 0);
     }
     atomic_fetch_add(&s->requests, 1);
     return route(li, c, url, method, rq);
@@ -1483,7 +2029,10 @@ sluice_server_new(sluice_server_t **out, const sluice_server_opts_t *opts, sluic
 {
     sluice_server_t *s = NULL;
     struct sockaddr_storage ss;
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME;
+    /* epoll (or poll), never select: descriptors past 1024 must work. */
+    unsigned flags =
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_ALLOW_SUSPEND_RESUME |
+        (MHD_is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES ? MHD_USE_EPOLL : MHD_USE_POLL);
     int v6 = 0, ufd = -1, tfd = -1;
     sluice_err rc = SLUICE_OK;
 
@@ -1515,6 +2064,10 @@ sluice_server_new(sluice_server_t **out, const sluice_server_opts_t *opts, sluic
         s->o.follow_poll_ms = 250;
     if (s->o.socket_mode == 0)
         s->o.socket_mode = 0660;
+    if (s->o.conn_timeout_s == 0)
+        s->o.conn_timeout_s = DEFAULT_CONN_TIMEOUT_S;
+    if (s->o.max_connections == 0)
+        s->o.max_connections = DEFAULT_MAX_CONNECTIONS;
     s->tcp_l.s = s;
     s->unix_l.s = s;
     s->unix_l.unix_socket = 1;
@@ -1522,17 +2075,21 @@ sluice_server_new(sluice_server_t **out, const sluice_server_opts_t *opts, sluic
     pthread_mutex_init(&s->mu, NULL);
     pthread_mutex_init(&s->prune_mu, NULL);
     pthread_mutex_init(&s->rmu, NULL);
+    pthread_mutex_init(&s->vmu, NULL);
+    pthread_mutex_init(&s->lookmu, NULL);
+    atomic_init(&s->views_dirty, 1);
+    clock_gettime(CLOCK_MONOTONIC, &s->started);
     pthread_mutex_init(&s->wait_mu, NULL);
     atomic_init(&s->stopping, 0);
     atomic_init(&s->transitions, 0);
     atomic_init(&s->requests, 0);
-    atomic_init(&s->pruned_launches, 0);
     atomic_init(&s->pruned_logs, 0);
     if (opts->tls_cert &&
         ((rc = read_pem(opts->tls_cert, 0, &s->cert_pem, &s->cert_len, err)) != SLUICE_OK ||
          (rc = read_pem(opts->tls_key, 1, &s->key_pem, &s->key_len, err)) != SLUICE_OK))
         goto out;
-    if ((rc = sluice_store_open(&s->rstore, sluice_store_dir(opts->store), err)) != SLUICE_OK)
+    if ((rc = sluice_store_open(&s->rstore, sluice_store_dir(opts->store), err)) != SLUICE_OK ||
+        (rc = sluice_store_last_gseq(s->rstore, &s->seen_gseq, err)) != SLUICE_OK)
         goto out;
     if ((opts->listen || opts->tokens_file) &&
         (rc = load_tokens(s, opts->tokens_file, err)) != SLUICE_OK)
@@ -1548,17 +2105,22 @@ sluice_server_new(sluice_server_t **out, const sluice_server_opts_t *opts, sluic
             s->d = MHD_start_daemon(
                 flags | MHD_USE_TLS | MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0), 0, NULL, NULL,
                 on_request, &s->tcp_l, MHD_OPTION_LISTEN_SOCKET, tfd, MHD_OPTION_THREAD_POOL_SIZE,
-                s->o.threads, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
+                s->o.threads, MHD_OPTION_CONNECTION_TIMEOUT, s->o.conn_timeout_s,
                 MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(128 * 1024),
-                MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_EXTERNAL_LOGGER,
-                mhd_logger, s, MHD_OPTION_HTTPS_MEM_CERT, s->cert_pem, MHD_OPTION_HTTPS_MEM_KEY,
-                s->key_pem, MHD_OPTION_END);
+                MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION,
+                on_connection, s, MHD_OPTION_UNESCAPE_CALLBACK, unescape, s,
+                MHD_OPTION_CONNECTION_LIMIT, s->o.max_connections + SLUICE_SERVER_CONN_SPARE,
+                MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, s, MHD_OPTION_HTTPS_MEM_CERT, s->cert_pem,
+                MHD_OPTION_HTTPS_MEM_KEY, s->key_pem, MHD_OPTION_END);
         else
             s->d = MHD_start_daemon(
                 flags | MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0), 0, NULL, NULL, on_request,
                 &s->tcp_l, MHD_OPTION_LISTEN_SOCKET, tfd, MHD_OPTION_THREAD_POOL_SIZE, s->o.threads,
-                MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-                (size_t)(128 * 1024), MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+                MHD_OPTION_CONNECTION_TIMEOUT, s->o.conn_timeout_s,
+                MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(128 * 1024),
+                MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION,
+                on_connection, s, MHD_OPTION_UNESCAPE_CALLBACK, unescape, s,
+                MHD_OPTION_CONNECTION_LIMIT, s->o.max_connections + SLUICE_SERVER_CONN_SPARE,
                 MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, s, MHD_OPTION_END);
         s->starting = 0;
         if (s->d == NULL) {
@@ -1593,11 +2155,14 @@ sluice_server_new(sluice_server_t **out, const sluice_server_opts_t *opts, sluic
             rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
             goto out;
         }
-        s->ud = MHD_start_daemon(flags, 0, NULL, NULL, on_request, &s->unix_l,
-                                 MHD_OPTION_LISTEN_SOCKET, ufd, MHD_OPTION_THREAD_POOL_SIZE,
-                                 s->o.threads, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
-                                 MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(128 * 1024),
-                                 MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_END);
+        s->ud = MHD_start_daemon(
+            flags, 0, NULL, NULL, on_request, &s->unix_l, MHD_OPTION_LISTEN_SOCKET, ufd,
+            MHD_OPTION_THREAD_POOL_SIZE, s->o.threads, MHD_OPTION_CONNECTION_TIMEOUT,
+            s->o.conn_timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(128 * 1024),
+            MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION,
+            on_connection, s, MHD_OPTION_UNESCAPE_CALLBACK, unescape, s,
+            MHD_OPTION_CONNECTION_LIMIT, s->o.max_connections + SLUICE_SERVER_CONN_SPARE,
+            MHD_OPTION_END);
         if (s->ud == NULL) {
             close(ufd);
             rc = sluice_errorf(err, SLUICE_ETRANSPORT, "cannot serve on %s", opts->socket_path);
@@ -1653,6 +2218,10 @@ void sluice_server_free(sluice_server_t *s)
     free(s->waiting);
     sluice_store_close(s->rstore);
     pthread_mutex_destroy(&s->rmu);
+    pthread_mutex_destroy(&s->vmu);
+    pthread_mutex_destroy(&s->lookmu);
+    for (i = 0; i < VIEW_SLOTS; i++)
+        free(s->views[i].text);
     pthread_mutex_destroy(&s->mu);
     pthread_mutex_destroy(&s->wait_mu);
     free(s);
@@ -1665,13 +2234,26 @@ uint16_t sluice_server_port(const sluice_server_t *s)
 
 sluice_err sluice_server_step(sluice_server_t *s, sluice_error_t *err)
 {
+    struct timespec t0;
+    double took;
+    size_t i;
     sluice_err rc;
 
     if (s == NULL)
         return sluice_errorf(err, SLUICE_EINVAL, "no server");
     pthread_mutex_lock(&s->mu);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     rc = sluice_launcher_step(s->o.launcher, err);
+    took = elapsed_s(&t0);
+    atomic_store(&s->views_dirty, 1);
     pthread_mutex_unlock(&s->mu);
+    for (i = 0; i < N_CYCLE_BUCKETS; i++)
+        if (took <= cycle_buckets[i])
+            atomic_fetch_add(&s->cycle_le[i], 1);
+    atomic_fetch_add(&s->cycle_count, 1);
+    atomic_fetch_add(&s->cycle_sum_us, (unsigned long long)(took * 1e6));
+    if (rc != SLUICE_OK)
+        atomic_fetch_add(&s->cycle_errors, 1);
     return rc;
 }
 
@@ -1789,7 +2371,8 @@ sluice_err sluice_server_prune(
     if (s->o.logs_max_age_s > 0)
         rc2 = prune_logs(s, now_ms, &ng, rc == SLUICE_OK ? err : NULL);
     pthread_mutex_unlock(&s->prune_mu);
-    atomic_fetch_add(&s->pruned_launches, nl);
+    if (nl > 0)
+        sluice_server_count_pruned(s, nl); /* the metric, and no cached answer outlives it */
     atomic_fetch_add(&s->pruned_logs, ng);
     if (nl > 0 || ng > 0)
         sluice_log(SLUICE_LOG_INFO,
@@ -1803,7 +2386,7 @@ sluice_err sluice_server_prune(
 
 uint64_t sluice_server_pruned_launches(const sluice_server_t *s)
 {
-    return s ? atomic_load(&s->pruned_launches) : 0;
+    return s ? atomic_load(&s->pruned) : 0;
 }
 
 uint64_t sluice_server_pruned_logs(const sluice_server_t *s)
@@ -1846,4 +2429,20 @@ void sluice_server_count_transition(sluice_server_t *s)
 {
     if (s)
         atomic_fetch_add(&s->transitions, 1);
+}
+
+void sluice_server_count_pruned(sluice_server_t *s, size_t n)
+{
+    size_t i;
+
+    if (s == NULL)
+        return;
+    atomic_fetch_add(&s->pruned, (unsigned long long)n);
+    /* A prune writes no event: no kept answer may outlive it. */
+    pthread_mutex_lock(&s->vmu);
+    for (i = 0; i < VIEW_SLOTS; i++) {
+        free(s->views[i].text);
+        s->views[i].text = NULL;
+    }
+    pthread_mutex_unlock(&s->vmu);
 }

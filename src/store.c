@@ -1704,3 +1704,24 @@ out:
     sqlite3_close_v2(db);
     return rc;
 }
+
+/* ---- the newest event ------------------------------------------------- */
+
+sluice_err sluice_store_last_gseq(sluice_store_t *store, int64_t *out, sluice_error_t *err)
+{
+    sqlite3_stmt *st = NULL;
+    sluice_err rc;
+
+    if (store == NULL || out == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "last gseq: store and out are required");
+    pthread_mutex_lock(&store->mu);
+    if ((rc = prepare(store, "SELECT COALESCE(MAX(gseq), 0) FROM events", &st, err)) == SLUICE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW)
+            *out = (int64_t)sqlite3_column_int64(st, 0);
+        else
+            rc = db_fail(store, err, "last gseq");
+    }
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&store->mu);
+    return rc;
+}

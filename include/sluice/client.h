@@ -141,6 +141,20 @@ SLUICE_API void sluice_client_info(sluice_client_t *c, sluice_client_info_t *out
 /* The token source (borrowed; valid until sluice_client_free()). */
 SLUICE_API sluice_auth_t *sluice_client_auth(sluice_client_t *c);
 
+/* Counters of one client since it was created, for metrics.  Requests are
+ * counted by kind as sent (a retry after a token refresh counts again);
+ * every complete or failed exchange is counted once by its class (the
+ * outcome classes of restclass: a transport failure is `unavailable`).  A
+ * request never sent (no usable token) is not counted. */
+typedef struct {
+    uint64_t submit, query, cancel;
+    uint64_t ok, auth, unavailable, rejected, not_found;
+} sluice_client_stats_t;
+
+/* A snapshot of the counters (zeroes for NULL).  Thread-safe: the counters
+ * are atomic, so a metrics reader may call it while the launcher runs. */
+SLUICE_API void sluice_client_stats(const sluice_client_t *c, sluice_client_stats_t *out);
+
 /* ---- operations: each negotiates first if needed; `call` may be NULL --- */
 
 /* POST job/submit with `n` components (1: plain job, >1: hetjob).  Never

@@ -344,6 +344,22 @@ SLUICE_API sluice_err sluice_jobdesc_from_json(const json_t *obj,
                                                sluice_jobdesc_t *out,
                                                sluice_error_t *err);
 
+/* ---- counters for metrics --------------------------------------------- */
+
+/* What one launcher has done since it was created.  Counted from the
+ * events it records, so a replay at recovery never counts twice. */
+typedef struct {
+    uint64_t adoptions_live;       /* reconciliation found the job in the live queue */
+    uint64_t adoptions_accounting; /* ... or only in accounting */
+    uint64_t absences_confirmed;   /* the absence rule opened a new attempt */
+    uint64_t accounting_misses;    /* an accounting read found no record of a job
+                                      that left the queue */
+} sluice_launcher_stats_t;
+
+/* A snapshot of the counters (zeroes for NULL).  Thread-safe: the counters
+ * are atomic, so a metrics reader may call it while a cycle runs. */
+SLUICE_API void sluice_launcher_stats(const sluice_launcher_t *l, sluice_launcher_stats_t *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -32,6 +32,8 @@
  *     they never wait for a launcher cycle.
  *   - Log follow and SSE never hold a worker thread while waiting: a
  *     waiting stream is suspended and resumed by a ticker.
+ *   - GET /v1/launches/{id} answers are kept per launch and served again
+ *     until an event of that launch appears (docs/service.md).
  */
 #ifndef SLUICE_SERVER_H
 #define SLUICE_SERVER_H
@@ -39,6 +41,7 @@
 #include <stdint.h>
 
 #include <sluice/common.h>
+#include <sluice/client.h>
 #include <sluice/config.h>
 #include <sluice/error.h>
 #include <sluice/launcher.h>
@@ -87,7 +90,21 @@ typedef struct {
     void *cluster_arg;
     unsigned threads;        /* worker threads; 0 = 4 */
     unsigned follow_poll_ms; /* how often waiting streams look again; 0 = 250 */
+    /* Hostile or slow clients (docs/service.md).  conn_timeout_s: a
+     * connection idle this long is closed, and so is one whose request body
+     * has not arrived within it; 0 = 30.  max_connections: open connections
+     * answered; past it a request gets 503 with Retry-After, and past
+     * SLUICE_SERVER_CONN_SPARE more the connection is closed at accept;
+     * 0 = 4096 (raise RLIMIT_NOFILE to match). */
+    unsigned conn_timeout_s;
+    unsigned max_connections;
+    /* The Slurm REST client whose counters /v1/metrics shows (borrowed;
+     * NULL: no RPC metrics).  Only its atomic counters are read. */
+    sluice_client_t *client;
 } sluice_server_opts_t;
+
+/* Connections accepted past max_connections only to be told 503. */
+#define SLUICE_SERVER_CONN_SPARE 64u
 
 typedef struct sluice_server sluice_server_t;
 
@@ -133,6 +150,10 @@ SLUICE_API uint64_t sluice_server_pruned_logs(const sluice_server_t *s);
 /* Count one transition for /v1/metrics (call from the launcher's
  * on_transition callback).  NULL-safe. */
 SLUICE_API void sluice_server_count_transition(sluice_server_t *s);
+
+/* Count launches removed by retention pruning for /v1/metrics (call with
+ * what sluice_store_prune() reports).  NULL-safe. */
+SLUICE_API void sluice_server_count_pruned(sluice_server_t *s, size_t n);
 
 #ifdef __cplusplus
 }

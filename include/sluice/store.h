@@ -268,6 +268,12 @@ SLUICE_API sluice_err sluice_store_events_since(sluice_store_t *store,
 SLUICE_API sluice_err sluice_store_prune(
     sluice_store_t *store, int64_t age_ms, int64_t now_ms, size_t *count_out, sluice_error_t *err);
 
+/* The newest event's gseq (0 for a store without events): where a watcher
+ * that only cares about what comes next starts. */
+SLUICE_API sluice_err sluice_store_last_gseq(sluice_store_t *store,
+                                             int64_t *out,
+                                             sluice_error_t *err);
+
 #ifdef __cplusplus
 }
 #endif

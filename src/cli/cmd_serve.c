@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
 
 #include <sluice/server.h>
 
@@ -142,6 +143,21 @@ static int64_t token_ttl(void *arg)
     if (sluice_auth_expiry(sluice_client_auth(sc->client), NULL, &left, NULL) != SLUICE_OK)
         return -1;
     return left < 0 ? 0 : left;
+}
+
+/* Every connection is a descriptor: take the hard limit, so that the
+ * server's connection limit (4096 by default) is not cut short at 1024. */
+static void raise_nofile(void)
+{
+    struct rlimit rl;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rlim_t was = rl.rlim_cur;
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+            sluice_log(SLUICE_LOG_WARNING, "cannot raise the open-file limit from %llu",
+                       (unsigned long long)was);
+    }
 }
 
 int cmd_serve(int argc, char **argv)
@@ -269,6 +285,8 @@ int cmd_serve(int argc, char **argv)
     }
     so.node_address = node_address;
     so.node_address_arg = &sc.nc;
+    so.client = sc.client;
+    raise_nofile();
     if (sluice_server_new(&sc.server, &so, &err) != SLUICE_OK) {
         rc = cli_fail(&err);
         goto out;

@@ -431,6 +431,7 @@ Test(api_contract,
     cr_expect_eq(ex("GET", L, "/v1/launches", WRONG, NULL, NULL), 401);
     cr_expect_eq(ex("GET", ONE, "/v1/launches/c-1", AUTH, NULL, NULL), 200);
     cr_expect_eq(ex("GET", ONE, "/v1/launches/nope", AUTH, NULL, NULL), 404);
+    cr_expect_eq(ex("GET", ONE, "/v1/launches/bad%ffid", AUTH, NULL, NULL), 400);
     cr_expect_eq(ex("GET", ONE, "/v1/launches/c-1", NULL, NULL, NULL), 401);
     cr_expect_eq(ex("POST", ONE, "/v1/launches/c-1", JSON_AUTH, "{}", NULL), 405);
 
@@ -459,6 +460,7 @@ Test(api_contract,
     cr_expect_eq(ex("DELETE", ONE, "/v1/launches/dry-1", AUTH, NULL, NULL), 202);
     cr_expect_eq(ex("DELETE", ONE, "/v1/launches/dry-1", AUTH, NULL, NULL), 202);
     cr_expect_eq(ex("DELETE", ONE, "/v1/launches/nope", AUTH, NULL, NULL), 404);
+    cr_expect_eq(ex("DELETE", ONE, "/v1/launches/bad%00id", AUTH, NULL, NULL), 400);
     cr_expect_eq(ex("DELETE", ONE, "/v1/launches/dry-1", WRONG, NULL, NULL), 401);
     step(4);
     cr_expect_eq(ex("GET", ONE, "/v1/launches/dry-1", AUTH, NULL, NULL), 200);

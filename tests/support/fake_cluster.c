@@ -70,7 +70,7 @@ uint64_t fake_cluster_add_job(
     j->n_comp = n_comp > 0 ? n_comp : 1;
     memcpy(j->stages, fc->script, fc->n_script * sizeof(fc->script[0]));
     j->n_stages = fc->n_script;
-    j->in_queue = true;
+    j->in_queue = !fc->live_hidden;
     j->in_acct = true;
     j->acct_hidden = fc->acct_hidden;
     j->submit_s = fc->clock_ms != NULL ? *fc->clock_ms / 1000 : 0;

@@ -70,6 +70,7 @@ typedef struct {
     bool acct_down;
     bool cancel_noop; /* DELETE accepted, job unaffected (a late COMPLETED wins the race) */
     bool acct_hidden; /* new jobs never reach accounting */
+    bool live_hidden; /* new jobs are never in the live queue (ran and left at once) */
     const char *user;
     const int64_t *clock_ms;
     bool no_submit_many; /* leave submit_many NULL in the ops table */

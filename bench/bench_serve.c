@@ -1,0 +1,671 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* bench_serve.c - `sluice serve` under read load on the testbed.
+ *
+ * 1. Accepts N held launches (default 100; the rendered job descriptions
+ *    get hold = true, as bench_launch does) into a fresh store, then
+ *    releases the store.
+ * 2. Starts the real binary (`$SLUICE_BIN serve --listen 127.0.0.1:0
+ *    --tokens FILE --config SITE --state-dir DIR`), which recovers the
+ *    launches and submits them; waits until every one is PENDING (held in
+ *    Slurm), so all N are live while the load runs.
+ * 3. An open-loop load generator: GET /v1/launches/{id} (ids round robin)
+ *    at a fixed rate (default 500/s) for a fixed time (default 30 s) over
+ *    loopback with a bearer token.  Request i is due at t0 + i/rate; T
+ *    threads each own every T-th request on their own keep-alive
+ *    connection, and latency runs from the due time to the end of the
+ *    answer, so a slow answer delays (and is charged to) the requests
+ *    behind it: no coordinated omission.
+ * 4. Before that, the same load on /v1/healthz for --baseline-seconds
+ *    (10): the floor of this machine, client and HTTP stack.  Each run
+ *    prints p50/p90/p99/p99.9/max latency, errors, achieved rate, the
+ *    service's CPU (utime + stime from /proc over the window, launcher
+ *    cycles included) and RSS (VmRSS, VmHWM); the launch run adds
+ *    `target ... -> met|MISSED` lines.
+ * 5. Cancels every launch through the API, waits for them to end, stops
+ *    the service with SIGTERM.
+ *
+ * usage: bench_serve --config SITE.yaml [--launches 100] [--rate 500]
+ *                    [--seconds 30] [--baseline-seconds 10] [--threads 8]
+ *                    [--state-dir DIR]
+ * Environment: SLUICE_BIN (default ./sluice).  Exit 0 whenever it ran.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include <sluice/config.h>
+#include <sluice/launch.h>
+#include <sluice/launcher.h>
+#include <sluice/ops.h>
+#include <sluice/render.h>
+#include <sluice/store.h>
+
+#include "bench_util.h"
+
+extern char **environ;
+
+#define API_TOKEN "bench-serve-token-0123456789abcdef"
+
+static const char *env_get(const char *name, void *arg)
+{
+    (void)arg;
+    return getenv(name);
+}
+
+/* ---- 1. held launches in a store ---------------------------------------- */
+
+static int make_launch(const sluice_config_t *cfg,
+                       const sluice_launch_policy_t *pol,
+                       const char *id,
+                       json_t **req_out,
+                       json_t **render_out)
+{
+    char text[1024];
+    sluice_launch_t *launch = NULL;
+    sluice_render_t *render = NULL;
+    sluice_render_ctx_t ctx;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    char *canon = NULL;
+    json_t *j;
+    size_t k;
+    int n = snprintf(text, sizeof(text),
+                     "{\"launch_id\": \"%s\", \"site\": \"%s\", \"profile\": \"none\", "
+                     "\"command\": \"/bin/true\", \"time_limit\": 5, \"pools\": [{\"name\": "
+                     "\"main\", \"nodes\": 1, \"cpus_per_node\": 1, \"mem_per_node_mib\": 100}]}",
+                     id, cfg->site_name);
+
+    memset(&ctx, 0, sizeof(ctx));
+    ctx.attempt = 1;
+    ctx.getenv_fn = env_get;
+    if (sluice_launch_parse(&launch, text, (size_t)n, pol, 0, &err) != SLUICE_OK ||
+        sluice_render(cfg, NULL, launch, &ctx, &render, &err) != SLUICE_OK ||
+        (canon = sluice_launch_to_json(launch, &err)) == NULL) {
+        fprintf(stderr, "bench_serve: %s: %s\n", id, err.text);
+        sluice_render_free(render);
+        sluice_launch_free(launch);
+        return -1;
+    }
+    *req_out = json_loads(canon, 0, NULL);
+    *render_out = sluice_render_to_json(render);
+    json_array_foreach(json_object_get(*render_out, "jobs"), k, j)
+        json_object_set_new(j, "hold", json_true());
+    free(canon);
+    sluice_render_free(render);
+    sluice_launch_free(launch);
+    return (*req_out && *render_out) ? 0 : -1;
+}
+
+/* Accept n held launches into the store at dir; their ids go to ids[]. */
+static size_t accept_held(const sluice_config_t *cfg, const char *dir, size_t n, char **ids)
+{
+    sluice_store_t *store = NULL;
+    sluice_client_t *client = NULL;
+    sluice_launcher_t *l = NULL;
+    sluice_launcher_opts_t lo;
+    sluice_launch_policy_t pol;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    size_t accepted = 0;
+
+    memset(&lo, 0, sizeof(lo));
+    memset(&pol, 0, sizeof(pol));
+    if (sluice_config_launch_policy(cfg, NULL, &pol, &err) != SLUICE_OK ||
+        sluice_store_open(&store, dir, &err) != SLUICE_OK ||
+        sluice_client_new_from_config(&client, cfg, &err) != SLUICE_OK) {
+        fprintf(stderr, "bench_serve: setup: %s\n", err.text);
+        goto out;
+    }
+    lo.store = store;
+    sluice_cluster_ops_rest(client, &lo.cluster);
+    lo.user = cfg->rest.user;
+    lo.site = cfg->site_name;
+    lo.job_name_prefix = cfg->job_name_prefix;
+    if (sluice_launcher_new(&l, &lo, &err) != SLUICE_OK) {
+        fprintf(stderr, "bench_serve: launcher: %s\n", err.text);
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        sluice_launcher_request_t r;
+        json_t *req = NULL, *render = NULL;
+        char id[96];
+
+        snprintf(id, sizeof(id), "bs-%ld-%zu", (long)getpid(), i);
+        memset(&r, 0, sizeof(r));
+        if (make_launch(cfg, &pol, id, &req, &render) == 0) {
+            r.request = req;
+            r.render = render;
+            r.caller = "bench";
+            if (sluice_launcher_accept(l, &r, &ids[accepted], NULL, &err) == SLUICE_OK)
+                accepted++;
+            else
+                fprintf(stderr, "bench_serve: accept: %s\n", err.text);
+        }
+        json_decref(req);
+        json_decref(render);
+    }
+out:
+    sluice_launcher_free(l); /* releases the supervisor lock for the service */
+    sluice_client_free(client);
+    sluice_store_close(store);
+    sluice_config_launch_policy_clear(&pol);
+    return accepted;
+}
+
+/* ---- a minimal keep-alive HTTP/1.1 client ------------------------------- */
+
+typedef struct {
+    int fd;
+    uint16_t port;
+    char buf[256 * 1024];
+    size_t len;
+} conn_t;
+
+static int conn_open(conn_t *c)
+{
+    struct sockaddr_in a;
+    int one = 1;
+
+    if (c->fd >= 0)
+        return 0;
+    c->len = 0;
+    if ((c->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+        return -1;
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_port = htons(c->port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (connect(c->fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
+        close(c->fd);
+        c->fd = -1;
+        return -1;
+    }
+    return 0;
+}
+
+static void conn_close(conn_t *c)
+{
+    if (c->fd >= 0)
+        close(c->fd);
+    c->fd = -1;
+    c->len = 0;
+}
+
+/* Case-insensitive strstr. */
+static const char *find_ci(const char *hay, const char *needle)
+{
+    size_t nl = strlen(needle);
+
+    for (; *hay; hay++)
+        if (strncasecmp(hay, needle, nl) == 0)
+            return hay;
+    return NULL;
+}
+
+/* One request; the status (and the body into *body, caller frees, when
+ * body != NULL), or -1 on an I/O or protocol error. */
+static int conn_request(conn_t *c, const char *method, const char *path, char **body)
+{
+    char req[1024];
+    int n =
+        snprintf(req, sizeof(req),
+                 "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " API_TOKEN "\r\n\r\n",
+                 method, path);
+    size_t off = 0;
+    int status = -1;
+
+    if (body)
+        *body = NULL;
+    if (conn_open(c) != 0)
+        return -1;
+    while (off < (size_t)n) {
+        ssize_t w = send(c->fd, req + off, (size_t)n - off, MSG_NOSIGNAL);
+        if (w <= 0) {
+            conn_close(c);
+            return -1;
+        }
+        off += (size_t)w;
+    }
+    c->len = 0;
+    for (;;) {
+        char *end;
+        ssize_t r;
+
+        c->buf[c->len] = '\0';
+        if ((end = strstr(c->buf, "\r\n\r\n")) != NULL) {
+            const char *cl = find_ci(c->buf, "\r\ncontent-length:");
+            size_t head = (size_t)(end - c->buf) + 4, want;
+            if (cl == NULL || cl > end || sscanf(c->buf, "HTTP/1.%*d %d", &status) != 1) {
+                conn_close(c);
+                return -1;
+            }
+            want = head + strtoul(cl + 17, NULL, 10);
+            if (want >= sizeof(c->buf)) {
+                conn_close(c);
+                return -1;
+            }
+            if (c->len >= want) {
+                if (body)
+                    *body = strndup(c->buf + head, want - head);
+                if (find_ci(c->buf, "\r\nconnection: close") != NULL)
+                    conn_close(c);
+                c->len = 0;
+                return status;
+            }
+        }
+        if (c->len + 1 >= sizeof(c->buf)) {
+            conn_close(c);
+            return -1;
+        }
+        r = recv(c->fd, c->buf + c->len, sizeof(c->buf) - 1 - c->len, 0);
+        if (r <= 0) {
+            conn_close(c);
+            return -1;
+        }
+        c->len += (size_t)r;
+    }
+}
+
+/* ---- 2. the service ----------------------------------------------------- */
+
+static pid_t start_service(const char *bin,
+                           const char *config,
+                           const char *dir,
+                           const char *tokens,
+                           const char *log,
+                           uint16_t *port)
+{
+    pid_t pid = fork();
+    double deadline = bench_now() + 30.0;
+
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        FILE *f = freopen(log, "w", stderr);
+        (void)f;
+        execl(bin, bin, "serve", "--listen", "127.0.0.1:0", "--tokens", tokens, "--config", config,
+              "--state-dir", dir, (char *)NULL);
+        _exit(127);
+    }
+    while (bench_now() < deadline) {
+        FILE *f = fopen(log, "r");
+        char line[512];
+        unsigned p = 0;
+
+        while (f && fgets(line, sizeof(line), f)) {
+            const char *q = strstr(line, "(port ");
+            if (q && sscanf(q, "(port %u)", &p) == 1)
+                break;
+        }
+        if (f)
+            fclose(f);
+        if (p > 0) {
+            *port = (uint16_t)p;
+            return pid;
+        }
+        if (waitpid(pid, NULL, WNOHANG) == pid)
+            return -1;
+        usleep(100000);
+    }
+    kill(pid, SIGTERM);
+    waitpid(pid, NULL, 0);
+    return -1;
+}
+
+/* utime + stime (seconds) and VmRSS / VmHWM (KiB) of a process. */
+static double proc_cpu(pid_t pid)
+{
+    char path[64], buf[2048], *p;
+    unsigned long ut = 0, st = 0;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+    if ((f = fopen(path, "r")) == NULL)
+        return -1;
+    if (fgets(buf, sizeof(buf), f) == NULL || (p = strrchr(buf, ')')) == NULL ||
+        sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2) {
+        fclose(f);
+        return -1;
+    }
+    fclose(f);
+    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+static long proc_kib(pid_t pid, const char *field)
+{
+    char path[64], line[256];
+    long v = -1;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
+    if ((f = fopen(path, "r")) == NULL)
+        return -1;
+    while (fgets(line, sizeof(line), f))
+        if (strncmp(line, field, strlen(field)) == 0)
+            v = strtol(line + strlen(field) + 1, NULL, 10);
+    fclose(f);
+    return v;
+}
+
+static double loadavg(void)
+{
+    double l1 = -1;
+    FILE *f = fopen("/proc/loadavg", "r");
+
+    if (f) {
+        if (fscanf(f, "%lf", &l1) != 1)
+            l1 = -1;
+        fclose(f);
+    }
+    return l1;
+}
+
+/* Launches in a state, through the API. */
+static long count_state(uint16_t port, const char *state)
+{
+    conn_t *c = calloc(1, sizeof(*c));
+    char path[128], *body = NULL;
+    long n = -1;
+    json_t *j;
+
+    if (c == NULL)
+        return -1;
+    c->fd = -1;
+    c->port = port;
+    snprintf(path, sizeof(path), "/v1/launches?state=%s&limit=1000", state);
+    if (conn_request(c, "GET", path, &body) == 200 && (j = json_loads(body, 0, NULL)) != NULL) {
+        n = (long)json_array_size(json_object_get(j, "items"));
+        json_decref(j);
+    }
+    free(body);
+    conn_close(c);
+    free(c);
+    return n;
+}
+
+/* ---- 3. the load -------------------------------------------------------- */
+
+typedef struct {
+    uint16_t port;
+    char **ids;
+    size_t n_ids;
+    double t0, rate;
+    size_t total, stride, first;
+    int healthz; /* GET /v1/healthz instead (the floor of machine + client + HTTP) */
+    double *lat; /* seconds, indexed by request number */
+    size_t errors, done;
+} worker_t;
+
+static void sleep_until(double t)
+{
+    double d = t - bench_now();
+
+    if (d > 0) {
+        struct timespec ts = {(time_t)d, (long)((d - (double)(time_t)d) * 1e9)};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static void *worker_main(void *arg)
+{
+    worker_t *w = arg;
+    conn_t *c = calloc(1, sizeof(*c));
+    char path[256];
+
+    if (c == NULL)
+        return NULL;
+    c->fd = -1;
+    c->port = w->port;
+    for (size_t i = w->first; i < w->total; i += w->stride) {
+        double due = w->t0 + (double)i / w->rate;
+        int st;
+
+        sleep_until(due);
+        if (w->healthz)
+            snprintf(path, sizeof(path), "/v1/healthz");
+        else
+            snprintf(path, sizeof(path), "/v1/launches/%s", w->ids[i % w->n_ids]);
+        st = conn_request(c, "GET", path, NULL);
+        w->lat[i] = bench_now() - due;
+        if (st != 200)
+            w->errors++;
+        w->done++;
+    }
+    conn_close(c);
+    free(c);
+    return NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double pct(const double *sorted, size_t n, double p)
+{
+    size_t k = (size_t)(p / 100.0 * (double)(n - 1) + 0.5);
+    return n ? sorted[k < n ? k : n - 1] : 0;
+}
+
+/* One open-loop run; prints its numbers (and targets unless healthz). */
+static void run_load(uint16_t port,
+                     pid_t pid,
+                     char **ids,
+                     size_t n,
+                     double rate,
+                     double seconds,
+                     size_t threads,
+                     int healthz)
+{
+    size_t total = (size_t)(rate * seconds), errors = 0, done = 0;
+    double *lat = calloc(total ? total : 1, sizeof(*lat));
+    worker_t *ws = calloc(threads, sizeof(*ws));
+    pthread_t *tids = calloc(threads, sizeof(*tids));
+    double cpu0, cpu1, t_start, t_end, load0 = loadavg(), p99;
+    const char *what = healthz ? "GET /v1/healthz (floor)" : "GET /v1/launches/{id}";
+
+    if (lat == NULL || ws == NULL || tids == NULL || total == 0)
+        goto out;
+    cpu0 = proc_cpu(pid);
+    t_start = bench_now() + 0.2;
+    for (size_t k = 0; k < threads; k++) {
+        ws[k].port = port;
+        ws[k].ids = ids;
+        ws[k].n_ids = n;
+        ws[k].t0 = t_start;
+        ws[k].rate = rate;
+        ws[k].total = total;
+        ws[k].stride = threads;
+        ws[k].first = k;
+        ws[k].healthz = healthz;
+        ws[k].lat = lat;
+        pthread_create(&tids[k], NULL, worker_main, &ws[k]);
+    }
+    for (size_t k = 0; k < threads; k++) {
+        pthread_join(tids[k], NULL);
+        errors += ws[k].errors;
+        done += ws[k].done;
+    }
+    t_end = bench_now();
+    cpu1 = proc_cpu(pid);
+    qsort(lat, total, sizeof(*lat), cmp_double);
+    p99 = pct(lat, total, 99) * 1e3;
+    printf("load: %s (%zu ids) open loop at %.0f/s for %.0f s, %zu threads (keep-alive), %zu "
+           "requests in %.2f s = %.1f/s, errors %zu\n",
+           what, n, rate, seconds, threads, done, t_end - t_start, (double)done / (t_end - t_start),
+           errors);
+    printf("latency ms: p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f  max %.3f\n",
+           pct(lat, total, 50) * 1e3, pct(lat, total, 90) * 1e3, p99, pct(lat, total, 99.9) * 1e3,
+           lat[total - 1] * 1e3);
+    printf("service: CPU %.2f s over %.1f s = %.1f%% of one core (%.1f us per request, launcher "
+           "included); VmRSS %ld KiB, VmHWM %ld KiB\n",
+           cpu1 - cpu0, t_end - t_start, (cpu1 - cpu0) / (t_end - t_start) * 100.0,
+           (cpu1 - cpu0) / (double)(done ? done : 1) * 1e6, proc_kib(pid, "VmRSS:"),
+           proc_kib(pid, "VmHWM:"));
+    printf("machine: load average %.2f before, %.2f after\n", load0, loadavg());
+    if (!healthz) {
+        bench_target("serve GET p99 latency (ms)", p99, 5.0, false);
+        bench_target("serve GET errors", (double)errors, 0.0, false);
+        bench_target("serve achieved rate (req/s)", (double)done / (t_end - t_start), rate * 0.98,
+                     true);
+    }
+out:
+    free(lat);
+    free(ws);
+    free(tids);
+}
+
+int main(int argc, char **argv)
+{
+    const char *config = NULL, *state = NULL, *bin = getenv("SLUICE_BIN");
+    size_t n = 100, threads = 8;
+    double rate = 500, seconds = 30, baseline_s = 10;
+    sluice_config_opts_t co;
+    sluice_config_t *cfg = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    char base[] = "/var/tmp/sluice-bench-serve.XXXXXX";
+    char dir[600], tokens[600], log[600], cmd[700];
+    char **ids = NULL;
+    size_t accepted;
+    pid_t pid = -1;
+    uint16_t port = 0;
+    double t_ready;
+    long pending = 0;
+    FILE *f;
+
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    signal(SIGPIPE, SIG_IGN);
+    for (int a = 1; a < argc; a++) {
+        if (strcmp(argv[a], "--config") == 0 && a + 1 < argc)
+            config = argv[++a];
+        else if (strcmp(argv[a], "--launches") == 0 && a + 1 < argc)
+            n = strtoul(argv[++a], NULL, 10);
+        else if (strcmp(argv[a], "--rate") == 0 && a + 1 < argc)
+            rate = strtod(argv[++a], NULL);
+        else if (strcmp(argv[a], "--seconds") == 0 && a + 1 < argc)
+            seconds = strtod(argv[++a], NULL);
+        else if (strcmp(argv[a], "--baseline-seconds") == 0 && a + 1 < argc)
+            baseline_s = strtod(argv[++a], NULL);
+        else if (strcmp(argv[a], "--threads") == 0 && a + 1 < argc)
+            threads = strtoul(argv[++a], NULL, 10);
+        else if (strcmp(argv[a], "--state-dir") == 0 && a + 1 < argc)
+            state = argv[++a];
+        else {
+            fprintf(stderr, "usage: bench_serve --config SITE.yaml [--launches 100] [--rate 500] "
+                            "[--seconds 30] [--baseline-seconds 10] [--threads 8] "
+                            "[--state-dir DIR]\n");
+            return 0;
+        }
+    }
+    if (config == NULL || n == 0 || rate <= 0 || seconds <= 0 || threads == 0) {
+        printf("bench_serve: NOT RUN (no --config)\n");
+        return 0;
+    }
+    if (bin == NULL)
+        bin = "./sluice";
+    if (access(bin, X_OK) != 0) {
+        printf("bench_serve: NOT RUN (no sluice binary at %s; set SLUICE_BIN)\n", bin);
+        return 0;
+    }
+    memset(&co, 0, sizeof(co));
+    co.path = config;
+    co.envp = (const char *const *)environ;
+    if (sluice_config_load(&co, &cfg, &err) != SLUICE_OK) {
+        printf("bench_serve: NOT RUN (config: %s)\n", err.text);
+        return 0;
+    }
+    if (state == NULL && (state = mkdtemp(base)) == NULL) {
+        printf("bench_serve: NOT RUN (no state directory)\n");
+        sluice_config_free(cfg);
+        return 0;
+    }
+    snprintf(dir, sizeof(dir), "%s/store", state);
+    snprintf(tokens, sizeof(tokens), "%s/tokens", state);
+    snprintf(log, sizeof(log), "%s/serve.log", state);
+    if ((f = fopen(tokens, "w")) == NULL) {
+        printf("bench_serve: NOT RUN (cannot write %s)\n", tokens);
+        goto out;
+    }
+    fprintf(f, "bench %s\n", API_TOKEN);
+    fclose(f);
+    chmod(tokens, 0600);
+
+    /* 1 + 2: n held launches, live in the service */
+    ids = calloc(n, sizeof(*ids));
+    accepted = ids ? accept_held(cfg, dir, n, ids) : 0;
+    if (accepted < n) {
+        printf("bench_serve: NOT RUN (accepted %zu of %zu launches)\n", accepted, n);
+        goto out;
+    }
+    if ((pid = start_service(bin, config, dir, tokens, log, &port)) < 0) {
+        printf("bench_serve: NOT RUN (sluice serve did not start; see %s)\n", log);
+        pid = -1;
+        goto out;
+    }
+    t_ready = bench_now();
+    while (bench_now() - t_ready < 120.0 && (pending = count_state(port, "PENDING")) < (long)n)
+        usleep(250000);
+    printf("serve: %ld of %zu launches PENDING (held) after %.1f s, port %u, pid %ld\n", pending, n,
+           bench_now() - t_ready, (unsigned)port, (long)pid);
+    if (pending < (long)n)
+        printf("serve: not every launch is live: CHECK %s\n", log);
+
+    /* 3 + 4: the floor (healthz), then the load */
+    if (baseline_s > 0)
+        run_load(port, pid, ids, n, rate, baseline_s, threads, 1);
+    run_load(port, pid, ids, n, rate, seconds, threads, 0);
+
+    /* 5: clean up through the API */
+    {
+        conn_t *c = calloc(1, sizeof(*c));
+        size_t cancelled = 0;
+        double t_c;
+
+        if (c != NULL) {
+            c->fd = -1;
+            c->port = port;
+            for (size_t i = 0; i < n; i++) {
+                char path[256];
+                snprintf(path, sizeof(path), "/v1/launches/%s", ids[i]);
+                cancelled += conn_request(c, "DELETE", path, NULL) == 202;
+            }
+            conn_close(c);
+            free(c);
+        }
+        t_c = bench_now();
+        while (bench_now() - t_c < 120.0 && count_state(port, "DONE") < (long)n)
+            usleep(500000);
+        printf("cleanup: %zu cancels accepted; %ld of %zu launches DONE after %.1f s\n", cancelled,
+               count_state(port, "DONE"), n, bench_now() - t_c);
+    }
+out:
+    if (pid > 0) {
+        kill(pid, SIGTERM);
+        waitpid(pid, NULL, 0);
+    }
+    for (size_t i = 0; ids && i < n; i++)
+        free(ids[i]);
+    free(ids);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", state);
+    if (strncmp(state, "/var/tmp/sluice-bench-serve.", 28) == 0 && getenv("BENCH_KEEP") == NULL &&
+        system(cmd) != 0)
+        fprintf(stderr, "bench_serve: could not remove %s\n", state);
+    sluice_config_free(cfg);
+    return 0;
+}
