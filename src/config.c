@@ -406,6 +406,8 @@ static const field_t fields[] = {
     F("server.tls_cert", K_ABS, server.tls_cert, 0, 0, NULL),
     F("server.tls_key", K_ABS, server.tls_key, 0, 0, NULL),
     F("server.threads", K_INT, server.threads, 1, 64, NULL),
+    F("server.conn_timeout_s", K_DUR, server.conn_timeout_s, 1, 3600, NULL),
+    F("server.max_connections", K_INT, server.max_connections, 16, 1000000, NULL),
     F("retention.launches_max_age_s",
       K_DUR,
       retention.launches_max_age_s,
@@ -1356,6 +1358,8 @@ static sluice_err set_defaults(sluice_config_t *cfg, sluice_error_t *err)
     cfg->submit.absence_spacing_s = 10;
     cfg->server.socket_mode = 0660;
     cfg->server.threads = 4;
+    cfg->server.conn_timeout_s = 30;
+    cfg->server.max_connections = 4096;
     cfg->retention.launches_max_age_s = 2592000;
     cfg->retention.logs_max_age_s = 7776000;
     cfg->submit.in_flight = 4;

@@ -148,14 +148,16 @@ typedef struct {
 
     /* server: (`sluice serve`; its flags override these) */
     struct {
-        char *listen;       /* "ADDR:PORT"; plain HTTP only on loopback, any address with TLS */
-        char *tokens_file;  /* `<caller> <token> [admin]` lines */
-        char *socket;       /* Unix socket path */
-        long socket_mode;   /* default 0660; never world-accessible */
-        char *socket_group; /* group the socket is chowned to, or NULL */
-        char *tls_cert;     /* PEM certificate (chain) for the TCP listener */
-        char *tls_key;      /* PEM private key */
-        long threads;       /* worker threads per listener, default 4 */
+        char *listen;         /* "ADDR:PORT"; plain HTTP only on loopback, any address with TLS */
+        char *tokens_file;    /* `<caller> <token> [admin]` lines */
+        char *socket;         /* Unix socket path */
+        long socket_mode;     /* default 0660; never world-accessible */
+        char *socket_group;   /* group the socket is chowned to, or NULL */
+        char *tls_cert;       /* PEM certificate (chain) for the TCP listener */
+        char *tls_key;        /* PEM private key */
+        long threads;         /* worker threads per listener, default 4 */
+        long conn_timeout_s;  /* idle or trickling connection closed after, default 30 */
+        long max_connections; /* past it: 503, default 4096 */
     } server;
 
     /* retention: (0 = keep forever) */

@@ -272,6 +272,8 @@ int cmd_serve(int argc, char **argv)
     so.tls_cert = tls_cert;
     so.tls_key = tls_key;
     so.threads = (unsigned)cfg->server.threads;
+    so.conn_timeout_s = (unsigned)cfg->server.conn_timeout_s;
+    so.max_connections = (unsigned)cfg->server.max_connections;
     so.launches_max_age_s = cfg->retention.launches_max_age_s;
     so.logs_max_age_s = cfg->retention.logs_max_age_s;
     so.getenv_fn = cli_getenv;

@@ -241,6 +241,8 @@ static const struct bad_case bad_cases[] = {
      "least)"},
     {BASE "server:\n  tls_cert: cert.pem\n",
      "site.yaml:8:13: server.tls_cert: expected an absolute path"},
+    {BASE "server:\n  max_connections: 5\n",
+     "site.yaml:8:20: server.max_connections: expected an integer from 16 to 1000000, got 5"},
     {BASE "server:\n  threads: 0\n",
      "site.yaml:8:12: server.threads: expected an integer from 1 to 64, got 0"},
     {BASE "server:\n  lisen: 127.0.0.1:1\n", "site.yaml:8:3: server.lisen: unknown key"},
