@@ -1,6 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* server.c - the HTTP API of `sluice serve` on libmicrohttpd (the only file
- * that includes <microhttpd.h>).
+ * that includes <microhttpd.h>): daemon start and stop, the request entry
+ * and its limits against hostile clients, routing, the handlers and their
+ * responses, streams, and the launcher loop.  What calls no libmicrohttpd
+ * lives beside it (server_int.h names each file's part): access and
+ * sockets in server_access.c, the metrics text in server_metrics.c,
+ * retention in server_retention.c, the GET read cache in server_cache.c.
  *
  * Notes:
  * - One mutex (`mu`) serialises the launcher and the store between the
@@ -10,16 +15,13 @@
  *   waiting connection each follow_poll_ms, so no worker blocks per reader.
  * - Files are read in chunks at an offset; nothing reads a whole log.
  */
-#define _GNU_SOURCE 1 /* struct ucred (SO_PEERCRED) */
+#define _GNU_SOURCE 1 /* pread, nanosleep, strdup under -std=c11 */
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <pthread.h>
-#include <pwd.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -27,7 +29,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -41,92 +42,12 @@
 #include <sluice/ops.h>
 #include <sluice/server.h>
 
-#define MAX_TOKENS 256
+#include "server_int.h"
+
 #define SSE_BATCH 100
-#define MAX_PEM (1024u * 1024u)
 #define DEFAULT_CONN_TIMEOUT_S 30u
 #define DEFAULT_MAX_CONNECTIONS 4096u
 #define DRAIN_MAX (8u * SLUICE_SERVER_MAX_BODY) /* see on_request */
-#define VIEW_SLOTS 512u                         /* cached GET /v1/launches/{id} answers */
-/* A kept answer's age bounds the staleness a change without an event (a
- * prune by another process) can cause; other processes' events are looked
- * for every VIEW_LOOK_S. */
-#define VIEW_MAX_AGE_S 60.0
-#define VIEW_LOOK_S 1.0
-
-/* One cached answer of GET /v1/launches/{id}. */
-typedef struct {
-    char id[136];
-    char *text;
-    int64_t built_at_gseq; /* every event up to this one was seen before the read */
-    double built_s;        /* monotonic */
-} view_slot_t;
-
-/* Upper bounds (seconds) of the launcher-cycle latency histogram. */
-static const double cycle_buckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
-#define N_CYCLE_BUCKETS (sizeof(cycle_buckets) / sizeof(cycle_buckets[0]))
-
-typedef struct {
-    char *name;
-    char *token;
-    int admin;
-} token_t;
-
-/* Who sent a request: the audit name and whether it may cancel any
- * launch. */
-typedef struct {
-    char name[SLUICE_FSM_NAME_MAX];
-    int admin;
-} caller_t;
-
-typedef struct {
-    struct sluice_server *s;
-    int unix_socket; /* 1: the Unix socket listener (no bearer token needed) */
-    int tls;         /* 1: the TCP listener speaks TLS */
-} listener_t;
-
-struct sluice_server {
-    sluice_server_opts_t o;
-    struct MHD_Daemon *d;  /* TCP, or NULL */
-    struct MHD_Daemon *ud; /* Unix socket, or NULL */
-    listener_t tcp_l, unix_l;
-    char *socket_path; /* to unlink at free */
-    uint16_t port;
-    pthread_mutex_t mu;     /* the launcher and its store */
-    sluice_store_t *rstore; /* the server's own connection for reads */
-    pthread_mutex_t rmu;    /* rstore */
-    pthread_mutex_t wait_mu;
-    struct MHD_Connection **waiting;
-    size_t n_waiting, cap_waiting;
-    int no_more_suspend;
-    pthread_t ticker;
-    int ticker_started;
-    atomic_int stopping;
-    atomic_ullong transitions;
-    atomic_ullong requests;
-    /* hostile clients and metrics */
-    atomic_uint open_conns;
-    atomic_ullong refused_busy, refused_too_large, body_timeouts, pruned;
-    atomic_ullong cycle_le[N_CYCLE_BUCKETS], cycle_count, cycle_errors, cycle_sum_us;
-    /* the GET view cache (see get_launch) */
-    pthread_mutex_t vmu;
-    struct timespec started;
-    view_slot_t views[VIEW_SLOTS];
-    int64_t last_event[VIEW_SLOTS]; /* newest event gseq seen per slot */
-    int64_t seen_gseq;              /* events up to here are in last_event */
-    pthread_mutex_t lookmu;         /* one look for new events at a time */
-    atomic_int views_dirty;         /* this process wrote: look before the next answer */
-    double looked_s;                /* under lookmu */
-    atomic_ullong view_hits, view_misses;
-    token_t tokens[MAX_TOKENS];
-    size_t n_tokens;
-    char *cert_pem, *key_pem; /* TLS material, wiped at free */
-    size_t cert_len, key_len;
-    int starting;      /* 1 while MHD_start_daemon runs: its messages go to mhd_msg */
-    char mhd_msg[256]; /* libmicrohttpd's last message during start */
-    pthread_mutex_t prune_mu;
-    atomic_ullong pruned_logs;
-};
 
 /* Per-request state (MHD's con_cls). */
 typedef struct {
@@ -139,38 +60,18 @@ typedef struct {
 
 /* ---- small helpers ------------------------------------------------------ */
 
-static void sleep_ms(unsigned ms)
+void server_sleep_ms(unsigned ms)
 {
     struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
 }
 
-static double elapsed_s(const struct timespec *t0)
+double server_elapsed_s(const struct timespec *t0)
 {
     struct timespec now;
 
     clock_gettime(CLOCK_MONOTONIC, &now);
     return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
-}
-
-static void wipe(char *p, size_t n)
-{
-    volatile char *v = p;
-    size_t i;
-
-    for (i = 0; p && i < n; i++)
-        v[i] = 0;
-}
-
-/* Constant-time equality (the time depends on the lengths only). */
-static int secret_equal(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b), i;
-    unsigned char diff = (unsigned char)(la != lb);
-
-    for (i = 0; i < lb; i++)
-        diff |= (unsigned char)(a[la ? i % la : 0] ^ b[i]);
-    return la > 0 && diff == 0;
 }
 
 static enum MHD_Result
@@ -284,8 +185,7 @@ static int query_true(struct MHD_Connection *c, const char *key)
     return v && (strcmp(v, "true") == 0 || strcmp(v, "1") == 0);
 }
 
-/* Parse a non-negative decimal; -1 when malformed. */
-static long long parse_count(const char *s)
+long long server_parse_count(const char *s)
 {
     long long v = 0;
 
@@ -299,8 +199,7 @@ static long long parse_count(const char *s)
     return v;
 }
 
-/* Launch ids in a path: the characters a launch id may hold. */
-static int valid_id(const char *id, size_t len)
+int server_valid_id(const char *id, size_t len)
 {
     size_t i;
 
@@ -490,7 +389,7 @@ static void utf8_field(const char *body, size_t len, char *field, size_t size)
             snprintf(field, size, "body");
         json_decref(j);
     }
-    wipe(copy, o);
+    server_wipe(copy, o);
     free(copy);
 }
 
@@ -535,145 +434,10 @@ static void *ticker_main(void *arg)
     sluice_server_t *s = arg;
 
     while (!atomic_load(&s->stopping)) {
-        sleep_ms(s->o.follow_poll_ms);
+        server_sleep_ms(s->o.follow_poll_ms);
         resume_all(s);
     }
     return NULL;
-}
-
-/* ---- auth --------------------------------------------------------------- */
-
-/* Caller names in the tokens file: [A-Za-z0-9._@-]{1,63}; "unix:" names
- * belong to socket peers, so a token cannot take one. */
-static int caller_name_ok(const char *n)
-{
-    size_t i, len = strlen(n);
-
-    if (len == 0 || len >= SLUICE_FSM_NAME_MAX)
-        return 0;
-    for (i = 0; i < len; i++) {
-        char ch = n[i];
-        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-              ch == '.' || ch == '_' || ch == '@' || ch == '-'))
-            return 0;
-    }
-    return 1;
-}
-
-static sluice_err load_tokens(sluice_server_t *s, const char *path, sluice_error_t *err)
-{
-    FILE *f = NULL;
-    struct stat st;
-    char line[1024];
-    sluice_err rc = SLUICE_OK;
-    unsigned lineno = 0;
-
-    if (path == NULL)
-        return sluice_errorf(err, SLUICE_EINVAL, "a tokens file is required");
-    if ((f = fopen(path, "re")) == NULL)
-        return sluice_errorf(err, SLUICE_ECONFIG, "tokens file %s: %s", path, strerror(errno));
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        rc = sluice_errorf(err, SLUICE_ECONFIG, "tokens file %s is not a regular file", path);
-        goto out;
-    }
-    if (st.st_mode & 077) {
-        rc = sluice_errorf(err, SLUICE_ECONFIG,
-                           "tokens file %s is readable by group or others (mode %03o); chmod 600",
-                           path, (unsigned)(st.st_mode & 0777));
-        goto out;
-    }
-    while (fgets(line, sizeof(line), f)) {
-        char *name, *tok, *role, *extra, *save = NULL;
-        lineno++;
-        if (strchr(line, '\n') == NULL && !feof(f)) {
-            rc = sluice_errorf(err, SLUICE_EINVAL, "tokens file line %u is too long", lineno);
-            goto out;
-        }
-        name = strtok_r(line, " \t\r\n", &save);
-        if (name == NULL || name[0] == '#')
-            continue;
-        tok = strtok_r(NULL, " \t\r\n", &save);
-        role = strtok_r(NULL, " \t\r\n", &save);
-        extra = role ? strtok_r(NULL, " \t\r\n", &save) : NULL;
-        if (tok == NULL || extra != NULL || strlen(tok) < 16) {
-            rc = sluice_errorf(err, SLUICE_EINVAL,
-                               "tokens file line %u: expected `<caller> <token> [admin]` with a "
-                               "token of 16 characters or more",
-                               lineno);
-            goto out;
-        }
-        if (role != NULL && strcmp(role, "admin") != 0) {
-            rc = sluice_errorf(err, SLUICE_EINVAL,
-                               "tokens file line %u: role: expected `admin` or nothing", lineno);
-            goto out;
-        }
-        if (!caller_name_ok(name)) {
-            rc = sluice_errorf(err, SLUICE_EINVAL,
-                               "tokens file line %u: caller: expected 1-%d characters from "
-                               "[A-Za-z0-9._@-], not starting with `unix:`",
-                               lineno, SLUICE_FSM_NAME_MAX - 1);
-            goto out;
-        }
-        if (s->n_tokens == MAX_TOKENS) {
-            rc = sluice_errorf(err, SLUICE_EINVAL, "tokens file: more than %d tokens", MAX_TOKENS);
-            goto out;
-        }
-        s->tokens[s->n_tokens].name = strdup(name);
-        s->tokens[s->n_tokens].token = strdup(tok);
-        s->tokens[s->n_tokens].admin = role != NULL;
-        s->n_tokens++;
-        if (!s->tokens[s->n_tokens - 1].name || !s->tokens[s->n_tokens - 1].token) {
-            rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
-            goto out;
-        }
-    }
-    if (s->n_tokens == 0)
-        rc = sluice_errorf(err, SLUICE_EINVAL, "tokens file %s names no caller", path);
-out:
-    wipe(line, sizeof(line));
-    if (f)
-        fclose(f);
-    return rc;
-}
-
-/* The token's entry, or NULL when the request carries no valid token.
- * Every token is compared (no early exit). */
-static const token_t *authenticate(sluice_server_t *s, struct MHD_Connection *c)
-{
-    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
-    const token_t *who = NULL;
-    size_t i;
-
-    if (h == NULL || strncmp(h, "Bearer ", 7) != 0)
-        return NULL;
-    h += 7;
-    for (i = 0; i < s->n_tokens; i++) {
-        if (secret_equal(s->tokens[i].token, h) && who == NULL)
-            who = &s->tokens[i];
-    }
-    return who;
-}
-
-/* The Unix socket's peer as "unix:<user>" (SO_PEERCRED); root and the
- * service's own user are admins.  0, or -1 when the peer is unknown. */
-static int peer_caller(struct MHD_Connection *c, caller_t *out)
-{
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-    struct ucred cred;
-    socklen_t len = sizeof(cred);
-    struct passwd pw, *res = NULL;
-    char buf[1024];
-
-    if (ci == NULL || getsockopt(ci->connect_fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
-        return -1;
-    if (getpwuid_r(cred.uid, &pw, buf, sizeof(buf), &res) == 0 && res != NULL &&
-        strlen(res->pw_name) < sizeof(out->name) - 5)
-        snprintf(out->name, sizeof(out->name), "unix:%s", res->pw_name);
-    else
-        snprintf(out->name, sizeof(out->name), "unix:uid-%u", (unsigned)cred.uid);
-    out->admin = cred.uid == 0 || cred.uid == geteuid();
-    return 0;
 }
 
 /* ---- launches ----------------------------------------------------------- */
@@ -831,7 +595,7 @@ static enum MHD_Result post_launch(sluice_server_t *s,
     ret = queue_json(c, existed ? 200 : 201, view);
     view = NULL;
 out:
-    wipe(rq->body, rq->len);
+    server_wipe(rq->body, rq->len);
     free(secrets);
     free(id);
     free(canon);
@@ -853,7 +617,7 @@ static enum MHD_Result list_launches(sluice_server_t *s, struct MHD_Connection *
     json_t *items = NULL;
     char *next = NULL;
     const char *lim = query(c, "limit");
-    long long limit = lim ? parse_count(lim) : 0;
+    long long limit = lim ? server_parse_count(lim) : 0;
     sluice_err rc;
 
     memset(&f, 0, sizeof(f));
@@ -879,107 +643,13 @@ static enum MHD_Result list_launches(sluice_server_t *s, struct MHD_Connection *
     }
 }
 
-/* ---- the GET view cache --------------------------------------------------
- * Building a view parses the stored request, render and every event of the
- * launch; under read load that dominates.  A built answer is kept per slot
- * (hash of the id) and served again while no event of that slot is newer
- * than the read that built it and it is younger than VIEW_MAX_AGE_S (a
- * prune removes rows without an event).  New events are read (one indexed
- * query) before an answer whenever this process wrote since the last look
- * (a launcher cycle, an accept, a cancel), so a change the service made
- * before a request started is always in its answer; events appended by
- * other processes (a CLI cancel) are looked for at least every VIEW_LOOK_S. */
-
-static size_t view_slot(const char *id)
-{
-    uint32_t h = 2166136261u;
-
-    for (; *id; id++)
-        h = (h ^ (unsigned char)*id) * 16777619u;
-    return h % VIEW_SLOTS;
-}
-
-/* Note every event appended since the last look; returns the gseq up to
- * which every event has been noted, or -1 when the store cannot say. */
-static int64_t views_catch_up_now(sluice_server_t *s)
-{
-    int64_t from, next, upto;
-
-    pthread_mutex_lock(&s->vmu);
-    from = s->seen_gseq;
-    pthread_mutex_unlock(&s->vmu);
-    for (;;) {
-        json_t *evs = NULL, *ev;
-        size_t i;
-        sluice_err rc;
-
-        pthread_mutex_lock(&s->rmu);
-        rc = sluice_store_events_since(s->rstore, from, 500, &evs, &next, NULL);
-        pthread_mutex_unlock(&s->rmu);
-        if (rc != SLUICE_OK)
-            return -1;
-        pthread_mutex_lock(&s->vmu);
-        json_array_foreach(evs, i, ev)
-        {
-            const char *lid = json_string_value(json_object_get(ev, "launch_id"));
-            int64_t g = (int64_t)json_integer_value(json_object_get(ev, "gseq"));
-            size_t k = lid ? view_slot(lid) : 0;
-            if (lid && g > s->last_event[k])
-                s->last_event[k] = g;
-        }
-        if (next > s->seen_gseq)
-            s->seen_gseq = next;
-        upto = s->seen_gseq;
-        pthread_mutex_unlock(&s->vmu);
-        i = json_array_size(evs);
-        json_decref(evs);
-        if (i == 0 || next <= from)
-            return upto;
-        from = next;
-    }
-}
-
-/* Look for new events when this process wrote or VIEW_LOOK_S passed;
- * returns as views_catch_up_now(), or the current mark when no look was
- * due.  Waiting requests queue on lookmu, so none answers from before a
- * write that finished before it started. */
-static int64_t views_catch_up(sluice_server_t *s)
-{
-    int64_t upto;
-    double now;
-
-    pthread_mutex_lock(&s->lookmu);
-    now = elapsed_s(&s->started);
-    if (atomic_exchange(&s->views_dirty, 0) || now - s->looked_s >= VIEW_LOOK_S) {
-        if ((upto = views_catch_up_now(s)) < 0)
-            atomic_store(&s->views_dirty, 1);
-        else
-            s->looked_s = now;
-    } else {
-        pthread_mutex_lock(&s->vmu);
-        upto = s->seen_gseq;
-        pthread_mutex_unlock(&s->vmu);
-    }
-    pthread_mutex_unlock(&s->lookmu);
-    return upto;
-}
-
 static enum MHD_Result get_launch(sluice_server_t *s, struct MHD_Connection *c, const char *id)
 {
     sluice_error_t err = SLUICE_ERROR_INIT;
     json_t *view = NULL;
-    size_t k = view_slot(id);
-    int64_t upto = views_catch_up(s);
-    char *text = NULL;
-    view_slot_t *v = &s->views[k];
+    int64_t upto;
+    char *text = server_cache_get(s, id, &upto);
 
-    if (upto >= 0) {
-        pthread_mutex_lock(&s->vmu);
-        if (v->text != NULL && strcmp(v->id, id) == 0 && s->last_event[k] <= v->built_at_gseq &&
-            elapsed_s(&s->started) - v->built_s < VIEW_MAX_AGE_S)
-            text = strdup(v->text);
-        pthread_mutex_unlock(&s->vmu);
-    }
     if (text != NULL) {
         atomic_fetch_add(&s->view_hits, 1);
         return queue_text(c, 200, "application/json", text);
@@ -992,18 +662,7 @@ static enum MHD_Result get_launch(sluice_server_t *s, struct MHD_Connection *c, 
     json_decref(view);
     if (text == NULL)
         return MHD_NO;
-    if (upto >= 0) {
-        char *keep = strdup(text);
-        pthread_mutex_lock(&s->vmu);
-        if (keep != NULL) {
-            free(v->text);
-            v->text = keep;
-            snprintf(v->id, sizeof(v->id), "%s", id);
-            v->built_at_gseq = upto;
-            v->built_s = elapsed_s(&s->started);
-        }
-        pthread_mutex_unlock(&s->vmu);
-    }
+    server_cache_put(s, id, upto, text);
     return queue_text(c, 200, "application/json", text);
 }
 
@@ -1127,7 +786,7 @@ get_logs(sluice_server_t *s, struct MHD_Connection *c, const char *id, const cha
     sluice_error_t err = SLUICE_ERROR_INIT;
     json_t *l = NULL;
     const char *staging, *off = query(c, "offset");
-    long long offset = off ? parse_count(off) : 0;
+    long long offset = off ? server_parse_count(off) : 0;
     logstream_t *ls = NULL;
     struct MHD_Response *r = NULL;
     enum MHD_Result ret;
@@ -1301,7 +960,7 @@ static enum MHD_Result get_events(sluice_server_t *s, struct MHD_Connection *c)
     enum MHD_Result ret;
 
     if (last || after) {
-        from = parse_count(last ? last : after);
+        from = server_parse_count(last ? last : after);
         if (from < 0)
             return problem_ex(c, 400, "invalid-query", "Invalid query",
                               "Last-Event-ID and after must be non-negative integers",
@@ -1349,180 +1008,14 @@ static enum MHD_Result get_readyz(sluice_server_t *s, struct MHD_Connection *c)
                                 "slurmrestd", s->o.ready ? "ok" : "not checked"));
 }
 
-/* The counters of the launcher cycle, the REST client, the launcher's
- * reconciliation and the HTTP side, in Prometheus text format. */
-static void metrics_counters(sluice_server_t *s, FILE *m)
-{
-    sluice_launcher_stats_t ls;
-    sluice_client_stats_t cs;
-    unsigned long long n;
-    size_t i;
-
-    fprintf(m, "# HELP sluice_launcher_cycle_seconds Duration of one launcher cycle (poll, submit, "
-               "reconcile, cancel).\n"
-               "# TYPE sluice_launcher_cycle_seconds histogram\n");
-    for (i = 0; i < N_CYCLE_BUCKETS; i++)
-        fprintf(m, "sluice_launcher_cycle_seconds_bucket{le=\"%g\"} %llu\n", cycle_buckets[i],
-                (unsigned long long)atomic_load(&s->cycle_le[i]));
-    n = atomic_load(&s->cycle_count);
-    fprintf(m,
-            "sluice_launcher_cycle_seconds_bucket{le=\"+Inf\"} %llu\n"
-            "sluice_launcher_cycle_seconds_sum %.6f\n"
-            "sluice_launcher_cycle_seconds_count %llu\n"
-            "# HELP sluice_launcher_cycle_errors_total Launcher cycles that ended in an error.\n"
-            "# TYPE sluice_launcher_cycle_errors_total counter\n"
-            "sluice_launcher_cycle_errors_total %llu\n",
-            n, (double)atomic_load(&s->cycle_sum_us) / 1e6, n,
-            (unsigned long long)atomic_load(&s->cycle_errors));
-    if (s->o.client != NULL) {
-        sluice_client_stats(s->o.client, &cs);
-        fprintf(m,
-                "# HELP sluice_slurmrestd_requests_total Requests sent to slurmrestd, by kind.\n"
-                "# TYPE sluice_slurmrestd_requests_total counter\n"
-                "sluice_slurmrestd_requests_total{kind=\"submit\"} %" PRIu64 "\n"
-                "sluice_slurmrestd_requests_total{kind=\"query\"} %" PRIu64 "\n"
-                "sluice_slurmrestd_requests_total{kind=\"cancel\"} %" PRIu64 "\n"
-                "# HELP sluice_slurmrestd_responses_total Exchanges with slurmrestd by outcome "
-                "class (a transport failure is unavailable).\n"
-                "# TYPE sluice_slurmrestd_responses_total counter\n"
-                "sluice_slurmrestd_responses_total{class=\"ok\"} %" PRIu64 "\n"
-                "sluice_slurmrestd_responses_total{class=\"auth\"} %" PRIu64 "\n"
-                "sluice_slurmrestd_responses_total{class=\"unavailable\"} %" PRIu64 "\n"
-                "sluice_slurmrestd_responses_total{class=\"rejected\"} %" PRIu64 "\n"
-                "sluice_slurmrestd_responses_total{class=\"not-found\"} %" PRIu64 "\n",
-                cs.submit, cs.query, cs.cancel, cs.ok, cs.auth, cs.unavailable, cs.rejected,
-                cs.not_found);
-    }
-    sluice_launcher_stats(s->o.launcher, &ls);
-    fprintf(m,
-            "# HELP sluice_accounting_misses_total Accounting reads that found no record of a "
-            "job that left the queue.\n"
-            "# TYPE sluice_accounting_misses_total counter\n"
-            "sluice_accounting_misses_total %" PRIu64 "\n"
-            "# HELP sluice_submit_reconciliations_total Uncertain submits settled by "
-            "reconciliation, by outcome.\n"
-            "# TYPE sluice_submit_reconciliations_total counter\n"
-            "sluice_submit_reconciliations_total{outcome=\"adopted-live\"} %" PRIu64 "\n"
-            "sluice_submit_reconciliations_total{outcome=\"adopted-accounting\"} %" PRIu64 "\n"
-            "sluice_submit_reconciliations_total{outcome=\"absence-confirmed\"} %" PRIu64 "\n"
-            "# HELP sluice_launches_pruned_total Finished launches removed by retention.\n"
-            "# TYPE sluice_launches_pruned_total counter\n"
-            "sluice_launches_pruned_total %llu\n"
-            "# HELP sluice_logs_pruned_total Archived log directories removed by retention.\n"
-            "# TYPE sluice_logs_pruned_total counter\n"
-            "sluice_logs_pruned_total %llu\n"
-            "# HELP sluice_http_launch_views_total GET /v1/launches/{id} answers, by whether "
-            "the cached answer was still current.\n"
-            "# TYPE sluice_http_launch_views_total counter\n"
-            "sluice_http_launch_views_total{cache=\"hit\"} %llu\n"
-            "sluice_http_launch_views_total{cache=\"miss\"} %llu\n"
-            "# HELP sluice_http_connections Open HTTP connections (TCP and Unix socket).\n"
-            "# TYPE sluice_http_connections gauge\n"
-            "sluice_http_connections %u\n"
-            "# HELP sluice_http_refused_total Requests refused before routing, by reason.\n"
-            "# TYPE sluice_http_refused_total counter\n"
-            "sluice_http_refused_total{reason=\"busy\"} %llu\n"
-            "sluice_http_refused_total{reason=\"too-large\"} %llu\n"
-            "sluice_http_refused_total{reason=\"body-timeout\"} %llu\n",
-            ls.accounting_misses, ls.adoptions_live, ls.adoptions_accounting, ls.absences_confirmed,
-            (unsigned long long)atomic_load(&s->pruned),
-            (unsigned long long)atomic_load(&s->pruned_logs),
-            (unsigned long long)atomic_load(&s->view_hits),
-            (unsigned long long)atomic_load(&s->view_misses), atomic_load(&s->open_conns),
-            (unsigned long long)atomic_load(&s->refused_busy),
-            (unsigned long long)atomic_load(&s->refused_too_large),
-            (unsigned long long)atomic_load(&s->body_timeouts));
-}
-
 static enum MHD_Result get_metrics(sluice_server_t *s, struct MHD_Connection *c)
 {
-    json_t *by_state = json_object(), *items = NULL, *it;
-    sluice_store_filter_t f;
-    char *cursor = NULL, *text = NULL, *next = NULL;
-    size_t i, len = 0, tracked = 0;
-    FILE *m;
-    const char *k;
-    json_t *v;
-    int ok = 1;
+    char *text = NULL;
+    sluice_err rc = server_metrics_render(s, &text);
 
-    if (by_state == NULL)
-        return MHD_NO;
-    for (i = 0; i < (size_t)SLUICE_FSM_STATE_COUNT_; i++) {
-        const char *name = sluice_fsm_state_name((sluice_fsm_state)i);
-        if (name)
-            json_object_set_new(by_state, name, json_integer(0));
-    }
-    pthread_mutex_lock(&s->rmu);
-    do {
-        memset(&f, 0, sizeof(f));
-        f.limit = 1000;
-        f.cursor = cursor;
-        if (sluice_store_list_launches(s->rstore, &f, &items, &next, NULL) != SLUICE_OK) {
-            ok = 0;
-            break;
-        }
-        json_array_foreach(items, i, it)
-        {
-            const char *st = json_string_value(json_object_get(it, "state"));
-            if (st)
-                json_object_set_new(
-                    by_state, st,
-                    json_integer(json_integer_value(json_object_get(by_state, st)) + 1));
-        }
-        json_decref(items);
-        items = NULL;
-        free(cursor);
-        cursor = next;
-        next = NULL;
-    } while (cursor);
-    pthread_mutex_unlock(&s->rmu);
-    pthread_mutex_lock(&s->mu);
-    tracked = sluice_launcher_tracked(s->o.launcher);
-    pthread_mutex_unlock(&s->mu);
-    free(cursor);
-    if (!ok) {
-        json_decref(by_state);
+    if (rc == SLUICE_ESTORE)
         return problem(c, 503, "store", "Store unavailable", "the store could not be read");
-    }
-    if ((m = open_memstream(&text, &len)) == NULL) {
-        json_decref(by_state);
-        return MHD_NO;
-    }
-    fprintf(m, "# HELP sluice_launches Launches in the store by state.\n"
-               "# TYPE sluice_launches gauge\n");
-    json_object_foreach(by_state, k, v)
-    {
-        fprintf(m, "sluice_launches{state=\"%s\"} %" JSON_INTEGER_FORMAT "\n", k,
-                json_integer_value(v));
-    }
-    fprintf(m,
-            "# HELP sluice_launches_tracked Launches the supervisor is driving.\n"
-            "# TYPE sluice_launches_tracked gauge\n"
-            "sluice_launches_tracked %zu\n"
-            "# HELP sluice_transitions_total State or result changes seen by the supervisor.\n"
-            "# TYPE sluice_transitions_total counter\n"
-            "sluice_transitions_total %llu\n"
-            "# HELP sluice_http_requests_total HTTP requests answered.\n"
-            "# TYPE sluice_http_requests_total counter\n"
-            "sluice_http_requests_total %llu\n",
-            tracked, (unsigned long long)atomic_load(&s->transitions),
-            (unsigned long long)atomic_load(&s->requests));
-    if (s->o.token_ttl_s) {
-        int64_t ttl;
-        pthread_mutex_lock(&s->mu);
-        ttl = s->o.token_ttl_s(s->o.cluster_arg);
-        pthread_mutex_unlock(&s->mu);
-        if (ttl >= 0)
-            fprintf(m,
-                    "# HELP sluice_token_expiry_seconds Seconds until the Slurm JWT expires.\n"
-                    "# TYPE sluice_token_expiry_seconds gauge\n"
-                    "sluice_token_expiry_seconds %" PRId64 "\n",
-                    ttl);
-    }
-    metrics_counters(s, m);
-    fclose(m);
-    json_decref(by_state);
-    if (text == NULL)
+    if (rc != SLUICE_OK)
         return MHD_NO;
     return queue_text(c, 200, "text/plain; version=0.0.4; charset=utf-8", text);
 }
@@ -1602,11 +1095,14 @@ static enum MHD_Result route(
     if (li->unix_socket) {
         /* The socket's file mode guards the Unix listener; the peer's uid
          * names the caller. */
-        if (peer_caller(c, &caller) != 0)
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (server_peer_caller(ci ? ci->connect_fd : -1, &caller) != 0)
             return problem(c, 401, "unauthorized", "Unauthorized",
                            "the peer of the Unix socket could not be identified");
     } else {
-        const token_t *t = authenticate(s, c);
+        const token_t *t = server_authenticate(
+            s, MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION));
         if (t == NULL)
             return problem(c, 401, "unauthorized", "Unauthorized",
                            "a valid `Authorization: Bearer <token>` header is required");
@@ -1648,7 +1144,7 @@ static enum MHD_Result route(
             snprintf(detail, sizeof(detail), "the launch id in the path %s", why);
             return problem_ex(c, 400, "invalid-id", "Invalid launch id", detail, "launch_id", NULL);
         }
-        if (!valid_id(rest, idlen))
+        if (!server_valid_id(rest, idlen))
             return problem(c, 404, "not-found", "Not found", "no such launch");
         memcpy(id, rest, idlen);
         id[idlen] = '\0';
@@ -1699,9 +1195,9 @@ static enum MHD_Result on_request(void *cls,
          * away so that a simple client, which sends all before it reads,
          * gets its 413 after the body; past that it is refused before any
          * of it is read.  Neither is ever buffered. */
-        if (cl != NULL && parse_count(cl) > (long long)SLUICE_SERVER_MAX_BODY) {
+        if (cl != NULL && server_parse_count(cl) > (long long)SLUICE_SERVER_MAX_BODY) {
             atomic_fetch_add(&s->refused_too_large, 1);
-            if (parse_count(cl) <= (long long)DRAIN_MAX) {
+            if (server_parse_count(cl) <= (long long)DRAIN_MAX) {
                 rq->discard = 1;
                 return MHD_YES;
             }
@@ -1717,13 +1213,13 @@ static enum MHD_Result on_request(void *cls,
         if (rq->answered)
             return MHD_YES; /* answered early: the rest is discarded */
         if (rq->discard) {
-            if (elapsed_s(&rq->start) > (double)s->o.conn_timeout_s)
+            if (server_elapsed_s(&rq->start) > (double)s->o.conn_timeout_s)
                 return MHD_NO;
             return MHD_YES;
         }
         /* libmicrohttpd cannot answer in the middle of a body, so the two
          * cases below close the connection without an answer. */
-        if (elapsed_s(&rq->start) > (double)s->o.conn_timeout_s) {
+        if (server_elapsed_s(&rq->start) > (double)s->o.conn_timeout_s) {
             /* A body trickled in slower than the limit (slowloris). */
             atomic_fetch_add(&s->body_timeouts, 1);
             sluice_log(SLUICE_LOG_INFO, "http: a request body took over %u s; connection closed",
@@ -1767,7 +1263,7 @@ static void on_completed(void *cls,
 
     (void)cls, (void)c, (void)toe;
     if (rq) {
-        wipe(rq->body, rq->len);
+        server_wipe(rq->body, rq->len);
         free(rq->body);
         free(rq);
         *con_cls = NULL;
@@ -1793,235 +1289,6 @@ static void mhd_logger(void *cls, const char *fmt, va_list ap)
         snprintf(s->mhd_msg, sizeof(s->mhd_msg), "%s", msg);
     else
         sluice_log(SLUICE_LOG_DEBUG, "libmicrohttpd: %s", msg);
-}
-
-/* Read a PEM file whole (at most MAX_PEM bytes) into a new NUL-terminated
- * buffer.  A key must not be readable by others and must not be
- * encrypted.  Errors name the file, never its content. */
-static sluice_err
-read_pem(const char *path, int is_key, char **out, size_t *len_out, sluice_error_t *err)
-{
-    const char *what = is_key ? "TLS key" : "TLS certificate";
-    struct stat st;
-    char *buf = NULL;
-    size_t got = 0;
-    int fd;
-    sluice_err rc = SLUICE_OK;
-
-    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-        return sluice_errorf(err, SLUICE_ECONFIG, "%s %s: %s", what, path, strerror(errno));
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        rc = sluice_errorf(err, SLUICE_ECONFIG, "%s %s is not a regular file", what, path);
-        goto out;
-    }
-    if (is_key && (st.st_mode & 007)) {
-        rc = sluice_errorf(err, SLUICE_ECONFIG,
-                           "%s %s is readable by others (mode %03o); chmod 600 or 640", what, path,
-                           (unsigned)(st.st_mode & 0777));
-        goto out;
-    }
-    if (st.st_size <= 0 || (uint64_t)st.st_size > MAX_PEM) {
-        rc = sluice_errorf(err, SLUICE_ECONFIG, "%s %s: expected a PEM file of 1 to %u bytes", what,
-                           path, MAX_PEM);
-        goto out;
-    }
-    if ((buf = malloc((size_t)st.st_size + 1)) == NULL) {
-        rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
-        goto out;
-    }
-    while (got < (size_t)st.st_size) {
-        ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            rc = sluice_errorf(err, SLUICE_ECONFIG, "%s %s: %s", what, path,
-                               n < 0 ? strerror(errno) : "shorter than its size");
-            goto out;
-        }
-        got += (size_t)n;
-    }
-    buf[got] = '\0';
-    if (is_key && strstr(buf, "ENCRYPTED") != NULL)
-        rc = sluice_errorf(err, SLUICE_ECONFIG,
-                           "%s %s is encrypted; give sluice an unencrypted key (mode 0600)", what,
-                           path);
-    else if (is_key &&
-             (strstr(buf, "-----BEGIN ") == NULL || strstr(buf, "PRIVATE KEY-----") == NULL))
-        rc = sluice_errorf(err, SLUICE_ECONFIG, "%s %s: no PEM private key in it", what, path);
-    else if (!is_key && strstr(buf, "-----BEGIN CERTIFICATE-----") == NULL)
-        rc = sluice_errorf(err, SLUICE_ECONFIG, "%s %s: no PEM certificate in it", what, path);
-out:
-    close(fd);
-    if (rc != SLUICE_OK) {
-        wipe(buf, got);
-        free(buf);
-        return rc;
-    }
-    *out = buf;
-    *len_out = got;
-    return SLUICE_OK;
-}
-
-static sluice_err
-parse_listen(const char *listen, int tls, struct sockaddr_storage *ss, int *v6, sluice_error_t *err)
-{
-    char host[64];
-    const char *colon;
-    long long port;
-    size_t hl;
-
-    memset(ss, 0, sizeof(*ss));
-    *v6 = 0;
-    if (listen == NULL)
-        return sluice_errorf(err, SLUICE_EINVAL, "no listen address");
-    if (listen[0] == '[') {
-        const char *end = strchr(listen, ']');
-        if (end == NULL || end[1] != ':')
-            return sluice_errorf(err, SLUICE_EINVAL, "listen: expected [ADDR]:PORT");
-        hl = (size_t)(end - listen - 1);
-        colon = end + 1;
-        listen++;
-    } else {
-        if ((colon = strrchr(listen, ':')) == NULL)
-            return sluice_errorf(err, SLUICE_EINVAL, "listen: expected HOST:PORT");
-        hl = (size_t)(colon - listen);
-    }
-    if (hl == 0 || hl >= sizeof(host))
-        return sluice_errorf(err, SLUICE_EINVAL, "listen: bad host");
-    memcpy(host, listen, hl);
-    host[hl] = '\0';
-    port = parse_count(colon + 1);
-    if (port < 0 || port > 65535)
-        return sluice_errorf(err, SLUICE_EINVAL, "listen: bad port '%s'", colon + 1);
-    if (strcmp(host, "localhost") == 0)
-        snprintf(host, sizeof(host), "127.0.0.1");
-    {
-        struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
-        struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
-        if (inet_pton(AF_INET, host, &a4->sin_addr) == 1) {
-            if (!tls && (ntohl(a4->sin_addr.s_addr) >> 24) != 127)
-                return sluice_errorf(err, SLUICE_EINVAL,
-                                     "listen: %s is not a loopback address (plain HTTP is only "
-                                     "served on loopback; set --tls-cert and --tls-key to listen "
-                                     "on other addresses)",
-                                     host);
-            a4->sin_family = AF_INET;
-            a4->sin_port = htons((uint16_t)port);
-            return SLUICE_OK;
-        }
-        if (inet_pton(AF_INET6, host, &a6->sin6_addr) == 1) {
-            if (!tls && !IN6_IS_ADDR_LOOPBACK(&a6->sin6_addr))
-                return sluice_errorf(err, SLUICE_EINVAL,
-                                     "listen: %s is not a loopback address (plain HTTP is only "
-                                     "served on loopback; set --tls-cert and --tls-key to listen "
-                                     "on other addresses)",
-                                     host);
-            a6->sin6_family = AF_INET6;
-            a6->sin6_port = htons((uint16_t)port);
-            *v6 = 1;
-            return SLUICE_OK;
-        }
-    }
-    return sluice_errorf(err, SLUICE_EINVAL, "listen: '%s' is not a numeric address", host);
-}
-
-/* A listening TCP socket on `ss`, or -1.  Bound here (not by
- * libmicrohttpd) so that an address error and a TLS error are told
- * apart. */
-static int
-tcp_listen(const struct sockaddr_storage *ss, int v6, const char *listen_s, sluice_error_t *err)
-{
-    int fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
-
-    if (fd < 0) {
-        sluice_errorf(err, SLUICE_ETRANSPORT, "socket: %s", strerror(errno));
-        return -1;
-    }
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if (v6)
-        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-    if (bind(fd, (const struct sockaddr *)ss,
-             v6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in)) != 0 ||
-        listen(fd, 128) != 0) {
-        sluice_errorf(err, SLUICE_ETRANSPORT, "cannot listen on %s: %s", listen_s, strerror(errno));
-        close(fd);
-        return -1;
-    }
-    return fd;
-}
-
-/* Bind a Unix stream socket at `path` with `mode`; a stale socket file is
- * replaced, any other file is refused.  Returns the listening fd or -1. */
-static int unix_listen(const char *path, unsigned mode, const char *group, sluice_error_t *err)
-{
-    struct sockaddr_un a;
-    struct stat st;
-    mode_t old;
-    gid_t gid = (gid_t)-1;
-    int fd = -1;
-
-    if (mode & 007) {
-        sluice_errorf(err, SLUICE_EINVAL,
-                      "socket mode %04o is accessible by others; use 0660 or stricter", mode);
-        return -1;
-    }
-    if ((mode & 0600) != 0600 || mode > 0777) {
-        sluice_errorf(err, SLUICE_EINVAL, "socket mode %04o: the owner needs read and write", mode);
-        return -1;
-    }
-    if (group != NULL) {
-        struct group gr, *res = NULL;
-        char buf[4096];
-        int e = getgrnam_r(group, &gr, buf, sizeof(buf), &res);
-        if (res == NULL) {
-            sluice_errorf(err, SLUICE_ECONFIG, "socket group '%s': %s", group,
-                          e ? strerror(e) : "no such group");
-            return -1;
-        }
-        gid = res->gr_gid;
-    }
-    memset(&a, 0, sizeof(a));
-    a.sun_family = AF_UNIX;
-    if (strlen(path) >= sizeof(a.sun_path)) {
-        sluice_errorf(err, SLUICE_EINVAL, "socket path %s is too long", path);
-        return -1;
-    }
-    memcpy(a.sun_path, path, strlen(path) + 1);
-    if (lstat(path, &st) == 0) {
-        if (!S_ISSOCK(st.st_mode)) {
-            sluice_errorf(err, SLUICE_EINVAL, "%s exists and is not a socket", path);
-            return -1;
-        }
-        unlink(path);
-    }
-    if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0) {
-        sluice_errorf(err, SLUICE_ETRANSPORT, "socket: %s", strerror(errno));
-        return -1;
-    }
-    /* Created with no more than `mode` from the start: no window in which
-     * others could connect. */
-    old = umask((mode_t)(~mode & 0777));
-    if (bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
-        umask(old);
-        sluice_errorf(err, SLUICE_ETRANSPORT, "bind %s: %s", path, strerror(errno));
-        close(fd);
-        return -1;
-    }
-    umask(old);
-    if (gid != (gid_t)-1 && chown(path, (uid_t)-1, gid) != 0) {
-        sluice_errorf(err, SLUICE_EPERM, "socket %s: cannot give it to group '%s': %s", path, group,
-                      strerror(errno));
-        close(fd);
-        unlink(path);
-        return -1;
-    }
-    if (chmod(path, (mode_t)mode) != 0 || listen(fd, 128) != 0) {
-        sluice_errorf(err, SLUICE_ETRANSPORT, "listen %s: %s", path, strerror(errno));
-        close(fd);
-        unlink(path);
-        return -1;
-    }
-    return fd;
 }
 
 sluice_err
@@ -2052,8 +1319,8 @@ sluice_server_new(sluice_server_t **out, const sluice_server_opts_t *opts, sluic
         return sluice_errorf(err, SLUICE_EUNSUPPORTED,
                              "server: this libmicrohttpd was built without TLS (GnuTLS); install "
                              "Debian's libmicrohttpd12 or serve on loopback or the Unix socket");
-    if (opts->listen &&
-        (rc = parse_listen(opts->listen, opts->tls_cert != NULL, &ss, &v6, err)) != SLUICE_OK)
+    if (opts->listen && (rc = server_parse_listen(opts->listen, opts->tls_cert != NULL, &ss, &v6,
+                                                  err)) != SLUICE_OK)
         return rc;
     if ((s = calloc(1, sizeof(*s))) == NULL)
         return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
@@ -2085,17 +1352,17 @@ sluice_server_new(sluice_server_t **out, const sluice_server_opts_t *opts, sluic
     atomic_init(&s->requests, 0);
     atomic_init(&s->pruned_logs, 0);
     if (opts->tls_cert &&
-        ((rc = read_pem(opts->tls_cert, 0, &s->cert_pem, &s->cert_len, err)) != SLUICE_OK ||
-         (rc = read_pem(opts->tls_key, 1, &s->key_pem, &s->key_len, err)) != SLUICE_OK))
+        ((rc = server_read_pem(opts->tls_cert, 0, &s->cert_pem, &s->cert_len, err)) != SLUICE_OK ||
+         (rc = server_read_pem(opts->tls_key, 1, &s->key_pem, &s->key_len, err)) != SLUICE_OK))
         goto out;
     if ((rc = sluice_store_open(&s->rstore, sluice_store_dir(opts->store), err)) != SLUICE_OK ||
         (rc = sluice_store_last_gseq(s->rstore, &s->seen_gseq, err)) != SLUICE_OK)
         goto out;
     if ((opts->listen || opts->tokens_file) &&
-        (rc = load_tokens(s, opts->tokens_file, err)) != SLUICE_OK)
+        (rc = server_load_tokens(s, opts->tokens_file, err)) != SLUICE_OK)
         goto out;
     if (opts->listen) {
-        if ((tfd = tcp_listen(&ss, v6, opts->listen, err)) < 0) {
+        if ((tfd = server_tcp_listen(&ss, v6, opts->listen, err)) < 0) {
             rc = err ? err->code : SLUICE_ETRANSPORT;
             goto out;
         }
@@ -2146,7 +1413,8 @@ sluice_server_new(sluice_server_t **out, const sluice_server_opts_t *opts, sluic
         }
     }
     if (opts->socket_path) {
-        if ((ufd = unix_listen(opts->socket_path, s->o.socket_mode, opts->socket_group, err)) < 0) {
+        if ((ufd = server_unix_listen(opts->socket_path, s->o.socket_mode, opts->socket_group,
+                                      err)) < 0) {
             rc = err ? err->code : SLUICE_ETRANSPORT;
             goto out;
         }
@@ -2195,7 +1463,7 @@ void sluice_server_free(sluice_server_t *s)
     pthread_mutex_unlock(&s->wait_mu);
     resume_all(s);
     if (s->d || s->ud)
-        sleep_ms(20); /* let resumed streams see `stopping` and end */
+        server_sleep_ms(20); /* let resumed streams see `stopping` and end */
     if (s->d)
         MHD_stop_daemon(s->d);
     if (s->ud)
@@ -2204,16 +1472,7 @@ void sluice_server_free(sluice_server_t *s)
         unlink(s->socket_path);
         free(s->socket_path);
     }
-    for (i = 0; i < s->n_tokens; i++) {
-        if (s->tokens[i].token)
-            wipe(s->tokens[i].token, strlen(s->tokens[i].token));
-        free(s->tokens[i].token);
-        free(s->tokens[i].name);
-    }
-    /* GnuTLS keeps its own copy; ours is zeroed once the daemon is gone. */
-    wipe(s->key_pem, s->key_len);
-    free(s->key_pem);
-    free(s->cert_pem);
+    server_access_free(s);
     pthread_mutex_destroy(&s->prune_mu);
     free(s->waiting);
     sluice_store_close(s->rstore);
@@ -2236,7 +1495,6 @@ sluice_err sluice_server_step(sluice_server_t *s, sluice_error_t *err)
 {
     struct timespec t0;
     double took;
-    size_t i;
     sluice_err rc;
 
     if (s == NULL)
@@ -2244,154 +1502,11 @@ sluice_err sluice_server_step(sluice_server_t *s, sluice_error_t *err)
     pthread_mutex_lock(&s->mu);
     clock_gettime(CLOCK_MONOTONIC, &t0);
     rc = sluice_launcher_step(s->o.launcher, err);
-    took = elapsed_s(&t0);
+    took = server_elapsed_s(&t0);
     atomic_store(&s->views_dirty, 1);
     pthread_mutex_unlock(&s->mu);
-    for (i = 0; i < N_CYCLE_BUCKETS; i++)
-        if (took <= cycle_buckets[i])
-            atomic_fetch_add(&s->cycle_le[i], 1);
-    atomic_fetch_add(&s->cycle_count, 1);
-    atomic_fetch_add(&s->cycle_sum_us, (unsigned long long)(took * 1e6));
-    if (rc != SLUICE_OK)
-        atomic_fetch_add(&s->cycle_errors, 1);
+    server_metrics_cycle(s, took, rc);
     return rc;
-}
-
-/* ---- retention ---------------------------------------------------------- */
-
-static int64_t clock_ms(clockid_t id)
-{
-    struct timespec ts;
-
-    clock_gettime(id, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Remove the directory `name` under `parent` and everything below it,
- * never following a symlink.  0 or -1 (errno set). */
-static int remove_tree(int parent, const char *name, int depth)
-{
-    int fd;
-    DIR *d;
-    struct dirent *e;
-    int rc = 0;
-
-    if (depth > 8) {
-        errno = ELOOP;
-        return -1;
-    }
-    if ((fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-        return -1;
-    if ((d = fdopendir(fd)) == NULL) {
-        close(fd);
-        return -1;
-    }
-    while (rc == 0 && (e = readdir(d)) != NULL) {
-        struct stat st;
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        if (fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
-            rc = -1;
-        else if (S_ISDIR(st.st_mode))
-            rc = remove_tree(fd, e->d_name, depth + 1);
-        else
-            rc = unlinkat(fd, e->d_name, 0);
-    }
-    closedir(d);
-    if (rc == 0)
-        rc = unlinkat(parent, name, AT_REMOVEDIR);
-    return rc;
-}
-
-/* Archived log directories older than logs_max_age_s, unless the store
- * still knows their launch as live. */
-static sluice_err prune_logs(sluice_server_t *s, int64_t now_ms, size_t *n_out, sluice_error_t *err)
-{
-    char dir[4200];
-    int dfd;
-    DIR *d;
-    struct dirent *e;
-    int64_t cutoff = now_ms - s->o.logs_max_age_s * 1000;
-    sluice_err rc = SLUICE_OK;
-
-    snprintf(dir, sizeof(dir), "%s/artifacts", sluice_store_dir(s->o.store));
-    if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-        return errno == ENOENT ? SLUICE_OK
-                               : sluice_errorf(err, SLUICE_EIO, "%s: %s", dir, strerror(errno));
-    if ((d = fdopendir(dfd)) == NULL) {
-        close(dfd);
-        return sluice_errorf(err, SLUICE_EIO, "%s: %s", dir, strerror(errno));
-    }
-    while ((e = readdir(d)) != NULL) {
-        struct stat st;
-        json_t *l = NULL;
-        sluice_err g;
-        int live;
-
-        if (!valid_id(e->d_name, strlen(e->d_name)) ||
-            fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
-            (int64_t)st.st_mtime * 1000 >= cutoff)
-            continue;
-        pthread_mutex_lock(&s->rmu);
-        g = sluice_store_get_launch(s->rstore, e->d_name, &l, NULL);
-        pthread_mutex_unlock(&s->rmu);
-        live =
-            g == SLUICE_OK ? !json_is_true(json_object_get(l, "terminal")) : g != SLUICE_ENOTFOUND;
-        json_decref(l);
-        if (live)
-            continue; /* a live launch, or the store could not say: keep */
-        if (remove_tree(dfd, e->d_name, 0) != 0) {
-            rc = sluice_errorf(err, SLUICE_EIO, "retention: %s/%s: %s", dir, e->d_name,
-                               strerror(errno));
-            continue;
-        }
-        (*n_out)++;
-    }
-    closedir(d);
-    return rc;
-}
-
-sluice_err sluice_server_prune(
-    sluice_server_t *s, int64_t now_ms, size_t *launches_out, size_t *logs_out, sluice_error_t *err)
-{
-    size_t nl = 0, ng = 0;
-    sluice_err rc = SLUICE_OK, rc2 = SLUICE_OK;
-
-    if (s == NULL)
-        return sluice_errorf(err, SLUICE_EINVAL, "no server");
-    if (now_ms == 0)
-        now_ms = clock_ms(CLOCK_REALTIME);
-    pthread_mutex_lock(&s->prune_mu);
-    if (s->o.launches_max_age_s > 0) {
-        /* The store refuses to delete a launch that is not terminal. */
-        pthread_mutex_lock(&s->mu);
-        rc = sluice_store_prune(s->o.store, s->o.launches_max_age_s * 1000, now_ms, &nl, err);
-        pthread_mutex_unlock(&s->mu);
-    }
-    if (s->o.logs_max_age_s > 0)
-        rc2 = prune_logs(s, now_ms, &ng, rc == SLUICE_OK ? err : NULL);
-    pthread_mutex_unlock(&s->prune_mu);
-    if (nl > 0)
-        sluice_server_count_pruned(s, nl); /* the metric, and no cached answer outlives it */
-    atomic_fetch_add(&s->pruned_logs, ng);
-    if (nl > 0 || ng > 0)
-        sluice_log(SLUICE_LOG_INFO,
-                   "retention: removed %zu finished launches and %zu log directories", nl, ng);
-    if (launches_out)
-        *launches_out = nl;
-    if (logs_out)
-        *logs_out = ng;
-    return rc != SLUICE_OK ? rc : rc2;
-}
-
-uint64_t sluice_server_pruned_launches(const sluice_server_t *s)
-{
-    return s ? atomic_load(&s->pruned) : 0;
-}
-
-uint64_t sluice_server_pruned_logs(const sluice_server_t *s)
-{
-    return s ? atomic_load(&s->pruned_logs) : 0;
 }
 
 sluice_err sluice_server_run_launcher(sluice_server_t *s, volatile int *stop, sluice_error_t *err)
@@ -2404,11 +1519,11 @@ sluice_err sluice_server_run_launcher(sluice_server_t *s, volatile int *stop, sl
         sluice_error_t e = SLUICE_ERROR_INIT;
         int64_t wait_ms, slept = 0;
 
-        if (clock_ms(CLOCK_MONOTONIC) >= next_prune) {
+        if (server_clock_ms(CLOCK_MONOTONIC) >= next_prune) {
             sluice_error_t pe = SLUICE_ERROR_INIT;
             if (sluice_server_prune(s, 0, NULL, NULL, &pe) != SLUICE_OK)
                 sluice_log(SLUICE_LOG_WARNING, "retention: %s", pe.text);
-            next_prune = clock_ms(CLOCK_MONOTONIC) +
+            next_prune = server_clock_ms(CLOCK_MONOTONIC) +
                          (int64_t)(s->o.prune_interval_s ? s->o.prune_interval_s : 3600) * 1000;
         }
 
@@ -2418,31 +1533,9 @@ sluice_err sluice_server_run_launcher(sluice_server_t *s, volatile int *stop, sl
         wait_ms = sluice_launcher_next_interval_ms(s->o.launcher);
         pthread_mutex_unlock(&s->mu);
         while (!*stop && slept < wait_ms) {
-            sleep_ms(100);
+            server_sleep_ms(100);
             slept += 100;
         }
     }
     return SLUICE_OK;
-}
-
-void sluice_server_count_transition(sluice_server_t *s)
-{
-    if (s)
-        atomic_fetch_add(&s->transitions, 1);
-}
-
-void sluice_server_count_pruned(sluice_server_t *s, size_t n)
-{
-    size_t i;
-
-    if (s == NULL)
-        return;
-    atomic_fetch_add(&s->pruned, (unsigned long long)n);
-    /* A prune writes no event: no kept answer may outlive it. */
-    pthread_mutex_lock(&s->vmu);
-    for (i = 0; i < VIEW_SLOTS; i++) {
-        free(s->views[i].text);
-        s->views[i].text = NULL;
-    }
-    pthread_mutex_unlock(&s->vmu);
 }

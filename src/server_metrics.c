@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* server_metrics.c - the Prometheus text of GET /v1/metrics: launches by
+ * state, the supervisor's and the HTTP side's counters, the REST client's
+ * and the launcher's statistics, and the launcher-cycle histogram.
+ *
+ * Notes:
+ * - Counters are atomics in the server struct, bumped where things happen;
+ *   this file only reads them, except the cycle histogram, which
+ *   server_metrics_cycle() fills.
+ * - server.c turns the text into the response (it alone calls
+ *   libmicrohttpd).
+ */
+#define _GNU_SOURCE 1 /* open_memstream */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "server_int.h"
+
+/* Upper bounds (seconds) of the launcher-cycle latency histogram. */
+static const double cycle_buckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+_Static_assert(sizeof(cycle_buckets) / sizeof(cycle_buckets[0]) == N_CYCLE_BUCKETS,
+               "N_CYCLE_BUCKETS (server_int.h) is the number of cycle buckets");
+
+void server_metrics_cycle(sluice_server_t *s, double took, sluice_err rc)
+{
+    size_t i;
+
+    for (i = 0; i < N_CYCLE_BUCKETS; i++)
+        if (took <= cycle_buckets[i])
+            atomic_fetch_add(&s->cycle_le[i], 1);
+    atomic_fetch_add(&s->cycle_count, 1);
+    atomic_fetch_add(&s->cycle_sum_us, (unsigned long long)(took * 1e6));
+    if (rc != SLUICE_OK)
+        atomic_fetch_add(&s->cycle_errors, 1);
+}
+
+/* The counters of the launcher cycle, the REST client, the launcher's
+ * reconciliation and the HTTP side, in Prometheus text format. */
+static void metrics_counters(sluice_server_t *s, FILE *m)
+{
+    sluice_launcher_stats_t ls;
+    sluice_client_stats_t cs;
+    unsigned long long n;
+    size_t i;
+
+    fprintf(m, "# HELP sluice_launcher_cycle_seconds Duration of one launcher cycle (poll, submit, "
+               "reconcile, cancel).\n"
+               "# TYPE sluice_launcher_cycle_seconds histogram\n");
+    for (i = 0; i < N_CYCLE_BUCKETS; i++)
+        fprintf(m, "sluice_launcher_cycle_seconds_bucket{le=\"%g\"} %llu\n", cycle_buckets[i],
+                (unsigned long long)atomic_load(&s->cycle_le[i]));
+    n = atomic_load(&s->cycle_count);
+    fprintf(m,
+            "sluice_launcher_cycle_seconds_bucket{le=\"+Inf\"} %llu\n"
+            "sluice_launcher_cycle_seconds_sum %.6f\n"
+            "sluice_launcher_cycle_seconds_count %llu\n"
+            "# HELP sluice_launcher_cycle_errors_total Launcher cycles that ended in an error.\n"
+            "# TYPE sluice_launcher_cycle_errors_total counter\n"
+            "sluice_launcher_cycle_errors_total %llu\n",
+            n, (double)atomic_load(&s->cycle_sum_us) / 1e6, n,
+            (unsigned long long)atomic_load(&s->cycle_errors));
+    if (s->o.client != NULL) {
+        sluice_client_stats(s->o.client, &cs);
+        fprintf(m,
+                "# HELP sluice_slurmrestd_requests_total Requests sent to slurmrestd, by kind.\n"
+                "# TYPE sluice_slurmrestd_requests_total counter\n"
+                "sluice_slurmrestd_requests_total{kind=\"submit\"} %" PRIu64 "\n"
+                "sluice_slurmrestd_requests_total{kind=\"query\"} %" PRIu64 "\n"
+                "sluice_slurmrestd_requests_total{kind=\"cancel\"} %" PRIu64 "\n"
+                "# HELP sluice_slurmrestd_responses_total Exchanges with slurmrestd by outcome "
+                "class (a transport failure is unavailable).\n"
+                "# TYPE sluice_slurmrestd_responses_total counter\n"
+                "sluice_slurmrestd_responses_total{class=\"ok\"} %" PRIu64 "\n"
+                "sluice_slurmrestd_responses_total{class=\"auth\"} %" PRIu64 "\n"
+                "sluice_slurmrestd_responses_total{class=\"unavailable\"} %" PRIu64 "\n"
+                "sluice_slurmrestd_responses_total{class=\"rejected\"} %" PRIu64 "\n"
+                "sluice_slurmrestd_responses_total{class=\"not-found\"} %" PRIu64 "\n",
+                cs.submit, cs.query, cs.cancel, cs.ok, cs.auth, cs.unavailable, cs.rejected,
+                cs.not_found);
+    }
+    sluice_launcher_stats(s->o.launcher, &ls);
+    fprintf(m,
+            "# HELP sluice_accounting_misses_total Accounting reads that found no record of a "
+            "job that left the queue.\n"
+            "# TYPE sluice_accounting_misses_total counter\n"
+            "sluice_accounting_misses_total %" PRIu64 "\n"
+            "# HELP sluice_submit_reconciliations_total Uncertain submits settled by "
+            "reconciliation, by outcome.\n"
+            "# TYPE sluice_submit_reconciliations_total counter\n"
+            "sluice_submit_reconciliations_total{outcome=\"adopted-live\"} %" PRIu64 "\n"
+            "sluice_submit_reconciliations_total{outcome=\"adopted-accounting\"} %" PRIu64 "\n"
+            "sluice_submit_reconciliations_total{outcome=\"absence-confirmed\"} %" PRIu64 "\n"
+            "# HELP sluice_launches_pruned_total Finished launches removed by retention.\n"
+            "# TYPE sluice_launches_pruned_total counter\n"
+            "sluice_launches_pruned_total %llu\n"
+            "# HELP sluice_logs_pruned_total Archived log directories removed by retention.\n"
+            "# TYPE sluice_logs_pruned_total counter\n"
+            "sluice_logs_pruned_total %llu\n"
+            "# HELP sluice_http_launch_views_total GET /v1/launches/{id} answers, by whether "
+            "the cached answer was still current.\n"
+            "# TYPE sluice_http_launch_views_total counter\n"
+            "sluice_http_launch_views_total{cache=\"hit\"} %llu\n"
+            "sluice_http_launch_views_total{cache=\"miss\"} %llu\n"
+            "# HELP sluice_http_connections Open HTTP connections (TCP and Unix socket).\n"
+            "# TYPE sluice_http_connections gauge\n"
+            "sluice_http_connections %u\n"
+            "# HELP sluice_http_refused_total Requests refused before routing, by reason.\n"
+            "# TYPE sluice_http_refused_total counter\n"
+            "sluice_http_refused_total{reason=\"busy\"} %llu\n"
+            "sluice_http_refused_total{reason=\"too-large\"} %llu\n"
+            "sluice_http_refused_total{reason=\"body-timeout\"} %llu\n",
+            ls.accounting_misses, ls.adoptions_live, ls.adoptions_accounting, ls.absences_confirmed,
+            (unsigned long long)atomic_load(&s->pruned),
+            (unsigned long long)atomic_load(&s->pruned_logs),
+            (unsigned long long)atomic_load(&s->view_hits),
+            (unsigned long long)atomic_load(&s->view_misses), atomic_load(&s->open_conns),
+            (unsigned long long)atomic_load(&s->refused_busy),
+            (unsigned long long)atomic_load(&s->refused_too_large),
+            (unsigned long long)atomic_load(&s->body_timeouts));
+}
+
+sluice_err server_metrics_render(sluice_server_t *s, char **text_out)
+{
+    json_t *by_state = json_object(), *items = NULL, *it;
+    sluice_store_filter_t f;
+    char *cursor = NULL, *text = NULL, *next = NULL;
+    size_t i, len = 0, tracked = 0;
+    FILE *m;
+    const char *k;
+    json_t *v;
+    int ok = 1;
+
+    if (by_state == NULL)
+        return SLUICE_ENOMEM;
+    for (i = 0; i < (size_t)SLUICE_FSM_STATE_COUNT_; i++) {
+        const char *name = sluice_fsm_state_name((sluice_fsm_state)i);
+        if (name)
+            json_object_set_new(by_state, name, json_integer(0));
+    }
+    pthread_mutex_lock(&s->rmu);
+    do {
+        memset(&f, 0, sizeof(f));
+        f.limit = 1000;
+        f.cursor = cursor;
+        if (sluice_store_list_launches(s->rstore, &f, &items, &next, NULL) != SLUICE_OK) {
+            ok = 0;
+            break;
+        }
+        json_array_foreach(items, i, it)
+        {
+            const char *st = json_string_value(json_object_get(it, "state"));
+            if (st)
+                json_object_set_new(
+                    by_state, st,
+                    json_integer(json_integer_value(json_object_get(by_state, st)) + 1));
+        }
+        json_decref(items);
+        items = NULL;
+        free(cursor);
+        cursor = next;
+        next = NULL;
+    } while (cursor);
+    pthread_mutex_unlock(&s->rmu);
+    pthread_mutex_lock(&s->mu);
+    tracked = sluice_launcher_tracked(s->o.launcher);
+    pthread_mutex_unlock(&s->mu);
+    free(cursor);
+    if (!ok) {
+        json_decref(by_state);
+        return SLUICE_ESTORE;
+    }
+    if ((m = open_memstream(&text, &len)) == NULL) {
+        json_decref(by_state);
+        return SLUICE_ENOMEM;
+    }
+    fprintf(m, "# HELP sluice_launches Launches in the store by state.\n"
+               "# TYPE sluice_launches gauge\n");
+    json_object_foreach(by_state, k, v)
+    {
+        fprintf(m, "sluice_launches{state=\"%s\"} %" JSON_INTEGER_FORMAT "\n", k,
+                json_integer_value(v));
+    }
+    fprintf(m,
+            "# HELP sluice_launches_tracked Launches the supervisor is driving.\n"
+            "# TYPE sluice_launches_tracked gauge\n"
+            "sluice_launches_tracked %zu\n"
+            "# HELP sluice_transitions_total State or result changes seen by the supervisor.\n"
+            "# TYPE sluice_transitions_total counter\n"
+            "sluice_transitions_total %llu\n"
+            "# HELP sluice_http_requests_total HTTP requests answered.\n"
+            "# TYPE sluice_http_requests_total counter\n"
+            "sluice_http_requests_total %llu\n",
+            tracked, (unsigned long long)atomic_load(&s->transitions),
+            (unsigned long long)atomic_load(&s->requests));
+    if (s->o.token_ttl_s) {
+        int64_t ttl;
+        pthread_mutex_lock(&s->mu);
+        ttl = s->o.token_ttl_s(s->o.cluster_arg);
+        pthread_mutex_unlock(&s->mu);
+        if (ttl >= 0)
+            fprintf(m,
+                    "# HELP sluice_token_expiry_seconds Seconds until the Slurm JWT expires.\n"
+                    "# TYPE sluice_token_expiry_seconds gauge\n"
+                    "sluice_token_expiry_seconds %" PRId64 "\n",
+                    ttl);
+    }
+    metrics_counters(s, m);
+    fclose(m);
+    json_decref(by_state);
+    if (text == NULL)
+        return SLUICE_ENOMEM;
+    *text_out = text;
+    return SLUICE_OK;
+}
+
+void sluice_server_count_transition(sluice_server_t *s)
+{
+    if (s)
+        atomic_fetch_add(&s->transitions, 1);
+}

@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* server_retention.c - retention of `sluice serve`: finished launches older
+ * than launches_max_age_s leave the store, archived log directories older
+ * than logs_max_age_s leave <store>/artifacts (sluice_server_prune, run by
+ * the launcher loop every prune_interval_s).
+ *
+ * Notes:
+ * - The store refuses to delete a launch that is not terminal; a log
+ *   directory is kept while the store knows its launch as live or cannot
+ *   say.
+ * - Directories are removed without following a symlink.
+ * - A prune writes no event, so it drops every cached GET answer.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include <sluice/log.h>
+
+#include "server_int.h"
+
+int64_t server_clock_ms(clockid_t id)
+{
+    struct timespec ts;
+
+    clock_gettime(id, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Remove the directory `name` under `parent` and everything below it,
+ * never following a symlink.  0 or -1 (errno set). */
+static int remove_tree(int parent, const char *name, int depth)
+{
+    int fd;
+    DIR *d;
+    struct dirent *e;
+    int rc = 0;
+
+    if (depth > 8) {
+        errno = ELOOP;
+        return -1;
+    }
+    if ((fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+        return -1;
+    if ((d = fdopendir(fd)) == NULL) {
+        close(fd);
+        return -1;
+    }
+    while (rc == 0 && (e = readdir(d)) != NULL) {
+        struct stat st;
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        if (fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+            rc = -1;
+        else if (S_ISDIR(st.st_mode))
+            rc = remove_tree(fd, e->d_name, depth + 1);
+        else
+            rc = unlinkat(fd, e->d_name, 0);
+    }
+    closedir(d);
+    if (rc == 0)
+        rc = unlinkat(parent, name, AT_REMOVEDIR);
+    return rc;
+}
+
+/* Archived log directories older than logs_max_age_s, unless the store
+ * still knows their launch as live. */
+static sluice_err prune_logs(sluice_server_t *s, int64_t now_ms, size_t *n_out, sluice_error_t *err)
+{
+    char dir[4200];
+    int dfd;
+    DIR *d;
+    struct dirent *e;
+    int64_t cutoff = now_ms - s->o.logs_max_age_s * 1000;
+    sluice_err rc = SLUICE_OK;
+
+    snprintf(dir, sizeof(dir), "%s/artifacts", sluice_store_dir(s->o.store));
+    if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+        return errno == ENOENT ? SLUICE_OK
+                               : sluice_errorf(err, SLUICE_EIO, "%s: %s", dir, strerror(errno));
+    if ((d = fdopendir(dfd)) == NULL) {
+        close(dfd);
+        return sluice_errorf(err, SLUICE_EIO, "%s: %s", dir, strerror(errno));
+    }
+    while ((e = readdir(d)) != NULL) {
+        struct stat st;
+        json_t *l = NULL;
+        sluice_err g;
+        int live;
+
+        if (!server_valid_id(e->d_name, strlen(e->d_name)) ||
+            fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
+            (int64_t)st.st_mtime * 1000 >= cutoff)
+            continue;
+        pthread_mutex_lock(&s->rmu);
+        g = sluice_store_get_launch(s->rstore, e->d_name, &l, NULL);
+        pthread_mutex_unlock(&s->rmu);
+        live =
+            g == SLUICE_OK ? !json_is_true(json_object_get(l, "terminal")) : g != SLUICE_ENOTFOUND;
+        json_decref(l);
+        if (live)
+            continue; /* a live launch, or the store could not say: keep */
+        if (remove_tree(dfd, e->d_name, 0) != 0) {
+            rc = sluice_errorf(err, SLUICE_EIO, "retention: %s/%s: %s", dir, e->d_name,
+                               strerror(errno));
+            continue;
+        }
+        (*n_out)++;
+    }
+    closedir(d);
+    return rc;
+}
+
+sluice_err sluice_server_prune(
+    sluice_server_t *s, int64_t now_ms, size_t *launches_out, size_t *logs_out, sluice_error_t *err)
+{
+    size_t nl = 0, ng = 0;
+    sluice_err rc = SLUICE_OK, rc2 = SLUICE_OK;
+
+    if (s == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "no server");
+    if (now_ms == 0)
+        now_ms = server_clock_ms(CLOCK_REALTIME);
+    pthread_mutex_lock(&s->prune_mu);
+    if (s->o.launches_max_age_s > 0) {
+        /* The store refuses to delete a launch that is not terminal. */
+        pthread_mutex_lock(&s->mu);
+        rc = sluice_store_prune(s->o.store, s->o.launches_max_age_s * 1000, now_ms, &nl, err);
+        pthread_mutex_unlock(&s->mu);
+    }
+    if (s->o.logs_max_age_s > 0)
+        rc2 = prune_logs(s, now_ms, &ng, rc == SLUICE_OK ? err : NULL);
+    pthread_mutex_unlock(&s->prune_mu);
+    if (nl > 0)
+        sluice_server_count_pruned(s, nl); /* the metric, and no cached answer outlives it */
+    atomic_fetch_add(&s->pruned_logs, ng);
+    if (nl > 0 || ng > 0)
+        sluice_log(SLUICE_LOG_INFO,
+                   "retention: removed %zu finished launches and %zu log directories", nl, ng);
+    if (launches_out)
+        *launches_out = nl;
+    if (logs_out)
+        *logs_out = ng;
+    return rc != SLUICE_OK ? rc : rc2;
+}
+
+uint64_t sluice_server_pruned_launches(const sluice_server_t *s)
+{
+    return s ? atomic_load(&s->pruned) : 0;
+}
+
+uint64_t sluice_server_pruned_logs(const sluice_server_t *s)
+{
+    return s ? atomic_load(&s->pruned_logs) : 0;
+}
+
+void sluice_server_count_pruned(sluice_server_t *s, size_t n)
+{
+    if (s == NULL)
+        return;
+    atomic_fetch_add(&s->pruned, (unsigned long long)n);
+    /* A prune writes no event: no kept answer may outlive it. */
+    server_cache_clear(s);
+}
