@@ -1,14 +1,20 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* launcher.c - the supervisor: accept, submit exactly once, reconcile,
- * poll, cancel, archive, recover.
+/* launcher.c - the supervisor: lifecycle, accept, cancel, recording,
+ * archive, peers, recover, and the cycle that drives the rest.
  *
  * Purpose:
  *   Drive every live launch of one store through the state machine.  The
- *   fsm decides (sluice_fsm_due), this file acts, records the outcome in the
- *   store, then folds the stored event back in (sync_launch).  A launch's
- *   in-memory state is thus always the replay of its log, whether the event
- *   came from us, from another process (a CLI cancel) or from before a
- *   restart.
+ *   fsm decides (sluice_fsm_due), the launcher acts, records the outcome in
+ *   the store, then folds the stored event back in (sync_launch).  A
+ *   launch's in-memory state is thus always the replay of its log, whether
+ *   the event came from us, from another process (a CLI cancel) or from
+ *   before a restart.
+ *
+ *   The launcher is split by concept (src/launcher_int.h names what each
+ *   file owns): this file keeps the lifecycle, accept and cancel, recording
+ *   and folding events, per-launch actions (cancel, pool exits, peers,
+ *   archive), pick-up, the step and stats; launcher_poll.c reads job
+ *   states; launcher_submit.c submits in batches and reconciles.
  *
  * Notes:
  *   - Times: the store keeps epoch ms, the fsm epoch seconds (double).
