@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* launcher_int.h - what the launcher's three files share (not installed).
+ *
+ * Purpose:
+ *   The launcher (include/sluice/launcher.h) is one object split by
+ *   concept over three files; this header holds its state and the
+ *   functions one file calls in another:
+ *   - launcher.c: lifecycle (new, free, recover, run, wait), accept,
+ *     cancel, recording events and folding them back in, peers, archive,
+ *     pool exits, picking up other processes' events, the step that
+ *     orchestrates a cycle, stats; the small helpers below.
+ *   - launcher_poll.c: the poller: the one batched state read per cycle,
+ *     full reads of changed jobs, hidden bases, the pending heartbeat,
+ *     accounting lookups, the adaptive interval.
+ *   - launcher_submit.c: the batched submit path (selection, staging
+ *     threads, marker and answer commits, submit_many) and reconciliation
+ *     of uncertain submits and of older attempts.
+ *
+ * Notes:
+ *   - Everything here runs on the launcher's one thread (staging workers
+ *     touch only their batch entry); nothing is locked.
+ *   - Error and ownership rules are those of the static functions they
+ *     were: `err` is the caller's, views passed in are borrowed.
+ */
+#ifndef SLUICE_LAUNCHER_INT_H
+#define SLUICE_LAUNCHER_INT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sluice/launcher.h>
+
+#define MAX_IN_FLIGHT 16
+
+typedef struct {
+    char *id;
+    char *site;
+    sluice_fsm_launch_t fsm;
+    int64_t next_seq; /* next store seq to fold in */
+    int64_t created_ms;
+    char *dep_id; /* depends_on.launch_id */
+    char *dep_cond;
+    bool needs_secrets;
+    char **secret_names; /* owned copies (values zeroed on free) */
+    char **secret_values;
+    size_t n_secrets;
+    bool has_secrets;
+    bool peers_written;
+    bool archived;
+    bool cancel_refused;
+    /* poll cache */
+    bool have_state;
+    sluice_job_base last_base;
+    uint32_t last_flags;
+    sluice_jobview_t *views;
+    size_t n_views;
+    bool last_unavailable;
+    int64_t last_obs_ms;
+    int64_t next_acct_ms;
+    /* reconciliation */
+    unsigned absent_count;
+    int64_t last_recon_ms;
+    int64_t last_old_check_ms;
+} launch_t;
+
+/* sluice_launcher_stats() (at the end of launcher.c). */
+struct launcher_counters {
+    atomic_ullong adoptions_live, adoptions_accounting, absences_confirmed, accounting_misses;
+};
+
+struct sluice_launcher {
+    sluice_store_t *store;
+    sluice_cluster_ops_t cl;
+    sluice_staging_ops_t st;
+    sluice_launcher_opts_t o; /* copies of the knobs; strings below */
+    char *user;
+    char *site;
+    char *prefix;
+    char *state_dir;
+    launch_t **v;
+    size_t n;
+    size_t cap;
+    int64_t gseq;
+    double tokens; /* reads and cancels */
+    int64_t tokens_ms;
+    double submit_tokens; /* submits: a budget of their own */
+    int64_t submit_tokens_ms;
+    int64_t interval_ms;
+    bool activity;
+    bool dead;
+    /* sluice_launcher_wait() */
+    const char *wait_id;
+    sluice_launcher_transition_fn wait_fn;
+    void *wait_arg;
+    struct launcher_counters counters;
+};
+
+/* ---- launcher.c: small helpers ------------------------------------------ */
+
+/* Store epoch ms to fsm epoch seconds: the one conversion. */
+double launcher_fsm_time(int64_t ms);
+/* Seconds-scale values (already multiplied) back to whole ms. */
+int64_t launcher_to_ms(double x);
+void launcher_views_free(sluice_jobview_t *v, size_t n);
+bool launcher_same_str(const char *a, const char *b);
+/* One read/cancel token of the budget; false when spent. */
+bool launcher_take_token(sluice_launcher_t *l);
+/* A kill point: true means "the process died here". */
+bool launcher_killed_at(sluice_launcher_t *l, const char *point);
+launch_t *launcher_find_launch(const sluice_launcher_t *l, const char *id);
+
+/* ---- launcher.c: recording ---------------------------------------------- */
+
+sluice_err launcher_record(sluice_launcher_t *l,
+                           launch_t *L,
+                           sluice_fsm_event_t *ev,
+                           const char *caller,
+                           sluice_error_t *err);
+sluice_err launcher_record_many(sluice_launcher_t *l,
+                                launch_t *const *who,
+                                sluice_fsm_event_t *evs,
+                                size_t n,
+                                sluice_error_t *err);
+/* Steals `ctx`. */
+sluice_err launcher_note(
+    sluice_launcher_t *l, launch_t *L, const char *name, json_t *ctx, sluice_error_t *err);
+sluice_err launcher_record_simple(sluice_launcher_t *l,
+                                  launch_t *L,
+                                  sluice_fsm_event_type type,
+                                  const char *detail,
+                                  sluice_error_t *err);
+sluice_err launcher_record_observed(sluice_launcher_t *l,
+                                    launch_t *L,
+                                    sluice_lookup lookup,
+                                    sluice_lookup_source source,
+                                    const sluice_jobview_t *views,
+                                    size_t n,
+                                    sluice_error_t *err);
+
+/* ---- launcher_poll.c ---------------------------------------------------- */
+
+bool launcher_fill_hidden_bases(const sluice_jobview_t *prev,
+                                size_t n_prev,
+                                sluice_jobview_t *v,
+                                size_t n);
+/* The one batched state read of a cycle, then full reads for the changed. */
+sluice_err launcher_poll_live(sluice_launcher_t *l, int64_t now, sluice_error_t *err);
+sluice_err
+launcher_do_accounting(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_error_t *err);
+void launcher_adapt_interval(sluice_launcher_t *l);
+
+/* ---- launcher_submit.c -------------------------------------------------- */
+
+/* Every launch due for a submit this cycle, batched. */
+sluice_err launcher_submit_due(sluice_launcher_t *l, int64_t now, sluice_error_t *err);
+sluice_err
+launcher_do_reconcile(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_error_t *err);
+/* Jobs of older attempts that surface late are cancelled. */
+sluice_err
+launcher_do_old_attempts(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_error_t *err);
+
+#endif /* SLUICE_LAUNCHER_INT_H */

@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* launcher_poll.c - the launcher's poller: what Slurm says about the jobs
+ * of live launches.
+ *
+ * Purpose:
+ *   One batched state read per cycle for every launch due a live lookup;
+ *   a full read only for the jobs whose state or flags changed; the
+ *   heartbeat that keeps a pending launch's timer honest; accounting
+ *   lookups once a job has left the live queue; the adaptive interval
+ *   between cycles.  What is seen is recorded through
+ *   launcher_record_observed() (launcher.c).
+ *
+ * Notes:
+ *   - Reads spend the launcher's read budget (launcher_take_token()); a
+ *     launch over budget is read next cycle.
+ */
+#include <stdlib.h>
+
+#include <sluice/launcher.h>
+
+#include "launcher_int.h"
+
+#define UNAVAILABLE_RETRY_MS 5000
+
+/* ---- the poller -------------------------------------------------------- */
+
+/* v0.0.38 reports some flags in place of the base state: a job that timed
+ * out reads "COMPLETING" until its epilog ends.  Give such a view the base
+ * last seen for the same job, else the base its flag implies (a requeue or
+ * hold flag: PENDING; a flag of an allocated job: RUNNING), so the state
+ * machine keeps it live.  False when nothing tells (an unknown state name):
+ * the caller then counts the lookup as UNAVAILABLE, which never ends a
+ * launch. */
+bool launcher_fill_hidden_bases(const sluice_jobview_t *prev,
+                                size_t n_prev,
+                                sluice_jobview_t *v,
+                                size_t n)
+{
+    const uint32_t waiting = SLUICE_JOB_FLAG(REQUEUED) | SLUICE_JOB_FLAG(REQUEUE_HOLD) |
+                             SLUICE_JOB_FLAG(REQUEUE_FED) | SLUICE_JOB_FLAG(RESV_DEL_HOLD) |
+                             SLUICE_JOB_FLAG(SPECIAL_EXIT);
+    const uint32_t allocated = SLUICE_JOB_FLAG(COMPLETING) | SLUICE_JOB_FLAG(STAGE_OUT) |
+                               SLUICE_JOB_FLAG(CONFIGURING) | SLUICE_JOB_FLAG(SIGNALING) |
+                               SLUICE_JOB_FLAG(RESIZING) | SLUICE_JOB_FLAG(STOPPED) |
+                               SLUICE_JOB_FLAG(POWER_UP_NODE);
+    bool all = true;
+
+    for (size_t i = 0; i < n; i++) {
+        if (v[i].base != SLUICE_JOB_BASE_UNKNOWN)
+            continue;
+        for (size_t k = 0; k < n_prev; k++) {
+            if (prev[k].job_id == v[i].job_id && prev[k].base != SLUICE_JOB_BASE_UNKNOWN) {
+                v[i].base = prev[k].base;
+                break;
+            }
+        }
+        if (v[i].base == SLUICE_JOB_BASE_UNKNOWN && (v[i].flags & waiting))
+            v[i].base = SLUICE_JOB_PENDING;
+        else if (v[i].base == SLUICE_JOB_BASE_UNKNOWN && (v[i].flags & allocated))
+            v[i].base = SLUICE_JOB_RUNNING;
+        if (v[i].base == SLUICE_JOB_BASE_UNKNOWN)
+            all = false;
+    }
+    return all;
+}
+
+static int64_t heartbeat_ms(const sluice_launcher_t *l, const launch_t *L)
+{
+    int64_t h = (int64_t)launcher_to_ms(L->fsm.cfg.pending_timeout * 1000.0 / 20.0);
+
+    if (h > 30000)
+        h = 30000;
+    if (h < l->o.poll_min_ms)
+        h = l->o.poll_min_ms;
+    return h;
+}
+
+static sluice_err poll_one(sluice_launcher_t *l,
+                           launch_t *L,
+                           sluice_lookup batch,
+                           const sluice_job_state_t *st,
+                           int64_t now,
+                           sluice_error_t *err)
+{
+    sluice_jobview_t *v = NULL;
+    size_t n = 0;
+    sluice_lookup r;
+    sluice_err rc;
+
+    if (batch == SLUICE_LOOKUP_UNAVAILABLE)
+        return launcher_record_observed(l, L, SLUICE_LOOKUP_UNAVAILABLE, SLUICE_SOURCE_LIVE, NULL,
+                                        0, err);
+    if (!st->present) {
+        L->have_state = false;
+        return launcher_record_observed(l, L, SLUICE_LOOKUP_NOT_FOUND, SLUICE_SOURCE_LIVE, NULL, 0,
+                                        err);
+    }
+    if (L->have_state && !L->last_unavailable && L->n_views > 0 && st->base == L->last_base &&
+        st->flags == L->last_flags) {
+        /* Unchanged: only a pending launch needs a heartbeat (the timer). */
+        if (L->fsm.state == SLUICE_FSM_PENDING && L->fsm.cfg.pending_timeout > 0 &&
+            now - L->last_obs_ms >= heartbeat_ms(l, L))
+            return launcher_record_observed(l, L, SLUICE_LOOKUP_FOUND, SLUICE_SOURCE_LIVE, L->views,
+                                            L->n_views, err);
+        return SLUICE_OK;
+    }
+    if (!L->have_state && st->base == SLUICE_JOB_PENDING && L->fsm.state == SLUICE_FSM_PENDING) {
+        /* A job first seen pending, as the submit left it: the batched
+         * state says all the state machine needs (the pending timer starts
+         * here), so no full read is spent on it.  The first change (it
+         * starts, or leaves the queue) brings the full record. */
+        if ((v = calloc(1, sizeof(*v))) == NULL)
+            return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+        v->job_id = L->fsm.job_ids[0];
+        v->base = st->base;
+        v->flags = st->flags;
+        launcher_views_free(L->views, L->n_views);
+        L->views = v;
+        L->n_views = 1;
+        L->have_state = true;
+        L->last_base = st->base;
+        L->last_flags = st->flags;
+        return launcher_record_observed(l, L, SLUICE_LOOKUP_FOUND, SLUICE_SOURCE_LIVE, v, 1, err);
+    }
+    if (!launcher_take_token(l))
+        return SLUICE_OK; /* over budget: read it next cycle */
+    r = l->cl.get_job(l->cl.arg, L->fsm.job_ids[0], &v, &n);
+    if (r == SLUICE_LOOKUP_FOUND && n > 0) {
+        /* Keep the base a flag hides (v0.0.38) before the old views go. */
+        (void)launcher_fill_hidden_bases(L->views, L->n_views, v, n);
+        launcher_views_free(L->views, L->n_views);
+        L->views = v;
+        L->n_views = n;
+        L->have_state = true;
+        L->last_base = st->base;
+        L->last_flags = st->flags;
+        rc = launcher_record_observed(l, L, r, SLUICE_SOURCE_LIVE, v, n, err);
+        return rc;
+    }
+    launcher_views_free(v, n);
+    if (r == SLUICE_LOOKUP_FOUND)
+        r = SLUICE_LOOKUP_NOT_FOUND;
+    return launcher_record_observed(l, L, r, SLUICE_SOURCE_LIVE, NULL, 0, err);
+}
+
+/* The one batched state read of a cycle, then full reads for the changed. */
+sluice_err launcher_poll_live(sluice_launcher_t *l, int64_t now, sluice_error_t *err)
+{
+    launch_t **who = NULL;
+    uint64_t *ids = NULL;
+    sluice_job_state_t *st = NULL;
+    size_t k = 0;
+    sluice_lookup batch;
+    sluice_err rc = SLUICE_OK;
+
+    for (size_t i = 0; i < l->n; i++)
+        if ((sluice_fsm_due(&l->v[i]->fsm, launcher_fsm_time(now)) & SLUICE_DUE_LIVE_LOOKUP) &&
+            l->v[i]->fsm.n_job_ids > 0)
+            k++;
+    if (k == 0 || !launcher_take_token(l))
+        return SLUICE_OK;
+    who = calloc(k, sizeof(*who));
+    ids = calloc(k, sizeof(*ids));
+    st = calloc(k, sizeof(*st));
+    if (who == NULL || ids == NULL || st == NULL) {
+        rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+        goto out;
+    }
+    k = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        launch_t *L = l->v[i];
+        if ((sluice_fsm_due(&L->fsm, launcher_fsm_time(now)) & SLUICE_DUE_LIVE_LOOKUP) &&
+            L->fsm.n_job_ids > 0) {
+            who[k] = L;
+            ids[k++] = L->fsm.job_ids[0];
+        }
+    }
+    batch = l->cl.job_states(l->cl.arg, ids, k, st);
+    for (size_t i = 0; i < k && rc == SLUICE_OK; i++)
+        rc = poll_one(l, who[i], batch, &st[i], now, err);
+out:
+    free(who);
+    free(ids);
+    free(st);
+    return rc;
+}
+
+sluice_err
+launcher_do_accounting(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_error_t *err)
+{
+    sluice_jobview_t *v = NULL;
+    size_t n = 0;
+    sluice_lookup r;
+    sluice_err rc;
+
+    if (now < L->next_acct_ms || !launcher_take_token(l))
+        return SLUICE_OK;
+    r = l->cl.acct_job(l->cl.arg, L->fsm.job_ids[0], &v, &n);
+    if (r == SLUICE_LOOKUP_UNAVAILABLE)
+        L->next_acct_ms = now + UNAVAILABLE_RETRY_MS;
+    rc = launcher_record_observed(l, L, r, SLUICE_SOURCE_ACCOUNTING, v, n, err);
+    launcher_views_free(v, n);
+    return rc;
+}
+
+/* The next cycle's interval (sluice_launcher_next_interval_ms()). */
+void launcher_adapt_interval(sluice_launcher_t *l)
+{
+    /* Adaptive interval: fast while things move, slower when idle. */
+    for (size_t i = 0; i < l->n; i++) {
+        sluice_fsm_state s = l->v[i]->fsm.state;
+        if (s == SLUICE_FSM_ACCEPTED || s == SLUICE_FSM_SUBMITTING || s == SLUICE_FSM_CANCELLING)
+            l->activity = true;
+    }
+    if (l->activity)
+        l->interval_ms = l->o.poll_min_ms;
+    else if ((l->interval_ms *= 2) > l->o.poll_max_ms)
+        l->interval_ms = l->o.poll_max_ms;
+    l->activity = false;
+}

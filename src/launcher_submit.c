@@ -1,0 +1,564 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* launcher_submit.c - the launcher's submit path: exactly once, in
+ * batches, and reconciliation when an answer is missing.
+ *
+ * Purpose:
+ *   Every launch due a submit this cycle is selected, staged (up to
+ *   submit_in_flight staging threads), marked SUBMITTING in one durable
+ *   commit, POSTed (submit_many when the cluster table has it), and its
+ *   answer committed with the others.  A launch whose POST has no proven
+ *   answer is reconciled by its marker (job name, comment, user) in the
+ *   live queue, then in accounting; only confirmed absence opens the next
+ *   attempt.  Jobs of older attempts that surface late are cancelled.
+ *
+ * Notes:
+ *   - A POST is never repeated blindly (see launcher.c).
+ *   - Kill points (SLUICE_KILL_*) sit between the commits and the POSTs.
+ */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sluice/launcher.h>
+#include <sluice/log.h>
+
+#include "launcher_int.h"
+
+#define ACCT_WINDOW_BEFORE_S 300
+#define SLUICE_LAUNCH_SECRETS_MAX 256
+
+/* ---- submit and reconciliation ----------------------------------------- */
+
+static void comment_for(char *buf, size_t size, const char *launch_id, uint32_t attempt)
+{
+    snprintf(buf, size, "sluice:%s:%" PRIu32, launch_id, attempt);
+}
+
+static uint64_t leader_of(const sluice_jobview_t *v)
+{
+    return v->het_job_id != 0 ? v->het_job_id : v->job_id;
+}
+
+static sluice_err load_descs(sluice_launcher_t *l,
+                             launch_t *L,
+                             uint32_t attempt,
+                             const char *dependency,
+                             sluice_jobdesc_t **out,
+                             size_t *n_out,
+                             sluice_error_t *err)
+{
+    json_t *row = NULL;
+    const json_t *render;
+    const json_t *jobs;
+    const json_t *script;
+    sluice_jobdesc_t *d = NULL;
+    size_t n = 0;
+    char name[SLUICE_FSM_MARKER_MAX];
+    char comment[SLUICE_FSM_MARKER_MAX];
+    sluice_err rc;
+
+    if ((rc = sluice_store_get_launch(l->store, L->id, &row, err)) != SLUICE_OK)
+        return rc;
+    render = json_object_get(row, "render");
+    jobs = json_object_get(render, "jobs");
+    if (!json_is_array(jobs) || json_array_size(jobs) == 0) {
+        rc = sluice_errorf(err, SLUICE_ESTORE, "launch %s: stored render has no jobs", L->id);
+        goto out;
+    }
+    if ((d = calloc(json_array_size(jobs), sizeof(*d))) == NULL) {
+        rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+        goto out;
+    }
+    sluice_launcher_job_name(name, sizeof(name), l->prefix, L->site, L->id, attempt);
+    comment_for(comment, sizeof(comment), L->id, attempt);
+    for (n = 0; n < json_array_size(jobs); n++) {
+        if ((rc = sluice_jobdesc_from_json(json_array_get(jobs, n), &d[n], err)) != SLUICE_OK)
+            goto out;
+        free(d[n].name);
+        free(d[n].comment);
+        d[n].name = strdup(name);
+        d[n].comment = strdup(comment);
+        if (dependency != NULL) {
+            free(d[n].dependency);
+            d[n].dependency = strdup(dependency);
+        }
+    }
+    script = json_object_get(render, "script");
+    if (d[0].script == NULL && json_is_string(script))
+        d[0].script = strdup(json_string_value(script));
+    *out = d;
+    *n_out = n;
+    d = NULL;
+    n = 0;
+out:
+    for (size_t i = 0; d != NULL && i <= n && i < json_array_size(jobs); i++)
+        sluice_jobdesc_clear(&d[i]);
+    free(d);
+    json_decref(row);
+    return rc;
+}
+
+/* The Slurm dependency of a launch: NULL when none (or not resolvable), and
+ * *wait set when the first launch has no job yet. */
+static bool dependency_for(sluice_launcher_t *l, launch_t *L, char *buf, size_t size, bool *wait)
+{
+    launch_t *D;
+
+    *wait = false;
+    if (L->dep_id == NULL || L->dep_id[0] == '\0')
+        return false;
+    D = launcher_find_launch(l, L->dep_id);
+    if (D == NULL || D->fsm.state == SLUICE_FSM_DONE)
+        return false;
+    if (D->fsm.n_job_ids == 0) {
+        *wait = true;
+        return false;
+    }
+    snprintf(buf, size, "%s:%" PRIu64, L->dep_cond, D->fsm.job_ids[0]);
+    return true;
+}
+
+static bool take_submit_token(sluice_launcher_t *l)
+{
+    if (l->submit_tokens < 1.0)
+        return false;
+    l->submit_tokens -= 1.0;
+    return true;
+}
+
+/* One launch of a submit batch. */
+typedef struct {
+    launch_t *L;
+    uint32_t attempt;
+    char dep[64]; /* Slurm dependency when has_dep */
+    bool has_dep;
+    bool staged;
+    sluice_error_t perr; /* why staging failed */
+    sluice_jobdesc_t *d;
+    size_t n;
+} batch_entry_t;
+
+static void batch_entry_clear(batch_entry_t *b)
+{
+    for (size_t i = 0; i < b->n; i++)
+        sluice_jobdesc_clear(&b->d[i]);
+    free(b->d);
+    b->d = NULL;
+    b->n = 0;
+}
+
+/* Select a launch for this cycle's batch: *ready_out false when not this
+ * cycle (dependency without a job yet, secrets lost, no submit budget).
+ * The submit token is taken here; staging comes next (stage_batch). */
+static sluice_err batch_select(sluice_launcher_t *l,
+                               launch_t *L,
+                               batch_entry_t *b,
+                               bool *ready_out,
+                               bool *waited,
+                               sluice_error_t *err)
+{
+    bool wait = false;
+
+    *ready_out = false;
+    memset(b, 0, sizeof(*b));
+    b->L = L;
+    b->attempt = L->fsm.attempt + 1;
+    b->has_dep = dependency_for(l, L, b->dep, sizeof(b->dep), &wait);
+    if (wait) {
+        *waited = true;
+        return SLUICE_OK;
+    }
+    if (L->needs_secrets && !L->has_secrets)
+        return launcher_record_simple(l, L, SLUICE_EV_SECRET_UNAVAILABLE, NULL, err);
+    if (!take_submit_token(l))
+        return SLUICE_OK;
+    *ready_out = true;
+    return SLUICE_OK;
+}
+
+/* The staging of one batch entry: its directory and 0600 secret file. */
+static void stage_one(sluice_launcher_t *l, batch_entry_t *b)
+{
+    launch_t *L = b->L;
+    sluice_secret_t sec[SLUICE_LAUNCH_SECRETS_MAX];
+    size_t ns = L->n_secrets < SLUICE_LAUNCH_SECRETS_MAX ? L->n_secrets : SLUICE_LAUNCH_SECRETS_MAX;
+
+    for (size_t i = 0; i < ns; i++) {
+        sec[i].name = L->secret_names[i];
+        sec[i].value = L->secret_values[i];
+    }
+    b->staged = l->st.prepare(l->st.arg, L->id, b->attempt, sec, ns, &b->perr) == SLUICE_OK;
+}
+
+typedef struct {
+    sluice_launcher_t *l;
+    batch_entry_t *b;
+    size_t n;
+    size_t next;
+    pthread_mutex_t mu;
+} stage_work_t;
+
+static void *stage_worker(void *arg)
+{
+    stage_work_t *w = arg;
+
+    for (;;) {
+        size_t i;
+        pthread_mutex_lock(&w->mu);
+        i = w->next++;
+        pthread_mutex_unlock(&w->mu);
+        if (i >= w->n)
+            return NULL;
+        stage_one(w->l, &w->b[i]);
+    }
+}
+
+/* Staging of every selected launch, up to submit_in_flight of them at
+ * once (each writes and fsyncs its own files; the durable writes overlap
+ * as the POSTs do).  Launches whose staging failed are dropped from the
+ * batch (logged; retried next cycle, their submit token is lost). */
+static size_t stage_batch(sluice_launcher_t *l, batch_entry_t *b, size_t n)
+{
+    stage_work_t w;
+    pthread_t th[MAX_IN_FLIGHT];
+    size_t k = l->o.submit_in_flight < n ? l->o.submit_in_flight : n;
+    size_t started = 0, kept = 0;
+
+    if (l->st.prepare == NULL) {
+        for (size_t i = 0; i < n; i++)
+            b[i].staged = true;
+        return n;
+    }
+    memset(&w, 0, sizeof(w));
+    w.l = l;
+    w.b = b;
+    w.n = n;
+    pthread_mutex_init(&w.mu, NULL);
+    for (size_t t = 1; t < k; t++)
+        if (pthread_create(&th[started], NULL, stage_worker, &w) == 0)
+            started++;
+    stage_worker(&w);
+    for (size_t t = 0; t < started; t++)
+        pthread_join(th[t], NULL);
+    pthread_mutex_destroy(&w.mu);
+    for (size_t i = 0; i < n; i++) {
+        if (!b[i].staged) {
+            sluice_log(SLUICE_LOG_WARNING, "launch %s: staging attempt %" PRIu32 ": %s", b[i].L->id,
+                       b[i].attempt, b[i].perr.text);
+            batch_entry_clear(&b[i]);
+            continue;
+        }
+        if (kept != i)
+            b[kept] = b[i];
+        kept++;
+    }
+    return kept;
+}
+
+/* Kill point `point` once per launch of the batch. */
+static bool killed_in_batch(sluice_launcher_t *l, const char *point, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (launcher_killed_at(l, point))
+            return true;
+    return false;
+}
+
+/* Submit a batch: every launch SUBMITTING (with its marker) in one durable
+ * commit, then the POSTs (up to submit_in_flight at once), then every
+ * answer in one commit.  A launch whose POST got no proven answer, or
+ * whose answer was never recorded (the process died), is reconciled by
+ * its marker exactly as a single submit is. */
+static sluice_err
+submit_batch(sluice_launcher_t *l, batch_entry_t *b, size_t n, sluice_error_t *err)
+{
+    launch_t **who = calloc(n, sizeof(*who));
+    sluice_fsm_event_t *evs = calloc(n, sizeof(*evs));
+    sluice_submit_req_t *reqs = calloc(n, sizeof(*reqs));
+    sluice_submit_outcome *oc = calloc(n, sizeof(*oc));
+    sluice_submit_result_t *res = calloc(n, sizeof(*res));
+    sluice_err rc = SLUICE_OK;
+
+    if (who == NULL || evs == NULL || reqs == NULL || oc == NULL || res == NULL) {
+        rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        who[i] = b[i].L;
+        evs[i].type = SLUICE_EV_SUBMIT_STARTED;
+        evs[i].attempt = b[i].attempt;
+        evs[i].job_name = strdup(b[i].d[0].name);
+        evs[i].comment = strdup(b[i].d[0].comment);
+        if (evs[i].job_name == NULL || evs[i].comment == NULL) {
+            rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+            goto out;
+        }
+        reqs[i].descs = b[i].d;
+        reqs[i].n = b[i].n;
+    }
+    /* The marker of every launch is durable before any POST leaves. */
+    if ((rc = launcher_record_many(l, who, evs, n, err)) != SLUICE_OK)
+        goto out;
+    for (size_t i = 0; i < n; i++)
+        sluice_fsm_event_clear(&evs[i]);
+    if (killed_in_batch(l, SLUICE_KILL_BEFORE_POST, n))
+        goto killed;
+    if (l->cl.submit_many != NULL && n > 1) {
+        l->cl.submit_many(l->cl.arg, reqs, n, l->o.submit_in_flight, oc, res);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            oc[i] = l->cl.submit(l->cl.arg, reqs[i].descs, reqs[i].n, &res[i]);
+    }
+    if (killed_in_batch(l, SLUICE_KILL_AFTER_POST, n))
+        goto killed;
+    for (size_t i = 0; i < n; i++) {
+        sluice_fsm_event_t *ev = &evs[i];
+        res[i].detail[sizeof(res[i].detail) - 1] = '\0';
+        memset(ev, 0, sizeof(*ev));
+        switch (oc[i]) {
+        case SLUICE_SUBMIT_OK:
+            ev->type = SLUICE_EV_SUBMITTED;
+            ev->job_ids[0] = res[i].job_id;
+            ev->n_job_ids = 1;
+            break;
+        case SLUICE_SUBMIT_REJECTED:
+            ev->type = SLUICE_EV_SUBMIT_REJECTED;
+            ev->detail = strdup(res[i].detail[0] != '\0' ? res[i].detail : "rejected");
+            break;
+        default:
+            ev->type = SLUICE_EV_SUBMIT_UNCERTAIN;
+            ev->detail = strdup(res[i].detail[0] != '\0' ? res[i].detail : "outcome unknown");
+            break;
+        }
+        b[i].L->absent_count = 0;
+        b[i].L->last_recon_ms = 0;
+    }
+    if (killed_in_batch(l, SLUICE_KILL_AFTER_ANSWER, n))
+        goto killed;
+    rc = launcher_record_many(l, who, evs, n, err);
+    if (rc != SLUICE_OK && rc != SLUICE_ENOMEM) {
+        /* The batch could not be stored: try each answer on its own so one
+         * bad launch does not leave the others without theirs. */
+        sluice_log(SLUICE_LOG_WARNING, "submit batch of %zu: %s; recording one by one", n,
+                   err != NULL ? err->text : "");
+        sluice_error_clear(err);
+        rc = SLUICE_OK;
+        for (size_t i = 0; i < n; i++) {
+            sluice_error_t e1 = SLUICE_ERROR_INIT;
+            sluice_err r1 = launcher_record(l, who[i], &evs[i], NULL, &e1);
+            if (r1 != SLUICE_OK && rc == SLUICE_OK) {
+                rc = r1;
+                if (err != NULL)
+                    *err = e1;
+            }
+        }
+    }
+    goto out;
+killed:
+    rc = sluice_errorf(err, SLUICE_ESTATE, "submit batch of %zu: killed at a kill point", n);
+out:
+    for (size_t i = 0; evs != NULL && i < n; i++)
+        sluice_fsm_event_clear(&evs[i]);
+    free(who);
+    free(evs);
+    free(reqs);
+    free(oc);
+    free(res);
+    return rc;
+}
+
+/* Every launch due for a submit this cycle goes into one batch, as far as
+ * the submit budget reaches.  A launch that waits for its dependency's job
+ * gets another round once the batch gave that job an id. */
+sluice_err launcher_submit_due(sluice_launcher_t *l, int64_t now, sluice_error_t *err)
+{
+    sluice_err rc = SLUICE_OK;
+
+    for (int round = 0; round < 4 && rc == SLUICE_OK && !l->dead; round++) {
+        batch_entry_t *b = NULL;
+        size_t n = 0;
+        bool waited = false;
+
+        for (size_t i = 0; i < l->n && rc == SLUICE_OK; i++) {
+            launch_t *L = l->v[i];
+            bool ready = false;
+            if (L->fsm.state == SLUICE_FSM_DONE ||
+                !(sluice_fsm_due(&L->fsm, launcher_fsm_time(now)) &
+                  (SLUICE_DUE_SUBMIT | SLUICE_DUE_NEW_ATTEMPT)))
+                continue;
+            if (b == NULL && (b = calloc(l->n, sizeof(*b))) == NULL) {
+                rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+                break;
+            }
+            rc = batch_select(l, L, &b[n], &ready, &waited, err);
+            if (ready)
+                n++;
+        }
+        if (rc == SLUICE_OK && n > 0)
+            n = stage_batch(l, b, n);
+        for (size_t i = 0; i < n && rc == SLUICE_OK; i++)
+            rc = load_descs(l, b[i].L, b[i].attempt, b[i].has_dep ? b[i].dep : NULL, &b[i].d,
+                            &b[i].n, err);
+        if (rc == SLUICE_OK && n > 0)
+            rc = submit_batch(l, b, n, err);
+        for (size_t i = 0; i < n; i++)
+            batch_entry_clear(&b[i]);
+        free(b);
+        if (n == 0 || !waited)
+            break;
+    }
+    return rc;
+}
+
+/* Views of our marker: name and user always, the comment when present. */
+static size_t owned_leaders(const sluice_launcher_t *l,
+                            const sluice_jobview_t *v,
+                            size_t n,
+                            const char *name,
+                            const char *comment,
+                            bool need_comment,
+                            uint64_t *ids,
+                            size_t max)
+{
+    size_t k = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        uint64_t id = leader_of(&v[i]);
+        bool dup = false;
+        if (!launcher_same_str(v[i].name, name) || !launcher_same_str(v[i].user_name, l->user))
+            continue;
+        if ((need_comment || v[i].comment != NULL) && !launcher_same_str(v[i].comment, comment))
+            continue;
+        for (size_t j = 0; j < k; j++)
+            dup = dup || ids[j] == id;
+        if (!dup && k < max)
+            ids[k++] = id;
+    }
+    return k;
+}
+
+static sluice_err
+adopt(sluice_launcher_t *l, launch_t *L, uint64_t id, sluice_lookup_source src, sluice_error_t *err)
+{
+    sluice_fsm_event_t ev;
+
+    memset(&ev, 0, sizeof(ev));
+    ev.type = SLUICE_EV_ADOPTED;
+    ev.attempt = L->fsm.attempt;
+    ev.job_ids[0] = id;
+    ev.n_job_ids = 1;
+    ev.source = src;
+    return launcher_record(l, L, &ev, NULL, err);
+}
+
+sluice_err
+launcher_do_reconcile(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_error_t *err)
+{
+    int64_t spacing = (int64_t)launcher_to_ms(l->o.absence_spacing_s * 1000.0);
+    int64_t post_ms = (int64_t)launcher_to_ms(L->fsm.post_time * 1000.0);
+    sluice_jobview_t *v = NULL;
+    size_t n = 0;
+    uint64_t ids[SLUICE_FSM_MAX_JOBS];
+    size_t k;
+    sluice_lookup r;
+    sluice_err rc = SLUICE_OK;
+
+    if (L->last_recon_ms != 0 && now - L->last_recon_ms < spacing)
+        return SLUICE_OK;
+    if (l->tokens < 2.0)
+        return SLUICE_OK;
+    L->last_recon_ms = now;
+    launcher_take_token(l);
+    r = l->cl.find_live_by_name(l->cl.arg, L->fsm.job_name, l->user, &v, &n);
+    if (r == SLUICE_LOOKUP_FOUND) {
+        k = owned_leaders(l, v, n, L->fsm.job_name, L->fsm.comment, true, ids, SLUICE_FSM_MAX_JOBS);
+        launcher_views_free(v, n);
+        if (k > 0)
+            return adopt(l, L, ids[0], SLUICE_SOURCE_LIVE, err);
+        sluice_log(SLUICE_LOG_WARNING, "launch %s: a job named %s is not ours (comment/user)",
+                   L->id, L->fsm.job_name);
+    } else if (r == SLUICE_LOOKUP_UNAVAILABLE) {
+        L->absent_count = 0;
+        return SLUICE_OK;
+    }
+    launcher_take_token(l);
+    v = NULL;
+    n = 0;
+    r = l->cl.find_acct_by_name(l->cl.arg, L->fsm.job_name, l->user,
+                                post_ms / 1000 - ACCT_WINDOW_BEFORE_S, now / 1000 + 1, &v, &n);
+    if (r == SLUICE_LOOKUP_FOUND) {
+        k = owned_leaders(l, v, n, L->fsm.job_name, L->fsm.comment, false, ids,
+                          SLUICE_FSM_MAX_JOBS);
+        launcher_views_free(v, n);
+        if (k > 0)
+            return adopt(l, L, ids[0], SLUICE_SOURCE_ACCOUNTING, err);
+    } else if (r == SLUICE_LOOKUP_UNAVAILABLE) {
+        L->absent_count = 0;
+        return SLUICE_OK;
+    }
+    /* A healthy absence; it counts only once the delay after the POST has passed. */
+    if (now - post_ms >= (int64_t)launcher_to_ms(l->o.absence_delay_s * 1000.0))
+        L->absent_count++;
+    if (L->absent_count >= l->o.absence_lookups) {
+        char detail[96];
+        snprintf(detail, sizeof(detail), "%u healthy lookups found no job named %s",
+                 L->absent_count, L->fsm.job_name);
+        L->absent_count = 0;
+        L->last_recon_ms = 0;
+        sluice_log(SLUICE_LOG_NOTICE, "launch %s: absence confirmed: %s", L->id, detail);
+        rc = launcher_record_simple(l, L, SLUICE_EV_ABSENCE_CONFIRMED, NULL, err);
+    }
+    return rc;
+}
+
+/* Jobs of older attempts that surface late are cancelled (we own the marker). */
+sluice_err
+launcher_do_old_attempts(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_error_t *err)
+{
+    int64_t spacing = (int64_t)launcher_to_ms(l->o.absence_spacing_s * 1000.0);
+    sluice_err rc = SLUICE_OK;
+
+    if (L->fsm.attempt < 2 || now - L->last_old_check_ms < spacing)
+        return SLUICE_OK;
+    L->last_old_check_ms = now;
+    for (uint32_t a = 1; a < L->fsm.attempt && rc == SLUICE_OK; a++) {
+        char name[SLUICE_FSM_MARKER_MAX];
+        char comment[SLUICE_FSM_MARKER_MAX];
+        sluice_jobview_t *v = NULL;
+        size_t n = 0;
+        uint64_t ids[SLUICE_FSM_MAX_JOBS];
+        size_t k;
+
+        if (!launcher_take_token(l))
+            break;
+        sluice_launcher_job_name(name, sizeof(name), l->prefix, L->site, L->id, a);
+        comment_for(comment, sizeof(comment), L->id, a);
+        if (l->cl.find_live_by_name(l->cl.arg, name, l->user, &v, &n) != SLUICE_LOOKUP_FOUND)
+            continue;
+        for (size_t i = 0; i < n; i++) { /* only jobs still live need a cancel */
+            if (sluice_job_base_is_terminal(v[i].base)) {
+                free(v[i].name);
+                v[i].name = NULL;
+            }
+        }
+        k = owned_leaders(l, v, n, name, comment, true, ids, SLUICE_FSM_MAX_JOBS);
+        launcher_views_free(v, n);
+        for (size_t i = 0; i < k && rc == SLUICE_OK; i++) {
+            sluice_error_t cerr = SLUICE_ERROR_INIT;
+            if (l->cl.cancel(l->cl.arg, ids[i], 0, &cerr) != SLUICE_OK) {
+                sluice_log(SLUICE_LOG_WARNING, "launch %s: cancel of stale job %" PRIu64 ": %s",
+                           L->id, ids[i], cerr.text);
+                continue;
+            }
+            sluice_log(SLUICE_LOG_NOTICE,
+                       "launch %s: cancelled job %" PRIu64 " of older attempt %" PRIu32, L->id,
+                       ids[i], a);
+            rc = launcher_note(
+                l, L, "stale-job-cancelled",
+                json_pack("{s:I, s:i}", "job_id", (json_int_t)ids[i], "attempt", (int)a), err);
+        }
+    }
+    return rc;
+}
