@@ -18,6 +18,7 @@
 
 #include "http.h"
 #include "cli.h"
+#include "remote.h"
 
 static const char probe_usage[] =
     "usage: sluice probe [--ready] [--server URL|unix:PATH] [--api-token-file FILE]\n"
@@ -34,34 +35,10 @@ static const char probe_usage[] =
     "  --timeout SECONDS       give up after this long (default 5, 1-300)\n"
     "  -h, --help              show this help\n";
 
-/* Read the first line of `path` (the token) into `out`; 0 on success. */
-static int read_token(const char *path, char *out, size_t cap)
-{
-    FILE *f = fopen(path, "r");
-    size_t n;
-
-    if (f == NULL)
-        return -1;
-    n = fread(out, 1, cap - 1, f);
-    fclose(f);
-    out[n] = '\0';
-    out[strcspn(out, "\r\n")] = '\0';
-    return out[0] ? 0 : -1;
-}
-
-static const char *env_or(const char *value, const char *name)
-{
-    const char *e;
-
-    if (value)
-        return value;
-    e = getenv(name);
-    return e && e[0] ? e : NULL;
-}
-
 int cmd_probe(int argc, char **argv)
 {
-    const char *server = NULL, *token_file = NULL, *ca = NULL, *path = "/v1/healthz";
+    cli_remote_opts_t ro = {NULL, NULL, NULL};
+    const char *path = "/v1/healthz";
     char token[4096], header[4200];
     const char *headers[2] = {NULL, NULL};
     http_options_t ho;
@@ -70,7 +47,7 @@ int cmd_probe(int argc, char **argv)
     http_client_t *client = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
     long timeout_s = 5;
-    int a, k, rc = CLI_EX_UNAVAILABLE;
+    int a, k, opt, rc = CLI_EX_UNAVAILABLE;
 
     token[0] = '\0';
     header[0] = '\0';
@@ -81,12 +58,9 @@ int cmd_probe(int argc, char **argv)
             return CLI_EX_OK;
         } else if (strcmp(arg, "--ready") == 0) {
             path = "/v1/readyz";
-        } else if (strcmp(arg, "--server") == 0 && a + 1 < argc) {
-            server = argv[++a];
-        } else if (strcmp(arg, "--api-token-file") == 0 && a + 1 < argc) {
-            token_file = argv[++a];
-        } else if (strcmp(arg, "--api-ca") == 0 && a + 1 < argc) {
-            ca = argv[++a];
+        } else if ((opt = cli_remote_option(&ro, argc, argv, &a)) != 0) {
+            if (opt < 0)
+                return CLI_EX_USAGE;
         } else if (strcmp(arg, "--timeout") == 0 && a + 1 < argc) {
             char *end = NULL;
             timeout_s = strtol(argv[++a], &end, 10);
@@ -101,26 +75,21 @@ int cmd_probe(int argc, char **argv)
             return CLI_EX_USAGE;
         }
     }
-    server = env_or(server, "SLUICE_SERVER");
-    token_file = env_or(token_file, "SLUICE_API_TOKEN_FILE");
-    ca = env_or(ca, "SLUICE_API_CA");
-    if (server == NULL) {
+    if (!cli_remote_wanted(&ro)) {
         fprintf(stderr, "sluice probe: --server (or SLUICE_SERVER) is required\n");
         return CLI_EX_USAGE;
     }
-    if (token_file) {
-        if (read_token(token_file, token, sizeof(token)) != 0) {
-            fprintf(stderr, "sluice probe: --api-token-file %s: unreadable or empty\n", token_file);
-            rc = CLI_EX_NOPERM;
+    if (ro.token_file) {
+        if ((rc = cli_remote_read_token(ro.token_file, token, sizeof(token))) != 0)
             goto out;
-        }
+        rc = CLI_EX_UNAVAILABLE;
         snprintf(header, sizeof(header), "Authorization: Bearer %s", token);
         headers[0] = header;
     }
 
     memset(&ho, 0, sizeof(ho));
-    ho.base_url = server;
-    ho.ca_file = ca;
+    ho.base_url = ro.server;
+    ho.ca_file = ro.ca_file;
     for (k = 0; k < HTTP_CLASS_COUNT_; k++) {
         ho.timeouts[k].connect_ms = timeout_s * 1000;
         ho.timeouts[k].total_ms = timeout_s * 1000;
@@ -144,7 +113,7 @@ int cmd_probe(int argc, char **argv)
         printf("%s %ld %s\n", path, resp.status, resp.body ? resp.body : "");
         rc = CLI_EX_OK;
     } else {
-        fprintf(stderr, "sluice probe: %s%s answered %ld: %s\n", server, path, resp.status,
+        fprintf(stderr, "sluice probe: %s%s answered %ld: %s\n", ro.server, path, resp.status,
                 resp.body ? resp.body : "");
         rc = resp.status == 401 ? CLI_EX_NOPERM : CLI_EX_UNAVAILABLE;
     }

@@ -97,10 +97,7 @@ int cli_remote_escape(const char *s, char *out, size_t size)
     return 0;
 }
 
-/* Read the bearer token: the first line that is neither empty nor a
- * comment; a line of two words (the service's `<caller> <token>` format)
- * gives its second word. */
-static int read_token(const char *path, char *out, size_t size)
+int cli_remote_read_token(const char *path, char *out, size_t size)
 {
     char buf[TOKEN_MAX + 256];
     struct stat st;
@@ -177,7 +174,8 @@ int cli_remote_open(const cli_remote_opts_t *o, cli_remote_t **out)
         rc = CLI_EX_SOFTWARE;
         goto out;
     }
-    if (o->token_file != NULL && (rc = read_token(o->token_file, token, sizeof(token))) != 0)
+    if (o->token_file != NULL &&
+        (rc = cli_remote_read_token(o->token_file, token, sizeof(token))) != 0)
         goto out;
     if (token[0] != '\0')
         snprintf(r->auth, sizeof(r->auth), "Authorization: Bearer %s", token);

@@ -81,6 +81,13 @@ int cli_remote_stream(cli_remote_t *r,
                       void *arg,
                       int *ended);
 
+/* Read the bearer token from `path` into `out`: the first line that is
+ * neither empty nor a comment; a line of two words (the service's
+ * `<caller> <token>` format) gives its second word.  A file writable by
+ * group or others is refused.  Returns 0, or the sysexit after printing
+ * the error (the token is never printed). */
+int cli_remote_read_token(const char *path, char *out, size_t size);
+
 /* The sysexit for an HTTP status of a problem answer (see Notes). */
 int cli_remote_status_exit(long status);
 
