@@ -29,9 +29,8 @@
 #include <sluice/server.h>
 #include <sluice/sluice.h>
 
-#include "fake_cluster.h"
+#include "server_fixture.h"
 #include "http_client.h"
-#include "render_case.h"
 
 #define cr_assert_sluice_ok(expr, errp)                                                            \
     do {                                                                                           \
@@ -39,7 +38,7 @@
         cr_assert_eq(rc_, SLUICE_OK, "%s: %s: %s", #expr, sluice_err_name(rc_), (errp)->text);     \
     } while (0)
 
-#define TOKEN "tok-alice-0123456789abcdef"
+#define TOKEN SFX_TOKEN
 #define AUTH "Authorization: Bearer " TOKEN "\r\n"
 #define WRONG "Authorization: Bearer tok-alice-0123456789abcdeX\r\n"
 #define JSON_AUTH AUTH "Content-Type: application/json\r\n"
@@ -101,22 +100,9 @@ Test(api_contract, openapi_document_passes_the_linter, .timeout = 180)
 
 /* ---- the recorded exchanges --------------------------------------------- */
 
-static char tmp[128];
-static int64_t clock_now;
-static fake_cluster_t *fc;
-static sluice_store_t *store;
-static sluice_config_t *cfg;
-static sluice_launcher_t *launcher;
-static sluice_server_t *server;
-static uint16_t port;
+static server_fixture_t fx;
 static json_t *exchanges;
 static int not_ready;
-
-static int accept_image(const char *path, void *arg)
-{
-    (void)path, (void)arg;
-    return 0;
-}
 
 static sluice_err ready(void *arg, sluice_error_t *err)
 {
@@ -126,72 +112,25 @@ static sluice_err ready(void *arg, sluice_error_t *err)
     return SLUICE_OK;
 }
 
+static void with_ready(sluice_server_opts_t *so, void *arg)
+{
+    (void)arg;
+    so->ready = ready;
+}
+
 static void setup(void)
 {
-    sluice_error_t err = SLUICE_ERROR_INIT;
-    sluice_config_opts_t co;
-    sluice_launcher_opts_t lo;
-    sluice_server_opts_t so;
-    char path[512], state[256], tokens[256], root[300];
-    const char *src = source_dir();
-    const char *sets[1];
-    FILE *f;
+    char why[256];
 
-    snprintf(tmp, sizeof(tmp), "/tmp/sluice-api-contract-XXXXXX");
-    cr_assert_not_null(mkdtemp(tmp));
-    snprintf(path, sizeof(path), "%s/tests/golden/render/flower-gpu/site.yaml", src);
-    snprintf(root, sizeof(root), "storage.root=%s/storage", tmp);
-    sets[0] = root;
-    memset(&co, 0, sizeof(co));
-    co.path = path;
-    co.overrides = sets;
-    co.n_overrides = 1;
-    cr_assert_sluice_ok(sluice_config_load(&co, &cfg, &err), &err);
-    snprintf(state, sizeof(state), "%s/state", tmp);
-    cr_assert_sluice_ok(sluice_store_open(&store, state, &err), &err);
-    fc = calloc(1, sizeof(*fc));
-    cr_assert_not_null(fc);
-    fake_cluster_init(fc, &clock_now, "sluice");
-    memset(&lo, 0, sizeof(lo));
-    lo.store = store;
-    lo.cluster = fake_cluster_ops(fc);
-    lo.user = "sluice";
-    lo.site = "site-1";
-    cr_assert_sluice_ok(sluice_launcher_new(&launcher, &lo, &err), &err);
-    cr_assert_sluice_ok(sluice_launcher_recover(launcher, NULL, &err), &err);
-    snprintf(tokens, sizeof(tokens), "%s/tokens", tmp);
-    f = fopen(tokens, "w");
-    cr_assert_not_null(f);
-    fprintf(f, "alice %s\nbob %s\n", TOKEN, TOKEN_BOB);
-    fclose(f);
-    chmod(tokens, 0600);
-    memset(&so, 0, sizeof(so));
-    so.launcher = launcher;
-    so.store = store;
-    so.cfg = cfg;
-    so.listen = "127.0.0.1:0";
-    so.tokens_file = tokens;
-    so.getenv_fn = render_case_getenv;
-    so.stat_fn = accept_image;
-    so.ready = ready;
-    so.follow_poll_ms = 50;
-    cr_assert_sluice_ok(sluice_server_new(&server, &so, &err), &err);
-    port = sluice_server_port(server);
+    (void)source_dir(); /* the fixture reads the golden site from there */
+    cr_assert_eq(sfx_start(&fx, with_ready, NULL, why, sizeof(why)), 0, "%s", why);
     exchanges = json_array();
 }
 
 static void teardown(void)
 {
-    char cmd[200];
-
     json_decref(exchanges);
-    sluice_server_free(server);
-    sluice_launcher_free(launcher);
-    sluice_store_close(store);
-    sluice_config_free(cfg);
-    free(fc);
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
-    cr_assert_eq(system(cmd), 0);
+    sfx_stop(&fx);
 }
 
 /* "Name: value" lines after the status line into {lower-case name: value}. */
@@ -260,7 +199,7 @@ static int ex(const char *method,
     hc_response_t r;
     int status;
 
-    cr_assert_eq(hc_request(port, method, path, extra, body, body ? strlen(body) : 0, &r), 0,
+    cr_assert_eq(hc_request(fx.port, method, path, extra, body, body ? strlen(body) : 0, &r), 0,
                  "%s %s", method, path);
     record_raw(method, route, path, r.status, r.headers, r.body, NULL);
     status = r.status;
@@ -281,7 +220,7 @@ static void ex_stream(const char *route, const char *path, const char *extra, co
     int status = 0;
     size_t k = 0;
 
-    cr_assert_eq(hc_stream_until(port, path, extra, needle, 10000, &raw), 0, "%s: %s", path,
+    cr_assert_eq(hc_stream_until(fx.port, path, extra, needle, 10000, &raw), 0, "%s: %s", path,
                  raw ? raw : "");
     cr_assert_eq(sscanf(raw, "HTTP/1.%*d %d", &status), 1);
     sep = strstr(raw, "\r\n\r\n");
@@ -341,7 +280,7 @@ static void step(int n)
     int i;
 
     for (i = 0; i < n; i++)
-        cr_assert_sluice_ok(sluice_server_step(server, &err), &err);
+        cr_assert_sluice_ok(sluice_server_step(fx.server, &err), &err);
 }
 
 Test(api_contract,
@@ -470,7 +409,7 @@ Test(api_contract,
 
     /* kept in the build tree for whoever reads a failure */
     snprintf(file, sizeof(file), "%s/api-exchanges.json",
-             getenv("SLUICE_BUILD_DIR") ? getenv("SLUICE_BUILD_DIR") : tmp);
+             getenv("SLUICE_BUILD_DIR") ? getenv("SLUICE_BUILD_DIR") : fx.tmp);
     cr_assert_eq(json_dump_file(exchanges, file, JSON_INDENT(1) | JSON_SORT_KEYS), 0);
     snprintf(cmd, sizeof(cmd),
              "node '%s/tests/contract/validate_api.mjs' '%s/openapi/sluice-v1.yaml' '%s' "
