@@ -48,6 +48,7 @@
 #define DEFAULT_IN_FLIGHT 4
 
 static void count_event(sluice_launcher_t *l, const sluice_fsm_event_t *ev);
+static sluice_err take_in(sluice_launcher_t *l, sluice_error_t *err);
 
 /* ---- small helpers ----------------------------------------------------- */
 
@@ -82,6 +83,11 @@ static void real_sleep_ms(void *arg, int64_t ms)
     ts.tv_nsec = (long)(ms % 1000) * 1000000L;
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
         ;
+}
+
+bool launcher_real_clock(const sluice_launcher_t *l)
+{
+    return l->o.sleep_ms == real_sleep_ms;
 }
 
 static int64_t now_ms(const sluice_launcher_t *l)
@@ -535,15 +541,13 @@ fsm_config_for(const sluice_launcher_t *l, const json_t *request, sluice_fsm_con
     cfg->requeue_allowed = json_is_true(json_object_get(request, "requeue"));
 }
 
-/* Start tracking launch `id` from its stored request (borrowed) and fold
- * its log in. */
-static sluice_err track_launch(sluice_launcher_t *l,
-                               const char *id,
-                               const char *site,
-                               int64_t created_ms,
-                               const json_t *req,
-                               launch_t **out,
-                               sluice_error_t *err)
+sluice_err launcher_track(sluice_launcher_t *l,
+                          const char *id,
+                          const char *site,
+                          int64_t created_ms,
+                          const json_t *req,
+                          launch_t **out,
+                          sluice_error_t *err)
 {
     const json_t *dep;
     const json_t *names;
@@ -596,9 +600,9 @@ load_launch(sluice_launcher_t *l, const char *id, launch_t **out, sluice_error_t
 
     if ((rc = sluice_store_get_launch(l->store, id, &row, err)) != SLUICE_OK)
         return rc;
-    rc = track_launch(l, id, json_string_value(json_object_get(row, "site")),
-                      (int64_t)json_integer_value(json_object_get(row, "created_ms")),
-                      json_object_get(row, "request"), out, err);
+    rc = launcher_track(l, id, json_string_value(json_object_get(row, "site")),
+                        (int64_t)json_integer_value(json_object_get(row, "created_ms")),
+                        json_object_get(row, "request"), out, err);
     json_decref(row);
     return rc;
 }
@@ -666,6 +670,8 @@ sluice_err sluice_launcher_new(sluice_launcher_t **out,
     l->submit_tokens = l->o.submit_per_sec;
     l->submit_tokens_ms = l->tokens_ms;
     l->interval_ms = l->o.poll_min_ms;
+    if ((rc = launcher_intake_init(l, err)) != SLUICE_OK)
+        goto fail;
     if ((rc = sluice_store_lock_supervisor(l->store, err)) != SLUICE_OK)
         goto fail;
     *out = l;
@@ -682,6 +688,7 @@ void sluice_launcher_free(sluice_launcher_t *l)
     for (size_t i = 0; i < l->n; i++)
         launch_free(l->v[i]);
     free(l->v);
+    launcher_intake_free(l);
     if (l->store != NULL)
         sluice_store_unlock_supervisor(l->store);
     free(l->user);
@@ -693,7 +700,7 @@ void sluice_launcher_free(sluice_launcher_t *l)
 
 size_t sluice_launcher_tracked(const sluice_launcher_t *l)
 {
-    return l != NULL ? l->n : 0;
+    return l != NULL ? l->n + atomic_load(&l->in_new) : 0;
 }
 
 int64_t sluice_launcher_next_interval_ms(const sluice_launcher_t *l)
@@ -712,101 +719,6 @@ static sluice_err check_alive(const sluice_launcher_t *l, sluice_error_t *err)
 
 /* ---- accept and cancel ------------------------------------------------- */
 
-static sluice_err check_render(const json_t *render, sluice_error_t *err)
-{
-    const json_t *jobs = json_object_get(render, "jobs");
-    const json_t *j;
-    size_t i;
-    sluice_jobdesc_t d;
-    sluice_err rc;
-
-    if (!json_is_object(render) || !json_is_array(jobs) || json_array_size(jobs) == 0 ||
-        json_array_size(jobs) > SLUICE_FSM_MAX_JOBS)
-        return sluice_errorf(err, SLUICE_EINVAL, "render: expected {script, jobs: [1..%d]}",
-                             SLUICE_FSM_MAX_JOBS);
-    json_array_foreach(jobs, i, j)
-    {
-        if ((rc = sluice_jobdesc_from_json(j, &d, err)) != SLUICE_OK)
-            return sluice_error_prefix(err, "render.jobs[%zu]", i);
-        sluice_jobdesc_clear(&d);
-    }
-    return SLUICE_OK;
-}
-
-sluice_err sluice_launcher_accept(sluice_launcher_t *l,
-                                  const sluice_launcher_request_t *req,
-                                  char **launch_id_out,
-                                  int *existed_out,
-                                  sluice_error_t *err)
-{
-    sluice_store_launch_spec_t spec;
-    const char *id;
-    int existed = 0;
-    launch_t *L = NULL;
-    char *id_copy = NULL;
-    sluice_err rc;
-
-    if ((rc = check_alive(l, err)) != SLUICE_OK)
-        return rc;
-    if (req == NULL || !json_is_object(req->request))
-        return sluice_errorf(err, SLUICE_EINVAL, "request: expected an object");
-    id = json_string_value(json_object_get(req->request, "launch_id"));
-    if (id == NULL)
-        return sluice_errorf(err, SLUICE_EINVAL, "request.launch_id: required");
-    if ((rc = check_render(req->render, err)) != SLUICE_OK)
-        return rc;
-    memset(&spec, 0, sizeof(spec));
-    spec.launch_id = id;
-    spec.site = json_string_value(json_object_get(req->request, "site"));
-    if (spec.site == NULL)
-        spec.site = l->site;
-    spec.study = json_string_value(json_object_get(req->request, "study"));
-    spec.request = req->request;
-    spec.render = req->render;
-    spec.caller = req->caller;
-    spec.time_ms = now_ms(l);
-    if ((rc = sluice_store_create_launch(l->store, &spec, &existed, err)) != SLUICE_OK)
-        return rc;
-    if ((id_copy = strdup(id)) == NULL)
-        return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
-    L = launcher_find_launch(l, id);
-    if (L == NULL && !existed) {
-        /* What was just stored is in hand: no need to read the row (and
-         * parse its render) back. */
-        if ((rc = track_launch(l, id, spec.site, spec.time_ms, req->request, &L, err)) != SLUICE_OK)
-            goto out;
-    }
-    if (L != NULL && !L->has_secrets && req->n_secrets > 0 && L->fsm.state == SLUICE_FSM_ACCEPTED) {
-        L->secret_names = calloc(req->n_secrets, sizeof(char *));
-        L->secret_values = calloc(req->n_secrets, sizeof(char *));
-        if (L->secret_names == NULL || L->secret_values == NULL) {
-            rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
-            goto out;
-        }
-        for (size_t i = 0; i < req->n_secrets; i++) {
-            L->secret_names[i] = strdup(req->secrets[i].name);
-            L->secret_values[i] = strdup(req->secrets[i].value);
-            L->n_secrets++;
-            if (L->secret_names[i] == NULL || L->secret_values[i] == NULL) {
-                rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
-                goto out;
-            }
-        }
-        L->has_secrets = true;
-        L->needs_secrets = true;
-    }
-    l->activity = true;
-    if (existed_out != NULL)
-        *existed_out = existed;
-    if (launch_id_out != NULL) {
-        *launch_id_out = id_copy;
-        id_copy = NULL;
-    }
-out:
-    free(id_copy);
-    return rc;
-}
-
 sluice_err sluice_launcher_cancel(sluice_launcher_t *l,
                                   const char *launch_id,
                                   const char *caller,
@@ -820,6 +732,10 @@ sluice_err sluice_launcher_cancel(sluice_launcher_t *l,
         return rc;
     if (launch_id == NULL)
         return sluice_errorf(err, SLUICE_EINVAL, "launch_id: required");
+    /* A launch accepted a moment ago may still be on the intake, or in the
+     * store from another process: track it first, so the intent is kept. */
+    if ((rc = take_in(l, err)) != SLUICE_OK)
+        return rc;
     L = launcher_find_launch(l, launch_id);
     if (L == NULL) {
         json_t *row = NULL;
@@ -1030,6 +946,21 @@ static sluice_err pick_up(sluice_launcher_t *l, sluice_error_t *err)
     }
 }
 
+/* The intake (launches accepted on other threads) and then the events of
+ * other writers, under the intake lock so that a launch accepted here is
+ * always tracked from its intake entry, secrets and all. */
+static sluice_err take_in(sluice_launcher_t *l, sluice_error_t *err)
+{
+    sluice_err rc;
+
+    launcher_intake_lock(l);
+    rc = launcher_intake_drain(l, err);
+    if (rc == SLUICE_OK)
+        rc = pick_up(l, err);
+    launcher_intake_unlock(l);
+    return rc;
+}
+
 sluice_err sluice_launcher_step(sluice_launcher_t *l, sluice_error_t *err)
 {
     int64_t now;
@@ -1050,7 +981,7 @@ sluice_err sluice_launcher_step(sluice_launcher_t *l, sluice_error_t *err)
     if (l->submit_tokens < 1.0 && l->o.submit_per_sec < 1.0)
         l->submit_tokens = 1.0;
     l->submit_tokens_ms = now;
-    if ((rc = pick_up(l, err)) != SLUICE_OK)
+    if ((rc = take_in(l, err)) != SLUICE_OK)
         return rc;
     /* The batched read first: it has priority in the budget. */
     if ((rc = launcher_poll_live(l, now, err)) != SLUICE_OK)
@@ -1076,7 +1007,7 @@ sluice_err sluice_launcher_step(sluice_launcher_t *l, sluice_error_t *err)
     if (rc != SLUICE_OK)
         return rc;
     launcher_adapt_interval(l);
-    return pick_up(l, err);
+    return take_in(l, err);
 }
 
 /* ---- recovery ---------------------------------------------------------- */
@@ -1112,7 +1043,7 @@ static size_t report_orphans(sluice_launcher_t *l)
     return orphans;
 }
 
-sluice_err sluice_launcher_recover(sluice_launcher_t *l, size_t *orphans_out, sluice_error_t *err)
+static sluice_err recover_locked(sluice_launcher_t *l, size_t *orphans_out, sluice_error_t *err)
 {
     json_t *live = NULL;
     json_t *row;
@@ -1165,6 +1096,23 @@ out:
     return rc;
 }
 
+/* Under the intake lock: a launch accepted while the store is read is
+ * tracked from its intake entry (with its secrets), never from the store
+ * alone. */
+sluice_err sluice_launcher_recover(sluice_launcher_t *l, size_t *orphans_out, sluice_error_t *err)
+{
+    sluice_err rc;
+
+    if ((rc = check_alive(l, err)) != SLUICE_OK)
+        return rc;
+    launcher_intake_lock(l);
+    rc = launcher_intake_drain(l, err);
+    if (rc == SLUICE_OK)
+        rc = recover_locked(l, orphans_out, err);
+    launcher_intake_unlock(l);
+    return rc;
+}
+
 /* ---- loops ------------------------------------------------------------- */
 
 sluice_err sluice_launcher_run(sluice_launcher_t *l, volatile int *stop, sluice_error_t *err)
@@ -1178,7 +1126,7 @@ sluice_err sluice_launcher_run(sluice_launcher_t *l, volatile int *stop, sluice_
             sluice_log(SLUICE_LOG_WARNING, "launcher cycle: %s", err != NULL ? err->text : "");
             sluice_error_clear(err);
         }
-        l->o.sleep_ms(l->o.clock_arg, l->interval_ms);
+        (void)sluice_launcher_idle(l, l->interval_ms);
     }
     return SLUICE_OK;
 }
@@ -1215,7 +1163,7 @@ sluice_err sluice_launcher_wait(sluice_launcher_t *l,
         }
         if ((rc = sluice_launcher_step(l, err)) != SLUICE_OK)
             break;
-        l->o.sleep_ms(l->o.clock_arg, l->interval_ms);
+        (void)sluice_launcher_idle(l, l->interval_ms);
     }
     json_decref(row);
     l->wait_id = NULL;

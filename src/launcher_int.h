@@ -25,6 +25,7 @@
 #ifndef SLUICE_LAUNCHER_INT_H
 #define SLUICE_LAUNCHER_INT_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -65,6 +66,8 @@ typedef struct {
     int64_t last_old_check_ms;
 } launch_t;
 
+typedef struct launcher_intake_entry launcher_intake_entry_t;
+
 /* sluice_launcher_stats() (at the end of launcher.c). */
 struct launcher_counters {
     atomic_ullong adoptions_live, adoptions_accounting, absences_confirmed, accounting_misses;
@@ -89,7 +92,15 @@ struct sluice_launcher {
     int64_t submit_tokens_ms;
     int64_t interval_ms;
     bool activity;
-    bool dead;
+    atomic_bool dead; /* read by accepting threads */
+    /* the intake (launcher_intake.c): accepted launches not yet tracked */
+    pthread_mutex_t in_mu;
+    pthread_cond_t in_cv;
+    launcher_intake_entry_t *in_head;
+    launcher_intake_entry_t *in_tail;
+    bool in_wake;         /* a step is wanted now (under in_mu) */
+    atomic_size_t in_new; /* new launches on the intake */
+    bool in_ready;
     /* sluice_launcher_wait() */
     const char *wait_id;
     sluice_launcher_transition_fn wait_fn;
@@ -110,6 +121,17 @@ bool launcher_take_token(sluice_launcher_t *l);
 /* A kill point: true means "the process died here". */
 bool launcher_killed_at(sluice_launcher_t *l, const char *point);
 launch_t *launcher_find_launch(const sluice_launcher_t *l, const char *id);
+/* True when the launcher runs on the real clock (no injected one). */
+bool launcher_real_clock(const sluice_launcher_t *l);
+/* Start tracking launch `id` from its stored request (borrowed) and fold
+ * its log in; *out (may be NULL) is the new launch. */
+sluice_err launcher_track(sluice_launcher_t *l,
+                          const char *id,
+                          const char *site,
+                          int64_t created_ms,
+                          const json_t *req,
+                          launch_t **out,
+                          sluice_error_t *err);
 
 /* ---- launcher.c: recording ---------------------------------------------- */
 
@@ -138,6 +160,17 @@ sluice_err launcher_record_observed(sluice_launcher_t *l,
                                     const sluice_jobview_t *views,
                                     size_t n,
                                     sluice_error_t *err);
+
+/* ---- launcher_intake.c -------------------------------------------------- */
+
+sluice_err launcher_intake_init(sluice_launcher_t *l, sluice_error_t *err);
+/* Frees entries not yet drained (their secret values zeroed). */
+void launcher_intake_free(sluice_launcher_t *l);
+void launcher_intake_lock(sluice_launcher_t *l);
+void launcher_intake_unlock(sluice_launcher_t *l);
+/* With the intake lock held, on the launcher's thread: track every queued
+ * launch and hand over its secret values. */
+sluice_err launcher_intake_drain(sluice_launcher_t *l, sluice_error_t *err);
 
 /* ---- launcher_poll.c ---------------------------------------------------- */
 

@@ -582,10 +582,10 @@ static enum MHD_Result post_launch(sluice_server_t *s,
     lr.secrets = secrets;
     lr.n_secrets = n_secrets;
     lr.caller = caller;
-    pthread_mutex_lock(&s->mu);
+    /* Not under s->mu: an accept never waits for a launcher cycle (the
+     * launcher takes the launch at its next intake and is woken now). */
     rc = sluice_launcher_accept(s->o.launcher, &lr, &id, &existed, &err);
     atomic_store(&s->views_dirty, 1);
-    pthread_mutex_unlock(&s->mu);
     if (rc == SLUICE_OK)
         launch_view(s, id, &view, &err);
     if (view == NULL) {
@@ -706,6 +706,8 @@ cancel_launch(sluice_server_t *s, struct MHD_Connection *c, const char *id, cons
         rc = sluice_launcher_cancel(s->o.launcher, id, caller->name, &err);
     atomic_store(&s->views_dirty, 1);
     pthread_mutex_unlock(&s->mu);
+    if (rc == SLUICE_OK && !forbidden)
+        sluice_launcher_wake(s->o.launcher); /* act on the intent now */
     if (forbidden) {
         snprintf(detail, sizeof(detail),
                  "launch %s was created by %s; only its creator or an admin may cancel it", id,
@@ -1532,9 +1534,13 @@ sluice_err sluice_server_run_launcher(sluice_server_t *s, volatile int *stop, sl
         pthread_mutex_lock(&s->mu);
         wait_ms = sluice_launcher_next_interval_ms(s->o.launcher);
         pthread_mutex_unlock(&s->mu);
+        /* In slices of 100 ms so that *stop is seen; an accept or a cancel
+         * ends the wait at once. */
         while (!*stop && slept < wait_ms) {
-            server_sleep_ms(100);
-            slept += 100;
+            int64_t slice = wait_ms - slept < 100 ? wait_ms - slept : 100;
+            if (sluice_launcher_idle(s->o.launcher, slice))
+                break;
+            slept += slice;
         }
     }
     return SLUICE_OK;

@@ -23,9 +23,14 @@
  *     Other processes may append `cancel-requested` to the store; the
  *     launcher picks such events up at the start of every cycle.
  *   - Secret values given at accept time are kept in memory only.
- *   - Thread-safety: a launcher object is used by one thread at a time.
- *     Inside a cycle it runs staging `prepare` hooks and `submit_many`
- *     POSTs on up to submit_in_flight threads of its own.
+ *   - Thread-safety: a launcher object is driven by one thread at a time
+ *     (step, run, wait, cancel, recover, tracked).  sluice_launcher_accept(),
+ *     sluice_launcher_wake(), sluice_launcher_idle() and
+ *     sluice_launcher_stats() may be called from any thread, also while a
+ *     cycle runs: an accepted launch joins the cycle at its next intake
+ *     (the start and the end of every step).  Inside a cycle the launcher
+ *     runs staging `prepare` hooks and `submit_many` POSTs on up to
+ *     submit_in_flight threads of its own.
  */
 #ifndef SLUICE_LAUNCHER_H
 #define SLUICE_LAUNCHER_H
@@ -274,10 +279,15 @@ typedef struct {
     const char *caller; /* audit name, or NULL */
 } sluice_launcher_request_t;
 
-/* Accept a launch: stored with its render and the event `accepted`.  The
- * same launch_id with the same request returns the existing launch
- * (*existed_out = 1); a different request is SLUICE_ECONFLICT.
- * `*launch_id_out` (may be NULL) is a new string; caller frees with free(). */
+/* Accept a launch: stored with its render and the event `accepted` (a
+ * durable commit when this returns).  The same launch_id with the same
+ * request returns the existing launch (*existed_out = 1); a different
+ * request is SLUICE_ECONFLICT.  `*launch_id_out` (may be NULL) is a new
+ * string; caller frees with free().
+ * Thread-safe against the launcher's own thread: it writes the store and
+ * queues the launch (with copies of its secret values) for the next step,
+ * and wakes a thread waiting in sluice_launcher_idle().  It never waits for
+ * a running cycle.  The request and secrets stay the caller's. */
 SLUICE_API sluice_err sluice_launcher_accept(sluice_launcher_t *l,
                                              const sluice_launcher_request_t *req,
                                              char **launch_id_out,
@@ -308,7 +318,18 @@ SLUICE_API sluice_err sluice_launcher_step(sluice_launcher_t *l, sluice_error_t 
 /* The interval the adaptive poller wants before the next step (ms). */
 SLUICE_API int64_t sluice_launcher_next_interval_ms(const sluice_launcher_t *l);
 
-/* Step and sleep until *stop becomes non-zero. */
+/* Wait up to max_ms, returning early (true) when a step is wanted now: a
+ * launch was accepted or sluice_launcher_wake() was called since the last
+ * step took the intake.  With an injected clock it sleeps through the
+ * clock's sleep function and only reports (never waits for) a wake-up.
+ * Thread-safe. */
+SLUICE_API bool sluice_launcher_idle(sluice_launcher_t *l, int64_t max_ms);
+
+/* Ask the thread in sluice_launcher_idle() for a step now (e.g. after a
+ * cancel recorded from another thread).  Thread-safe. */
+SLUICE_API void sluice_launcher_wake(sluice_launcher_t *l);
+
+/* Step and wait (sluice_launcher_idle) until *stop becomes non-zero. */
 SLUICE_API sluice_err sluice_launcher_run(sluice_launcher_t *l,
                                           volatile int *stop,
                                           sluice_error_t *err);
@@ -322,7 +343,8 @@ SLUICE_API sluice_err sluice_launcher_wait(sluice_launcher_t *l,
                                            int *result_out,
                                            sluice_error_t *err);
 
-/* Number of launches the launcher tracks (live, or DONE awaiting archive). */
+/* Number of launches the launcher tracks (live, or DONE awaiting archive),
+ * counting those accepted but not yet taken in by a step. */
 SLUICE_API size_t sluice_launcher_tracked(const sluice_launcher_t *l);
 
 /* The marker's job name for an attempt:

@@ -24,12 +24,14 @@
  *     over plain TCP; they are accepted over TLS and the Unix socket.
  *   - Retention: sluice_server_run_launcher() runs sluice_server_prune()
  *     at start and then every prune_interval_s.
- *   - The launcher and the store are borrowed.  The server serialises every
- *     use of both (accept, cancel, readiness) behind one mutex; drive the
- *     launcher through sluice_server_step() or sluice_server_run_launcher()
- *     so its cycles take the same mutex.  Reads (get, list, logs, events,
- *     metrics) go through the server's own connection to the same store, so
- *     they never wait for a launcher cycle.
+ *   - The launcher and the store are borrowed.  The server serialises the
+ *     launcher's cycles, cancels and readiness checks behind one mutex;
+ *     drive the launcher through sluice_server_step() or
+ *     sluice_server_run_launcher() so its cycles take the same mutex.
+ *     Accepts do not take it (sluice_launcher_accept is thread-safe and
+ *     wakes the launcher), so a POST never waits for a running cycle.  Reads (get, list, logs,
+ * events, metrics) go through the server's own connection to the same store, so they never wait for
+ * a launcher cycle.
  *   - Log follow and SSE never hold a worker thread while waiting: a
  *     waiting stream is suspended and resumed by a ticker.
  *   - GET /v1/launches/{id} answers are kept per launch and served again

@@ -3,6 +3,7 @@
  * injected clock: lifecycle, exactly-once submit and reconciliation, the
  * batched poll, owned cancel, recovery after kills at random points,
  * dependencies, artifacts. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@ static fake_cluster_t *fc;
 static sluice_store_t *store;
 /* staging hook counters */
 static unsigned n_prepare, n_peers, n_archive;
+static unsigned n_secret_ok;        /* prepares that got the value "v-<launch id>" for TOKEN */
 static const char *fail_prepare_id; /* this launch's next prepare fails once */
 static bool fail_prepare_once;
 static char peers_dependent[64];
@@ -44,7 +46,7 @@ static double next_submit_per_sec;
 static int64_t t_now(void *arg)
 {
     (void)arg;
-    return clock_now;
+    return __atomic_load_n(&clock_now, __ATOMIC_SEQ_CST); /* accepts read it from other threads */
 }
 
 static void t_sleep(void *arg, int64_t ms)
@@ -69,8 +71,11 @@ static sluice_err h_prepare(void *arg,
                             size_t n,
                             sluice_error_t *err)
 {
-    (void)arg, (void)attempt, (void)s, (void)n;
+    (void)arg, (void)attempt;
     __atomic_fetch_add(&n_prepare, 1, __ATOMIC_SEQ_CST); /* called from several threads */
+    if (n == 1 && strcmp(s[0].name, "TOKEN") == 0 && strncmp(s[0].value, "v-", 2) == 0 &&
+        strcmp(s[0].value + 2, id) == 0)
+        __atomic_fetch_add(&n_secret_ok, 1, __ATOMIC_SEQ_CST);
     if (fail_prepare_id != NULL && strcmp(id, fail_prepare_id) == 0 &&
         __atomic_exchange_n(&fail_prepare_once, false, __ATOMIC_SEQ_CST))
         return sluice_errorf(err, SLUICE_EIO, "staging: disk full (test)");
@@ -139,7 +144,7 @@ static void setup(void)
     fc = calloc(1, sizeof(*fc));
     fake_cluster_init(fc, &clock_now, USER);
     cr_assert_sluice_ok(sluice_store_open(&store, tmp, &err), &err);
-    n_prepare = n_peers = n_archive = 0;
+    n_prepare = n_peers = n_archive = n_secret_ok = 0;
     fail_prepare_id = NULL;
     fail_prepare_once = false;
     peers_dependent[0] = '\0';
@@ -235,7 +240,7 @@ static void step(sluice_launcher_t *l)
     sluice_error_t err = SLUICE_ERROR_INIT;
 
     cr_assert_sluice_ok(sluice_launcher_step(l, &err), &err);
-    clock_now += 1000;
+    __atomic_fetch_add(&clock_now, 1000, __ATOMIC_SEQ_CST);
 }
 
 static json_t *row(const char *id)
@@ -1212,5 +1217,165 @@ Test(launcher, unknown_state_counts_as_unavailable)
         step(l);
     cr_assert(!is_done("U1"));
     cr_assert_eq(run_to_end(l, "U1", 40), 0);
+    sluice_launcher_free(l);
+}
+
+/* ---- accepts from other threads ------------------------------------------ */
+
+#define ACC_THREADS 4
+#define ACC_EACH 40
+
+typedef struct {
+    sluice_launcher_t *l;
+    int k;
+    int failures;
+} acc_arg_t;
+
+/* One accepting thread (as the service's HTTP threads): every other launch
+ * carries a secret whose value names the launch. */
+static void *acc_main(void *p)
+{
+    acc_arg_t *a = p;
+
+    for (int i = 0; i < ACC_EACH; i++) {
+        sluice_error_t err = SLUICE_ERROR_INIT;
+        sluice_launcher_request_t r;
+        char id[32], value[40];
+        sluice_secret_t sec;
+        json_t *req, *render = render_for(1);
+
+        snprintf(id, sizeof(id), "T%d-%d", a->k, i);
+        snprintf(value, sizeof(value), "v-%s", id);
+        sec.name = "TOKEN";
+        sec.value = value;
+        req = json_pack("{s:s, s:s}", "launch_id", id, "site", "site1");
+        if (i % 2 == 0)
+            json_object_set_new(req, "secret_names", json_pack("[s]", "TOKEN"));
+        memset(&r, 0, sizeof(r));
+        r.request = req;
+        r.render = render;
+        r.secrets = i % 2 == 0 ? &sec : NULL;
+        r.n_secrets = i % 2 == 0 ? 1 : 0;
+        r.caller = "tester";
+        if (sluice_launcher_accept(a->l, &r, NULL, NULL, &err) != SLUICE_OK)
+            a->failures++;
+        memset(value, 0, sizeof(value));
+        json_decref(req);
+        json_decref(render);
+    }
+    return NULL;
+}
+
+Test(launcher, accepts_from_other_threads_join_running_cycles)
+{
+    sluice_launcher_t *l;
+    pthread_t th[ACC_THREADS];
+    acc_arg_t args[ACC_THREADS];
+    const size_t total = ACC_THREADS * ACC_EACH;
+    size_t unavailable = 0;
+    int steps = 0;
+
+    next_in_flight = 4;
+    next_submit_per_sec = 100000;
+    l = new_launcher();
+    for (int k = 0; k < ACC_THREADS; k++) {
+        args[k] = (acc_arg_t){l, k, 0};
+        cr_assert_eq(pthread_create(&th[k], NULL, acc_main, &args[k]), 0);
+    }
+    /* cycles run while the accepts arrive: no lock held by the test */
+    while (fc->n_submit < total && steps < 2000) {
+        step(l);
+        steps++;
+    }
+    for (int k = 0; k < ACC_THREADS; k++) {
+        cr_assert_eq(pthread_join(th[k], NULL), 0);
+        cr_assert_eq(args[k].failures, 0, "thread %d: accept failed", k);
+    }
+    for (int i = 0; i < 5; i++)
+        step(l);
+    /* every launch submitted exactly once, each with its own secret value */
+    cr_assert_eq(fc->n_submit, total, "%zu submits for %zu launches", (size_t)fc->n_submit, total);
+    cr_assert_eq(n_secret_ok, total / 2, "%u launches got their secret, %zu expected", n_secret_ok,
+                 total / 2);
+    for (int k = 0; k < ACC_THREADS; k++)
+        for (int i = 0; i < ACC_EACH; i++) {
+            char id[32];
+            json_t *r;
+
+            snprintf(id, sizeof(id), "T%d-%d", k, i);
+            unavailable += count_events(id, "secret-unavailable");
+            r = row(id);
+            cr_assert_eq(json_array_size(json_object_get(r, "job_ids")), 1, "%s: one job", id);
+            json_decref(r);
+        }
+    cr_assert_eq(unavailable, 0);
+    sluice_launcher_free(l);
+}
+
+Test(launcher, idle_returns_at_once_after_an_accept_and_sleeps_otherwise)
+{
+    sluice_launcher_t *l = new_launcher();
+    int64_t t0;
+
+    step(l);
+    t0 = clock_now;
+    cr_assert_not(sluice_launcher_idle(l, 700), "nothing to do: the full wait");
+    cr_assert_eq(clock_now, t0 + 700);
+    accept_launch(l, "W1", 1, NULL, NULL, 0);
+    t0 = clock_now;
+    cr_assert(sluice_launcher_idle(l, 700), "an accept ends the wait");
+    cr_assert_eq(clock_now, t0, "no time slept");
+    step(l); /* the step takes the intake and clears the wake-up */
+    cr_assert_eq(fc->n_submit, 1);
+    cr_assert_not(sluice_launcher_idle(l, 10));
+    sluice_launcher_wake(l);
+    cr_assert(sluice_launcher_idle(l, 10));
+    sluice_launcher_free(l);
+}
+
+/* Real clock: a thread blocked in idle() is woken by an accept from
+ * another thread (the return value says why it returned). */
+typedef struct {
+    sluice_launcher_t *l;
+    bool woke;
+} idle_arg_t;
+
+static void *idle_main(void *p)
+{
+    idle_arg_t *a = p;
+
+    a->woke = sluice_launcher_idle(a->l, 60000);
+    return NULL;
+}
+
+Test(launcher, idle_on_the_real_clock_is_woken_by_an_accept)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_launcher_opts_t o;
+    sluice_launcher_t *l = NULL;
+    sluice_launcher_request_t r;
+    json_t *req = json_pack("{s:s, s:s}", "launch_id", "R1", "site", "site1");
+    json_t *render = render_for(1);
+    idle_arg_t a;
+    pthread_t th;
+
+    memset(&o, 0, sizeof(o));
+    o.store = store;
+    o.cluster = fake_cluster_ops(fc);
+    o.staging.prepare = h_prepare;
+    o.staging.list_staging = h_list;
+    o.user = USER;
+    cr_assert_sluice_ok(sluice_launcher_new(&l, &o, &err), &err);
+    a.l = l;
+    a.woke = false;
+    cr_assert_eq(pthread_create(&th, NULL, idle_main, &a), 0);
+    memset(&r, 0, sizeof(r));
+    r.request = req;
+    r.render = render;
+    cr_assert_sluice_ok(sluice_launcher_accept(l, &r, NULL, NULL, &err), &err);
+    cr_assert_eq(pthread_join(th, NULL), 0);
+    cr_assert(a.woke, "idle() returned by its 60 s timeout, not by the accept");
+    json_decref(req);
+    json_decref(render);
     sluice_launcher_free(l);
 }

@@ -1,0 +1,331 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* launcher_intake.c - accepting launches from any thread while the
+ * launcher's own thread runs its cycle, and waking that thread.
+ *
+ * Purpose:
+ *   A service accepts launches on its HTTP threads while its launcher
+ *   thread is busy with a cycle (staging, POSTs in flight, commits).  If
+ *   an accept had to wait for the cycle, accepts and submits would take
+ *   turns and neither would overlap the other.  So an accept here touches
+ *   only the store (its own durable transaction) and a small queue, the
+ *   intake; the launcher's thread drains the intake at the start and at
+ *   the end of every cycle and tracks what it finds.
+ *
+ * Notes:
+ *   - Lock order: intake mutex, then the store's own mutex (taken inside
+ *     every store call).  Nothing takes the intake mutex while holding the
+ *     store's.
+ *   - The store write and the push onto the intake happen under one hold of
+ *     the intake mutex, and the launcher drains the intake and picks up
+ *     other writers' events under that same hold.  So the launcher never
+ *     sees an accepted launch in the store before it sees the launch's
+ *     secret values, which travel only through the intake (memory).
+ *   - Secret values in an intake entry are owned copies, zeroed when freed
+ *     or handed to the launch.
+ *   - With an injected clock (tests), sluice_launcher_idle() sleeps through
+ *     that clock and never blocks on the condition variable.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <sluice/launcher.h>
+
+#include "launcher_int.h"
+
+struct launcher_intake_entry {
+    struct launcher_intake_entry *next;
+    char *id;
+    char *site;
+    int64_t created_ms;
+    json_t *request; /* a deep copy: the caller keeps its own */
+    bool existed;
+    char **secret_names;
+    char **secret_values;
+    size_t n_secrets;
+};
+
+static void entry_free(launcher_intake_entry_t *e)
+{
+    if (e == NULL)
+        return;
+    for (size_t i = 0; i < e->n_secrets; i++) {
+        if (e->secret_values != NULL && e->secret_values[i] != NULL)
+            memset(e->secret_values[i], 0, strlen(e->secret_values[i]));
+        if (e->secret_values != NULL)
+            free(e->secret_values[i]);
+        if (e->secret_names != NULL)
+            free(e->secret_names[i]);
+    }
+    free(e->secret_values);
+    free(e->secret_names);
+    json_decref(e->request);
+    free(e->id);
+    free(e->site);
+    free(e);
+}
+
+sluice_err launcher_intake_init(sluice_launcher_t *l, sluice_error_t *err)
+{
+    pthread_condattr_t ca;
+
+    if (pthread_mutex_init(&l->in_mu, NULL) != 0)
+        return sluice_errorf(err, SLUICE_ENOMEM, "launcher: cannot create the intake mutex");
+    if (pthread_condattr_init(&ca) != 0) {
+        pthread_mutex_destroy(&l->in_mu);
+        return sluice_errorf(err, SLUICE_ENOMEM, "launcher: cannot create the intake condition");
+    }
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    if (pthread_cond_init(&l->in_cv, &ca) != 0) {
+        pthread_condattr_destroy(&ca);
+        pthread_mutex_destroy(&l->in_mu);
+        return sluice_errorf(err, SLUICE_ENOMEM, "launcher: cannot create the intake condition");
+    }
+    pthread_condattr_destroy(&ca);
+    l->in_ready = true;
+    return SLUICE_OK;
+}
+
+void launcher_intake_free(sluice_launcher_t *l)
+{
+    launcher_intake_entry_t *e, *next;
+
+    if (!l->in_ready)
+        return;
+    for (e = l->in_head; e != NULL; e = next) {
+        next = e->next;
+        entry_free(e);
+    }
+    l->in_head = l->in_tail = NULL;
+    pthread_cond_destroy(&l->in_cv);
+    pthread_mutex_destroy(&l->in_mu);
+    l->in_ready = false;
+}
+
+void launcher_intake_lock(sluice_launcher_t *l)
+{
+    pthread_mutex_lock(&l->in_mu);
+}
+
+void launcher_intake_unlock(sluice_launcher_t *l)
+{
+    pthread_mutex_unlock(&l->in_mu);
+}
+
+/* ---- accept ------------------------------------------------------------ */
+
+static sluice_err check_render(const json_t *render, sluice_error_t *err)
+{
+    const json_t *jobs = json_object_get(render, "jobs");
+    const json_t *j;
+    size_t i;
+    sluice_jobdesc_t d;
+    sluice_err rc;
+
+    if (!json_is_object(render) || !json_is_array(jobs) || json_array_size(jobs) == 0 ||
+        json_array_size(jobs) > SLUICE_FSM_MAX_JOBS)
+        return sluice_errorf(err, SLUICE_EINVAL, "render: expected {script, jobs: [1..%d]}",
+                             SLUICE_FSM_MAX_JOBS);
+    json_array_foreach(jobs, i, j)
+    {
+        if ((rc = sluice_jobdesc_from_json(j, &d, err)) != SLUICE_OK)
+            return sluice_error_prefix(err, "render.jobs[%zu]", i);
+        sluice_jobdesc_clear(&d);
+    }
+    return SLUICE_OK;
+}
+
+/* The intake entry for an accepted launch, built before the store write so
+ * that nothing can fail between the write and the push. */
+static sluice_err entry_new(const sluice_launcher_request_t *req,
+                            const char *id,
+                            const char *site,
+                            launcher_intake_entry_t **out,
+                            sluice_error_t *err)
+{
+    launcher_intake_entry_t *e = calloc(1, sizeof(*e));
+
+    *out = NULL;
+    if (e == NULL || (e->id = strdup(id)) == NULL || (e->site = strdup(site)) == NULL ||
+        (e->request = json_deep_copy(req->request)) == NULL)
+        goto nomem;
+    if (req->n_secrets > 0) {
+        e->secret_names = calloc(req->n_secrets, sizeof(char *));
+        e->secret_values = calloc(req->n_secrets, sizeof(char *));
+        if (e->secret_names == NULL || e->secret_values == NULL)
+            goto nomem;
+        for (size_t i = 0; i < req->n_secrets; i++) {
+            e->n_secrets++;
+            e->secret_names[i] = strdup(req->secrets[i].name);
+            e->secret_values[i] = strdup(req->secrets[i].value);
+            if (e->secret_names[i] == NULL || e->secret_values[i] == NULL)
+                goto nomem;
+        }
+    }
+    *out = e;
+    return SLUICE_OK;
+nomem:
+    entry_free(e);
+    return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+}
+
+sluice_err sluice_launcher_accept(sluice_launcher_t *l,
+                                  const sluice_launcher_request_t *req,
+                                  char **launch_id_out,
+                                  int *existed_out,
+                                  sluice_error_t *err)
+{
+    sluice_store_launch_spec_t spec;
+    launcher_intake_entry_t *e = NULL;
+    const char *id;
+    char *id_copy = NULL;
+    int existed = 0;
+    sluice_err rc;
+
+    if (l == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "launcher: required");
+    if (atomic_load(&l->dead))
+        return sluice_errorf(err, SLUICE_ESTATE, "launcher: stopped at a kill point");
+    if (req == NULL || !json_is_object(req->request))
+        return sluice_errorf(err, SLUICE_EINVAL, "request: expected an object");
+    id = json_string_value(json_object_get(req->request, "launch_id"));
+    if (id == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "request.launch_id: required");
+    if ((rc = check_render(req->render, err)) != SLUICE_OK)
+        return rc;
+    memset(&spec, 0, sizeof(spec));
+    spec.launch_id = id;
+    spec.site = json_string_value(json_object_get(req->request, "site"));
+    if (spec.site == NULL)
+        spec.site = l->site;
+    spec.study = json_string_value(json_object_get(req->request, "study"));
+    spec.request = req->request;
+    spec.render = req->render;
+    spec.caller = req->caller;
+    spec.time_ms = l->o.now_ms(l->o.clock_arg);
+    if ((id_copy = strdup(id)) == NULL)
+        return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+    if ((rc = entry_new(req, id, spec.site, &e, err)) != SLUICE_OK)
+        goto out;
+    e->created_ms = spec.time_ms;
+    pthread_mutex_lock(&l->in_mu);
+    rc = sluice_store_create_launch(l->store, &spec, &existed, err);
+    if (rc == SLUICE_OK && (!existed || e->n_secrets > 0)) {
+        /* A known launch goes on the intake only to hand over secret values
+         * (kept when it is still ACCEPTED and has none in memory). */
+        e->existed = existed != 0;
+        if (l->in_tail != NULL)
+            l->in_tail->next = e;
+        else
+            l->in_head = e;
+        l->in_tail = e;
+        if (!existed)
+            atomic_fetch_add(&l->in_new, 1);
+        e = NULL;
+        l->in_wake = true;
+        pthread_cond_broadcast(&l->in_cv);
+    }
+    pthread_mutex_unlock(&l->in_mu);
+    if (rc != SLUICE_OK)
+        goto out;
+    if (existed_out != NULL)
+        *existed_out = existed;
+    if (launch_id_out != NULL) {
+        *launch_id_out = id_copy;
+        id_copy = NULL;
+    }
+out:
+    entry_free(e);
+    free(id_copy);
+    return rc;
+}
+
+/* ---- the launcher's side ------------------------------------------------ */
+
+/* Hand an entry's secret values to the launch (ownership moves). */
+static void give_secrets(launch_t *L, launcher_intake_entry_t *e)
+{
+    if (L->has_secrets || e->n_secrets == 0 || L->fsm.state != SLUICE_FSM_ACCEPTED)
+        return;
+    L->secret_names = e->secret_names;
+    L->secret_values = e->secret_values;
+    L->n_secrets = e->n_secrets;
+    e->secret_names = NULL;
+    e->secret_values = NULL;
+    e->n_secrets = 0;
+    L->has_secrets = true;
+    L->needs_secrets = true;
+}
+
+sluice_err launcher_intake_drain(sluice_launcher_t *l, sluice_error_t *err)
+{
+    launcher_intake_entry_t *e = l->in_head;
+    sluice_err rc = SLUICE_OK;
+
+    l->in_head = l->in_tail = NULL;
+    l->in_wake = false;
+    atomic_store(&l->in_new, 0);
+    while (e != NULL) {
+        launcher_intake_entry_t *next = e->next;
+        launch_t *L = launcher_find_launch(l, e->id);
+
+        if (rc == SLUICE_OK && L == NULL && !e->existed)
+            rc = launcher_track(l, e->id, e->site, e->created_ms, e->request, &L, err);
+        if (rc == SLUICE_OK && L != NULL)
+            give_secrets(L, e);
+        if (!e->existed)
+            l->activity = true;
+        entry_free(e);
+        e = next;
+    }
+    /* On an error the rest of the entries are dropped: their launches are in
+     * the store, and pick-up loads them from their `accepted` events (their
+     * secret values, if any, are lost: they end SECRET_UNAVAILABLE). */
+    return rc;
+}
+
+void sluice_launcher_wake(sluice_launcher_t *l)
+{
+    if (l == NULL || !l->in_ready)
+        return;
+    pthread_mutex_lock(&l->in_mu);
+    l->in_wake = true;
+    pthread_cond_broadcast(&l->in_cv);
+    pthread_mutex_unlock(&l->in_mu);
+}
+
+bool sluice_launcher_idle(sluice_launcher_t *l, int64_t max_ms)
+{
+    struct timespec until;
+    bool woke;
+
+    if (l == NULL || !l->in_ready)
+        return false;
+    if (!launcher_real_clock(l)) {
+        pthread_mutex_lock(&l->in_mu);
+        woke = l->in_wake;
+        pthread_mutex_unlock(&l->in_mu);
+        if (!woke && max_ms > 0)
+            l->o.sleep_ms(l->o.clock_arg, max_ms);
+        return woke;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    if (max_ms > 0) {
+        until.tv_sec += (time_t)(max_ms / 1000);
+        until.tv_nsec += (long)(max_ms % 1000) * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+    }
+    pthread_mutex_lock(&l->in_mu);
+    while (!l->in_wake && max_ms > 0) {
+        if (pthread_cond_timedwait(&l->in_cv, &l->in_mu, &until) == ETIMEDOUT)
+            break;
+    }
+    woke = l->in_wake;
+    pthread_mutex_unlock(&l->in_mu);
+    return woke;
+}
