@@ -6,8 +6,11 @@
  * commits) until every launch is PENDING in Slurm.  Every job is held (the
  * rendered job descriptions get hold = true) and cancelled at the end.
  *
- * Between steps it sleeps the launcher's own adaptive interval
- * (sluice_launcher_next_interval_ms, as sluice_launcher_run does).  The
+ * The requests are parsed, rendered and accepted on a thread of their own
+ * (as the service's HTTP threads do) while the main thread runs the
+ * launcher's cycles; between cycles it waits in sluice_launcher_idle() for
+ * the adaptive interval or until an accept wakes it (as `sluice serve`
+ * does).  The clock runs from the first parse to the last job PENDING.  The
  * launcher gets its options from the site config
  * (sluice_launcher_opts_from_config: default budgets, poll.rpc_per_sec 50
  * and submit.per_sec 200, unless the config sets them) and the pooled REST
@@ -23,6 +26,8 @@
  * Exit 0 whenever it ran.
  */
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +39,7 @@
 #include <sluice/config.h>
 #include <sluice/launch.h>
 #include <sluice/launcher.h>
+#include <sluice/log.h>
 #include <sluice/ops.h>
 #include <sluice/render.h>
 #include <sluice/store.h>
@@ -55,6 +61,13 @@ static void on_transition(const sluice_launcher_transition_t *t, void *arg)
         c->pending++;
     else if (t->to == SLUICE_FSM_DONE)
         c->done++;
+}
+
+/* BENCH_TRACE: the launcher's debug timings of every cycle on stderr. */
+static void trace_log(int level, const char *msg, void *arg)
+{
+    (void)arg;
+    fprintf(stderr, "  [%s] %s\n", sluice_log_level_name(level), msg);
 }
 
 static const char *env_get(const char *name, void *arg)
@@ -105,6 +118,54 @@ static int make_launch(const sluice_config_t *cfg,
     return (*req_out && *render_out) ? 0 : -1;
 }
 
+/* The accepting side of one run: parse, render and accept n launches. */
+typedef struct {
+    const sluice_config_t *cfg;
+    const sluice_launch_policy_t *pol;
+    sluice_launcher_t *l;
+    const char *label;
+    size_t n;
+    char **ids;
+    atomic_size_t accepted;
+    atomic_bool done;
+    double t_render; /* seconds spent parsing and rendering */
+    double t_end;    /* when the last accept returned */
+} intake_t;
+
+static void *intake_main(void *p)
+{
+    intake_t *in = p;
+
+    for (size_t i = 0; i < in->n; i++) {
+        sluice_error_t err = SLUICE_ERROR_INIT;
+        sluice_launcher_request_t r;
+        json_t *req = NULL, *render = NULL;
+        char id[96];
+        double tr = bench_now();
+        int made;
+
+        snprintf(id, sizeof(id), "bl-%ld-%s-%zu", (long)getpid(), in->label, i);
+        memset(&r, 0, sizeof(r));
+        made = make_launch(in->cfg, in->pol, id, &req, &render);
+        in->t_render += bench_now() - tr;
+        if (made == 0) {
+            r.request = req;
+            r.render = render;
+            r.caller = "bench";
+            if (sluice_launcher_accept(in->l, &r, &in->ids[i], NULL, &err) == SLUICE_OK)
+                atomic_fetch_add(&in->accepted, 1);
+            else
+                fprintf(stderr, "bench_launch: accept: %s\n", err.text);
+        }
+        json_decref(req);
+        json_decref(render);
+    }
+    in->t_end = bench_now();
+    atomic_store(&in->done, true);
+    sluice_launcher_wake(in->l);
+    return NULL;
+}
+
 /* One launcher-path run; returns launches/s (0 when it did not run). */
 static double run_once(
     const sluice_config_t *cfg, const char *dir, size_t n, unsigned in_flight, const char *label)
@@ -118,12 +179,16 @@ static double run_once(
     sluice_launch_policy_t pol;
     sluice_error_t err = SLUICE_ERROR_INIT;
     counts_t cnt = {0, 0};
-    double t0, t_acc, t1, deadline, t_render = 0.0;
-    size_t accepted = 0, cancelled = 0;
+    double t0, t_acc, t1, ts, deadline, t_render = 0.0;
+    size_t accepted = 0, cancelled = 0, steps = 0;
     char **ids = calloc(n, sizeof(*ids));
+    intake_t in;
+    pthread_t th;
+    bool started = false;
 
     memset(&lo, 0, sizeof(lo));
     memset(&pol, 0, sizeof(pol));
+    memset(&in, 0, sizeof(in));
     if (ids == NULL || sluice_config_launch_policy(cfg, NULL, &pol, &err) != SLUICE_OK ||
         sluice_store_open(&store, dir, &err) != SLUICE_OK ||
         sluice_client_new_from_config(&client, cfg, &err) != SLUICE_OK ||
@@ -146,52 +211,59 @@ static double run_once(
         fprintf(stderr, "bench_launch: launcher: %s\n", err.text);
         goto out;
     }
+    in.cfg = cfg;
+    in.pol = &pol;
+    in.l = l;
+    in.label = label;
+    in.n = n;
+    in.ids = ids;
     t0 = bench_now();
-    for (size_t i = 0; i < n; i++) {
-        sluice_launcher_request_t r;
-        json_t *req = NULL, *render = NULL;
-        char id[96];
-
-        snprintf(id, sizeof(id), "bl-%ld-%s-%zu", (long)getpid(), label, i);
-        double tr = bench_now();
-        int made;
-
-        memset(&r, 0, sizeof(r));
-        made = make_launch(cfg, &pol, id, &req, &render);
-        t_render += bench_now() - tr;
-        if (made == 0) {
-            r.request = req;
-            r.render = render;
-            r.caller = "bench";
-            if (sluice_launcher_accept(l, &r, &ids[i], NULL, &err) == SLUICE_OK)
-                accepted++;
-            else
-                fprintf(stderr, "bench_launch: accept: %s\n", err.text);
-        }
-        json_decref(req);
-        json_decref(render);
+    if (pthread_create(&th, NULL, intake_main, &in) != 0) {
+        fprintf(stderr, "bench_launch: cannot start the accepting thread\n");
+        goto out;
     }
-    t_acc = bench_now();
-    deadline = t_acc + 300.0;
-    while (cnt.pending + cnt.done < accepted && bench_now() < deadline) {
+    started = true;
+    deadline = t0 + 300.0;
+    for (;;) {
+        size_t acc = atomic_load(&in.accepted);
+        bool all_in = atomic_load(&in.done);
+
+        if (all_in && cnt.pending + cnt.done >= acc)
+            break;
+        if (bench_now() > deadline) {
+            fprintf(stderr, "bench_launch: not every launch PENDING after 300 s\n");
+            break;
+        }
+        ts = bench_now();
         if (sluice_launcher_step(l, &err) != SLUICE_OK) {
             fprintf(stderr, "bench_launch: step: %s\n", err.text);
             break;
         }
+        steps++;
         if (getenv("BENCH_TRACE"))
-            fprintf(stderr, "  step at +%.2f s: %zu pending, next interval %" PRId64 " ms\n",
-                    bench_now() - t_acc, cnt.pending, sluice_launcher_next_interval_ms(l));
-        /* the launcher's own pacing, as sluice_launcher_run() sleeps */
-        if (cnt.pending + cnt.done < accepted)
-            usleep((useconds_t)(sluice_launcher_next_interval_ms(l) * 1000));
+            fprintf(stderr,
+                    "  step +%.3f..+%.3f s: %zu accepted, %zu pending, next %" PRId64 " ms\n",
+                    ts - t0, bench_now() - t0, atomic_load(&in.accepted), cnt.pending,
+                    sluice_launcher_next_interval_ms(l));
+        /* the service's pacing: the adaptive interval, or at once on an accept */
+        if (!(atomic_load(&in.done) && cnt.pending + cnt.done >= atomic_load(&in.accepted))) {
+            bool woke = sluice_launcher_idle(l, sluice_launcher_next_interval_ms(l));
+            if (getenv("BENCH_TRACE"))
+                fprintf(stderr, "  idle until +%.3f s (%s)\n", bench_now() - t0,
+                        woke ? "woken" : "interval");
+        }
     }
+    pthread_join(th, NULL);
+    started = false;
+    accepted = atomic_load(&in.accepted);
+    t_acc = in.t_end;
+    t_render = in.t_render;
     t1 = bench_now();
     rate = t1 > t0 ? (double)cnt.pending / (t1 - t0) : 0.0;
-    printf("launch %-18s jobs=%zu/%zu accept_ms/job=%6.2f (render %4.2f) submit_ms/job=%6.2f "
-           "total_ms/job=%6.2f jobs/s=%7.1f%s\n",
+    printf("launch %-18s jobs=%zu/%zu accept_ms/job=%6.2f (render %4.2f) tail_ms=%6.1f "
+           "steps=%zu total_ms/job=%6.2f jobs/s=%7.1f%s\n",
            label, cnt.pending, n, accepted ? (t_acc - t0) * 1e3 / (double)accepted : 0.0,
-           accepted ? t_render * 1e3 / (double)accepted : 0.0,
-           cnt.pending ? (t1 - t_acc) * 1e3 / (double)cnt.pending : 0.0,
+           accepted ? t_render * 1e3 / (double)accepted : 0.0, (t1 - t_acc) * 1e3, steps,
            cnt.pending ? (t1 - t0) * 1e3 / (double)cnt.pending : 0.0, rate,
            cnt.done ? " (some launches ended: CHECK)" : "");
     for (size_t i = 0; i < n; i++) {
@@ -210,6 +282,8 @@ static double run_once(
     }
     printf("launch %-18s cancelled %zu jobs\n", label, cancelled);
 out:
+    if (started)
+        pthread_join(th, NULL);
     for (size_t i = 0; ids && i < n; i++)
         free(ids[i]);
     free(ids);
@@ -277,6 +351,9 @@ int main(int argc, char **argv)
     sluice_error_t err = SLUICE_ERROR_INIT;
     char base[] = "/var/tmp/sluice-bench-launch.XXXXXX";
     char d1[600], d2[600], cmd[700];
+
+    if (getenv("BENCH_TRACE"))
+        sluice_log_set(trace_log, SLUICE_LOG_DEBUG, NULL);
 
     setvbuf(stdout, NULL, _IOLBF, 0);
     for (int a = 1; a < argc; a++) {

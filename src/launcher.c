@@ -48,7 +48,7 @@
 #define DEFAULT_IN_FLIGHT 4
 
 static void count_event(sluice_launcher_t *l, const sluice_fsm_event_t *ev);
-static sluice_err take_in(sluice_launcher_t *l, sluice_error_t *err);
+static sluice_err take_in(sluice_launcher_t *l, bool clear_wake, sluice_error_t *err);
 
 /* ---- small helpers ----------------------------------------------------- */
 
@@ -83,6 +83,14 @@ static void real_sleep_ms(void *arg, int64_t ms)
     ts.tv_nsec = (long)(ms % 1000) * 1000000L;
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
         ;
+}
+
+double launcher_mono_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 bool launcher_real_clock(const sluice_launcher_t *l)
@@ -670,6 +678,7 @@ sluice_err sluice_launcher_new(sluice_launcher_t **out,
     l->submit_tokens = l->o.submit_per_sec;
     l->submit_tokens_ms = l->tokens_ms;
     l->interval_ms = l->o.poll_min_ms;
+    l->last_read_ms = l->tokens_ms;
     if ((rc = launcher_intake_init(l, err)) != SLUICE_OK)
         goto fail;
     if ((rc = sluice_store_lock_supervisor(l->store, err)) != SLUICE_OK)
@@ -734,7 +743,7 @@ sluice_err sluice_launcher_cancel(sluice_launcher_t *l,
         return sluice_errorf(err, SLUICE_EINVAL, "launch_id: required");
     /* A launch accepted a moment ago may still be on the intake, or in the
      * store from another process: track it first, so the intent is kept. */
-    if ((rc = take_in(l, err)) != SLUICE_OK)
+    if ((rc = take_in(l, false, err)) != SLUICE_OK)
         return rc;
     L = launcher_find_launch(l, launch_id);
     if (L == NULL) {
@@ -949,12 +958,12 @@ static sluice_err pick_up(sluice_launcher_t *l, sluice_error_t *err)
 /* The intake (launches accepted on other threads) and then the events of
  * other writers, under the intake lock so that a launch accepted here is
  * always tracked from its intake entry, secrets and all. */
-static sluice_err take_in(sluice_launcher_t *l, sluice_error_t *err)
+static sluice_err take_in(sluice_launcher_t *l, bool clear_wake, sluice_error_t *err)
 {
     sluice_err rc;
 
     launcher_intake_lock(l);
-    rc = launcher_intake_drain(l, err);
+    rc = launcher_intake_drain(l, clear_wake, err);
     if (rc == SLUICE_OK)
         rc = pick_up(l, err);
     launcher_intake_unlock(l);
@@ -963,6 +972,7 @@ static sluice_err take_in(sluice_launcher_t *l, sluice_error_t *err)
 
 sluice_err sluice_launcher_step(sluice_launcher_t *l, sluice_error_t *err)
 {
+    double t[5];
     int64_t now;
     sluice_err rc;
 
@@ -981,13 +991,17 @@ sluice_err sluice_launcher_step(sluice_launcher_t *l, sluice_error_t *err)
     if (l->submit_tokens < 1.0 && l->o.submit_per_sec < 1.0)
         l->submit_tokens = 1.0;
     l->submit_tokens_ms = now;
-    if ((rc = take_in(l, err)) != SLUICE_OK)
+    t[0] = launcher_mono_ms();
+    if ((rc = take_in(l, true, err)) != SLUICE_OK)
         return rc;
+    t[1] = launcher_mono_ms();
     /* The batched read first: it has priority in the budget. */
     if ((rc = launcher_poll_live(l, now, err)) != SLUICE_OK)
         return rc;
+    t[2] = launcher_mono_ms();
     if ((rc = launcher_submit_due(l, now, err)) != SLUICE_OK)
         return rc;
+    t[3] = launcher_mono_ms();
     for (size_t i = 0; i < l->n && rc == SLUICE_OK && !l->dead; i++)
         if (l->v[i]->fsm.state != SLUICE_FSM_DONE)
             rc = act_on(l, l->v[i], now, err);
@@ -1007,7 +1021,13 @@ sluice_err sluice_launcher_step(sluice_launcher_t *l, sluice_error_t *err)
     if (rc != SLUICE_OK)
         return rc;
     launcher_adapt_interval(l);
-    return take_in(l, err);
+    t[4] = launcher_mono_ms();
+    rc = take_in(l, false, err);
+    sluice_log(SLUICE_LOG_DEBUG,
+               "cycle: %zu tracked; intake %.1f, poll %.1f, submit %.1f, actions %.1f, "
+               "intake %.1f ms",
+               l->n, t[1] - t[0], t[2] - t[1], t[3] - t[2], t[4] - t[3], launcher_mono_ms() - t[4]);
+    return rc;
 }
 
 /* ---- recovery ---------------------------------------------------------- */
@@ -1106,7 +1126,7 @@ sluice_err sluice_launcher_recover(sluice_launcher_t *l, size_t *orphans_out, sl
     if ((rc = check_alive(l, err)) != SLUICE_OK)
         return rc;
     launcher_intake_lock(l);
-    rc = launcher_intake_drain(l, err);
+    rc = launcher_intake_drain(l, false, err);
     if (rc == SLUICE_OK)
         rc = recover_locked(l, orphans_out, err);
     launcher_intake_unlock(l);

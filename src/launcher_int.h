@@ -91,6 +91,7 @@ struct sluice_launcher {
     double submit_tokens; /* submits: a budget of their own */
     int64_t submit_tokens_ms;
     int64_t interval_ms;
+    int64_t last_read_ms; /* when the last batched state read ran */
     bool activity;
     atomic_bool dead; /* read by accepting threads */
     /* the intake (launcher_intake.c): accepted launches not yet tracked */
@@ -121,6 +122,9 @@ bool launcher_take_token(sluice_launcher_t *l);
 /* A kill point: true means "the process died here". */
 bool launcher_killed_at(sluice_launcher_t *l, const char *point);
 launch_t *launcher_find_launch(const sluice_launcher_t *l, const char *id);
+/* A monotonic clock in ms with a fraction, for the debug timings of a
+ * cycle (never for decisions: those use the injected clock). */
+double launcher_mono_ms(void);
 /* True when the launcher runs on the real clock (no injected one). */
 bool launcher_real_clock(const sluice_launcher_t *l);
 /* Start tracking launch `id` from its stored request (borrowed) and fold
@@ -169,8 +173,10 @@ void launcher_intake_free(sluice_launcher_t *l);
 void launcher_intake_lock(sluice_launcher_t *l);
 void launcher_intake_unlock(sluice_launcher_t *l);
 /* With the intake lock held, on the launcher's thread: track every queued
- * launch and hand over its secret values. */
-sluice_err launcher_intake_drain(sluice_launcher_t *l, sluice_error_t *err);
+ * launch and hand over its secret values.  clear_wake: the caller is about
+ * to act on what it took (the start of a step); at the end of a step the
+ * wake-up stays, so launches taken in then are submitted at once. */
+sluice_err launcher_intake_drain(sluice_launcher_t *l, bool clear_wake, sluice_error_t *err);
 
 /* ---- launcher_poll.c ---------------------------------------------------- */
 

@@ -259,13 +259,14 @@ static void give_secrets(launch_t *L, launcher_intake_entry_t *e)
     L->needs_secrets = true;
 }
 
-sluice_err launcher_intake_drain(sluice_launcher_t *l, sluice_error_t *err)
+sluice_err launcher_intake_drain(sluice_launcher_t *l, bool clear_wake, sluice_error_t *err)
 {
     launcher_intake_entry_t *e = l->in_head;
     sluice_err rc = SLUICE_OK;
 
     l->in_head = l->in_tail = NULL;
-    l->in_wake = false;
+    if (clear_wake)
+        l->in_wake = false;
     atomic_store(&l->in_new, 0);
     while (e != NULL) {
         launcher_intake_entry_t *next = e->next;

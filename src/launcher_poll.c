@@ -153,12 +153,24 @@ sluice_err launcher_poll_live(sluice_launcher_t *l, int64_t now, sluice_error_t 
     sluice_lookup batch;
     sluice_err rc = SLUICE_OK;
 
-    for (size_t i = 0; i < l->n; i++)
-        if ((sluice_fsm_due(&l->v[i]->fsm, launcher_fsm_time(now)) & SLUICE_DUE_LIVE_LOOKUP) &&
-            l->v[i]->fsm.n_job_ids > 0)
+    bool backlog = false;
+
+    for (size_t i = 0; i < l->n; i++) {
+        unsigned due = sluice_fsm_due(&l->v[i]->fsm, launcher_fsm_time(now));
+        if ((due & SLUICE_DUE_LIVE_LOOKUP) && l->v[i]->fsm.n_job_ids > 0)
             k++;
+        if (due & (SLUICE_DUE_SUBMIT | SLUICE_DUE_NEW_ATTEMPT))
+            backlog = true;
+    }
+    /* While launches wait for their submit, the read waits too, up to one
+     * poll interval after the last: an accept wakes a cycle at once, and a
+     * read of the whole job table (v0.0.38) in every such cycle would stall
+     * the submits behind it. */
+    if (backlog && now - l->last_read_ms < l->o.poll_min_ms)
+        return SLUICE_OK;
     if (k == 0 || !launcher_take_token(l))
         return SLUICE_OK;
+    l->last_read_ms = now;
     who = calloc(k, sizeof(*who));
     ids = calloc(k, sizeof(*ids));
     st = calloc(k, sizeof(*st));

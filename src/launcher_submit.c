@@ -279,6 +279,7 @@ submit_batch(sluice_launcher_t *l, batch_entry_t *b, size_t n, sluice_error_t *e
     sluice_submit_req_t *reqs = calloc(n, sizeof(*reqs));
     sluice_submit_outcome *oc = calloc(n, sizeof(*oc));
     sluice_submit_result_t *res = calloc(n, sizeof(*res));
+    double t[3] = {0, 0, 0};
     sluice_err rc = SLUICE_OK;
 
     if (who == NULL || evs == NULL || reqs == NULL || oc == NULL || res == NULL) {
@@ -299,8 +300,10 @@ submit_batch(sluice_launcher_t *l, batch_entry_t *b, size_t n, sluice_error_t *e
         reqs[i].n = b[i].n;
     }
     /* The marker of every launch is durable before any POST leaves. */
+    t[0] = launcher_mono_ms();
     if ((rc = launcher_record_many(l, who, evs, n, err)) != SLUICE_OK)
         goto out;
+    t[1] = launcher_mono_ms();
     for (size_t i = 0; i < n; i++)
         sluice_fsm_event_clear(&evs[i]);
     if (killed_in_batch(l, SLUICE_KILL_BEFORE_POST, n))
@@ -311,6 +314,7 @@ submit_batch(sluice_launcher_t *l, batch_entry_t *b, size_t n, sluice_error_t *e
         for (size_t i = 0; i < n; i++)
             oc[i] = l->cl.submit(l->cl.arg, reqs[i].descs, reqs[i].n, &res[i]);
     }
+    t[2] = launcher_mono_ms();
     if (killed_in_batch(l, SLUICE_KILL_AFTER_POST, n))
         goto killed;
     for (size_t i = 0; i < n; i++) {
@@ -338,6 +342,8 @@ submit_batch(sluice_launcher_t *l, batch_entry_t *b, size_t n, sluice_error_t *e
     if (killed_in_batch(l, SLUICE_KILL_AFTER_ANSWER, n))
         goto killed;
     rc = launcher_record_many(l, who, evs, n, err);
+    sluice_log(SLUICE_LOG_DEBUG, "submit batch of %zu: markers %.1f, POSTs %.1f, answers %.1f ms",
+               n, t[1] - t[0], t[2] - t[1], launcher_mono_ms() - t[2]);
     if (rc != SLUICE_OK && rc != SLUICE_ENOMEM) {
         /* The batch could not be stored: try each answer on its own so one
          * bad launch does not leave the others without theirs. */
@@ -380,6 +386,7 @@ sluice_err launcher_submit_due(sluice_launcher_t *l, int64_t now, sluice_error_t
         batch_entry_t *b = NULL;
         size_t n = 0;
         bool waited = false;
+        double t[3];
 
         for (size_t i = 0; i < l->n && rc == SLUICE_OK; i++) {
             launch_t *L = l->v[i];
@@ -396,13 +403,21 @@ sluice_err launcher_submit_due(sluice_launcher_t *l, int64_t now, sluice_error_t
             if (ready)
                 n++;
         }
+        t[0] = launcher_mono_ms();
         if (rc == SLUICE_OK && n > 0)
             n = stage_batch(l, b, n);
+        t[1] = launcher_mono_ms();
         for (size_t i = 0; i < n && rc == SLUICE_OK; i++)
             rc = load_descs(l, b[i].L, b[i].attempt, b[i].has_dep ? b[i].dep : NULL, &b[i].d,
                             &b[i].n, err);
+        t[2] = launcher_mono_ms();
         if (rc == SLUICE_OK && n > 0)
             rc = submit_batch(l, b, n, err);
+        if (n > 0)
+            sluice_log(SLUICE_LOG_DEBUG,
+                       "submit batch of %zu: staging %.1f, descs %.1f, markers + POSTs + "
+                       "answers %.1f ms",
+                       n, t[1] - t[0], t[2] - t[1], launcher_mono_ms() - t[2]);
         for (size_t i = 0; i < n; i++)
             batch_entry_clear(&b[i]);
         free(b);

@@ -1379,3 +1379,30 @@ Test(launcher, idle_on_the_real_clock_is_woken_by_an_accept)
     json_decref(render);
     sluice_launcher_free(l);
 }
+
+/* A cycle woken by an accept submits at once; the batched read waits while
+ * submits wait, but never longer than one poll interval after the last. */
+Test(launcher, waiting_submits_hold_the_read_back_one_interval_at_most)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_launcher_t *l = new_launcher();
+    unsigned reads;
+
+    accept_launch(l, "G1", 1, NULL, NULL, 0);
+    step(l); /* submits G1 */
+    cr_assert_eq(fc->n_submit, 1);
+    step(l); /* nothing waits: the read runs */
+    reads = fc->n_states;
+    cr_assert_eq(reads, 1);
+    clock_now -= 900; /* 100 ms after that read */
+    accept_launch(l, "G2", 1, NULL, NULL, 0);
+    cr_assert_sluice_ok(sluice_launcher_step(l, &err), &err);
+    cr_assert_eq(fc->n_submit, 2, "the woken cycle submits");
+    cr_assert_eq(fc->n_states, reads, "no second read within the interval while a submit waits");
+    clock_now += 1000; /* 1.1 s after the read */
+    accept_launch(l, "G3", 1, NULL, NULL, 0);
+    cr_assert_sluice_ok(sluice_launcher_step(l, &err), &err);
+    cr_assert_eq(fc->n_submit, 3);
+    cr_assert_eq(fc->n_states, reads + 1, "a read once the interval has passed, backlog or not");
+    sluice_launcher_free(l);
+}
