@@ -27,12 +27,7 @@
 #include "http_client.h"
 #include "render_case.h"
 #include "server_fixture.h"
-
-#define cr_assert_sluice_ok(expr, errp)                                                            \
-    do {                                                                                           \
-        sluice_err rc_ = (expr);                                                                   \
-        cr_assert_eq(rc_, SLUICE_OK, "%s: %s: %s", #expr, sluice_err_name(rc_), (errp)->text);     \
-    } while (0)
+#include "sluice_assert.h"
 
 #define TOKEN SFX_TOKEN
 #define AUTH SFX_AUTH
@@ -622,7 +617,7 @@ Test(server, serve_command_answers_on_its_socket_and_stops_on_sigterm, .timeout 
 
 /* ---- access: ownership, secrets, TLS, socket group, retention ---------- */
 
-#define BOB "Authorization: Bearer tok-bob-0123456789abcdef\r\n"
+#define BOB "Authorization: Bearer " SFX_BOB_TOKEN "\r\n"
 #define CAROL "Authorization: Bearer tok-carol-0123456789abcdef\r\n"
 
 static size_t count_events(const char *id, const char *name)
