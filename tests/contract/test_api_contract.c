@@ -30,19 +30,14 @@
 #include <sluice/sluice.h>
 
 #include "server_fixture.h"
+#include "sluice_assert.h"
 #include "http_client.h"
-
-#define cr_assert_sluice_ok(expr, errp)                                                            \
-    do {                                                                                           \
-        sluice_err rc_ = (expr);                                                                   \
-        cr_assert_eq(rc_, SLUICE_OK, "%s: %s: %s", #expr, sluice_err_name(rc_), (errp)->text);     \
-    } while (0)
 
 #define TOKEN SFX_TOKEN
 #define AUTH "Authorization: Bearer " TOKEN "\r\n"
 #define WRONG "Authorization: Bearer tok-alice-0123456789abcdeX\r\n"
 #define JSON_AUTH AUTH "Content-Type: application/json\r\n"
-#define TOKEN_BOB "tok-bob-0123456789abcdef"
+#define TOKEN_BOB SFX_BOB_TOKEN
 #define BOB "Authorization: Bearer " TOKEN_BOB "\r\n"
 
 static bool is_dir(const char *p)
@@ -264,16 +259,6 @@ static void ex_stream(const char *route, const char *path, const char *extra, co
     free(raw);
 }
 
-static const char *request_for(const char *id, const char *command, char *buf, size_t size)
-{
-    snprintf(buf, size,
-             "{\"launch_id\": \"%s\", \"site\": \"site-1\", \"profile\": \"none\", "
-             "\"time_limit\": \"00:10:00\", \"partition\": \"gpu\", \"pools\": [{\"name\": "
-             "\"main\", \"cpus_per_node\": 1, \"mem_per_node_mib\": 1024, \"command\": \"%s\"}]}",
-             id, command);
-    return buf;
-}
-
 static void step(int n)
 {
     sluice_error_t err = SLUICE_ERROR_INIT;
@@ -315,10 +300,10 @@ Test(api_contract,
     cr_expect_eq(ex("POST", "/v1/metrics", "/v1/metrics", JSON_AUTH, "{}", NULL), 405);
 
     /* create: accepted, the same again, dry run, and every refusal */
-    request_for("c-1", "/bin/true", req, sizeof(req));
+    sfx_request("c-1", "/bin/true", req, sizeof(req));
     cr_expect_eq(ex("POST", L, L, JSON_AUTH, req, NULL), 201);
     cr_expect_eq(ex("POST", L, L, JSON_AUTH, req, NULL), 200);
-    request_for("dry-1", "/bin/true", other, sizeof(other));
+    sfx_request("dry-1", "/bin/true", other, sizeof(other));
     cr_expect_eq(ex("POST", L, "/v1/launches?dry_run=true", JSON_AUTH, other, &r), 200);
     j = json_loads(r.body, 0, NULL);
     staging = json_string_value(
@@ -334,7 +319,7 @@ Test(api_contract,
     fputs("first line\nsecond line\n", f);
     fclose(f);
     cr_expect_eq(ex("POST", L, L, JSON_AUTH, other, NULL), 201);
-    request_for("c-1", "/bin/false", other, sizeof(other));
+    sfx_request("c-1", "/bin/false", other, sizeof(other));
     cr_expect_eq(ex("POST", L, L, JSON_AUTH, other, NULL), 409);
     cr_expect_eq(ex("POST", L, L, JSON_AUTH, "{\"launch_id\":", NULL), 400);
     cr_expect_eq(ex("POST", L, L, JSON_AUTH, "{\"launch_id\": \"x\"}", NULL), 422);

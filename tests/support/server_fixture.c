@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* server_fixture.c - see server_fixture.h. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,23 +22,48 @@ static void fixture_transition(const sluice_launcher_transition_t *t, void *arg)
     sluice_server_count_transition(((server_fixture_t *)arg)->server);
 }
 
-static int accept_image(const char *path, void *arg)
+int sfx_accept_image(const char *path, void *arg)
 {
     (void)path, (void)arg;
     return 0;
 }
 
-int sfx_start(server_fixture_t *fx, sfx_tweak_fn tweak, void *arg, char *why, size_t why_size)
+static void *drive(void *arg)
 {
+    server_fixture_t *fx = arg;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    if (sluice_server_run_launcher(fx->server, &fx->stop_driver, &err) != SLUICE_OK)
+        fprintf(stderr, "server_fixture: the launcher thread stopped: %s\n", err.text);
+    return NULL;
+}
+
+int sfx_write_file(const char *path, const char *text, mode_t mode)
+{
+    FILE *f = fopen(path, "w");
+    int bad;
+
+    if (f == NULL)
+        return -1;
+    bad = fputs(text, f) < 0;
+    bad |= fclose(f) != 0;
+    bad |= chmod(path, mode) != 0;
+    return bad ? -1 : 0;
+}
+
+int sfx_start_with(server_fixture_t *fx, const sfx_opts_t *opts, char *why, size_t why_size)
+{
+    static const sfx_opts_t none;
     sluice_error_t err = SLUICE_ERROR_INIT;
     sluice_config_opts_t co;
     sluice_launcher_opts_t lo;
     sluice_server_opts_t so;
-    char path[512], tokens[256], root[300];
+    char path[512], root[300], lines[1024];
     const char *src = getenv("SLUICE_SOURCE_DIR");
     const char *sets[1];
-    FILE *f;
 
+    if (opts == NULL)
+        opts = &none;
     memset(fx, 0, sizeof(*fx));
     {
         struct timespec ts;
@@ -47,6 +73,7 @@ int sfx_start(server_fixture_t *fx, sfx_tweak_fn tweak, void *arg, char *why, si
     snprintf(fx->tmp, sizeof(fx->tmp), "/tmp/sluice-sfx-XXXXXX");
     if (mkdtemp(fx->tmp) == NULL) {
         snprintf(why, why_size, "mkdtemp failed");
+        fx->tmp[0] = '\0';
         return -1;
     }
     snprintf(path, sizeof(path), "%s/tests/golden/render/flower-gpu/site.yaml", src ? src : ".");
@@ -70,45 +97,78 @@ int sfx_start(server_fixture_t *fx, sfx_tweak_fn tweak, void *arg, char *why, si
     lo.cluster = fake_cluster_ops(fx->fc);
     lo.user = "sluice";
     lo.site = "site-1";
-    lo.now_ms = fixture_now;
-    lo.clock_arg = fx;
+    if (!opts->real_clock) {
+        lo.now_ms = fixture_now;
+        lo.clock_arg = fx;
+    }
+    lo.poll_min_ms = opts->poll_min_ms;
+    lo.poll_max_ms = opts->poll_max_ms;
     lo.on_transition = fixture_transition;
     lo.transition_arg = fx;
+    if (opts->launcher_tweak)
+        opts->launcher_tweak(&lo, opts->launcher_arg);
     if (sluice_launcher_new(&fx->launcher, &lo, &err) != SLUICE_OK ||
         sluice_launcher_recover(fx->launcher, NULL, &err) != SLUICE_OK)
         goto fail;
-    snprintf(tokens, sizeof(tokens), "%s/tokens", fx->tmp);
-    if ((f = fopen(tokens, "w")) == NULL) {
-        snprintf(err.text, sizeof(err.text), "cannot write %s", tokens);
+    snprintf(fx->tokens, sizeof(fx->tokens), "%s/tokens", fx->tmp);
+    snprintf(lines, sizeof(lines), "# caller token [role]\nalice %s\nbob %s\n%s", SFX_TOKEN,
+             SFX_BOB_TOKEN, opts->extra_tokens ? opts->extra_tokens : "");
+    snprintf(fx->token_file, sizeof(fx->token_file), "%s/alice.token", fx->tmp);
+    if (sfx_write_file(fx->tokens, lines, 0600) != 0 ||
+        sfx_write_file(fx->token_file, SFX_TOKEN "\n", 0600) != 0) {
+        snprintf(err.text, sizeof(err.text), "cannot write the token files in %s", fx->tmp);
         goto fail;
     }
-    fprintf(f, "alice %s\nbob tok-bob-0123456789abcdef\n", SFX_TOKEN);
-    fclose(f);
-    chmod(tokens, 0600);
+    if (opts->socket)
+        snprintf(fx->sock, sizeof(fx->sock), "%s/api.sock", fx->tmp);
     memset(&so, 0, sizeof(so));
     so.launcher = fx->launcher;
     so.store = fx->store;
     so.cfg = fx->cfg;
     so.listen = "127.0.0.1:0";
-    so.tokens_file = tokens;
+    so.socket_path = opts->socket ? fx->sock : NULL;
+    so.tokens_file = fx->tokens;
     so.getenv_fn = render_case_getenv;
-    so.stat_fn = accept_image;
+    so.stat_fn = sfx_accept_image;
     so.follow_poll_ms = 50;
-    if (tweak)
-        tweak(&so, arg);
+    if (opts->tweak)
+        opts->tweak(&so, opts->tweak_arg);
     if (sluice_server_new(&fx->server, &so, &err) != SLUICE_OK)
         goto fail;
     fx->port = sluice_server_port(fx->server);
+    if (opts->drive) {
+        if (pthread_create(&fx->driver, NULL, drive, fx) != 0) {
+            snprintf(err.text, sizeof(err.text), "cannot start the launcher thread");
+            goto fail;
+        }
+        fx->driving = true;
+    }
     return 0;
 fail:
     snprintf(why, why_size, "%s", err.text);
     return -1;
 }
 
-void sfx_stop(server_fixture_t *fx)
+int sfx_start(server_fixture_t *fx, sfx_tweak_fn tweak, void *arg, char *why, size_t why_size)
+{
+    sfx_opts_t o;
+
+    memset(&o, 0, sizeof(o));
+    o.tweak = tweak;
+    o.tweak_arg = arg;
+    return sfx_start_with(fx, &o, why, why_size);
+}
+
+int sfx_stop(server_fixture_t *fx)
 {
     char cmd[200];
+    int rc = 0;
 
+    if (fx->driving) {
+        fx->stop_driver = 1;
+        pthread_join(fx->driver, NULL);
+        fx->driving = false;
+    }
     sluice_server_free(fx->server);
     sluice_launcher_free(fx->launcher);
     sluice_store_close(fx->store);
@@ -121,9 +181,21 @@ void sfx_stop(server_fixture_t *fx)
     fx->fc = NULL;
     if (fx->tmp[0] != '\0') {
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fx->tmp);
-        if (system(cmd) != 0)
+        if (system(cmd) != 0) {
             fprintf(stderr, "server_fixture: could not remove %s\n", fx->tmp);
+            rc = -1;
+        }
+        fx->tmp[0] = '\0';
     }
+    return rc;
+}
+
+void sfx_server_opts(const server_fixture_t *fx, sluice_server_opts_t *so)
+{
+    memset(so, 0, sizeof(*so));
+    so->launcher = fx->launcher;
+    so->store = fx->store;
+    so->cfg = fx->cfg;
 }
 
 const char *sfx_request(const char *id, const char *command, char *buf, size_t size)

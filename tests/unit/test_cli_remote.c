@@ -4,7 +4,6 @@
  * own thread): launch --wait, status, ls, cancel and logs print what the
  * local-store path prints, and problems become the documented exit codes.
  * Only loopback traffic. */
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,106 +18,34 @@
 #include <sluice/server.h>
 #include <sluice/sluice.h>
 
-#include "fake_cluster.h"
-#include "render_case.h"
+#include "server_fixture.h"
+#include "sluice_assert.h"
 
-#define cr_assert_sluice_ok(expr, errp)                                                            \
-    do {                                                                                           \
-        sluice_err rc_ = (expr);                                                                   \
-        cr_assert_eq(rc_, SLUICE_OK, "%s: %s: %s", #expr, sluice_err_name(rc_), (errp)->text);     \
-    } while (0)
+#define TOKEN SFX_TOKEN
 
-#define TOKEN "tok-alice-0123456789abcdef"
-
-static char tmp[128];
-static int64_t clock_now;
-static fake_cluster_t *fc;
-static sluice_store_t *store;
-static sluice_config_t *cfg;
-static sluice_launcher_t *launcher;
-static sluice_server_t *server;
-static pthread_t driver;
-static volatile int stop_driver;
-static char url[64], sock[200], token_file[200], state_dir[200];
-
-static int accept_image(const char *path, void *arg)
-{
-    (void)path, (void)arg;
-    return 0;
-}
-
-static void *drive(void *arg)
-{
-    sluice_error_t err = SLUICE_ERROR_INIT;
-
-    (void)arg;
-    sluice_server_run_launcher(server, &stop_driver, &err);
-    return NULL;
-}
+/* The service on TCP and on <tmp>/api.sock; its launcher runs on its own
+ * thread in real time and polls every 50-100 ms. */
+static server_fixture_t fx;
+static char url[64];
 
 static void write_file(const char *path, const char *text, mode_t mode)
 {
-    FILE *f = fopen(path, "w");
-
-    cr_assert_not_null(f, "%s", path);
-    fputs(text, f);
-    fclose(f);
-    cr_assert_eq(chmod(path, mode), 0);
+    cr_assert_eq(sfx_write_file(path, text, mode), 0, "%s", path);
 }
 
 static void setup(void)
 {
-    sluice_error_t err = SLUICE_ERROR_INIT;
-    sluice_config_opts_t co;
-    sluice_launcher_opts_t lo;
-    sluice_server_opts_t so;
-    char path[512], tokens[256], root[300];
-    const char *src = getenv("SLUICE_SOURCE_DIR");
-    const char *sets[1];
+    sfx_opts_t o;
+    char why[256];
 
-    snprintf(tmp, sizeof(tmp), "/tmp/sluice-cli-remote-XXXXXX");
-    cr_assert_not_null(mkdtemp(tmp));
-    snprintf(path, sizeof(path), "%s/tests/golden/render/flower-gpu/site.yaml", src ? src : ".");
-    snprintf(root, sizeof(root), "storage.root=%s/storage", tmp);
-    sets[0] = root;
-    memset(&co, 0, sizeof(co));
-    co.path = path;
-    co.overrides = sets;
-    co.n_overrides = 1;
-    cr_assert_sluice_ok(sluice_config_load(&co, &cfg, &err), &err);
-    snprintf(state_dir, sizeof(state_dir), "%s/state", tmp);
-    cr_assert_sluice_ok(sluice_store_open(&store, state_dir, &err), &err);
-    fc = calloc(1, sizeof(*fc));
-    cr_assert_not_null(fc);
-    fake_cluster_init(fc, &clock_now, "sluice");
-    memset(&lo, 0, sizeof(lo));
-    lo.store = store;
-    lo.cluster = fake_cluster_ops(fc);
-    lo.user = "sluice";
-    lo.site = "site-1";
-    lo.poll_min_ms = 50;
-    lo.poll_max_ms = 100;
-    cr_assert_sluice_ok(sluice_launcher_new(&launcher, &lo, &err), &err);
-    cr_assert_sluice_ok(sluice_launcher_recover(launcher, NULL, &err), &err);
-    snprintf(tokens, sizeof(tokens), "%s/tokens", tmp);
-    write_file(tokens, "alice " TOKEN "\nbob tok-bob-0123456789abcdef\n", 0600);
-    snprintf(token_file, sizeof(token_file), "%s/alice.token", tmp);
-    write_file(token_file, TOKEN "\n", 0600);
-    snprintf(sock, sizeof(sock), "%s/api.sock", tmp);
-    memset(&so, 0, sizeof(so));
-    so.launcher = launcher;
-    so.store = store;
-    so.cfg = cfg;
-    so.listen = "127.0.0.1:0";
-    so.socket_path = sock;
-    so.tokens_file = tokens;
-    so.getenv_fn = render_case_getenv;
-    so.stat_fn = accept_image;
-    so.follow_poll_ms = 50;
-    cr_assert_sluice_ok(sluice_server_new(&server, &so, &err), &err);
-    snprintf(url, sizeof(url), "http://127.0.0.1:%u", (unsigned)sluice_server_port(server));
-    stop_driver = 0;
-    cr_assert_eq(pthread_create(&driver, NULL, drive, NULL), 0);
+    memset(&o, 0, sizeof(o));
+    o.real_clock = true;
+    o.poll_min_ms = 50;
+    o.poll_max_ms = 100;
+    o.socket = true;
+    o.drive = true;
+    cr_assert_eq(sfx_start_with(&fx, &o, why, sizeof(why)), 0, "%s", why);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%u", (unsigned)fx.port);
     unsetenv("SLUICE_SERVER");
     unsetenv("SLUICE_API_TOKEN_FILE");
     unsetenv("SLUICE_API_CA");
@@ -126,17 +53,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-    char cmd[200];
-
-    stop_driver = 1;
-    pthread_join(driver, NULL);
-    sluice_server_free(server);
-    sluice_launcher_free(launcher);
-    sluice_store_close(store);
-    sluice_config_free(cfg);
-    free(fc);
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
-    cr_assert_eq(system(cmd), 0);
+    cr_assert_eq(sfx_stop(&fx), 0);
 }
 
 TestSuite(cli_remote, .init = setup, .fini = teardown, .timeout = 120);
@@ -181,8 +98,8 @@ static run_t run(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(args, sizeof(args), fmt, ap);
     va_end(ap);
-    snprintf(out, sizeof(out), "%s/out", tmp);
-    snprintf(err, sizeof(err), "%s/err", tmp);
+    snprintf(out, sizeof(out), "%s/out", fx.tmp);
+    snprintf(err, sizeof(err), "%s/err", fx.tmp);
     snprintf(cmd, sizeof(cmd), "'%s' %s >'%s' 2>'%s'", bin, args, out, err);
     st = system(cmd);
     cr_assert(WIFEXITED(st), "%s", cmd);
@@ -202,13 +119,8 @@ static void request_file(const char *id, const char *command, char *path, size_t
 {
     char text[1024];
 
-    snprintf(path, size, "%s/%s.json", tmp, id);
-    snprintf(text, sizeof(text),
-             "{\"launch_id\": \"%s\", \"site\": \"site-1\", \"profile\": \"none\", "
-             "\"time_limit\": \"00:10:00\", \"partition\": \"gpu\", \"pools\": [{\"name\": "
-             "\"main\", \"cpus_per_node\": 1, \"mem_per_node_mib\": 1024, \"command\": \"%s\"}]}",
-             id, command);
-    write_file(path, text, 0600);
+    snprintf(path, size, "%s/%s.json", fx.tmp, id);
+    write_file(path, sfx_request(id, command, text, sizeof(text)), 0600);
 }
 
 #define REMOTE "--server %s --api-token-file '%s'"
@@ -219,7 +131,7 @@ Test(cli_remote, launch_wait_prints_every_transition_and_exits_with_the_result)
     run_t r;
 
     request_file("ok-1", "/bin/true", req, sizeof(req));
-    r = run("launch '%s' --wait " REMOTE, req, url, token_file);
+    r = run("launch '%s' --wait " REMOTE, req, url, fx.token_file);
     cr_expect_eq(r.code, 0, "exit %d\n%s\n%s", r.code, r.out, r.err);
     cr_expect(strstr(r.out, "launch ok-1 accepted (site site-1, 1 pool)\n") == r.out, "%s", r.out);
     cr_expect(strstr(r.out, "] ACCEPTED") != NULL, "%s", r.out);
@@ -231,14 +143,14 @@ Test(cli_remote, launch_wait_prints_every_transition_and_exits_with_the_result)
     run_free(&r);
 
     /* the same request again resumes the same launch: no second job */
-    r = run("launch '%s' --wait " REMOTE, req, url, token_file);
+    r = run("launch '%s' --wait " REMOTE, req, url, fx.token_file);
     cr_expect_eq(r.code, 0, "%s %s", r.out, r.err);
     cr_expect(strstr(r.out, "launch ok-1 already known: resuming it") == r.out, "%s", r.out);
-    cr_expect_eq(fake_cluster_count_named(fc, ""), 1);
+    cr_expect_eq(fake_cluster_count_named(fx.fc, ""), 1);
     run_free(&r);
 
     /* -o json: one object per transition, the last one DONE */
-    r = run("launch '%s' --wait -o json " REMOTE, req, url, token_file);
+    r = run("launch '%s' --wait -o json " REMOTE, req, url, fx.token_file);
     cr_expect_eq(r.code, 0);
     cr_expect(strstr(r.out, "\"state\":\"DONE\"") != NULL, "%s", r.out);
     cr_expect(strstr(r.out, "accepted (") == NULL, "%s", r.out);
@@ -254,9 +166,9 @@ Test(cli_remote, launch_wait_exits_with_a_failed_jobs_code)
     char req[300];
     run_t r;
 
-    fake_cluster_set_script(fc, stages, 2);
+    fake_cluster_set_script(fx.fc, stages, 2);
     request_file("bad-1", "/bin/false", req, sizeof(req));
-    r = run("launch '%s' --wait " REMOTE, req, url, token_file);
+    r = run("launch '%s' --wait " REMOTE, req, url, fx.token_file);
     cr_expect_eq(r.code, 1, "exit %d\n%s\n%s", r.code, r.out, r.err);
     cr_expect(strstr(r.out, "result=EXECUTION_ERROR(1)") != NULL, "%s", r.out);
     run_free(&r);
@@ -268,17 +180,17 @@ Test(cli_remote, status_and_ls_print_what_the_local_store_prints)
     run_t local, remote;
 
     request_file("same-1", "/bin/true", req, sizeof(req));
-    remote = run("launch '%s' --wait " REMOTE, req, url, token_file);
+    remote = run("launch '%s' --wait " REMOTE, req, url, fx.token_file);
     cr_assert_eq(remote.code, 0, "%s", remote.err);
     run_free(&remote);
     request_file("same-2", "/bin/true", req, sizeof(req));
-    remote = run("launch '%s' " REMOTE, req, url, token_file);
+    remote = run("launch '%s' " REMOTE, req, url, fx.token_file);
     cr_assert_eq(remote.code, 0, "%s", remote.err);
     cr_expect_str_eq(remote.out, "launch same-2 accepted (site site-1, 1 pool)\n");
     run_free(&remote);
 
-    local = run("status --state-dir '%s' same-1", state_dir);
-    remote = run("status " REMOTE " same-1", url, token_file);
+    local = run("status --state-dir '%s' same-1", fx.state);
+    remote = run("status " REMOTE " same-1", url, fx.token_file);
     cr_expect_eq(local.code, 0, "%s", local.err);
     cr_expect_eq(remote.code, 0, "%s", remote.err);
     cr_expect_str_eq(remote.out, local.out);
@@ -286,8 +198,8 @@ Test(cli_remote, status_and_ls_print_what_the_local_store_prints)
     run_free(&local);
     run_free(&remote);
 
-    local = run("status --state-dir '%s' -o json same-1", state_dir);
-    remote = run("status -o json " REMOTE " same-1", url, token_file);
+    local = run("status --state-dir '%s' -o json same-1", fx.state);
+    remote = run("status -o json " REMOTE " same-1", url, fx.token_file);
     cr_expect_eq(remote.code, 0);
     {
         json_t *a = json_loads(local.out, 0, NULL), *b = json_loads(remote.out, 0, NULL);
@@ -302,20 +214,20 @@ Test(cli_remote, status_and_ls_print_what_the_local_store_prints)
 
     /* ls: same table, same filters and the same pages */
     sleep(1); /* let same-2 settle: both listings must see the same states */
-    local = run("ls --state-dir '%s' --limit 1", state_dir);
-    remote = run("ls --limit 1 " REMOTE, url, token_file);
+    local = run("ls --state-dir '%s' --limit 1", fx.state);
+    remote = run("ls --limit 1 " REMOTE, url, fx.token_file);
     cr_expect_eq(remote.code, 0, "%s", remote.err);
     cr_expect_str_eq(remote.out, local.out);
     cr_expect(strstr(remote.out, "(more: sluice ls --cursor '") != NULL, "%s", remote.out);
     run_free(&local);
     run_free(&remote);
-    local = run("ls --state-dir '%s' --site site-1 --state DONE -o json", state_dir);
-    remote = run("ls --site site-1 --state DONE -o json " REMOTE, url, token_file);
+    local = run("ls --state-dir '%s' --site site-1 --state DONE -o json", fx.state);
+    remote = run("ls --site site-1 --state DONE -o json " REMOTE, url, fx.token_file);
     cr_expect_eq(remote.code, 0, "%s", remote.err);
     cr_expect_str_eq(remote.out, local.out);
     run_free(&local);
     run_free(&remote);
-    remote = run("ls --live " REMOTE, url, token_file);
+    remote = run("ls --live " REMOTE, url, fx.token_file);
     cr_expect_eq(remote.code, 64, "%s", remote.err);
     run_free(&remote);
 }
@@ -325,7 +237,7 @@ Test(cli_remote, environment_variables_select_the_service)
     run_t r;
 
     cr_assert_eq(setenv("SLUICE_SERVER", url, 1), 0);
-    cr_assert_eq(setenv("SLUICE_API_TOKEN_FILE", token_file, 1), 0);
+    cr_assert_eq(setenv("SLUICE_API_TOKEN_FILE", fx.token_file, 1), 0);
     r = run("ls");
     unsetenv("SLUICE_SERVER");
     unsetenv("SLUICE_API_TOKEN_FILE");
@@ -340,11 +252,11 @@ Test(cli_remote, unix_socket_needs_no_token)
     run_t r;
 
     request_file("sock-1", "/bin/true", req, sizeof(req));
-    r = run("launch '%s' --wait --server 'unix:%s'", req, sock);
+    r = run("launch '%s' --wait --server 'unix:%s'", req, fx.sock);
     cr_expect_eq(r.code, 0, "%s %s", r.out, r.err);
     cr_expect(strstr(r.out, "result=SUCCEEDED(0)") != NULL, "%s", r.out);
     run_free(&r);
-    r = run("status --server 'unix:%s' sock-1", sock);
+    r = run("status --server 'unix:%s' sock-1", fx.sock);
     cr_expect_eq(r.code, 0, "%s", r.err);
     cr_expect(strstr(r.out, "launch     sock-1\n") == r.out, "%s", r.out);
     cr_expect(strstr(r.out, "by unix:") != NULL, "%s", r.out);
@@ -358,18 +270,18 @@ Test(cli_remote, cancel_is_recorded_and_then_says_the_launch_is_over)
     run_t r;
     int i;
 
-    fake_cluster_set_script(fc, stages, 1);
+    fake_cluster_set_script(fx.fc, stages, 1);
     request_file("long-1", "sleep 1000", req, sizeof(req));
-    r = run("launch '%s' " REMOTE, req, url, token_file);
+    r = run("launch '%s' " REMOTE, req, url, fx.token_file);
     cr_assert_eq(r.code, 0, "%s", r.err);
     run_free(&r);
-    r = run("cancel " REMOTE " long-1", url, token_file);
+    r = run("cancel " REMOTE " long-1", url, fx.token_file);
     cr_expect_eq(r.code, 0, "%s", r.err);
     cr_expect_str_eq(
         r.out, "cancel of long-1 requested; the supervisor carries it out on its next cycle\n");
     run_free(&r);
     for (i = 0; i < 100; i++) {
-        r = run("status " REMOTE " long-1", url, token_file);
+        r = run("status " REMOTE " long-1", url, fx.token_file);
         if (strstr(r.out, "state      DONE") != NULL)
             break;
         run_free(&r);
@@ -381,7 +293,7 @@ Test(cli_remote, cancel_is_recorded_and_then_says_the_launch_is_over)
     cr_expect(strstr(r.out, "cancel-requested") != NULL && strstr(r.out, "by alice") != NULL, "%s",
               r.out);
     run_free(&r);
-    r = run("cancel " REMOTE " long-1", url, token_file);
+    r = run("cancel " REMOTE " long-1", url, fx.token_file);
     cr_expect_eq(r.code, 0, "%s", r.err);
     cr_expect_str_eq(r.out, "launch long-1 already ended (DONE); nothing to cancel\n");
     run_free(&r);
@@ -396,35 +308,35 @@ Test(cli_remote, logs_print_and_follow_through_the_service)
     const char *staging;
 
     request_file("out-1", "/bin/true", req, sizeof(req));
-    r = run("launch '%s' --wait " REMOTE, req, url, token_file);
+    r = run("launch '%s' --wait " REMOTE, req, url, fx.token_file);
     cr_assert_eq(r.code, 0, "%s", r.err);
     run_free(&r);
-    cr_assert_sluice_ok(sluice_store_get_launch(store, "out-1", &l, &err), &err);
+    cr_assert_sluice_ok(sluice_store_get_launch(fx.store, "out-1", &l, &err), &err);
     staging = json_string_value(
         json_object_get(json_object_get(json_object_get(l, "render"), "staging"), "service"));
     cr_assert_not_null(staging);
-    snprintf(path, sizeof(path), "mkdir -p '%s' '%s/artifacts/out-1'", staging, state_dir);
+    snprintf(path, sizeof(path), "mkdir -p '%s' '%s/artifacts/out-1'", staging, fx.state);
     cr_assert_eq(system(path), 0);
     snprintf(path, sizeof(path), "%s/stderr.log", staging);
     write_file(path, "live err\n", 0644);
     json_decref(l);
-    snprintf(path, sizeof(path), "%s/artifacts/out-1/stdout.log", state_dir);
+    snprintf(path, sizeof(path), "%s/artifacts/out-1/stdout.log", fx.state);
     write_file(path, "line one\nline two\n", 0644);
 
-    r = run("logs " REMOTE " out-1", url, token_file);
+    r = run("logs " REMOTE " out-1", url, fx.token_file);
     cr_expect_eq(r.code, 0, "%s", r.err);
     cr_expect_str_eq(r.out, "line one\nline two\n");
     run_free(&r);
     /* -f on an ended launch prints the archive and returns */
-    r = run("logs -f " REMOTE " out-1", url, token_file);
+    r = run("logs -f " REMOTE " out-1", url, fx.token_file);
     cr_expect_eq(r.code, 0, "%s", r.err);
     cr_expect_str_eq(r.out, "line one\nline two\n");
     run_free(&r);
-    r = run("logs --stderr " REMOTE " out-1", url, token_file);
+    r = run("logs --stderr " REMOTE " out-1", url, fx.token_file);
     cr_expect_eq(r.code, 0, "%s", r.err);
     cr_expect_str_eq(r.out, "live err\n");
     run_free(&r);
-    r = run("logs " REMOTE " nope", url, token_file);
+    r = run("logs " REMOTE " nope", url, fx.token_file);
     cr_expect_eq(r.code, 69, "%s", r.err);
     run_free(&r);
 }
@@ -435,16 +347,16 @@ Test(cli_remote, problems_become_clear_errors_with_sysexits)
     run_t r;
 
     /* unknown launch: 69, as in the local store */
-    r = run("status " REMOTE " nope", url, token_file);
+    r = run("status " REMOTE " nope", url, fx.token_file);
     cr_expect_eq(r.code, 69, "%s", r.err);
     cr_expect(strstr(r.err, "404 Not found") != NULL, "%s", r.err);
     run_free(&r);
-    r = run("status --state-dir '%s' nope", state_dir);
+    r = run("status --state-dir '%s' nope", fx.state);
     cr_expect_eq(r.code, 69, "%s", r.err);
     run_free(&r);
 
     /* wrong or missing token: 77; the token never reaches the output */
-    snprintf(bad, sizeof(bad), "%s/bad.token", tmp);
+    snprintf(bad, sizeof(bad), "%s/bad.token", fx.tmp);
     write_file(bad, "tok-wrong-0123456789abcdef\n", 0600);
     r = run("ls " REMOTE, url, bad);
     cr_expect_eq(r.code, 77, "%s", r.err);
@@ -462,42 +374,42 @@ Test(cli_remote, problems_become_clear_errors_with_sysexits)
     run_free(&r);
 
     /* the service's own tokens-file line format is accepted too */
-    snprintf(other, sizeof(other), "%s/bob.token", tmp);
+    snprintf(other, sizeof(other), "%s/bob.token", fx.tmp);
     write_file(other, "# bob\nbob tok-bob-0123456789abcdef\n", 0600);
     r = run("ls " REMOTE, url, other);
     cr_expect_eq(r.code, 0, "%s", r.err);
     run_free(&r);
 
     /* invalid request: 65 and the field; a different body for a known id: 65 */
-    snprintf(bad, sizeof(bad), "%s/invalid.json", tmp);
+    snprintf(bad, sizeof(bad), "%s/invalid.json", fx.tmp);
     write_file(bad, "{\"launch_id\": \"x\"}", 0600);
-    r = run("launch '%s' " REMOTE, bad, url, token_file);
+    r = run("launch '%s' " REMOTE, bad, url, fx.token_file);
     cr_expect_eq(r.code, 65, "%s", r.err);
     cr_expect(strstr(r.err, "422 Invalid launch request") != NULL, "%s", r.err);
     cr_expect(strstr(r.err, "(field ") != NULL, "%s", r.err);
     run_free(&r);
     request_file("conf-1", "/bin/true", req, sizeof(req));
-    r = run("launch '%s' " REMOTE, req, url, token_file);
+    r = run("launch '%s' " REMOTE, req, url, fx.token_file);
     cr_expect_eq(r.code, 0, "%s", r.err);
     run_free(&r);
     request_file("conf-1", "/bin/false", req, sizeof(req));
-    r = run("launch '%s' " REMOTE, req, url, token_file);
+    r = run("launch '%s' " REMOTE, req, url, fx.token_file);
     cr_expect_eq(r.code, 65, "%s", r.err);
     cr_expect(strstr(r.err, "409 Conflict") != NULL, "%s", r.err);
     run_free(&r);
 
     /* nobody listening: 69 */
-    r = run("ls --server http://127.0.0.1:1 --api-token-file '%s'", token_file);
+    r = run("ls --server http://127.0.0.1:1 --api-token-file '%s'", fx.token_file);
     cr_expect_eq(r.code, 69, "%s", r.err);
     cr_expect(strstr(r.err, "cannot reach the service") != NULL, "%s", r.err);
     run_free(&r);
     /* plain http off loopback is refused before anything is sent: 64 */
-    r = run("ls --server http://example.invalid:8080 --api-token-file '%s'", token_file);
+    r = run("ls --server http://example.invalid:8080 --api-token-file '%s'", fx.token_file);
     cr_expect_eq(r.code, 64, "%s", r.err);
     cr_expect(strstr(r.err, "refused") != NULL, "%s", r.err);
     run_free(&r);
     /* service-side flags do not mix with --server */
-    r = run("launch '%s' --config /dev/null " REMOTE, req, url, token_file);
+    r = run("launch '%s' --config /dev/null " REMOTE, req, url, fx.token_file);
     cr_expect_eq(r.code, 64, "%s", r.err);
     run_free(&r);
 }

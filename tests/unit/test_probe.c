@@ -14,7 +14,6 @@
 #define TOKEN SFX_TOKEN
 
 static server_fixture_t fx;
-static char sock[200];
 static int not_ready;
 
 static sluice_err ready_cb(void *arg, sluice_error_t *err)
@@ -25,22 +24,24 @@ static sluice_err ready_cb(void *arg, sluice_error_t *err)
     return SLUICE_OK;
 }
 
-/* The fixture's server, also on a Unix socket, with a readiness check. */
-static void with_socket(sluice_server_opts_t *so, void *arg)
+static void with_ready(sluice_server_opts_t *so, void *arg)
 {
-    server_fixture_t *f = arg;
-
-    snprintf(sock, sizeof(sock), "%s/api.sock", f->tmp);
-    so->socket_path = sock;
+    (void)arg;
     so->ready = ready_cb;
 }
 
+/* The fixture's server, also on its Unix socket (fx.sock), with a
+ * readiness check. */
 static void setup(void)
 {
+    sfx_opts_t o;
     char why[256];
 
     not_ready = 0;
-    cr_assert_eq(sfx_start(&fx, with_socket, &fx, why, sizeof(why)), 0, "%s", why);
+    memset(&o, 0, sizeof(o));
+    o.socket = true;
+    o.tweak = with_ready;
+    cr_assert_eq(sfx_start_with(&fx, &o, why, sizeof(why)), 0, "%s", why);
     cr_assert_neq(fx.port, 0);
 }
 
@@ -71,13 +72,13 @@ Test(probe, healthz_and_readyz_over_the_unix_socket)
 {
     char args[300];
 
-    snprintf(args, sizeof(args), "--server unix:%s", sock);
+    snprintf(args, sizeof(args), "--server unix:%s", fx.sock);
     cr_expect_eq(probe(args), 0);
-    snprintf(args, sizeof(args), "--ready --server unix:%s", sock);
+    snprintf(args, sizeof(args), "--ready --server unix:%s", fx.sock);
     cr_expect_eq(probe(args), 0);
     not_ready = 1;
     cr_expect_eq(probe(args), 69, "readyz 503 must fail the probe");
-    snprintf(args, sizeof(args), "--server unix:%s", sock);
+    snprintf(args, sizeof(args), "--server unix:%s", fx.sock);
     cr_expect_eq(probe(args), 0, "healthz does not depend on readiness");
 }
 

@@ -23,29 +23,19 @@
 #include <sluice/server.h>
 #include <sluice/sluice.h>
 
-#include "fake_cluster.h"
 #include "http.h"
 #include "http_client.h"
 #include "render_case.h"
+#include "server_fixture.h"
+#include "sluice_assert.h"
 
-#define cr_assert_sluice_ok(expr, errp)                                                            \
-    do {                                                                                           \
-        sluice_err rc_ = (expr);                                                                   \
-        cr_assert_eq(rc_, SLUICE_OK, "%s: %s: %s", #expr, sluice_err_name(rc_), (errp)->text);     \
-    } while (0)
+#define TOKEN SFX_TOKEN
+#define AUTH SFX_AUTH
+#define JSON_AUTH SFX_JSON_AUTH
 
-#define TOKEN "tok-alice-0123456789abcdef"
-#define AUTH "Authorization: Bearer " TOKEN "\r\n"
-#define JSON_AUTH AUTH "Content-Type: application/json\r\n"
-
-static char tmp[128];
-static int64_t clock_now;
-static fake_cluster_t *fc;
-static sluice_store_t *store;
-static sluice_config_t *cfg;
-static sluice_launcher_t *launcher;
-static sluice_server_t *server;
-static uint16_t port;
+/* The service on TCP with carol as an admin besides alice and bob, a
+ * launcher on the real clock stepped by the tests, and retention limits. */
+static server_fixture_t fx;
 
 static volatile int slow_cycle_ms;
 
@@ -60,99 +50,39 @@ static bool slow_kill_point(void *arg, const char *point)
     return false;
 }
 
-static int accept_image(const char *path, void *arg)
+static void with_slow_kill_point(sluice_launcher_opts_t *lo, void *arg)
 {
-    (void)path, (void)arg;
-    return 0;
+    (void)arg;
+    lo->kill_at = slow_kill_point;
+}
+
+static void with_retention(sluice_server_opts_t *so, void *arg)
+{
+    (void)arg;
+    so->launches_max_age_s = 30 * 86400;
+    so->logs_max_age_s = 90 * 86400;
 }
 
 static void setup(void)
 {
-    sluice_error_t err = SLUICE_ERROR_INIT;
-    sluice_config_opts_t co;
-    sluice_launcher_opts_t lo;
-    sluice_server_opts_t so;
-    char path[512], state[256], tokens[256], root[300];
-    const char *src = getenv("SLUICE_SOURCE_DIR");
-    const char *sets[1];
-    FILE *f;
+    sfx_opts_t o;
+    char why[256];
 
-    snprintf(tmp, sizeof(tmp), "/tmp/sluice-server-XXXXXX");
-    cr_assert_not_null(mkdtemp(tmp));
-    snprintf(path, sizeof(path), "%s/tests/golden/render/flower-gpu/site.yaml", src ? src : ".");
-    snprintf(root, sizeof(root), "storage.root=%s/storage", tmp);
-    sets[0] = root;
-    memset(&co, 0, sizeof(co));
-    co.path = path;
-    co.overrides = sets;
-    co.n_overrides = 1;
-    cr_assert_sluice_ok(sluice_config_load(&co, &cfg, &err), &err);
-    snprintf(state, sizeof(state), "%s/state", tmp);
-    cr_assert_sluice_ok(sluice_store_open(&store, state, &err), &err);
-    fc = calloc(1, sizeof(*fc));
-    cr_assert_not_null(fc);
-    fake_cluster_init(fc, &clock_now, "sluice");
-    memset(&lo, 0, sizeof(lo));
-    lo.store = store;
-    lo.cluster = fake_cluster_ops(fc);
-    lo.user = "sluice";
-    lo.site = "site-1";
-    lo.kill_at = slow_kill_point;
-    cr_assert_sluice_ok(sluice_launcher_new(&launcher, &lo, &err), &err);
-    cr_assert_sluice_ok(sluice_launcher_recover(launcher, NULL, &err), &err);
-    snprintf(tokens, sizeof(tokens), "%s/tokens", tmp);
-    f = fopen(tokens, "w");
-    cr_assert_not_null(f);
-    fprintf(f,
-            "# caller token [role]\nalice %s\nbob tok-bob-0123456789abcdef\n"
-            "carol tok-carol-0123456789abcdef admin\n",
-            TOKEN);
-    fclose(f);
-    chmod(tokens, 0600);
-    memset(&so, 0, sizeof(so));
-    so.launcher = launcher;
-    so.store = store;
-    so.cfg = cfg;
-    so.listen = "127.0.0.1:0";
-    so.tokens_file = tokens;
-    so.getenv_fn = render_case_getenv;
-    so.stat_fn = accept_image;
-    so.follow_poll_ms = 50;
-    so.launches_max_age_s = 30 * 86400;
-    so.logs_max_age_s = 90 * 86400;
-    cr_assert_sluice_ok(sluice_server_new(&server, &so, &err), &err);
-    port = sluice_server_port(server);
-    cr_assert_neq(port, 0);
+    memset(&o, 0, sizeof(o));
+    o.real_clock = true;
+    o.extra_tokens = "carol tok-carol-0123456789abcdef admin\n";
+    o.launcher_tweak = with_slow_kill_point;
+    o.tweak = with_retention;
+    cr_assert_eq(sfx_start_with(&fx, &o, why, sizeof(why)), 0, "%s", why);
+    cr_assert_neq(fx.port, 0);
 }
 
 static void teardown(void)
 {
-    char cmd[200];
-
-    sluice_server_free(server);
-    sluice_launcher_free(launcher);
-    sluice_store_close(store);
-    sluice_config_free(cfg);
-    free(fc);
-    server = NULL;
-    launcher = NULL;
-    store = NULL;
-    cfg = NULL;
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
-    cr_assert_eq(system(cmd), 0);
+    cr_assert_eq(sfx_stop(&fx), 0);
 }
 
 TestSuite(server, .init = setup, .fini = teardown, .timeout = 60);
-
-static const char *request_for(const char *id, const char *command, char *buf, size_t size)
-{
-    snprintf(buf, size,
-             "{\"launch_id\": \"%s\", \"site\": \"site-1\", \"profile\": \"none\", "
-             "\"time_limit\": \"00:10:00\", \"partition\": \"gpu\", \"pools\": [{\"name\": "
-             "\"main\", \"cpus_per_node\": 1, \"mem_per_node_mib\": 1024, \"command\": \"%s\"}]}",
-             id, command);
-    return buf;
-}
 
 static json_t *body_json(const hc_response_t *r)
 {
@@ -164,8 +94,8 @@ static json_t *body_json(const hc_response_t *r)
 static int post(const char *path, const char *id, const char *command, hc_response_t *r)
 {
     char req[1024];
-    request_for(id, command, req, sizeof(req));
-    cr_assert_eq(hc_request(port, "POST", path, JSON_AUTH, req, strlen(req), r), 0);
+    sfx_request(id, command, req, sizeof(req));
+    cr_assert_eq(hc_request(fx.port, "POST", path, JSON_AUTH, req, strlen(req), r), 0);
     return r->status;
 }
 
@@ -186,11 +116,11 @@ Test(server, every_route_but_healthz_refuses_missing_or_wrong_tokens)
     hc_response_t r;
 
     for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
-        cr_assert_eq(hc_request(port, routes[i][0], routes[i][1], NULL, NULL, 0, &r), 0);
+        cr_assert_eq(hc_request(fx.port, routes[i][0], routes[i][1], NULL, NULL, 0, &r), 0);
         cr_expect_eq(r.status, 401, "%s %s without a token: %d", routes[i][0], routes[i][1],
                      r.status);
         hc_response_clear(&r);
-        cr_assert_eq(hc_request(port, routes[i][0], routes[i][1],
+        cr_assert_eq(hc_request(fx.port, routes[i][0], routes[i][1],
                                 "Authorization: Bearer tok-alice-0123456789abcdeX\r\n", NULL, 0,
                                 &r),
                      0);
@@ -198,13 +128,13 @@ Test(server, every_route_but_healthz_refuses_missing_or_wrong_tokens)
                      r.status);
         cr_expect(strstr(r.body, "\"status\":401") != NULL, "%s", r.body);
         hc_response_clear(&r);
-        cr_assert_eq(hc_request(port, routes[i][0], routes[i][1], "Authorization: Basic abc\r\n",
+        cr_assert_eq(hc_request(fx.port, routes[i][0], routes[i][1], "Authorization: Basic abc\r\n",
                                 NULL, 0, &r),
                      0);
         cr_expect_eq(r.status, 401);
         hc_response_clear(&r);
     }
-    cr_assert_eq(hc_request(port, "GET", "/v1/healthz", NULL, NULL, 0, &r), 0);
+    cr_assert_eq(hc_request(fx.port, "GET", "/v1/healthz", NULL, NULL, 0, &r), 0);
     cr_expect_eq(r.status, 200);
     hc_response_clear(&r);
 }
@@ -226,8 +156,8 @@ Test(server, create_get_list_cancel)
     json_decref(j);
     hc_response_clear(&r);
 
-    cr_assert_sluice_ok(sluice_server_step(server, NULL), &(sluice_error_t)SLUICE_ERROR_INIT);
-    cr_assert_eq(hc_request(port, "GET", "/v1/launches/run-1", AUTH, NULL, 0, &r), 0);
+    cr_assert_sluice_ok(sluice_server_step(fx.server, NULL), &(sluice_error_t)SLUICE_ERROR_INIT);
+    cr_assert_eq(hc_request(fx.port, "GET", "/v1/launches/run-1", AUTH, NULL, 0, &r), 0);
     cr_assert_eq(r.status, 200, "%s", r.body);
     j = body_json(&r);
     cr_expect_gt(json_array_size(json_object_get(j, "events")), 1);
@@ -237,7 +167,8 @@ Test(server, create_get_list_cancel)
 
     cr_assert_eq(post("/v1/launches", "run-2", "/bin/false", &r), 201);
     hc_response_clear(&r);
-    cr_assert_eq(hc_request(port, "GET", "/v1/launches?limit=1&site=site-1", AUTH, NULL, 0, &r), 0);
+    cr_assert_eq(hc_request(fx.port, "GET", "/v1/launches?limit=1&site=site-1", AUTH, NULL, 0, &r),
+                 0);
     cr_assert_eq(r.status, 200, "%s", r.body);
     j = body_json(&r);
     cr_expect_eq(json_array_size(json_object_get(j, "items")), 1);
@@ -246,7 +177,7 @@ Test(server, create_get_list_cancel)
              json_string_value(json_object_get(j, "next_cursor")));
     json_decref(j);
     hc_response_clear(&r);
-    cr_assert_eq(hc_request(port, "GET", path, AUTH, NULL, 0, &r), 0);
+    cr_assert_eq(hc_request(fx.port, "GET", path, AUTH, NULL, 0, &r), 0);
     j = body_json(&r);
     cr_expect_str_eq(json_string_value(json_object_get(
                          json_array_get(json_object_get(j, "items"), 0), "launch_id")),
@@ -254,23 +185,23 @@ Test(server, create_get_list_cancel)
     cr_expect(json_is_null(json_object_get(j, "next_cursor")));
     json_decref(j);
     hc_response_clear(&r);
-    cr_assert_eq(hc_request(port, "GET", "/v1/launches?state=running", AUTH, NULL, 0, &r), 0);
+    cr_assert_eq(hc_request(fx.port, "GET", "/v1/launches?state=running", AUTH, NULL, 0, &r), 0);
     j = body_json(&r);
     cr_expect_eq(json_array_size(json_object_get(j, "items")), 0);
     json_decref(j);
     hc_response_clear(&r);
 
-    cr_assert_eq(hc_request(port, "DELETE", "/v1/launches/run-1", AUTH, NULL, 0, &r), 0);
+    cr_assert_eq(hc_request(fx.port, "DELETE", "/v1/launches/run-1", AUTH, NULL, 0, &r), 0);
     cr_expect_eq(r.status, 202, "%s", r.body);
     cr_expect(strstr(r.body, "cancel-requested") != NULL, "%s", r.body);
     hc_response_clear(&r);
-    cr_assert_eq(hc_request(port, "DELETE", "/v1/launches/run-1", AUTH, NULL, 0, &r), 0);
+    cr_assert_eq(hc_request(fx.port, "DELETE", "/v1/launches/run-1", AUTH, NULL, 0, &r), 0);
     cr_expect_eq(r.status, 202, "a repeated cancel is fine: %s", r.body);
     hc_response_clear(&r);
-    cr_assert_eq(hc_request(port, "DELETE", "/v1/launches/nope", AUTH, NULL, 0, &r), 0);
+    cr_assert_eq(hc_request(fx.port, "DELETE", "/v1/launches/nope", AUTH, NULL, 0, &r), 0);
     cr_expect_eq(r.status, 404);
     hc_response_clear(&r);
-    cr_assert_eq(hc_request(port, "GET", "/v1/launches/nope", AUTH, NULL, 0, &r), 0);
+    cr_assert_eq(hc_request(fx.port, "GET", "/v1/launches/nope", AUTH, NULL, 0, &r), 0);
     cr_expect_eq(r.status, 404);
     hc_response_clear(&r);
 }
@@ -300,7 +231,7 @@ Test(server, dry_run_renders_without_storing)
     cr_expect(json_is_array(json_object_get(json_object_get(j, "render"), "jobs")));
     json_decref(j);
     hc_response_clear(&r);
-    cr_assert_eq(hc_request(port, "GET", "/v1/launches/dry", AUTH, NULL, 0, &r), 0);
+    cr_assert_eq(hc_request(fx.port, "GET", "/v1/launches/dry", AUTH, NULL, 0, &r), 0);
     cr_expect_eq(r.status, 404);
     hc_response_clear(&r);
 }
@@ -314,52 +245,54 @@ Test(server, bad_requests_get_problem_objects)
 
     cr_assert_not_null(body);
     memset(body, ' ', big);
-    cr_assert_eq(hc_request(port, "POST", "/v1/launches", JSON_AUTH, body, big, &r), 0);
+    cr_assert_eq(hc_request(fx.port, "POST", "/v1/launches", JSON_AUTH, body, big, &r), 0);
     cr_expect_eq(r.status, 413, "%d %s", r.status, r.body);
     hc_response_clear(&r);
     free(body);
 
-    cr_assert_eq(
-        hc_request(port, "POST", "/v1/launches", AUTH "Content-Type: text/plain\r\n", "{}", 2, &r),
-        0);
+    cr_assert_eq(hc_request(fx.port, "POST", "/v1/launches", AUTH "Content-Type: text/plain\r\n",
+                            "{}", 2, &r),
+                 0);
     cr_expect_eq(r.status, 415);
     cr_expect_str_eq(hc_header(&r, "Content-Type", hdr, sizeof(hdr)), "application/problem+json");
     hc_response_clear(&r);
 
-    cr_assert_eq(hc_request(port, "POST", "/v1/launches", JSON_AUTH, "{\"launch_id\":", 13, &r), 0);
+    cr_assert_eq(hc_request(fx.port, "POST", "/v1/launches", JSON_AUTH, "{\"launch_id\":", 13, &r),
+                 0);
     cr_expect_eq(r.status, 400);
     cr_expect(strstr(r.body, "\"title\":\"Malformed JSON\"") != NULL, "%s", r.body);
     hc_response_clear(&r);
 
     cr_assert_eq(
-        hc_request(port, "POST", "/v1/launches", JSON_AUTH, "{\"launch_id\":\"x\"}", 17, &r), 0);
+        hc_request(fx.port, "POST", "/v1/launches", JSON_AUTH, "{\"launch_id\":\"x\"}", 17, &r), 0);
     cr_expect_eq(r.status, 422, "%s", r.body);
     cr_expect(strstr(r.body, "\"field\":\"") != NULL, "%s", r.body);
     hc_response_clear(&r);
     {
         char req[1200], *brace;
-        request_for("unknown-field", "/bin/true", req, sizeof(req));
+        sfx_request("unknown-field", "/bin/true", req, sizeof(req));
         brace = strrchr(req, '}');
         snprintf(brace, sizeof(req) - (size_t)(brace - req), ", \"bogus\": 1}");
-        cr_assert_eq(hc_request(port, "POST", "/v1/launches", JSON_AUTH, req, strlen(req), &r), 0);
+        cr_assert_eq(hc_request(fx.port, "POST", "/v1/launches", JSON_AUTH, req, strlen(req), &r),
+                     0);
         cr_expect_eq(r.status, 422, "%s", r.body);
         cr_expect(strstr(r.body, "bogus") != NULL, "%s", r.body);
         hc_response_clear(&r);
     }
 
-    cr_assert_eq(hc_request(port, "GET", "/v1/nothing-here", AUTH, NULL, 0, &r), 0);
+    cr_assert_eq(hc_request(fx.port, "GET", "/v1/nothing-here", AUTH, NULL, 0, &r), 0);
     cr_expect_eq(r.status, 404);
     hc_response_clear(&r);
-    cr_assert_eq(hc_request(port, "GET", "/v1/launches/..%2Fetc/logs/stdout", AUTH, NULL, 0, &r),
+    cr_assert_eq(hc_request(fx.port, "GET", "/v1/launches/..%2Fetc/logs/stdout", AUTH, NULL, 0, &r),
                  0);
     cr_expect_eq(r.status, 404);
     hc_response_clear(&r);
 
-    cr_assert_eq(hc_request(port, "PUT", "/v1/launches", AUTH, NULL, 0, &r), 0);
+    cr_assert_eq(hc_request(fx.port, "PUT", "/v1/launches", AUTH, NULL, 0, &r), 0);
     cr_expect_eq(r.status, 405);
     cr_expect_str_eq(hc_header(&r, "Allow", hdr, sizeof(hdr)), "GET, POST");
     hc_response_clear(&r);
-    cr_assert_eq(hc_request(port, "POST", "/v1/launches/x", JSON_AUTH, "{}", 2, &r), 0);
+    cr_assert_eq(hc_request(fx.port, "POST", "/v1/launches/x", JSON_AUTH, "{}", 2, &r), 0);
     cr_expect_eq(r.status, 405);
     hc_response_clear(&r);
 }
@@ -390,22 +323,25 @@ Test(server, logs_with_offset_and_follow)
     hc_response_clear(&r);
 
     cr_assert_eq(
-        hc_request(port, "GET", "/v1/launches/logged/logs/stdout?offset=6", AUTH, NULL, 0, &r), 0);
+        hc_request(fx.port, "GET", "/v1/launches/logged/logs/stdout?offset=6", AUTH, NULL, 0, &r),
+        0);
     cr_expect_eq(r.status, 200);
     cr_expect_str_eq(r.body, "world\n");
     hc_response_clear(&r);
-    cr_assert_eq(hc_request(port, "GET", "/v1/launches/logged/logs/stderr", AUTH, NULL, 0, &r), 0);
+    cr_assert_eq(hc_request(fx.port, "GET", "/v1/launches/logged/logs/stderr", AUTH, NULL, 0, &r),
+                 0);
     cr_expect_eq(r.status, 200);
     cr_expect_eq(r.body_len, 0);
     hc_response_clear(&r);
     cr_assert_eq(
-        hc_request(port, "GET", "/v1/launches/logged/logs/stdout?offset=x", AUTH, NULL, 0, &r), 0);
+        hc_request(fx.port, "GET", "/v1/launches/logged/logs/stdout?offset=x", AUTH, NULL, 0, &r),
+        0);
     cr_expect_eq(r.status, 400);
     hc_response_clear(&r);
 
     /* follow: the stream stays open and delivers what is there */
-    cr_expect_eq(hc_stream_until(port, "/v1/launches/logged/logs/stdout?follow=true&offset=6", AUTH,
-                                 "world", 5000, &raw),
+    cr_expect_eq(hc_stream_until(fx.port, "/v1/launches/logged/logs/stdout?follow=true&offset=6",
+                                 AUTH, "world", 5000, &raw),
                  0, "%s", raw);
     free(raw);
 }
@@ -420,7 +356,7 @@ Test(server, events_stream_in_order_and_resume)
     cr_assert_eq(post("/v1/launches", "ev-2", "/bin/true", &r), 201);
     hc_response_clear(&r);
 
-    cr_assert_eq(hc_stream_until(port, "/v1/events", AUTH, "id: 2\n", 5000, &raw), 0, "%s", raw);
+    cr_assert_eq(hc_stream_until(fx.port, "/v1/events", AUTH, "id: 2\n", 5000, &raw), 0, "%s", raw);
     one = strstr(raw, "id: 1\nevent: accepted\n");
     two = strstr(raw, "id: 2\nevent: accepted\n");
     cr_expect(one && two && one < two, "%s", raw);
@@ -429,15 +365,15 @@ Test(server, events_stream_in_order_and_resume)
     free(raw);
 
     cr_assert_eq(
-        hc_stream_until(port, "/v1/events", AUTH "Last-Event-ID: 1\r\n", "id: 2\n", 5000, &raw), 0,
-        "%s", raw);
+        hc_stream_until(fx.port, "/v1/events", AUTH "Last-Event-ID: 1\r\n", "id: 2\n", 5000, &raw),
+        0, "%s", raw);
     cr_expect_null(strstr(raw, "id: 1\n"), "%s", raw);
     free(raw);
 
     /* a new transition reaches a waiting reader */
-    cr_assert_sluice_ok(sluice_server_step(server, NULL), &(sluice_error_t)SLUICE_ERROR_INIT);
-    cr_assert_eq(hc_stream_until(port, "/v1/events?after=2", AUTH, "id: 3\n", 5000, &raw), 0, "%s",
-                 raw);
+    cr_assert_sluice_ok(sluice_server_step(fx.server, NULL), &(sluice_error_t)SLUICE_ERROR_INIT);
+    cr_assert_eq(hc_stream_until(fx.port, "/v1/events?after=2", AUTH, "id: 3\n", 5000, &raw), 0,
+                 "%s", raw);
     free(raw);
 }
 
@@ -447,14 +383,14 @@ Test(server, health_ready_and_metrics)
 
     cr_assert_eq(post("/v1/launches", "m-1", "/bin/true", &r), 201);
     hc_response_clear(&r);
-    sluice_server_count_transition(server);
-    cr_assert_eq(hc_request(port, "GET", "/v1/healthz", NULL, NULL, 0, &r), 0);
+    sluice_server_count_transition(fx.server);
+    cr_assert_eq(hc_request(fx.port, "GET", "/v1/healthz", NULL, NULL, 0, &r), 0);
     cr_expect_str_eq(r.body, "{\"status\":\"ok\"}");
     hc_response_clear(&r);
-    cr_assert_eq(hc_request(port, "GET", "/v1/readyz", AUTH, NULL, 0, &r), 0);
+    cr_assert_eq(hc_request(fx.port, "GET", "/v1/readyz", AUTH, NULL, 0, &r), 0);
     cr_expect_eq(r.status, 200, "%s", r.body);
     hc_response_clear(&r);
-    cr_assert_eq(hc_request(port, "GET", "/v1/metrics", AUTH, NULL, 0, &r), 0);
+    cr_assert_eq(hc_request(fx.port, "GET", "/v1/metrics", AUTH, NULL, 0, &r), 0);
     cr_expect_eq(r.status, 200);
     cr_expect(strstr(r.body, "sluice_launches{state=\"ACCEPTED\"} 1\n") != NULL, "%s", r.body);
     cr_expect(strstr(r.body, "sluice_transitions_total 1\n") != NULL, "%s", r.body);
@@ -469,11 +405,8 @@ Test(server, refuses_non_loopback_and_open_tokens_files)
     sluice_error_t err = SLUICE_ERROR_INIT;
     char tokens[256];
 
-    memset(&so, 0, sizeof(so));
-    so.launcher = launcher;
-    so.store = store;
-    so.cfg = cfg;
-    snprintf(tokens, sizeof(tokens), "%s/tokens", tmp);
+    sfx_server_opts(&fx, &so);
+    snprintf(tokens, sizeof(tokens), "%s/tokens", fx.tmp);
     so.tokens_file = tokens;
     so.listen = "0.0.0.0:0";
     cr_expect_eq(sluice_server_new(&other, &so, &err), SLUICE_EINVAL);
@@ -494,19 +427,16 @@ Test(server, unix_socket_needs_no_token_and_has_mode_0660)
     struct stat st;
     json_t *j;
 
-    memset(&so, 0, sizeof(so));
-    snprintf(sock, sizeof(sock), "%s/api.sock", tmp);
-    so.launcher = launcher;
-    so.store = store;
-    so.cfg = cfg;
+    sfx_server_opts(&fx, &so);
+    snprintf(sock, sizeof(sock), "%s/api.sock", fx.tmp);
     so.socket_path = sock;
     so.getenv_fn = render_case_getenv;
-    so.stat_fn = accept_image;
+    so.stat_fn = sfx_accept_image;
     cr_assert_sluice_ok(sluice_server_new(&other, &so, &err), &err);
     cr_assert_eq(stat(sock, &st), 0);
     cr_expect(S_ISSOCK(st.st_mode));
     cr_expect_eq(st.st_mode & 0777, 0660, "%o", st.st_mode & 0777);
-    request_for("over-unix", "/bin/true", req, sizeof(req));
+    sfx_request("over-unix", "/bin/true", req, sizeof(req));
     cr_assert_eq(hc_request_unix(sock, "POST", "/v1/launches", "Content-Type: application/json\r\n",
                                  req, strlen(req), &r),
                  0);
@@ -541,12 +471,13 @@ Test(server, follow_ends_with_the_launch_and_cancel_is_audited)
 
     cr_assert_eq(post("/v1/launches", "short", "/bin/true", &r), 201);
     hc_response_clear(&r);
-    cr_assert_eq(hc_request(port, "DELETE", "/v1/launches/short", AUTH, NULL, 0, &r), 0);
+    cr_assert_eq(hc_request(fx.port, "DELETE", "/v1/launches/short", AUTH, NULL, 0, &r), 0);
     cr_assert_eq(r.status, 202);
     hc_response_clear(&r);
     for (i = 0; i < 5; i++)
-        cr_assert_sluice_ok(sluice_server_step(server, NULL), &(sluice_error_t)SLUICE_ERROR_INIT);
-    cr_assert_eq(hc_request(port, "GET", "/v1/launches/short", AUTH, NULL, 0, &r), 0);
+        cr_assert_sluice_ok(sluice_server_step(fx.server, NULL),
+                            &(sluice_error_t)SLUICE_ERROR_INIT);
+    cr_assert_eq(hc_request(fx.port, "GET", "/v1/launches/short", AUTH, NULL, 0, &r), 0);
     j = body_json(&r);
     cr_expect(json_is_true(json_object_get(j, "terminal")), "%s", r.body);
     json_array_foreach(json_object_get(j, "events"), i, ev)
@@ -561,16 +492,16 @@ Test(server, follow_ends_with_the_launch_and_cancel_is_audited)
     json_decref(j);
     hc_response_clear(&r);
 
-    snprintf(path, sizeof(path), "mkdir -p '%s/state/artifacts/short'", tmp);
+    snprintf(path, sizeof(path), "mkdir -p '%s/state/artifacts/short'", fx.tmp);
     cr_assert_eq(system(path), 0);
-    snprintf(path, sizeof(path), "%s/state/artifacts/short/stdout.log", tmp);
+    snprintf(path, sizeof(path), "%s/state/artifacts/short/stdout.log", fx.tmp);
     f = fopen(path, "w");
     cr_assert_not_null(f);
     fputs("archived output\n", f);
     fclose(f);
     /* the whole stream arrives and the response ends */
     cr_assert_eq(
-        hc_request(port, "GET", "/v1/launches/short/logs/stdout?follow=true", AUTH, NULL, 0, &r),
+        hc_request(fx.port, "GET", "/v1/launches/short/logs/stdout?follow=true", AUTH, NULL, 0, &r),
         0);
     cr_expect_eq(r.status, 200);
     cr_expect_str_eq(r.body, "archived output\n");
@@ -587,15 +518,15 @@ Test(server, many_open_streams_do_not_hold_the_workers)
     hc_response_clear(&r);
     /* more waiting readers than worker threads (4) */
     for (i = 0; i < 12; i++) {
-        fds[i] = hc_open_get(port, "/v1/events?after=99", AUTH);
+        fds[i] = hc_open_get(fx.port, "/v1/events?after=99", AUTH);
         cr_assert_geq(fds[i], 0);
     }
     for (; i < 24; i++) {
-        fds[i] = hc_open_get(port, "/v1/launches/busy/logs/stdout?follow=true", AUTH);
+        fds[i] = hc_open_get(fx.port, "/v1/launches/busy/logs/stdout?follow=true", AUTH);
         cr_assert_geq(fds[i], 0);
     }
     usleep(200 * 1000);
-    cr_assert_eq(hc_request(port, "GET", "/v1/launches/busy", AUTH, NULL, 0, &r), 0);
+    cr_assert_eq(hc_request(fx.port, "GET", "/v1/launches/busy", AUTH, NULL, 0, &r), 0);
     cr_expect_eq(r.status, 200);
     hc_response_clear(&r);
     for (i = 0; i < 24; i++)
@@ -605,7 +536,7 @@ Test(server, many_open_streams_do_not_hold_the_workers)
 static void *step_thread(void *arg)
 {
     (void)arg;
-    sluice_server_step(server, NULL);
+    sluice_server_step(fx.server, NULL);
     return NULL;
 }
 
@@ -622,11 +553,11 @@ Test(server, reads_do_not_wait_for_a_slow_launcher_cycle)
     cr_assert_eq(pthread_create(&th, NULL, step_thread, NULL), 0);
     usleep(200 * 1000); /* the cycle is now inside its submit */
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    cr_assert_eq(hc_request(port, "GET", "/v1/launches/slow", AUTH, NULL, 0, &r), 0);
+    cr_assert_eq(hc_request(fx.port, "GET", "/v1/launches/slow", AUTH, NULL, 0, &r), 0);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     cr_expect_eq(r.status, 200);
     hc_response_clear(&r);
-    cr_assert_eq(hc_request(port, "GET", "/v1/launches", AUTH, NULL, 0, &r), 0);
+    cr_assert_eq(hc_request(fx.port, "GET", "/v1/launches", AUTH, NULL, 0, &r), 0);
     cr_expect_eq(r.status, 200);
     hc_response_clear(&r);
     ms = (long)(t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
@@ -648,11 +579,11 @@ Test(server, serve_command_answers_on_its_socket_and_stops_on_sigterm, .timeout 
     if (bin == NULL || src == NULL)
         cr_skip_test("SLUICE_BIN and SLUICE_SOURCE_DIR are set by ctest");
     snprintf(site, sizeof(site), "%s/tests/golden/render/flower-gpu/site.yaml", src);
-    snprintf(jwt, sizeof(jwt), "%s/jwt", tmp);
+    snprintf(jwt, sizeof(jwt), "%s/jwt", fx.tmp);
     snprintf(setjwt, sizeof(setjwt), "rest.jwt_file=%s", jwt);
-    snprintf(setroot, sizeof(setroot), "storage.root=%s/storage", tmp);
-    snprintf(state, sizeof(state), "%s/serve-state", tmp);
-    snprintf(sock, sizeof(sock), "%s/serve.sock", tmp);
+    snprintf(setroot, sizeof(setroot), "storage.root=%s/storage", fx.tmp);
+    snprintf(state, sizeof(state), "%s/serve-state", fx.tmp);
+    snprintf(sock, sizeof(sock), "%s/serve.sock", fx.tmp);
     f = fopen(jwt, "w");
     cr_assert_not_null(f);
     fputs("eyJhbGciOiJIUzI1NiJ9.eyJleHAiOjQxMDI0NDQ4MDAsInN1biI6InNsdWljZSJ9.x\n", f);
@@ -686,7 +617,7 @@ Test(server, serve_command_answers_on_its_socket_and_stops_on_sigterm, .timeout 
 
 /* ---- access: ownership, secrets, TLS, socket group, retention ---------- */
 
-#define BOB "Authorization: Bearer tok-bob-0123456789abcdef\r\n"
+#define BOB "Authorization: Bearer " SFX_BOB_TOKEN "\r\n"
 #define CAROL "Authorization: Bearer tok-carol-0123456789abcdef\r\n"
 
 static size_t count_events(const char *id, const char *name)
@@ -695,7 +626,7 @@ static size_t count_events(const char *id, const char *name)
     json_t *evs = NULL, *ev;
     size_t i, n = 0;
 
-    cr_assert_sluice_ok(sluice_store_read_events(store, id, 1, 0, &evs, &err), &err);
+    cr_assert_sluice_ok(sluice_store_read_events(fx.store, id, 1, 0, &evs, &err), &err);
     json_array_foreach(evs, i, ev)
     {
         if (strcmp(json_string_value(json_object_get(ev, "name")), name) == 0)
@@ -719,10 +650,10 @@ Test(server, only_the_creator_or_an_admin_may_cancel)
     hc_response_clear(&r);
 
     /* bob may read alice's launch but not cancel it */
-    cr_assert_eq(hc_request(port, "GET", "/v1/launches/mine", BOB, NULL, 0, &r), 0);
+    cr_assert_eq(hc_request(fx.port, "GET", "/v1/launches/mine", BOB, NULL, 0, &r), 0);
     cr_expect_eq(r.status, 200, "%s", r.body);
     hc_response_clear(&r);
-    cr_assert_eq(hc_request(port, "DELETE", "/v1/launches/mine", BOB, NULL, 0, &r), 0);
+    cr_assert_eq(hc_request(fx.port, "DELETE", "/v1/launches/mine", BOB, NULL, 0, &r), 0);
     cr_expect_eq(r.status, 403, "%s", r.body);
     j = body_json(&r);
     cr_expect_str_eq(json_string_value(json_object_get(j, "type")), "urn:sluice:problem:forbidden");
@@ -733,7 +664,7 @@ Test(server, only_the_creator_or_an_admin_may_cancel)
     cr_expect_eq(count_events("mine", "cancel-requested"), 0);
 
     /* carol is an admin: her cancel goes through and is recorded as hers */
-    cr_assert_eq(hc_request(port, "DELETE", "/v1/launches/mine", CAROL, NULL, 0, &r), 0);
+    cr_assert_eq(hc_request(fx.port, "DELETE", "/v1/launches/mine", CAROL, NULL, 0, &r), 0);
     cr_expect_eq(r.status, 202, "%s", r.body);
     j = body_json(&r);
     evs = json_object_get(j, "events");
@@ -749,7 +680,7 @@ Test(server, only_the_creator_or_an_admin_may_cancel)
     /* a non-admin cancelling a launch of her own */
     cr_assert_eq(post("/v1/launches", "also-mine", "/bin/true", &r), 201, "%s", r.body);
     hc_response_clear(&r);
-    cr_assert_eq(hc_request(port, "DELETE", "/v1/launches/also-mine", AUTH, NULL, 0, &r), 0);
+    cr_assert_eq(hc_request(fx.port, "DELETE", "/v1/launches/also-mine", AUTH, NULL, 0, &r), 0);
     cr_expect_eq(r.status, 202, "%s", r.body);
     hc_response_clear(&r);
     cr_expect_eq(count_events("also-mine", "cancel-requested"), 1);
@@ -766,7 +697,7 @@ Test(server, tokens_file_roles_and_names_are_checked)
     char path[256];
     size_t i;
 
-    snprintf(path, sizeof(path), "%s/bad-tokens", tmp);
+    snprintf(path, sizeof(path), "%s/bad-tokens", fx.tmp);
     for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         sluice_server_opts_t so;
         sluice_server_t *other = NULL;
@@ -777,10 +708,7 @@ Test(server, tokens_file_roles_and_names_are_checked)
         fputs(bad[i][0], f);
         fclose(f);
         chmod(path, 0600);
-        memset(&so, 0, sizeof(so));
-        so.launcher = launcher;
-        so.store = store;
-        so.cfg = cfg;
+        sfx_server_opts(&fx, &so);
         so.listen = "127.0.0.1:0";
         so.tokens_file = path;
         cr_expect_eq(sluice_server_new(&other, &so, &err), SLUICE_EINVAL, "line %zu", i);
@@ -811,7 +739,7 @@ Test(server, secrets_are_refused_over_plain_tcp_and_accepted_on_the_socket)
     json_t *j;
 
     secret_request("leaky", req, sizeof(req));
-    cr_assert_eq(hc_request(port, "POST", "/v1/launches", JSON_AUTH, req, strlen(req), &r), 0);
+    cr_assert_eq(hc_request(fx.port, "POST", "/v1/launches", JSON_AUTH, req, strlen(req), &r), 0);
     cr_expect_eq(r.status, 403, "%s", r.body);
     j = body_json(&r);
     cr_expect_str_eq(json_string_value(json_object_get(j, "field")), "secrets");
@@ -820,21 +748,19 @@ Test(server, secrets_are_refused_over_plain_tcp_and_accepted_on_the_socket)
     hc_response_clear(&r);
     /* a dry run carries the values just the same */
     cr_assert_eq(
-        hc_request(port, "POST", "/v1/launches?dry_run=true", JSON_AUTH, req, strlen(req), &r), 0);
+        hc_request(fx.port, "POST", "/v1/launches?dry_run=true", JSON_AUTH, req, strlen(req), &r),
+        0);
     cr_expect_eq(r.status, 403, "%s", r.body);
     hc_response_clear(&r);
-    cr_assert_eq(hc_request(port, "GET", "/v1/launches/leaky", AUTH, NULL, 0, &r), 0);
+    cr_assert_eq(hc_request(fx.port, "GET", "/v1/launches/leaky", AUTH, NULL, 0, &r), 0);
     cr_expect_eq(r.status, 404, "nothing stored: %s", r.body);
     hc_response_clear(&r);
 
-    memset(&so, 0, sizeof(so));
-    snprintf(sock, sizeof(sock), "%s/secret.sock", tmp);
-    so.launcher = launcher;
-    so.store = store;
-    so.cfg = cfg;
+    sfx_server_opts(&fx, &so);
+    snprintf(sock, sizeof(sock), "%s/secret.sock", fx.tmp);
     so.socket_path = sock;
     so.getenv_fn = render_case_getenv;
-    so.stat_fn = accept_image;
+    so.stat_fn = sfx_accept_image;
     cr_assert_sluice_ok(sluice_server_new(&other, &so, &err), &err);
     secret_request("via-socket", req, sizeof(req));
     cr_assert_eq(hc_request_unix(sock, "POST", "/v1/launches", "Content-Type: application/json\r\n",
@@ -860,11 +786,8 @@ Test(server, socket_group_and_mode)
 
     gr = getgrgid(want);
     cr_assert_not_null(gr, "no name for gid %u", (unsigned)want);
-    memset(&so, 0, sizeof(so));
-    snprintf(sock, sizeof(sock), "%s/group.sock", tmp);
-    so.launcher = launcher;
-    so.store = store;
-    so.cfg = cfg;
+    sfx_server_opts(&fx, &so);
+    snprintf(sock, sizeof(sock), "%s/group.sock", fx.tmp);
     so.socket_path = sock;
     so.socket_group = gr->gr_name;
     so.socket_mode = 0640;
@@ -897,11 +820,8 @@ Test(server, plain_tcp_only_on_loopback)
     size_t i;
     static const char *const refused[] = {"192.0.2.1:0", "0.0.0.0:0", "[::]:0", "[2001:db8::1]:0"};
 
-    snprintf(tokens, sizeof(tokens), "%s/tokens", tmp);
-    memset(&so, 0, sizeof(so));
-    so.launcher = launcher;
-    so.store = store;
-    so.cfg = cfg;
+    snprintf(tokens, sizeof(tokens), "%s/tokens", fx.tmp);
+    sfx_server_opts(&fx, &so);
     so.tokens_file = tokens;
     for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
         so.listen = refused[i];
@@ -924,7 +844,7 @@ static void make_cert(const char *name)
              "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 "
              "-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 -keyout '%s/%s-key.pem' "
              "-out '%s/%s-cert.pem' >/dev/null 2>&1 && chmod 600 '%s/%s-key.pem'",
-             tmp, name, tmp, name, tmp, name);
+             fx.tmp, name, fx.tmp, name, fx.tmp, name);
     cr_assert_eq(system(cmd), 0, "openssl could not make a certificate");
 }
 
@@ -937,19 +857,16 @@ static sluice_err tls_server(const char *cert,
     sluice_server_opts_t so;
     char tokens[256], c[256], k[256];
 
-    snprintf(tokens, sizeof(tokens), "%s/tokens", tmp);
-    snprintf(c, sizeof(c), "%s/%s", tmp, cert);
-    snprintf(k, sizeof(k), "%s/%s", tmp, key);
-    memset(&so, 0, sizeof(so));
-    so.launcher = launcher;
-    so.store = store;
-    so.cfg = cfg;
+    snprintf(tokens, sizeof(tokens), "%s/tokens", fx.tmp);
+    snprintf(c, sizeof(c), "%s/%s", fx.tmp, cert);
+    snprintf(k, sizeof(k), "%s/%s", fx.tmp, key);
+    sfx_server_opts(&fx, &so);
     so.listen = listen;
     so.tokens_file = tokens;
     so.tls_cert = c;
     so.tls_key = k;
     so.getenv_fn = render_case_getenv;
-    so.stat_fn = accept_image;
+    so.stat_fn = sfx_accept_image;
     return sluice_server_new(out, &so, err);
 }
 
@@ -973,7 +890,7 @@ static sluice_err https(uint16_t p,
     sluice_err rc;
 
     snprintf(url, sizeof(url), "https://127.0.0.1:%u", (unsigned)p);
-    snprintf(cafile, sizeof(cafile), "%s/%s", tmp, ca);
+    snprintf(cafile, sizeof(cafile), "%s/%s", fx.tmp, ca);
     memset(&ho, 0, sizeof(ho));
     ho.base_url = url;
     ho.ca_file = cafile;
@@ -1091,12 +1008,12 @@ Test(server, tls_setup_errors_name_the_file)
     /* the key given as the certificate, and the certificate as the key */
     cr_expect_eq(tls_server("a-key.pem", "a-key.pem", "127.0.0.1:0", &tls, &err), SLUICE_ECONFIG);
     cr_expect(strstr(err.text, "no PEM certificate") != NULL, "%s", err.text);
-    snprintf(path, sizeof(path), "%s/a-cert.pem", tmp);
+    snprintf(path, sizeof(path), "%s/a-cert.pem", fx.tmp);
     chmod(path, 0600);
     cr_expect_eq(tls_server("a-cert.pem", "a-cert.pem", "127.0.0.1:0", &tls, &err), SLUICE_ECONFIG);
     cr_expect(strstr(err.text, "no PEM private key") != NULL, "%s", err.text);
     /* a key others may read */
-    snprintf(path, sizeof(path), "%s/a-key.pem", tmp);
+    snprintf(path, sizeof(path), "%s/a-key.pem", fx.tmp);
     chmod(path, 0644);
     cr_expect_eq(tls_server("a-cert.pem", "a-key.pem", "127.0.0.1:0", &tls, &err), SLUICE_ECONFIG);
     cr_expect(strstr(err.text, "readable by others") != NULL, "%s", err.text);
@@ -1132,22 +1049,19 @@ Test(server, launch_shows_nodes_and_addresses_per_component)
     fake_stage_t running[] = {{SLUICE_JOB_RUNNING, 0, 0, 0, 100}};
     int i;
 
-    fake_cluster_set_script(fc, running, 1);
+    fake_cluster_set_script(fx.fc, running, 1);
     cr_assert_eq(post("/v1/launches", "nodes-1", "/bin/sleep 100", &r), 201, "%s", r.body);
     j = body_json(&r);
     cr_expect_eq(json_array_size(json_object_get(j, "components")), 0, "no job yet: %s", r.body);
     json_decref(j);
     hc_response_clear(&r);
     for (i = 0; i < 10 && count_events("nodes-1", "observed") == 0; i++) {
-        cr_assert_sluice_ok(sluice_server_step(server, &err), &err);
-        clock_now += 5000;
+        cr_assert_sluice_ok(sluice_server_step(fx.server, &err), &err);
+        fx.clock_ms += 5000;
     }
 
-    memset(&so, 0, sizeof(so));
-    snprintf(sock, sizeof(sock), "%s/nodes.sock", tmp);
-    so.launcher = launcher;
-    so.store = store;
-    so.cfg = cfg;
+    sfx_server_opts(&fx, &so);
+    snprintf(sock, sizeof(sock), "%s/nodes.sock", fx.tmp);
     so.socket_path = sock;
     so.node_address = fake_address;
     cr_assert_sluice_ok(sluice_server_new(&other, &so, &err), &err);
@@ -1177,16 +1091,16 @@ static void make_artifacts(const char *id, int64_t age_s)
     struct timespec ts[2];
     FILE *f;
 
-    snprintf(path, sizeof(path), "%s/artifacts", sluice_store_dir(store));
+    snprintf(path, sizeof(path), "%s/artifacts", sluice_store_dir(fx.store));
     mkdir(path, 0700);
-    snprintf(path, sizeof(path), "%s/artifacts/%s", sluice_store_dir(store), id);
+    snprintf(path, sizeof(path), "%s/artifacts/%s", sluice_store_dir(fx.store), id);
     cr_assert(mkdir(path, 0700) == 0 || errno == EEXIST);
-    snprintf(path, sizeof(path), "%s/artifacts/%s/stdout.log", sluice_store_dir(store), id);
+    snprintf(path, sizeof(path), "%s/artifacts/%s/stdout.log", sluice_store_dir(fx.store), id);
     f = fopen(path, "w");
     cr_assert_not_null(f);
     fputs("output\n", f);
     fclose(f);
-    snprintf(path, sizeof(path), "%s/artifacts/%s", sluice_store_dir(store), id);
+    snprintf(path, sizeof(path), "%s/artifacts/%s", sluice_store_dir(fx.store), id);
     clock_gettime(CLOCK_REALTIME, &ts[0]);
     ts[0].tv_sec -= age_s;
     ts[1] = ts[0];
@@ -1197,7 +1111,7 @@ static int artifacts_exist(const char *id)
 {
     char path[512];
 
-    snprintf(path, sizeof(path), "%s/artifacts/%s", sluice_store_dir(store), id);
+    snprintf(path, sizeof(path), "%s/artifacts/%s", sluice_store_dir(fx.store), id);
     return access(path, F_OK) == 0;
 }
 
@@ -1213,13 +1127,13 @@ Test(server, retention_prunes_only_finished_and_old)
     hc_response_clear(&r);
     cr_assert_eq(post("/v1/launches", "live-1", "/bin/sleep 100", &r), 201);
     hc_response_clear(&r);
-    cr_assert_eq(hc_request(port, "DELETE", "/v1/launches/done-1", AUTH, NULL, 0, &r), 0);
+    cr_assert_eq(hc_request(fx.port, "DELETE", "/v1/launches/done-1", AUTH, NULL, 0, &r), 0);
     hc_response_clear(&r);
-    cr_assert_sluice_ok(sluice_server_step(server, &err), &err);
-    cr_assert_eq(hc_request(port, "GET", "/v1/launches/done-1", AUTH, NULL, 0, &r), 0);
+    cr_assert_sluice_ok(sluice_server_step(fx.server, &err), &err);
+    cr_assert_eq(hc_request(fx.port, "GET", "/v1/launches/done-1", AUTH, NULL, 0, &r), 0);
     cr_assert(strstr(r.body, "\"terminal\":true") != NULL, "%s", r.body);
     hc_response_clear(&r);
-    cr_assert_eq(hc_request(port, "GET", "/v1/launches/live-1", AUTH, NULL, 0, &r), 0);
+    cr_assert_eq(hc_request(fx.port, "GET", "/v1/launches/live-1", AUTH, NULL, 0, &r), 0);
     cr_assert(strstr(r.body, "\"terminal\":false") != NULL, "%s", r.body);
     hc_response_clear(&r);
 
@@ -1231,25 +1145,25 @@ Test(server, retention_prunes_only_finished_and_old)
     clock_gettime(CLOCK_REALTIME, &ts);
     now = (int64_t)ts.tv_sec * 1000;
     /* 29 days later nothing is old enough */
-    cr_assert_sluice_ok(sluice_server_prune(server, now + 29 * day, &nl, &ng, &err), &err);
+    cr_assert_sluice_ok(sluice_server_prune(fx.server, now + 29 * day, &nl, &ng, &err), &err);
     cr_expect_eq(nl, 0);
     cr_expect_eq(ng, 2, "the two 100-day-old finished log directories");
     cr_expect(!artifacts_exist("done-1") && !artifacts_exist("gone-1"));
     cr_expect(artifacts_exist("live-1") && artifacts_exist("fresh-1"));
     /* 31 days later the finished launch goes, the live one never does */
-    cr_assert_sluice_ok(sluice_server_prune(server, now + 31 * day, &nl, &ng, &err), &err);
+    cr_assert_sluice_ok(sluice_server_prune(fx.server, now + 31 * day, &nl, &ng, &err), &err);
     cr_expect_eq(nl, 1);
     cr_expect_eq(ng, 0);
-    cr_assert_sluice_ok(sluice_server_prune(server, now + 3650 * day, &nl, &ng, &err), &err);
+    cr_assert_sluice_ok(sluice_server_prune(fx.server, now + 3650 * day, &nl, &ng, &err), &err);
     cr_expect_eq(nl, 0);
     cr_expect_eq(ng, 1, "fresh-1 after ten years");
     cr_expect(artifacts_exist("live-1"), "a live launch keeps its directory");
-    cr_expect_eq(sluice_server_pruned_launches(server), 1);
-    cr_expect_eq(sluice_server_pruned_logs(server), 3);
-    cr_assert_eq(hc_request(port, "GET", "/v1/launches/done-1", AUTH, NULL, 0, &r), 0);
+    cr_expect_eq(sluice_server_pruned_launches(fx.server), 1);
+    cr_expect_eq(sluice_server_pruned_logs(fx.server), 3);
+    cr_assert_eq(hc_request(fx.port, "GET", "/v1/launches/done-1", AUTH, NULL, 0, &r), 0);
     cr_expect_eq(r.status, 404);
     hc_response_clear(&r);
-    cr_assert_eq(hc_request(port, "GET", "/v1/launches/live-1", AUTH, NULL, 0, &r), 0);
+    cr_assert_eq(hc_request(fx.port, "GET", "/v1/launches/live-1", AUTH, NULL, 0, &r), 0);
     cr_expect_eq(r.status, 200);
     hc_response_clear(&r);
 }
