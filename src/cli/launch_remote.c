@@ -9,9 +9,12 @@
  *   resolves `secret_env` from its own environment.  Sending it again with
  *   the same launch_id resumes the same launch (200), a different body is a
  *   conflict (409, exit 65).
- * - --wait follows /v1/events (Server-Sent Events) and reads the launch's
- *   summary after each of its events, printing a line whenever its state or
- *   result changes.  A dropped stream is resumed with Last-Event-ID; after
+ * - --wait follows /v1/events (Server-Sent Events) and reads the launch
+ *   (summary and event log) after each of its events.  The log is folded
+ *   through the state machine, so every transition gets its line even when
+ *   the service moved on before the first read (an accepted launch is often
+ *   SUBMITTING by then); the terminal line comes from the summary, which is
+ *   what the exit code follows.  A dropped stream is resumed with Last-Event-ID; after
  *   five failures in a row the command gives up with 69.  The stream starts
  *   at the oldest stored event (the API has no "from now"), so a store with
  *   a long history is read once from the start.
@@ -23,6 +26,8 @@
 
 #include <jansson.h>
 
+#include <sluice/fsm.h>
+
 #include "cli.h"
 #include "prepare.h"
 #include "print.h"
@@ -33,6 +38,11 @@ typedef struct {
     const char *id;
     char path[512]; /* /v1/launches/<id> */
     int json;
+    /* the launch's log folded so far */
+    sluice_fsm_launch_t fsm;
+    int fsm_ready;
+    int64_t next_seq;
+    char slurm[32]; /* the newest observed Slurm state */
     /* what was printed last */
     char state[32];
     int result;
@@ -67,8 +77,82 @@ static const char *last_slurm_state(const json_t *events)
     return "";
 }
 
-/* Read the launch's summary; print a line when it changed.  0 or the
- * sysexit. */
+/* The Slurm state an `observed` entry carries, or NULL. */
+static const char *observed_state(const json_t *ev)
+{
+    return json_string_value(json_object_get(
+        json_array_get(json_object_get(json_object_get(ev, "context"), "jobs"), 0), "state"));
+}
+
+/* Fold the log entries not seen yet and print every transition short of
+ * DONE (that line comes from the summary). */
+static void print_new_transitions(follow_t *f, const json_t *l)
+{
+    const json_t *events = json_object_get(l, "events");
+    const json_t *req = json_object_get(l, "request");
+    json_int_t created = json_integer_value(json_object_get(l, "created_ms"));
+    const json_t *e;
+    size_t i;
+
+    if (!f->fsm_ready) {
+        sluice_fsm_config_t cfg;
+        const json_t *pt = json_object_get(req, "pending_timeout");
+
+        sluice_fsm_config_default(&cfg);
+        if (json_is_integer(pt) && json_integer_value(pt) > 0)
+            cfg.pending_timeout = (double)json_integer_value(pt);
+        cfg.requeue_allowed = json_is_true(json_object_get(req, "requeue"));
+        sluice_fsm_launch_init(&f->fsm, &cfg);
+        f->fsm_ready = 1;
+        f->next_seq = 1;
+    }
+    json_array_foreach(events, i, e)
+    {
+        json_int_t seq = json_integer_value(json_object_get(e, "seq"));
+        const char *name = json_string_value(json_object_get(e, "name"));
+        const char *obs = observed_state(e);
+        sluice_error_t err = SLUICE_ERROR_INIT;
+        sluice_fsm_event_type type;
+        sluice_fsm_event_t ev;
+        sluice_fsm_transition_t tr;
+        cli_transition_t t;
+        json_t *fe;
+        json_int_t at = json_integer_value(json_object_get(e, "time"));
+
+        if (seq < f->next_seq)
+            continue;
+        f->next_seq = seq + 1;
+        if (obs != NULL)
+            snprintf(f->slurm, sizeof(f->slurm), "%s", obs);
+        if (name == NULL || !sluice_fsm_event_from_name(name, &type))
+            continue; /* bookkeeping (archived, peers-written, ...) */
+        fe = json_pack("{s:I s:f s:s s:O}", "seq", seq, "time", (double)at / 1000.0, "name", name,
+                       "context", json_object_get(e, "context"));
+        memset(&ev, 0, sizeof(ev));
+        if (fe == NULL || sluice_fsm_event_from_json(fe, &ev, &err) != SLUICE_OK) {
+            json_decref(fe);
+            continue;
+        }
+        json_decref(fe);
+        if (sluice_fsm_apply(&f->fsm, &ev, &tr, &err) == SLUICE_OK && !tr.ignored &&
+            tr.from != tr.to && tr.to != SLUICE_FSM_DONE) {
+            memset(&t, 0, sizeof(t));
+            t.launch_id = f->id;
+            t.event = name;
+            t.state = sluice_fsm_state_name(tr.to);
+            t.result = 127;
+            t.slurm_state = f->slurm;
+            t.reason = tr.reason;
+            t.elapsed = (double)(at - created) / 1000.0;
+            cli_print_transition(&t, f->json);
+            snprintf(f->state, sizeof(f->state), "%s", t.state);
+        }
+        sluice_fsm_event_clear(&ev);
+    }
+}
+
+/* Read the launch; print its new transitions, then the summary's state
+ * when it still differs (the terminal line).  0 or the sysexit. */
 static int refresh(follow_t *f)
 {
     json_t *l = NULL, *events;
@@ -93,6 +177,7 @@ static int refresh(follow_t *f)
         json_decref(l);
         return 76;
     }
+    print_new_transitions(f, l);
     if (strcmp(state, f->state) != 0 || result != f->result) {
         memset(&t, 0, sizeof(t));
         t.launch_id = f->id;
