@@ -29,21 +29,15 @@
  *                    [--state-dir DIR]
  * Environment: SLUICE_BIN (default ./sluice).  Exit 0 whenever it ran.
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -56,6 +50,7 @@
 #include <sluice/render.h>
 #include <sluice/store.h>
 
+#include "bench_http.h"
 #include "bench_util.h"
 
 extern char **environ;
@@ -166,166 +161,7 @@ out:
     return accepted;
 }
 
-/* ---- a minimal keep-alive HTTP/1.1 client ------------------------------- */
-
-typedef struct {
-    int fd;
-    uint16_t port;
-    char buf[256 * 1024];
-    size_t len;
-} conn_t;
-
-static int conn_open(conn_t *c)
-{
-    struct sockaddr_in a;
-    int one = 1;
-
-    if (c->fd >= 0)
-        return 0;
-    c->len = 0;
-    if ((c->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
-        return -1;
-    memset(&a, 0, sizeof(a));
-    a.sin_family = AF_INET;
-    a.sin_port = htons(c->port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    if (connect(c->fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
-        close(c->fd);
-        c->fd = -1;
-        return -1;
-    }
-    return 0;
-}
-
-static void conn_close(conn_t *c)
-{
-    if (c->fd >= 0)
-        close(c->fd);
-    c->fd = -1;
-    c->len = 0;
-}
-
-/* Case-insensitive strstr. */
-static const char *find_ci(const char *hay, const char *needle)
-{
-    size_t nl = strlen(needle);
-
-    for (; *hay; hay++)
-        if (strncasecmp(hay, needle, nl) == 0)
-            return hay;
-    return NULL;
-}
-
-/* One request; the status (and the body into *body, caller frees, when
- * body != NULL), or -1 on an I/O or protocol error. */
-static int conn_request(conn_t *c, const char *method, const char *path, char **body)
-{
-    char req[1024];
-    int n =
-        snprintf(req, sizeof(req),
-                 "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " API_TOKEN "\r\n\r\n",
-                 method, path);
-    size_t off = 0;
-    int status = -1;
-
-    if (body)
-        *body = NULL;
-    if (conn_open(c) != 0)
-        return -1;
-    while (off < (size_t)n) {
-        ssize_t w = send(c->fd, req + off, (size_t)n - off, MSG_NOSIGNAL);
-        if (w <= 0) {
-            conn_close(c);
-            return -1;
-        }
-        off += (size_t)w;
-    }
-    c->len = 0;
-    for (;;) {
-        char *end;
-        ssize_t r;
-
-        c->buf[c->len] = '\0';
-        if ((end = strstr(c->buf, "\r\n\r\n")) != NULL) {
-            const char *cl = find_ci(c->buf, "\r\ncontent-length:");
-            size_t head = (size_t)(end - c->buf) + 4, want;
-            if (cl == NULL || cl > end || sscanf(c->buf, "HTTP/1.%*d %d", &status) != 1) {
-                conn_close(c);
-                return -1;
-            }
-            want = head + strtoul(cl + 17, NULL, 10);
-            if (want >= sizeof(c->buf)) {
-                conn_close(c);
-                return -1;
-            }
-            if (c->len >= want) {
-                if (body)
-                    *body = strndup(c->buf + head, want - head);
-                if (find_ci(c->buf, "\r\nconnection: close") != NULL)
-                    conn_close(c);
-                c->len = 0;
-                return status;
-            }
-        }
-        if (c->len + 1 >= sizeof(c->buf)) {
-            conn_close(c);
-            return -1;
-        }
-        r = recv(c->fd, c->buf + c->len, sizeof(c->buf) - 1 - c->len, 0);
-        if (r <= 0) {
-            conn_close(c);
-            return -1;
-        }
-        c->len += (size_t)r;
-    }
-}
-
 /* ---- 2. the service ----------------------------------------------------- */
-
-static pid_t start_service(const char *bin,
-                           const char *config,
-                           const char *dir,
-                           const char *tokens,
-                           const char *log,
-                           uint16_t *port)
-{
-    pid_t pid = fork();
-    double deadline = bench_now() + 30.0;
-
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        FILE *f = freopen(log, "w", stderr);
-        (void)f;
-        execl(bin, bin, "serve", "--listen", "127.0.0.1:0", "--tokens", tokens, "--config", config,
-              "--state-dir", dir, (char *)NULL);
-        _exit(127);
-    }
-    while (bench_now() < deadline) {
-        FILE *f = fopen(log, "r");
-        char line[512];
-        unsigned p = 0;
-
-        while (f && fgets(line, sizeof(line), f)) {
-            const char *q = strstr(line, "(port ");
-            if (q && sscanf(q, "(port %u)", &p) == 1)
-                break;
-        }
-        if (f)
-            fclose(f);
-        if (p > 0) {
-            *port = (uint16_t)p;
-            return pid;
-        }
-        if (waitpid(pid, NULL, WNOHANG) == pid)
-            return -1;
-        usleep(100000);
-    }
-    kill(pid, SIGTERM);
-    waitpid(pid, NULL, 0);
-    return -1;
-}
 
 /* utime + stime (seconds) and VmRSS / VmHWM (KiB) of a process. */
 static double proc_cpu(pid_t pid)
@@ -378,23 +214,21 @@ static double loadavg(void)
 /* Launches in a state, through the API. */
 static long count_state(uint16_t port, const char *state)
 {
-    conn_t *c = calloc(1, sizeof(*c));
+    bench_conn_t *c = bench_conn_new(port, API_TOKEN);
     char path[128], *body = NULL;
     long n = -1;
     json_t *j;
 
     if (c == NULL)
         return -1;
-    c->fd = -1;
-    c->port = port;
     snprintf(path, sizeof(path), "/v1/launches?state=%s&limit=1000", state);
-    if (conn_request(c, "GET", path, &body) == 200 && (j = json_loads(body, 0, NULL)) != NULL) {
+    if (bench_conn_request(c, "GET", path, NULL, &body) == 200 &&
+        (j = json_loads(body, 0, NULL)) != NULL) {
         n = (long)json_array_size(json_object_get(j, "items"));
         json_decref(j);
     }
     free(body);
-    conn_close(c);
-    free(c);
+    bench_conn_free(c);
     return n;
 }
 
@@ -424,13 +258,11 @@ static void sleep_until(double t)
 static void *worker_main(void *arg)
 {
     worker_t *w = arg;
-    conn_t *c = calloc(1, sizeof(*c));
+    bench_conn_t *c = bench_conn_new(w->port, API_TOKEN);
     char path[256];
 
     if (c == NULL)
         return NULL;
-    c->fd = -1;
-    c->port = w->port;
     for (size_t i = w->first; i < w->total; i += w->stride) {
         double due = w->t0 + (double)i / w->rate;
         int st;
@@ -440,14 +272,13 @@ static void *worker_main(void *arg)
             snprintf(path, sizeof(path), "/v1/healthz");
         else
             snprintf(path, sizeof(path), "/v1/launches/%s", w->ids[i % w->n_ids]);
-        st = conn_request(c, "GET", path, NULL);
+        st = bench_conn_request(c, "GET", path, NULL, NULL);
         w->lat[i] = bench_now() - due;
         if (st != 200)
             w->errors++;
         w->done++;
     }
-    conn_close(c);
-    free(c);
+    bench_conn_free(c);
     return NULL;
 }
 
@@ -613,7 +444,7 @@ int main(int argc, char **argv)
         printf("bench_serve: NOT RUN (accepted %zu of %zu launches)\n", accepted, n);
         goto out;
     }
-    if ((pid = start_service(bin, config, dir, tokens, log, &port)) < 0) {
+    if ((pid = bench_serve_start(bin, config, dir, tokens, log, NULL, &port)) < 0) {
         printf("bench_serve: NOT RUN (sluice serve did not start; see %s)\n", log);
         pid = -1;
         goto out;
@@ -633,20 +464,17 @@ int main(int argc, char **argv)
 
     /* 5: clean up through the API */
     {
-        conn_t *c = calloc(1, sizeof(*c));
+        bench_conn_t *c = bench_conn_new(port, API_TOKEN);
         size_t cancelled = 0;
         double t_c;
 
         if (c != NULL) {
-            c->fd = -1;
-            c->port = port;
             for (size_t i = 0; i < n; i++) {
                 char path[256];
                 snprintf(path, sizeof(path), "/v1/launches/%s", ids[i]);
-                cancelled += conn_request(c, "DELETE", path, NULL) == 202;
+                cancelled += bench_conn_request(c, "DELETE", path, NULL, NULL) == 202;
             }
-            conn_close(c);
-            free(c);
+            bench_conn_free(c);
         }
         t_c = bench_now();
         while (bench_now() - t_c < 120.0 && count_state(port, "DONE") < (long)n)
@@ -655,10 +483,7 @@ int main(int argc, char **argv)
                count_state(port, "DONE"), n, bench_now() - t_c);
     }
 out:
-    if (pid > 0) {
-        kill(pid, SIGTERM);
-        waitpid(pid, NULL, 0);
-    }
+    bench_serve_stop(pid);
     for (size_t i = 0; ids && i < n; i++)
         free(ids[i]);
     free(ids);

@@ -7,7 +7,7 @@
 # non-default instance); BENCH_SIZES (10,100,1000), BENCH_CYCLES (20),
 # BENCH_BASELINE_CYCLES (3,2,1), BENCH_SUBMIT_JOBS (200), BENCH_LIVE
 # (10000), BENCH_FINISHED (100000), BENCH_LATENCY_RUNS (3), BENCH_SERVE_LAUNCHES
-# (100), BENCH_SERVE_RATE (500), BENCH_SERVE_SECONDS (30).
+# (100), BENCH_SERVE_RATE (500), BENCH_SERVE_SECONDS (30), BENCH_SERVE_SUBMIT (100).
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
@@ -38,6 +38,11 @@ site=$(mktemp /tmp/sluice-bench-site.XXXXXX)
 bash "$REPO/deploy/testbed/site-config.sh" >"$site"
 "$BUILD/bench/bench_serve" --config "$site" --launches "${BENCH_SERVE_LAUNCHES:-100}" \
     --rate "${BENCH_SERVE_RATE:-500}" --seconds "${BENCH_SERVE_SECONDS:-30}"
+rm -f "$site"
+echo "== 2d. submit throughput through sluice serve (HTTP POSTs; jobs pending on a future reservation)"
+site=$(mktemp /tmp/sluice-bench-site.XXXXXX)
+bash "$REPO/deploy/testbed/site-config.sh" >"$site"
+"$BUILD/bench/bench_serve_submit" --config "$site" --submit "${BENCH_SERVE_SUBMIT:-100}"
 rm -f "$site"
 echo "== 3. memory"
 "$BUILD/bench/bench_mem" --live "${BENCH_LIVE:-10000}" --finished "${BENCH_FINISHED:-100000}"

@@ -1,0 +1,650 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* bench_serve_submit.c - submit throughput of `sluice serve` (issue 5's
+ * submit targets, measured on the path users run): HTTP clients POST
+ * launches, the service accepts each durably (render + store commit), and
+ * its launcher thread submits them in batches with `submit.in_flight` POSTs
+ * to slurmrestd at once (staging and the batch commits included).
+ *
+ * One service run per in-flight setting (1, then 4), each on a fresh state
+ * directory, with the real binary:
+ *   $SLUICE_BIN serve --listen 127.0.0.1:0 --tokens FILE --config SITE
+ *       --state-dir DIR --set submit.in_flight=K --set submit.per_sec=1000
+ *       --set job_launcher.sbatch_directives.reservation=RESV
+ * K clients (K = in_flight), each on its own keep-alive loopback connection
+ * with a bearer token, POST N launches in total (a shared counter: each
+ * client sends its next request when the previous one is answered).
+ *
+ * Held jobs.  A launch request cannot ask for a held job (the render always
+ * sets hold = false), so the site keeps them pending instead: the benchmark
+ * creates a Slurm reservation for the job user on all nodes that starts in
+ * 7 days and points the service's site at it (sbatch_directives.reservation
+ * through --set).  Slurm accepts every job and leaves it PENDING with reason
+ * "Reservation"; none can start.  The reservation is deleted at the end.
+ *
+ * The measure runs from just before the first POST to the time of the last
+ * `submitted` event (the launch has its Slurm job id), read from the store
+ * with the sluice library.  While it runs, this process only reads the
+ * store's new events every 250 ms (a WAL reader in another process: no
+ * request to the service, no lock the service waits for) to know when to
+ * stop; the times come from the events themselves.  The accept latency is
+ * each POST's send-to-answer time on the client.  It also prints the span
+ * from the first `submit-started` event to the last `submitted` one: the
+ * batch's marker commit, POSTs and answer commit, without the wait for the
+ * launcher's cycle and without staging (which comes before the markers).
+ *
+ * Baseline: an `sbatch --hold` loop of N jobs as the calling user, run
+ * before and after the service runs; ratios against the faster loop are
+ * checked against the targets (>= 2.5x sequential, >= 5x with 4 in flight).
+ * Every job made is cancelled (DELETE through REST after the service has
+ * stopped; scancel for the loop's jobs), and squeue is checked for them.
+ *
+ * usage: bench_serve_submit --config SITE.yaml [--submit 100]
+ *            [--in-flight 1,4] [--per-sec 1000] [--state-dir DIR]
+ *            [--no-sbatch]
+ * Environment: SLUICE_BIN (default ./sluice), SLURM_CONF and the testbed's
+ * variables (eval "$(deploy/testbed/env.sh)").  Needs root for the
+ * reservation (scontrol create reservation).  Exit 0 whenever it ran.
+ */
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include <sluice/client.h>
+#include <sluice/config.h>
+#include <sluice/store.h>
+
+#include "bench_http.h"
+#include "bench_util.h"
+
+extern char **environ;
+
+#define MAX_RUNS 8
+#define WATCH_MS 250
+
+/* Every Slurm job this run made, for the final squeue check. */
+typedef struct {
+    uint64_t *ids;
+    size_t n, cap;
+} idlist_t;
+
+static void ids_add(idlist_t *l, uint64_t id)
+{
+    if (id == 0)
+        return;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 256;
+        uint64_t *p = realloc(l->ids, cap * sizeof(*p));
+        if (p == NULL)
+            return;
+        l->ids = p;
+        l->cap = cap;
+    }
+    l->ids[l->n++] = id;
+}
+
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double pct(const double *sorted, size_t n, double p)
+{
+    size_t k = (size_t)(p / 100.0 * (double)(n - 1) + 0.5);
+    return n ? sorted[k < n ? k : n - 1] : 0;
+}
+
+/* A random hex token for the service's tokens file (never printed). */
+static int make_token(char *out, size_t size)
+{
+    unsigned char raw[24];
+    FILE *f = fopen("/dev/urandom", "r");
+    size_t got = f ? fread(raw, 1, sizeof(raw), f) : 0;
+
+    if (f)
+        fclose(f);
+    if (got != sizeof(raw) || size < 2 * sizeof(raw) + 1)
+        return -1;
+    for (size_t i = 0; i < sizeof(raw); i++)
+        snprintf(out + 2 * i, 3, "%02x", raw[i]);
+    return 0;
+}
+
+/* ---- the clients -------------------------------------------------------- */
+
+typedef struct {
+    uint16_t port;
+    const char *token;
+    const char *site;
+    const char *prefix; /* launch ids are <prefix>-<i> */
+    size_t n;
+    atomic_size_t next; /* the next launch to POST */
+    pthread_barrier_t *start;
+    double *lat;      /* seconds, per launch */
+    int *status;      /* HTTP status, per launch */
+    double last_done; /* bench_now() of the last answer, any client */
+    pthread_mutex_t mu;
+} clients_t;
+
+static void *client_main(void *arg)
+{
+    clients_t *cs = arg;
+    bench_conn_t *c = bench_conn_new(cs->port, cs->token);
+    char body[1024];
+    size_t i;
+
+    /* connect before the clock starts: keep-alive is the case measured */
+    if (c != NULL)
+        (void)bench_conn_request(c, "GET", "/v1/healthz", NULL, NULL);
+    pthread_barrier_wait(cs->start);
+    while (c != NULL && (i = atomic_fetch_add(&cs->next, 1)) < cs->n) {
+        double t;
+
+        snprintf(body, sizeof(body),
+                 "{\"launch_id\": \"%s-%zu\", \"site\": \"%s\", \"profile\": \"none\", "
+                 "\"command\": \"/bin/true\", \"time_limit\": 5, \"pools\": [{\"name\": "
+                 "\"main\", \"nodes\": 1, \"cpus_per_node\": 1, \"mem_per_node_mib\": 100}]}",
+                 cs->prefix, i, cs->site);
+        t = bench_now();
+        cs->status[i] = bench_conn_request(c, "POST", "/v1/launches", body, NULL);
+        cs->lat[i] = bench_now() - t;
+        pthread_mutex_lock(&cs->mu);
+        if (bench_now() > cs->last_done)
+            cs->last_done = bench_now();
+        pthread_mutex_unlock(&cs->mu);
+    }
+    bench_conn_free(c);
+    return NULL;
+}
+
+/* ---- watching the store ------------------------------------------------- */
+
+typedef struct {
+    size_t submitted, rejected, uncertain;
+    int64_t first_ms, last_ms; /* times of the first and last `submitted` */
+    int64_t started_ms;        /* time of the first `submit-started` */
+    int64_t gseq;
+} watch_t;
+
+/* Read the events after w->gseq; count submits, collect job ids. */
+static int watch_read(sluice_store_t *store, const char *prefix, watch_t *w, idlist_t *jobs)
+{
+    for (;;) {
+        sluice_error_t err = SLUICE_ERROR_INIT;
+        json_t *evs = NULL, *ev;
+        int64_t next = w->gseq;
+        size_t k, n;
+
+        if (sluice_store_events_since(store, w->gseq, 500, &evs, &next, &err) != SLUICE_OK) {
+            fprintf(stderr, "bench_serve_submit: store: %s\n", err.text);
+            return -1;
+        }
+        n = json_array_size(evs);
+        json_array_foreach(evs, k, ev)
+        {
+            const char *name = json_string_value(json_object_get(ev, "name"));
+            const char *lid = json_string_value(json_object_get(ev, "launch_id"));
+            int64_t t = json_integer_value(json_object_get(ev, "time"));
+
+            if (name == NULL || lid == NULL || strncmp(lid, prefix, strlen(prefix)) != 0)
+                continue;
+            if (strcmp(name, "submitted") == 0) {
+                json_t *ids = json_object_get(json_object_get(ev, "context"), "job_ids"), *v;
+                size_t j;
+
+                w->submitted++;
+                if (w->first_ms == 0 || t < w->first_ms)
+                    w->first_ms = t;
+                if (t > w->last_ms)
+                    w->last_ms = t;
+                json_array_foreach(ids, j, v) ids_add(jobs, (uint64_t)json_integer_value(v));
+            } else if (strcmp(name, "submit-started") == 0) {
+                if (w->started_ms == 0 || t < w->started_ms)
+                    w->started_ms = t;
+            } else if (strcmp(name, "submit-rejected") == 0) {
+                w->rejected++;
+                fprintf(
+                    stderr, "bench_serve_submit: %s rejected: %s\n", lid,
+                    json_string_value(json_object_get(json_object_get(ev, "context"), "detail")));
+            } else if (strcmp(name, "submit-uncertain") == 0) {
+                w->uncertain++;
+            }
+        }
+        json_decref(evs);
+        w->gseq = next;
+        if (n < 500)
+            return 0;
+    }
+}
+
+/* After the measure: how many of the jobs squeue shows PENDING on the
+ * reservation (held), and how many in any other state. */
+static void check_held(const idlist_t *jobs)
+{
+    FILE *p = popen("squeue -h -o '%i %T %r'", "r");
+    char line[256], st[64], reason[128];
+    size_t held = 0, other = 0;
+    unsigned long long id;
+
+    if (p == NULL)
+        return;
+    while (fgets(line, sizeof(line), p)) {
+        if (sscanf(line, "%llu %63s %127s", &id, st, reason) != 3)
+            continue;
+        for (size_t i = 0; i < jobs->n; i++)
+            if (jobs->ids[i] == id) {
+                if (strcmp(st, "PENDING") == 0 && strcmp(reason, "Reservation") == 0)
+                    held++;
+                else
+                    other++;
+                break;
+            }
+    }
+    if (pclose(p) != 0)
+        printf("  squeue failed: the jobs' states are unknown\n");
+    else
+        printf("  squeue after the measure: %zu of %zu jobs PENDING (Reservation), %zu in another "
+               "state%s\n",
+               held, jobs->n, other, other ? " (CHECK: not held)" : "");
+}
+
+/* ---- one service run ---------------------------------------------------- */
+
+typedef struct {
+    unsigned in_flight;
+    size_t with_id; /* launches that got a job id */
+    double rate;    /* launches/s, first POST to last job id */
+} run_result_t;
+
+static void run_service(const char *bin,
+                        const char *config,
+                        const sluice_config_t *cfg,
+                        const char *state,
+                        const char *resv,
+                        unsigned in_flight,
+                        long per_sec,
+                        size_t n,
+                        idlist_t *all,
+                        run_result_t *res)
+{
+    char dir[600], tokens[600], log[600], prefix[64], token[64];
+    char set_if[64], set_ps[64], set_resv[300];
+    const char *extra[] = {"--set", set_if, "--set", set_ps, "--set", set_resv, NULL};
+    idlist_t jobs = {NULL, 0, 0};
+    clients_t cs;
+    pthread_barrier_t start;
+    pthread_t *tids = calloc(in_flight, sizeof(*tids));
+    sluice_store_t *store = NULL;
+    sluice_client_t *client = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    watch_t w;
+    size_t errors = 0, cancelled = 0;
+    double deadline, t_mono0, *sorted = NULL;
+    int64_t t0_ms;
+    uint16_t port = 0;
+    pid_t pid = -1;
+    FILE *f;
+
+    memset(&cs, 0, sizeof(cs));
+    memset(&w, 0, sizeof(w));
+    res->in_flight = in_flight;
+    res->with_id = 0;
+    res->rate = 0.0;
+    snprintf(dir, sizeof(dir), "%s/in-flight-%u", state, in_flight);
+    snprintf(tokens, sizeof(tokens), "%s/tokens-%u", state, in_flight);
+    snprintf(log, sizeof(log), "%s/serve-%u.log", state, in_flight);
+    snprintf(prefix, sizeof(prefix), "bss-%ld-k%u", (long)getpid(), in_flight);
+    snprintf(set_if, sizeof(set_if), "submit.in_flight=%u", in_flight);
+    snprintf(set_ps, sizeof(set_ps), "submit.per_sec=%ld", per_sec);
+    snprintf(set_resv, sizeof(set_resv), "job_launcher.sbatch_directives.reservation=%s", resv);
+    cs.lat = calloc(n, sizeof(*cs.lat));
+    cs.status = calloc(n, sizeof(*cs.status));
+    sorted = calloc(n, sizeof(*sorted));
+    if (tids == NULL || cs.lat == NULL || cs.status == NULL || sorted == NULL ||
+        make_token(token, sizeof(token)) != 0 || (f = fopen(tokens, "w")) == NULL) {
+        printf("serve-submit in_flight=%u: NOT RUN (setup)\n", in_flight);
+        goto out;
+    }
+    fprintf(f, "bench %s\n", token);
+    fclose(f);
+    chmod(tokens, 0600);
+    if ((pid = bench_serve_start(bin, config, dir, tokens, log, extra, &port)) < 0) {
+        printf("serve-submit in_flight=%u: NOT RUN (sluice serve did not start; see %s)\n",
+               in_flight, log);
+        goto out;
+    }
+    /* The service created the store; this process only reads it. */
+    if (sluice_store_open(&store, dir, &err) != SLUICE_OK ||
+        sluice_store_last_gseq(store, &w.gseq, &err) != SLUICE_OK) {
+        printf("serve-submit in_flight=%u: NOT RUN (store: %s)\n", in_flight, err.text);
+        goto out;
+    }
+
+    cs.port = port;
+    cs.token = token;
+    cs.site = cfg->site_name;
+    cs.prefix = prefix;
+    cs.n = n;
+    atomic_init(&cs.next, 0);
+    cs.start = &start;
+    pthread_mutex_init(&cs.mu, NULL);
+    pthread_barrier_init(&start, NULL, in_flight + 1);
+    for (unsigned k = 0; k < in_flight; k++)
+        pthread_create(&tids[k], NULL, client_main, &cs);
+    t0_ms = wall_ms();
+    t_mono0 = bench_now();
+    pthread_barrier_wait(&start);
+
+    /* Wait for every launch to have a job id (or a verdict). */
+    deadline = bench_now() + 120.0 + 0.2 * (double)n;
+    while (bench_now() < deadline) {
+        if (watch_read(store, prefix, &w, &jobs) != 0)
+            break;
+        if (w.submitted + w.rejected >= n)
+            break;
+        usleep(WATCH_MS * 1000);
+    }
+    for (unsigned k = 0; k < in_flight; k++)
+        pthread_join(tids[k], NULL);
+    (void)watch_read(store, prefix, &w, &jobs);
+    pthread_barrier_destroy(&start);
+    pthread_mutex_destroy(&cs.mu);
+
+    for (size_t i = 0; i < n; i++) {
+        errors += cs.status[i] != 201;
+        sorted[i] = cs.lat[i] * 1e3;
+    }
+    qsort(sorted, n, sizeof(*sorted), cmp_double);
+    res->with_id = w.submitted;
+    if (w.submitted == n && w.last_ms > t0_ms)
+        res->rate = (double)n / ((double)(w.last_ms - t0_ms) / 1e3);
+    printf("serve-submit in_flight=%u clients=%u: %zu/%zu launches with a Slurm job id; first "
+           "POST -> last job id %.3f s = %.1f launches/s, %.2f ms/launch%s\n",
+           in_flight, in_flight, w.submitted, n, (double)(w.last_ms - t0_ms) / 1e3, res->rate,
+           res->rate > 0 ? 1e3 / res->rate : 0.0,
+           w.submitted == n ? "" : " (NOT every launch: CHECK the log)");
+    printf("  accept (POST -> 201): p50 %.2f ms  p99 %.2f ms  max %.2f ms; %zu POSTs in %.3f s "
+           "(%.1f/s), non-201 answers %zu\n",
+           pct(sorted, n, 50), pct(sorted, n, 99), sorted[n - 1], n, cs.last_done - t_mono0,
+           (double)n / (cs.last_done - t_mono0), errors);
+    printf("  timeline from the first POST: last 201 at +%.0f ms, first submit-started at +%" PRId64
+           " ms, first job id at +%" PRId64 " ms, last job id at +%" PRId64
+           " ms; rejected %zu, uncertain %zu\n",
+           (cs.last_done - t_mono0) * 1e3, w.started_ms ? w.started_ms - t0_ms : -1,
+           w.first_ms ? w.first_ms - t0_ms : -1, w.last_ms ? w.last_ms - t0_ms : -1, w.rejected,
+           w.uncertain);
+    if (w.submitted == n && w.started_ms > 0 && w.last_ms > w.started_ms)
+        printf("  POST phase of the batch (first submit-started -> last job id): %" PRId64
+               " ms = %.1f launches/s (no accept, no wait for the cycle, no staging: the "
+               "launcher stages before its submit-started commit)\n",
+               w.last_ms - w.started_ms, (double)n / ((double)(w.last_ms - w.started_ms) / 1e3));
+
+    check_held(&jobs);
+out:
+    sluice_store_close(store);
+    bench_serve_stop(pid);
+    /* Cancel every job through REST, after the service has stopped. */
+    if (jobs.n > 0) {
+        if (sluice_client_new_from_config(&client, cfg, &err) == SLUICE_OK)
+            cancelled = bench_cancel_all(client, jobs.ids, jobs.n);
+        else
+            fprintf(stderr, "bench_serve_submit: client: %s\n", err.text);
+        printf("  cancelled %zu of %zu jobs (REST DELETE)\n", cancelled, jobs.n);
+    }
+    for (size_t i = 0; i < jobs.n; i++)
+        ids_add(all, jobs.ids[i]);
+    sluice_client_free(client);
+    free(jobs.ids);
+    free(tids);
+    free(cs.lat);
+    free(cs.status);
+    free(sorted);
+}
+
+/* ---- the sbatch loop ---------------------------------------------------- */
+
+/* scancel the listed jobs, 50 per call; returns how many calls failed. */
+static int scancel_all(const uint64_t *ids, size_t n)
+{
+    int failed = 0;
+
+    for (size_t i = 0; i < n; i += 50) {
+        char cmd[50 * 21 + 16];
+        size_t off = (size_t)snprintf(cmd, sizeof(cmd), "scancel");
+        for (size_t j = i; j < n && j < i + 50; j++)
+            off +=
+                (size_t)snprintf(cmd + off, sizeof(cmd) - off, " %llu", (unsigned long long)ids[j]);
+        failed += system(cmd) != 0;
+    }
+    return failed;
+}
+
+/* N `sbatch --hold` as the calling user; jobs/s (0 when not all went). */
+static double sbatch_loop(const char *partition, size_t n, const char *label, idlist_t *all)
+{
+    char dir[] = "/tmp/sluice-bench-serve-sb.XXXXXX";
+    char script[128];
+    uint64_t *ids = calloc(n, sizeof(*ids));
+    size_t ok = 0;
+    double t0, secs, rate;
+    FILE *f;
+
+    if (ids == NULL || mkdtemp(dir) == NULL) {
+        free(ids);
+        return 0.0;
+    }
+    chmod(dir, 0755);
+    snprintf(script, sizeof(script), "%s/job.sh", dir);
+    if ((f = fopen(script, "w")) != NULL) {
+        fputs("#!/bin/sh\ntrue\n", f);
+        fclose(f);
+        chmod(script, 0755);
+    }
+    t0 = bench_now();
+    for (size_t i = 0; i < n; i++)
+        if ((ids[i] = bench_sbatch_hold(NULL, script, partition, (int)i)) > 0)
+            ok++;
+    secs = bench_now() - t0;
+    rate = secs > 0 ? (double)ok / secs : 0.0;
+    printf("sbatch --hold loop %-7s jobs=%zu/%zu ms/job=%6.2f jobs/s=%7.1f\n", label, ok, n,
+           ok ? secs * 1e3 / (double)ok : 0.0, rate);
+    if (scancel_all(ids, n) != 0)
+        printf("sbatch --hold loop %-7s scancel failed: CHECK squeue\n", label);
+    for (size_t i = 0; i < n; i++)
+        ids_add(all, ids[i]);
+    unlink(script);
+    rmdir(dir);
+    free(ids);
+    return ok == n ? rate : 0.0;
+}
+
+/* How many of the listed jobs squeue still shows (pending, running, ...);
+ * -1 when squeue could not run. */
+static long still_queued(const idlist_t *all)
+{
+    FILE *p = popen("squeue -h -o %i", "r");
+    char line[64];
+    long n = 0;
+
+    if (p == NULL)
+        return -1;
+    while (fgets(line, sizeof(line), p)) {
+        uint64_t id = strtoull(line, NULL, 10);
+        for (size_t i = 0; i < all->n; i++)
+            if (all->ids[i] == id) {
+                n++;
+                break;
+            }
+    }
+    return pclose(p) == 0 ? n : -1;
+}
+
+static int parse_list(const char *s, unsigned *out, size_t max, size_t *n_out)
+{
+    char *end;
+    size_t n = 0;
+
+    while (*s && n < max) {
+        unsigned long v = strtoul(s, &end, 10);
+        if (end == s || v < 1 || v > 16)
+            return -1;
+        out[n++] = (unsigned)v;
+        s = *end == ',' ? end + 1 : end;
+        if (*end != ',' && *end != '\0')
+            return -1;
+    }
+    *n_out = n;
+    return n > 0 ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+    const char *config = NULL, *state = NULL, *bin = getenv("SLUICE_BIN");
+    const char *partition = getenv("SLUICE_TB_PARTITION");
+    size_t n = 100, n_runs = 2;
+    unsigned in_flight[MAX_RUNS] = {1, 4};
+    long per_sec = 1000;
+    bool sbatch = true, have_resv = false;
+    sluice_config_opts_t co;
+    sluice_config_t *cfg = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    char base[] = "/var/tmp/sluice-bench-serve-submit.XXXXXX";
+    char resv[64], cmd[800];
+    run_result_t res[MAX_RUNS];
+    idlist_t all = {NULL, 0, 0};
+    double r_sb1 = 0.0, r_sb2 = 0.0, r_base;
+    long left;
+
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    signal(SIGPIPE, SIG_IGN);
+    memset(res, 0, sizeof(res));
+    for (int a = 1; a < argc; a++) {
+        if (strcmp(argv[a], "--config") == 0 && a + 1 < argc)
+            config = argv[++a];
+        else if (strcmp(argv[a], "--submit") == 0 && a + 1 < argc)
+            n = strtoul(argv[++a], NULL, 10);
+        else if (strcmp(argv[a], "--in-flight") == 0 && a + 1 < argc) {
+            if (parse_list(argv[++a], in_flight, MAX_RUNS, &n_runs) != 0) {
+                fprintf(stderr, "bench_serve_submit: --in-flight: expected a comma-separated "
+                                "list of integers from 1 to 16\n");
+                return 0;
+            }
+        } else if (strcmp(argv[a], "--per-sec") == 0 && a + 1 < argc)
+            per_sec = strtol(argv[++a], NULL, 10);
+        else if (strcmp(argv[a], "--state-dir") == 0 && a + 1 < argc)
+            state = argv[++a];
+        else if (strcmp(argv[a], "--no-sbatch") == 0)
+            sbatch = false;
+        else {
+            fprintf(stderr, "usage: bench_serve_submit --config SITE.yaml [--submit 100] "
+                            "[--in-flight 1,4] [--per-sec 1000] [--state-dir DIR] "
+                            "[--no-sbatch]\n");
+            return 0;
+        }
+    }
+    if (config == NULL || n == 0 || per_sec < 1 || per_sec > 100000) {
+        printf("bench_serve_submit: NOT RUN (no --config, or --submit 0, or --per-sec outside "
+               "1..100000)\n");
+        return 0;
+    }
+    if (bin == NULL)
+        bin = "./sluice";
+    if (access(bin, X_OK) != 0) {
+        printf("bench_serve_submit: NOT RUN (no sluice binary at %s; set SLUICE_BIN)\n", bin);
+        return 0;
+    }
+    if (partition == NULL || partition[0] == '\0')
+        partition = "debug";
+    memset(&co, 0, sizeof(co));
+    co.path = config;
+    co.envp = (const char *const *)environ;
+    if (sluice_config_load(&co, &cfg, &err) != SLUICE_OK) {
+        printf("bench_serve_submit: NOT RUN (config: %s)\n", err.text);
+        return 0;
+    }
+    if (state == NULL && (state = mkdtemp(base)) == NULL) {
+        printf("bench_serve_submit: NOT RUN (no state directory)\n");
+        goto out;
+    }
+
+    /* The reservation that keeps the service's jobs pending. */
+    snprintf(resv, sizeof(resv), "sluice-bench-hold-%ld", (long)getpid());
+    snprintf(cmd, sizeof(cmd),
+             "scontrol create reservation ReservationName=%s StartTime=now+7days Duration=10 "
+             "Users=%s Nodes=ALL Flags=OVERLAP >/dev/null",
+             resv, cfg->rest.user);
+    if (system(cmd) != 0) {
+        printf("bench_serve_submit: NOT RUN (could not create reservation %s, scontrol says why "
+               "above: needs root and SLURM_CONF)\n",
+               resv);
+        goto out;
+    }
+    have_resv = true;
+    printf("serve-submit: %zu launches per run; every job pending on reservation %s (starts in "
+           "7 days: Slurm accepts the job and keeps it PENDING, reason Reservation)\n",
+           n, resv);
+    printf("serve-submit: submit.per_sec=%ld (site: %ld) so that the submit budget is not what "
+           "is measured; poll.rpc_per_sec=%ld and poll_interval from the site config\n",
+           per_sec, cfg->submit.per_sec, cfg->poll.rpc_per_sec);
+    printf("serve-submit: completion is read from the store's events every %d ms (this "
+           "process, WAL reader); times are the events' own\n",
+           WATCH_MS);
+
+    if (sbatch)
+        r_sb1 = sbatch_loop(partition, n, "before", &all);
+    for (size_t r = 0; r < n_runs; r++)
+        run_service(bin, config, cfg, state, resv, in_flight[r], per_sec, n, &all, &res[r]);
+    if (sbatch)
+        r_sb2 = sbatch_loop(partition, n, "after", &all);
+
+    r_base = r_sb1 > r_sb2 ? r_sb1 : r_sb2;
+    if (r_base > 0) {
+        printf("sbatch --hold loop: faster of the two %.1f jobs/s (before %.1f, after %.1f)\n",
+               r_base, r_sb1, r_sb2);
+        for (size_t r = 0; r < n_runs; r++) {
+            char name[96];
+            printf("serve-submit ratio in_flight=%u: %.2fx the faster sbatch loop\n",
+                   res[r].in_flight, res[r].rate / r_base);
+            if (res[r].in_flight == 1 || res[r].in_flight == 4) {
+                snprintf(name, sizeof(name), "serve submit %s vs sbatch loop",
+                         res[r].in_flight == 1 ? "sequential" : "4 in flight");
+                bench_target(name, res[r].rate / r_base, res[r].in_flight == 1 ? 2.5 : 5.0, true);
+            }
+        }
+    }
+
+    /* Cancelled jobs leave squeue's default view at once. */
+    left = still_queued(&all);
+    printf("cleanup: %zu jobs made in this run; %ld of them still in squeue%s\n", all.n, left,
+           left == 0 ? "" : " (CHECK)");
+out:
+    if (have_resv) {
+        snprintf(cmd, sizeof(cmd), "scontrol delete ReservationName=%s", resv);
+        if (system(cmd) != 0)
+            printf("cleanup: could not delete reservation %s: CHECK scontrol show res\n", resv);
+    }
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", state ? state : "");
+    if (state && strncmp(state, "/var/tmp/sluice-bench-serve-submit.", 35) == 0 &&
+        getenv("BENCH_KEEP") == NULL && system(cmd) != 0)
+        fprintf(stderr, "bench_serve_submit: could not remove %s\n", state);
+    free(all.ids);
+    sluice_config_free(cfg);
+    return 0;
+}

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# bench_serve_submit.sh - the service submit benchmark works end to end on
+# the testbed (a small run, not a measurement): every launch POSTed over
+# HTTP gets a Slurm job id, every job is held (PENDING on the benchmark's
+# future reservation), both target lines are printed, every job is cancelled
+# and the reservation is deleted.  A missing testbed or benchmark binary is a
+# failure, never a skip.  Last line: "bench_serve_submit: <n> passed, <m> failed".
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+BUILD=${SLUICE_BUILD_DIR:-$REPO/build}
+BENCH=$BUILD/bench/bench_serve_submit
+export SLUICE_BIN=${SLUICE_BIN:-$BUILD/sluice}
+passed=0
+failed=0
+pass() { echo "bench_serve_submit: PASS $*"; passed=$((passed + 1)); }
+fail() { echo "bench_serve_submit: FAIL $*"; failed=$((failed + 1)); }
+
+env_out=$("$REPO/deploy/testbed/env.sh") || {
+    echo "bench_serve_submit: ERROR testbed not available: run deploy/testbed/start.sh"
+    exit 1
+}
+eval "$env_out"
+case "${SLUICE_TB_REST_URL:-}" in
+    http://127.*) ;;
+    *) echo "bench_serve_submit: ERROR only loopback may be contacted: ${SLUICE_TB_REST_URL:-unset}"; exit 1 ;;
+esac
+if [ ! -x "$BENCH" ] || [ ! -x "$SLUICE_BIN" ]; then
+    echo "bench_serve_submit: ERROR $BENCH or $SLUICE_BIN not built (SLUICE_BUILD_BENCH=ON)"
+    exit 1
+fi
+
+work=$(mktemp -d /tmp/sluice-bss-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+bash "$REPO/deploy/testbed/site-config.sh" >"$work/site.yaml"
+
+n=8
+rc=0
+"$BENCH" --config "$work/site.yaml" --submit "$n" --in-flight 1,2 >"$work/out" 2>"$work/err" || rc=$?
+sed 's/^/  | /' "$work/out"
+
+if [ "$rc" -eq 0 ]; then pass "exit 0"; else fail "exit $rc"; fi
+if grep -q "NOT RUN" "$work/out"; then fail "benchmark did not run: $(grep 'NOT RUN' "$work/out")"; fi
+for k in 1 2; do
+    if grep -q "^serve-submit in_flight=$k clients=$k: $n/$n launches with a Slurm job id" "$work/out"; then
+        pass "in_flight $k: $n/$n launches got a job id"
+    else
+        fail "in_flight $k: not every launch got a job id"
+    fi
+done
+c=$(grep -c "squeue after the measure: $n of $n jobs PENDING (Reservation), 0 in another state" "$work/out" || true)
+if [ "$c" -eq 2 ]; then pass "every job held on the reservation in both runs"; else fail "held check: $c of 2 runs"; fi
+c=$(grep -c "non-201 answers 0$" "$work/out" || true)
+if [ "$c" -eq 2 ]; then pass "every POST answered 201"; else fail "201 check: $c of 2 runs"; fi
+c=$(grep -c "cancelled $n of $n jobs (REST DELETE)" "$work/out" || true)
+if [ "$c" -eq 2 ]; then pass "every service job cancelled"; else fail "cancel check: $c of 2 runs"; fi
+if grep -q "^sbatch --hold loop before  jobs=$n/$n" "$work/out" &&
+    grep -q "^sbatch --hold loop after   jobs=$n/$n" "$work/out"; then
+    pass "sbatch loops ran before and after"
+else
+    fail "sbatch loops"
+fi
+if grep -q "^target serve submit sequential vs sbatch loop .* -> \(met\|MISSED\)$" "$work/out"; then
+    pass "sequential target line"
+else
+    fail "no sequential target line"
+fi
+if grep -q "^cleanup: $((4 * n)) jobs made in this run; 0 of them still in squeue$" "$work/out"; then
+    pass "squeue holds none of the $((4 * n)) jobs"
+else
+    fail "jobs left in squeue"
+fi
+if scontrol show reservation 2>/dev/null | grep -q "ReservationName=sluice-bench-hold-"; then
+    fail "a sluice-bench-hold reservation is left"
+else
+    pass "reservation deleted"
+fi
+if [ -s "$work/err" ]; then
+    echo "bench_serve_submit: stderr:"
+    sed 's/^/  | /' "$work/err"
+fi
+
+echo "bench_serve_submit: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
