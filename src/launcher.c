@@ -184,6 +184,7 @@ static void launch_free(launch_t *L)
     free(L->secret_values);
     free(L->secret_names);
     launcher_views_free(L->views, L->n_views);
+    json_decref(L->render);
     free(L->id);
     free(L->site);
     free(L->dep_id);

@@ -43,6 +43,8 @@ typedef struct {
     int64_t created_ms;
     char *dep_id; /* depends_on.launch_id */
     char *dep_cond;
+    json_t *render; /* the stored render, kept from the intake until the
+                       first POST (NULL: read it from the store) */
     bool needs_secrets;
     char **secret_names; /* owned copies (values zeroed on free) */
     char **secret_values;

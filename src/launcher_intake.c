@@ -40,7 +40,8 @@ struct launcher_intake_entry {
     char *id;
     char *site;
     int64_t created_ms;
-    json_t *request; /* a deep copy: the caller keeps its own */
+    json_t *request; /* deep copies: the caller keeps its own */
+    json_t *render;
     bool existed;
     char **secret_names;
     char **secret_values;
@@ -62,6 +63,7 @@ static void entry_free(launcher_intake_entry_t *e)
     free(e->secret_values);
     free(e->secret_names);
     json_decref(e->request);
+    json_decref(e->render);
     free(e->id);
     free(e->site);
     free(e);
@@ -149,7 +151,8 @@ static sluice_err entry_new(const sluice_launcher_request_t *req,
 
     *out = NULL;
     if (e == NULL || (e->id = strdup(id)) == NULL || (e->site = strdup(site)) == NULL ||
-        (e->request = json_deep_copy(req->request)) == NULL)
+        (e->request = json_deep_copy(req->request)) == NULL ||
+        (e->render = json_deep_copy(req->render)) == NULL)
         goto nomem;
     if (req->n_secrets > 0) {
         e->secret_names = calloc(req->n_secrets, sizeof(char *));
@@ -276,6 +279,11 @@ sluice_err launcher_intake_drain(sluice_launcher_t *l, bool clear_wake, sluice_e
             rc = launcher_track(l, e->id, e->site, e->created_ms, e->request, &L, err);
         if (rc == SLUICE_OK && L != NULL)
             give_secrets(L, e);
+        if (rc == SLUICE_OK && L != NULL && L->render == NULL &&
+            L->fsm.state == SLUICE_FSM_ACCEPTED && L->fsm.attempt == 0) {
+            L->render = e->render; /* for staging and the job descriptions */
+            e->render = NULL;
+        }
         if (!e->existed)
             l->activity = true;
         entry_free(e);

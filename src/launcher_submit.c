@@ -59,9 +59,13 @@ static sluice_err load_descs(sluice_launcher_t *l,
     char comment[SLUICE_FSM_MARKER_MAX];
     sluice_err rc;
 
-    if ((rc = sluice_store_get_launch(l->store, L->id, &row, err)) != SLUICE_OK)
-        return rc;
-    render = json_object_get(row, "render");
+    if (L->render != NULL) {
+        render = L->render;
+    } else {
+        if ((rc = sluice_store_get_launch(l->store, L->id, &row, err)) != SLUICE_OK)
+            return rc;
+        render = json_object_get(row, "render");
+    }
     jobs = json_object_get(render, "jobs");
     if (!json_is_array(jobs) || json_array_size(jobs) == 0) {
         rc = sluice_errorf(err, SLUICE_ESTORE, "launch %s: stored render has no jobs", L->id);
@@ -189,7 +193,8 @@ static void stage_one(sluice_launcher_t *l, batch_entry_t *b)
         sec[i].name = L->secret_names[i];
         sec[i].value = L->secret_values[i];
     }
-    b->staged = l->st.prepare(l->st.arg, L->id, b->attempt, sec, ns, &b->perr) == SLUICE_OK;
+    b->staged =
+        l->st.prepare(l->st.arg, L->id, b->attempt, L->render, sec, ns, &b->perr) == SLUICE_OK;
 }
 
 typedef struct {
@@ -413,6 +418,10 @@ sluice_err launcher_submit_due(sluice_launcher_t *l, int64_t now, sluice_error_t
         t[2] = launcher_mono_ms();
         if (rc == SLUICE_OK && n > 0)
             rc = submit_batch(l, b, n, err);
+        for (size_t i = 0; i < n; i++) { /* POSTed: the cached render has done its work */
+            json_decref(b[i].L->render);
+            b[i].L->render = NULL;
+        }
         if (n > 0)
             sluice_log(SLUICE_LOG_DEBUG,
                        "submit batch of %zu: staging %.1f, descs %.1f, markers + POSTs + "

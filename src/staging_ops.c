@@ -70,6 +70,7 @@ static const char *staging_dir_of(const json_t *render)
 static sluice_err prepare(void *arg,
                           const char *launch_id,
                           uint32_t attempt,
+                          const json_t *given,
                           const sluice_secret_t *secrets,
                           size_t n_secrets,
                           sluice_error_t *err)
@@ -84,7 +85,10 @@ static sluice_err prepare(void *arg,
     size_t i;
     sluice_err rc = SLUICE_OK;
 
-    if ((render = stored_render(c, launch_id, err)) == NULL)
+    /* The launcher's copy when it has one: no store read on the submit path. */
+    if (given != NULL)
+        render = json_incref((json_t *)(uintptr_t)given);
+    else if ((render = stored_render(c, launch_id, err)) == NULL)
         return err ? err->code : SLUICE_ESTORE;
     dir = staging_dir_of(render);
     script = json_string_value(json_object_get(render, "script"));

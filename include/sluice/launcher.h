@@ -160,10 +160,13 @@ typedef struct {
     /* Create the attempt's staging and write its 0600 secret file before
      * the POST.  Failing here means no POST this cycle (retried).  Called
      * for up to submit_in_flight launches at once, from several threads
-     * (never twice at once for one launch): it must be thread-safe. */
+     * (never twice at once for one launch): it must be thread-safe.
+     * `render` is the launch's stored render when the launcher has it in
+     * memory (borrowed, read-only), else NULL: read it from the store. */
     sluice_err (*prepare)(void *arg,
                           const char *launch_id,
                           uint32_t attempt,
+                          const json_t *render,
                           const sluice_secret_t *secrets,
                           size_t n_secrets,
                           sluice_error_t *err);

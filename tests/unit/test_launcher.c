@@ -31,6 +31,7 @@ static sluice_store_t *store;
 /* staging hook counters */
 static unsigned n_prepare, n_peers, n_archive;
 static unsigned n_secret_ok;        /* prepares that got the value "v-<launch id>" for TOKEN */
+static unsigned n_with_render;      /* prepares given the launch's render from memory */
 static const char *fail_prepare_id; /* this launch's next prepare fails once */
 static bool fail_prepare_once;
 static char peers_dependent[64];
@@ -67,12 +68,15 @@ static bool t_kill(void *arg, const char *point)
 static sluice_err h_prepare(void *arg,
                             const char *id,
                             uint32_t attempt,
+                            const json_t *render,
                             const sluice_secret_t *s,
                             size_t n,
                             sluice_error_t *err)
 {
     (void)arg, (void)attempt;
     __atomic_fetch_add(&n_prepare, 1, __ATOMIC_SEQ_CST); /* called from several threads */
+    if (render != NULL && json_is_array(json_object_get(render, "jobs")))
+        __atomic_fetch_add(&n_with_render, 1, __ATOMIC_SEQ_CST);
     if (n == 1 && strcmp(s[0].name, "TOKEN") == 0 && strncmp(s[0].value, "v-", 2) == 0 &&
         strcmp(s[0].value + 2, id) == 0)
         __atomic_fetch_add(&n_secret_ok, 1, __ATOMIC_SEQ_CST);
@@ -144,7 +148,7 @@ static void setup(void)
     fc = calloc(1, sizeof(*fc));
     fake_cluster_init(fc, &clock_now, USER);
     cr_assert_sluice_ok(sluice_store_open(&store, tmp, &err), &err);
-    n_prepare = n_peers = n_archive = n_secret_ok = 0;
+    n_prepare = n_peers = n_archive = n_secret_ok = n_with_render = 0;
     fail_prepare_id = NULL;
     fail_prepare_once = false;
     peers_dependent[0] = '\0';
@@ -1309,6 +1313,8 @@ Test(launcher, accepts_from_other_threads_join_running_cycles)
             json_decref(r);
         }
     cr_assert_eq(unavailable, 0);
+    /* staged from the render taken in with the accept, not read back */
+    cr_assert_eq(n_with_render, total, "%u of %zu prepares had the render", n_with_render, total);
     sluice_launcher_free(l);
 }
 
