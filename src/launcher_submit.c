@@ -271,94 +271,154 @@ static bool killed_in_batch(sluice_launcher_t *l, const char *point, size_t n)
     return false;
 }
 
-/* Submit a batch: every launch SUBMITTING (with its marker) in one durable
- * commit, then the POSTs (up to submit_in_flight at once), then every
- * answer in one commit.  A launch whose POST got no proven answer, or
- * whose answer was never recorded (the process died), is reconciled by
- * its marker exactly as a single submit is. */
-static sluice_err
-submit_batch(sluice_launcher_t *l, batch_entry_t *b, size_t n, sluice_error_t *err)
-{
-    launch_t **who = calloc(n, sizeof(*who));
-    sluice_fsm_event_t *evs = calloc(n, sizeof(*evs));
-    sluice_submit_req_t *reqs = calloc(n, sizeof(*reqs));
-    sluice_submit_outcome *oc = calloc(n, sizeof(*oc));
-    sluice_submit_result_t *res = calloc(n, sizeof(*res));
-    double t[3] = {0, 0, 0};
-    sluice_err rc = SLUICE_OK;
+/* One chunk of a batch on its way through the submit: every launch
+ * SUBMITTING (with its marker) in one durable commit, then the POSTs (up to
+ * submit_in_flight at once), then every answer in one commit.  A launch
+ * whose POST got no proven answer, or whose answer was never recorded (the
+ * process died), is reconciled by its marker exactly as a single submit
+ * is.  The POSTs of a chunk may run on a thread of their own while the
+ * launcher stages the next chunk and records the previous one's answers. */
+typedef struct {
+    sluice_launcher_t *l;
+    batch_entry_t *b;
+    size_t n;
+    launch_t **who;
+    sluice_fsm_event_t *evs;
+    sluice_submit_req_t *reqs;
+    sluice_submit_outcome *oc;
+    sluice_submit_result_t *res;
+    pthread_t th;
+    bool threaded; /* the POSTs run on `th` */
+    double t_mark, t_post0, t_post1;
+} chunk_t;
 
-    if (who == NULL || evs == NULL || reqs == NULL || oc == NULL || res == NULL) {
-        rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
-        goto out;
-    }
+static void chunk_free(chunk_t *c)
+{
+    for (size_t i = 0; c->evs != NULL && i < c->n; i++)
+        sluice_fsm_event_clear(&c->evs[i]);
+    free(c->who);
+    free(c->evs);
+    free(c->reqs);
+    free(c->oc);
+    free(c->res);
+    memset(c, 0, sizeof(*c));
+}
+
+/* The markers of the chunk, durable before any of its POSTs leaves. */
+static sluice_err chunk_mark(sluice_launcher_t *l, chunk_t *c, sluice_error_t *err)
+{
+    size_t n = c->n;
+    double t0 = launcher_mono_ms();
+    sluice_err rc;
+
+    c->l = l;
+    c->who = calloc(n, sizeof(*c->who));
+    c->evs = calloc(n, sizeof(*c->evs));
+    c->reqs = calloc(n, sizeof(*c->reqs));
+    c->oc = calloc(n, sizeof(*c->oc));
+    c->res = calloc(n, sizeof(*c->res));
+    if (c->who == NULL || c->evs == NULL || c->reqs == NULL || c->oc == NULL || c->res == NULL)
+        return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
     for (size_t i = 0; i < n; i++) {
-        who[i] = b[i].L;
-        evs[i].type = SLUICE_EV_SUBMIT_STARTED;
-        evs[i].attempt = b[i].attempt;
-        evs[i].job_name = strdup(b[i].d[0].name);
-        evs[i].comment = strdup(b[i].d[0].comment);
-        if (evs[i].job_name == NULL || evs[i].comment == NULL) {
-            rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
-            goto out;
-        }
-        reqs[i].descs = b[i].d;
-        reqs[i].n = b[i].n;
+        c->who[i] = c->b[i].L;
+        c->evs[i].type = SLUICE_EV_SUBMIT_STARTED;
+        c->evs[i].attempt = c->b[i].attempt;
+        c->evs[i].job_name = strdup(c->b[i].d[0].name);
+        c->evs[i].comment = strdup(c->b[i].d[0].comment);
+        if (c->evs[i].job_name == NULL || c->evs[i].comment == NULL)
+            return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+        c->reqs[i].descs = c->b[i].d;
+        c->reqs[i].n = c->b[i].n;
     }
-    /* The marker of every launch is durable before any POST leaves. */
-    t[0] = launcher_mono_ms();
-    if ((rc = launcher_record_many(l, who, evs, n, err)) != SLUICE_OK)
-        goto out;
-    t[1] = launcher_mono_ms();
+    if ((rc = launcher_record_many(l, c->who, c->evs, n, err)) != SLUICE_OK)
+        return rc;
     for (size_t i = 0; i < n; i++)
-        sluice_fsm_event_clear(&evs[i]);
+        sluice_fsm_event_clear(&c->evs[i]);
+    c->t_mark = launcher_mono_ms() - t0;
     if (killed_in_batch(l, SLUICE_KILL_BEFORE_POST, n))
-        goto killed;
-    if (l->cl.submit_many != NULL && n > 1) {
-        l->cl.submit_many(l->cl.arg, reqs, n, l->o.submit_in_flight, oc, res);
+        return sluice_errorf(err, SLUICE_ESTATE, "submit of %zu: killed at a kill point", n);
+    return SLUICE_OK;
+}
+
+static void *chunk_post(void *arg)
+{
+    chunk_t *c = arg;
+    sluice_launcher_t *l = c->l;
+
+    c->t_post0 = launcher_mono_ms();
+    if (l->cl.submit_many != NULL && c->n > 1) {
+        l->cl.submit_many(l->cl.arg, c->reqs, c->n, l->o.submit_in_flight, c->oc, c->res);
     } else {
-        for (size_t i = 0; i < n; i++)
-            oc[i] = l->cl.submit(l->cl.arg, reqs[i].descs, reqs[i].n, &res[i]);
+        for (size_t i = 0; i < c->n; i++)
+            c->oc[i] = l->cl.submit(l->cl.arg, c->reqs[i].descs, c->reqs[i].n, &c->res[i]);
     }
-    t[2] = launcher_mono_ms();
+    c->t_post1 = launcher_mono_ms();
+    return NULL;
+}
+
+/* Start the chunk's POSTs: on a thread when `background`, else here. */
+static void chunk_post_start(chunk_t *c, bool background)
+{
+    c->threaded = background && pthread_create(&c->th, NULL, chunk_post, c) == 0;
+    if (!c->threaded)
+        chunk_post(c);
+}
+
+static void chunk_post_join(chunk_t *c)
+{
+    if (c->threaded)
+        pthread_join(c->th, NULL);
+    c->threaded = false;
+}
+
+/* The answers of a chunk whose POSTs are done, in one commit. */
+static sluice_err chunk_answer(sluice_launcher_t *l, chunk_t *c, sluice_error_t *err)
+{
+    size_t n = c->n;
+    double t0;
+    sluice_err rc;
+
     if (killed_in_batch(l, SLUICE_KILL_AFTER_POST, n))
-        goto killed;
+        return sluice_errorf(err, SLUICE_ESTATE, "submit of %zu: killed at a kill point", n);
     for (size_t i = 0; i < n; i++) {
-        sluice_fsm_event_t *ev = &evs[i];
-        res[i].detail[sizeof(res[i].detail) - 1] = '\0';
+        sluice_fsm_event_t *ev = &c->evs[i];
+        sluice_submit_result_t *res = &c->res[i];
+        res->detail[sizeof(res->detail) - 1] = '\0';
         memset(ev, 0, sizeof(*ev));
-        switch (oc[i]) {
+        switch (c->oc[i]) {
         case SLUICE_SUBMIT_OK:
             ev->type = SLUICE_EV_SUBMITTED;
-            ev->job_ids[0] = res[i].job_id;
+            ev->job_ids[0] = res->job_id;
             ev->n_job_ids = 1;
             break;
         case SLUICE_SUBMIT_REJECTED:
             ev->type = SLUICE_EV_SUBMIT_REJECTED;
-            ev->detail = strdup(res[i].detail[0] != '\0' ? res[i].detail : "rejected");
+            ev->detail = strdup(res->detail[0] != '\0' ? res->detail : "rejected");
             break;
         default:
             ev->type = SLUICE_EV_SUBMIT_UNCERTAIN;
-            ev->detail = strdup(res[i].detail[0] != '\0' ? res[i].detail : "outcome unknown");
+            ev->detail = strdup(res->detail[0] != '\0' ? res->detail : "outcome unknown");
             break;
         }
-        b[i].L->absent_count = 0;
-        b[i].L->last_recon_ms = 0;
+        c->b[i].L->absent_count = 0;
+        c->b[i].L->last_recon_ms = 0;
     }
     if (killed_in_batch(l, SLUICE_KILL_AFTER_ANSWER, n))
-        goto killed;
-    rc = launcher_record_many(l, who, evs, n, err);
-    sluice_log(SLUICE_LOG_DEBUG, "submit batch of %zu: markers %.1f, POSTs %.1f, answers %.1f ms",
-               n, t[1] - t[0], t[2] - t[1], launcher_mono_ms() - t[2]);
+        return sluice_errorf(err, SLUICE_ESTATE, "submit of %zu: killed at a kill point", n);
+    t0 = launcher_mono_ms();
+    rc = launcher_record_many(l, c->who, c->evs, n, err);
+    sluice_log(SLUICE_LOG_DEBUG, "submit chunk of %zu: markers %.1f, POSTs %.1f, answers %.1f ms",
+               n, c->t_mark, c->t_post1 - c->t_post0, launcher_mono_ms() - t0);
     if (rc != SLUICE_OK && rc != SLUICE_ENOMEM) {
-        /* The batch could not be stored: try each answer on its own so one
+        /* The chunk could not be stored: try each answer on its own so one
          * bad launch does not leave the others without theirs. */
-        sluice_log(SLUICE_LOG_WARNING, "submit batch of %zu: %s; recording one by one", n,
+        sluice_log(SLUICE_LOG_WARNING, "submit of %zu: %s; recording one by one", n,
                    err != NULL ? err->text : "");
         sluice_error_clear(err);
         rc = SLUICE_OK;
         for (size_t i = 0; i < n; i++) {
             sluice_error_t e1 = SLUICE_ERROR_INIT;
-            sluice_err r1 = launcher_record(l, who[i], &evs[i], NULL, &e1);
+            sluice_err r1 = launcher_record(l, c->who[i], &c->evs[i], NULL, &e1);
             if (r1 != SLUICE_OK && rc == SLUICE_OK) {
                 rc = r1;
                 if (err != NULL)
@@ -366,17 +426,95 @@ submit_batch(sluice_launcher_t *l, batch_entry_t *b, size_t n, sluice_error_t *e
             }
         }
     }
-    goto out;
-killed:
-    rc = sluice_errorf(err, SLUICE_ESTATE, "submit batch of %zu: killed at a kill point", n);
-out:
-    for (size_t i = 0; evs != NULL && i < n; i++)
-        sluice_fsm_event_clear(&evs[i]);
-    free(who);
-    free(evs);
-    free(reqs);
-    free(oc);
-    free(res);
+    return rc;
+}
+
+/* Stage a chunk and build its job descriptions; entries whose staging
+ * failed are dropped (stage_batch).  Returns the entries kept. */
+static sluice_err
+chunk_prepare(sluice_launcher_t *l, batch_entry_t *b, size_t *n, sluice_error_t *err)
+{
+    sluice_err rc = SLUICE_OK;
+
+    *n = stage_batch(l, b, *n);
+    if (*n > 0 && l->st.sync != NULL) {
+        sluice_error_t serr = SLUICE_ERROR_INIT;
+        if (l->st.sync(l->st.arg, &serr) != SLUICE_OK) {
+            /* Not provably on disk: no POST for this chunk (retried). */
+            sluice_log(SLUICE_LOG_WARNING, "staging of %zu launches not synced: %s", *n, serr.text);
+            for (size_t i = 0; i < *n; i++)
+                batch_entry_clear(&b[i]);
+            *n = 0;
+        }
+    }
+    for (size_t i = 0; i < *n && rc == SLUICE_OK; i++)
+        rc = load_descs(l, b[i].L, b[i].attempt, b[i].has_dep ? b[i].dep : NULL, &b[i].d, &b[i].n,
+                        err);
+    return rc;
+}
+
+/* The selected batch, in chunks of four POSTs per in-flight slot: while a
+ * chunk's POSTs are out, the next chunk is staged and marked, and the
+ * previous chunk's answers are committed.  Within a chunk the order of the
+ * single submit holds: staging, marker commit, POST, answer commit.
+ * *posted counts the launches whose markers were committed.  Every entry
+ * of b stays the caller's to clear. */
+static sluice_err
+submit_batch(sluice_launcher_t *l, batch_entry_t *b, size_t n, size_t *posted, sluice_error_t *err)
+{
+    size_t size = (size_t)l->o.submit_in_flight * 4;
+    size_t off = 0;
+    chunk_t slot[2]; /* a POST thread holds its chunk's address: never copied */
+    chunk_t *cur, *prev = NULL;
+    int next = 0;
+    sluice_err rc = SLUICE_OK;
+
+    *posted = 0;
+    memset(slot, 0, sizeof(slot));
+    while (off < n && rc == SLUICE_OK && !l->dead) {
+        size_t take = n - off < size ? n - off : size;
+        size_t k = take;
+
+        cur = &slot[next];
+        next ^= 1;
+        memset(cur, 0, sizeof(*cur));
+        /* staging failures are compacted out of b[off..off+take) */
+        rc = chunk_prepare(l, b + off, &k, err);
+        if (prev != NULL)
+            chunk_post_join(prev);
+        if (rc == SLUICE_OK && k > 0) {
+            cur->b = b + off;
+            cur->n = k;
+            rc = chunk_mark(l, cur, err);
+            if (rc == SLUICE_OK) {
+                *posted += k;
+                for (size_t i = 0; i < k; i++) { /* marked: the cached render is done */
+                    json_decref(cur->b[i].L->render);
+                    cur->b[i].L->render = NULL;
+                }
+                chunk_post_start(cur, off + take < n);
+            }
+        }
+        off += take;
+        if (prev != NULL) {
+            if (rc == SLUICE_OK)
+                rc = chunk_answer(l, prev, err);
+            chunk_free(prev);
+            prev = NULL;
+        }
+        if (cur->n > 0 && rc == SLUICE_OK) {
+            prev = cur;
+        } else {
+            chunk_post_join(cur);
+            chunk_free(cur);
+        }
+    }
+    if (prev != NULL) {
+        chunk_post_join(prev);
+        if (rc == SLUICE_OK)
+            rc = chunk_answer(l, prev, err);
+        chunk_free(prev);
+    }
     return rc;
 }
 
@@ -391,7 +529,8 @@ sluice_err launcher_submit_due(sluice_launcher_t *l, int64_t now, sluice_error_t
         batch_entry_t *b = NULL;
         size_t n = 0;
         bool waited = false;
-        double t[3];
+        size_t posted = 0;
+        double t0;
 
         for (size_t i = 0; i < l->n && rc == SLUICE_OK; i++) {
             launch_t *L = l->v[i];
@@ -408,25 +547,12 @@ sluice_err launcher_submit_due(sluice_launcher_t *l, int64_t now, sluice_error_t
             if (ready)
                 n++;
         }
-        t[0] = launcher_mono_ms();
+        t0 = launcher_mono_ms();
         if (rc == SLUICE_OK && n > 0)
-            n = stage_batch(l, b, n);
-        t[1] = launcher_mono_ms();
-        for (size_t i = 0; i < n && rc == SLUICE_OK; i++)
-            rc = load_descs(l, b[i].L, b[i].attempt, b[i].has_dep ? b[i].dep : NULL, &b[i].d,
-                            &b[i].n, err);
-        t[2] = launcher_mono_ms();
-        if (rc == SLUICE_OK && n > 0)
-            rc = submit_batch(l, b, n, err);
-        for (size_t i = 0; i < n; i++) { /* POSTed: the cached render has done its work */
-            json_decref(b[i].L->render);
-            b[i].L->render = NULL;
-        }
+            rc = submit_batch(l, b, n, &posted, err);
         if (n > 0)
-            sluice_log(SLUICE_LOG_DEBUG,
-                       "submit batch of %zu: staging %.1f, descs %.1f, markers + POSTs + "
-                       "answers %.1f ms",
-                       n, t[1] - t[0], t[2] - t[1], launcher_mono_ms() - t[2]);
+            sluice_log(SLUICE_LOG_DEBUG, "submit batch of %zu: %zu POSTed in %.1f ms", n, posted,
+                       launcher_mono_ms() - t0);
         for (size_t i = 0; i < n; i++)
             batch_entry_clear(&b[i]);
         free(b);

@@ -18,6 +18,7 @@
  * - secrets.env holds NAME='value' lines (values shell-quoted); it is the
  *   only place a secret value is ever written.  Its buffer is wiped.
  */
+#define _GNU_SOURCE /* syncfs */
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
@@ -100,8 +101,13 @@ static sluice_err sub_dir(int parent,
     return SLUICE_OK;
 }
 
-sluice_err staging_write_file(
-    int dirfd, const char *name, const char *data, size_t len, unsigned mode, sluice_error_t *err)
+sluice_err staging_write_file(int dirfd,
+                              const char *name,
+                              const char *data,
+                              size_t len,
+                              unsigned mode,
+                              bool sync,
+                              sluice_error_t *err)
 {
     int fd =
         openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, (mode_t)mode);
@@ -126,7 +132,7 @@ sluice_err staging_write_file(
         }
         off += (size_t)w;
     }
-    if (fsync(fd) != 0 && errno != EINVAL)
+    if (sync && fsync(fd) != 0 && errno != EINVAL)
         goto fail;
     if (close(fd) != 0)
         return sluice_errorf(err, SLUICE_EIO, "staging: close %s: %s", name, strerror(errno));
@@ -144,6 +150,35 @@ sluice_err sluice_staging_create(const sluice_config_t *cfg,
                                  bool known_launch,
                                  int *dirfd_out,
                                  sluice_error_t *err)
+{
+    return staging_create(cfg, r, known_launch, true, dirfd_out, err);
+}
+
+sluice_err staging_sync_root(const sluice_config_t *cfg, sluice_error_t *err)
+{
+    int fd;
+
+    if (cfg == NULL || cfg->storage.root == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "staging: no storage root");
+    if ((fd = open(cfg->storage.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+        return sluice_errorf(err, SLUICE_EIO, "staging: storage root %s: %s", cfg->storage.root,
+                             strerror(errno));
+    if (syncfs(fd) != 0) {
+        int e = errno;
+        close(fd);
+        return sluice_errorf(err, SLUICE_EIO, "staging: syncfs %s: %s", cfg->storage.root,
+                             strerror(e));
+    }
+    close(fd);
+    return SLUICE_OK;
+}
+
+sluice_err staging_create(const sluice_config_t *cfg,
+                          const sluice_render_t *r,
+                          bool known_launch,
+                          bool sync,
+                          int *dirfd_out,
+                          sluice_error_t *err)
 {
     int root = -1, site = -1, launch = -1, att = -1, ex = -1;
     bool created = false;
@@ -205,7 +240,7 @@ sluice_err sluice_staging_create(const sluice_config_t *cfg,
         goto out;
     for (i = 0; i < r->n_files; i++)
         if ((rc = staging_write_file(att, r->files[i].name, r->files[i].content,
-                                     strlen(r->files[i].content), r->files[i].mode, err)) !=
+                                     strlen(r->files[i].content), r->files[i].mode, sync, err)) !=
             SLUICE_OK)
             goto out;
     if (dirfd_out) {
@@ -297,7 +332,7 @@ sluice_err sluice_staging_write_secrets(int dirfd,
             goto nomem;
     }
     if (n > 0)
-        rc = staging_write_file(dirfd, "secrets.env", b.data, b.len, 0600, err);
+        rc = staging_write_file(dirfd, "secrets.env", b.data, b.len, 0600, true, err);
     goto out;
 nomem:
     rc = sluice_errorf(err, SLUICE_ENOMEM, "secrets: out of memory");
@@ -306,8 +341,12 @@ out:
     return rc;
 }
 
-sluice_err staging_write_secret_pairs(
-    int dirfd, const char *const *names, const char *const *values, size_t n, sluice_error_t *err)
+sluice_err staging_write_secret_pairs(int dirfd,
+                                      const char *const *names,
+                                      const char *const *values,
+                                      size_t n,
+                                      bool sync,
+                                      sluice_error_t *err)
 {
     buf_t b = BUF_INIT;
     sluice_err rc = SLUICE_OK;
@@ -326,7 +365,7 @@ sluice_err staging_write_secret_pairs(
         if (add_line(&b, names[i], values[i]) != SLUICE_OK)
             goto nomem;
     }
-    rc = staging_write_file(dirfd, "secrets.env", b.data, b.len, 0600, err);
+    rc = staging_write_file(dirfd, "secrets.env", b.data, b.len, 0600, sync, err);
     goto out;
 nomem:
     rc = sluice_errorf(err, SLUICE_ENOMEM, "secrets: out of memory");

@@ -8,15 +8,43 @@
 
 #include <sluice/error.h>
 
+#include <stdbool.h>
+
+#include <sluice/render.h>
+
 /* Create `name` in `dirfd` with O_CREAT|O_EXCL|O_NOFOLLOW and `mode`, write
- * `len` bytes and fsync.  As root the file takes the directory's owner.
- * A partial file is removed on failure. */
-sluice_err staging_write_file(
-    int dirfd, const char *name, const char *data, size_t len, unsigned mode, sluice_error_t *err);
+ * `len` bytes and, when `sync`, fsync.  As root the file takes the
+ * directory's owner.  A partial file is removed on failure. */
+sluice_err staging_write_file(int dirfd,
+                              const char *name,
+                              const char *data,
+                              size_t len,
+                              unsigned mode,
+                              bool sync,
+                              sluice_error_t *err);
 
 /* Write secrets.env (0600) from name/value pairs, shell-quoted; the buffer
- * holding the values is wiped.  Nothing is written when n is 0. */
-sluice_err staging_write_secret_pairs(
-    int dirfd, const char *const *names, const char *const *values, size_t n, sluice_error_t *err);
+ * holding the values is wiped.  Nothing is written when n is 0.  `sync` as
+ * for staging_write_file. */
+sluice_err staging_write_secret_pairs(int dirfd,
+                                      const char *const *names,
+                                      const char *const *values,
+                                      size_t n,
+                                      bool sync,
+                                      sluice_error_t *err);
+
+/* sluice_staging_create() with the fsync of each file left to the caller
+ * when `sync` is false (the launcher syncs the file system once per batch
+ * chunk: staging_sync_root()). */
+sluice_err staging_create(const sluice_config_t *cfg,
+                          const sluice_render_t *r,
+                          bool known_launch,
+                          bool sync,
+                          int *dirfd_out,
+                          sluice_error_t *err);
+
+/* syncfs() of the file system that holds the storage root: every staging
+ * write before it is durable when it returns, directory entries included. */
+sluice_err staging_sync_root(const sluice_config_t *cfg, sluice_error_t *err);
 
 #endif /* SLUICE_STAGING_INTERNAL_H */

@@ -134,7 +134,9 @@ static sluice_err prepare(void *arg,
                                launch_id);
             goto out;
         }
-        if ((rc = sluice_staging_create(c->cfg, &r, true, &fd, err)) != SLUICE_OK)
+        /* not fsync'd here: the launcher calls sync (one syncfs) before the
+         * markers of the chunk are committed */
+        if ((rc = staging_create(c->cfg, &r, true, false, &fd, err)) != SLUICE_OK)
             goto out;
     }
     if (n_secrets > 0) {
@@ -148,7 +150,7 @@ static sluice_err prepare(void *arg,
             names[i] = secrets[i].name;
             values[i] = secrets[i].value;
         }
-        rc = staging_write_secret_pairs(fd, names, values, n_secrets, err);
+        rc = staging_write_secret_pairs(fd, names, values, n_secrets, false, err);
     }
 out:
     free(names);
@@ -157,6 +159,15 @@ out:
         close(fd);
     json_decref(render);
     return rc;
+}
+
+/* What the prepares before it wrote is durable: one syncfs of the storage
+ * file system per chunk instead of an fsync per file. */
+static sluice_err sync_staging(void *arg, sluice_error_t *err)
+{
+    staging_ctx_t *c = arg;
+
+    return staging_sync_root(c->cfg, err);
 }
 
 static sluice_err read_pool_exits(void *arg,
@@ -281,7 +292,7 @@ static sluice_err write_peers(void *arg,
     }
     snprintf(tmp, sizeof(tmp), "peers.env.tmp");
     unlinkat(fd, tmp, 0);
-    if ((rc = staging_write_file(fd, tmp, buf_str(&b), b.len, 0600, err)) != SLUICE_OK)
+    if ((rc = staging_write_file(fd, tmp, buf_str(&b), b.len, 0600, true, err)) != SLUICE_OK)
         goto out;
     snprintf(final, sizeof(final), "%s/peers.env", dir);
     if (renameat(fd, tmp, fd, "peers.env") != 0)
@@ -436,6 +447,7 @@ sluice_err sluice_staging_ops_new(const sluice_config_t *cfg,
     c->cfg = cfg;
     c->store = store;
     out->prepare = prepare;
+    out->sync = sync_staging;
     out->read_pool_exits = read_pool_exits;
     out->write_peers = write_peers;
     out->archive = archive;

@@ -170,6 +170,12 @@ typedef struct {
                           const sluice_secret_t *secrets,
                           size_t n_secrets,
                           sluice_error_t *err);
+    /* Make every write of the `prepare` calls before it durable.  When set,
+     * `prepare` may leave its files unsynced: the launcher calls `sync`
+     * once per chunk of a batch, after the chunk's prepares and before its
+     * markers are committed (so before any POST).  NULL: `prepare` is
+     * durable on its own. */
+    sluice_err (*sync)(void *arg, sluice_error_t *err);
     /* Read the pool exit files of a finished attempt: up to `max` entries
      * into `out`, count in *n_out. */
     sluice_err (*read_pool_exits)(void *arg,

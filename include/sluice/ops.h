@@ -58,7 +58,9 @@ SLUICE_API void sluice_cluster_rest_free(sluice_cluster_rest_t *r);
  * (both borrowed for the lifetime of the table).  The staging directory of
  * a launch is the one its stored render names
  * (`<storage.root>/<site>/<sha8>/attempt-<n>`); `prepare` creates it (or
- * reuses it when a previous cycle created it) and writes secrets.env;
+ * reuses it when a previous cycle created it) and writes secrets.env
+ * without an fsync per file; `sync` makes every such write durable with one
+ * syncfs of the storage file system (directory entries included);
  * `archive` copies stdout.log and stderr.log into the artifact directory
  * and removes the launch's staging.  Caller frees with
  * sluice_staging_ops_free(). */

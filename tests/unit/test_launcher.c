@@ -32,6 +32,9 @@ static sluice_store_t *store;
 static unsigned n_prepare, n_peers, n_archive;
 static unsigned n_secret_ok;        /* prepares that got the value "v-<launch id>" for TOKEN */
 static unsigned n_with_render;      /* prepares given the launch's render from memory */
+static unsigned n_sync;             /* staging sync calls */
+static bool fail_sync_once;         /* the next staging sync fails */
+static unsigned submits_at_sync;    /* POSTs made when the last sync ran */
 static const char *fail_prepare_id; /* this launch's next prepare fails once */
 static bool fail_prepare_once;
 static char peers_dependent[64];
@@ -83,6 +86,18 @@ static sluice_err h_prepare(void *arg,
     if (fail_prepare_id != NULL && strcmp(id, fail_prepare_id) == 0 &&
         __atomic_exchange_n(&fail_prepare_once, false, __ATOMIC_SEQ_CST))
         return sluice_errorf(err, SLUICE_EIO, "staging: disk full (test)");
+    return SLUICE_OK;
+}
+
+static sluice_err h_sync(void *arg, sluice_error_t *err)
+{
+    (void)arg;
+    n_sync++;
+    submits_at_sync = fc->n_submit;
+    if (fail_sync_once) {
+        fail_sync_once = false;
+        return sluice_errorf(err, SLUICE_EIO, "syncfs: I/O error (test)");
+    }
     return SLUICE_OK;
 }
 
@@ -148,7 +163,8 @@ static void setup(void)
     fc = calloc(1, sizeof(*fc));
     fake_cluster_init(fc, &clock_now, USER);
     cr_assert_sluice_ok(sluice_store_open(&store, tmp, &err), &err);
-    n_prepare = n_peers = n_archive = n_secret_ok = n_with_render = 0;
+    n_prepare = n_peers = n_archive = n_secret_ok = n_with_render = n_sync = 0;
+    fail_sync_once = false;
     fail_prepare_id = NULL;
     fail_prepare_once = false;
     peers_dependent[0] = '\0';
@@ -182,6 +198,7 @@ static sluice_launcher_t *new_launcher(void)
     o.store = store;
     o.cluster = fake_cluster_ops(fc);
     o.staging.prepare = h_prepare;
+    o.staging.sync = h_sync;
     o.staging.read_pool_exits = h_exits;
     o.staging.write_peers = h_peers;
     o.staging.archive = h_archive;
@@ -1410,5 +1427,96 @@ Test(launcher, waiting_submits_hold_the_read_back_one_interval_at_most)
     cr_assert_sluice_ok(sluice_launcher_step(l, &err), &err);
     cr_assert_eq(fc->n_submit, 3);
     cr_assert_eq(fc->n_states, reads + 1, "a read once the interval has passed, backlog or not");
+    sluice_launcher_free(l);
+}
+
+/* A batch larger than four POSTs per in-flight slot goes out in chunks:
+ * the next chunk is staged and marked while one chunk's POSTs are out.
+ * Every launch still gets its marker before its POST, one job, and its
+ * answer. */
+Test(launcher, large_batch_goes_out_in_overlapping_chunks)
+{
+    sluice_launcher_t *l;
+
+    next_in_flight = 2; /* chunks of 8 */
+    next_submit_per_sec = 100000;
+    l = new_launcher();
+    accept_n(l, "C", 21);
+    step(l);
+    cr_assert_eq(fc->n_submit, 21);
+    cr_assert_eq(fc->n_submit_many, 3, "21 launches in chunks of 8: 3 submit_many calls");
+    cr_assert_eq(fc->max_batch, 8);
+    cr_assert_leq(fc->max_active, 2, "%u POSTs overlapped", fc->max_active);
+    cr_assert_eq(n_prepare, 21);
+    cr_assert_eq(n_sync, 3, "one staging sync per chunk");
+    cr_assert_leq(submits_at_sync, 16, "the last chunk synced before its own POSTs (%u)",
+                  submits_at_sync);
+    for (int i = 0; i < 21; i++) {
+        char id[8];
+        snprintf(id, sizeof(id), "C%d", i);
+        cr_assert_eq(count_events(id, "submit-started"), 1);
+        cr_assert_eq(count_events(id, "submitted"), 1);
+        cr_assert_eq(jobs_of(id), 1);
+    }
+    sluice_launcher_free(l);
+}
+
+/* A death while one chunk's answers are pending and the next chunk's POSTs
+ * are out: after the restart every launch of both chunks is adopted by its
+ * marker, the chunk never reached is posted, and no launch has two jobs. */
+Test(launcher, death_between_chunks_loses_and_duplicates_nothing)
+{
+    sluice_launcher_t *l;
+
+    next_in_flight = 2; /* chunks of 8 */
+    next_submit_per_sec = 100000;
+    l = new_launcher();
+    accept_n(l, "D", 20);
+    /* kill points in order: 8 x before-post (chunk 0), 8 x before-post
+     * (chunk 1, its POSTs start), then chunk 0's first after-post dies */
+    kill_countdown = 16;
+    cr_assert_eq(sluice_launcher_step(l, NULL), SLUICE_ESTATE);
+    cr_assert_eq(fc->n_submit, 16, "chunks 0 and 1 were POSTed, chunk 2 never");
+    for (int i = 0; i < 20; i++) {
+        char id[8];
+        snprintf(id, sizeof(id), "D%d", i);
+        cr_assert_eq(count_events(id, "submit-started"), i < 16 ? 1u : 0u, "%s marker", id);
+        cr_assert_eq(count_events(id, "submitted"), 0, "%s: no answer recorded", id);
+    }
+    sluice_launcher_free(l);
+    kill_countdown = -1;
+    l = new_launcher();
+    for (int i = 0; i < 20; i++) {
+        char id[8];
+        snprintf(id, sizeof(id), "D%d", i);
+        cr_assert_eq(run_to_end(l, id, 400), 0, "%s", id);
+        cr_assert_eq(jobs_of(id), 1, "%s has exactly one job", id);
+        cr_assert_eq(count_events(id, "adopted"), i < 16 ? 1u : 0u, "%s adopted", id);
+    }
+    cr_assert_eq(fc->n_submit, 20, "the 4 never posted are posted once; nothing twice");
+    sluice_launcher_free(l);
+}
+
+/* A staging sync that fails leaves the chunk unposted (no marker, no POST):
+ * nothing is sent whose files are not provably on disk; the next cycle
+ * stages and posts it. */
+Test(launcher, failed_staging_sync_posts_nothing_until_a_sync_succeeds)
+{
+    sluice_launcher_t *l = new_launcher();
+
+    accept_n(l, "S", 3);
+    fail_sync_once = true;
+    step(l);
+    cr_assert_eq(fc->n_submit, 0);
+    cr_assert_eq(count_events("S0", "submit-started"), 0);
+    step(l);
+    cr_assert_eq(fc->n_submit, 3);
+    cr_assert_eq(n_sync, 2);
+    for (int i = 0; i < 3; i++) {
+        char id[8];
+        snprintf(id, sizeof(id), "S%d", i);
+        cr_assert_eq(run_to_end(l, id, 30), 0);
+        cr_assert_eq(jobs_of(id), 1);
+    }
     sluice_launcher_free(l);
 }

@@ -12,6 +12,9 @@
 #include <criterion/criterion.h>
 #include <jansson.h>
 
+#include <sluice/ops.h>
+#include <sluice/store.h>
+
 #include "render_case.h"
 
 static char scratch[256];
@@ -336,6 +339,33 @@ Test(render, staging_is_private_and_refuses_unknown_launch_dirs)
     /* Known launch, same attempt: the attempt directory exists. */
     cr_assert_eq(sluice_staging_create(c.cfg, r, true, NULL, &err), SLUICE_ECONFLICT);
     sluice_render_free(r);
+    render_case_clear(&c);
+}
+
+/* The launcher's staging hooks: `sync` syncs the storage file system once
+ * (the hooks' prepare leaves its files to it); a storage root that is gone
+ * is an error naming it. */
+Test(render, staging_ops_sync_the_storage_root_and_name_it_on_failure)
+{
+    char dir[4096];
+    render_case_t c;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_staging_ops_t ops;
+    sluice_store_t *store = NULL;
+
+    case_dir("flower-subprocess", dir, sizeof(dir));
+    cr_assert_eq(render_case_run(dir, &c, &err), SLUICE_OK, "%s", err.text);
+    use_scratch_root(&c);
+    cr_assert_eq(sluice_store_open(&store, scratch, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_eq(sluice_staging_ops_new(c.cfg, store, &ops, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_not_null(ops.sync);
+    cr_assert_eq(ops.sync(ops.arg, &err), SLUICE_OK, "%s", err.text);
+    free(c.cfg->storage.root);
+    c.cfg->storage.root = strdup("/nonexistent/sluice-storage");
+    cr_assert_eq(ops.sync(ops.arg, &err), SLUICE_EIO);
+    cr_expect(strstr(err.text, "/nonexistent/sluice-storage") != NULL, "%s", err.text);
+    sluice_staging_ops_free(&ops);
+    sluice_store_close(store);
     render_case_clear(&c);
 }
 
