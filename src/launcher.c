@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* launcher.c - the supervisor: lifecycle, accept, cancel, recording,
- * archive, peers, recover, and the cycle that drives the rest.
+/* launcher.c - the supervisor: lifecycle, cancel, recording, archive,
+ * peers, recover, and the cycle that drives the rest.
  *
  * Purpose:
  *   Drive every live launch of one store through the state machine.  The
@@ -11,10 +11,11 @@
  *   before a restart.
  *
  *   The launcher is split by concept (src/launcher_int.h names what each
- *   file owns): this file keeps the lifecycle, accept and cancel, recording
- *   and folding events, per-launch actions (cancel, pool exits, peers,
- *   archive), pick-up, the step and stats; launcher_poll.c reads job
- *   states; launcher_submit.c submits in batches and reconciles.
+ *   file owns): this file keeps the lifecycle, cancel, recording and
+ *   folding events, per-launch actions (cancel, pool exits, peers,
+ *   archive), pick-up, the step and stats; launcher_intake.c takes accepts
+ *   from any thread; launcher_poll.c reads job states; launcher_submit.c
+ *   submits in batches and reconciles.
  *
  * Notes:
  *   - Times: the store keeps epoch ms, the fsm epoch seconds (double).

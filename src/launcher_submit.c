@@ -3,10 +3,12 @@
  * batches, and reconciliation when an answer is missing.
  *
  * Purpose:
- *   Every launch due a submit this cycle is selected, staged (up to
- *   submit_in_flight staging threads), marked SUBMITTING in one durable
- *   commit, POSTed (submit_many when the cluster table has it), and its
- *   answer committed with the others.  A launch whose POST has no proven
+ *   Every launch due a submit this cycle is selected and goes out in
+ *   chunks of four per in-flight slot: staged (up to submit_in_flight
+ *   staging threads, then one staging `sync`), marked SUBMITTING in one
+ *   durable commit, POSTed (submit_many when the cluster table has it, on a
+ *   thread of its own while the next chunk is staged), and its answer
+ *   committed with the rest of its chunk.  A launch whose POST has no proven
  *   answer is reconciled by its marker (job name, comment, user) in the
  *   live queue, then in accounting; only confirmed absence opens the next
  *   attempt.  Jobs of older attempts that surface late are cancelled.
