@@ -304,25 +304,13 @@ static double sbatch_loop(const char *partition, size_t n, const char *label)
     char script[128];
     uint64_t *ids = calloc(n, sizeof(*ids));
     size_t ok = 0, cancelled = 0;
-    double t0, secs, rate = 0.0;
-    FILE *f;
+    double secs, rate = 0.0;
 
-    if (ids == NULL || mkdtemp(dir) == NULL) {
+    if (ids == NULL || bench_trivial_script(dir, script, sizeof(script)) != 0) {
         free(ids);
         return 0.0;
     }
-    chmod(dir, 0755);
-    snprintf(script, sizeof(script), "%s/job.sh", dir);
-    if ((f = fopen(script, "w")) != NULL) {
-        fputs("#!/bin/sh\ntrue\n", f);
-        fclose(f);
-        chmod(script, 0755);
-    }
-    t0 = bench_now();
-    for (size_t i = 0; i < n; i++)
-        if ((ids[i] = bench_sbatch_hold(NULL, script, partition, (int)i)) > 0)
-            ok++;
-    secs = bench_now() - t0;
+    secs = bench_sbatch_loop(NULL, script, partition, n, ids, &ok);
     rate = secs > 0 ? (double)ok / secs : 0.0;
     printf("launch %-18s jobs=%zu/%zu ms/job=%6.2f jobs/s=%7.1f\n", label, ok, n,
            ok ? secs * 1e3 / (double)ok : 0.0, rate);
@@ -333,8 +321,7 @@ static double sbatch_loop(const char *partition, size_t n, const char *label)
             cancelled++;
     }
     printf("launch %-18s cancelled %zu jobs\n", label, cancelled);
-    unlink(script);
-    rmdir(dir);
+    bench_trivial_script_rm(dir, script);
     free(ids);
     return ok == n ? rate : 0.0;
 }

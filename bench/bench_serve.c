@@ -282,18 +282,6 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double pct(const double *sorted, size_t n, double p)
-{
-    size_t k = (size_t)(p / 100.0 * (double)(n - 1) + 0.5);
-    return n ? sorted[k < n ? k : n - 1] : 0;
-}
-
 /* One open-loop run; prints its numbers (and targets unless healthz). */
 static void run_load(uint16_t port,
                      pid_t pid,
@@ -335,15 +323,15 @@ static void run_load(uint16_t port,
     }
     t_end = bench_now();
     cpu1 = proc_cpu(pid);
-    qsort(lat, total, sizeof(*lat), cmp_double);
-    p99 = pct(lat, total, 99) * 1e3;
+    bench_sort(lat, total);
+    p99 = bench_pct(lat, total, 99) * 1e3;
     printf("load: %s (%zu ids) open loop at %.0f/s for %.0f s, %zu threads (keep-alive), %zu "
            "requests in %.2f s = %.1f/s, errors %zu\n",
            what, n, rate, seconds, threads, done, t_end - t_start, (double)done / (t_end - t_start),
            errors);
     printf("latency ms: p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f  max %.3f\n",
-           pct(lat, total, 50) * 1e3, pct(lat, total, 90) * 1e3, p99, pct(lat, total, 99.9) * 1e3,
-           lat[total - 1] * 1e3);
+           bench_pct(lat, total, 50) * 1e3, bench_pct(lat, total, 90) * 1e3, p99,
+           bench_pct(lat, total, 99.9) * 1e3, lat[total - 1] * 1e3);
     printf("service: CPU %.2f s over %.1f s = %.1f%% of one core (%.1f us per request, launcher "
            "included); VmRSS %ld KiB, VmHWM %ld KiB\n",
            cpu1 - cpu0, t_end - t_start, (cpu1 - cpu0) / (t_end - t_start) * 100.0,

@@ -99,18 +99,6 @@ static int64_t wall_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double pct(const double *sorted, size_t n, double p)
-{
-    size_t k = (size_t)(p / 100.0 * (double)(n - 1) + 0.5);
-    return n ? sorted[k < n ? k : n - 1] : 0;
-}
-
 /* A random hex token for the service's tokens file (never printed). */
 static int make_token(char *out, size_t size)
 {
@@ -371,7 +359,7 @@ static void run_service(const char *bin,
         errors += cs.status[i] != 201;
         sorted[i] = cs.lat[i] * 1e3;
     }
-    qsort(sorted, n, sizeof(*sorted), cmp_double);
+    bench_sort(sorted, n);
     res->with_id = w.submitted;
     if (w.submitted == n && w.last_ms > t0_ms)
         res->rate = (double)n / ((double)(w.last_ms - t0_ms) / 1e3);
@@ -382,8 +370,8 @@ static void run_service(const char *bin,
            w.submitted == n ? "" : " (NOT every launch: CHECK the log)");
     printf("  accept (POST -> 201): p50 %.2f ms  p99 %.2f ms  max %.2f ms; %zu POSTs in %.3f s "
            "(%.1f/s), non-201 answers %zu\n",
-           pct(sorted, n, 50), pct(sorted, n, 99), sorted[n - 1], n, cs.last_done - t_mono0,
-           (double)n / (cs.last_done - t_mono0), errors);
+           bench_pct(sorted, n, 50), bench_pct(sorted, n, 99), sorted[n - 1], n,
+           cs.last_done - t_mono0, (double)n / (cs.last_done - t_mono0), errors);
     printf("  timeline from the first POST: last 201 at +%.0f ms, first submit-started at +%" PRId64
            " ms, first job id at +%" PRId64 " ms, last job id at +%" PRId64
            " ms; rejected %zu, uncertain %zu\n",
@@ -443,25 +431,13 @@ static double sbatch_loop(const char *partition, size_t n, const char *label, id
     char script[128];
     uint64_t *ids = calloc(n, sizeof(*ids));
     size_t ok = 0;
-    double t0, secs, rate;
-    FILE *f;
+    double secs, rate;
 
-    if (ids == NULL || mkdtemp(dir) == NULL) {
+    if (ids == NULL || bench_trivial_script(dir, script, sizeof(script)) != 0) {
         free(ids);
         return 0.0;
     }
-    chmod(dir, 0755);
-    snprintf(script, sizeof(script), "%s/job.sh", dir);
-    if ((f = fopen(script, "w")) != NULL) {
-        fputs("#!/bin/sh\ntrue\n", f);
-        fclose(f);
-        chmod(script, 0755);
-    }
-    t0 = bench_now();
-    for (size_t i = 0; i < n; i++)
-        if ((ids[i] = bench_sbatch_hold(NULL, script, partition, (int)i)) > 0)
-            ok++;
-    secs = bench_now() - t0;
+    secs = bench_sbatch_loop(NULL, script, partition, n, ids, &ok);
     rate = secs > 0 ? (double)ok / secs : 0.0;
     printf("sbatch --hold loop %-7s jobs=%zu/%zu ms/job=%6.2f jobs/s=%7.1f\n", label, ok, n,
            ok ? secs * 1e3 / (double)ok : 0.0, rate);
@@ -469,8 +445,7 @@ static double sbatch_loop(const char *partition, size_t n, const char *label, id
         printf("sbatch --hold loop %-7s scancel failed: CHECK squeue\n", label);
     for (size_t i = 0; i < n; i++)
         ids_add(all, ids[i]);
-    unlink(script);
-    rmdir(dir);
+    bench_trivial_script_rm(dir, script);
     free(ids);
     return ok == n ? rate : 0.0;
 }

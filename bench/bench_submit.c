@@ -79,7 +79,6 @@ int main(int argc, char **argv)
     size_t ok_sb = 0, ok_ru = 0, ok_par = 0, cancelled = 0;
     char dir[] = "/tmp/sluice-bench-submit.XXXXXX";
     char script[128];
-    FILE *f;
     int a;
     setvbuf(stdout, NULL, _IOLBF, 0);
 
@@ -146,26 +145,12 @@ int main(int argc, char **argv)
     for (size_t k = 0; k < nthreads; k++)
         sluice_client_free(w[k].c);
 
-    if (sbatch && mkdtemp(dir) != NULL) {
-        snprintf(script, sizeof(script), "%s/job.sh", dir);
-        chmod(dir, 0755);
-        if ((f = fopen(script, "w")) != NULL) {
-            fputs("#!/bin/sh\ntrue\n", f);
-            fclose(f);
-            chmod(script, 0755);
-        }
-        t0 = bench_now();
-        for (size_t i = 0; i < n; i++)
-            if ((sb_ids[i] = bench_sbatch_hold(NULL, script, t.partition, (int)i)) > 0)
-                ok_sb++;
-        r_sb = rate_line("sbatch --hold loop", ok_sb, n, bench_now() - t0);
-        t0 = bench_now();
-        for (size_t i = 0; i < n; i++)
-            if ((ru_ids[i] = bench_sbatch_hold(t.user, script, t.partition, (int)i)) > 0)
-                ok_ru++;
-        r_ru = rate_line("runuser+sbatch --hold loop", ok_ru, n, bench_now() - t0);
-        unlink(script);
-        rmdir(dir);
+    if (sbatch && bench_trivial_script(dir, script, sizeof(script)) == 0) {
+        double secs = bench_sbatch_loop(NULL, script, t.partition, n, sb_ids, &ok_sb);
+        r_sb = rate_line("sbatch --hold loop", ok_sb, n, secs);
+        secs = bench_sbatch_loop(t.user, script, t.partition, n, ru_ids, &ok_ru);
+        r_ru = rate_line("runuser+sbatch --hold loop", ok_ru, n, secs);
+        bench_trivial_script_rm(dir, script);
     }
     r_base = r_sb > r_ru ? r_sb : r_ru;
     if (r_base > 0) {

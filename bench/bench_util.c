@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -225,6 +226,67 @@ uint64_t bench_sbatch_hold(const char *runuser, const char *script, const char *
         line[0] = '\0';
     pclose(p);
     return strtoull(line, NULL, 10);
+}
+
+int bench_trivial_script(char *dir_template, char *script, size_t size)
+{
+    FILE *f;
+
+    if (mkdtemp(dir_template) == NULL)
+        return -1;
+    chmod(dir_template, 0755);
+    snprintf(script, size, "%s/job.sh", dir_template);
+    if ((f = fopen(script, "w")) == NULL) {
+        rmdir(dir_template);
+        return -1;
+    }
+    fputs("#!/bin/sh\ntrue\n", f);
+    fclose(f);
+    chmod(script, 0755);
+    return 0;
+}
+
+void bench_trivial_script_rm(const char *dir, const char *script)
+{
+    unlink(script);
+    rmdir(dir);
+}
+
+double bench_sbatch_loop(const char *runuser,
+                         const char *script,
+                         const char *partition,
+                         size_t n,
+                         uint64_t *ids,
+                         size_t *ok_out)
+{
+    double t0 = bench_now();
+
+    *ok_out = 0;
+    for (size_t i = 0; i < n; i++)
+        if ((ids[i] = bench_sbatch_hold(runuser, script, partition, (int)i)) > 0)
+            (*ok_out)++;
+    return bench_now() - t0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+void bench_sort(double *v, size_t n)
+{
+    qsort(v, n, sizeof(*v), cmp_double);
+}
+
+double bench_pct(const double *sorted, size_t n, double p)
+{
+    size_t k;
+
+    if (n == 0)
+        return 0.0;
+    k = (size_t)(p / 100.0 * (double)(n - 1) + 0.5);
+    return sorted[k < n ? k : n - 1];
 }
 
 bool bench_target(const char *name, double measured, double target, bool higher_better)

@@ -68,6 +68,27 @@ size_t bench_cancel_all(sluice_client_t *c, const uint64_t *ids, size_t n);
  * sluicebench-sb-<i>; returns the job id, 0 on failure. */
 uint64_t bench_sbatch_hold(const char *runuser, const char *script, const char *partition, int i);
 
+/* mkdtemp(dir_template), made 0755, with an executable "#!/bin/sh\ntrue"
+ * job.sh in it (its path into script[size]): the baseline loops' job.
+ * 0, or -1 when it could not be made.  Remove with bench_trivial_script_rm. */
+int bench_trivial_script(char *dir_template, char *script, size_t size);
+void bench_trivial_script_rm(const char *dir, const char *script);
+
+/* n `sbatch --hold` calls of `script` (bench_sbatch_hold, as `runuser` when
+ * not NULL); ids[i] receives each job id (0 on failure), *ok_out how many
+ * succeeded.  Returns the seconds the loop took. */
+double bench_sbatch_loop(const char *runuser,
+                         const char *script,
+                         const char *partition,
+                         size_t n,
+                         uint64_t *ids,
+                         size_t *ok_out);
+
+/* Sort v[n] ascending; then bench_pct(v, n, 99) is its 99th percentile
+ * (nearest rank; 0 for n == 0). */
+void bench_sort(double *v, size_t n);
+double bench_pct(const double *sorted, size_t n, double p);
+
 /* Print one target line: "target <name>: measured <value> <op> <target>
  * -> met|MISSED" and return whether it was met.  `higher_better` selects
  * >= (true) or <= (false). */
