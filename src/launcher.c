@@ -37,6 +37,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 
 #include <sluice/launcher.h>
@@ -178,7 +179,7 @@ static void launch_free(launch_t *L)
         return;
     for (size_t i = 0; i < L->n_secrets; i++) {
         if (L->secret_values[i] != NULL)
-            memset(L->secret_values[i], 0, strlen(L->secret_values[i]));
+            OPENSSL_cleanse(L->secret_values[i], strlen(L->secret_values[i]));
         free(L->secret_values[i]);
         free(L->secret_names[i]);
     }
@@ -1022,7 +1023,7 @@ sluice_err sluice_launcher_step(sluice_launcher_t *l, sluice_error_t *err)
     }
     if (rc != SLUICE_OK)
         return rc;
-    launcher_adapt_interval(l);
+    launcher_adapt_interval(l, now);
     t[4] = launcher_mono_ms();
     rc = take_in(l, false, err);
     sluice_log(SLUICE_LOG_DEBUG,

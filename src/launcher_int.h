@@ -18,7 +18,9 @@
  *
  * Notes:
  *   - Everything here runs on the launcher's one thread (staging workers
- *     touch only their batch entry); nothing is locked.
+ *     touch only their batch entry; a chunk's POST thread only its chunk),
+ *     except sluice_launcher_accept/idle/wake (launcher_intake.c), which
+ *     take the intake mutex; the intake and `dead` are what they share.
  *   - Error and ownership rules are those of the static functions they
  *     were: `err` is the caller's, views passed in are borrowed.
  */
@@ -94,6 +96,7 @@ struct sluice_launcher {
     int64_t submit_tokens_ms;
     int64_t interval_ms;
     int64_t last_read_ms; /* when the last batched state read ran */
+    int64_t read_held_ms; /* a held-back read is due then (0: none) */
     bool activity;
     atomic_bool dead; /* read by accepting threads */
     /* the intake (launcher_intake.c): accepted launches not yet tracked */
@@ -190,7 +193,7 @@ bool launcher_fill_hidden_bases(const sluice_jobview_t *prev,
 sluice_err launcher_poll_live(sluice_launcher_t *l, int64_t now, sluice_error_t *err);
 sluice_err
 launcher_do_accounting(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_error_t *err);
-void launcher_adapt_interval(sluice_launcher_t *l);
+void launcher_adapt_interval(sluice_launcher_t *l, int64_t now);
 
 /* ---- launcher_submit.c -------------------------------------------------- */
 

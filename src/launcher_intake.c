@@ -31,6 +31,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <openssl/crypto.h>
+
 #include <sluice/launcher.h>
 
 #include "launcher_int.h"
@@ -54,7 +56,7 @@ static void entry_free(launcher_intake_entry_t *e)
         return;
     for (size_t i = 0; i < e->n_secrets; i++) {
         if (e->secret_values != NULL && e->secret_values[i] != NULL)
-            memset(e->secret_values[i], 0, strlen(e->secret_values[i]));
+            OPENSSL_cleanse(e->secret_values[i], strlen(e->secret_values[i]));
         if (e->secret_values != NULL)
             free(e->secret_values[i]);
         if (e->secret_names != NULL)
@@ -275,12 +277,31 @@ sluice_err launcher_intake_drain(sluice_launcher_t *l, bool clear_wake, sluice_e
         launcher_intake_entry_t *next = e->next;
         launch_t *L = launcher_find_launch(l, e->id);
 
-        if (rc == SLUICE_OK && L == NULL && !e->existed)
-            rc = launcher_track(l, e->id, e->site, e->created_ms, e->request, &L, err);
-        if (rc == SLUICE_OK && L != NULL)
+        if (L == NULL && !e->existed &&
+            (rc = launcher_track(l, e->id, e->site, e->created_ms, e->request, &L, err)) !=
+                SLUICE_OK) {
+            /* Put this entry and the rest back (secrets and all) for the
+             * next step; the caller skips the pick-up, so nothing loads
+             * these launches from the store without their secrets. */
+            launcher_intake_entry_t *t = e;
+            size_t fresh = 0;
+            for (; t->next != NULL; t = t->next)
+                fresh += !t->existed;
+            fresh += !t->existed;
+            t->next = l->in_head;
+            if (l->in_head == NULL)
+                l->in_tail = t;
+            l->in_head = e;
+            atomic_fetch_add(&l->in_new, fresh);
+            l->in_wake = true;
+            return rc;
+        }
+        if (L != NULL)
             give_secrets(L, e);
-        if (rc == SLUICE_OK && L != NULL && L->render == NULL &&
-            L->fsm.state == SLUICE_FSM_ACCEPTED && L->fsm.attempt == 0) {
+        /* Only a new launch's render: a repeated accept's render may differ
+         * from the stored one (the request hash does not cover it). */
+        if (L != NULL && !e->existed && L->render == NULL && L->fsm.state == SLUICE_FSM_ACCEPTED &&
+            L->fsm.attempt == 0) {
             L->render = e->render; /* for staging and the job descriptions */
             e->render = NULL;
         }
@@ -289,9 +310,6 @@ sluice_err launcher_intake_drain(sluice_launcher_t *l, bool clear_wake, sluice_e
         entry_free(e);
         e = next;
     }
-    /* On an error the rest of the entries are dropped: their launches are in
-     * the store, and pick-up loads them from their `accepted` events (their
-     * secret values, if any, are lost: they end SECRET_UNAVAILABLE). */
     return rc;
 }
 

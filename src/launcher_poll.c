@@ -166,8 +166,11 @@ sluice_err launcher_poll_live(sluice_launcher_t *l, int64_t now, sluice_error_t 
      * poll interval after the last: an accept wakes a cycle at once, and a
      * read of the whole job table (v0.0.38) in every such cycle would stall
      * the submits behind it. */
-    if (backlog && now - l->last_read_ms < l->o.poll_min_ms)
+    l->read_held_ms = 0;
+    if (backlog && now >= l->last_read_ms && now - l->last_read_ms < l->o.poll_min_ms) {
+        l->read_held_ms = l->last_read_ms + l->o.poll_min_ms; /* the next wait ends then */
         return SLUICE_OK;
+    }
     if (k == 0 || !launcher_take_token(l))
         return SLUICE_OK;
     l->last_read_ms = now;
@@ -216,7 +219,7 @@ launcher_do_accounting(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_er
 }
 
 /* The next cycle's interval (sluice_launcher_next_interval_ms()). */
-void launcher_adapt_interval(sluice_launcher_t *l)
+void launcher_adapt_interval(sluice_launcher_t *l, int64_t now)
 {
     /* Adaptive interval: fast while things move, slower when idle. */
     for (size_t i = 0; i < l->n; i++) {
@@ -229,4 +232,8 @@ void launcher_adapt_interval(sluice_launcher_t *l)
     else if ((l->interval_ms *= 2) > l->o.poll_max_ms)
         l->interval_ms = l->o.poll_max_ms;
     l->activity = false;
+    /* A read held back for waiting submits is not put off by a whole
+     * further interval: the wait ends when it is due. */
+    if (l->read_held_ms != 0 && l->read_held_ms - now < l->interval_ms)
+        l->interval_ms = l->read_held_ms > now ? l->read_held_ms - now : 0;
 }

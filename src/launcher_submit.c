@@ -223,8 +223,8 @@ static void *stage_worker(void *arg)
 }
 
 /* Staging of every selected launch, up to submit_in_flight of them at
- * once (each writes and fsyncs its own files; the durable writes overlap
- * as the POSTs do).  Launches whose staging failed are dropped from the
+ * once (each writes its own files; the chunk's one `sync` makes them
+ * durable).  Launches whose staging failed are dropped from the
  * batch (logged; retried next cycle, their submit token is lost). */
 static size_t stage_batch(sluice_launcher_t *l, batch_entry_t *b, size_t n)
 {
@@ -449,9 +449,35 @@ chunk_prepare(sluice_launcher_t *l, batch_entry_t *b, size_t *n, sluice_error_t 
             *n = 0;
         }
     }
-    for (size_t i = 0; i < *n && rc == SLUICE_OK; i++)
-        rc = load_descs(l, b[i].L, b[i].attempt, b[i].has_dep ? b[i].dep : NULL, &b[i].d, &b[i].n,
-                        err);
+    /* A launch whose job descriptions cannot be built (a damaged stored
+     * render, a store read error) is dropped from the chunk, as a staging
+     * failure is: logged, retried next cycle, never in the way of others. */
+    {
+        size_t kept = 0;
+        for (size_t i = 0; i < *n; i++) {
+            sluice_error_t derr = SLUICE_ERROR_INIT;
+            sluice_err r1 = load_descs(l, b[i].L, b[i].attempt, b[i].has_dep ? b[i].dep : NULL,
+                                       &b[i].d, &b[i].n, &derr);
+            if (r1 == SLUICE_ENOMEM && rc == SLUICE_OK) {
+                rc = r1;
+                if (err != NULL)
+                    *err = derr;
+            }
+            if (r1 != SLUICE_OK) {
+                sluice_log(SLUICE_LOG_WARNING, "launch %s: job descriptions: %s", b[i].L->id,
+                           derr.text);
+                batch_entry_clear(&b[i]);
+                continue;
+            }
+            if (kept != i) {
+                b[kept] = b[i];
+                b[i].d = NULL; /* moved */
+                b[i].n = 0;
+            }
+            kept++;
+        }
+        *n = kept;
+    }
     return rc;
 }
 
@@ -461,6 +487,22 @@ chunk_prepare(sluice_launcher_t *l, batch_entry_t *b, size_t *n, sluice_error_t 
  * single submit holds: staging, marker commit, POST, answer commit.
  * *posted counts the launches whose markers were committed.  Every entry
  * of b stays the caller's to clear. */
+/* Record the answers of a chunk whose POSTs went out, also after another
+ * chunk failed (they must not be lost: those launches have jobs); the
+ * first error is the one returned.  Nothing after a kill point. */
+static sluice_err answer_after(sluice_launcher_t *l, chunk_t *c, sluice_err rc, sluice_error_t *err)
+{
+    sluice_error_t e2 = SLUICE_ERROR_INIT;
+    sluice_err r2;
+
+    if (l->dead)
+        return rc;
+    r2 = chunk_answer(l, c, rc == SLUICE_OK ? err : &e2);
+    if (rc != SLUICE_OK && r2 != SLUICE_OK)
+        sluice_log(SLUICE_LOG_WARNING, "submit of %zu: answers not recorded: %s", c->n, e2.text);
+    return rc == SLUICE_OK ? r2 : rc;
+}
+
 static sluice_err
 submit_batch(sluice_launcher_t *l, batch_entry_t *b, size_t n, size_t *posted, sluice_error_t *err)
 {
@@ -476,11 +518,12 @@ submit_batch(sluice_launcher_t *l, batch_entry_t *b, size_t n, size_t *posted, s
     while (off < n && rc == SLUICE_OK && !l->dead) {
         size_t take = n - off < size ? n - off : size;
         size_t k = take;
+        bool sent = false;
 
         cur = &slot[next];
         next ^= 1;
         memset(cur, 0, sizeof(*cur));
-        /* staging failures are compacted out of b[off..off+take) */
+        /* failures are compacted out of b[off..off+take) */
         rc = chunk_prepare(l, b + off, &k, err);
         if (prev != NULL)
             chunk_post_join(prev);
@@ -495,26 +538,27 @@ submit_batch(sluice_launcher_t *l, batch_entry_t *b, size_t n, size_t *posted, s
                     cur->b[i].L->render = NULL;
                 }
                 chunk_post_start(cur, off + take < n);
+                sent = true;
             }
         }
         off += take;
         if (prev != NULL) {
-            if (rc == SLUICE_OK)
-                rc = chunk_answer(l, prev, err);
+            rc = answer_after(l, prev, rc, err);
             chunk_free(prev);
             prev = NULL;
         }
-        if (cur->n > 0 && rc == SLUICE_OK) {
+        if (sent && rc == SLUICE_OK) {
             prev = cur;
         } else {
             chunk_post_join(cur);
+            if (sent)
+                rc = answer_after(l, cur, rc, err);
             chunk_free(cur);
         }
     }
     if (prev != NULL) {
         chunk_post_join(prev);
-        if (rc == SLUICE_OK)
-            rc = chunk_answer(l, prev, err);
+        rc = answer_after(l, prev, rc, err);
         chunk_free(prev);
     }
     return rc;

@@ -14,7 +14,10 @@
  *   through the state machine, so every transition gets its line even when
  *   the service moved on before the first read (an accepted launch is often
  *   SUBMITTING by then); the terminal line comes from the summary, which is
- *   what the exit code follows.  A dropped stream is resumed with Last-Event-ID; after
+ *   what the exit code follows.  The fold knows the request's
+ *   pending_timeout and requeue but not the service's budgets, so an
+ *   intermediate line may differ from the service's view only where a site
+ *   changed those; the summary decides.  A dropped stream is resumed with Last-Event-ID; after
  *   five failures in a row the command gives up with 69.  The stream starts
  *   at the oldest stored event (the API has no "from now"), so a store with
  *   a long history is read once from the start.
@@ -41,6 +44,7 @@ typedef struct {
     /* the launch's log folded so far */
     sluice_fsm_launch_t fsm;
     int fsm_ready;
+    int folded; /* the fold printed a transition */
     int64_t next_seq;
     char slurm[32]; /* the newest observed Slurm state */
     /* what was printed last */
@@ -131,6 +135,7 @@ static void print_new_transitions(follow_t *f, const json_t *l)
         memset(&ev, 0, sizeof(ev));
         if (fe == NULL || sluice_fsm_event_from_json(fe, &ev, &err) != SLUICE_OK) {
             json_decref(fe);
+            sluice_fsm_event_clear(&ev);
             continue;
         }
         json_decref(fe);
@@ -146,6 +151,7 @@ static void print_new_transitions(follow_t *f, const json_t *l)
             t.elapsed = (double)(at - created) / 1000.0;
             cli_print_transition(&t, f->json);
             snprintf(f->state, sizeof(f->state), "%s", t.state);
+            f->folded = 1;
         }
         sluice_fsm_event_clear(&ev);
     }
@@ -178,7 +184,12 @@ static int refresh(follow_t *f)
         return 76;
     }
     print_new_transitions(f, l);
-    if (strcmp(state, f->state) != 0 || result != f->result) {
+    /* The summary's line: the terminal one, or every change when the log
+     * could not be folded (a service with events this CLI does not know).
+     * The summary and the log are two reads, so a live summary may lag the
+     * fold: never print it then. */
+    if ((strcmp(state, f->state) != 0 || result != f->result) &&
+        (json_is_true(json_object_get(l, "terminal")) || !f->folded)) {
         memset(&t, 0, sizeof(t));
         t.launch_id = f->id;
         t.event = event ? event : "";

@@ -1422,6 +1422,8 @@ Test(launcher, waiting_submits_hold_the_read_back_one_interval_at_most)
     cr_assert_sluice_ok(sluice_launcher_step(l, &err), &err);
     cr_assert_eq(fc->n_submit, 2, "the woken cycle submits");
     cr_assert_eq(fc->n_states, reads, "no second read within the interval while a submit waits");
+    cr_assert_eq(sluice_launcher_next_interval_ms(l), 900,
+                 "the wait ends when the held-back read is due, not a whole interval later");
     clock_now += 1000; /* 1.1 s after the read */
     accept_launch(l, "G3", 1, NULL, NULL, 0);
     cr_assert_sluice_ok(sluice_launcher_step(l, &err), &err);
