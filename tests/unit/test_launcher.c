@@ -1522,3 +1522,40 @@ Test(launcher, failed_staging_sync_posts_nothing_until_a_sync_succeeds)
     }
     sluice_launcher_free(l);
 }
+
+/* A launch whose stored render cannot give job descriptions (written into
+ * the store by another process, bypassing the accept's checks) is dropped
+ * from its chunk with a warning; the launches beside it in the same chunk
+ * and the chunks after it are submitted and answered. */
+Test(launcher, a_launch_without_job_descriptions_does_not_hold_up_its_chunk)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_store_launch_spec_t spec;
+    sluice_launcher_t *l;
+    json_t *req = json_pack("{s:s, s:s}", "launch_id", "BAD", "site", "site1");
+    json_t *render = json_pack("{s:s, s:[]}", "script", "#!/bin/sh\n", "jobs");
+
+    next_in_flight = 1; /* chunks of 4 */
+    l = new_launcher();
+    accept_n(l, "P", 2);
+    memset(&spec, 0, sizeof(spec));
+    spec.launch_id = "BAD";
+    spec.site = "site1";
+    spec.request = req;
+    spec.render = render;
+    spec.time_ms = clock_now;
+    cr_assert_sluice_ok(sluice_store_create_launch(store, &spec, NULL, &err), &err);
+    accept_n(l, "Q", 5);
+    step(l);
+    cr_assert_eq(fc->n_submit, 7, "the 7 good launches are posted");
+    for (int i = 0; i < 7; i++) {
+        char id[8];
+        snprintf(id, sizeof(id), i < 2 ? "P%d" : "Q%d", i < 2 ? i : i - 2);
+        cr_assert_eq(count_events(id, "submitted"), 1, "%s answered", id);
+    }
+    cr_assert_eq(count_events("BAD", "submit-started"), 0, "no marker for the bad launch");
+    cr_assert_not(is_done("BAD"));
+    json_decref(req);
+    json_decref(render);
+    sluice_launcher_free(l);
+}
