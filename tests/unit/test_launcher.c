@@ -15,12 +15,7 @@
 #include <sluice/store.h>
 
 #include "fake_cluster.h"
-
-#define cr_assert_sluice_ok(expr, errp)                                                            \
-    do {                                                                                           \
-        sluice_err rc_ = (expr);                                                                   \
-        cr_assert_eq(rc_, SLUICE_OK, "%s: %s: %s", #expr, sluice_err_name(rc_), (errp)->text);     \
-    } while (0)
+#include "sluice_assert.h"
 
 #define USER "svc"
 

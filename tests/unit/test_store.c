@@ -16,13 +16,9 @@
 
 #include <sluice/store.h>
 
-#include "store.h"
+#include "sluice_assert.h"
 
-#define cr_assert_sluice_ok(expr, errp)                                                            \
-    do {                                                                                           \
-        sluice_err rc_ = (expr);                                                                   \
-        cr_assert_eq(rc_, SLUICE_OK, "%s: %s: %s", #expr, sluice_err_name(rc_), (errp)->text);     \
-    } while (0)
+#include "store.h"
 
 static char tmp[128];
 static char dir[192];
