@@ -942,10 +942,20 @@ static sluice_err pick_up(sluice_launcher_t *l, sluice_error_t *err)
             int64_t seq = (int64_t)json_integer_value(json_object_get(e, "seq"));
             launch_t *L = id != NULL ? launcher_find_launch(l, id) : NULL;
 
-            if (L != NULL && seq >= L->next_seq)
+            if (L == NULL && id != NULL && seq == 1) {
+                /* Maybe accepted on another thread of this process: its
+                 * accept holds the intake lock from its store write to its
+                 * push, so with the lock taken the entry is on the intake
+                 * (with the launch's secrets) if it is ours at all. */
+                launcher_intake_lock(l);
+                rc = launcher_intake_drain(l, false, err);
+                launcher_intake_unlock(l);
+                L = rc == SLUICE_OK ? launcher_find_launch(l, id) : NULL;
+                if (rc == SLUICE_OK && L == NULL)
+                    rc = load_launch(l, id, NULL, err);
+            } else if (L != NULL && seq >= L->next_seq) {
                 rc = sync_launch(l, L, false, err);
-            else if (L == NULL && id != NULL && seq == 1)
-                rc = load_launch(l, id, NULL, err);
+            }
             if (rc != SLUICE_OK)
                 break;
         }
@@ -958,18 +968,19 @@ static sluice_err pick_up(sluice_launcher_t *l, sluice_error_t *err)
     }
 }
 
-/* The intake (launches accepted on other threads) and then the events of
- * other writers, under the intake lock so that a launch accepted here is
- * always tracked from its intake entry, secrets and all. */
+/* The intake (launches accepted on other threads), then the events of
+ * other writers.  Only the drain holds the intake lock, so accepts never
+ * wait for the pick-up; a launch accepted here is still always tracked
+ * from its intake entry, secrets and all (see pick_up). */
 static sluice_err take_in(sluice_launcher_t *l, bool clear_wake, sluice_error_t *err)
 {
     sluice_err rc;
 
     launcher_intake_lock(l);
     rc = launcher_intake_drain(l, clear_wake, err);
+    launcher_intake_unlock(l);
     if (rc == SLUICE_OK)
         rc = pick_up(l, err);
-    launcher_intake_unlock(l);
     return rc;
 }
 

@@ -16,10 +16,13 @@
  *     every store call).  Nothing takes the intake mutex while holding the
  *     store's.
  *   - The store write and the push onto the intake happen under one hold of
- *     the intake mutex, and the launcher drains the intake and picks up
- *     other writers' events under that same hold.  So the launcher never
- *     sees an accepted launch in the store before it sees the launch's
- *     secret values, which travel only through the intake (memory).
+ *     the intake mutex.  The launcher's pick-up of other writers' events
+ *     runs without it, but before it loads a launch it does not know from
+ *     its `accepted` event, it takes the mutex and drains the intake: an
+ *     accept whose store write it saw has pushed by then.  So the launcher
+ *     never tracks an accepted launch from the store while the launch's
+ *     secret values, which travel only through the intake (memory), are
+ *     still on their way.
  *   - Secret values in an intake entry are owned copies, zeroed when freed
  *     or handed to the launch.
  *   - With an injected clock (tests), sluice_launcher_idle() sleeps through
