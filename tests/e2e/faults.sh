@@ -30,21 +30,9 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 TESTS=6
-passed=0
-failed=0
-say() { printf 'faults: %s\n' "$*"; }
-pass() { say "PASS $*"; passed=$((passed + 1)); }
-fail() { say "FAIL $*"; failed=$((failed + 1)); }
-finish() {
-    say "$passed passed, $failed failed"
-    [ "$failed" -eq 0 ] && [ "$passed" -eq "$TESTS" ]
-    exit $?
-}
-abort() {
-    say "ERROR $*"
-    failed=$((failed + TESTS - passed - failed))
-    finish
-}
+NAME=faults
+# shellcheck source=lib/harness.sh
+. "$HERE/lib/harness.sh"
 
 KILL_POINTS=${SLUICE_KILL_POINTS:-20}
 case "${1:-}" in
@@ -56,15 +44,9 @@ esac
 
 SLUICE=${SLUICE_BIN:-$REPO/build/sluice}
 [ -x "$SLUICE" ] || abort "no sluice binary at $SLUICE (set SLUICE_BIN)"
-env_out=$("$REPO/deploy/testbed/env.sh") ||
-    abort "deploy/testbed/env.sh failed: start the testbed with deploy/testbed/start.sh"
-eval "$env_out"
-case "${SLUICE_TB_REST_URL:-}" in
-    http://127.*) ;;
-    *) abort "testbed REST URL is not loopback: '${SLUICE_TB_REST_URL:-}'" ;;
-esac
-bash "$REPO/deploy/testbed/status.sh" >/dev/null 2>&1 ||
-    abort "the testbed is not running: deploy/testbed/start.sh"
+e2e_testbed_env
+e2e_require_loopback
+e2e_require_running
 
 work=$(mktemp -d /tmp/sluice-e2e-faults.XXXXXX)
 restd_stopped=0

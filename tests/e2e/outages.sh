@@ -19,21 +19,9 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 TESTS=2
-passed=0
-failed=0
-say() { printf 'outages: %s\n' "$*"; }
-pass() { say "PASS $*"; passed=$((passed + 1)); }
-fail() { say "FAIL $*"; failed=$((failed + 1)); }
-finish() {
-    say "$passed passed, $failed failed"
-    [ "$failed" -eq 0 ] && [ "$passed" -eq "$TESTS" ]
-    exit $?
-}
-abort() {
-    say "ERROR $*"
-    failed=$((failed + TESTS - passed - failed))
-    finish
-}
+NAME=outages
+# shellcheck source=lib/harness.sh
+. "$HERE/lib/harness.sh"
 
 SLUICE=${SLUICE_BIN:-$REPO/build/sluice}
 [ -x "$SLUICE" ] || abort "no sluice binary at $SLUICE (set SLUICE_BIN)"
@@ -64,10 +52,7 @@ bash "$TB/start.sh" >"$work/start.log" 2>&1 || {
 }
 say "own testbed in $SLUICE_TESTBED_DIR ready in $(($(date +%s) - t0)) s"
 eval "$("$TB/env.sh")"
-case "${SLUICE_TB_REST_URL:-}" in
-    http://127.*) ;;
-    *) abort "testbed REST URL is not loopback: '${SLUICE_TB_REST_URL:-}'" ;;
-esac
+e2e_require_loopback
 run="r$(date +%s)$$"
 site="$work/site.yaml"
 bash "$TB/site-config.sh" >"$site"

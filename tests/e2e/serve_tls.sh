@@ -31,36 +31,18 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 TESTS=6
-passed=0
-failed=0
-say() { printf 'serve_tls: %s\n' "$*"; }
-pass() { say "PASS $*"; passed=$((passed + 1)); }
-fail() { say "FAIL $*"; failed=$((failed + 1)); }
-finish() {
-    say "$passed passed, $failed failed"
-    [ "$failed" -eq 0 ] && [ "$passed" -eq "$TESTS" ]
-    exit $?
-}
-abort() {
-    say "ERROR $*"
-    failed=$((failed + TESTS - passed - failed))
-    finish
-}
+NAME=serve_tls
+# shellcheck source=lib/harness.sh
+. "$HERE/lib/harness.sh"
 
 SLUICE=${SLUICE_BIN:-$REPO/build/sluice}
 [ -x "$SLUICE" ] || abort "no sluice binary at $SLUICE (set SLUICE_BIN)"
 for tool in curl openssl python3 stat; do
     command -v "$tool" >/dev/null || abort "$tool is missing"
 done
-env_out=$("$REPO/deploy/testbed/env.sh") ||
-    abort "deploy/testbed/env.sh failed: start the testbed with deploy/testbed/start.sh"
-eval "$env_out"
-case "${SLUICE_TB_REST_URL:-}" in
-    http://127.*) ;;
-    *) abort "testbed REST URL is not loopback: '${SLUICE_TB_REST_URL:-}'" ;;
-esac
-bash "$REPO/deploy/testbed/status.sh" >/dev/null 2>&1 ||
-    abort "the testbed is not running: deploy/testbed/start.sh"
+e2e_testbed_env
+e2e_require_loopback
+e2e_require_running
 
 work=$(mktemp -d /tmp/sluice-e2e-tls.XXXXXX)
 pids=()

@@ -1,0 +1,48 @@
+# shellcheck shell=bash
+# harness.sh - sourced by the e2e scripts in tests/e2e: the PASS/FAIL
+# counting, the closing "<name>: <n> passed, <m> failed" line, and the checks
+# that the testbed is there.  Not a test itself (CTest registers only
+# tests/e2e/*.sh).
+#
+# Set before sourcing: NAME (the prefix of every line) and TESTS (how many
+# PASS lines make a green run).  Exit status of finish: 0 only when every
+# test passed.
+
+passed=0
+failed=0
+say() { printf '%s: %s\n' "$NAME" "$*"; }
+pass() { say "PASS $*"; passed=$((passed + 1)); }
+fail() { say "FAIL $*"; failed=$((failed + 1)); }
+finish() {
+    say "$passed passed, $failed failed"
+    [ "$failed" -eq 0 ] && [ "$passed" -eq "$TESTS" ]
+    exit $?
+}
+# abort REASON: the tests cannot run at all; those not yet run count as failed.
+abort() {
+    say "ERROR $*"
+    failed=$((failed + TESTS - passed - failed))
+    finish
+}
+
+# The testbed's environment (deploy/testbed/env.sh) into this shell.
+e2e_testbed_env() {
+    local out
+    out=$("$REPO/deploy/testbed/env.sh") ||
+        abort "deploy/testbed/env.sh failed: start the testbed with deploy/testbed/start.sh"
+    eval "$out"
+}
+
+# Test traffic goes to loopback only.
+e2e_require_loopback() {
+    case "${SLUICE_TB_REST_URL:-}" in
+        http://127.*) ;;
+        *) abort "testbed REST URL is not loopback: '${SLUICE_TB_REST_URL:-}'" ;;
+    esac
+}
+
+# Every daemon of the testbed is up.
+e2e_require_running() {
+    bash "$REPO/deploy/testbed/status.sh" >/dev/null 2>&1 ||
+        abort "the testbed is not running: deploy/testbed/start.sh"
+}
