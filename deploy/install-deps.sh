@@ -16,6 +16,8 @@ packages=(
     # the local Slurm testbed
     munge mariadb-server slurmdbd slurmctld slurmd slurmrestd slurm-client
     slurm-wlm-jwt-plugin slurm-wlm-mysql-plugin
+    # the 24.11 and 26.05 testbeds: Debian trixie / forky roots (deploy/testbed/root.sh)
+    debootstrap
 )
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # env.sh - print the sluice testbed's environment as shell `export` lines:
-#     eval "$(deploy/testbed/env.sh)"
+#     eval "$(deploy/testbed/env.sh [--release 22.05|24.11|26.05])"
+# For a release in a root (24.11, 26.05) the paths are the host's view of the
+# root's files, SLUICE_TB_CLUSTER_STORAGE_ROOT is the storage root as the
+# jobs see it, and PATH starts with wrappers that run the release's own
+# Slurm commands (squeue, sacct, scontrol, ...) inside the root.
 # Run as root with the testbed up, it first renews the stored token
 # ($SLUICE_TB_TOKEN_FILE) when it is missing or expires within 10 minutes.
 #
@@ -57,7 +61,8 @@ done
 # emit NAME VALUE: one export line, the value in single quotes (any ' in it
 # written as '\'') so that eval gives back exactly VALUE.
 emit() { printf "export %s='%s'\n" "$1" "${2//\'/\'\\\'\'}"; }
-emit SLURM_CONF "$TB_SLURM_CONF"
+emit SLUICE_TB_RELEASE "$TB_RELEASE"
+emit SLURM_CONF "$TB_IN_DIR/etc/slurm.conf"
 emit SLUICE_TESTBED_DIR "$TB_DIR"
 emit SLUICE_TB_CLUSTER "$TB_CLUSTER"
 emit SLUICE_TB_PARTITION "$TB_PARTITION"
@@ -74,3 +79,17 @@ emit SLUICE_TB_NODES "${TB_NODES[*]}"
 emit SLUICE_TB_NODE_FEATURES "${node_features[*]}"
 emit SLUICE_TB_GRES "$TB_GRES_NAME"
 emit SLUICE_TB_STORAGE_ROOT "$TB_STORAGE"
+emit SLUICE_TB_CLUSTER_STORAGE_ROOT "$TB_IN_DIR/storage"
+emit SLUICE_TB_SLURM_BIN "$TB_SLURM_BIN"
+if tb_in_root; then
+    emit SLUICE_TB_ROOT "$TB_ROOT"
+    case ":$PATH:" in
+        *":$TB_DIR/bin:"*) ;;
+        *) emit PATH "$TB_DIR/bin:$PATH" ;;
+    esac
+elif [ -n "$TB_SLURM_PREFIX" ]; then
+    case ":$PATH:" in
+        *":$TB_SLURM_BIN:"*) ;;
+        *) emit PATH "$TB_SLURM_BIN:$PATH" ;;
+    esac
+fi

@@ -14,6 +14,62 @@ unset SLURM_JWT
 
 TB_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
+# ---------------------------------------------------------------- releases
+# Which Slurm the testbed runs: 22.05 is the host's own packages (Debian 12);
+# 24.11 (Debian trixie) and 26.05 (Debian forky) run in a debootstrap root
+# under TB_ROOTS, made once and kept (deploy/testbed/root.sh).  Every script
+# takes `--release R` (or `--release=R`) anywhere in its arguments, else
+# SLUICE_TB_RELEASE, else 22.05; lib.sh removes the option from "$@".
+TB_RELEASES=(22.05 24.11 26.05)
+TB_RELEASE=${SLUICE_TB_RELEASE:-22.05}
+_tb_args=()
+while [ "$#" -gt 0 ]; do
+    case "$1" in
+        --release=*) TB_RELEASE=${1#--release=} ;;
+        --release)
+            if [ "$#" -lt 2 ]; then
+                echo "testbed: --release needs a value (one of ${TB_RELEASES[*]})" >&2
+                exit 64
+            fi
+            TB_RELEASE=$2
+            shift ;;
+        *) _tb_args+=("$1") ;;
+    esac
+    shift
+done
+set -- ${_tb_args[@]+"${_tb_args[@]}"}
+unset _tb_args
+case "$TB_RELEASE" in
+    22.05) TB_SUITE=host   TB_API=v0.0.38 TB_PORT_BASE_DEFAULT=16810 TB_SLURM_PREFIX= ;;
+    # trixie's Slurm with its client commands moved to /opt/slurm/bin, off
+    # the default PATH, as many sites install it.
+    24.11) TB_SUITE=trixie TB_API=v0.0.42 TB_PORT_BASE_DEFAULT=16830 TB_SLURM_PREFIX=/opt/slurm ;;
+    26.05) TB_SUITE=forky  TB_API=v0.0.45 TB_PORT_BASE_DEFAULT=16850 TB_SLURM_PREFIX= ;;
+    *)
+        echo "testbed: unknown release '$TB_RELEASE' (one of ${TB_RELEASES[*]})" >&2
+        exit 64 ;;
+esac
+export SLUICE_TB_RELEASE=$TB_RELEASE
+# Where the Slurm client commands live in the testbed's world.
+TB_SLURM_BIN=${TB_SLURM_PREFIX:+$TB_SLURM_PREFIX/bin}
+TB_SLURM_BIN=${TB_SLURM_BIN:-/usr/bin}
+# The root of a release's world as the host sees it: "" for the host's own
+# release and for a script already running inside the root (chroot).
+TB_ROOTS=${SLUICE_TB_ROOTS:-/var/tmp/sluice-roots}
+TB_ROOTS=${TB_ROOTS%/}
+if [ "$TB_SUITE" = host ]; then
+    TB_ROOT=
+    TB_X=
+elif [ "${SLUICE_TB_IN_ROOT:-0}" = 1 ]; then
+    TB_ROOT=/
+    TB_X=
+else
+    TB_ROOT=$TB_ROOTS/$TB_RELEASE
+    TB_X=$TB_ROOT
+fi
+# tb_in_root: this script runs on the host but the release lives in a root.
+tb_in_root() { [ -n "$TB_X" ]; }
+
 # ---------------------------------------------------------------- constants
 TB_CLUSTER=sluicetb
 TB_PARTITION=debug
@@ -26,7 +82,6 @@ TB_JOB_UID_WANTED=16810    # used when creating TB_JOB_USER, if that uid is free
 TB_REST_USER=sluicerest    # unprivileged user slurmrestd runs as
 TB_DB_NAME=slurm_acct_db
 TB_DB_USER=slurm
-TB_API=v0.0.38             # the OpenAPI plugin version Slurm 22.05 serves
 TB_GRES_NAME=gpu
 TB_SITE_FEATURE=sluicetb   # feature every node carries (a "site" constraint)
 
@@ -52,6 +107,10 @@ tb_check_dir() {
         echo "testbed: SLUICE_TESTBED_DIR may only hold [A-Za-z0-9._/-] and no . or .. parts: '$TB_DIR'" >&2
         return 1
     fi
+    if [[ ! "$TB_ROOTS" =~ ^/[A-Za-z0-9._/-]+$ ]] || [[ "$TB_ROOTS" =~ (^|/)\.\.?(/|$) ]]; then
+        echo "testbed: SLUICE_TB_ROOTS must be an absolute path of [A-Za-z0-9._/-] and no . or .. parts: '$TB_ROOTS'" >&2
+        return 1
+    fi
     # The REST Unix socket path must fit in sun_path (108 bytes with the NUL).
     if [ "${#TB_DIR}" -gt 70 ]; then
         echo "testbed: SLUICE_TESTBED_DIR is too long for Unix socket paths (max 70 chars): '$TB_DIR'" >&2
@@ -59,9 +118,16 @@ tb_check_dir() {
     fi
 }
 
-TB_DIR=${SLUICE_TESTBED_DIR:-/var/tmp/sluice-testbed}
-TB_DIR=${TB_DIR%/}
-[ -n "$TB_DIR" ] || TB_DIR=/   # caught by tb_check_dir below
+# TB_IN_DIR is the base directory inside the release's world; TB_DIR the same
+# directory as this script sees it (TB_X + TB_IN_DIR).  SLUICE_TESTBED_DIR
+# may name either (env.sh prints the host's view).
+TB_IN_DIR=${SLUICE_TESTBED_DIR:-/var/tmp/sluice-testbed}
+TB_IN_DIR=${TB_IN_DIR%/}
+if [ -n "$TB_X" ] && [ "${TB_IN_DIR#"$TB_X"/}" != "$TB_IN_DIR" ]; then
+    TB_IN_DIR=/${TB_IN_DIR#"$TB_X"/}
+fi
+[ -n "$TB_IN_DIR" ] || TB_IN_DIR=/   # caught by tb_check_dir below
+TB_DIR=$TB_X$TB_IN_DIR
 tb_check_dir || exit 78
 
 TB_MARKER=$TB_DIR/.sluice-testbed   # proves a directory is ours before --purge
@@ -99,7 +165,7 @@ tb_setting() {   # tb_setting KEY -> recorded value, or nothing
     sed -n "s/^$1=\([0-9A-Za-z_.,-]*\)\$/\1/p" "$TB_SETTINGS" | tail -n 1
 }
 TB_PORT_BASE_RECORDED=$(tb_setting PORT_BASE)
-TB_PORT_BASE=${SLUICE_TB_PORT_BASE:-${TB_PORT_BASE_RECORDED:-16810}}
+TB_PORT_BASE=${SLUICE_TB_PORT_BASE:-${TB_PORT_BASE_RECORDED:-$TB_PORT_BASE_DEFAULT}}
 if [[ ! "$TB_PORT_BASE" =~ ^[0-9]+$ ]] || [ "$TB_PORT_BASE" -lt 1024 ] || [ "$TB_PORT_BASE" -gt 65000 ]; then
     echo "testbed: SLUICE_TB_PORT_BASE must be a number in 1024..65000: '$TB_PORT_BASE'" >&2
     exit 78
@@ -212,11 +278,28 @@ tb_jwt_exp() {
     printf '%s' "$payload" | base64 -d 2>/dev/null | jq -r '.exp // 0' 2>/dev/null || echo 0
 }
 
+# tb_slurm [-t SECONDS] CMD ARGS...: run a Slurm client command of the
+# testbed's release against the testbed (inside its root when it has one; as
+# root), killed after SECONDS when -t is given.
+tb_slurm() {
+    local t=()
+    if [ "$1" = -t ]; then
+        t=(timeout "$2")
+        shift 2
+    fi
+    if tb_in_root; then
+        "${t[@]}" chroot "$TB_ROOT" /usr/bin/env PATH="$TB_SLURM_BIN:/usr/sbin:/usr/bin:/sbin:/bin" \
+            SLURM_CONF="$TB_IN_DIR/etc/slurm.conf" "$@"
+    else
+        PATH="$TB_SLURM_BIN:$PATH" SLURM_CONF=$TB_SLURM_CONF "${t[@]}" "$@"
+    fi
+}
+
 # tb_mint_token LIFESPAN: print a fresh token for TB_JOB_USER (needs root and
 # a running slurmctld; `scontrol token` prints "SLURM_JWT=<token>").
 tb_mint_token() {
     local out
-    out=$(SLURM_CONF=$TB_SLURM_CONF scontrol token "username=$TB_JOB_USER" "lifespan=$1" 2>&1) || {
+    out=$(tb_slurm scontrol token "username=$TB_JOB_USER" "lifespan=$1" 2>&1) || {
         tb_err "scontrol token failed: $out"
         return 1
     }

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # site-config.sh - print a sluice site configuration (YAML) for the running
 # local testbed:
-#     deploy/testbed/site-config.sh [--socket] > site.yaml
+#     deploy/testbed/site-config.sh [--release R] [--socket] > site.yaml
 # It points sluice at the testbed's slurmrestd (TCP by default, the Unix
 # socket with --socket), the job user's token file, the shared storage root
-# and a GPU-series catalogue that matches the nodes' features.
+# and a GPU-series catalogue that matches the nodes' features.  For a release
+# in a root the storage root differs between sluice (the host's view of the
+# root) and the jobs (storage.cluster_root), and where the release's Slurm
+# commands live under a prefix, executables.srun names them.
 set -euo pipefail
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -14,7 +17,7 @@ url="$TB_REST_URL"
 case "${1:-}" in
     --socket) url="unix:$TB_REST_SOCKET" ;;
     "") ;;
-    -h | --help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "usage: site-config.sh [--socket]" >&2; exit 64 ;;
 esac
 
@@ -36,6 +39,7 @@ rest:
   jwt_file: $TB_TOKEN_FILE
 storage:
   root: $TB_STORAGE
+  cluster_root: $TB_IN_DIR/storage
 job_launcher:
   sandbox: none
   sbatch_directives:
@@ -48,6 +52,11 @@ job_launcher:
   cancel_timeout: 15
   pending_timeout: 600
   multi_node_port_range: "29400-29499"
+YAML
+if [ -n "$TB_SLURM_PREFIX" ]; then
+    printf '  executables:\n    srun: %s/srun\n' "$TB_SLURM_BIN"
+fi
+cat <<YAML
 gpu_series:
 YAML
 for s in "${series[@]}"; do

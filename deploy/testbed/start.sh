@@ -7,10 +7,18 @@
 # left alone, missing ones are started, and the readiness checks run every
 # time.  Prints the start-to-ready time and the environment (as env.sh does).
 #
-# Usage: deploy/testbed/start.sh        (as root)
+# Usage: deploy/testbed/start.sh [--release 22.05|24.11|26.05]   (as root)
+#   22.05 (default) runs the host's Debian 12 packages; 24.11 and 26.05 run
+#   Debian trixie's / forky's Slurm in a debootstrap root that is made once
+#   and kept (deploy/testbed/root.sh), on their own port blocks.
 # Knobs (environment; see docs/testbed.md):
-#   SLUICE_TESTBED_DIR        base directory            (/var/tmp/sluice-testbed)
-#   SLUICE_TB_PORT_BASE       first port of the block   (16810)
+#   SLUICE_TB_RELEASE         release, as --release     (22.05)
+#   SLUICE_TESTBED_DIR        base directory            (/var/tmp/sluice-testbed,
+#                             inside the root for 24.11 and 26.05)
+#   SLUICE_TB_PORT_BASE       first port of the block   (16810; 16830 for
+#                             24.11, 16850 for 26.05)
+#   SLUICE_TB_ACCOUNTING      yes|no: load slurmrestd's slurmdbd plugin (yes;
+#                             no gives a slurmrestd that serves no /slurmdb/)
 #   SLUICE_TB_MIN_JOB_AGE     slurm.conf MinJobAge      (300)
 #   SLUICE_TB_SLURMD_TIMEOUT  slurm.conf SlurmdTimeout  (300)
 #   SLUICE_TB_BF_INTERVAL     backfill interval seconds (1)
@@ -36,6 +44,11 @@ TOKEN_LIFESPAN=${SLUICE_TB_TOKEN_LIFESPAN:-86400}
 WAIT=${SLUICE_TB_WAIT:-60}
 DEBUG_LEVEL=${SLUICE_TB_DEBUG:-info}
 NO_INADDR_ANY=${SLUICE_TB_NO_INADDR_ANY:-yes}
+REST_ACCOUNTING=${SLUICE_TB_ACCOUNTING:-yes}
+case "$REST_ACCOUNTING" in
+    yes | no) ;;
+    *) tb_err "SLUICE_TB_ACCOUNTING must be yes or no: '$REST_ACCOUNTING'"; exit 78 ;;
+esac
 
 for v in MIN_JOB_AGE SLURMD_TIMEOUT BF_INTERVAL TOKEN_LIFESPAN WAIT; do
     if [[ ! "${!v}" =~ ^[0-9]+$ ]]; then
@@ -83,8 +96,13 @@ preflight() {
         tb_err "missing programs: ${missing[*]} (install them with deploy/install-deps.sh)"
         exit 69
     fi
-    local plug
-    for plug in auth_jwt.so rest_auth_jwt.so accounting_storage_mysql.so openapi_v0_0_38.so openapi_dbv0_0_38.so; do
+    local plug plugins=(auth_jwt.so rest_auth_jwt.so accounting_storage_mysql.so)
+    if [ "$TB_RELEASE" = 22.05 ]; then
+        plugins+=(openapi_v0_0_38.so openapi_dbv0_0_38.so)
+    else
+        plugins+=(openapi_slurmctld.so openapi_slurmdbd.so)
+    fi
+    for plug in "${plugins[@]}"; do
         if ! compgen -G "/usr/lib/*/slurm-wlm/$plug" >/dev/null && ! compgen -G "/usr/lib/slurm-wlm/$plug" >/dev/null; then
             tb_err "Slurm plugin $plug not found (packages slurm-wlm-jwt-plugin, slurm-wlm-mysql-plugin, slurmrestd; see deploy/install-deps.sh)"
             exit 69
@@ -109,11 +127,15 @@ preflight() {
         done
     fi
 
-    # NoInAddrAny / NoCtldInAddrAny make slurmctld, slurmd, slurmdbd and the
-    # clients (srun, slurmstepd) bind to the address gethostname() resolves
-    # to, not to NodeAddr.  srun also advertises that address to the job
-    # steps.  So the host name must resolve to a loopback address, or some
-    # traffic would go to the machine's own non-loopback address.
+    check_host_name
+}
+
+# NoInAddrAny / NoCtldInAddrAny make slurmctld, slurmd, slurmdbd and the
+# clients (srun, slurmstepd) bind to the address gethostname() resolves
+# to, not to NodeAddr.  srun also advertises that address to the job
+# steps.  So the host name must resolve to a loopback address, or some
+# traffic would go to the machine's own non-loopback address.
+check_host_name() {
     local host_full host_addr
     host_full=$(uname -n)             # what gethostname() returns
     HOST_SHORT=${host_full%%.*}       # NodeHostname (as `hostname -s`)
@@ -145,7 +167,13 @@ preflight() {
 ensure_users() {
     if ! getent passwd "$TB_JOB_USER" >/dev/null; then
         local uidopt=()
-        if ! getent passwd "$TB_JOB_UID_WANTED" >/dev/null && ! getent group "$TB_JOB_UID_WANTED" >/dev/null; then
+        if [ -n "${SLUICE_TB_JOB_UID:-}" ]; then
+            # Inside a root: the same uid and gid as the host's job user, so
+            # that both sides own the shared storage alike.
+            getent group "$SLUICE_TB_JOB_GID" >/dev/null ||
+                groupadd --gid "$SLUICE_TB_JOB_GID" "$TB_JOB_USER"
+            uidopt=(--uid "$SLUICE_TB_JOB_UID" --gid "$SLUICE_TB_JOB_GID")
+        elif ! getent passwd "$TB_JOB_UID_WANTED" >/dev/null && ! getent group "$TB_JOB_UID_WANTED" >/dev/null; then
             uidopt=(--uid "$TB_JOB_UID_WANTED" --gid "$TB_JOB_UID_WANTED")
             groupadd --gid "$TB_JOB_UID_WANTED" "$TB_JOB_USER"
         else
@@ -387,6 +415,12 @@ write_configs() {
     install_file "$TB_SLURM_CONF.new" "$TB_SLURM_CONF" root:root 0644 && SLURM_CONF_CHANGED=1
     gen_gres_conf >"$TB_GRES_CONF.new"
     install_file "$TB_GRES_CONF.new" "$TB_GRES_CONF" root:root 0644 && SLURM_CONF_CHANGED=1
+    if [ "$TB_SUITE" != host ]; then
+        # A root has no cgroup file system of its own: slurmd would stop
+        # with "cgroup filesystem not mounted".
+        printf '# generated by deploy/testbed/start.sh\nCgroupPlugin=disabled\n' >"$TB_ETC/cgroup.conf.new"
+        install_file "$TB_ETC/cgroup.conf.new" "$TB_ETC/cgroup.conf" root:root 0644 && SLURM_CONF_CHANGED=1
+    fi
     # slurmdbd refuses a config that others can read (it holds the DB password).
     (umask 077 && gen_slurmdbd_conf >"$TB_SLURMDBD_CONF.new")
     install_file "$TB_SLURMDBD_CONF.new" "$TB_SLURMDBD_CONF" "$TB_SLURM_USER:$TB_SLURM_USER" 0600 || true
@@ -400,6 +434,8 @@ write_configs() {
         echo "BF_INTERVAL=$BF_INTERVAL"
         echo "TOKEN_LIFESPAN=$TOKEN_LIFESPAN"
         echo "COMM_PARAMS=$COMM_PARAMS"
+        echo "RELEASE=$TB_RELEASE"
+        echo "ACCOUNTING=$REST_ACCOUNTING"
     } >"$TB_SETTINGS.new"
     install_file "$TB_SETTINGS.new" "$TB_SETTINGS" root:root 0644 || true
 }
@@ -644,6 +680,16 @@ rest_db_tcp() {
 # which has no pid-file option) into the pid file.
 rest_socket_ok() { [ -S "$TB_REST_SOCKET" ]; }
 
+# The OpenAPI plugins: 22.05 has one per version; 23.11 and later serve every
+# version through openapi/slurmctld and openapi/slurmdbd.
+rest_plugins() {
+    local ctld=openapi/slurmctld dbd=openapi/slurmdbd
+    if [ "$TB_RELEASE" = 22.05 ]; then
+        ctld=openapi/$TB_API dbd=openapi/db$TB_API
+    fi
+    if [ "$REST_ACCOUNTING" = yes ]; then echo "$ctld,$dbd"; else echo "$ctld"; fi
+}
+
 start_slurmrestd() {
     if ! tb_pid slurmrestd >/dev/null; then
         rm -f "$(tb_pidfile slurmrestd)" "$TB_REST_SOCKET"
@@ -656,7 +702,7 @@ start_slurmrestd() {
             --pidfile "$(tb_pidfile slurmrestd)" --chuid "$TB_REST_USER:$TB_REST_USER" \
             --umask 0000 --chdir / --output "$(tb_logfile slurmrestd)" \
             --exec /usr/sbin/slurmrestd -- \
-            -a rest_auth/jwt -s "openapi/$TB_API,openapi/db$TB_API" \
+            -a rest_auth/jwt -s "$(rest_plugins)" \
             "127.0.0.1:$TB_PORT_REST" "unix:$TB_REST_SOCKET"
         STARTED+=(slurmrestd)
     else
@@ -668,8 +714,10 @@ start_slurmrestd() {
     wait_ready slurmrestd "$WAIT" rest_socket_ok || fail slurmrestd "socket $TB_REST_SOCKET did not appear"
     wait_ready slurmrestd "$WAIT" rest_diag_unix ||
         fail slurmrestd "no authenticated answer from GET /slurm/$TB_API/diag on $TB_REST_SOCKET"
-    wait_ready slurmrestd "$WAIT" rest_db_tcp ||
-        fail slurmrestd "GET $TB_REST_URL/slurmdb/$TB_API/jobs fails (slurmrestd -> slurmdbd)"
+    if [ "$REST_ACCOUNTING" = yes ]; then
+        wait_ready slurmrestd "$WAIT" rest_db_tcp ||
+            fail slurmrestd "GET $TB_REST_URL/slurmdb/$TB_API/jobs fails (slurmrestd -> slurmdbd)"
+    fi
     phase_done "slurmrestd ready on $TB_REST_URL and unix:$TB_REST_SOCKET (pid $(tb_pid slurmrestd)); diag and slurmdb answer with the token"
 }
 
@@ -680,7 +728,58 @@ ensure_token() {
     fi
 }
 
+# write_host_wrappers: in TB_DIR/bin (the host's view), one script per Slurm
+# client command of the root, running it inside the root against this
+# testbed.  env.sh puts the directory first on PATH, so the host's tests and
+# benchmarks call the release's own squeue, sacct, scontrol and sbatch.
+# The host's /tmp is the root's /tmp too (root.sh mount); other host paths
+# given as arguments are not seen inside.
+write_host_wrappers() {
+    local dir=$TB_DIR/bin c
+    install -d -m 0755 "$dir"
+    for c in "$TB_ROOT$TB_SLURM_BIN"/s*; do
+        c=${c##*/}
+        [[ "$c" =~ ^[a-z]+$ ]] || continue
+        cat >"$dir/$c.new" <<EOF
+#!/bin/sh
+# $c of Slurm $TB_RELEASE in $TB_ROOT - generated by deploy/testbed/start.sh
+exec chroot '$TB_ROOT' /usr/bin/env PATH='$TB_SLURM_BIN:/usr/sbin:/usr/bin:/sbin:/bin' SLURM_CONF='$TB_IN_DIR/etc/slurm.conf' '$TB_SLURM_BIN/$c' "\$@"
+EOF
+        chmod 0755 "$dir/$c.new"
+        mv -f "$dir/$c.new" "$dir/$c"
+    done
+}
+
 # ================================================================ main
+# A release in a root: make and mount the root on the host, then run this
+# same script inside it, and print the environment as the host sees it.
+if tb_in_root; then
+    if [ "$(id -u)" -ne 0 ]; then
+        tb_err "start.sh must run as root (it makes a root and starts daemons in it)"
+        exit 77
+    fi
+    check_host_name
+    ensure_users   # the host's job user; the root gets the same uid and gid
+    bash "$TB_LIB_DIR/root.sh" prepare
+    bash "$TB_LIB_DIR/root.sh" mount
+    phase_done "root $TB_ROOT (Slurm $TB_RELEASE) ready and mounted"
+    inner=(SLUICE_TB_IN_ROOT=1 SLUICE_TB_NO_ENV=1 SLUICE_TESTBED_DIR="$TB_IN_DIR"
+        SLUICE_TB_PORT_BASE="$TB_PORT_BASE" SLUICE_TB_NO_INADDR_ANY="$NO_INADDR_ANY"
+        SLUICE_TB_JOB_UID="$(id -u "$TB_JOB_USER")" SLUICE_TB_JOB_GID="$(id -g "$TB_JOB_USER")"
+        PATH="$TB_SLURM_BIN:/usr/sbin:/usr/bin:/sbin:/bin" HOME=/root LANG=C.UTF-8)
+    while IFS= read -r kv; do
+        case "$kv" in
+            SLUICE_TB_IN_ROOT=* | SLUICE_TB_NO_ENV=* | SLUICE_TB_PORT_BASE=* | SLUICE_TB_JOB_[UG]ID=*) ;;
+            SLUICE_TB_*=*) inner+=("$kv") ;;
+        esac
+    done < <(env)
+    chroot "$TB_ROOT" /usr/bin/env -i "${inner[@]}" bash /opt/sluice-testbed/start.sh
+    write_host_wrappers
+    tb_say "Slurm $TB_RELEASE READY in $(tb_elapsed "$T0") s (root $TB_ROOT)"
+    echo "# environment (also: eval \"\$(deploy/testbed/env.sh --release $TB_RELEASE)\")"
+    "$TB_LIB_DIR/env.sh"
+    exit 0
+fi
 preflight
 FRESH=0
 [ -e "$TB_MARKER" ] || FRESH=1
@@ -707,6 +806,7 @@ elif [ "$FRESH" -eq 1 ]; then
 else
     how="cold start, existing state"
 fi
-tb_say "READY in $(tb_elapsed "$T0") s ($how) - cluster $TB_CLUSTER, logs in $TB_LOG"
+tb_say "READY in $(tb_elapsed "$T0") s ($how) - Slurm $TB_RELEASE, cluster $TB_CLUSTER, logs in $TB_LOG"
+[ "${SLUICE_TB_NO_ENV:-0}" = 1 ] && exit 0
 echo "# environment (also: eval \"\$(deploy/testbed/env.sh)\")"
 "$TB_LIB_DIR/env.sh"

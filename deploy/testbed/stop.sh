@@ -3,12 +3,14 @@
 # its own pid file under the base directory (never by process name), in the
 # reverse of the start order, and waited for.
 #
-# Usage: deploy/testbed/stop.sh [--purge]       (as root)
+# Usage: deploy/testbed/stop.sh [--release 22.05|24.11|26.05] [--purge]   (as root)
 #   --purge  also cancel all jobs first and then delete the whole base
 #            directory (state, accounting database, logs, keys, token).
 # Jobs still running when a daemon is stopped without --purge keep running
 # (their slurmstepd is not a testbed daemon); slurmd picks them up again on
-# the next start, as on a real cluster.
+# the next start, as on a real cluster.  For a release in a root (24.11,
+# 26.05) the root's mounts are undone once no process runs in it any more;
+# the root itself is kept (root.sh makes it once).
 set -euo pipefail
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -41,13 +43,13 @@ gone() { ! kill -0 "$1" 2>/dev/null || grep -q '^State:[[:space:]]*Z' "/proc/$1/
 # With --purge, cancel every job while slurmctld still runs, so no job step
 # keeps using the directory that is about to be removed.
 if [ "$purge" -eq 1 ] && tb_pid slurmctld >/dev/null; then
-    jobs=$(timeout 15 squeue --noheader --format=%A 2>/dev/null | sort -u | tr '\n' ' ' || true)
+    jobs=$(tb_slurm -t 15 squeue --noheader --format=%A 2>/dev/null | sort -u | tr '\n' ' ' || true)
     if [ -n "${jobs// /}" ]; then
         tb_say "cancelling jobs: $jobs"
         # shellcheck disable=SC2086
-        timeout 15 scancel --quiet $jobs 2>/dev/null || true
+        tb_slurm -t 15 scancel --quiet $jobs 2>/dev/null || true
         jobs_gone() {
-            [ -z "$(timeout 10 squeue --noheader --format=%A \
+            [ -z "$(tb_slurm -t 10 squeue --noheader --format=%A \
                 --states=PENDING,RUNNING,COMPLETING,CONFIGURING,SUSPENDED 2>/dev/null)" ]
         }
         tb_wait 30 jobs_gone || tb_warn "jobs still active after 30 s"
@@ -96,5 +98,8 @@ if [ "$purge" -eq 1 ] && [ -e "$TB_DIR" ]; then
     fi
     rm -rf --one-file-system -- "$TB_DIR"
     tb_say "purged $TB_DIR"
+fi
+if tb_in_root; then
+    bash "$TB_LIB_DIR/root.sh" umount || failed=1
 fi
 tb_say "stopped"

@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# root.sh - the debootstrap root that holds a newer Slurm release for the
+# testbed (24.11 from Debian trixie, 26.05 from Debian forky).  start.sh and
+# stop.sh call it; by hand it is useful to see or rebuild a root.
+#
+# Usage: deploy/testbed/root.sh --release 24.11|26.05 COMMAND      (as root)
+#   prepare   make the root once (debootstrap of the release's Slurm, MariaDB
+#             and munge) and keep it: a later prepare with the same package
+#             list does nothing.  Roots live in SLUICE_TB_ROOTS
+#             (/var/tmp/sluice-roots/<release>).
+#   mount     mount /proc, bind /dev and the host's /tmp (the shared /tmp is
+#             where the host's tests keep scripts and work directories the
+#             jobs must see), copy /etc/hosts, and install the testbed
+#             scripts in <root>/opt/sluice-testbed.
+#   umount    undo mount (after the daemons are stopped).
+#   status    print whether the root is made and mounted.
+# Knobs: SLUICE_TB_MIRROR (Debian mirror, default http://deb.debian.org/debian).
+set -euo pipefail
+
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+cmd=${1:-}
+[ "$#" -le 1 ] || { echo "usage: root.sh --release R prepare|mount|umount|status" >&2; exit 64; }
+case "$cmd" in
+    prepare | mount | umount | status) ;;
+    -h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "usage: root.sh --release R prepare|mount|umount|status" >&2; exit 64 ;;
+esac
+if [ "$TB_SUITE" = host ]; then
+    tb_err "release $TB_RELEASE uses the host's own packages: it has no root"
+    exit 64
+fi
+if [ "${SLUICE_TB_IN_ROOT:-0}" = 1 ]; then
+    tb_err "root.sh runs on the host, not inside a root"
+    exit 64
+fi
+if [ "$(id -u)" -ne 0 ]; then
+    tb_err "root.sh must run as root (debootstrap, mount, chroot)"
+    exit 77
+fi
+
+MIRROR=${SLUICE_TB_MIRROR:-http://deb.debian.org/debian}
+# What every root holds.  The list is written into the root's stamp: a root
+# made from another list is made again.
+PACKAGES=slurmctld,slurmd,slurmdbd,slurmrestd,slurm-client,slurm-wlm-jwt-plugin
+PACKAGES+=,slurm-wlm-mysql-plugin,munge,mariadb-server,mariadb-client,curl,jq
+PACKAGES+=,procps,passwd,iproute2,ca-certificates
+STAMP=$TB_ROOT/.sluice-root
+WANT="suite=$TB_SUITE packages=$PACKAGES prefix=$TB_SLURM_PREFIX"
+
+mounts_under() {   # mount points at or below $1, deepest first
+    awk -v p="$1" '$2 == p || index($2, p "/") == 1 { print $2 }' /proc/self/mounts | sort -r
+}
+
+umount_all() {   # umount_all DIR: unmount everything at or below DIR
+    local m
+    for m in $(mounts_under "$1"); do
+        umount "$m" 2>/dev/null || umount -l "$m" || { tb_err "cannot unmount $m"; return 1; }
+    done
+}
+
+root_ok() { [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$WANT" ]; }
+
+do_prepare() {
+    local tmp=$TB_ROOT.new t0 script try
+    if root_ok; then
+        tb_say "root for Slurm $TB_RELEASE is ready in $TB_ROOT (cached)"
+        return 0
+    fi
+    command -v debootstrap >/dev/null 2>&1 || {
+        tb_err "debootstrap is missing (deploy/install-deps.sh installs it)"
+        exit 69
+    }
+    install -d -m 0755 "$TB_ROOTS"
+    t0=$(tb_now)
+    # debootstrap knows trixie; forky is built with sid's script (the same
+    # steps), named on the command line.
+    script=
+    [ -e "/usr/share/debootstrap/scripts/$TB_SUITE" ] || script=/usr/share/debootstrap/scripts/sid
+    for try in 1 2; do
+        umount_all "$tmp"
+        rm -rf --one-file-system -- "$tmp"
+        tb_say "debootstrap $TB_SUITE (Slurm $TB_RELEASE) into $tmp, try $try (a few minutes)"
+        if debootstrap --variant=minbase --include="$PACKAGES" "$TB_SUITE" "$tmp" "$MIRROR" \
+            ${script:+"$script"} >"$TB_ROOTS/debootstrap-$TB_RELEASE.log" 2>&1; then
+            break
+        fi
+        tb_warn "debootstrap failed (log $TB_ROOTS/debootstrap-$TB_RELEASE.log)"
+        tb_show_log "$TB_ROOTS/debootstrap-$TB_RELEASE.log" 15
+        [ "$try" -lt 2 ] || { tb_err "could not make the root for Slurm $TB_RELEASE"; exit 69; }
+    done
+    # Daemons are started by the testbed, never by package scripts.
+    printf '#!/bin/sh\nexit 101\n' >"$tmp/usr/sbin/policy-rc.d"
+    chmod 0755 "$tmp/usr/sbin/policy-rc.d"
+    if [ -n "$TB_SLURM_PREFIX" ]; then
+        # The site installs Slurm's client commands under a prefix that is not
+        # on the default PATH: move slurm-client's commands there.
+        local f
+        install -d -m 0755 "$tmp$TB_SLURM_PREFIX/bin"
+        for f in $(chroot "$tmp" dpkg -L slurm-client | grep -E '^/usr/bin/[^/]+$'); do
+            mv -f "$tmp$f" "$tmp$TB_SLURM_PREFIX/bin/"
+        done
+    fi
+    rm -f "$tmp"/var/cache/apt/archives/*.deb
+    printf '%s' "$WANT" >"$tmp/.sluice-root"
+    if [ -e "$TB_ROOT" ]; then
+        umount_all "$TB_ROOT"
+        rm -rf --one-file-system -- "$TB_ROOT"
+    fi
+    mv "$tmp" "$TB_ROOT"
+    tb_say "root for Slurm $TB_RELEASE made in $(tb_elapsed "$t0") s: $TB_ROOT"
+}
+
+do_mount() {
+    root_ok || { tb_err "no root for Slurm $TB_RELEASE in $TB_ROOT (root.sh prepare)"; exit 69; }
+    mountpoint -q "$TB_ROOT/proc" || mount -t proc proc "$TB_ROOT/proc"
+    if ! mountpoint -q "$TB_ROOT/dev"; then
+        mount --rbind /dev "$TB_ROOT/dev"
+        mount --make-rslave "$TB_ROOT/dev"
+    fi
+    if ! mountpoint -q "$TB_ROOT/tmp"; then
+        mount --bind /tmp "$TB_ROOT/tmp"
+    fi
+    # The short host name must resolve inside as it does outside.
+    cp -f /etc/hosts "$TB_ROOT/etc/hosts"
+    install -d -m 0755 "$TB_ROOT/opt/sluice-testbed"
+    cp -f "$TB_LIB_DIR"/*.sh "$TB_ROOT/opt/sluice-testbed/"
+}
+
+case "$cmd" in
+    prepare) do_prepare ;;
+    mount) do_mount ;;
+    umount)
+        # Not while anything still runs in the root (another testbed in the
+        # same root, a job step): its /proc and /dev would go away.
+        busy=$(for p in /proc/[0-9]*; do
+            [ "$(readlink "$p/root" 2>/dev/null)" = "$TB_ROOT" ] && echo "${p#/proc/}"
+        done | tr '\n' ' ')
+        if [ -n "$busy" ]; then
+            tb_say "root $TB_ROOT stays mounted: processes still run in it (pids $busy)"
+            exit 0
+        fi
+        umount_all "$TB_ROOT" ;;
+    status)
+        if root_ok; then echo "root $TB_ROOT: made ($WANT)"; else echo "root $TB_ROOT: not made"; fi
+        mounts_under "$TB_ROOT" | sed 's/^/  mounted: /'
+        ;;
+esac
