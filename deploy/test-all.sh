@@ -3,12 +3,18 @@
 # Debian packages, Node modules for the contract checks, a sanitizer build
 # with -Werror, the real local Slurm testbed, then every CTest label (unit,
 # golden, contract, lint, e2e) and the libFuzzer targets in a clang build.
+# The e2e suites run on every supported Slurm release: 22.05 (the host's
+# packages), 24.11 and 26.05 (Debian trixie / forky in debootstrap roots,
+# made once and cached by deploy/testbed/root.sh).  A release whose testbed
+# does not start is a failure, never a skip.
 #
-# Usage: deploy/test-all.sh [--full] [--keep-testbed]
+# Usage: deploy/test-all.sh [--full] [--keep-testbed] [--release R]...
 #   --full          full counts for the slow suites (fuzz 300 s per target,
 #                   100 kill points) instead of CI's small counts
-#   --keep-testbed  leave the testbed running afterwards (default: stop it
-#                   only if this script started it)
+#   --keep-testbed  leave the testbeds running afterwards (default: stop
+#                   those this script started)
+#   --release R     run the e2e suites on release R only (repeatable;
+#                   default 22.05, 24.11 and 26.05)
 # Environment: SLUICE_BUILD_DIR (default build-ci), SLUICE_FUZZ_BUILD_DIR
 # (default build-fuzz), SLUICE_FUZZ_SECONDS, SLUICE_SKIP_INSTALL=1 to trust
 # the installed packages.
@@ -20,18 +26,33 @@ build="${SLUICE_BUILD_DIR:-$src/build-ci}"
 fuzz_build="${SLUICE_FUZZ_BUILD_DIR:-$src/build-fuzz}"
 full=0
 keep=0
-for arg in "$@"; do
-    case "$arg" in
+releases=()
+while [ "$#" -gt 0 ]; do
+    case "$1" in
     --full) full=1 ;;
     --keep-testbed) keep=1 ;;
+    --release=*) releases+=("${1#--release=}") ;;
+    --release)
+        [ "$#" -ge 2 ] || { echo "test-all.sh: --release needs a value" >&2; exit 64; }
+        releases+=("$2")
+        shift
+        ;;
     -h | --help)
-        sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *)
-        echo "test-all.sh: unknown argument '$arg' (see --help)" >&2
+        echo "test-all.sh: unknown argument '$1' (see --help)" >&2
         exit 64
         ;;
+    esac
+    shift
+done
+[ "${#releases[@]}" -gt 0 ] || releases=(22.05 24.11 26.05)
+for r in "${releases[@]}"; do
+    case "$r" in
+    22.05 | 24.11 | 26.05) ;;
+    *) echo "test-all.sh: unknown release '$r' (22.05, 24.11 or 26.05)" >&2; exit 64 ;;
     esac
 done
 if [ "$full" -eq 1 ]; then
@@ -81,35 +102,64 @@ if [ -f "$src/tests/contract/package.json" ]; then
     phase_done "node modules"
 fi
 
+# The roots of the newer releases are made (or found in the cache) while the
+# build runs: debootstrap waits on the network more than on the CPU.
+declare -A root_pid=()
+for r in "${releases[@]}"; do
+    [ "$r" = 22.05 ] && continue
+    bash "$here/testbed/root.sh" --release "$r" prepare >"$src/root-$r.log" 2>&1 &
+    root_pid[$r]=$!
+done
+
 phase "configuring and building (ASan+UBSan, -Werror)"
 cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Debug -DSLUICE_WERROR=ON \
     -DSLUICE_SANITIZE=ON -DSLUICE_E2E=ON -DSLUICE_SHARED_DIR="$src/../shared"
 cmake --build "$build" -j "$jobs"
 phase_done "configure + build"
 
-phase "starting the local Slurm testbed"
-started_testbed=0
-if ! bash "$here/testbed/status.sh" >/dev/null 2>&1; then
-    started_testbed=1
-fi
-SLUICE_TB_FIX_HOSTS="${SLUICE_TB_FIX_HOSTS:-1}" bash "$here/testbed/start.sh"
-phase_done "testbed start"
-stop_testbed() {
-    if [ "$keep" -eq 0 ] && [ "$started_testbed" -eq 1 ]; then
-        bash "$here/testbed/stop.sh" || true
+failed=0
+declare -A started=() tb_ok=()
+for r in "${releases[@]}"; do
+    phase "starting the local Slurm $r testbed"
+    if [ -n "${root_pid[$r]:-}" ]; then
+        if ! wait "${root_pid[$r]}"; then
+            echo "test-all.sh: the root for Slurm $r could not be made:" >&2
+            tail -n 20 "$src/root-$r.log" >&2
+        fi
+        cat "$src/root-$r.log"
+        rm -f "$src/root-$r.log"
+    fi
+    if ! bash "$here/testbed/status.sh" --release "$r" >/dev/null 2>&1; then
+        started[$r]=1
+    fi
+    if SLUICE_TB_FIX_HOSTS="${SLUICE_TB_FIX_HOSTS:-1}" bash "$here/testbed/start.sh" --release "$r"; then
+        tb_ok[$r]=1
+    else
+        # Its suites still run, and fail: a release that cannot start is a
+        # failure, never a skip.
+        echo "test-all.sh: the Slurm $r testbed did not start" >&2
+        failed=1
+    fi
+    phase_done "testbed start $r"
+done
+stop_testbeds() {
+    local r
+    if [ "$keep" -eq 0 ]; then
+        for r in "${!started[@]}"; do
+            bash "$here/testbed/stop.sh" --release "$r" || true
+        done
     fi
     report
 }
-trap stop_testbed EXIT
+trap stop_testbeds EXIT
 
-failed=0
-for label in unit golden contract lint e2e; do
+for label in unit golden contract lint "${releases[@]/#/e2e-}"; do
     phase "ctest -L $label"
     # End-to-end suites drive a real cluster on 2 cores; one that fails is run
     # once more and its first failure stays in the log above (a flake to
     # chase, see docs/operations.md).  Every other label runs exactly once.
     repeat=()
-    [ "$label" = e2e ] && repeat=(--repeat until-pass:2)
+    case "$label" in e2e-*) repeat=(--repeat until-pass:2) ;; esac
     if ! (cd "$build" && ctest -L "^${label}\$" --output-on-failure --no-tests=error "${repeat[@]}"); then
         failed=1
     fi

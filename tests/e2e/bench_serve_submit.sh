@@ -4,8 +4,9 @@
 # HTTP gets a Slurm job id, every job is held (PENDING on the benchmark's
 # future reservation), both target lines are printed, every job is cancelled
 # and the reservation is deleted.  A missing testbed or benchmark binary is a
-# failure, never a skip.  Last line: "bench_serve_submit: <n> passed, <m> failed".
+# failure, never a skip.  Last line: "$N: <n> passed, <m> failed".
 set -euo pipefail
+N=bench_serve_submit@${SLUICE_TB_RELEASE:-22.05}   # every line names the Slurm release
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
@@ -14,20 +15,20 @@ BENCH=$BUILD/bench/bench_serve_submit
 export SLUICE_BIN=${SLUICE_BIN:-$BUILD/sluice}
 passed=0
 failed=0
-pass() { echo "bench_serve_submit: PASS $*"; passed=$((passed + 1)); }
-fail() { echo "bench_serve_submit: FAIL $*"; failed=$((failed + 1)); }
+pass() { echo "$N: PASS $*"; passed=$((passed + 1)); }
+fail() { echo "$N: FAIL $*"; failed=$((failed + 1)); }
 
 env_out=$("$REPO/deploy/testbed/env.sh") || {
-    echo "bench_serve_submit: ERROR testbed not available: run deploy/testbed/start.sh"
+    echo "$N: ERROR testbed not available: run deploy/testbed/start.sh"
     exit 1
 }
 eval "$env_out"
 case "${SLUICE_TB_REST_URL:-}" in
     http://127.*) ;;
-    *) echo "bench_serve_submit: ERROR only loopback may be contacted: ${SLUICE_TB_REST_URL:-unset}"; exit 1 ;;
+    *) echo "$N: ERROR only loopback may be contacted: ${SLUICE_TB_REST_URL:-unset}"; exit 1 ;;
 esac
 if [ ! -x "$BENCH" ] || [ ! -x "$SLUICE_BIN" ]; then
-    echo "bench_serve_submit: ERROR $BENCH or $SLUICE_BIN not built (SLUICE_BUILD_BENCH=ON)"
+    echo "$N: ERROR $BENCH or $SLUICE_BIN not built (SLUICE_BUILD_BENCH=ON)"
     exit 1
 fi
 
@@ -77,9 +78,9 @@ else
     pass "reservation deleted"
 fi
 if [ -s "$work/err" ]; then
-    echo "bench_serve_submit: stderr:"
+    echo "$N: stderr:"
     sed 's/^/  | /' "$work/err"
 fi
 
-echo "bench_serve_submit: $passed passed, $failed failed"
+echo "$N: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

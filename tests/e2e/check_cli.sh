@@ -2,20 +2,21 @@
 # check_cli.sh - `sluice check` against the testbed: a generated site config
 # must pass (exit 0, both GPU series satisfied, over TCP and the Unix
 # socket), and a bad token must give exit 77.  A missing testbed is a
-# failure, never a skip.  Last line: "check_cli: <n> passed, <m> failed".
+# failure, never a skip.  Last line: "$N: <n> passed, <m> failed".
 set -euo pipefail
+N=check_cli@${SLUICE_TB_RELEASE:-22.05}   # every line names the Slurm release
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 SLUICE=${SLUICE_BIN:-$REPO/build/sluice}
 passed=0
 failed=0
-pass() { echo "check_cli: PASS $*"; passed=$((passed + 1)); }
-fail() { echo "check_cli: FAIL $*"; failed=$((failed + 1)); }
+pass() { echo "$N: PASS $*"; passed=$((passed + 1)); }
+fail() { echo "$N: FAIL $*"; failed=$((failed + 1)); }
 
 if [ -z "${SLUICE_TB_REST_URL:-}" ]; then
     env_out=$("$REPO/deploy/testbed/env.sh") || {
-        echo "check_cli: ERROR testbed not available: run deploy/testbed/start.sh and eval \"\$(deploy/testbed/env.sh)\""
+        echo "$N: ERROR testbed not available: run deploy/testbed/start.sh and eval \"\$(deploy/testbed/env.sh)\""
         exit 1
     }
     eval "$env_out"
@@ -23,13 +24,13 @@ fi
 for v in SLUICE_TB_REST_URL SLUICE_TB_REST_SOCKET SLUICE_TB_USER SLUICE_TB_TOKEN_FILE \
     SLUICE_TB_PARTITION SLUICE_TB_STORAGE_ROOT; do
     if [ -z "${!v:-}" ]; then
-        echo "check_cli: ERROR $v is not set: run deploy/testbed/start.sh and eval \"\$(deploy/testbed/env.sh)\""
+        echo "$N: ERROR $v is not set: run deploy/testbed/start.sh and eval \"\$(deploy/testbed/env.sh)\""
         exit 1
     fi
 done
 case "$SLUICE_TB_REST_URL" in
     http://127.*) ;;
-    *) echo "check_cli: ERROR only loopback may be contacted: $SLUICE_TB_REST_URL"; exit 1 ;;
+    *) echo "$N: ERROR only loopback may be contacted: $SLUICE_TB_REST_URL"; exit 1 ;;
 esac
 
 work=$(mktemp -d /tmp/sluice-check-XXXXXX)
@@ -66,7 +67,7 @@ run() { # run NAME EXPECTED_EXIT ARGS...
 
 if run tcp 0; then
     if grep -Eq '^gpu:a100 +ok' "$work/out" && grep -Eq '^gpu:h100 +ok' "$work/out" &&
-        grep -Eq '^version +ok +v0\.0\.38' "$work/out"; then
+        grep -Eq "^version +ok +${SLUICE_TB_REST_VERSION//./\\.}" "$work/out"; then
         pass "tcp: exit 0, both GPU series satisfied"
     else
         fail "tcp: table lacks the expected rows"
@@ -99,5 +100,5 @@ if run missing-partition 78 --set "job_launcher.sbatch_directives.partition=nosu
     pass "unknown partition: exit 78"
 fi
 
-echo "check_cli: $passed passed, $failed failed"
+echo "$N: $passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$passed" -eq 4 ]

@@ -2,7 +2,8 @@
 # outages.sh - daemon outages that need testbed knobs other than the
 # defaults, on a separate testbed instance this test brings up and purges
 # itself (SLUICE_E2E_OUTAGE_DIR, default /var/tmp/sluice-tb-outages, and
-# SLUICE_E2E_OUTAGE_PORT_BASE, default 16850; MinJobAge 5, SlurmdTimeout 10):
+# SLUICE_E2E_OUTAGE_PORT_BASE, default 16870 + 20 per
+# release; MinJobAge 5, SlurmdTimeout 10):
 #
 #   1. NODE_FAIL: the slurmd of the node running a job is killed; slurmctld
 #      declares the node down after SlurmdTimeout and the launch ends
@@ -30,7 +31,14 @@ SLUICE=${SLUICE_BIN:-$REPO/build/sluice}
 # This instance only: every testbed script below sees these.
 unset SLURM_CONF SLUICE_TB_REST_URL
 export SLUICE_TESTBED_DIR=${SLUICE_E2E_OUTAGE_DIR:-/var/tmp/sluice-tb-outages}
-export SLUICE_TB_PORT_BASE=${SLUICE_E2E_OUTAGE_PORT_BASE:-16850}
+# Its own port block per release, clear of every release's main testbed
+# (16810, 16830, 16850).
+case "${SLUICE_TB_RELEASE:-22.05}" in
+    24.11) outage_port_base=16890 ;;
+    26.05) outage_port_base=16910 ;;
+    *) outage_port_base=16870 ;;
+esac
+export SLUICE_TB_PORT_BASE=${SLUICE_E2E_OUTAGE_PORT_BASE:-$outage_port_base}
 export SLUICE_TB_MIN_JOB_AGE=5 SLUICE_TB_SLURMD_TIMEOUT=10
 TB="$REPO/deploy/testbed"
 

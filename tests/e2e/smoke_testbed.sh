@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
 # smoke_testbed.sh - end-to-end smoke test of the local Slurm testbed
-# (deploy/testbed) through slurmrestd's v0.0.38 REST API, with curl and jq only.
+# (deploy/testbed) through slurmrestd's REST API, with curl and jq only, in
+# the testbed release's newest version (SLUICE_TB_REST_VERSION: v0.0.38 on
+# 22.05, v0.0.42 on 24.11, v0.0.45 on 26.05; the bodies and answers of
+# v0.0.40+ differ from v0.0.38's, see shared/reference/slurmrestd-api.md):
 #
-#   1. single job: POST /slurm/v0.0.38/job/submit, wait for COMPLETED through
-#      GET /slurm/v0.0.38/job/{id}, check the job's output file;
+#   1. single job: POST /slurm/vX/job/submit, wait for COMPLETED through
+#      GET /slurm/vX/job/{id}, check the job's output file;
 #   2. hetjob: two components pinned to two different GPU-series features,
-#      wait for COMPLETED, check through GET /slurm/v0.0.38/node/{name} that
+#      wait for COMPLETED, check through GET /slurm/vX/node/{name} that
 #      each component ran on a node carrying its feature (different nodes);
-#   3. accounting: GET /slurmdb/v0.0.38/job/{id} shows both jobs (the hetjob
+#   3. accounting: GET /slurmdb/vX/job/{id} shows both jobs (the hetjob
 #      with both components) as COMPLETED for the job user.
 #
 # Every request goes to the testbed's slurmrestd on 127.0.0.1 (checked).  A
 # testbed that is not running is a failure, never a skip.  Run as root (the
 # token file and the job directory setup need it).  Exit 0 only if all pass;
-# the last line is "smoke: <n> passed, <m> failed".
+# the last line is "smoke@<release>: <n> passed, <m> failed".
 #
 # Knobs: SMOKE_JOB_TIMEOUT (seconds per job, default 60),
 #        SMOKE_ACCT_TIMEOUT (seconds for accounting to catch up, default 30).
@@ -21,14 +24,13 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
-API=v0.0.38
 JOB_TIMEOUT=${SMOKE_JOB_TIMEOUT:-60}
 ACCT_TIMEOUT=${SMOKE_ACCT_TIMEOUT:-30}
 TESTS=3
 
 passed=0
 failed=0
-say() { printf 'smoke: %s\n' "$*"; }
+say() { printf 'smoke@%s: %s\n' "${SLUICE_TB_RELEASE:-22.05}" "$*"; }
 pass() { say "PASS $*"; passed=$((passed + 1)); }
 fail() { say "FAIL $*"; failed=$((failed + 1)); }
 finish() {
@@ -54,6 +56,7 @@ env_out=$("$REPO/deploy/testbed/env.sh") || abort "deploy/testbed/env.sh failed"
 eval "$env_out"
 : "${SLUICE_TB_REST_URL:?}" "${SLUICE_TB_TOKEN_FILE:?}" "${SLUICE_TB_USER:?}"
 : "${SLUICE_TB_FEATURES:?}" "${SLUICE_TB_PARTITION:?}" "${SLUICE_TB_STORAGE_ROOT:?}"
+API=${SLUICE_TB_REST_VERSION:-v0.0.38}
 
 # Only loopback may be the target of any request.
 case "$SLUICE_TB_REST_URL" in
@@ -88,6 +91,13 @@ api() {
     : >"$TMP/body"
 }
 
+# jq helpers that read both shapes: a state is a string (v0.0.38) or an
+# array, base state first (v0.0.40+); a number is bare or {set,number}.
+JQ_DEFS='def st: if type == "array" then join(",") else . end;
+def num: if type == "object" then (if .set then .number else null end) else . end;
+def feats: if type == "array" then join(",") else (. // "") end;'
+jqx() { local f=$1; shift; jq "$@" "$JQ_DEFS $f"; }
+
 # ---------------------------------------------------------------- reachable?
 api GET "/slurm/$API/diag"
 if [ "$CODE" != 200 ]; then
@@ -96,7 +106,11 @@ fi
 say "slurmrestd at $SLUICE_TB_REST_URL answers (diag HTTP 200)"
 
 # A job directory the job user can write to, under the shared storage root.
-RUN_DIR=$SLUICE_TB_STORAGE_ROOT/smoke/run-$(date +%Y%m%d-%H%M%S)-$$
+# RUN_DIR is where this script reads it, JOB_DIR where the job writes it
+# (they differ for a release in a root).
+RUN_NAME=smoke/run-$(date +%Y%m%d-%H%M%S)-$$
+RUN_DIR=$SLUICE_TB_STORAGE_ROOT/$RUN_NAME
+JOB_DIR=${SLUICE_TB_CLUSTER_STORAGE_ROOT:-$SLUICE_TB_STORAGE_ROOT}/$RUN_NAME
 mkdir -p "$RUN_DIR" || abort "cannot create $RUN_DIR"
 if [ "$(id -u)" -eq 0 ]; then
     chown "$SLUICE_TB_USER" "$RUN_DIR"
@@ -128,7 +142,7 @@ wait_done() {
         api GET "/slurm/$API/job/$id"
         if [ "$CODE" = 200 ]; then
             JOB_BODY=$BODY
-            states=$(jq -r '[.jobs[].job_state] | join(" ")' <<<"$BODY")
+            states=$(jqx '[.jobs[].job_state | st] | join(" ")' -r <<<"$BODY")
             if [ -n "$states" ] && ! grep -qE 'PENDING|RUNNING|SUSPENDED|COMPLETING|CONFIGURING|REQUEUE|RESIZING|SIGNALING|STAGE_OUT' <<<"$states"; then
                 return 0
             fi
@@ -160,8 +174,8 @@ acct_as_ctld() {
     while :; do
         api GET "/slurmdb/$API/job/$id"
         if [ "$CODE" = 200 ]; then
-            conv=$(jq -c '{jobs: [.jobs[]? | {job_id, job_state: .state.current, nodes,
-                het_job_id: (.het.job_id // 0), het_job_offset: (.het.job_offset // 0)}]}' <<<"$BODY" 2>/dev/null || true)
+            conv=$(jqx '{jobs: [.jobs[]? | {job_id, job_state: (.state.current | st), nodes,
+                het_job_id: ((.het.job_id | num) // 0), het_job_offset: ((.het.job_offset | num) // 0)}]}' -c <<<"$BODY" 2>/dev/null || true)
             if [ -n "$conv" ] && jq -e '(.jobs | length) > 0 and all(.jobs[]; .job_state
                     | test("PENDING|RUNNING|SUSPENDED|REQUEUE") | not)' >/dev/null 2>&1 <<<"$conv"; then
                 JOB_BODY=$conv
@@ -177,6 +191,24 @@ acct_as_ctld() {
 }
 
 ENV_JSON='{"PATH":"/usr/local/bin:/usr/bin:/bin","LANG":"C"}'
+# job_body JQ_PROGRAM: build a submit body in v0.0.38's shape (top-level
+# script, environment object, nodes [min,max]) and turn it into v0.0.40+'s
+# (script inside the first job, environment ["K=V"], nodes "1", numbers as
+# {set,number}) for the newer versions.
+job_body() {
+    local b
+    b=$(jq -n --arg dir "$JOB_DIR" --arg part "$SLUICE_TB_PARTITION" --argjson env "$ENV_JSON" \
+        --arg f0 "$F0" --arg f1 "$F1" "$1") || return 1
+    if [ "$API" = v0.0.38 ]; then
+        printf '%s' "$b"
+        return
+    fi
+    jq -c 'def conv: .environment |= [to_entries[] | "\(.key)=\(.value)"]
+            | .nodes |= (if type == "array" then "\(.[0])" else . end)
+            | .time_limit |= {set: true, infinite: false, number: .};
+        if has("job") then {job: ((.job | conv) + {script})}
+        else {jobs: ([.jobs[] | conv] | .[0] += {script: $s})} end' --arg s "$(jq -r .script <<<"$b")" <<<"$b"
+}
 
 # ---------------------------------------------------------------- 1 single job
 SINGLE_ID=
@@ -184,7 +216,7 @@ test_single() {
     local body id out
     # v0.0.38 shape: script at top level, "job" holds v0.0.38_job_properties
     # (environment as an object, nodes as [min,max]); unknown keys are errors.
-    body=$(jq -n --arg dir "$RUN_DIR" --arg part "$SLUICE_TB_PARTITION" --argjson env "$ENV_JSON" '{
+    body=$(job_body '{
         script: "#!/bin/bash\necho \"smoke single on $SLURMD_NODENAME as $(id -un)\"\n",
         job: {
             name: "sluice-smoke-single",
@@ -207,7 +239,7 @@ test_single() {
         return
     fi
     local state
-    state=$(jq -r '.jobs[0].job_state' <<<"$JOB_BODY")
+    state=$(jqx '.jobs[0].job_state | st' -r <<<"$JOB_BODY")
     if [ "$state" != COMPLETED ]; then
         fail "single job $id ended $state (exit_code $(jq -r '.jobs[0].exit_code' <<<"$JOB_BODY"))"
         return
@@ -227,8 +259,7 @@ test_hetjob() {
     # v0.0.38 hetjob: top-level script (it goes to component 0) + "jobs" with
     # one v0.0.38_job_properties per component; each component is parsed on
     # its own, so each gets its own partition, resources and environment.
-    body=$(jq -n --arg dir "$RUN_DIR" --arg part "$SLUICE_TB_PARTITION" --argjson env "$ENV_JSON" \
-        --arg f0 "$F0" --arg f1 "$F1" '
+    body=$(job_body '
         def comp($c): {
             name: "sluice-smoke-het",
             partition: $part,
@@ -253,16 +284,16 @@ test_hetjob() {
         fail "hetjob $id did not complete: $(jq -c '[.jobs[]? | {job_id, job_state, state_reason}]' <<<"$JOB_BODY" 2>/dev/null)"
         return
     fi
-    if ! jq -e --argjson id "$id" '(.jobs | length) == 2 and all(.jobs[]; .het_job_id == $id)' >/dev/null <<<"$JOB_BODY"; then
+    if ! jqx '(.jobs | length) == 2 and all(.jobs[]; (.het_job_id | num) == $id)' -e --argjson id "$id" >/dev/null <<<"$JOB_BODY"; then
         fail "hetjob $id: expected 2 components with het_job_id $id, got $(jq -c '[.jobs[] | {job_id, het_job_id, het_job_offset}]' <<<"$JOB_BODY")"
         return
     fi
-    if ! jq -e 'all(.jobs[]; .job_state == "COMPLETED")' >/dev/null <<<"$JOB_BODY"; then
+    if ! jqx 'all(.jobs[]; (.job_state | st) == "COMPLETED")' -e >/dev/null <<<"$JOB_BODY"; then
         fail "hetjob $id: not all components COMPLETED: $(jq -c '[.jobs[] | {job_id, job_state, exit_code}]' <<<"$JOB_BODY")"
         return
     fi
-    comp0=$(jq -c '.jobs[] | select(.het_job_offset == 0)' <<<"$JOB_BODY")
-    comp1=$(jq -c '.jobs[] | select(.het_job_offset == 1)' <<<"$JOB_BODY")
+    comp0=$(jqx '.jobs[] | select((.het_job_offset | num) == 0)' -c <<<"$JOB_BODY")
+    comp1=$(jqx '.jobs[] | select((.het_job_offset | num) == 1)' -c <<<"$JOB_BODY")
     n0=$(jq -r .nodes <<<"$comp0")
     n1=$(jq -r .nodes <<<"$comp1")
     if [ -z "$n0" ] || [ -z "$n1" ] || [ "$n0" = "$n1" ]; then
@@ -271,9 +302,9 @@ test_hetjob() {
     fi
     # Features of each node, from slurmctld through REST (comma-separated).
     api GET "/slurm/$API/node/$n0"
-    nf0=$(jq -r '.nodes[0].active_features // .nodes[0].features // ""' <<<"$BODY" 2>/dev/null || true)
+    nf0=$(jqx '.nodes[0].active_features // .nodes[0].features | feats' -r <<<"$BODY" 2>/dev/null || true)
     api GET "/slurm/$API/node/$n1"
-    nf1=$(jq -r '.nodes[0].active_features // .nodes[0].features // ""' <<<"$BODY" 2>/dev/null || true)
+    nf1=$(jqx '.nodes[0].active_features // .nodes[0].features | feats' -r <<<"$BODY" 2>/dev/null || true)
     has() { case ",$1," in *",$2,"*) return 0 ;; esac; return 1; }
     if ! has "$nf0" "$F0" || has "$nf0" "$F1" || ! has "$nf1" "$F1" || has "$nf1" "$F0"; then
         fail "hetjob $id: component 0 on $n0 ($nf0), component 1 on $n1 ($nf1); wanted $F0 / $F1"
@@ -293,7 +324,7 @@ test_accounting() {
     while :; do
         if [ "$s_ok" -eq 0 ]; then
             api GET "/slurmdb/$API/job/$SINGLE_ID"
-            s_rec=$(jq -c --argjson id "$SINGLE_ID" '[.jobs[]? | select(.job_id == $id) | {job_id, user, state: .state.current, nodes}]' <<<"$BODY" 2>/dev/null || echo "HTTP $CODE")
+            s_rec=$(jqx '[.jobs[]? | select(.job_id == $id) | {job_id, user, state: (.state.current | st), nodes}]' -c --argjson id "$SINGLE_ID" <<<"$BODY" 2>/dev/null || echo "HTTP $CODE")
             if [ "$CODE" = 200 ] && jq -e --arg u "$SLUICE_TB_USER" 'length >= 1 and all(.[]; .state == "COMPLETED" and .user == $u)' >/dev/null 2>&1 <<<"$s_rec"; then
                 s_ok=1
             fi
@@ -301,7 +332,7 @@ test_accounting() {
         if [ "$h_ok" -eq 0 ]; then
             # The leader id returns every component (each has het.job_id = leader).
             api GET "/slurmdb/$API/job/$HET_ID"
-            h_rec=$(jq -c --argjson id "$HET_ID" '[.jobs[]? | select(.het.job_id == $id) | {job_id, user, state: .state.current, nodes, offset: .het.job_offset}]' <<<"$BODY" 2>/dev/null || echo "HTTP $CODE")
+            h_rec=$(jqx '[.jobs[]? | select((.het.job_id | num) == $id) | {job_id, user, state: (.state.current | st), nodes, offset: (.het.job_offset | num)}]' -c --argjson id "$HET_ID" <<<"$BODY" 2>/dev/null || echo "HTTP $CODE")
             if [ "$CODE" = 200 ] && jq -e --arg u "$SLUICE_TB_USER" '([.[].job_id] | unique | length) == 2 and all(.[]; .state == "COMPLETED" and .user == $u)' >/dev/null 2>&1 <<<"$h_rec"; then
                 h_ok=1
             fi

@@ -8,6 +8,11 @@
 # PASS lines make a green run).  Exit status of finish: 0 only when every
 # test passed.
 
+# Every line names the Slurm release the suite runs on (SLUICE_TB_RELEASE,
+# set per release by CTest and test-all.sh).
+SLUICE_TB_RELEASE=${SLUICE_TB_RELEASE:-22.05}
+export SLUICE_TB_RELEASE
+NAME="$NAME@$SLUICE_TB_RELEASE"
 passed=0
 failed=0
 say() { printf '%s: %s\n' "$NAME" "$*"; }
