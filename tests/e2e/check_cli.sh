@@ -42,6 +42,7 @@ rest:
   jwt_file: $SLUICE_TB_TOKEN_FILE
 storage:
   root: $SLUICE_TB_STORAGE_ROOT
+  cluster_root: ${SLUICE_TB_CLUSTER_STORAGE_ROOT:-$SLUICE_TB_STORAGE_ROOT}
 job_launcher:
   sandbox: none
   sbatch_directives:

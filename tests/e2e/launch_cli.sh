@@ -138,7 +138,10 @@ else
 fi
 
 # ---------------------------------------------------------- 5. multi-node
+# Written through the service's view of the storage, run by the cluster
+# from its own (they differ for a release in a root).
 rank_script="$SLUICE_TB_STORAGE_ROOT/e2e-rank-$run.sh"
+rank_cmd="${SLUICE_TB_CLUSTER_STORAGE_ROOT:-$SLUICE_TB_STORAGE_ROOT}/e2e-rank-$run.sh"
 cat >"$rank_script" <<'SH'
 #!/bin/bash
 echo "rank=$SLUICE_NODE_RANK nnodes=$SLUICE_NNODES master=$SLUICE_MASTER_ADDR:$SLUICE_MASTER_PORT nvfl_rank=$NVFL_NODE_RANK"
@@ -146,9 +149,9 @@ SH
 chmod 0755 "$rank_script"
 cat >"$work/multi.json" <<JSON
 {"launch_id": "multi-$run", "site": "$SLUICE_TB_CLUSTER", "profile": "none",
- "command": "$rank_script", "time_limit": 5,
+ "command": "$rank_cmd", "time_limit": 5,
  "pools": [{"name": "workers", "gpu_series": "h100", "nodes": 2, "cpus_per_node": 1,
-   "mem_per_node_mib": 200, "additional_node_command": "$rank_script"}]}
+   "mem_per_node_mib": 200, "additional_node_command": "$rank_cmd"}]}
 JSON
 launch multi
 out=$(artifacts "multi-$run")

@@ -189,8 +189,8 @@ static void fill_desc(sluice_jobdesc_t *d, const char *name, const char *constra
     d->nodes = 1;
     d->tasks_per_node = 1;
     d->constraint = constraint ? strdup(constraint) : NULL;
-    d->workdir = strdup(tb("SLUICE_TB_STORAGE_ROOT"));
-    snprintf(out, sizeof(out), "%s/%s-%%j.out", tb("SLUICE_TB_STORAGE_ROOT"), name);
+    d->workdir = strdup(tb("SLUICE_TB_CLUSTER_STORAGE_ROOT"));
+    snprintf(out, sizeof(out), "%s/%s-%%j.out", tb("SLUICE_TB_CLUSTER_STORAGE_ROOT"), name);
     d->std_out = strdup(out);
     d->std_err = strdup(out);
     cr_assert_eq(sluice_jobdesc_setenv(d, "PATH", "/usr/bin:/bin", NULL), SLUICE_OK);
