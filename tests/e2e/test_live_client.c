@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_live_client.c - the slurmrestd client against the real testbed
- * (deploy/testbed: Slurm 22.05, v0.0.38, TCP and Unix socket).
+ * (deploy/testbed of the release in SLUICE_TB_RELEASE: Slurm 22.05 on v0.0.38,
+ * 24.11 on v0.0.42, 26.05 on v0.0.45; TCP and Unix socket).
  *
  * The testbed is found through the SLUICE_TB_* variables; when they are not
  * set, `deploy/testbed/env.sh` is run (as tests/e2e/smoke_testbed.sh does)
@@ -246,8 +247,18 @@ static void run_lifecycle(const char *url, const char *tag)
 
     cr_assert_eq(sluice_client_negotiate(c, &call, &err), SLUICE_OK, "%s", err.text);
     sluice_client_info(c, &info);
-    cr_assert_eq(info.version, SLUICE_REST_V0038);
-    cr_assert_str_eq(info.release, "22.05.8");
+    {
+        /* The testbed's newest version, and its release's number. */
+        sluice_rest_version want;
+        const char *rel = tb("SLUICE_TB_RELEASE");
+
+        cr_assert_eq(sluice_rest_version_parse(tb("SLUICE_TB_REST_VERSION"), &want, &err),
+                     SLUICE_OK, "%s", err.text);
+        cr_assert_eq(info.version, want, "negotiated %s, the testbed serves %s",
+                     sluice_rest_version_name(info.version), tb("SLUICE_TB_REST_VERSION"));
+        cr_assert(strncmp(info.release, rel, strlen(rel)) == 0 && info.release[strlen(rel)] == '.',
+                  "release %s, the testbed runs %s", info.release, rel);
+    }
 
     snprintf(name, sizeof(name), "sluice-e2e-%s-%ld", tag, (long)getpid());
     fill_desc(&d, name, NULL);
@@ -267,7 +278,7 @@ static void run_lifecycle(const char *url, const char *tag)
     cr_assert(found, "job %" PRIu64 " not in the changes since %" PRId64, id, t0);
     sluice_rest_jobs_clear(&j);
 
-    /* jobs states (v0.0.38 emulation) */
+    /* jobs states (jobs/state on v0.0.40+, emulated on v0.0.38) */
     {
         sluice_rest_job_states_t st = {0};
         uint64_t ids[] = {id, 999999};
@@ -460,7 +471,7 @@ Test(live_client, bad_token_is_auth)
         cr_assert_eq(sluice_auth_new(&auth, &ao, &err), SLUICE_OK, "%s", err.text);
         memset(&co, 0, sizeof(co));
         co.url = tb("SLUICE_TB_REST_URL");
-        co.api_version = "v0.0.38";
+        co.api_version = tb("SLUICE_TB_REST_VERSION");
         co.auth = auth;
         cr_assert_eq(sluice_client_new(&c, &co, &err), SLUICE_OK, "%s", err.text);
     }
