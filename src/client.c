@@ -31,7 +31,12 @@
 
 #define ESLURM_INVALID_JOB_ID 2017
 #define ESLURM_REST_EMPTY_RESULT 9003
-#define DEFAULT_STATES_CHUNK 500
+/* jobs/state: slurmrestd (24.11.5, 26.05.5, measured) answers a query
+ * string of up to 65,535 bytes; past that it drops the query silently and
+ * returns the states of every job on the cluster.  A filtered read stays
+ * well under that; a larger tracked set is read unfiltered, once, and
+ * filtered here (one slurmctld RPC either way). */
+#define STATES_QUERY_MAX 60000
 
 struct sluice_client {
     http_client_t *http;
@@ -387,7 +392,7 @@ sluice_client_new(sluice_client_t **out, const sluice_client_options_t *opts, sl
         opts->cancel_timeout_ms > 0 ? opts->cancel_timeout_ms : 10000;
     if ((rc = http_client_new(&c->http, &ho, err)) != SLUICE_OK)
         goto out;
-    c->states_chunk = opts->states_chunk > 0 ? opts->states_chunk : DEFAULT_STATES_CHUNK;
+    c->states_chunk = opts->states_chunk; /* 0: by the URL's length */
     c->auth = opts->auth;
     *out = c;
     c = NULL;
@@ -866,6 +871,84 @@ out:
     return rc;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+static bool tracked(const uint64_t *sorted, size_t n, uint64_t id)
+{
+    return bsearch(&id, sorted, n, sizeof(*sorted), cmp_u64) != NULL;
+}
+
+/* Keep only the states of `ids` (or of a component whose leader, its id less
+ * its offset, is one of them) in an unfiltered jobs/state answer. */
+static sluice_err keep_tracked(sluice_rest_job_states_t *st,
+                               const uint64_t *ids,
+                               size_t n,
+                               sluice_error_t *err)
+{
+    uint64_t *sorted = malloc(n * sizeof(*sorted));
+    size_t i, kept = 0;
+
+    if (sorted == NULL)
+        return sluice_errorf(err, SLUICE_ENOMEM, "jobs state: out of memory");
+    memcpy(sorted, ids, n * sizeof(*sorted));
+    qsort(sorted, n, sizeof(*sorted), cmp_u64);
+    for (i = 0; i < st->n_states; i++) {
+        const sluice_rest_job_state_t *s = &st->states[i];
+        bool mine = tracked(sorted, n, s->job_id) ||
+                    (s->has_het_offset && s->job_id > s->het_offset &&
+                     tracked(sorted, n, s->job_id - s->het_offset));
+
+        if (mine)
+            st->states[kept++] = *s;
+    }
+    st->n_states = kept;
+    free(sorted);
+    return SLUICE_OK;
+}
+
+/* One jobs/state read: the ids in the query when it fits, else every job's
+ * state, filtered to the ids. */
+static sluice_err states_once(sluice_client_t *c,
+                              sluice_rest_version v,
+                              const uint64_t *job_ids,
+                              size_t n,
+                              sluice_rest_job_states_t *out,
+                              sluice_call_t *call,
+                              sluice_error_t *err)
+{
+    json_t *root = NULL;
+    char *path = NULL;
+    const char *q;
+    bool all = false;
+    sluice_err rc;
+
+    if ((rc = sluice_rest_path_jobs_state(v, job_ids, n, &path, err)) != SLUICE_OK)
+        return local_fail(call, SLUICE_OUTCOME_REJECTED, rc);
+    if ((q = strchr(path, '?')) != NULL && strlen(q + 1) > STATES_QUERY_MAX) {
+        free(path);
+        path = NULL;
+        all = true;
+        if ((rc = sluice_rest_path_jobs_state(v, NULL, 0, &path, err)) != SLUICE_OK)
+            return local_fail(call, SLUICE_OUTCOME_REJECTED, rc);
+    }
+    if ((rc = get_json(c, v, path, HTTP_CLASS_QUERY, HTTP_GET, &root, call, err)) != SLUICE_OK)
+        return rc; /* get_json freed path */
+    rc = sluice_rest_parse_job_states(v, root, out, err);
+    json_decref(root);
+    if (rc != SLUICE_OK)
+        return proto_fail(call, err, "jobs state");
+    if (all && (rc = keep_tracked(out, job_ids, n, err)) != SLUICE_OK) {
+        sluice_rest_job_states_clear(out);
+        return rc;
+    }
+    return SLUICE_OK;
+}
+
 sluice_err sluice_client_job_states(sluice_client_t *c,
                                     const uint64_t *job_ids,
                                     size_t n,
@@ -886,6 +969,8 @@ sluice_err sluice_client_job_states(sluice_client_t *c,
         return rc;
     if (v == SLUICE_REST_V0038)
         return states_from_jobs(c, v, job_ids, n, out, call, err);
+    if (c->states_chunk == 0)
+        return states_once(c, v, job_ids, n, out, call, err);
 
     for (size_t off = 0; off < n; off += c->states_chunk) {
         size_t k = n - off < c->states_chunk ? n - off : c->states_chunk;

@@ -123,8 +123,10 @@ tb_check_dir() {
 # may name either (env.sh prints the host's view).
 TB_IN_DIR=${SLUICE_TESTBED_DIR:-/var/tmp/sluice-testbed}
 TB_IN_DIR=${TB_IN_DIR%/}
-if [ -n "$TB_X" ] && [ "${TB_IN_DIR#"$TB_X"/}" != "$TB_IN_DIR" ]; then
-    TB_IN_DIR=/${TB_IN_DIR#"$TB_X"/}
+# A host path into any release's root (e.g. left in the environment by
+# env.sh of another release) names the directory inside that root.
+if [[ "$TB_IN_DIR" =~ ^$TB_ROOTS/[0-9][0-9]\.[0-9][0-9](/.*)$ ]]; then
+    TB_IN_DIR=${BASH_REMATCH[1]}
 fi
 [ -n "$TB_IN_DIR" ] || TB_IN_DIR=/   # caught by tb_check_dir below
 TB_DIR=$TB_X$TB_IN_DIR

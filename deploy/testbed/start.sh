@@ -327,6 +327,8 @@ JobCompType=jobcomp/none
 MpiDefault=none
 ReturnToService=2
 MinJobAge=$MIN_JOB_AGE
+# Room for the 10,000-job poll benchmark next to the other tests' jobs.
+MaxJobCount=50000
 SlurmdTimeout=$SLURMD_TIMEOUT
 MailProg=/bin/true
 

@@ -582,6 +582,66 @@ Test(client, job_states_are_chunked)
     sluice_rest_job_states_clear(&st);
 }
 
+/* Without a chunk size, every tracked id goes into one request while the
+ * query fits (one slurmctld RPC per poll cycle). */
+Test(client, job_states_fit_in_one_request)
+{
+    enum { N = 1000 };
+    uint64_t ids[N];
+    sluice_rest_job_states_t st = {0};
+    sluice_call_t call;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    for (size_t i = 0; i < N; i++)
+        ids[i] = 1000001 + i;
+    make_client("v0.0.43", 5000, 0, 0);
+    push_fixture(200, "v0.0.43", "diag_basic");
+    push(200, "{\"jobs\":[{\"job_id\":\"1000001\",\"state\":[\"PENDING\"]},"
+              "{\"job_id\":\"1001000\",\"state\":[\"RUNNING\"]}]}");
+    cr_assert_eq(sluice_client_job_states(client, ids, N, &st, &call, &err), SLUICE_OK, "%s",
+                 err.text);
+    cr_assert_eq(call.requests, 1);
+    cr_assert_eq(fake_request_count(fs), 2);
+    cr_assert(strncmp(fake_request(fs, 1)->target,
+                      "/slurm/v0.0.43/jobs/state/?job_id=1000001&job_id=1000002&", 56) == 0,
+              "%s", fake_request(fs, 1)->target);
+    cr_assert_eq(st.n_states, 2);
+    sluice_rest_job_states_clear(&st);
+}
+
+/* A tracked set whose query would pass slurmrestd's limit (it would drop the
+ * query and answer for every job) is read once unfiltered and filtered
+ * here: still one request, only our jobs and our hetjob's components. */
+Test(client, job_states_past_the_url_limit_read_all_and_filter)
+{
+    enum { N = 5000 };
+    static uint64_t ids[N];
+    sluice_rest_job_states_t st = {0};
+    sluice_call_t call;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    for (size_t i = 0; i < N; i++)
+        ids[i] = 2000000 + 2 * i; /* 2000000 is a hetjob leader, 2000001 its component */
+    make_client("v0.0.43", 5000, 0, 0);
+    push_fixture(200, "v0.0.43", "diag_basic");
+    push(200, "{\"jobs\":[{\"job_id\":\"17\",\"state\":[\"RUNNING\"]},"
+              "{\"job_id\":\"2000000+0\",\"state\":[\"RUNNING\"]},"
+              "{\"job_id\":\"2000001+1\",\"state\":[\"RUNNING\"]},"
+              "{\"job_id\":\"2000003\",\"state\":[\"PENDING\"]},"
+              "{\"job_id\":\"2009998\",\"state\":[\"COMPLETED\"]}]}");
+    cr_assert_eq(sluice_client_job_states(client, ids, N, &st, &call, &err), SLUICE_OK, "%s",
+                 err.text);
+    cr_assert_eq(call.requests, 1);
+    cr_assert_str_eq(fake_request(fs, 1)->target, "/slurm/v0.0.43/jobs/state/");
+    cr_assert_eq(st.n_states, 3, "got %zu states", st.n_states);
+    cr_assert_eq(st.states[0].job_id, 2000000);
+    cr_assert_eq(st.states[1].job_id, 2000001);
+    cr_assert_eq(st.states[1].het_offset, 1);
+    cr_assert_eq(st.states[2].job_id, 2009998);
+    cr_assert_eq(st.states[2].base, SLUICE_JOB_COMPLETED);
+    sluice_rest_job_states_clear(&st);
+}
+
 Test(client, job_states_chunk_failure_fails_the_call)
 {
     const uint64_t ids[] = {5, 6, 7};
