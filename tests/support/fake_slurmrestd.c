@@ -39,6 +39,7 @@ struct fake_server {
     fake_response_t queue[MAX_QUEUE];
     char *queue_bodies[MAX_QUEUE];
     char *queue_headers[MAX_QUEUE];
+    char *queue_types[MAX_QUEUE];
     size_t q_head, q_len;
     fake_request_t records[MAX_RECORDS];
     size_t n_records;
@@ -204,8 +205,9 @@ static int answer(int fd, const fake_response_t *r)
         return -1; /* and close */
     }
     snprintf(head, sizeof(head),
-             "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n%s%s\r\n",
-             status, reason(status), body_len * reps, r->close_after ? "Connection: close\r\n" : "",
+             "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s%s\r\n", status,
+             reason(status), r->content_type != NULL ? r->content_type : "application/json",
+             body_len * reps, r->close_after ? "Connection: close\r\n" : "",
              r->headers != NULL ? r->headers : "");
     if (send_all(fd, head, strlen(head)) != 0)
         return -1;
@@ -384,6 +386,7 @@ void fake_stop(fake_server_t *fs)
     for (i = 0; i < MAX_QUEUE; i++) {
         free(fs->queue_bodies[i]);
         free(fs->queue_headers[i]);
+        free(fs->queue_types[i]);
     }
     pthread_mutex_destroy(&fs->lock);
     free(fs);
@@ -403,11 +406,14 @@ void fake_push(fake_server_t *fs, const fake_response_t *r)
         slot = (fs->q_head + fs->q_len) % MAX_QUEUE;
         free(fs->queue_bodies[slot]);
         free(fs->queue_headers[slot]);
+        free(fs->queue_types[slot]);
         fs->queue[slot] = *r;
         fs->queue_bodies[slot] = r->body != NULL ? strdup(r->body) : NULL;
         fs->queue_headers[slot] = r->headers != NULL ? strdup(r->headers) : NULL;
         fs->queue[slot].body = fs->queue_bodies[slot];
         fs->queue[slot].headers = fs->queue_headers[slot];
+        fs->queue_types[slot] = r->content_type != NULL ? strdup(r->content_type) : NULL;
+        fs->queue[slot].content_type = fs->queue_types[slot];
         fs->q_len++;
     }
     pthread_mutex_unlock(&fs->lock);

@@ -12,14 +12,15 @@
 #include <stddef.h>
 
 typedef struct {
-    int status;          /* HTTP status; 0 means 200 */
-    const char *headers; /* extra header lines, each ending "\r\n"; may be NULL */
-    const char *body;    /* may be NULL (empty) */
-    int delay_ms;        /* wait before answering */
-    int close_silently;  /* close the connection without answering */
-    int garbage;         /* answer with bytes that are not HTTP */
-    int close_after;     /* send "Connection: close" and close after answering */
-    size_t repeat_body;  /* when > 0: body is repeated this many times */
+    int status;               /* HTTP status; 0 means 200 */
+    const char *headers;      /* extra header lines, each ending "\r\n"; may be NULL */
+    const char *body;         /* may be NULL (empty) */
+    int delay_ms;             /* wait before answering */
+    int close_silently;       /* close the connection without answering */
+    int garbage;              /* answer with bytes that are not HTTP */
+    int close_after;          /* send "Connection: close" and close after answering */
+    size_t repeat_body;       /* when > 0: body is repeated this many times */
+    const char *content_type; /* NULL: application/json ("text/plain": a router answer) */
 } fake_response_t;
 
 typedef struct {

@@ -655,6 +655,82 @@ Test(client, acct_nothing_found_is_not_found)
     sluice_rest_jobs_clear(&j);
 }
 
+/* slurmrestd's router answers an unknown URL with a text/plain 404: "Unable
+ * find requested URL" up to 25.05, slurm_strerror(ESLURM_REST_UNKNOWN_URL)
+ * from 25.11 on.  On /slurmdb/ that means no slurmdbd plugin is loaded
+ * (slurmrestd -s openapi/slurmctld): no verdict on any job. */
+static const char *const router_404[] = {
+    "Unable find requested URL",
+    "Unable to find requested URL endpoint. Please query the '/openapi/v3' endpoint or visit "
+    "'https://slurm.schedmd.com/rest_api.html' for the OpenAPI specification which includes a "
+    "list of all possible slurmrestd endpoints.",
+};
+
+static void push_router_404(const char *text)
+{
+    fake_response_t r;
+
+    memset(&r, 0, sizeof(r));
+    r.status = 404;
+    r.body = text;
+    r.content_type = "text/plain";
+    r.close_after = 1; /* as slurmrestd does after every rejection */
+    fake_push(fs, &r);
+}
+
+Test(client, acct_unknown_url_is_unavailable_never_not_found)
+{
+    sluice_rest_jobs_t j = {0};
+    sluice_call_t call;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    ready_client("v0.0.43", 5000);
+    for (size_t i = 0; i < sizeof(router_404) / sizeof(router_404[0]); i++) {
+        push_router_404(router_404[i]);
+        cr_assert_neq(sluice_client_acct_find(client, "x", "alice", 1, 2, &j, &call, &err),
+                      SLUICE_OK);
+        cr_assert_eq(call.outcome, SLUICE_OUTCOME_UNAVAILABLE, "acct_find, body %zu: %s", i,
+                     sluice_outcome_name(call.outcome));
+        cr_assert_neq(err.code, SLUICE_ENOTFOUND);
+        cr_assert_eq(call.http_status, 404);
+        cr_assert_not_null(strstr(err.text, "accounting is not served"), "%s", err.text);
+        cr_assert_not_null(strstr(err.text, "/slurmdb/v0.0.43/jobs/"), "%s", err.text);
+        push_router_404(router_404[i]);
+        cr_assert_neq(sluice_client_acct_job(client, 5, &j, &call, &err), SLUICE_OK);
+        cr_assert_eq(call.outcome, SLUICE_OUTCOME_UNAVAILABLE, "acct_job, body %zu: %s", i,
+                     sluice_outcome_name(call.outcome));
+        cr_assert_not_null(strstr(err.text, "accounting is not served"), "%s", err.text);
+    }
+    cr_assert_eq(j.n_jobs, 0);
+    sluice_rest_jobs_clear(&j);
+}
+
+Test(client, acct_json_404_is_still_not_found)
+{
+    sluice_rest_jobs_t j = {0};
+    sluice_call_t call;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    ready_client("v0.0.43", 5000);
+    push_fixture(404, "v0.0.43", "error_notfound");
+    cr_assert_eq(sluice_client_acct_job(client, 5, &j, &call, &err), SLUICE_ENOTFOUND);
+    cr_assert_eq(call.outcome, SLUICE_OUTCOME_NOT_FOUND);
+    cr_assert_eq(call.slurm_errno, 2017);
+    sluice_rest_jobs_clear(&j);
+}
+
+Test(client, live_unknown_url_after_negotiation_is_unavailable)
+{
+    sluice_call_t call;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    /* e.g. slurmrestd restarted without this version's plugin */
+    ready_client("v0.0.43", 5000);
+    push_router_404(router_404[0]);
+    cr_assert_eq(get_outcome(&call, &err), SLUICE_OUTCOME_UNAVAILABLE, "%s", err.text);
+    cr_assert_not_null(strstr(err.text, "serves no such URL"), "%s", err.text);
+}
+
 /* ---- constraints and names ------------------------------------------------ */
 
 Test(client, constraint_matching)
