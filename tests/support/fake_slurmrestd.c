@@ -13,6 +13,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -308,7 +309,38 @@ static void *run(void *arg)
     return NULL;
 }
 
+static fake_server_t *start(int unix_socket, int port, const fake_response_t *script, size_t n);
+
 fake_server_t *fake_start(int unix_socket)
+{
+    return start(unix_socket, 0, NULL, 0);
+}
+
+fake_server_t *fake_start_port(int port, const fake_response_t *script, size_t n)
+{
+    return start(0, port, script, n);
+}
+
+int fake_free_port(void)
+{
+    struct sockaddr_in sin;
+    socklen_t len = sizeof(sin);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    int port = -1;
+
+    if (fd < 0)
+        return -1;
+    memset(&sin, 0, sizeof(sin));
+    sin.sin_family = AF_INET;
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0 &&
+        getsockname(fd, (struct sockaddr *)&sin, &len) == 0)
+        port = ntohs(sin.sin_port);
+    close(fd); /* never listened on: a connect is refused */
+    return port;
+}
+
+static fake_server_t *start(int unix_socket, int port, const fake_response_t *script, size_t n)
 {
     struct fake_server *fs = calloc(1, sizeof(*fs));
 
@@ -338,7 +370,7 @@ fake_server_t *fake_start(int unix_socket)
         memset(&sin, 0, sizeof(sin));
         sin.sin_family = AF_INET;
         sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        sin.sin_port = 0;
+        sin.sin_port = htons((uint16_t)port);
         fs->listen_fd = socket(AF_INET, SOCK_STREAM, 0);
         if (fs->listen_fd < 0)
             goto fail;
@@ -350,6 +382,8 @@ fake_server_t *fake_start(int unix_socket)
     }
     if (listen(fs->listen_fd, 16) != 0)
         goto fail;
+    for (size_t i = 0; i < n; i++)
+        fake_push(fs, &script[i]);
     if (pthread_create(&fs->thread, NULL, run, fs) != 0)
         goto fail;
     fs->started = 1;

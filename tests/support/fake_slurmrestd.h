@@ -38,6 +38,14 @@ typedef struct fake_server fake_server_t;
  * Returns NULL on failure. */
 fake_server_t *fake_start(int unix_socket);
 
+/* Start a server on 127.0.0.1:`port` (a port the test picked, e.g. one a
+ * client was refused on), with `n` responses queued before it accepts any
+ * connection.  Returns NULL on failure (e.g. the port is taken). */
+fake_server_t *fake_start_port(int port, const fake_response_t *script, size_t n);
+
+/* A loopback port that nothing listens on (bound to port 0, then closed). */
+int fake_free_port(void);
+
 /* Stop the thread, close sockets, free everything.  NULL-safe. */
 void fake_stop(fake_server_t *fs);
 
