@@ -13,6 +13,10 @@
  *   rejection (timeout, dropped connection, 5xx, AUTH, an unreadable 200)
  *   gives SLUICE_OUTCOME_UNCERTAIN; after an AUTH answer the token is
  *   invalidated first.  The caller must reconcile before trying again.
+ *   SLUICE_OUTCOME_UNAVAILABLE (or AUTH without a usable token) for a
+ *   submit proves that no byte of the POST left: refused connect, TLS
+ *   handshake failure, connect timeout.  The caller may send it again at
+ *   once (the launcher does, with backoff within its submit budget).
  *
  * Threads: one client may be shared by any number of threads; requests on
  * one client are serialised by the transport.

@@ -118,6 +118,26 @@ static void make_client(const char *version, long query_ms, size_t max_response,
     cr_assert_eq(sluice_client_new(&client, &co, &err), SLUICE_OK, "%s", err.text);
 }
 
+/* A pinned v0.0.43 client for `url` (no fake behind it). */
+static void make_client_at(const char *url)
+{
+    sluice_auth_options_t ao;
+    sluice_client_options_t co;
+    sluice_auth_t *auth = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    memset(&ao, 0, sizeof(ao));
+    ao.kind = SLUICE_AUTH_HS256_KEY;
+    ao.path = keypath;
+    ao.user = "alice";
+    cr_assert_eq(sluice_auth_new(&auth, &ao, &err), SLUICE_OK, "%s", err.text);
+    memset(&co, 0, sizeof(co));
+    co.url = url;
+    co.api_version = "v0.0.43";
+    co.auth = auth;
+    cr_assert_eq(sluice_client_new(&client, &co, &err), SLUICE_OK, "%s", err.text);
+}
+
 /* A client pinned to `version` whose negotiation already happened. */
 static void ready_client(const char *version, long query_ms)
 {
@@ -445,6 +465,33 @@ Test(client, connection_refused_is_unavailable_even_for_a_post)
     fs = NULL;
     cr_assert_eq(submit_outcome(&call, &err), SLUICE_OUTCOME_UNAVAILABLE,
                  "a request that was never sent is certainly not submitted");
+    fs = fake_start(0);
+}
+
+Test(client, port_nobody_listens_on_is_not_sent_for_a_post)
+{
+    sluice_call_t call;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    int port = fake_free_port();
+    char url[64];
+
+    cr_assert_gt(port, 0);
+    make_client("v0.0.43", 5000, 0, 0);
+    push_fixture(200, "v0.0.43", "diag_basic");
+    cr_assert_eq(sluice_client_negotiate(client, NULL, &err), SLUICE_OK, "%s", err.text);
+    sluice_client_free(client);
+    client = NULL;
+    /* the same client setup, pointed at a port that refuses connections */
+    fake_stop(fs);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
+    fs = fake_start_port(port, NULL, 0);
+    cr_assert_not_null(fs);
+    fake_stop(fs); /* bound once, closed: nothing listens now */
+    fs = NULL;
+    make_client_at(url);
+    cr_assert_eq(submit_outcome(&call, &err), SLUICE_OUTCOME_UNAVAILABLE, "%s", err.text);
+    cr_assert_eq(call.http_status, 0);
+    cr_assert_not_null(strstr(err.text, "not-sent"), "%s", err.text);
     fs = fake_start(0);
 }
 
