@@ -8,6 +8,11 @@
  * - 22.05 reports an unknown job id as HTTP 500 with error 2017; that is
  *   NOT_FOUND here (slurmrestd-api.md section 16).
  * - Accounting's "Nothing found" (9003) is NOT_FOUND for accounting calls.
+ * - A 404 from slurmrestd's router (plain text "Unable find requested URL",
+ *   no errors[]) is no verdict on a job: the URL is not served.  It is
+ *   UNAVAILABLE with call->not_served set; on /slurmdb/ the text says that
+ *   accounting is not served.  Only the version probes of negotiation read
+ *   it as NOT_FOUND ("this version is not loaded").
  * - A 22.05 submit refused with HTTP 500 stays UNCERTAIN: a 5xx never
  *   proves a rejection (design.md "No blind POST").
  * - Log lines name the method, path and status only; never a header.
@@ -60,6 +65,7 @@ typedef struct {
     const char *path; /* may carry "?query" */
     const char *body;
     sluice_rest_version v;
+    bool probe; /* a version probe: a router 404 means "version not served" */
 } req_t;
 
 static const char *const outcome_names[] = {
@@ -172,6 +178,30 @@ fail_call(const sluice_call_t *call, const req_t *r, http_xfer_t xfer, sluice_er
     return out;
 }
 
+/* Append to err what a router 404 means: the URL `path` is not served, and
+ * on /slurmdb/ that accounting is not.  `body` is the router's text. */
+static void note_not_served(const char *path, const char *body, sluice_error_t *err)
+{
+    char text[120];
+    size_t used;
+    size_t n = 0;
+
+    if (err == NULL)
+        return;
+    for (; body != NULL && body[n] != '\0' && body[n] != '\n' && n < sizeof(text) - 1; n++)
+        text[n] = (body[n] >= 0x20 && body[n] < 0x7f) ? body[n] : '?';
+    text[n] = '\0';
+    used = strlen(err->text);
+    if (strncmp(path, "/slurmdb/", 9) == 0)
+        snprintf(err->text + used, sizeof(err->text) - used,
+                 ": accounting is not served: slurmrestd answers \"%s\" for /slurmdb/ URLs "
+                 "(no openapi/slurmdbd plugin loaded)",
+                 text);
+    else
+        snprintf(err->text + used, sizeof(err->text) - used,
+                 ": slurmrestd serves no such URL: \"%s\"", text);
+}
+
 /* One operation's HTTP part, with the retry rule.  On OUTCOME_OK,
  * *json_out (may be NULL) receives the decoded body as a new reference, or
  * NULL for an empty body (304). */
@@ -209,6 +239,7 @@ static sluice_err exchange(
         call->http_status = 0;
         call->slurm_errno = 0;
         call->slurm_error[0] = '\0';
+        call->not_served = false;
         if (sluice_auth_headers(c->auth, &headers, &aerr) != SLUICE_OK) {
             /* Nothing was sent, so even a POST is certainly not submitted. */
             call->outcome = SLUICE_OUTCOME_AUTH;
@@ -256,6 +287,8 @@ static sluice_err exchange(
         o.family = family_of(r->v);
         o.authenticated = 1;
         o.after_refresh = attempt > 0;
+        o.unrouted = !r->probe && restclass_unrouted(resp.status, resp.body, resp.body_len);
+        call->not_served = o.unrouted != 0;
         cls = restclass_classify(&o);
         if (resp.status == 500 && enumber == ESLURM_INVALID_JOB_ID)
             cls = REST_NOT_FOUND;
@@ -305,6 +338,8 @@ static sluice_err exchange(
         rc = SLUICE_OK;
     } else {
         rc = fail_call(call, r, last_xfer, err);
+        if (call->not_served)
+            note_not_served(path, resp.body, err);
         if (call->outcome == SLUICE_OUTCOME_UNCERTAIN && err != NULL)
             sluice_error_prefix(err, "submit outcome uncertain (never retried)");
     }
@@ -525,6 +560,7 @@ probe(sluice_client_t *c, sluice_rest_version v, sluice_call_t *call, sluice_err
     r.klass = HTTP_CLASS_QUERY;
     r.path = path;
     r.v = v;
+    r.probe = true;
     if ((rc = exchange(c, &r, &root, call, err)) != SLUICE_OK)
         goto out;
     if ((rc = sluice_rest_parse_envelope(v, root, &env, err)) != SLUICE_OK) {

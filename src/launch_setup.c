@@ -26,6 +26,7 @@ void sluice_launcher_opts_from_config(const sluice_config_t *cfg, sluice_launche
     lo->rpc_per_sec = (double)cfg->poll.rpc_per_sec;
     lo->submit_per_sec = (double)cfg->submit.per_sec;
     lo->submit_in_flight = cfg->submit.in_flight > 0 ? (unsigned)cfg->submit.in_flight : 0;
+    lo->submit_timeout_s = (double)cfg->launcher.submit_timeout_s;
     if (cfg->launcher.poll_interval_s > 0)
         lo->poll_max_ms = (int64_t)(cfg->launcher.poll_interval_s * 1000);
 }

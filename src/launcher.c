@@ -25,6 +25,10 @@
  *     read back by sync_launch, never given to the fsm.
  *   - A POST is never repeated blindly: a submit-started without an answer
  *     becomes submit-uncertain, and only the absence rule opens attempt+1.
+ *     Only a POST that provably never left this host is sent again, for the
+ *     same attempt (launcher_submit.c).
+ *   - Events the fsm does not know also include submit-not-sent (audit of
+ *     such a POST, once per attempt).
  *   - Every action is idempotent and safe to repeat after a crash.
  */
 #include <errno.h>
@@ -672,6 +676,8 @@ sluice_err sluice_launcher_new(sluice_launcher_t **out,
         l->o.submit_in_flight = DEFAULT_IN_FLIGHT;
     if (l->o.submit_in_flight > MAX_IN_FLIGHT)
         l->o.submit_in_flight = MAX_IN_FLIGHT;
+    if (!(l->o.submit_timeout_s > 0))
+        l->o.submit_timeout_s = 30;
     if (l->o.now_ms == NULL)
         l->o.now_ms = real_now_ms;
     if (l->o.sleep_ms == NULL)

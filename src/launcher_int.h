@@ -64,6 +64,12 @@ typedef struct {
     bool last_unavailable;
     int64_t last_obs_ms;
     int64_t next_acct_ms;
+    /* a POST of the current attempt that provably never left (in memory
+     * only: after a restart the marker rule takes over) */
+    bool not_sent;
+    int64_t not_sent_since_ms; /* its first try: the submit budget runs from here */
+    unsigned not_sent_tries;
+    int64_t next_post_ms; /* the next try, not before */
     /* reconciliation */
     unsigned absent_count;
     int64_t last_recon_ms;

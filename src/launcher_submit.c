@@ -13,8 +13,15 @@
  *   live queue, then in accounting; only confirmed absence opens the next
  *   attempt.  Jobs of older attempts that surface late are cancelled.
  *
+ *   A POST that provably never left (SLUICE_SUBMIT_UNAVAILABLE: refused
+ *   connect, TLS handshake failure, connect timeout, no usable token) is no
+ *   uncertain submit: the launch stays SUBMITTING with the same attempt and
+ *   marker, and the POST goes again at once with backoff while its submit
+ *   budget lasts, then once per backoff on the next cycles (resend_due()).
+ *
  * Notes:
- *   - A POST is never repeated blindly (see launcher.c).
+ *   - A POST is never repeated blindly (see launcher.c): only one that
+ *     provably was not sent is repeated.
  *   - Kill points (SLUICE_KILL_*) sit between the commits and the POSTs.
  */
 #include <inttypes.h>
@@ -30,6 +37,8 @@
 
 #define ACCT_WINDOW_BEFORE_S 300
 #define SLUICE_LAUNCH_SECRETS_MAX 256
+#define NOT_SENT_FIRST_MS 100 /* backoff after the first refused POST ... */
+#define NOT_SENT_MAX_MS 5000  /* ... doubling up to this */
 
 /* ---- submit and reconciliation ----------------------------------------- */
 
@@ -138,6 +147,7 @@ static bool take_submit_token(sluice_launcher_t *l)
 typedef struct {
     launch_t *L;
     uint32_t attempt;
+    bool resend;  /* the attempt's POST never left: same attempt, no new marker */
     char dep[64]; /* Slurm dependency when has_dep */
     bool has_dep;
     bool staged;
@@ -170,7 +180,8 @@ static sluice_err batch_select(sluice_launcher_t *l,
     *ready_out = false;
     memset(b, 0, sizeof(*b));
     b->L = L;
-    b->attempt = L->fsm.attempt + 1;
+    b->resend = L->not_sent;
+    b->attempt = L->not_sent ? L->fsm.attempt : L->fsm.attempt + 1;
     b->has_dep = dependency_for(l, L, b->dep, sizeof(b->dep), &wait);
     if (wait) {
         *waited = true;
@@ -191,6 +202,10 @@ static void stage_one(sluice_launcher_t *l, batch_entry_t *b)
     sluice_secret_t sec[SLUICE_LAUNCH_SECRETS_MAX];
     size_t ns = L->n_secrets < SLUICE_LAUNCH_SECRETS_MAX ? L->n_secrets : SLUICE_LAUNCH_SECRETS_MAX;
 
+    if (b->resend) { /* staged before the POST that never left; untouched since */
+        b->staged = true;
+        return;
+    }
     for (size_t i = 0; i < ns; i++) {
         sec[i].name = L->secret_names[i];
         sec[i].value = L->secret_values[i];
@@ -238,6 +253,7 @@ static size_t stage_batch(sluice_launcher_t *l, batch_entry_t *b, size_t n)
             b[i].staged = true;
         return n;
     }
+    /* (a resend needs no staging: stage_one passes it through) */
     memset(&w, 0, sizeof(w));
     w.l = l;
     w.b = b;
@@ -310,6 +326,7 @@ static void chunk_free(chunk_t *c)
 static sluice_err chunk_mark(sluice_launcher_t *l, chunk_t *c, sluice_error_t *err)
 {
     size_t n = c->n;
+    size_t m = 0; /* launches whose marker is recorded now (not resends) */
     double t0 = launcher_mono_ms();
     sluice_err rc;
 
@@ -322,19 +339,21 @@ static sluice_err chunk_mark(sluice_launcher_t *l, chunk_t *c, sluice_error_t *e
     if (c->who == NULL || c->evs == NULL || c->reqs == NULL || c->oc == NULL || c->res == NULL)
         return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
     for (size_t i = 0; i < n; i++) {
-        c->who[i] = c->b[i].L;
-        c->evs[i].type = SLUICE_EV_SUBMIT_STARTED;
-        c->evs[i].attempt = c->b[i].attempt;
-        c->evs[i].job_name = strdup(c->b[i].d[0].name);
-        c->evs[i].comment = strdup(c->b[i].d[0].comment);
-        if (c->evs[i].job_name == NULL || c->evs[i].comment == NULL)
-            return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
         c->reqs[i].descs = c->b[i].d;
         c->reqs[i].n = c->b[i].n;
+        if (c->b[i].resend) /* its submit-started (the marker) is already durable */
+            continue;
+        c->who[m] = c->b[i].L;
+        c->evs[m].type = SLUICE_EV_SUBMIT_STARTED;
+        c->evs[m].attempt = c->b[i].attempt;
+        c->evs[m].job_name = strdup(c->b[i].d[0].name);
+        c->evs[m].comment = strdup(c->b[i].d[0].comment);
+        if (c->evs[m++].job_name == NULL || c->evs[m - 1].comment == NULL)
+            return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
     }
-    if ((rc = launcher_record_many(l, c->who, c->evs, n, err)) != SLUICE_OK)
+    if (m > 0 && (rc = launcher_record_many(l, c->who, c->evs, m, err)) != SLUICE_OK)
         return rc;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < m; i++)
         sluice_fsm_event_clear(&c->evs[i]);
     c->t_mark = launcher_mono_ms() - t0;
     if (killed_in_batch(l, SLUICE_KILL_BEFORE_POST, n))
@@ -373,20 +392,80 @@ static void chunk_post_join(chunk_t *c)
     c->threaded = false;
 }
 
-/* The answers of a chunk whose POSTs are done, in one commit. */
+/* The delay before the next try of a POST that was not sent: 0.1 s after
+ * the first, doubling, at most NOT_SENT_MAX_MS. */
+static int64_t not_sent_backoff_ms(unsigned tries)
+{
+    int64_t d = NOT_SENT_FIRST_MS;
+
+    for (unsigned i = 1; i < tries && d < NOT_SENT_MAX_MS; i++)
+        d *= 2;
+    return d < NOT_SENT_MAX_MS ? d : NOT_SENT_MAX_MS;
+}
+
+/* The POST of L provably never left: keep the attempt (no event for the
+ * fsm) and plan the next try.  The first of an attempt leaves an audit
+ * event, submit-not-sent. */
+static sluice_err
+note_not_sent(sluice_launcher_t *l, launch_t *L, const char *detail, sluice_error_t *err)
+{
+    int64_t now = l->o.now_ms(l->o.clock_arg);
+    int64_t budget = launcher_to_ms(l->o.submit_timeout_s * 1000.0);
+    bool first = !L->not_sent;
+
+    if (first) {
+        L->not_sent = true;
+        L->not_sent_since_ms = now;
+        L->not_sent_tries = 0;
+    }
+    L->not_sent_tries++;
+    L->next_post_ms = now + not_sent_backoff_ms(L->not_sent_tries);
+    if (L->next_post_ms - L->not_sent_since_ms > budget &&
+        L->next_post_ms - NOT_SENT_MAX_MS <= L->not_sent_since_ms + budget)
+        sluice_log(SLUICE_LOG_WARNING,
+                   "launch %s: attempt %" PRIu32 ": POST not sent for %.0f s (%s); retrying "
+                   "every %d s while slurmrestd is unreachable",
+                   L->id, L->fsm.attempt, (double)(now - L->not_sent_since_ms) / 1000.0, detail,
+                   NOT_SENT_MAX_MS / 1000);
+    else
+        sluice_log(SLUICE_LOG_INFO,
+                   "launch %s: attempt %" PRIu32 ": POST not sent (%s); try %u in %" PRId64 " ms",
+                   L->id, L->fsm.attempt, detail, L->not_sent_tries + 1, L->next_post_ms - now);
+    if (!first)
+        return SLUICE_OK;
+    return launcher_note(l, L, "submit-not-sent",
+                         json_pack("{s:i, s:s}", "attempt", (int)L->fsm.attempt, "detail", detail),
+                         err);
+}
+
+/* The answers of a chunk whose POSTs are done, in one commit.  A POST that
+ * provably never left records nothing for the fsm (note_not_sent). */
 static sluice_err chunk_answer(sluice_launcher_t *l, chunk_t *c, sluice_error_t *err)
 {
     size_t n = c->n;
+    size_t m = 0; /* answers for the fsm, compacted into who/evs */
     double t0;
+    sluice_error_t nerr = SLUICE_ERROR_INIT;
+    sluice_err nrc = SLUICE_OK; /* a failed submit-not-sent note: after the answers */
     sluice_err rc;
 
     if (killed_in_batch(l, SLUICE_KILL_AFTER_POST, n))
         return sluice_errorf(err, SLUICE_ESTATE, "submit of %zu: killed at a kill point", n);
     for (size_t i = 0; i < n; i++) {
-        sluice_fsm_event_t *ev = &c->evs[i];
+        sluice_fsm_event_t *ev = &c->evs[m];
         sluice_submit_result_t *res = &c->res[i];
+        launch_t *L = c->b[i].L;
         res->detail[sizeof(res->detail) - 1] = '\0';
         memset(ev, 0, sizeof(*ev));
+        L->absent_count = 0;
+        L->last_recon_ms = 0;
+        if (c->oc[i] == SLUICE_SUBMIT_UNAVAILABLE && L->fsm.intent != SLUICE_CANCEL_CALLER) {
+            if (nrc == SLUICE_OK)
+                nrc = note_not_sent(l, L, res->detail[0] != '\0' ? res->detail : "not sent", &nerr);
+            continue;
+        }
+        L->not_sent = false;
+        c->who[m++] = L;
         switch (c->oc[i]) {
         case SLUICE_SUBMIT_OK:
             ev->type = SLUICE_EV_SUBMITTED;
@@ -397,16 +476,23 @@ static sluice_err chunk_answer(sluice_launcher_t *l, chunk_t *c, sluice_error_t 
             ev->type = SLUICE_EV_SUBMIT_REJECTED;
             ev->detail = strdup(res->detail[0] != '\0' ? res->detail : "rejected");
             break;
+        case SLUICE_SUBMIT_UNAVAILABLE:
+            /* Not sent, and the caller cancelled meanwhile: no job can
+             * exist, so this is a proven rejection (it ends ABORTED). */
+            ev->type = SLUICE_EV_SUBMIT_REJECTED;
+            ev->detail = strdup("not sent, and cancelled before it could be");
+            break;
         default:
             ev->type = SLUICE_EV_SUBMIT_UNCERTAIN;
             ev->detail = strdup(res->detail[0] != '\0' ? res->detail : "outcome unknown");
             break;
         }
-        c->b[i].L->absent_count = 0;
-        c->b[i].L->last_recon_ms = 0;
     }
     if (killed_in_batch(l, SLUICE_KILL_AFTER_ANSWER, n))
         return sluice_errorf(err, SLUICE_ESTATE, "submit of %zu: killed at a kill point", n);
+    if (m == 0)
+        goto notes;
+    n = m;
     t0 = launcher_mono_ms();
     rc = launcher_record_many(l, c->who, c->evs, n, err);
     sluice_log(SLUICE_LOG_DEBUG, "submit chunk of %zu: markers %.1f, POSTs %.1f, answers %.1f ms",
@@ -428,7 +514,12 @@ static sluice_err chunk_answer(sluice_launcher_t *l, chunk_t *c, sluice_error_t 
             }
         }
     }
-    return rc;
+    if (rc != SLUICE_OK)
+        return rc;
+notes:
+    if (nrc != SLUICE_OK && err != NULL)
+        *err = nerr;
+    return nrc;
 }
 
 /* Stage a chunk and build its job descriptions; entries whose staging
@@ -564,46 +655,120 @@ submit_batch(sluice_launcher_t *l, batch_entry_t *b, size_t n, size_t *posted, s
     return rc;
 }
 
+/* A launch whose POST never left and whose next try is due at `now`. */
+static bool resend_due(const launch_t *L, int64_t now)
+{
+    return L->not_sent && L->fsm.state == SLUICE_FSM_SUBMITTING && !L->fsm.uncertain &&
+           !L->fsm.may_retry && L->fsm.n_job_ids == 0 && now >= L->next_post_ms;
+}
+
+/* One round: every launch due a submit (resends_only: only POSTs that never
+ * left) in one batch, as far as the submit budget reaches.  *posted counts
+ * the POSTs, *waited a launch that waits for its dependency's job. */
+static sluice_err submit_round(sluice_launcher_t *l,
+                               int64_t now,
+                               bool resends_only,
+                               size_t *selected,
+                               size_t *posted,
+                               bool *waited,
+                               sluice_error_t *err)
+{
+    batch_entry_t *b = NULL;
+    size_t n = 0;
+    double t0;
+    sluice_err rc = SLUICE_OK;
+
+    *selected = 0;
+    *posted = 0;
+    *waited = false;
+    for (size_t i = 0; i < l->n && rc == SLUICE_OK; i++) {
+        launch_t *L = l->v[i];
+        bool ready = false;
+        if (L->fsm.state == SLUICE_FSM_DONE)
+            continue;
+        if (L->not_sent && L->fsm.intent == SLUICE_CANCEL_CALLER &&
+            L->fsm.state == SLUICE_FSM_SUBMITTING && !L->fsm.uncertain && L->fsm.n_job_ids == 0) {
+            /* cancelled while its POST could not be sent: no job exists */
+            L->not_sent = false;
+            rc = launcher_record_simple(l, L, SLUICE_EV_SUBMIT_REJECTED,
+                                        "not sent, and cancelled before it could be", err);
+            continue;
+        }
+        if (!resend_due(L, now) &&
+            (resends_only || !(sluice_fsm_due(&L->fsm, launcher_fsm_time(now)) &
+                               (SLUICE_DUE_SUBMIT | SLUICE_DUE_NEW_ATTEMPT))))
+            continue;
+        if (b == NULL && (b = calloc(l->n, sizeof(*b))) == NULL) {
+            rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+            break;
+        }
+        rc = batch_select(l, L, &b[n], &ready, waited, err);
+        if (ready)
+            n++;
+    }
+    *selected = n;
+    t0 = launcher_mono_ms();
+    if (rc == SLUICE_OK && n > 0)
+        rc = submit_batch(l, b, n, posted, err);
+    if (n > 0)
+        sluice_log(SLUICE_LOG_DEBUG, "submit batch of %zu: %zu POSTed in %.1f ms", n, *posted,
+                   launcher_mono_ms() - t0);
+    for (size_t i = 0; i < n; i++)
+        batch_entry_clear(&b[i]);
+    free(b);
+    return rc;
+}
+
+/* The earliest next try of a POST that never left, among those still in
+ * their submit budget; -1 when none. */
+static int64_t resend_wake(const sluice_launcher_t *l)
+{
+    int64_t budget = launcher_to_ms(l->o.submit_timeout_s * 1000.0);
+    int64_t wake = -1;
+
+    for (size_t i = 0; i < l->n; i++) {
+        const launch_t *L = l->v[i];
+        if (!resend_due(L, L->next_post_ms) || L->next_post_ms - L->not_sent_since_ms > budget)
+            continue;
+        if (wake < 0 || L->next_post_ms < wake)
+            wake = L->next_post_ms;
+    }
+    return wake;
+}
+
 /* Every launch due for a submit this cycle goes into one batch, as far as
  * the submit budget reaches.  A launch that waits for its dependency's job
- * gets another round once the batch gave that job an id. */
+ * gets another round once the batch gave that job an id.  Then POSTs that
+ * provably never left go again, at once with backoff, while their submit
+ * budget (job_launcher.submit_timeout) lasts: the cycle waits for them, as
+ * it would for a POST that takes that long.  Past the budget they are tried
+ * once per backoff on the next cycles. */
 sluice_err launcher_submit_due(sluice_launcher_t *l, int64_t now, sluice_error_t *err)
 {
     sluice_err rc = SLUICE_OK;
 
     for (int round = 0; round < 4 && rc == SLUICE_OK && !l->dead; round++) {
-        batch_entry_t *b = NULL;
-        size_t n = 0;
+        size_t n = 0, posted = 0;
         bool waited = false;
-        size_t posted = 0;
-        double t0;
 
-        for (size_t i = 0; i < l->n && rc == SLUICE_OK; i++) {
-            launch_t *L = l->v[i];
-            bool ready = false;
-            if (L->fsm.state == SLUICE_FSM_DONE ||
-                !(sluice_fsm_due(&L->fsm, launcher_fsm_time(now)) &
-                  (SLUICE_DUE_SUBMIT | SLUICE_DUE_NEW_ATTEMPT)))
-                continue;
-            if (b == NULL && (b = calloc(l->n, sizeof(*b))) == NULL) {
-                rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
-                break;
-            }
-            rc = batch_select(l, L, &b[n], &ready, &waited, err);
-            if (ready)
-                n++;
-        }
-        t0 = launcher_mono_ms();
-        if (rc == SLUICE_OK && n > 0)
-            rc = submit_batch(l, b, n, &posted, err);
-        if (n > 0)
-            sluice_log(SLUICE_LOG_DEBUG, "submit batch of %zu: %zu POSTed in %.1f ms", n, posted,
-                       launcher_mono_ms() - t0);
-        for (size_t i = 0; i < n; i++)
-            batch_entry_clear(&b[i]);
-        free(b);
+        rc = submit_round(l, now, false, &n, &posted, &waited, err);
         if (n == 0 || !waited)
             break;
+    }
+    while (rc == SLUICE_OK && !l->dead) {
+        int64_t wake = resend_wake(l);
+        int64_t t = l->o.now_ms(l->o.clock_arg);
+        size_t n = 0, posted = 0;
+        bool waited = false;
+
+        if (wake < 0)
+            break;
+        if (wake > t)
+            l->o.sleep_ms(l->o.clock_arg, wake - t);
+        t = l->o.now_ms(l->o.clock_arg);
+        rc = submit_round(l, t > wake ? t : wake, true, &n, &posted, &waited, err);
+        if (posted == 0)
+            break; /* out of submit tokens, or nothing could be built: next cycle */
     }
     return rc;
 }

@@ -13,6 +13,11 @@
  *   (SLURM_PROTOCOL_AUTHENTICATION_ERROR), which these releases map to 500.
  * - Any other 5xx, and every transport failure, is UNAVAILABLE: the answer
  *   does not prove a rejection, so a POST stays uncertain.
+ * - A 404 is NOT_FOUND only when a handler gave it (JSON with errors[]):
+ *   the router's "unknown URL" 404 (plain text) means the URL is not
+ *   served, e.g. /slurmdb/ on a slurmrestd without the slurmdbd plugin.
+ *   That is UNAVAILABLE: taken for a job's absence it would spend the miss
+ *   budget and confirm absences that nobody observed.
  */
 #include <jansson.h>
 
@@ -20,6 +25,7 @@
 
 #define ESLURM_DB_CONNECTION 7000
 #define SLURM_PROTOCOL_AUTHENTICATION_ERROR 1007
+#define ESLURM_REST_UNKNOWN_URL 9006
 
 rest_class_t restclass_classify(const rest_outcome_t *o)
 {
@@ -30,7 +36,7 @@ rest_class_t restclass_classify(const rest_outcome_t *o)
     if (o->status == 401 || o->status == 511)
         return REST_AUTH;
     if (o->status == 404)
-        return REST_NOT_FOUND;
+        return o->unrouted ? REST_UNAVAILABLE : REST_NOT_FOUND;
     if (o->status == 500 && o->family == SLURM_FAMILY_22_05) {
         if (o->authenticated && o->error_number == -1)
             return REST_AUTH;
@@ -85,6 +91,26 @@ long restclass_error_number(const char *body, size_t len)
         num = json_object_get(first, "error_code");
     if (json_is_integer(num))
         out = (long)json_integer_value(num);
+    json_decref(root);
+    return out;
+}
+
+int restclass_unrouted(long status, const char *body, size_t len)
+{
+    json_t *root = NULL;
+    json_t *errors;
+    json_t *num;
+    int out = 1;
+
+    if (status != 404)
+        return 0;
+    if (body != NULL && len > 0)
+        root = json_loadb(body, len, 0, NULL);
+    errors = json_object_get(root, "errors");
+    if (json_is_array(errors) && json_array_size(errors) > 0) {
+        num = json_object_get(json_array_get(errors, 0), "error_number");
+        out = json_is_integer(num) && json_integer_value(num) == ESLURM_REST_UNKNOWN_URL;
+    }
     json_decref(root);
     return out;
 }

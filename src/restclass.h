@@ -17,7 +17,7 @@ typedef enum {
     REST_AUTH,        /* token problem: invalidate the token, retry once (never a blind POST) */
     REST_UNAVAILABLE, /* transport failure, 5xx, persistent 7000: outcome uncertain */
     REST_REJECTED,    /* 4xx other than 401/404: the request was refused */
-    REST_NOT_FOUND,   /* 404 */
+    REST_NOT_FOUND,   /* 404 with Slurm's verdict (errors[], e.g. 2017 Invalid job id) */
 } rest_class_t;
 
 /* Slurm release families whose auth failures look different. */
@@ -36,6 +36,7 @@ typedef struct {
     slurm_family_t family; /* release family of the server */
     int authenticated;     /* the request carried auth headers */
     int after_refresh;     /* this is the retry after a token refresh */
+    int unrouted;          /* the answer is the router's "unknown URL" (restclass_unrouted()) */
 } rest_outcome_t;
 
 /* Classify one exchange.  Pure; thread-safe. */
@@ -45,6 +46,14 @@ rest_class_t restclass_classify(const rest_outcome_t *o);
  * or errors[0].error_code (v0.0.38 submit).  REST_NO_ERROR_NUMBER when the
  * body is not JSON or carries no error.  Lenient: never fails. */
 long restclass_error_number(const char *body, size_t len);
+
+/* 1 when a 404 is slurmrestd's router refusing the URL rather than a
+ * handler's verdict: the body is not JSON carrying errors[] (text/plain
+ * "Unable find requested URL" up to 25.05, slurm_strerror() of
+ * ESLURM_REST_UNKNOWN_URL from 25.11), or errors[0] is 9006 itself.  Such a
+ * 404 says that slurmrestd serves no such URL (no plugin for it), nothing
+ * about a job.  0 for any other status.  Lenient: never fails. */
+int restclass_unrouted(long status, const char *body, size_t len);
 
 /* "ok", "auth", "unavailable", "rejected", "not-found". */
 const char *restclass_name(rest_class_t c);

@@ -13,6 +13,10 @@
  *   rejection (timeout, dropped connection, 5xx, AUTH, an unreadable 200)
  *   gives SLUICE_OUTCOME_UNCERTAIN; after an AUTH answer the token is
  *   invalidated first.  The caller must reconcile before trying again.
+ *   SLUICE_OUTCOME_UNAVAILABLE (or AUTH without a usable token) for a
+ *   submit proves that no byte of the POST left: refused connect, TLS
+ *   handshake failure, connect timeout.  The caller may send it again at
+ *   once (the launcher does, with backoff within its submit budget).
  *
  * Threads: one client may be shared by any number of threads; requests on
  * one client are serialised by the transport.
@@ -43,9 +47,9 @@ extern "C" {
 /* What happened to one operation. */
 #define SLUICE_OUTCOME_MAP(XX)                                                                     \
     XX(OK, "ok")                   /* done; results are filled */                                  \
-    XX(NOT_FOUND, "not-found")     /* 404, or 22.05's 500 + 2017 "Invalid job id" */               \
+    XX(NOT_FOUND, "not-found")     /* a 404 verdict, or 22.05's 500 + 2017 "Invalid job id" */     \
     XX(AUTH, "auth")               /* the token was refused (after the one retry, if any) */       \
-    XX(UNAVAILABLE, "unavailable") /* not sent, transport failure, 5xx without a verdict */        \
+    XX(UNAVAILABLE, "unavailable") /* not sent, transport, 5xx, URL not served (not_served) */     \
     XX(REJECTED, "rejected")       /* Slurm refused the request (4xx, errors[]) */                 \
     XX(PROTOCOL, "protocol")       /* the answer could not be understood */                        \
     XX(TOO_LARGE, "too-large")     /* the answer exceeded the response cap */                      \
@@ -70,6 +74,8 @@ typedef struct {
     unsigned requests;     /* HTTP requests sent for this operation (retries included) */
     bool auth_refreshed;   /* the token was invalidated during the operation */
     bool no_changes;       /* jobs_since: 304 or the "No job changes" warning */
+    bool not_served;       /* a 404 from slurmrestd's router, not a handler: the URL is not
+                              served (on /slurmdb/: no accounting); outcome UNAVAILABLE */
 } sluice_call_t;
 
 /* Everything the client needs; zero-initialise and fill what you need.
@@ -197,7 +203,10 @@ SLUICE_API sluice_err sluice_client_job_states(sluice_client_t *c,
                                                sluice_call_t *call,
                                                sluice_error_t *err);
 
-/* GET slurmdb job/{id}.  NOT_FOUND when accounting has no record (yet). */
+/* GET slurmdb job/{id}.  NOT_FOUND when accounting has no record (yet).
+ * UNAVAILABLE with call->not_served when slurmrestd serves no /slurmdb/
+ * URL (started without the openapi/slurmdbd plugin): that is never taken
+ * for a missing record. */
 SLUICE_API sluice_err sluice_client_acct_job(sluice_client_t *c,
                                              uint64_t job_id,
                                              sluice_rest_jobs_t *out,
@@ -207,7 +216,8 @@ SLUICE_API sluice_err sluice_client_acct_job(sluice_client_t *c,
 /* GET slurmdb jobs?job_name=&users=&start_time=&end_time= (either time < 0:
  * unbounded).  out->jobs is ordered newest first (submit time, then job
  * id), so out->jobs[0] is the record that wins; requeue duplicates are
- * already collapsed.  NOT_FOUND when nothing matches. */
+ * already collapsed.  NOT_FOUND when nothing matches; UNAVAILABLE with
+ * call->not_served when accounting is not served (see acct_job). */
 SLUICE_API sluice_err sluice_client_acct_find(sluice_client_t *c,
                                               const char *job_name,
                                               const char *user,

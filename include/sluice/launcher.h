@@ -58,7 +58,8 @@ typedef enum {
     SLUICE_SUBMIT_OK = 0,      /* accepted; job_id is set */
     SLUICE_SUBMIT_REJECTED,    /* Slurm refused it (error number and text) */
     SLUICE_SUBMIT_UNCERTAIN,   /* timeout, dropped connection, 5xx, auth during the POST */
-    SLUICE_SUBMIT_UNAVAILABLE, /* the request was provably not sent (no connection) */
+    SLUICE_SUBMIT_UNAVAILABLE, /* provably not sent (refused connect, TLS handshake, connect
+                                  timeout, no usable token): the same attempt is POSTed again */
 } sluice_submit_outcome;
 
 /* What sluice_cluster_ops_t.submit reports besides the outcome. */
@@ -250,6 +251,11 @@ typedef struct {
     /* submits: their own budget, and how many POSTs run at once */
     double submit_per_sec;     /* submits per second (burst: one second's worth); 0 = 200 */
     unsigned submit_in_flight; /* 1..16; 0 = 4 (needs cluster.submit_many, else 1) */
+    /* A POST that was provably never sent (SLUICE_SUBMIT_UNAVAILABLE) is
+     * tried again at once, with backoff (0.1 s doubling to 5 s), for this
+     * long after its first try (job_launcher.submit_timeout); then once per
+     * backoff on the following cycles, the launch staying SUBMITTING.  0 = 30. */
+    double submit_timeout_s;
     /* clock and sleep; NULL = CLOCK_REALTIME / nanosleep */
     int64_t (*now_ms)(void *arg);
     void (*sleep_ms)(void *arg, int64_t ms);

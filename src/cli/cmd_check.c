@@ -8,7 +8,9 @@
  *   tls           https: the handshake and verification passed
  *   version       the negotiated API version and the Slurm release
  *   token         an authenticated call (diag; never ping) succeeded
- *   accounting    a slurmdbd job query answered (an empty answer is fine)
+ *   accounting    a slurmdbd job query answered (an empty answer is fine);
+ *                 FAIL (69) when slurmrestd serves no /slurmdb/ URL at all
+ *                 (its router's 404: no openapi/slurmdbd plugin loaded)
  *   partition     job_launcher.sbatch.partition exists on some node
  *   gpu:<series>  some node's features satisfy the series' constraint
  *                 ('&' and '|' of feature names; anything else "not checked")
@@ -171,6 +173,13 @@ static void cluster_checks(table_t *t, sluice_client_t *client, const sluice_con
                                 (int64_t)now, &acct, &call, &err) == SLUICE_OK ||
         call.outcome == SLUICE_OUTCOME_NOT_FOUND)
         add(t, "accounting", "ok", 0, "slurmdbd job query answered (HTTP %ld)", call.http_status);
+    else if (call.not_served)
+        /* The router's 404, not Slurm's "no such job": a 404 is no answer. */
+        add(t, "accounting", "FAIL", CLI_EX_UNAVAILABLE,
+            "no accounting: %s/slurmdb/%s/jobs/ answered HTTP %ld (unknown URL): slurmrestd "
+            "serves no /slurmdb/ plugin (start it with openapi/slurmdbd too); sluice then "
+            "cannot confirm that a job finished, nor that a lost submit left no job",
+            url, sluice_rest_version_name(info.version), call.http_status);
     else
         add(t, "accounting", "FAIL", outcome_exit(call.outcome), "%s", err.text);
 

@@ -126,6 +126,10 @@ f_submit(void *arg, const sluice_jobdesc_t *d, size_t n, sluice_submit_result_t 
         snprintf(out->detail, sizeof(out->detail), "Invalid account or account/partition");
         return SLUICE_SUBMIT_REJECTED;
     }
+    if (mode == FAKE_SUBMIT_NOT_SENT) {
+        snprintf(out->detail, sizeof(out->detail), "connect: connection refused (not sent)");
+        return SLUICE_SUBMIT_UNAVAILABLE;
+    }
     if (mode == FAKE_SUBMIT_DROP) {
         snprintf(out->detail, sizeof(out->detail), "connection dropped");
         return SLUICE_SUBMIT_UNCERTAIN;

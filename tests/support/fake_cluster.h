@@ -35,9 +35,10 @@ typedef struct {
 
 typedef enum {
     FAKE_SUBMIT_OK = 0,
-    FAKE_SUBMIT_REJECT, /* proven rejection */
-    FAKE_SUBMIT_LOST,   /* the job is created but the answer is lost (UNCERTAIN) */
-    FAKE_SUBMIT_DROP,   /* UNCERTAIN and nothing was created */
+    FAKE_SUBMIT_REJECT,   /* proven rejection */
+    FAKE_SUBMIT_LOST,     /* the job is created but the answer is lost (UNCERTAIN) */
+    FAKE_SUBMIT_DROP,     /* UNCERTAIN and nothing was created */
+    FAKE_SUBMIT_NOT_SENT, /* UNAVAILABLE: provably never sent (refused connect), nothing created */
 } fake_submit_mode;
 
 typedef struct {

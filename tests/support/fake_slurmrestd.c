@@ -13,6 +13,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,7 @@ struct fake_server {
     fake_response_t queue[MAX_QUEUE];
     char *queue_bodies[MAX_QUEUE];
     char *queue_headers[MAX_QUEUE];
+    char *queue_types[MAX_QUEUE];
     size_t q_head, q_len;
     fake_request_t records[MAX_RECORDS];
     size_t n_records;
@@ -204,8 +206,9 @@ static int answer(int fd, const fake_response_t *r)
         return -1; /* and close */
     }
     snprintf(head, sizeof(head),
-             "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n%s%s\r\n",
-             status, reason(status), body_len * reps, r->close_after ? "Connection: close\r\n" : "",
+             "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s%s\r\n", status,
+             reason(status), r->content_type != NULL ? r->content_type : "application/json",
+             body_len * reps, r->close_after ? "Connection: close\r\n" : "",
              r->headers != NULL ? r->headers : "");
     if (send_all(fd, head, strlen(head)) != 0)
         return -1;
@@ -306,7 +309,38 @@ static void *run(void *arg)
     return NULL;
 }
 
+static fake_server_t *start(int unix_socket, int port, const fake_response_t *script, size_t n);
+
 fake_server_t *fake_start(int unix_socket)
+{
+    return start(unix_socket, 0, NULL, 0);
+}
+
+fake_server_t *fake_start_port(int port, const fake_response_t *script, size_t n)
+{
+    return start(0, port, script, n);
+}
+
+int fake_free_port(void)
+{
+    struct sockaddr_in sin;
+    socklen_t len = sizeof(sin);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    int port = -1;
+
+    if (fd < 0)
+        return -1;
+    memset(&sin, 0, sizeof(sin));
+    sin.sin_family = AF_INET;
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0 &&
+        getsockname(fd, (struct sockaddr *)&sin, &len) == 0)
+        port = ntohs(sin.sin_port);
+    close(fd); /* never listened on: a connect is refused */
+    return port;
+}
+
+static fake_server_t *start(int unix_socket, int port, const fake_response_t *script, size_t n)
 {
     struct fake_server *fs = calloc(1, sizeof(*fs));
 
@@ -336,7 +370,7 @@ fake_server_t *fake_start(int unix_socket)
         memset(&sin, 0, sizeof(sin));
         sin.sin_family = AF_INET;
         sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        sin.sin_port = 0;
+        sin.sin_port = htons((uint16_t)port);
         fs->listen_fd = socket(AF_INET, SOCK_STREAM, 0);
         if (fs->listen_fd < 0)
             goto fail;
@@ -348,6 +382,8 @@ fake_server_t *fake_start(int unix_socket)
     }
     if (listen(fs->listen_fd, 16) != 0)
         goto fail;
+    for (size_t i = 0; i < n; i++)
+        fake_push(fs, &script[i]);
     if (pthread_create(&fs->thread, NULL, run, fs) != 0)
         goto fail;
     fs->started = 1;
@@ -384,6 +420,7 @@ void fake_stop(fake_server_t *fs)
     for (i = 0; i < MAX_QUEUE; i++) {
         free(fs->queue_bodies[i]);
         free(fs->queue_headers[i]);
+        free(fs->queue_types[i]);
     }
     pthread_mutex_destroy(&fs->lock);
     free(fs);
@@ -403,11 +440,14 @@ void fake_push(fake_server_t *fs, const fake_response_t *r)
         slot = (fs->q_head + fs->q_len) % MAX_QUEUE;
         free(fs->queue_bodies[slot]);
         free(fs->queue_headers[slot]);
+        free(fs->queue_types[slot]);
         fs->queue[slot] = *r;
         fs->queue_bodies[slot] = r->body != NULL ? strdup(r->body) : NULL;
         fs->queue_headers[slot] = r->headers != NULL ? strdup(r->headers) : NULL;
         fs->queue[slot].body = fs->queue_bodies[slot];
         fs->queue[slot].headers = fs->queue_headers[slot];
+        fs->queue_types[slot] = r->content_type != NULL ? strdup(r->content_type) : NULL;
+        fs->queue[slot].content_type = fs->queue_types[slot];
         fs->q_len++;
     }
     pthread_mutex_unlock(&fs->lock);

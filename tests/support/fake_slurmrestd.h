@@ -12,14 +12,15 @@
 #include <stddef.h>
 
 typedef struct {
-    int status;          /* HTTP status; 0 means 200 */
-    const char *headers; /* extra header lines, each ending "\r\n"; may be NULL */
-    const char *body;    /* may be NULL (empty) */
-    int delay_ms;        /* wait before answering */
-    int close_silently;  /* close the connection without answering */
-    int garbage;         /* answer with bytes that are not HTTP */
-    int close_after;     /* send "Connection: close" and close after answering */
-    size_t repeat_body;  /* when > 0: body is repeated this many times */
+    int status;               /* HTTP status; 0 means 200 */
+    const char *headers;      /* extra header lines, each ending "\r\n"; may be NULL */
+    const char *body;         /* may be NULL (empty) */
+    int delay_ms;             /* wait before answering */
+    int close_silently;       /* close the connection without answering */
+    int garbage;              /* answer with bytes that are not HTTP */
+    int close_after;          /* send "Connection: close" and close after answering */
+    size_t repeat_body;       /* when > 0: body is repeated this many times */
+    const char *content_type; /* NULL: application/json ("text/plain": a router answer) */
 } fake_response_t;
 
 typedef struct {
@@ -36,6 +37,14 @@ typedef struct fake_server fake_server_t;
 /* Start a server; unix_socket != 0 listens on a Unix socket in /tmp.
  * Returns NULL on failure. */
 fake_server_t *fake_start(int unix_socket);
+
+/* Start a server on 127.0.0.1:`port` (a port the test picked, e.g. one a
+ * client was refused on), with `n` responses queued before it accepts any
+ * connection.  Returns NULL on failure (e.g. the port is taken). */
+fake_server_t *fake_start_port(int port, const fake_response_t *script, size_t n);
+
+/* A loopback port that nothing listens on (bound to port 0, then closed). */
+int fake_free_port(void);
 
 /* Stop the thread, close sockets, free everything.  NULL-safe. */
 void fake_stop(fake_server_t *fs);

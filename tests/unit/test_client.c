@@ -118,6 +118,26 @@ static void make_client(const char *version, long query_ms, size_t max_response,
     cr_assert_eq(sluice_client_new(&client, &co, &err), SLUICE_OK, "%s", err.text);
 }
 
+/* A pinned v0.0.43 client for `url` (no fake behind it). */
+static void make_client_at(const char *url)
+{
+    sluice_auth_options_t ao;
+    sluice_client_options_t co;
+    sluice_auth_t *auth = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    memset(&ao, 0, sizeof(ao));
+    ao.kind = SLUICE_AUTH_HS256_KEY;
+    ao.path = keypath;
+    ao.user = "alice";
+    cr_assert_eq(sluice_auth_new(&auth, &ao, &err), SLUICE_OK, "%s", err.text);
+    memset(&co, 0, sizeof(co));
+    co.url = url;
+    co.api_version = "v0.0.43";
+    co.auth = auth;
+    cr_assert_eq(sluice_client_new(&client, &co, &err), SLUICE_OK, "%s", err.text);
+}
+
 /* A client pinned to `version` whose negotiation already happened. */
 static void ready_client(const char *version, long query_ms)
 {
@@ -448,6 +468,33 @@ Test(client, connection_refused_is_unavailable_even_for_a_post)
     fs = fake_start(0);
 }
 
+Test(client, port_nobody_listens_on_is_not_sent_for_a_post)
+{
+    sluice_call_t call;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    int port = fake_free_port();
+    char url[64];
+
+    cr_assert_gt(port, 0);
+    make_client("v0.0.43", 5000, 0, 0);
+    push_fixture(200, "v0.0.43", "diag_basic");
+    cr_assert_eq(sluice_client_negotiate(client, NULL, &err), SLUICE_OK, "%s", err.text);
+    sluice_client_free(client);
+    client = NULL;
+    /* the same client setup, pointed at a port that refuses connections */
+    fake_stop(fs);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
+    fs = fake_start_port(port, NULL, 0);
+    cr_assert_not_null(fs);
+    fake_stop(fs); /* bound once, closed: nothing listens now */
+    fs = NULL;
+    make_client_at(url);
+    cr_assert_eq(submit_outcome(&call, &err), SLUICE_OUTCOME_UNAVAILABLE, "%s", err.text);
+    cr_assert_eq(call.http_status, 0);
+    cr_assert_not_null(strstr(err.text, "not-sent"), "%s", err.text);
+    fs = fake_start(0);
+}
+
 /* ---- negotiation ---------------------------------------------------------- */
 
 Test(client, auto_finds_v0043_and_records_meta)
@@ -713,6 +760,82 @@ Test(client, acct_nothing_found_is_not_found)
     push(500, "{\"errors\":[{\"error_number\":9003,\"error\":\"Nothing found with query\"}]}");
     cr_assert_eq(sluice_client_acct_job(client, 5, &j, &call, &err), SLUICE_ENOTFOUND);
     sluice_rest_jobs_clear(&j);
+}
+
+/* slurmrestd's router answers an unknown URL with a text/plain 404: "Unable
+ * find requested URL" up to 25.05, slurm_strerror(ESLURM_REST_UNKNOWN_URL)
+ * from 25.11 on.  On /slurmdb/ that means no slurmdbd plugin is loaded
+ * (slurmrestd -s openapi/slurmctld): no verdict on any job. */
+static const char *const router_404[] = {
+    "Unable find requested URL",
+    "Unable to find requested URL endpoint. Please query the '/openapi/v3' endpoint or visit "
+    "'https://slurm.schedmd.com/rest_api.html' for the OpenAPI specification which includes a "
+    "list of all possible slurmrestd endpoints.",
+};
+
+static void push_router_404(const char *text)
+{
+    fake_response_t r;
+
+    memset(&r, 0, sizeof(r));
+    r.status = 404;
+    r.body = text;
+    r.content_type = "text/plain";
+    r.close_after = 1; /* as slurmrestd does after every rejection */
+    fake_push(fs, &r);
+}
+
+Test(client, acct_unknown_url_is_unavailable_never_not_found)
+{
+    sluice_rest_jobs_t j = {0};
+    sluice_call_t call;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    ready_client("v0.0.43", 5000);
+    for (size_t i = 0; i < sizeof(router_404) / sizeof(router_404[0]); i++) {
+        push_router_404(router_404[i]);
+        cr_assert_neq(sluice_client_acct_find(client, "x", "alice", 1, 2, &j, &call, &err),
+                      SLUICE_OK);
+        cr_assert_eq(call.outcome, SLUICE_OUTCOME_UNAVAILABLE, "acct_find, body %zu: %s", i,
+                     sluice_outcome_name(call.outcome));
+        cr_assert_neq(err.code, SLUICE_ENOTFOUND);
+        cr_assert_eq(call.http_status, 404);
+        cr_assert_not_null(strstr(err.text, "accounting is not served"), "%s", err.text);
+        cr_assert_not_null(strstr(err.text, "/slurmdb/v0.0.43/jobs/"), "%s", err.text);
+        push_router_404(router_404[i]);
+        cr_assert_neq(sluice_client_acct_job(client, 5, &j, &call, &err), SLUICE_OK);
+        cr_assert_eq(call.outcome, SLUICE_OUTCOME_UNAVAILABLE, "acct_job, body %zu: %s", i,
+                     sluice_outcome_name(call.outcome));
+        cr_assert_not_null(strstr(err.text, "accounting is not served"), "%s", err.text);
+    }
+    cr_assert_eq(j.n_jobs, 0);
+    sluice_rest_jobs_clear(&j);
+}
+
+Test(client, acct_json_404_is_still_not_found)
+{
+    sluice_rest_jobs_t j = {0};
+    sluice_call_t call;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    ready_client("v0.0.43", 5000);
+    push_fixture(404, "v0.0.43", "error_notfound");
+    cr_assert_eq(sluice_client_acct_job(client, 5, &j, &call, &err), SLUICE_ENOTFOUND);
+    cr_assert_eq(call.outcome, SLUICE_OUTCOME_NOT_FOUND);
+    cr_assert_eq(call.slurm_errno, 2017);
+    sluice_rest_jobs_clear(&j);
+}
+
+Test(client, live_unknown_url_after_negotiation_is_unavailable)
+{
+    sluice_call_t call;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    /* e.g. slurmrestd restarted without this version's plugin */
+    ready_client("v0.0.43", 5000);
+    push_router_404(router_404[0]);
+    cr_assert_eq(get_outcome(&call, &err), SLUICE_OUTCOME_UNAVAILABLE, "%s", err.text);
+    cr_assert_not_null(strstr(err.text, "serves no such URL"), "%s", err.text);
 }
 
 /* ---- constraints and names ------------------------------------------------ */

@@ -8,13 +8,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 
+#include <sluice/client.h>
 #include <sluice/launcher.h>
+#include <sluice/ops.h>
 #include <sluice/store.h>
 
 #include "fake_cluster.h"
+#include "fake_slurmrestd.h"
 #include "sluice_assert.h"
 
 #define USER "svc"
@@ -522,6 +527,84 @@ Test(launcher, uncertain_post_adopts_from_accounting)
     cr_assert_eq(run_to_end(l, "U2", 30), 0);
     cr_assert_eq(fc->n_submit, 1);
     cr_assert_eq(count_events("U2", "adopted"), 1);
+    sluice_launcher_free(l);
+}
+
+/* A POST that provably never left (refused connect, TLS handshake, connect
+ * timeout) is retried at once with backoff within the submit budget: the
+ * same attempt gets its job, with no submit-uncertain and no reconciliation. */
+Test(launcher, not_sent_submit_is_retried_at_once_with_backoff)
+{
+    sluice_launcher_t *l = new_launcher();
+    int64_t t0 = clock_now;
+
+    for (int i = 0; i < 3; i++)
+        fake_cluster_push_mode(fc, FAKE_SUBMIT_NOT_SENT);
+    accept_launch(l, "ns1", 1, NULL, NULL, 0);
+    step(l);
+    cr_assert_eq(fc->n_submit, 4, "three refused POSTs and the one that got through");
+    cr_assert_eq(fc->n_jobs, 1, "exactly one job");
+    cr_assert_eq(fc->n_find_live + fc->n_find_acct, 0, "no reconciliation");
+    cr_assert_eq(count_events("ns1", "submit-started"), 1, "one attempt");
+    cr_assert_eq(count_events("ns1", "submit-uncertain"), 0);
+    cr_assert_eq(count_events("ns1", "submitted"), 1);
+    cr_assert_lt(clock_now - t0, 5000, "backoff 0.1 + 0.2 + 0.4 s, not the absence rule");
+    cr_assert_eq(run_to_end(l, "ns1", 20), 0);
+    sluice_launcher_free(l);
+}
+
+/* Past the budget (job_launcher.submit_timeout) the launch stays SUBMITTING
+ * and its POST is retried on the next cycles, the same attempt: an outage of
+ * slurmrestd does not fail a launch. */
+Test(launcher, not_sent_past_the_budget_stays_submitting_and_retries_next_cycles)
+{
+    sluice_launcher_t *l = new_launcher();
+
+    for (int i = 0; i < 16; i++)
+        fake_cluster_push_mode(fc, FAKE_SUBMIT_NOT_SENT);
+    accept_launch(l, "ns2", 1, NULL, NULL, 0);
+    for (int i = 0; i < 60 && fc->n_jobs == 0; i++)
+        step(l);
+    cr_assert_eq(fc->n_jobs, 1);
+    cr_assert_eq(fc->n_submit, 17);
+    cr_assert_eq(count_events("ns2", "submit-started"), 1, "never a second attempt");
+    cr_assert_eq(count_events("ns2", "submit-uncertain"), 0);
+    cr_assert_eq(count_events("ns2", "submit-not-sent"), 1, "one audit event per attempt");
+    cr_assert_eq(fc->n_find_live + fc->n_find_acct, 0);
+    cr_assert_eq(run_to_end(l, "ns2", 20), 0);
+    sluice_launcher_free(l);
+}
+
+/* A caller's cancel while the POST has provably not left ends the launch
+ * ABORTED at once: no job can exist. */
+Test(launcher, cancel_while_not_sent_aborts_without_a_post)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_launcher_t *l = new_launcher();
+
+    for (int i = 0; i < 16; i++)
+        fake_cluster_push_mode(fc, FAKE_SUBMIT_NOT_SENT);
+    accept_launch(l, "ns3", 1, NULL, NULL, 0);
+    step(l);
+    cr_assert_eq(fc->n_jobs, 0);
+    cr_assert_sluice_ok(sluice_launcher_cancel(l, "ns3", "tester", &err), &err);
+    unsigned before = fc->n_submit;
+    cr_assert_eq(run_to_end(l, "ns3", 5), SLUICE_RESULT_ABORTED);
+    cr_assert_eq(fc->n_submit, before, "no POST after the cancel");
+    cr_assert_eq(count_events("ns3", "submit-uncertain"), 0);
+    sluice_launcher_free(l);
+}
+
+/* Everything that may have left keeps the marker rule. */
+Test(launcher, dropped_submit_stays_uncertain)
+{
+    sluice_launcher_t *l = new_launcher();
+
+    fake_cluster_push_mode(fc, FAKE_SUBMIT_DROP);
+    accept_launch(l, "ns4", 1, NULL, NULL, 0);
+    step(l);
+    cr_assert_eq(fc->n_submit, 1, "never repeated blindly");
+    cr_assert_eq(count_events("ns4", "submit-uncertain"), 1);
     sluice_launcher_free(l);
 }
 
@@ -1553,4 +1636,179 @@ Test(launcher, a_launch_without_job_descriptions_does_not_hold_up_its_chunk)
     json_decref(req);
     json_decref(render);
     sluice_launcher_free(l);
+}
+
+/* ---- submits over the real client and a fake slurmrestd ------------------- */
+
+static char *rest_fixture(const char *name)
+{
+    const char *src = getenv("SLUICE_SOURCE_DIR");
+    char path[512];
+    json_error_t jerr;
+    json_t *j;
+    char *text;
+
+    cr_assert_not_null(src, "SLUICE_SOURCE_DIR is set by ctest");
+    snprintf(path, sizeof(path), "%s/tests/fixtures/slurmrestd/v0.0.43/%s.json", src, name);
+    j = json_load_file(path, 0, &jerr);
+    cr_assert_not_null(j, "%s: %s", path, jerr.text);
+    text = json_dumps(j, JSON_COMPACT);
+    json_decref(j);
+    return text;
+}
+
+/* A client for http://127.0.0.1:port, pinned to v0.0.43, HS256 tokens. */
+static sluice_client_t *rest_client(int port)
+{
+    sluice_auth_options_t ao;
+    sluice_client_options_t co;
+    sluice_auth_t *auth = NULL;
+    sluice_client_t *c = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    char key[192];
+    char url[64];
+    FILE *f;
+
+    snprintf(key, sizeof(key), "%s/jwt.key", tmp);
+    f = fopen(key, "w");
+    cr_assert_not_null(f);
+    fputs("0123456789abcdef0123456789abcdef", f);
+    fclose(f);
+    cr_assert_eq(chmod(key, 0600), 0);
+    memset(&ao, 0, sizeof(ao));
+    ao.kind = SLUICE_AUTH_HS256_KEY;
+    ao.path = key;
+    ao.user = USER;
+    cr_assert_sluice_ok(sluice_auth_new(&auth, &ao, &err), &err);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
+    memset(&co, 0, sizeof(co));
+    co.url = url;
+    co.api_version = "v0.0.43";
+    co.connect_timeout_ms = 1000;
+    co.submit_timeout_ms = 2000;
+    co.query_timeout_ms = 2000;
+    co.auth = auth;
+    cr_assert_sluice_ok(sluice_client_new(&c, &co, &err), &err);
+    return c;
+}
+
+/* A launcher on the real clock over the REST cluster ops of `c`. */
+static sluice_launcher_t *rest_launcher(sluice_client_t *c)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_launcher_opts_t o;
+    sluice_launcher_t *l = NULL;
+
+    memset(&o, 0, sizeof(o));
+    o.store = store;
+    sluice_cluster_ops_rest(c, &o.cluster);
+    o.user = USER;
+    o.site = "site1";
+    o.rpc_per_sec = 100000;
+    o.submit_timeout_s = 10;
+    cr_assert_sluice_ok(sluice_launcher_new(&l, &o, &err), &err);
+    cr_assert_sluice_ok(sluice_launcher_recover(l, NULL, &err), &err);
+    return l;
+}
+
+static double mono_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+typedef struct {
+    int port;
+    int delay_ms;
+    fake_server_t *fs;
+} late_server_t;
+
+/* slurmrestd comes up `delay_ms` after the launch's first POST was refused. */
+static void *start_late(void *arg)
+{
+    late_server_t *ls = arg;
+    struct timespec ts = {ls->delay_ms / 1000, (long)(ls->delay_ms % 1000) * 1000000L};
+    char *diag = rest_fixture("diag_basic");
+    char *ok = rest_fixture("submit_ok");
+    fake_response_t r[2];
+
+    memset(r, 0, sizeof(r));
+    r[0].body = diag;
+    r[1].body = ok;
+    nanosleep(&ts, NULL);
+    ls->fs = fake_start_port(ls->port, r, 2);
+    free(diag);
+    free(ok);
+    return NULL;
+}
+
+static size_t posts_to(fake_server_t *fs)
+{
+    size_t k = 0;
+
+    for (size_t i = 0; i < fake_request_count(fs); i++)
+        if (strcmp(fake_request(fs, i)->method, "POST") == 0)
+            k++;
+    return k;
+}
+
+Test(launcher, refused_connect_gets_its_job_on_the_first_attempt_once_slurmrestd_is_up)
+{
+    late_server_t ls = {0};
+    pthread_t th;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_client_t *c;
+    sluice_launcher_t *l;
+    double t0;
+
+    ls.port = fake_free_port();
+    ls.delay_ms = 700;
+    cr_assert_gt(ls.port, 0);
+    c = rest_client(ls.port);
+    l = rest_launcher(c);
+    accept_launch(l, "late1", 1, NULL, NULL, 0);
+    t0 = mono_s();
+    cr_assert_eq(pthread_create(&th, NULL, start_late, &ls), 0);
+    cr_assert_sluice_ok(sluice_launcher_step(l, &err), &err);
+    pthread_join(th, NULL);
+    cr_assert_not_null(ls.fs, "the late server could not take port %d", ls.port);
+    cr_assert_lt(mono_s() - t0, 5.0, "within the backoff, far from the ~80 s absence rule");
+    cr_assert_eq(count_events("late1", "submitted"), 1, "the job came with this cycle");
+    cr_assert_eq(count_events("late1", "submit-started"), 1, "attempt 1 only");
+    cr_assert_eq(count_events("late1", "submit-uncertain"), 0, "no reconciliation");
+    cr_assert_eq(count_events("late1", "submit-not-sent"), 1);
+    cr_assert_eq(posts_to(ls.fs), 1, "exactly one POST reached slurmrestd: one job");
+    sluice_launcher_free(l);
+    sluice_client_free(c);
+    fake_stop(ls.fs);
+}
+
+Test(launcher, post_sent_then_dropped_stays_uncertain)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    fake_server_t *fs;
+    fake_response_t r[2];
+    char *diag = rest_fixture("diag_basic");
+    sluice_client_t *c;
+    sluice_launcher_t *l;
+    int port = fake_free_port();
+
+    memset(r, 0, sizeof(r));
+    r[0].body = diag;
+    r[1].close_silently = 1; /* the POST is read, then the connection drops */
+    fs = fake_start_port(port, r, 2);
+    free(diag);
+    cr_assert_not_null(fs);
+    c = rest_client(port);
+    l = rest_launcher(c);
+    accept_launch(l, "drop1", 1, NULL, NULL, 0);
+    cr_assert_sluice_ok(sluice_launcher_step(l, &err), &err);
+    cr_assert_eq(posts_to(fs), 1, "never repeated blindly");
+    cr_assert_eq(count_events("drop1", "submit-uncertain"), 1, "bytes left: the marker rule");
+    cr_assert_eq(count_events("drop1", "submit-not-sent"), 0);
+    sluice_launcher_free(l);
+    sluice_client_free(c);
+    fake_stop(fs);
 }

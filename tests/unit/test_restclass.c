@@ -17,7 +17,12 @@ struct row {
 
 #define ROW(status, xfer, errno_, family, authd, retry, want)                                      \
     {                                                                                              \
-        {status, xfer, errno_, family, authd, retry}, want, __LINE__                               \
+        {status, xfer, errno_, family, authd, retry, 0}, want, __LINE__                            \
+    }
+/* The router's "unknown URL" 404 (restclass_unrouted()). */
+#define UNROUTED(status, family, want)                                                             \
+    {                                                                                              \
+        {status, HTTP_XFER_OK, NOERR, family, 1, 0, 1}, want, __LINE__                             \
     }
 
 static struct row rows[] = {
@@ -45,6 +50,9 @@ static struct row rows[] = {
     ROW(503, HTTP_XFER_OK, NOERR, SLURM_FAMILY_23_02, 1, 0, REST_UNAVAILABLE),
     /* not found */
     ROW(404, HTTP_XFER_OK, 2017, SLURM_FAMILY_24_11, 1, 0, REST_NOT_FOUND),
+    /* the router's 404: the URL is not served (no slurmdbd plugin): no verdict */
+    UNROUTED(404, SLURM_FAMILY_22_05, REST_UNAVAILABLE),
+    UNROUTED(404, SLURM_FAMILY_24_11, REST_UNAVAILABLE),
     /* rejections */
     ROW(400, HTTP_XFER_OK, 9001, SLURM_FAMILY_22_05, 1, 0, REST_REJECTED),
     ROW(422, HTTP_XFER_OK, 9000, SLURM_FAMILY_24_11, 1, 0, REST_REJECTED),
@@ -94,4 +102,19 @@ Test(restclass, error_number_from_bodies)
     cr_assert_eq(restclass_error_number(b3, strlen(b3)), REST_NO_ERROR_NUMBER);
     cr_assert_eq(restclass_error_number(b4, strlen(b4)), REST_NO_ERROR_NUMBER);
     cr_assert_eq(restclass_error_number(NULL, 0), REST_NO_ERROR_NUMBER);
+}
+
+Test(restclass, router_404_is_told_from_a_verdict_by_its_body)
+{
+    const char *text = "Unable find requested URL";
+    const char *json = "{\"errors\":[{\"error_number\":2017,\"error\":\"Invalid job id\"}]}";
+    const char *url = "{\"errors\":[{\"error_number\":9006,\"error\":\"Unable to find\"}]}";
+    const char *bare = "{\"jobs\":[]}";
+
+    cr_assert_eq(restclass_unrouted(404, text, strlen(text)), 1);
+    cr_assert_eq(restclass_unrouted(404, NULL, 0), 1);
+    cr_assert_eq(restclass_unrouted(404, bare, strlen(bare)), 1, "JSON without errors[]");
+    cr_assert_eq(restclass_unrouted(404, url, strlen(url)), 1, "ESLURM_REST_UNKNOWN_URL");
+    cr_assert_eq(restclass_unrouted(404, json, strlen(json)), 0, "a job-not-found verdict");
+    cr_assert_eq(restclass_unrouted(500, text, strlen(text)), 0);
 }

@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_cmd_check.c - `sluice check` (the built binary, $SLUICE_BIN) against
+ * the scripted fake slurmrestd on 127.0.0.1: the accounting row.  A
+ * slurmrestd started with `-s openapi/slurmctld` only answers every
+ * /slurmdb/ URL with its router's plain-text 404; that is no accounting,
+ * never "accounting ok". */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+#include <jansson.h>
+
+#include "fake_slurmrestd.h"
+
+static fake_server_t *fs;
+static char dir[64];
+
+static void setup(void)
+{
+    snprintf(dir, sizeof(dir), "/tmp/sluice-check-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+    fs = fake_start(0);
+    cr_assert_not_null(fs);
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+
+    fake_stop(fs);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "cannot remove %s\n", dir);
+}
+
+TestSuite(cmd_check, .init = setup, .fini = teardown, .timeout = 60);
+
+static void write_file(const char *name, const char *text, mode_t mode)
+{
+    char path[128];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    f = fopen(path, "w");
+    cr_assert_not_null(f, "%s", path);
+    fputs(text, f);
+    fclose(f);
+    cr_assert_eq(chmod(path, mode), 0);
+}
+
+static char *fixture(const char *name)
+{
+    const char *src = getenv("SLUICE_SOURCE_DIR");
+    char path[512];
+    json_error_t jerr;
+    json_t *j;
+    char *text;
+
+    cr_assert_not_null(src, "SLUICE_SOURCE_DIR is set by ctest");
+    snprintf(path, sizeof(path), "%s/tests/fixtures/slurmrestd/v0.0.43/%s.json", src, name);
+    j = json_load_file(path, 0, &jerr);
+    cr_assert_not_null(j, "%s: %s", path, jerr.text);
+    text = json_dumps(j, JSON_COMPACT);
+    json_decref(j);
+    return text;
+}
+
+static void push(int status, const char *body, const char *type)
+{
+    fake_response_t r;
+
+    memset(&r, 0, sizeof(r));
+    r.status = status;
+    r.body = body;
+    r.content_type = type;
+    r.close_after = status != 200;
+    fake_push(fs, &r);
+}
+
+/* Run `sluice check -o json` on a site file for the fake; its exit code,
+ * and its JSON report in *out (new reference). */
+static int check(json_t **out)
+{
+    const char *bin = getenv("SLUICE_BIN");
+    char site[512];
+    char cmd[1024];
+    char path[128];
+    json_error_t jerr;
+    int st;
+
+    cr_assert_not_null(bin, "SLUICE_BIN is set by ctest");
+    write_file("key", "0123456789abcdef0123456789abcdef", 0600);
+    snprintf(site, sizeof(site),
+             "rest:\n  url: %s\n  api_version: v0.0.43\n  user: alice\n  jwt_key_file: %s/key\n"
+             "storage:\n  root: %s\njob_launcher:\n  sandbox: none\n",
+             fake_url(fs), dir, dir);
+    write_file("site.yaml", site, 0600);
+    snprintf(cmd, sizeof(cmd),
+             "env -u SLUICE_CONFIG -u SLURM_JWT '%s' check --config '%s/site.yaml' -o json "
+             ">'%s/out' 2>'%s/err'",
+             bin, dir, dir, dir);
+    st = system(cmd);
+    snprintf(path, sizeof(path), "%s/out", dir);
+    *out = json_load_file(path, 0, &jerr);
+    cr_assert_not_null(*out, "check printed no JSON: %s", jerr.text);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static json_t *row_named(json_t *report, const char *name)
+{
+    size_t i;
+    json_t *r;
+
+    json_array_foreach(json_object_get(report, "checks"), i, r)
+    {
+        if (strcmp(json_string_value(json_object_get(r, "check")), name) == 0)
+            return r;
+    }
+    cr_assert_fail("no %s row", name);
+    return NULL;
+}
+
+/* negotiation (pinned: one diag), the token check (diag), then the
+ * accounting query answered by `acct`, then nodes. */
+static void script(int acct_status, const char *acct_body, const char *acct_type)
+{
+    char *diag = fixture("diag_basic");
+    char *nodes = fixture("nodes_basic");
+
+    push(200, diag, NULL);
+    push(200, diag, NULL);
+    push(acct_status, acct_body, acct_type);
+    push(200, nodes, NULL);
+    free(diag);
+    free(nodes);
+}
+
+Test(cmd_check, accounting_not_served_fails_with_exit_69)
+{
+    static const char *const bodies[] = {
+        "Unable find requested URL",
+        "Unable to find requested URL endpoint. Please query the '/openapi/v3' endpoint or visit "
+        "'https://slurm.schedmd.com/rest_api.html' for the OpenAPI specification which includes "
+        "a list of all possible slurmrestd endpoints.",
+    };
+
+    for (size_t i = 0; i < 2; i++) {
+        json_t *report = NULL;
+        json_t *acct;
+        const char *detail;
+        int code;
+
+        script(404, bodies[i], "text/plain");
+        code = check(&report);
+        acct = row_named(report, "accounting");
+        detail = json_string_value(json_object_get(acct, "detail"));
+        cr_assert_str_eq(json_string_value(json_object_get(acct, "status")), "FAIL", "body %zu: %s",
+                         i, detail);
+        cr_assert_eq(code, 69, "body %zu: exit %d", i, code);
+        cr_assert_not_null(strstr(detail, "no accounting"), "%s", detail);
+        cr_assert_not_null(strstr(detail, "/slurmdb/v0.0.43/"), "the URL is named: %s", detail);
+        cr_assert_not_null(strstr(detail, fake_url(fs)), "the server is named: %s", detail);
+        cr_assert_not_null(strstr(detail, "cannot confirm"), "%s", detail);
+        cr_assert(json_is_false(json_object_get(report, "ok")));
+        json_decref(report);
+    }
+}
+
+Test(cmd_check, accounting_with_nothing_found_is_ok)
+{
+    json_t *report = NULL;
+    int code;
+
+    script(200, "{\"jobs\":[],\"errors\":[],\"warnings\":[]}", NULL);
+    code = check(&report);
+    cr_assert_str_eq(json_string_value(json_object_get(row_named(report, "accounting"), "status")),
+                     "ok");
+    cr_assert_eq(code, 0, "exit %d", code);
+    json_decref(report);
+}
