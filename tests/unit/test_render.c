@@ -622,3 +622,45 @@ Test(render, commands_and_path_follow_the_site)
         render_case_clear(&c);
     }
 }
+
+Test(render, probe_job_uses_the_site_commands_and_a_dot_staging_dir)
+{
+    char dir[600];
+    sluice_config_opts_t o;
+    sluice_config_t *cfg = NULL;
+    sluice_render_t *r = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    char site_path[700];
+    const sluice_jobdesc_t *d;
+
+    make_case("nvflare-client",
+              "  executables:\n    srun: /opt/slurm/bin/srun\n"
+              "    singularity: /opt/sing/bin/singularity\n",
+              dir, sizeof(dir));
+    snprintf(site_path, sizeof(site_path), "%s/site.yaml", dir);
+    memset(&o, 0, sizeof(o));
+    o.path = site_path;
+    cr_assert_eq(sluice_config_load(&o, &cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_expect_eq(sluice_render_probe(cfg, "Bad/Tag", &r, &err), SLUICE_EINVAL);
+    cr_assert_null(r);
+    cr_assert_eq(sluice_render_probe(cfg, "0a1b2c3d", &r, &err), SLUICE_OK, "%s", err.text);
+    cr_expect_str_eq(r->sha8, ".probe-0a1b2c3d");
+    cr_expect_str_eq(r->staging_service, "/srv/sluice/site-1/.probe-0a1b2c3d/attempt-1");
+    cr_expect_str_eq(r->staging_cluster, "/cluster/sluice/site-1/.probe-0a1b2c3d/attempt-1");
+    cr_assert_eq(r->n_jobs, 1);
+    d = &r->jobs[0];
+    cr_expect_str_eq(d->name, "sluice-site-1-probe-0a1b2c3d");
+    cr_expect_eq(d->nodes, 1);
+    cr_expect_eq(d->tasks_per_node, 1);
+    cr_expect_eq(d->time_limit, 5, "5 minutes, under the site's 12 hours");
+    cr_expect_str_eq(d->partition, "gpu");
+    cr_expect_str_eq(jobdesc_env(d, "PATH"), "/opt/slurm/bin:/usr/local/bin:/usr/bin:/bin");
+    cr_expect_str_eq(d->std_out, "/cluster/sluice/site-1/.probe-0a1b2c3d/attempt-1/stdout.log");
+    cr_expect_not_null(strstr(d->script, "\nsluice_srun='/opt/slurm/bin/srun'\n"));
+    cr_expect_not_null(strstr(d->script, "\nsluice_runtime='/opt/sing/bin/singularity'\n"));
+    cr_expect_not_null(strstr(d->script,
+                              "export PATH='/opt/slurm/bin:/usr/local/bin:/usr/bin:/bin' "
+                              "LANG='C.UTF-8'\n"));
+    sluice_render_free(r);
+    sluice_config_free(cfg);
+}
