@@ -319,6 +319,7 @@ typedef enum {
     K_SERIES,    /* gpu_series map */
     K_EXECS,     /* executables map */
     K_MODE,      /* octal file mode, never world-accessible */
+    K_JOBPATH,   /* PATH of the job: absolute directories joined by ':' */
 } kind_t;
 
 typedef struct {
@@ -373,6 +374,7 @@ static const field_t fields[] = {
     F("job_launcher.setup", K_LINES, launcher.setup, 0, 0, NULL),
     F("job_launcher.forward_env", K_ENVLIST, launcher.forward_env, 0, 0, NULL),
     F("job_launcher.executables", K_EXECS, launcher.executables, 0, 0, NULL),
+    F("job_launcher.job_path", K_JOBPATH, launcher.job_path, 0, 0, NULL),
     F("job_launcher.internal_port", K_INT, launcher.internal_port, 1, 65535, NULL),
     F("job_launcher.poll_interval", K_DUR, launcher.poll_interval_s, 1, 3600, NULL),
     F("job_launcher.submit_timeout", K_DUR, launcher.submit_timeout_s, 1, 3600, NULL),
@@ -839,6 +841,51 @@ static bool list_item_ok(const char *s)
     return oneline_ok(s) && !strchr(s, ',');
 }
 
+/* One absolute, normalised directory or file path of `len` bytes that is
+ * safe inside PATH and inside a quoted shell word: no ':', no quote, '$',
+ * '`', '\\' or control byte, no '.', '..' or empty component, no trailing
+ * '/' (except "/" itself). */
+static bool path_dir_ok(const char *s, size_t len)
+{
+    size_t i, n;
+
+    if (len == 0 || s[0] != '/')
+        return false;
+    for (i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch < 0x20 || ch == 0x7f || strchr(":'\"`$\\", ch))
+            return false;
+    }
+    if (len == 1)
+        return true;
+    for (i = 0; i < len; i += n + 1) {
+        /* s[i] is a '/'; the component after it is n bytes long. */
+        n = 0;
+        while (i + 1 + n < len && s[i + 1 + n] != '/')
+            n++;
+        if (n == 0 || (n == 1 && s[i + 1] == '.') || (n == 2 && s[i + 1] == '.' && s[i + 2] == '.'))
+            return false;
+    }
+    return true;
+}
+
+/* job_launcher.job_path: absolute directories joined by ':', none empty. */
+static bool job_path_ok(const char *s)
+{
+    const char *p = s;
+
+    if (!s[0] || strlen(s) > 4096)
+        return false;
+    for (;;) {
+        size_t len = strcspn(p, ":");
+        if (!path_dir_ok(p, len))
+            return false;
+        if (p[len] == '\0')
+            return true;
+        p += len + 1;
+    }
+}
+
 static const char *const execs_used[] = {"srun", "enroot", "apptainer", "singularity"};
 static const char *const execs_unused[] = {"sbatch", "squeue", "sacct", "scancel"};
 
@@ -896,6 +943,12 @@ static sluice_err set_execs(ctx_t *c, const node_t *n, const char *key)
         }
         if (v->kind != N_SCALAR || v->str[0] != '/' || !oneline_ok(v->str)) {
             rc = bad(c, v, sub, "expected an absolute path");
+            goto out;
+        }
+        if (!path_dir_ok(v->str, strlen(v->str)) || strcmp(v->str, "/") == 0) {
+            rc = bad(c, v, sub,
+                     "expected an absolute normalised path to the command (no '.', '..', '//' "
+                     "or trailing '/'; no ':', quote, '$' or '\\')");
             goto out;
         }
         if (!used &&
@@ -1171,6 +1224,13 @@ static sluice_err apply(ctx_t *c, const field_t *f, const node_t *n)
     case K_ABS:
         if (n->str[0] != '/' || !oneline_ok(n->str))
             return bad(c, n, key, "expected an absolute path");
+        rc = set_str(c, sp, n->str);
+        break;
+    case K_JOBPATH:
+        if (!job_path_ok(n->str))
+            return bad(c, n, key,
+                       "expected absolute directories joined by ':' (no empty entry, no '.' or "
+                       "'..', no trailing '/', no quote, '$', '\\' or control byte)");
         rc = set_str(c, sp, n->str);
         break;
     case K_URL: {
@@ -1644,6 +1704,7 @@ void sluice_config_free(sluice_config_t *cfg)
         case K_APIVER:
         case K_ICS:
         case K_STIME:
+        case K_JOBPATH:
             free(*(char **)slot);
             *(char **)slot = NULL;
             break;
@@ -1703,6 +1764,19 @@ const sluice_gpu_series_t *sluice_config_gpu_series(const sluice_config_t *cfg, 
     for (i = 0; i < cfg->n_gpu_series; i++) {
         if (strcmp(cfg->gpu_series[i].name, name) == 0)
             return &cfg->gpu_series[i];
+    }
+    return NULL;
+}
+
+const char *sluice_config_executable(const sluice_config_t *cfg, const char *name)
+{
+    size_t i;
+
+    if (!cfg || !name)
+        return NULL;
+    for (i = 0; i < cfg->launcher.n_executables; i++) {
+        if (strcmp(cfg->launcher.executables[i].name, name) == 0)
+            return cfg->launcher.executables[i].path;
     }
     return NULL;
 }
@@ -1777,6 +1851,7 @@ static json_t *value_json(const sluice_config_t *cfg, const field_t *f)
     case K_APIVER:
     case K_ICS:
     case K_STIME:
+    case K_JOBPATH:
         s = *(char *const *)slot;
         return s ? json_string(s) : json_null();
     case K_SANDBOX:

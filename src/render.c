@@ -18,6 +18,9 @@
  *   image.
  * - Under apptainer (--cleanenv) every exported workload variable is also
  *   exported as APPTAINERENV_<NAME>, which apptainer injects as <NAME>.
+ * - srun and apptainer come from job_launcher.executables when set (quoted
+ *   like any value), else from the job's PATH; render_job_path() is the one
+ *   PATH of the script and of the REST environment (render_int.h).
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -31,11 +34,10 @@
 
 #include "buf.h"
 #include "launch.h"
+#include "render_int.h"
 #include "shquote.h"
 
 #define SCRIPT_MAX (4u * 1024u * 1024u)
-#define REST_PATH "/usr/local/bin:/usr/bin:/bin"
-#define REST_LANG "C.UTF-8"
 
 typedef struct {
     char *src; /* cluster-side */
@@ -60,6 +62,7 @@ typedef struct {
     size_t n_mounts;
     char *workdir;      /* where the workload starts (container or host path) */
     char *host_workdir; /* the job's working directory on the host */
+    char *job_path;     /* PATH of the script and of the REST environment */
     var_t *vars;
     size_t n_vars;
     sluice_error_t *err;
@@ -206,6 +209,51 @@ static void free_words(char **v, size_t n)
     for (i = 0; v && i < n; i++)
         free(v[i]);
     free(v);
+}
+
+/* ---- commands and PATH of the job (render_int.h) ------------------------- */
+
+const char *render_srun(const sluice_config_t *cfg)
+{
+    return sluice_config_executable(cfg, "srun");
+}
+
+const char *render_apptainer(const sluice_config_t *cfg)
+{
+    const char *p = sluice_config_executable(cfg, "apptainer");
+
+    if (!p)
+        p = sluice_config_executable(cfg, "singularity");
+    return p ? p : "apptainer";
+}
+
+char *render_job_path(const sluice_config_t *cfg)
+{
+    const char *srun = render_srun(cfg);
+    const char *p = RENDER_DEFAULT_PATH;
+    buf_t b = BUF_INIT;
+    size_t dir_len;
+
+    if (cfg->launcher.job_path)
+        return strdup(cfg->launcher.job_path);
+    if (!srun)
+        return strdup(RENDER_DEFAULT_PATH);
+    /* Config checked it: absolute, normalised, no ':'. */
+    dir_len = (size_t)(strrchr(srun, '/') - srun);
+    if (dir_len == 0)
+        dir_len = 1;
+    while (*p) {
+        size_t len = strcspn(p, ":");
+        if (len == dir_len && strncmp(p, srun, len) == 0)
+            return strdup(RENDER_DEFAULT_PATH);
+        p += len + (p[len] == ':');
+    }
+    buf_init(&b, 0);
+    if (buf_printf(&b, "%.*s:%s", (int)dir_len, srun, RENDER_DEFAULT_PATH) != SLUICE_OK) {
+        buf_free(&b);
+        return NULL;
+    }
+    return buf_take(&b);
 }
 
 /* "TRAINER" from "trainer", "-" -> "_". */
@@ -653,7 +701,7 @@ static sluice_err apptainer_words(
     if (!w)
         return SLUICE_ENOMEM;
     buf_init(&m, 0);
-    w[n++] = strdup("apptainer");
+    w[n++] = strdup(render_apptainer(c->cfg));
     w[n++] = strdup("exec");
     w[n++] = strdup("--containall");
     w[n++] = strdup("--cleanenv");
@@ -748,7 +796,11 @@ static sluice_err emit_pool(rctx_t *c, buf_t *b, const sluice_render_t *r, size_
             (rc = emit_export(b, "    ", "NVFL_NODE_RANK", "0")) != SLUICE_OK)
             goto out;
     }
-    PF("    sluice_step %s srun", p->name);
+    PF("    sluice_step %s ", p->name);
+    if (render_srun(c->cfg))
+        Q(render_srun(c->cfg));
+    else
+        P("srun");
     if (c->s->n_pools > 1)
         PF(" --het-group=%zu", k);
     PF(" --nodes=%u --ntasks=%u --ntasks-per-node=1", step_nodes, step_nodes);
@@ -821,7 +873,11 @@ static sluice_err emit_script(rctx_t *c, sluice_render_t *r, char **out)
       "# component hosts, one srun step per pool, exit status per pool.\n"
       "# See docs/rendering.md.\n");
     P("set -euo pipefail\nset +x\numask 077\n");
-    PF("export PATH='%s' LANG='%s'\n", REST_PATH, REST_LANG);
+    P("export PATH=");
+    Q(c->job_path);
+    P(" LANG=");
+    Q(RENDER_LANG);
+    P("\n");
     P("SLUICE_STAGING=");
     Q(r->staging_cluster);
     P("\nSLUICE_PROFILE=");
@@ -1014,8 +1070,8 @@ static sluice_err fill_jobdesc(rctx_t *c, sluice_render_t *r, size_t k, sluice_j
     d->exclusive = c->s->exclusive;
     if (!d->name || !d->comment || !d->workdir || !d->std_out || !d->std_err)
         goto nomem;
-    if ((rc = sluice_jobdesc_setenv(d, "PATH", REST_PATH, c->err)) != SLUICE_OK ||
-        (rc = sluice_jobdesc_setenv(d, "LANG", REST_LANG, c->err)) != SLUICE_OK ||
+    if ((rc = sluice_jobdesc_setenv(d, "PATH", c->job_path, c->err)) != SLUICE_OK ||
+        (rc = sluice_jobdesc_setenv(d, "LANG", RENDER_LANG, c->err)) != SLUICE_OK ||
         (rc = sluice_jobdesc_setenv(d, "HOME", r->staging_cluster, c->err)) != SLUICE_OK)
         goto out;
     (void)buf;
@@ -1202,6 +1258,10 @@ sluice_err sluice_render(const sluice_config_t *cfg,
         goto out;
     }
 
+    if ((c.job_path = render_job_path(cfg)) == NULL) {
+        rc = sluice_errorf(err, SLUICE_ENOMEM, "render: out of memory");
+        goto out;
+    }
     r->n_jobs = c.s->n_pools;
     r->jobs = calloc(r->n_jobs, sizeof(*r->jobs));
     r->pool_names = calloc(r->n_jobs, sizeof(char *));
@@ -1253,6 +1313,7 @@ out:
     free(c.image);
     free(c.workdir);
     free(c.host_workdir);
+    free(c.job_path);
     return rc;
 }
 

@@ -68,7 +68,7 @@ typedef struct {
 /* One entry of job_launcher.executables. */
 typedef struct {
     char *name;
-    char *path;  /* absolute */
+    char *path;  /* absolute, normalised, no ':', quote, '$', '\\' or control byte */
     bool in_use; /* false for sbatch/squeue/sacct/scancel/srun-side CLIs sluice never runs */
 } sluice_executable_t;
 
@@ -113,6 +113,10 @@ typedef struct {
         sluice_strlist_t forward_env; /* variable names */
         sluice_executable_t *executables;
         size_t n_executables;
+        /* job_path: the PATH of every job (script and REST environment);
+         * NULL = the default (see docs/configuration.md).  Absolute
+         * directories joined by ':'. */
+        char *job_path;
         long internal_port;                 /* default 8102 */
         long poll_interval_s;               /* 0 = auto (2 s with jobs/state, 10 s on v0.0.38) */
         long submit_timeout_s;              /* default 30 */
@@ -206,6 +210,10 @@ SLUICE_API void sluice_config_free(sluice_config_t *cfg);
 /* The GPU series named `name`, borrowed from cfg, or NULL. */
 SLUICE_API const sluice_gpu_series_t *sluice_config_gpu_series(const sluice_config_t *cfg,
                                                                const char *name);
+
+/* The path job_launcher.executables gives for command `name` ("srun",
+ * "apptainer", ...), borrowed from cfg, or NULL when it names none. */
+SLUICE_API const char *sluice_config_executable(const sluice_config_t *cfg, const char *name);
 
 /* Where the value at dotted `key` came from (SLUICE_SRC_DEFAULT if unknown). */
 SLUICE_API sluice_config_source_t sluice_config_source(const sluice_config_t *cfg, const char *key);

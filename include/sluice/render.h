@@ -121,6 +121,32 @@ SLUICE_API char *sluice_render_job_name(const char *prefix,
 /* Lower-case hex of the first 4 bytes of sha256(launch_id) into hex[9]. */
 SLUICE_API void sluice_render_sha8(const char *launch_id, char hex[9]);
 
+/* ---- the probe job of `sluice check --probe-job` -------------------------- */
+
+/* The report the probe job writes in its staging directory. */
+#define SLUICE_PROBE_REPORT "probe.out"
+
+/* Render the probe job: one component, one node, one task, with the same
+ * srun, container runtime and PATH as a launch of this site.  Its script
+ * writes SLUICE_PROBE_REPORT (lines "<key> <value>": srun, runtime-name,
+ * srun-path or
+ * srun-missing, srun-version-rc, srun-version, srun-version-err, step-rc,
+ * step-out, step-err, end) after running `srun --version` and a one-task
+ * step that looks up the runtime (`command -v`) on the compute node; it
+ * exits 0 whenever it could write the report.  `tag` ([0-9a-z]{1,16})
+ * makes it unique: the job is named "<prefix>-<site[:32]>-probe-<tag>" and
+ * its staging directory is <storage.root>/<site>/.probe-<tag>/attempt-1
+ * (r->sha8 is ".probe-<tag>": a dot name, which the service's staging scan
+ * passes over).  Create it with sluice_staging_create(cfg, r, false, ...).
+ * Time limit: 5 minutes, or the site's time when that is shorter.  On
+ * success *out receives a new render (caller frees with
+ * sluice_render_free()).  SLUICE_EINVAL for a bad tag, SLUICE_ECONFIG
+ * without storage.root, SLUICE_ENOMEM. */
+SLUICE_API sluice_err sluice_render_probe(const sluice_config_t *cfg,
+                                          const char *tag,
+                                          sluice_render_t **out,
+                                          sluice_error_t *err);
+
 /* ---- bridge from the site model to the launch parser --------------------- */
 
 /* Fill `out` with the effective site (+ study) policy for

@@ -14,9 +14,13 @@
  *   partition     job_launcher.sbatch.partition exists on some node
  *   gpu:<series>  some node's features satisfy the series' constraint
  *                 ('&' and '|' of feature names; anything else "not checked")
+ *   probe-job     (--probe-job only) a tiny job ran the configured srun and
+ *                 found the container runtime, and srun's version is the
+ *                 controller's (check_probe.c)
  *
  * Exit codes: 0 all ok; otherwise the code of the first failing check:
- * 69 unavailable, 77 authentication, 78 configuration; 64 usage.
+ * 69 unavailable, 77 authentication, 78 configuration, 74 the probe's
+ * staging directory could not be created; 64 usage.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -28,6 +32,7 @@
 
 #include <sluice/client.h>
 
+#include "check_probe.h"
 #include "cli.h"
 #include "prepare.h"
 
@@ -48,21 +53,28 @@ typedef struct {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: sluice check [--config FILE] [--set KEY=VALUE ...] [-o text|json]\n"
-               "\n"
-               "Check the site configuration against the cluster through slurmrestd:\n"
-               "reachability, TLS, the negotiated API version and Slurm release, a token\n"
-               "that authenticates, accounting, the configured partition, and that each\n"
-               "GPU series in the catalogue has a node whose features satisfy its\n"
-               "constraint.\n"
-               "\n"
-               "options:\n"
-               "  --config FILE      site YAML (default: $SLUICE_CONFIG; none if unset)\n"
-               "  --set KEY=VALUE    override one dotted key, e.g. rest.url=unix:/run/s.sock\n"
-               "  -o, --output FMT   text (default) or json\n"
-               "  -h, --help         show this help\n"
-               "\n"
-               "exit: 0 all ok, 69 unavailable, 77 authentication, 78 configuration\n");
+    fprintf(f,
+            "usage: sluice check [--config FILE] [--set KEY=VALUE ...] [-o text|json]\n"
+            "                    [--probe-job [--probe-timeout SECONDS]]\n"
+            "\n"
+            "Check the site configuration against the cluster through slurmrestd:\n"
+            "reachability, TLS, the negotiated API version and Slurm release, a token\n"
+            "that authenticates, accounting, the configured partition, and that each\n"
+            "GPU series in the catalogue has a node whose features satisfy its\n"
+            "constraint.  --probe-job also submits a one-node job that runs the\n"
+            "configured srun (--version, and a one-task step that looks up the\n"
+            "container runtime) and compares srun's version with slurmctld's.\n"
+            "\n"
+            "options:\n"
+            "  --config FILE            site YAML (default: $SLUICE_CONFIG; none if unset)\n"
+            "  --set KEY=VALUE          override one dotted key, e.g. rest.url=unix:/run/s.sock\n"
+            "  -o, --output FMT         text (default) or json\n"
+            "  --probe-job              submit the probe job (uses the cluster)\n"
+            "  --probe-timeout SECONDS  wait at most this long for it (default 60, 1-3600);\n"
+            "                           then it is cancelled\n"
+            "  -h, --help               show this help\n"
+            "\n"
+            "exit: 0 all ok, 69 unavailable, 74 staging, 77 authentication, 78 configuration\n");
 }
 
 static row_t *add(table_t *t, const char *name, const char *status, int code, const char *fmt, ...)
@@ -106,7 +118,8 @@ static int outcome_exit(sluice_outcome o)
     return o == SLUICE_OUTCOME_AUTH ? CLI_EX_NOPERM : CLI_EX_UNAVAILABLE;
 }
 
-static void cluster_checks(table_t *t, sluice_client_t *client, const sluice_config_t *cfg)
+/* Returns true when the token authenticated (later checks can use it). */
+static bool cluster_checks(table_t *t, sluice_client_t *client, const sluice_config_t *cfg)
 {
     sluice_error_t err = SLUICE_ERROR_INIT;
     sluice_call_t call;
@@ -119,6 +132,7 @@ static void cluster_checks(table_t *t, sluice_client_t *client, const sluice_con
     int64_t remaining = 0;
     time_t now = time(NULL);
     size_t i, k;
+    bool authenticated = false;
 
     if (sluice_client_negotiate(client, &call, &err) != SLUICE_OK) {
         int answered = call.http_status != 0;
@@ -145,7 +159,7 @@ static void cluster_checks(table_t *t, sluice_client_t *client, const sluice_con
         }
         add(t, "accounting", "skipped", 0, "earlier check failed");
         add(t, "partition", "skipped", 0, "earlier check failed");
-        return;
+        return false;
     }
     sluice_client_info(client, &info);
     add(t, "reachability", "ok", 0, "%s answered", url);
@@ -160,6 +174,7 @@ static void cluster_checks(table_t *t, sluice_client_t *client, const sluice_con
         add(t, "token", "FAIL", outcome_exit(call.outcome), "%s", err.text);
     } else {
         sluice_error_t e2 = SLUICE_ERROR_INIT;
+        authenticated = true;
         if (sluice_auth_expiry(sluice_client_auth(client), NULL, &remaining, &e2) == SLUICE_OK)
             add(t, "token", "ok", 0, "authenticated as %s (diag); expires in %lld s",
                 sluice_auth_user(sluice_client_auth(client)), (long long)remaining);
@@ -241,6 +256,19 @@ out:
     sluice_rest_diag_clear(&diag);
     sluice_rest_jobs_clear(&acct);
     sluice_rest_nodes_clear(&nodes);
+    return authenticated;
+}
+
+static void
+probe_row(table_t *t, sluice_client_t *client, const sluice_config_t *cfg, long timeout_s)
+{
+    sluice_client_info_t info;
+    check_probe_row_t row;
+
+    memset(&row, 0, sizeof(row));
+    sluice_client_info(client, &info);
+    check_probe_job(client, cfg, &info, timeout_s, &row);
+    add(t, "probe-job", row.status, row.code, "%s", row.detail);
 }
 
 static int print_table(const table_t *t, const char *format)
@@ -288,6 +316,8 @@ int cmd_check(int argc, char **argv)
     sluice_error_t err = SLUICE_ERROR_INIT;
     const char *format = "text";
     table_t *t = NULL;
+    bool probe = false;
+    long probe_timeout = CHECK_PROBE_TIMEOUT_S;
     size_t n_sets = 0;
     int rc = CLI_EX_OK;
     int a;
@@ -312,6 +342,20 @@ int cmd_check(int argc, char **argv)
             format = argv[++a];
         } else if (strncmp(arg, "--output=", 9) == 0) {
             format = arg + 9;
+        } else if (strcmp(arg, "--probe-job") == 0) {
+            probe = true;
+        } else if ((strcmp(arg, "--probe-timeout") == 0 && a + 1 < argc) ||
+                   strncmp(arg, "--probe-timeout=", 16) == 0) {
+            const char *v = arg[15] == '=' ? arg + 16 : argv[++a];
+            char *end = NULL;
+            probe_timeout = strtol(v, &end, 10);
+            if (!v[0] || !end || *end || probe_timeout < 1 || probe_timeout > 3600) {
+                fprintf(stderr,
+                        "sluice check: --probe-timeout expects seconds from 1 to 3600, "
+                        "not '%s'\n",
+                        v);
+                return CLI_EX_USAGE;
+            }
         } else {
             fprintf(stderr, "sluice check: unexpected argument '%s'\n", arg);
             usage(stderr);
@@ -336,7 +380,10 @@ int cmd_check(int argc, char **argv)
         add(t, "token", "FAIL", code, "%s", err.text);
     } else {
         add(t, "config", "ok", 0, "%s", opts.path ? opts.path : "(no site file)");
-        cluster_checks(t, client, cfg);
+        if (cluster_checks(t, client, cfg) && probe)
+            probe_row(t, client, cfg, probe_timeout);
+        else if (probe)
+            add(t, "probe-job", "skipped", 0, "needs a token that authenticates");
     }
     rc = print_table(t, format);
     sluice_client_free(client);

@@ -45,6 +45,8 @@ struct fake_server {
     fake_request_t records[MAX_RECORDS];
     size_t n_records;
     size_t n_connections;
+    fake_hook_fn hook;
+    void *hook_arg;
 };
 
 static void sleep_ms(int ms)
@@ -144,12 +146,12 @@ static int pop_response(struct fake_server *fs, fake_response_t *r)
     return have;
 }
 
-static void record(struct fake_server *fs,
-                   const char *head,
-                   size_t head_len,
-                   const char *body,
-                   size_t body_len,
-                   int conn)
+static const fake_request_t *record(struct fake_server *fs,
+                                    const char *head,
+                                    size_t head_len,
+                                    const char *body,
+                                    size_t body_len,
+                                    int conn)
 {
     fake_request_t *r;
     const char *eol = strstr(head, "\r\n");
@@ -159,7 +161,7 @@ static void record(struct fake_server *fs,
     pthread_mutex_lock(&fs->lock);
     if (fs->n_records >= MAX_RECORDS) {
         pthread_mutex_unlock(&fs->lock);
-        return;
+        return NULL;
     }
     r = &fs->records[fs->n_records++];
     memset(r, 0, sizeof(*r));
@@ -179,6 +181,7 @@ static void record(struct fake_server *fs,
         r->body_len = body_len;
     }
     pthread_mutex_unlock(&fs->lock);
+    return r;
 }
 
 static size_t content_length(const char *head)
@@ -256,7 +259,12 @@ static int serve(struct fake_server *fs, int fd, int conn)
         head_len = (size_t)(end - data) + 2;
         body_len = content_length(data);
         total = head_len + 2 + body_len;
-        record(fs, data, head_len, data + head_len + 2, body_len, conn);
+        {
+            const fake_request_t *req =
+                record(fs, data, head_len, data + head_len + 2, body_len, conn);
+            if (req != NULL && fs->hook != NULL)
+                fs->hook(req, fs->hook_arg);
+        }
         if (!pop_response(fs, &r)) {
             memset(&r, 0, sizeof(r));
             r.status = 599;
@@ -504,4 +512,12 @@ int fake_header(const fake_request_t *r, const char *name, char *out, size_t siz
         p = eol + 2;
     }
     return 0;
+}
+
+void fake_set_hook(fake_server_t *fs, fake_hook_fn fn, void *arg)
+{
+    pthread_mutex_lock(&fs->lock);
+    fs->hook = fn;
+    fs->hook_arg = arg;
+    pthread_mutex_unlock(&fs->lock);
 }

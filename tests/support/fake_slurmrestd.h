@@ -55,6 +55,13 @@ const char *fake_url(const fake_server_t *fs);
 /* Queue a response (copied). */
 void fake_push(fake_server_t *fs, const fake_response_t *r);
 
+/* Call fn(request, arg) in the server thread for every request, after it is
+ * recorded and before it is answered (a fake cluster can act on a submit
+ * before its answer leaves).  NULL removes the hook.  Set it before the
+ * first request. */
+typedef void (*fake_hook_fn)(const fake_request_t *req, void *arg);
+void fake_set_hook(fake_server_t *fs, fake_hook_fn fn, void *arg);
+
 /* Number of requests recorded and of connections accepted so far. */
 size_t fake_request_count(fake_server_t *fs);
 size_t fake_connection_count(fake_server_t *fs);

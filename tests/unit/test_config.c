@@ -163,6 +163,13 @@ Test(config, defaults_apply)
     sluice_config_free(cfg);
 }
 
+#define EXEC_MSG                                                                                   \
+    "expected an absolute normalised path to the command (no '.', '..', '//' or trailing '/'; "    \
+    "no ':', quote, '$' or '\\')"
+#define JOB_PATH_MSG                                                                               \
+    "expected absolute directories joined by ':' (no empty entry, no '.' or '..', no trailing "    \
+    "'/', no quote, '$', '\\' or control byte)"
+
 struct bad_case {
     const char *yaml;
     const char *message;
@@ -221,6 +228,32 @@ static const struct bad_case bad_cases[] = {
     {BASE "  executables:\n    bash: /bin/bash\n",
      "site.yaml:8:5: job_launcher.executables.bash: unknown command (expected one of sbatch, "
      "squeue, sacct, scancel, srun, enroot, apptainer, singularity)"},
+    {BASE "  executables:\n    srun: bin/srun\n",
+     "site.yaml:8:11: job_launcher.executables.srun: expected an absolute path"},
+    {BASE "  executables:\n    srun: /opt/slurm/../bin/srun\n",
+     "site.yaml:8:11: job_launcher.executables.srun: " EXEC_MSG},
+    {BASE "  executables:\n    apptainer: \"/opt/app:tainer/bin/apptainer\"\n",
+     "site.yaml:8:16: job_launcher.executables.apptainer: " EXEC_MSG},
+    {BASE "  executables:\n    srun: \"/opt/slurm/bin/srun'\"\n",
+     "site.yaml:8:11: job_launcher.executables.srun: " EXEC_MSG},
+    {BASE "  executables:\n    enroot: /usr/bin/\n",
+     "site.yaml:8:13: job_launcher.executables.enroot: " EXEC_MSG},
+    {BASE "  job_path: \"/opt/slurm/bin::/usr/bin:/bin\"\n",
+     "site.yaml:7:13: job_launcher.job_path: " JOB_PATH_MSG},
+    {BASE "  job_path: \"bin:/usr/bin\"\n", "site.yaml:7:13: job_launcher.job_path: " JOB_PATH_MSG},
+    {BASE "  job_path: \"/usr/bin:\"\n", "site.yaml:7:13: job_launcher.job_path: " JOB_PATH_MSG},
+    {BASE "  job_path: \"/usr/./bin:/bin\"\n",
+     "site.yaml:7:13: job_launcher.job_path: " JOB_PATH_MSG},
+    {BASE "  job_path: \"/usr/bin/:/bin\"\n",
+     "site.yaml:7:13: job_launcher.job_path: " JOB_PATH_MSG},
+    {BASE "  job_path: \"/usr/bin:/o'pt\"\n",
+     "site.yaml:7:13: job_launcher.job_path: " JOB_PATH_MSG},
+    {BASE "  job_path: \"/usr/bin:$HOME/bin\"\n",
+     "site.yaml:7:13: job_launcher.job_path: " JOB_PATH_MSG},
+    {BASE "  job_path: \"/usr/bin\\n/bin\"\n",
+     "site.yaml:7:13: job_launcher.job_path: " JOB_PATH_MSG},
+    {BASE "  job_path: [/usr/bin]\n",
+     "site.yaml:7:13: job_launcher.job_path: expected a scalar, found a list"},
     {BASE "rest:\n", "site.yaml:7:1: duplicate key 'rest' (first at line 1)"},
     {BASE "policy:\n  allow_requeue: maybe\n",
      "site.yaml:8:18: policy.allow_requeue: expected true or false"},
@@ -544,6 +577,53 @@ Test(config, nvflare_slurm_yaml_accepted_whole)
         sluice_config_free(cfg);
         free(path);
     }
+}
+
+Test(config, executables_and_job_path)
+{
+    static const char *const env[] = {"SLUICE_JOB_LAUNCHER_JOB_PATH=/opt/site/bin:/usr/bin:/bin",
+                                      NULL};
+    static const char *const bad_env[] = {"SLUICE_JOB_LAUNCHER_JOB_PATH=/opt/site/bin:bin", NULL};
+    sluice_config_t *cfg = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    const char *sets[] = {"job_launcher.job_path=/usr/bin:/bin"};
+    const char *bad_sets[] = {"job_launcher.job_path=/usr/bin:"};
+
+    cr_assert_eq(load_text(BASE "  executables:\n    srun: /opt/slurm/bin/srun\n"
+                                "    apptainer: /opt/apptainer/1.3/bin/apptainer\n"
+                                "  job_path: /opt/slurm/bin:/usr/bin:/bin\n",
+                           NULL, NULL, 0, &cfg, &err),
+                 SLUICE_OK, "%s", err.text);
+    cr_assert_str_eq(sluice_config_executable(cfg, "srun"), "/opt/slurm/bin/srun");
+    cr_assert_str_eq(sluice_config_executable(cfg, "apptainer"),
+                     "/opt/apptainer/1.3/bin/apptainer");
+    cr_assert_null(sluice_config_executable(cfg, "enroot"));
+    cr_assert_str_eq(cfg->launcher.job_path, "/opt/slurm/bin:/usr/bin:/bin");
+    cr_assert_eq(sluice_config_source(cfg, "job_launcher.job_path"), SLUICE_SRC_FILE);
+    sluice_config_free(cfg);
+
+    cfg = NULL;
+    cr_assert_eq(load_text(BASE, NULL, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_null(cfg->launcher.job_path, "the default is chosen by the render");
+    sluice_config_free(cfg);
+
+    cfg = NULL;
+    cr_assert_eq(load_text(BASE, env, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_str_eq(cfg->launcher.job_path, "/opt/site/bin:/usr/bin:/bin");
+    cr_assert_eq(sluice_config_source(cfg, "job_launcher.job_path"), SLUICE_SRC_ENV);
+    sluice_config_free(cfg);
+
+    cfg = NULL;
+    cr_assert_eq(load_text(BASE, env, sets, 1, &cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_str_eq(cfg->launcher.job_path, "/usr/bin:/bin");
+    sluice_config_free(cfg);
+
+    cfg = NULL;
+    cr_assert_eq(load_text(BASE, bad_env, NULL, 0, &cfg, &err), SLUICE_ECONFIG);
+    cr_assert_str_eq(err.text, "environment SLUICE_JOB_LAUNCHER_JOB_PATH: job_launcher.job_path: "
+                               "" JOB_PATH_MSG);
+    cr_assert_eq(load_text(BASE, NULL, bad_sets, 1, &cfg, &err), SLUICE_ECONFIG);
+    cr_assert_str_eq(err.text, "--set job_launcher.job_path: " JOB_PATH_MSG);
 }
 
 Test(config, port_range_list_and_default_shift)

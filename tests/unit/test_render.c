@@ -469,3 +469,198 @@ Test(render, job_name_follows_the_marker_rule)
     cr_expect(strcmp(n + strlen(n) - 2, ".3") == 0, "%s", n);
     free(n);
 }
+
+/* ---- commands and PATH of the job ------------------------------------------ */
+
+/* A case directory in scratch: `request` copied from a golden case, the
+ * site of nvflare-multinode with `extra` (job_launcher lines) added. */
+static void make_case(const char *request_case, const char *extra, char *out, size_t n)
+{
+    char from[4096], path[600];
+    char *site, *req, *split, *text;
+    size_t len;
+
+    snprintf(out, n, "%s/case", scratch);
+    mkdir(out, 0700);
+    case_dir("nvflare-multinode", from, sizeof(from));
+    strncat(from, "/site.yaml", sizeof(from) - strlen(from) - 1);
+    site = render_case_slurp(from, NULL);
+    cr_assert_not_null(site);
+    split = strstr(site, "gpu_series:");
+    cr_assert_not_null(split);
+    len = strlen(site) + strlen(extra) + 1;
+    text = malloc(len);
+    snprintf(text, len, "%.*s%s%s", (int)(split - site), site, extra, split);
+    snprintf(path, sizeof(path), "%s/site.yaml", out);
+    write_file(path, text, 0600);
+    free(text);
+    free(site);
+    case_dir(request_case, from, sizeof(from));
+    strncat(from, "/request.json", sizeof(from) - strlen(from) - 1);
+    req = render_case_slurp(from, NULL);
+    cr_assert_not_null(req);
+    snprintf(path, sizeof(path), "%s/request.json", out);
+    write_file(path, req, 0600);
+    free(req);
+}
+
+static const char *jobdesc_env(const sluice_jobdesc_t *d, const char *name)
+{
+    size_t i;
+
+    for (i = 0; i < d->n_env; i++)
+        if (strcmp(d->env[i].name, name) == 0)
+            return d->env[i].value;
+    return NULL;
+}
+
+/* The bug: Slurm under /opt/slurm/bin and an older srun first on the
+ * default PATH.  The job must run the configured srun, whatever PATH holds. */
+Test(render, configured_srun_is_the_one_that_runs)
+{
+    char dir[4096], good[512], path[512], line[600];
+    render_case_t c;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    char *s1, *s2, *s3;
+    int st;
+
+    case_dir("prefix-srun-none", dir, sizeof(dir));
+    cr_assert_eq(render_case_run(dir, &c, &err), SLUICE_OK, "%s", err.text);
+    snprintf(path, sizeof(path), "%s/opt", scratch);
+    mkdir(path, 0700);
+    snprintf(good, sizeof(good), "%s/opt/srun", scratch);
+    write_file(good,
+               "#!/bin/bash\n"
+               "printf '%s\\0' \"$@\" >\"$STUB_OUT/prefix-srun.argv\"\n"
+               "exit 0\n",
+               0700);
+    s1 = replace_all(c.render->script, c.render->staging_cluster, scratch);
+    s2 = replace_all(s1, "'/opt/slurm/bin/srun'", good);
+    /* run_script() puts its stubs (an srun among them) first on PATH. */
+    s3 = replace_all(s2, "export PATH='/opt/slurm/bin:/usr/local/bin:/usr/bin:/bin'",
+                     "export PATH='/usr/local/bin:/usr/bin:/bin'");
+    st = run_script(s3, NULL);
+    free(s1);
+    free(s2);
+    free(s3);
+    cr_assert_eq(st, 0, "the script failed (status %d)", st);
+    snprintf(path, sizeof(path), "%s/prefix-srun.argv", scratch);
+    cr_expect_eq(access(path, F_OK), 0, "the configured srun did not run");
+    snprintf(path, sizeof(path), "%s/srun.argv", scratch);
+    cr_expect_neq(access(path, F_OK), 0, "the srun found on PATH ran");
+
+    /* Its directory leads the job's PATH, in the script and the REST body. */
+    snprintf(line, sizeof(line), "export PATH='/opt/slurm/bin:/usr/local/bin:/usr/bin:/bin' ");
+    cr_expect_not_null(strstr(c.render->script, line));
+    cr_expect_str_eq(jobdesc_env(&c.render->jobs[0], "PATH"),
+                     "/opt/slurm/bin:/usr/local/bin:/usr/bin:/bin");
+    render_case_clear(&c);
+}
+
+Test(render, commands_and_path_follow_the_site)
+{
+    static const struct {
+        const char *request;
+        const char *extra;
+        const char *in_script[3];
+        const char *not_in_script;
+        const char *path;
+    } cases[] = {
+        /* singularity is apptainer's compatibility name */
+        {"nvflare-client",
+         "  executables:\n    singularity: /opt/sing/bin/singularity\n",
+         {"'/opt/sing/bin/singularity' 'exec'", " srun --nodes=1", NULL},
+         "'apptainer' 'exec'",
+         "/usr/local/bin:/usr/bin:/bin"},
+        /* apptainer wins over singularity */
+        {"nvflare-client",
+         "  executables:\n    singularity: /opt/sing/bin/singularity\n"
+         "    apptainer: /opt/app/bin/apptainer\n",
+         {"'/opt/app/bin/apptainer' 'exec'", NULL, NULL},
+         "singularity",
+         "/usr/local/bin:/usr/bin:/bin"},
+        /* srun's directory already on the default PATH: PATH unchanged */
+        {"flower-subprocess",
+         "  executables:\n    srun: /usr/bin/srun\n",
+         {"sluice_step supernode '/usr/bin/srun' --nodes=1", NULL, NULL},
+         NULL,
+         "/usr/local/bin:/usr/bin:/bin"},
+        /* job_path wins; srun's directory is not added to it */
+        {"flower-subprocess",
+         "  executables:\n    srun: /opt/slurm/bin/srun\n  job_path: /site/bin:/bin\n",
+         {"export PATH='/site/bin:/bin' LANG='C.UTF-8'\n", "'/opt/slurm/bin/srun'", NULL},
+         "/opt/slurm/bin:",
+         "/site/bin:/bin"},
+        /* enroot is run by pyxis inside slurmstepd, never by the script */
+        {"hetjob-trainer-rollout",
+         "  executables:\n    enroot: /opt/enroot/bin/enroot\n",
+         {" srun --het-group=0", NULL, NULL},
+         "/opt/enroot",
+         "/usr/local/bin:/usr/bin:/bin"},
+    };
+    size_t i, k;
+
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char dir[600];
+        render_case_t c;
+        sluice_error_t err = SLUICE_ERROR_INIT;
+        char want[200];
+
+        make_case(cases[i].request, cases[i].extra, dir, sizeof(dir));
+        cr_assert_eq(render_case_run(dir, &c, &err), SLUICE_OK, "case %zu: %s", i, err.text);
+        for (k = 0; k < 3 && cases[i].in_script[k]; k++)
+            cr_expect_not_null(strstr(c.render->script, cases[i].in_script[k]), "case %zu: %s", i,
+                               cases[i].in_script[k]);
+        if (cases[i].not_in_script)
+            cr_expect_null(strstr(c.render->script, cases[i].not_in_script), "case %zu: %s", i,
+                           cases[i].not_in_script);
+        snprintf(want, sizeof(want), "export PATH='%s' LANG=", cases[i].path);
+        cr_expect_not_null(strstr(c.render->script, want), "case %zu: %s", i, want);
+        for (k = 0; k < c.render->n_jobs; k++)
+            cr_expect_str_eq(jobdesc_env(&c.render->jobs[k], "PATH"), cases[i].path,
+                             "case %zu, job %zu", i, k);
+        render_case_clear(&c);
+    }
+}
+
+Test(render, probe_job_uses_the_site_commands_and_a_dot_staging_dir)
+{
+    char dir[600];
+    sluice_config_opts_t o;
+    sluice_config_t *cfg = NULL;
+    sluice_render_t *r = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    char site_path[700];
+    const sluice_jobdesc_t *d;
+
+    make_case("nvflare-client",
+              "  executables:\n    srun: /opt/slurm/bin/srun\n"
+              "    singularity: /opt/sing/bin/singularity\n",
+              dir, sizeof(dir));
+    snprintf(site_path, sizeof(site_path), "%s/site.yaml", dir);
+    memset(&o, 0, sizeof(o));
+    o.path = site_path;
+    cr_assert_eq(sluice_config_load(&o, &cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_expect_eq(sluice_render_probe(cfg, "Bad/Tag", &r, &err), SLUICE_EINVAL);
+    cr_assert_null(r);
+    cr_assert_eq(sluice_render_probe(cfg, "0a1b2c3d", &r, &err), SLUICE_OK, "%s", err.text);
+    cr_expect_str_eq(r->sha8, ".probe-0a1b2c3d");
+    cr_expect_str_eq(r->staging_service, "/srv/sluice/site-1/.probe-0a1b2c3d/attempt-1");
+    cr_expect_str_eq(r->staging_cluster, "/cluster/sluice/site-1/.probe-0a1b2c3d/attempt-1");
+    cr_assert_eq(r->n_jobs, 1);
+    d = &r->jobs[0];
+    cr_expect_str_eq(d->name, "sluice-site-1-probe-0a1b2c3d");
+    cr_expect_eq(d->nodes, 1);
+    cr_expect_eq(d->tasks_per_node, 1);
+    cr_expect_eq(d->time_limit, 5, "5 minutes, under the site's 12 hours");
+    cr_expect_str_eq(d->partition, "gpu");
+    cr_expect_str_eq(jobdesc_env(d, "PATH"), "/opt/slurm/bin:/usr/local/bin:/usr/bin:/bin");
+    cr_expect_str_eq(d->std_out, "/cluster/sluice/site-1/.probe-0a1b2c3d/attempt-1/stdout.log");
+    cr_expect_not_null(strstr(d->script, "\nsluice_srun='/opt/slurm/bin/srun'\n"));
+    cr_expect_not_null(strstr(d->script, "\nsluice_runtime='/opt/sing/bin/singularity'\n"));
+    cr_expect_not_null(strstr(d->script,
+                              "export PATH='/opt/slurm/bin:/usr/local/bin:/usr/bin:/bin' "
+                              "LANG='C.UTF-8'\n"));
+    sluice_render_free(r);
+    sluice_config_free(cfg);
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* check_probe.h - the probe-job row of `sluice check --probe-job`. */
+#ifndef SLUICE_CLI_CHECK_PROBE_H
+#define SLUICE_CLI_CHECK_PROBE_H
+
+#include <sluice/client.h>
+
+#define CHECK_PROBE_TIMEOUT_S 60L
+
+/* The outcome of the probe job: status "ok", "FAIL" or "not checked", the
+ * sysexit of a failure (0 otherwise) and the row's text. */
+typedef struct {
+    const char *status;
+    int code;
+    char detail[400];
+} check_probe_row_t;
+
+/* Render the probe job (sluice_render_probe()), create its staging
+ * directory, submit it through `client` (negotiated already: `info` holds
+ * the controller's release), wait at most `timeout_s` seconds for it to
+ * end (cancelling it on timeout), read its report from the service side of
+ * the storage root, compare srun's version with the controller's, and
+ * remove the staging directory.  Fills *out; never fails otherwise. */
+void check_probe_job(sluice_client_t *client,
+                     const sluice_config_t *cfg,
+                     const sluice_client_info_t *info,
+                     long timeout_s,
+                     check_probe_row_t *out);
+
+#endif /* SLUICE_CLI_CHECK_PROBE_H */
