@@ -57,7 +57,7 @@ YAML
 run() { # run NAME EXPECTED_EXIT ARGS...
     local name=$1 want=$2 rc=0
     shift 2
-    "$SLUICE" check --config "$work/site.yaml" "$@" >"$work/out" 2>"$work/err" || rc=$?
+    "$SLUICE" check --config "${SITE:-$work/site.yaml}" "$@" >"$work/out" 2>"$work/err" || rc=$?
     if [ "$rc" -ne "$want" ]; then
         fail "$name: exit $rc, expected $want"
         cat "$work/out" "$work/err"
@@ -101,5 +101,44 @@ if run missing-partition 78 --set "job_launcher.sbatch_directives.partition=nosu
     pass "unknown partition: exit 78"
 fi
 
+# --probe-job: a tiny job proves srun is found on the cluster and matches
+# the controller.  On a release whose Slurm lives under a prefix (24.11 here:
+# /opt/slurm/bin) the job's default PATH has no srun: the probe says so, and
+# executables.srun fixes it.
+# with_srun PATH: the site file plus job_launcher.executables.srun.
+with_srun() {
+    sed "s|^  sandbox: none\$|  sandbox: none\n  executables:\n    srun: $1|" "$work/site.yaml" >"$work/site-srun.yaml"
+    echo "$work/site-srun.yaml"
+}
+probe_site=$work/site.yaml
+if [ "${SLUICE_TB_SLURM_BIN:-/usr/bin}" != /usr/bin ]; then
+    probe_site=$(with_srun "$SLUICE_TB_SLURM_BIN/srun")
+    if run probe-no-srun 78 --probe-job; then
+        if grep -Eq '^probe-job +FAIL .*srun' "$work/out"; then
+            pass "probe job without executables.srun on a prefix install: srun not found (exit 78)"
+        else
+            fail "probe job without executables.srun: row does not say srun is missing"
+            cat "$work/out"
+        fi
+    fi
+else
+    if SITE=$(with_srun /nonexistent/bin/srun) run probe-bad-srun 78 --probe-job; then
+        if grep -Eq '^probe-job +FAIL .*srun' "$work/out"; then
+            pass "probe job with a wrong executables.srun: srun not found (exit 78)"
+        else
+            fail "probe job with a wrong srun: row does not say srun is missing"
+            cat "$work/out"
+        fi
+    fi
+fi
+if SITE=$probe_site run probe 0 --probe-job; then
+    if grep -Eq "^probe-job +ok +srun [^ ]*srun ${SLUICE_TB_RELEASE//./\\.}\\.[0-9]+ matches slurmctld" "$work/out"; then
+        pass "probe job: $(grep '^probe-job' "$work/out" | tr -s ' ')"
+    else
+        fail "probe job: row not ok for release $SLUICE_TB_RELEASE"
+        cat "$work/out"
+    fi
+fi
+
 echo "$N: $passed passed, $failed failed"
-[ "$failed" -eq 0 ] && [ "$passed" -eq 4 ]
+[ "$failed" -eq 0 ] && [ "$passed" -eq 6 ]

@@ -10,7 +10,14 @@
 #      INFRASTRUCTURE_ERROR (104) with reason NODE_FAIL;
 #   2. slurmdbd stopped while a job ends and leaves the live queue
 #      (MinJobAge 5): the launch does not end on missing accounting and
-#      ends SUCCEEDED with exactly one job once slurmdbd is back.
+#      ends SUCCEEDED with exactly one job once slurmdbd is back;
+#   3. slurmrestd down when the launch is submitted: the refused connect is
+#      a proven non-submission, retried at once with backoff; once
+#      slurmrestd is back (8 s later) the launch gets its job on attempt 1,
+#      long before the absence rule (60 s) could have allowed a 2nd attempt,
+#      and exactly one job exists;
+#   4. slurmrestd started without its slurmdbd plugin: `sluice check` says
+#      there is no accounting (FAIL, exit 69), not "ok (HTTP 404)".
 #
 # Adds a cold testbed start (about 25 s) and a purge to its cases.  Runs as
 # root on 127.0.0.1 only.  A testbed that does not come up is a failure.
@@ -19,7 +26,7 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
-TESTS=2
+TESTS=4
 NAME=outages
 # shellcheck source=lib/harness.sh
 . "$HERE/lib/harness.sh"
@@ -153,6 +160,51 @@ if [ "$(rc_of "$id")" = 0 ] && [ "$n" -eq 1 ]; then
     pass "slurmdbd down 20 s while the job ended: SUCCEEDED with one job (live during outage: $alive) ($(($(date +%s) - t1)) s)"
 else
     fail "slurmdbd outage (exit $(rc_of "$id") want 0, jobs $n want 1, live during outage: $alive)"; show "$id"
+fi
+
+# ------------------------------------ 3. slurmrestd down at submit time
+restd_pid() { cat "$(pidfile rest/slurmrestd.pid)" 2>/dev/null; }
+stop_restd() {
+    local p
+    p=$(restd_pid) || return 1
+    kill -TERM "$p" || return 1
+    for _ in $(seq 1 50); do kill -0 "$p" 2>/dev/null || return 0; sleep 0.1; done
+    return 1
+}
+id="refused-$run"
+request "$id" /bin/true '[]'
+if stop_restd; then
+    t1=$(date +%s)
+    launch "$id" &
+    bg=$!
+    sleep 8
+    tb=$(date +%s)
+    bash "$TB/start.sh" >"$work/start4.log" 2>&1 || say "start.sh could not bring slurmrestd back"
+    wait "$bg" || true
+    t2=$(date +%s)
+    n=$(count_jobs "$id")
+    if [ "$(rc_of "$id")" = 0 ] && [ "$n" -eq 1 ] && grep -q 'attempt 1' "$work/$id.out" &&
+        ! grep -q 'attempt 2' "$work/$id.out" && [ $((t2 - tb)) -lt 40 ]; then
+        pass "slurmrestd down at submit: attempt 1 got its job $((t2 - tb)) s after slurmrestd was back (down $((tb - t1)) s), one job"
+    else
+        fail "refused submit (exit $(rc_of "$id") want 0, jobs $n want 1, $((t2 - tb)) s after restart)"; show "$id"
+    fi
+else
+    fail "refused submit: could not stop slurmrestd"
+fi
+
+# ------------------------------- 4. a slurmrestd that serves no accounting
+rc=0
+if stop_restd && SLUICE_TB_ACCOUNTING=no bash "$TB/start.sh" >"$work/start5.log" 2>&1; then
+    "$SLUICE" check --config "$site" >"$work/check.out" 2>&1 || rc=$?
+    if [ "$rc" -eq 69 ] && grep -Eq '^accounting +FAIL +no accounting' "$work/check.out"; then
+        pass "slurmrestd without its slurmdbd plugin: check says no accounting (exit 69)"
+    else
+        fail "no-accounting check (exit $rc want 69)"; show check
+    fi
+else
+    fail "could not restart slurmrestd without its slurmdbd plugin"
+    tail -n 5 "$work/start5.log" >&2 || true
 fi
 
 finish
