@@ -176,6 +176,7 @@ typedef struct {
     char *pool;    /* pool-exit */
     int exit_code; /* pool-exit */
     int signal;    /* pool-exit */
+    bool first;    /* pool-exit: the script recorded this pool as the first to fail */
 } sluice_fsm_event_t;
 
 /* Release everything the event owns and zero it.  NULL-safe.  Frees the job
@@ -209,6 +210,7 @@ typedef struct {
     char name[SLUICE_FSM_NAME_MAX];
     int exit_code;
     int signal;
+    bool first; /* the script's exit/.first names this pool */
 } sluice_fsm_pool_exit_t;
 
 /* The whole state of one launch.  Plain data: no pointers. */
@@ -252,6 +254,10 @@ typedef struct {
     bool settling; /* final verdict known; waiting for the pool exit files */
     int verdict;   /* the verdict while settling */
     char verdict_reason[SLUICE_FSM_REASON_MAX];
+    /* A component read CANCELLED although sluice did not cancel: the exit
+     * files decide whether a pool failed (docs/state-machine.md). */
+    bool unasked_cancel;
+    int verdict_rest;    /* best verdict of the other components (SUCCEEDED: none) */
     int slurm_exit_code; /* batch exit code of the final observation */
 } sluice_fsm_launch_t;
 

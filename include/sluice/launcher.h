@@ -147,11 +147,15 @@ typedef struct {
     const char *value;
 } sluice_secret_t;
 
-/* One per-pool exit file (`exit/<pool>`). */
+/* One per-pool exit file (`exit/<pool>`).  `first`: the script's record
+ * `exit/.first` names this pool as the first that failed on its own (not
+ * stopped by the script, not while the script itself was being
+ * cancelled). */
 typedef struct {
     char name[SLUICE_FSM_NAME_MAX];
     int exit_code;
     int signal;
+    bool first;
 } sluice_pool_exit_t;
 
 /* Staging hooks; any member may be NULL (then the step is skipped and

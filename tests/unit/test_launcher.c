@@ -481,6 +481,77 @@ Test(launcher, hetjob_failure_names_the_pool)
     sluice_launcher_free(l);
 }
 
+static void set_pool_exit(size_t i, const char *name, int code, int sig, bool first)
+{
+    snprintf(pool_exits[i].name, sizeof(pool_exits[i].name), "%s", name);
+    pool_exits[i].exit_code = code;
+    pool_exits[i].signal = sig;
+    pool_exits[i].first = first;
+    if (n_pool_exits < i + 1)
+        n_pool_exits = i + 1;
+}
+
+/* pool-exit events that carry the script's first-failed mark. */
+static size_t count_first_marks(const char *id)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    json_t *evs = NULL;
+    json_t *e;
+    size_t i;
+    size_t k = 0;
+
+    cr_assert_sluice_ok(sluice_store_read_events(store, id, 1, 0, &evs, &err), &err);
+    json_array_foreach(evs, i, e)
+    {
+        if (strcmp(json_string_value(json_object_get(e, "name")), "pool-exit") == 0 &&
+            json_is_true(json_object_get(json_object_get(e, "context"), "first")))
+            k++;
+    }
+    json_decref(evs);
+    return k;
+}
+
+/* Bug 2: the script stopped pool a after pool b failed, and Slurm reports
+ * the hetjob CANCELLED (Slurm 25.11/26.05); sluice never cancelled it. */
+Test(launcher, unasked_cancel_after_a_pool_failed_is_that_pools_failure)
+{
+    static const struct {
+        int code;
+        int want;
+    } rows[] = {{3, SLUICE_RESULT_EXECUTION_ERROR}, {102, 102}, {104, 104}};
+    sluice_launcher_t *l = new_launcher();
+
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        char id[16];
+
+        snprintf(id, sizeof(id), "UC%zu", i);
+        final_stage(rows[i].code, SLUICE_JOB_CANCELLED);
+        set_pool_exit(0, "a", 0, 15, false);
+        set_pool_exit(1, "b", rows[i].code, 0, true);
+        accept_launch(l, id, 2, NULL, NULL, 0);
+        cr_assert_eq(run_to_end(l, id, 20), rows[i].want, "exit %d", rows[i].code);
+        cr_assert(reason_has(id, "pool 'b' failed"), "exit %d", rows[i].code);
+        cr_assert_eq(count_first_marks(id), 1);
+    }
+    cr_assert_eq(fc->n_cancel, 0);
+    sluice_launcher_free(l);
+}
+
+Test(launcher, outside_cancel_without_exit_files_stays_infrastructure_error)
+{
+    sluice_launcher_t *l = new_launcher();
+
+    final_stage(0, SLUICE_JOB_CANCELLED);
+    accept_launch(l, "XC2", 2, NULL, NULL, 0);
+    cr_assert_eq(run_to_end(l, "XC2", 20), 104);
+    cr_assert(reason_has("XC2", "cancelled without the caller's intent"));
+    accept_launch(l, "XC1", 1, NULL, NULL, 0);
+    cr_assert_eq(run_to_end(l, "XC1", 20), 104);
+    cr_assert(reason_has("XC1", "cancelled without the caller's intent"));
+    cr_assert_eq(count_events("XC1", "pool-exits-read"), 1);
+    sluice_launcher_free(l);
+}
+
 Test(launcher, rejected_submit_is_infrastructure_error)
 {
     sluice_launcher_t *l = new_launcher();
