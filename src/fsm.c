@@ -439,6 +439,8 @@ component_verdict(const sluice_fsm_launch_t *l, const sluice_jobview_t *v, char 
     if (v->base == SLUICE_JOB_CANCELLED) {
         if (l->intent == SLUICE_CANCEL_PENDING_TIMEOUT)
             snprintf(why, cap, "pending timeout");
+        else if (l->intent == SLUICE_CANCEL_UNSCHEDULABLE)
+            snprintf(why, cap, "pending reason %s can never clear", l->unschedulable);
         else
             snprintf(why, cap, "cancelled without the caller's intent");
         return SLUICE_RESULT_INFRASTRUCTURE_ERROR;
@@ -911,6 +913,20 @@ static sluice_err apply_event(sluice_fsm_launch_t *l,
                   l->cfg.pending_timeout);
         return SLUICE_OK;
 
+    case SLUICE_EV_UNSCHEDULABLE:
+        if (ev->detail == NULL || ev->detail[0] == '\0' ||
+            strlen(ev->detail) >= SLUICE_FSM_NAME_MAX)
+            return sluice_errorf(err, SLUICE_EINVAL, "context.detail: 1 to %d characters",
+                                 SLUICE_FSM_NAME_MAX - 1);
+        if (l->state != SLUICE_FSM_PENDING || l->intent != SLUICE_CANCEL_NONE)
+            return refuse(l, ev, err, NULL);
+        l->intent = SLUICE_CANCEL_UNSCHEDULABLE;
+        copy_str(l->unschedulable, sizeof(l->unschedulable), ev->detail);
+        l->cancel_sent = false;
+        set_state(l, tr, SLUICE_FSM_CANCELLING, 0, "pending reason %s can never clear; cancelling",
+                  l->unschedulable);
+        return SLUICE_OK;
+
     case SLUICE_EV_SECRET_UNAVAILABLE:
         if (!(l->state == SLUICE_FSM_ACCEPTED ||
               (l->state == SLUICE_FSM_SUBMITTING && l->n_job_ids == 0 && !l->uncertain)))
@@ -1050,12 +1066,12 @@ bool sluice_fsm_launch_equal(const sluice_fsm_launch_t *a, const sluice_fsm_laun
           SAME_STR(reason) && SAME(last_time) && SAME(last_seq) && SAME(n_applied) &&
           SAME(n_ignored) && SAME(attempt) && SAME_STR(job_name) && SAME_STR(comment) &&
           SAME(post_time) && SAME(uncertain) && SAME(may_retry) && SAME(n_job_ids) &&
-          SAME(intent) && SAME_STR(caller) && SAME(cancel_sent) && SAME(cancel_sent_time) &&
-          SAME(left_queue) && SAME(misses) && SAME(has_miss) && SAME(last_miss_time) &&
-          SAME(has_pending) && SAME(first_pending) && SAME(prev_pending) && SAME(last_pending) &&
-          SAME(pending_observed) && SAME(n_components) && SAME(n_pools) && SAME(settling) &&
-          SAME(verdict) && SAME_STR(verdict_reason) && SAME(unasked_cancel) && SAME(verdict_rest) &&
-          SAME(slurm_exit_code)))
+          SAME(intent) && SAME_STR(caller) && SAME_STR(unschedulable) && SAME(cancel_sent) &&
+          SAME(cancel_sent_time) && SAME(left_queue) && SAME(misses) && SAME(has_miss) &&
+          SAME(last_miss_time) && SAME(has_pending) && SAME(first_pending) && SAME(prev_pending) &&
+          SAME(last_pending) && SAME(pending_observed) && SAME(n_components) && SAME(n_pools) &&
+          SAME(settling) && SAME(verdict) && SAME_STR(verdict_reason) && SAME(unasked_cancel) &&
+          SAME(verdict_rest) && SAME(slurm_exit_code)))
         return false;
     for (i = 0; i < a->n_job_ids && i < SLUICE_FSM_MAX_JOBS; i++) {
         if (!SAME(job_ids[i]))
@@ -1081,6 +1097,7 @@ static void view_release(sluice_jobview_t *v)
     free(v->partition);
     free(v->nodes);
     free(v->state_reason);
+    free(v->state_description);
     memset(v, 0, sizeof(*v));
 }
 
@@ -1123,6 +1140,7 @@ static const char *const *context_keys(sluice_fsm_event_type t)
         return submitted;
     case SLUICE_EV_SUBMIT_UNCERTAIN:
     case SLUICE_EV_SUBMIT_REJECTED:
+    case SLUICE_EV_UNSCHEDULABLE:
         return detail;
     case SLUICE_EV_ADOPTED:
         return adopted;
@@ -1255,6 +1273,7 @@ static const char *const view_keys[] = {"job_id",
                                         "state",
                                         "flags",
                                         "state_reason",
+                                        "state_description",
                                         "nodes",
                                         "exit_code",
                                         "exit_signal",
@@ -1310,6 +1329,9 @@ view_from_json(const json_t *o, sluice_jobview_t *v, const char *path, sluice_er
     }
     if ((rc = get_str(o, "state_reason", false, SLUICE_FSM_DETAIL_MAX, &v->state_reason, path,
                       err)) != SLUICE_OK)
+        return rc;
+    if ((rc = get_str(o, "state_description", false, SLUICE_FSM_DETAIL_MAX, &v->state_description,
+                      path, err)) != SLUICE_OK)
         return rc;
     if ((rc = get_str(o, "nodes", false, SLUICE_FSM_DETAIL_MAX, &v->nodes, path, err)) != SLUICE_OK)
         return rc;
@@ -1405,6 +1427,8 @@ static sluice_err parse_context(const json_t *ctx, sluice_fsm_event_t *ev, sluic
     case SLUICE_EV_SUBMIT_UNCERTAIN:
     case SLUICE_EV_SUBMIT_REJECTED:
         return get_str(ctx, "detail", true, SLUICE_FSM_DETAIL_MAX, &ev->detail, "context", err);
+    case SLUICE_EV_UNSCHEDULABLE:
+        return get_str(ctx, "detail", true, SLUICE_FSM_NAME_MAX, &ev->detail, "context", err);
     case SLUICE_EV_ADOPTED:
         if ((rc = get_int(ctx, "attempt", true, 1, UINT32_MAX - 1, &n, NULL, "context", err)) !=
             SLUICE_OK)
@@ -1558,6 +1582,8 @@ static json_t *view_to_json(const sluice_jobview_t *v)
     }
     if (v->state_reason != NULL)
         put(o, "state_reason", json_string(v->state_reason), &ok);
+    if (v->state_description != NULL && v->state_description[0] != '\0')
+        put(o, "state_description", json_string(v->state_description), &ok);
     if (v->nodes != NULL)
         put(o, "nodes", json_string(v->nodes), &ok);
     if (v->has_exit) {
@@ -1617,6 +1643,7 @@ sluice_err sluice_fsm_event_to_json(const sluice_fsm_event_t *ev, json_t **out, 
         break;
     case SLUICE_EV_SUBMIT_UNCERTAIN:
     case SLUICE_EV_SUBMIT_REJECTED:
+    case SLUICE_EV_UNSCHEDULABLE:
         put(ctx, "detail", ev->detail ? json_string(ev->detail) : json_null(), &ok);
         break;
     case SLUICE_EV_OBSERVED:

@@ -247,6 +247,16 @@ typedef struct {
     unsigned absence_lookups; /* 3 */
     double absence_spacing_s; /* 10 */
     double pending_timeout_s; /* site default when the request has none; 600 */
+    /* A pending reason that can never clear (BadConstraints ...) ends the
+     * launch at once: the job is cancelled (ownership checked) and the
+     * launch ends INFRASTRUCTURE_ERROR "pending reason R can never clear".
+     * wait_unschedulable = true keeps waiting for pending_timeout instead.
+     * unschedulable_reasons (copied; NULL = the default list of
+     * docs/state-machine.md) names the reasons that count; the name
+     * "ReqNodeNotAvail" counts only when Slurm lists no unavailable node. */
+    bool wait_unschedulable;
+    const char *const *unschedulable_reasons;
+    size_t n_unschedulable_reasons;
     /* polling: the adaptive interval stays within [min, max]; 0 = default */
     int64_t poll_min_ms; /* 1000 */
     int64_t poll_max_ms; /* 10000 */

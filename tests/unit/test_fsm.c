@@ -1206,6 +1206,44 @@ Test(fsm, first_pool_record_survives_the_log)
     run_done(&r);
 }
 
+/* ---- pending reasons that never clear ----------------------------------- */
+
+Test(fsm, unschedulable_cancels_and_ends_infrastructure_error)
+{
+    char why[] = "BadConstraints";
+    sluice_fsm_event_t ev;
+    run_t r;
+
+    run_init(&r, NULL);
+    to_submitted(&r);
+    observe(&r, V(SLUICE_JOB_PENDING, 0, false, 0, 0), 1);
+    ev = E(SLUICE_EV_UNSCHEDULABLE, 2);
+    ev.detail = why;
+    cr_assert_eq(step(&r, ev), SLUICE_OK, "%s", r.err.text);
+    cr_assert_eq(r.l.state, SLUICE_FSM_CANCELLING);
+    cr_assert_eq(r.l.intent, SLUICE_CANCEL_UNSCHEDULABLE);
+    cr_assert(sluice_fsm_due(&r.l, 2) & SLUICE_DUE_CANCEL);
+    cr_assert_eq(step(&r, ev), SLUICE_ESTATE, "only once, and only while pending");
+    step(&r, E(SLUICE_EV_CANCEL_SENT, 3));
+    observe(&r, V(SLUICE_JOB_CANCELLED, 0, true, 0, 15), 4);
+    cr_assert_eq(r.l.state, SLUICE_FSM_DONE, "no exit files to wait for: sluice cancelled it");
+    cr_assert_eq(r.l.result, SLUICE_RESULT_INFRASTRUCTURE_ERROR);
+    cr_assert(strstr(r.l.reason, "pending reason BadConstraints can never clear") != NULL, "%s",
+              r.l.reason);
+    run_done(&r);
+
+    /* A caller's abort recorded first wins; a running job is not touched. */
+    run_init(&r, NULL);
+    to_running(&r);
+    cr_assert_eq(step(&r, ev), SLUICE_ESTATE);
+    ev.detail = NULL;
+    run_done(&r);
+    run_init(&r, NULL);
+    to_submitted(&r);
+    cr_assert_eq(step(&r, ev), SLUICE_EINVAL, "detail required");
+    run_done(&r);
+}
+
 /* ---- JSON -------------------------------------------------------------- */
 
 typedef struct {
@@ -1293,6 +1331,7 @@ Test(fsm, json_round_trip_every_event)
     evs[SLUICE_EV_OBSERVED] = E_found(views, 2, 8.5);
     evs[SLUICE_EV_CANCEL_REQUESTED] = E_cancel(9.5);
     evs[SLUICE_EV_POOL_EXIT] = E_pool(pool, 3, 0, 13.5);
+    evs[SLUICE_EV_UNSCHEDULABLE].detail = reason;
     evs[SLUICE_EV_ACCEPTED].by = by;
     for (i = 0; i < SLUICE_EV_COUNT_; i++) {
         json_t *a = NULL, *b = NULL;
