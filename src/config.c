@@ -381,6 +381,8 @@ static const field_t fields[] = {
     F("job_launcher.query_timeout", K_DUR, launcher.query_timeout_s, 1, 3600, NULL),
     F("job_launcher.cancel_timeout", K_DUR, launcher.cancel_timeout_s, 1, 3600, NULL),
     F("job_launcher.pending_timeout", K_DUR, launcher.pending_timeout_s, 1, 30 * 86400, NULL),
+    F("job_launcher.fail_unschedulable", K_BOOL, launcher.fail_unschedulable, 0, 0, NULL),
+    F("job_launcher.unschedulable_reasons", K_LIST, launcher.unschedulable_reasons, 0, 0, NULL),
     F("job_launcher.multi_node_port_range", K_PORTRANGE, launcher.port_range_lo, 1, 65535, NULL),
     F("job_launcher.internal_connection_security",
       K_ICS,
@@ -1409,6 +1411,7 @@ static sluice_err set_defaults(sluice_config_t *cfg, sluice_error_t *err)
     cfg->launcher.query_timeout_s = 10;
     cfg->launcher.cancel_timeout_s = 10;
     cfg->launcher.pending_timeout_s = 600;
+    cfg->launcher.fail_unschedulable = true;
     cfg->launcher.port_range_lo = 29400;
     cfg->launcher.port_range_hi = 30399;
     cfg->accounting.miss_budget = 5;

@@ -397,6 +397,21 @@ static int verdict_rank(int result)
     }
 }
 
+/* An infrastructure flag or base state: nothing the exit files say changes
+ * that verdict. */
+static bool hard_infra(const sluice_jobview_t *v)
+{
+    return (v->flags & INFRA_FLAGS) != 0 || infra_base(v->base);
+}
+
+/* CANCELLED although sluice did not cancel it.  That is an admin's scancel,
+ * or Slurm ending a hetjob whose script stopped the other pools: only the
+ * exit files tell the two apart. */
+static bool unasked_cancel(const sluice_fsm_launch_t *l, const sluice_jobview_t *v)
+{
+    return l->intent == SLUICE_CANCEL_NONE && v->base == SLUICE_JOB_CANCELLED && !hard_infra(v);
+}
+
 /* The result of one final component, with its explanation in `why`. */
 static int
 component_verdict(const sluice_fsm_launch_t *l, const sluice_jobview_t *v, char *why, size_t cap)
@@ -424,6 +439,8 @@ component_verdict(const sluice_fsm_launch_t *l, const sluice_jobview_t *v, char 
     if (v->base == SLUICE_JOB_CANCELLED) {
         if (l->intent == SLUICE_CANCEL_PENDING_TIMEOUT)
             snprintf(why, cap, "pending timeout");
+        else if (l->intent == SLUICE_CANCEL_UNSCHEDULABLE)
+            snprintf(why, cap, "pending reason %s can never clear", l->unschedulable);
         else
             snprintf(why, cap, "cancelled without the caller's intent");
         return SLUICE_RESULT_INFRASTRUCTURE_ERROR;
@@ -494,8 +511,8 @@ static sluice_err apply_found(sluice_fsm_launch_t *l,
     char why[96] = "";
     char best_desc[160] = "";
     char best_why[96] = "";
-    int best = -1, best_comp = 0, v, cls;
-    bool any_pending = false, any_live = false, any_requeue = false;
+    int best = -1, best_comp = 0, v, cls, rest = SLUICE_RESULT_SUCCEEDED;
+    bool any_pending = false, any_live = false, any_requeue = false, hard = false, unasked = false;
     size_t i;
 
     if (ev->n_jobs == 0 || ev->jobs == NULL)
@@ -545,7 +562,15 @@ static sluice_err apply_found(sluice_fsm_launch_t *l,
     l->prev_pending = false;
     for (i = 0; i < ev->n_jobs; i++) {
         v = component_verdict(l, &ev->jobs[i], why, sizeof(why));
-        if (best < 0 || verdict_rank(v) > verdict_rank(best)) {
+        hard |= hard_infra(&ev->jobs[i]);
+        if (unasked_cancel(l, &ev->jobs[i]))
+            unasked = true;
+        else if (verdict_rank(v) > verdict_rank(rest))
+            rest = v;
+        /* Among equal ranks an infrastructure state or flag names the
+         * component: it is the verdict the exit files cannot change. */
+        if (best < 0 || verdict_rank(v) > verdict_rank(best) ||
+            (v == best && hard_infra(&ev->jobs[i]) && !hard_infra(&ev->jobs[best_comp]))) {
             best = v;
             best_comp = (int)i;
             memcpy(best_why, why, sizeof(why));
@@ -557,12 +582,15 @@ static sluice_err apply_found(sluice_fsm_launch_t *l,
         snprintf(why, sizeof(why), "component %d: ", best_comp);
     else
         why[0] = '\0';
-    if (ev->n_jobs > 1 && best != SLUICE_RESULT_SUCCEEDED && best != SLUICE_RESULT_ABORTED &&
-        l->intent == SLUICE_CANCEL_NONE && !(ev->jobs[best_comp].flags & INFRA_FLAGS) &&
-        !infra_base(ev->jobs[best_comp].base)) {
-        /* Hetjob: Slurm cannot say which pool failed; the exit files can. */
+    if (best != SLUICE_RESULT_SUCCEEDED && best != SLUICE_RESULT_ABORTED &&
+        l->intent == SLUICE_CANCEL_NONE && !hard && (ev->n_jobs > 1 || unasked)) {
+        /* Slurm cannot say which pool failed (hetjob), nor whether an
+         * unasked CANCELLED was a pool's failure (the script's stop of the
+         * other pools races Slurm's end of the job); the exit files can. */
         l->settling = true;
         l->verdict = best;
+        l->unasked_cancel = unasked;
+        l->verdict_rest = rest;
         snprintf(l->verdict_reason, sizeof(l->verdict_reason), "%s%s: slurm %s (%s)", why, best_why,
                  best_desc, sluice_lookup_source_name(ev->source));
         note(tr, "final (%s); reading the pool exit files", l->verdict_reason);
@@ -644,23 +672,92 @@ static sluice_err check_ids(const sluice_fsm_event_t *ev, sluice_error_t *err)
     return SLUICE_OK;
 }
 
-static sluice_err apply_pool_exits_read(sluice_fsm_launch_t *l, sluice_fsm_transition_t *tr)
+/* A pool ended by SIGTERM or SIGKILL: what the script's stop of the other
+ * pools, or a cancel from outside, does to a pool. */
+static bool stopped_pool(const sluice_fsm_pool_exit_t *p)
+{
+    return p->exit_code == 0 && (p->signal == SIGTERM || p->signal == SIGKILL);
+}
+
+/* The pool that failed first.  The script's own record (exit/.first) wins;
+ * without one (a render from before it existed), the first failing pool
+ * whose exit code equals the batch exit code, else the first failing one,
+ * passing over stopped pools when `skip_stopped`.  *n_failed counts every
+ * failing pool. */
+static const sluice_fsm_pool_exit_t *
+failed_pool(const sluice_fsm_launch_t *l, bool skip_stopped, size_t *n_failed)
 {
     const sluice_fsm_pool_exit_t *chosen = NULL;
-    size_t i, others = 0;
+    size_t i;
 
+    *n_failed = 0;
     for (i = 0; i < l->n_pools; i++) {
         const sluice_fsm_pool_exit_t *p = &l->pools[i];
 
         if (p->exit_code == 0 && p->signal == 0)
             continue;
+        (*n_failed)++;
+        if (p->first)
+            return p;
+        if (skip_stopped && stopped_pool(p))
+            continue;
         if (chosen == NULL)
             chosen = p;
         else if (chosen->exit_code != l->slurm_exit_code && p->exit_code == l->slurm_exit_code)
             chosen = p;
-        others++;
     }
+    return chosen;
+}
+
+/* A failed pool's own result: its workload code, else EXECUTION_ERROR. */
+static int pool_verdict(const sluice_fsm_pool_exit_t *p)
+{
+    if (p->exit_code >= 101 && p->exit_code <= 103)
+        return p->exit_code;
+    if (p->exit_code == 104)
+        return SLUICE_RESULT_INFRASTRUCTURE_ERROR;
+    return SLUICE_RESULT_EXECUTION_ERROR;
+}
+
+/* A component read CANCELLED and sluice had not cancelled it: the pool the
+ * exit files name is the failure; no such pool (an admin's scancel) leaves
+ * INFRASTRUCTURE_ERROR. */
+static sluice_err apply_unasked_cancel(sluice_fsm_launch_t *l, sluice_fsm_transition_t *tr)
+{
+    size_t n_failed = 0;
+    const sluice_fsm_pool_exit_t *p = failed_pool(l, true, &n_failed);
+    int result;
+
+    if (p == NULL || stopped_pool(p)) {
+        if (p != NULL)
+            set_state(l, tr, SLUICE_FSM_DONE, SLUICE_RESULT_INFRASTRUCTURE_ERROR,
+                      "pool '%s' was stopped by signal %d, no pool failed on its own; %s", p->name,
+                      p->signal, l->verdict_reason);
+        else
+            set_state(l, tr, SLUICE_FSM_DONE, SLUICE_RESULT_INFRASTRUCTURE_ERROR,
+                      "no pool exit file names a failure; %s", l->verdict_reason);
+        return SLUICE_OK;
+    }
+    result = pool_verdict(p);
+    if (verdict_rank(l->verdict_rest) > verdict_rank(result))
+        result = l->verdict_rest;
+    set_state(l, tr, SLUICE_FSM_DONE, result,
+              "pool '%s' failed (exit %d, signal %d)%s; CANCELLED without a cancel by sluice "
+              "follows that failure; %s",
+              p->name, p->exit_code, p->signal, n_failed > 1 ? " (other pools failed too)" : "",
+              l->verdict_reason);
+    return SLUICE_OK;
+}
+
+static sluice_err apply_pool_exits_read(sluice_fsm_launch_t *l, sluice_fsm_transition_t *tr)
+{
+    size_t n_failed = 0;
+    const sluice_fsm_pool_exit_t *chosen;
+
     l->settling = false;
+    if (l->unasked_cancel)
+        return apply_unasked_cancel(l, tr);
+    chosen = failed_pool(l, false, &n_failed);
     if (chosen == NULL) {
         set_state(l, tr, SLUICE_FSM_DONE, l->verdict, "no pool exit file names a failure; %s",
                   l->verdict_reason);
@@ -668,7 +765,7 @@ static sluice_err apply_pool_exits_read(sluice_fsm_launch_t *l, sluice_fsm_trans
     }
     set_state(l, tr, SLUICE_FSM_DONE, l->verdict, "pool '%s' failed (exit %d, signal %d)%s; %s",
               chosen->name, chosen->exit_code, chosen->signal,
-              others > 1 ? " (other pools failed too)" : "", l->verdict_reason);
+              n_failed > 1 ? " (other pools failed too)" : "", l->verdict_reason);
     return SLUICE_OK;
 }
 
@@ -816,6 +913,20 @@ static sluice_err apply_event(sluice_fsm_launch_t *l,
                   l->cfg.pending_timeout);
         return SLUICE_OK;
 
+    case SLUICE_EV_UNSCHEDULABLE:
+        if (ev->detail == NULL || ev->detail[0] == '\0' ||
+            strlen(ev->detail) >= SLUICE_FSM_NAME_MAX)
+            return sluice_errorf(err, SLUICE_EINVAL, "context.detail: 1 to %d characters",
+                                 SLUICE_FSM_NAME_MAX - 1);
+        if (l->state != SLUICE_FSM_PENDING || l->intent != SLUICE_CANCEL_NONE)
+            return refuse(l, ev, err, NULL);
+        l->intent = SLUICE_CANCEL_UNSCHEDULABLE;
+        copy_str(l->unschedulable, sizeof(l->unschedulable), ev->detail);
+        l->cancel_sent = false;
+        set_state(l, tr, SLUICE_FSM_CANCELLING, 0, "pending reason %s can never clear; cancelling",
+                  l->unschedulable);
+        return SLUICE_OK;
+
     case SLUICE_EV_SECRET_UNAVAILABLE:
         if (!(l->state == SLUICE_FSM_ACCEPTED ||
               (l->state == SLUICE_FSM_SUBMITTING && l->n_job_ids == 0 && !l->uncertain)))
@@ -841,9 +952,16 @@ static sluice_err apply_event(sluice_fsm_launch_t *l,
             l->n_pools++;
             copy_str(l->pools[i].name, sizeof(l->pools[i].name), ev->pool);
         }
+        if (ev->first) {
+            /* One pool failed first: a newer record replaces an older. */
+            for (size_t k = 0; k < l->n_pools; k++)
+                l->pools[k].first = false;
+        }
         l->pools[i].exit_code = ev->exit_code;
         l->pools[i].signal = ev->signal;
-        note(tr, "pool '%s' exited %d (signal %d)", ev->pool, ev->exit_code, ev->signal);
+        l->pools[i].first = ev->first;
+        note(tr, "pool '%s' exited %d (signal %d)%s", ev->pool, ev->exit_code, ev->signal,
+             ev->first ? ", the first pool to fail" : "");
         return SLUICE_OK;
 
     case SLUICE_EV_POOL_EXITS_READ:
@@ -948,18 +1066,20 @@ bool sluice_fsm_launch_equal(const sluice_fsm_launch_t *a, const sluice_fsm_laun
           SAME_STR(reason) && SAME(last_time) && SAME(last_seq) && SAME(n_applied) &&
           SAME(n_ignored) && SAME(attempt) && SAME_STR(job_name) && SAME_STR(comment) &&
           SAME(post_time) && SAME(uncertain) && SAME(may_retry) && SAME(n_job_ids) &&
-          SAME(intent) && SAME_STR(caller) && SAME(cancel_sent) && SAME(cancel_sent_time) &&
-          SAME(left_queue) && SAME(misses) && SAME(has_miss) && SAME(last_miss_time) &&
-          SAME(has_pending) && SAME(first_pending) && SAME(prev_pending) && SAME(last_pending) &&
-          SAME(pending_observed) && SAME(n_components) && SAME(n_pools) && SAME(settling) &&
-          SAME(verdict) && SAME_STR(verdict_reason) && SAME(slurm_exit_code)))
+          SAME(intent) && SAME_STR(caller) && SAME_STR(unschedulable) && SAME(cancel_sent) &&
+          SAME(cancel_sent_time) && SAME(left_queue) && SAME(misses) && SAME(has_miss) &&
+          SAME(last_miss_time) && SAME(has_pending) && SAME(first_pending) && SAME(prev_pending) &&
+          SAME(last_pending) && SAME(pending_observed) && SAME(n_components) && SAME(n_pools) &&
+          SAME(settling) && SAME(verdict) && SAME_STR(verdict_reason) && SAME(unasked_cancel) &&
+          SAME(verdict_rest) && SAME(slurm_exit_code)))
         return false;
     for (i = 0; i < a->n_job_ids && i < SLUICE_FSM_MAX_JOBS; i++) {
         if (!SAME(job_ids[i]))
             return false;
     }
     for (i = 0; i < a->n_pools && i < SLUICE_FSM_MAX_POOLS; i++) {
-        if (!SAME_STR(pools[i].name) || !SAME(pools[i].exit_code) || !SAME(pools[i].signal))
+        if (!SAME_STR(pools[i].name) || !SAME(pools[i].exit_code) || !SAME(pools[i].signal) ||
+            !SAME(pools[i].first))
             return false;
     }
 #undef SAME
@@ -977,6 +1097,7 @@ static void view_release(sluice_jobview_t *v)
     free(v->partition);
     free(v->nodes);
     free(v->state_reason);
+    free(v->state_description);
     memset(v, 0, sizeof(*v));
 }
 
@@ -1010,7 +1131,7 @@ static const char *const *context_keys(sluice_fsm_event_type t)
     static const char *const adopted[] = {"attempt", "job_ids", "source", NULL};
     static const char *const observed[] = {"lookup", "source", "jobs", "detail", NULL};
     static const char *const cancel[] = {"caller", NULL};
-    static const char *const pool[] = {"pool", "exit_code", "signal", NULL};
+    static const char *const pool[] = {"pool", "exit_code", "signal", "first", NULL};
 
     switch (t) {
     case SLUICE_EV_SUBMIT_STARTED:
@@ -1019,6 +1140,7 @@ static const char *const *context_keys(sluice_fsm_event_type t)
         return submitted;
     case SLUICE_EV_SUBMIT_UNCERTAIN:
     case SLUICE_EV_SUBMIT_REJECTED:
+    case SLUICE_EV_UNSCHEDULABLE:
         return detail;
     case SLUICE_EV_ADOPTED:
         return adopted;
@@ -1151,6 +1273,7 @@ static const char *const view_keys[] = {"job_id",
                                         "state",
                                         "flags",
                                         "state_reason",
+                                        "state_description",
                                         "nodes",
                                         "exit_code",
                                         "exit_signal",
@@ -1206,6 +1329,9 @@ view_from_json(const json_t *o, sluice_jobview_t *v, const char *path, sluice_er
     }
     if ((rc = get_str(o, "state_reason", false, SLUICE_FSM_DETAIL_MAX, &v->state_reason, path,
                       err)) != SLUICE_OK)
+        return rc;
+    if ((rc = get_str(o, "state_description", false, SLUICE_FSM_DETAIL_MAX, &v->state_description,
+                      path, err)) != SLUICE_OK)
         return rc;
     if ((rc = get_str(o, "nodes", false, SLUICE_FSM_DETAIL_MAX, &v->nodes, path, err)) != SLUICE_OK)
         return rc;
@@ -1274,6 +1400,7 @@ static sluice_err parse_context(const json_t *ctx, sluice_fsm_event_t *ev, sluic
     json_t *val;
     json_int_t n = 0;
     char *text = NULL;
+    const json_t *f;
     sluice_err rc;
 
     json_object_foreach(mutable_json(ctx), key, val)
@@ -1300,6 +1427,8 @@ static sluice_err parse_context(const json_t *ctx, sluice_fsm_event_t *ev, sluic
     case SLUICE_EV_SUBMIT_UNCERTAIN:
     case SLUICE_EV_SUBMIT_REJECTED:
         return get_str(ctx, "detail", true, SLUICE_FSM_DETAIL_MAX, &ev->detail, "context", err);
+    case SLUICE_EV_UNSCHEDULABLE:
+        return get_str(ctx, "detail", true, SLUICE_FSM_NAME_MAX, &ev->detail, "context", err);
     case SLUICE_EV_ADOPTED:
         if ((rc = get_int(ctx, "attempt", true, 1, UINT32_MAX - 1, &n, NULL, "context", err)) !=
             SLUICE_OK)
@@ -1349,6 +1478,9 @@ static sluice_err parse_context(const json_t *ctx, sluice_fsm_event_t *ev, sluic
         if ((rc = get_int(ctx, "signal", true, 0, 255, &n, NULL, "context", err)) != SLUICE_OK)
             return rc;
         ev->signal = (int)n;
+        if ((f = json_object_get(ctx, "first")) != NULL && !json_is_boolean(f))
+            return sluice_errorf(err, SLUICE_EINVAL, "context.first: must be a boolean");
+        ev->first = json_is_true(f);
         return SLUICE_OK;
     default:
         return SLUICE_OK;
@@ -1450,6 +1582,8 @@ static json_t *view_to_json(const sluice_jobview_t *v)
     }
     if (v->state_reason != NULL)
         put(o, "state_reason", json_string(v->state_reason), &ok);
+    if (v->state_description != NULL && v->state_description[0] != '\0')
+        put(o, "state_description", json_string(v->state_description), &ok);
     if (v->nodes != NULL)
         put(o, "nodes", json_string(v->nodes), &ok);
     if (v->has_exit) {
@@ -1509,6 +1643,7 @@ sluice_err sluice_fsm_event_to_json(const sluice_fsm_event_t *ev, json_t **out, 
         break;
     case SLUICE_EV_SUBMIT_UNCERTAIN:
     case SLUICE_EV_SUBMIT_REJECTED:
+    case SLUICE_EV_UNSCHEDULABLE:
         put(ctx, "detail", ev->detail ? json_string(ev->detail) : json_null(), &ok);
         break;
     case SLUICE_EV_OBSERVED:
@@ -1532,6 +1667,8 @@ sluice_err sluice_fsm_event_to_json(const sluice_fsm_event_t *ev, json_t **out, 
         put(ctx, "pool", ev->pool ? json_string(ev->pool) : json_null(), &ok);
         put(ctx, "exit_code", json_integer(ev->exit_code), &ok);
         put(ctx, "signal", json_integer(ev->signal), &ok);
+        if (ev->first)
+            put(ctx, "first", json_true(), &ok);
         break;
     default:
         break;

@@ -197,6 +197,7 @@ void sluice_jobview_clear(sluice_jobview_t *v)
     free(v->partition);
     free(v->nodes);
     free(v->state_reason);
+    free(v->state_description);
     memset(v, 0, sizeof(*v));
 }
 

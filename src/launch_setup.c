@@ -23,6 +23,11 @@ void sluice_launcher_opts_from_config(const sluice_config_t *cfg, sluice_launche
     lo->absence_lookups = cfg->submit.absence_lookups;
     lo->absence_spacing_s = cfg->submit.absence_spacing_s;
     lo->pending_timeout_s = cfg->launcher.pending_timeout_s;
+    lo->wait_unschedulable = !cfg->launcher.fail_unschedulable;
+    if (cfg->launcher.unschedulable_reasons.n > 0) {
+        lo->unschedulable_reasons = (const char *const *)cfg->launcher.unschedulable_reasons.items;
+        lo->n_unschedulable_reasons = cfg->launcher.unschedulable_reasons.n;
+    }
     lo->rpc_per_sec = (double)cfg->poll.rpc_per_sec;
     lo->submit_per_sec = (double)cfg->submit.per_sec;
     lo->submit_in_flight = cfg->submit.in_flight > 0 ? (unsigned)cfg->submit.in_flight : 0;

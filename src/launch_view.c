@@ -3,7 +3,9 @@
  *
  * Notes:
  * - Node names come from the `nodes` list of the newest `observed` event
- *   that carries jobs; "None assigned" (a pending job) lists none.
+ *   that carries jobs; "None assigned" (a pending job) lists none.  The
+ *   same observation gives each component's state_reason (why a pending
+ *   job waits) and state_description.
  */
 #include <string.h>
 
@@ -63,10 +65,12 @@ static json_t *components_of(const json_t *events, sluice_node_address_fn addr, 
         json_t *nodes = nodes_of(list, addr, addr_arg);
 
         if (nodes == NULL ||
-            json_array_append_new(out,
-                                  json_pack("{s:i s:O? s:s? s:o}", "component", (int)i, "job_id",
-                                            json_object_get(job, "job_id"), "nodelist",
-                                            list && list[0] ? list : NULL, "nodes", nodes)) != 0) {
+            json_array_append_new(
+                out,
+                json_pack("{s:i s:O? s:s? s:o s:O? s:O?}", "component", (int)i, "job_id",
+                          json_object_get(job, "job_id"), "nodelist", list && list[0] ? list : NULL,
+                          "nodes", nodes, "state_reason", json_object_get(job, "state_reason"),
+                          "state_description", json_object_get(job, "state_description"))) != 0) {
             json_decref(out);
             return NULL;
         }

@@ -490,6 +490,7 @@ static sluice_err copy_views(const sluice_jobview_t *src, size_t n, sluice_jobvi
         DUP(partition);
         DUP(nodes);
         DUP(state_reason);
+        DUP(state_description);
 #undef DUP
     }
     *out = v;
@@ -624,6 +625,29 @@ load_launch(sluice_launcher_t *l, const char *id, launch_t **out, sluice_error_t
 
 /* ---- lifecycle --------------------------------------------------------- */
 
+/* The launcher's own copy of the pending reasons that never clear. */
+static sluice_err
+copy_reasons(sluice_launcher_t *l, const sluice_launcher_opts_t *opts, sluice_error_t *err)
+{
+    const char *const *src = opts->unschedulable_reasons;
+    size_t n = opts->n_unschedulable_reasons;
+
+    if (src == NULL) {
+        src = launcher_default_unschedulable;
+        for (n = 0; src[n] != NULL; n++)
+            ;
+    }
+    l->o.unschedulable_reasons = NULL;
+    if ((l->unsched = calloc(n > 0 ? n : 1, sizeof(*l->unsched))) == NULL)
+        return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+    for (; l->n_unsched < n; l->n_unsched++) {
+        if (src[l->n_unsched] == NULL ||
+            (l->unsched[l->n_unsched] = strdup(src[l->n_unsched])) == NULL)
+            return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+    }
+    return SLUICE_OK;
+}
+
 sluice_err sluice_launcher_new(sluice_launcher_t **out,
                                const sluice_launcher_opts_t *opts,
                                sluice_error_t *err)
@@ -652,6 +676,8 @@ sluice_err sluice_launcher_new(sluice_launcher_t **out,
         rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
         goto fail;
     }
+    if ((rc = copy_reasons(l, opts, err)) != SLUICE_OK)
+        goto fail;
     if (l->o.miss_budget == 0)
         l->o.miss_budget = 5;
     if (!(l->o.miss_spacing_s > 0))
@@ -713,6 +739,9 @@ void sluice_launcher_free(sluice_launcher_t *l)
     free(l->site);
     free(l->prefix);
     free(l->state_dir);
+    for (size_t i = 0; i < l->n_unsched; i++)
+        free(l->unsched[i]);
+    free(l->unsched);
     free(l);
 }
 
@@ -856,6 +885,7 @@ static sluice_err do_pool_exits(sluice_launcher_t *l, launch_t *L, sluice_error_
         ev.pool = strndup(pe[i].name, SLUICE_FSM_NAME_MAX - 1);
         ev.exit_code = pe[i].exit_code;
         ev.signal = pe[i].signal;
+        ev.first = pe[i].first;
         rc = ev.pool != NULL ? launcher_record(l, L, &ev, NULL, err)
                              : sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
         sluice_fsm_event_clear(&ev);
@@ -910,12 +940,17 @@ static sluice_err act_on(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_
 {
     unsigned due = sluice_fsm_due(&L->fsm, launcher_fsm_time(now));
     sluice_err rc = SLUICE_OK;
+    char why[SLUICE_FSM_NAME_MAX];
 
     /* Submits were batched by launcher_submit_due(). */
     if (!(due & (SLUICE_DUE_SUBMIT | SLUICE_DUE_NEW_ATTEMPT)) && (due & SLUICE_DUE_RECONCILE))
         rc = launcher_do_reconcile(l, L, now, err);
     if (rc == SLUICE_OK && L->fsm.state != SLUICE_FSM_DONE)
         rc = launcher_do_old_attempts(l, L, now, err);
+    if (rc == SLUICE_OK && !l->o.wait_unschedulable && L->fsm.state == SLUICE_FSM_PENDING &&
+        L->fsm.intent == SLUICE_CANCEL_NONE &&
+        launcher_unschedulable(l, L->views, L->n_views, why, sizeof(why)))
+        rc = launcher_record_simple(l, L, SLUICE_EV_UNSCHEDULABLE, why, err);
     due = sluice_fsm_due(&L->fsm, launcher_fsm_time(now));
     if (rc == SLUICE_OK && (due & SLUICE_DUE_PENDING_TIMEOUT))
         rc = launcher_record_simple(l, L, SLUICE_EV_PENDING_TIMEOUT, NULL, err);

@@ -62,6 +62,7 @@ typedef struct {
     sluice_jobview_t *views;
     size_t n_views;
     bool last_unavailable;
+    unsigned pending_polls; /* unchanged pending polls since the last full read */
     int64_t last_obs_ms;
     int64_t next_acct_ms;
     /* a POST of the current attempt that provably never left (in memory
@@ -92,6 +93,8 @@ struct sluice_launcher {
     char *site;
     char *prefix;
     char *state_dir;
+    char **unsched; /* pending reasons that never clear (owned copies) */
+    size_t n_unsched;
     launch_t **v;
     size_t n;
     size_t cap;
@@ -200,6 +203,13 @@ sluice_err launcher_poll_live(sluice_launcher_t *l, int64_t now, sluice_error_t 
 sluice_err
 launcher_do_accounting(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_error_t *err);
 void launcher_adapt_interval(sluice_launcher_t *l, int64_t now);
+/* A pending component whose reason is one that never clears: true, with
+ * the reason ("BadConstraints", "ReqNodeNotAvail with no node listed") in
+ * `out`. */
+bool launcher_unschedulable(
+    const sluice_launcher_t *l, const sluice_jobview_t *v, size_t n, char *out, size_t cap);
+/* The default reasons (NULL-terminated). */
+extern const char *const launcher_default_unschedulable[];
 
 /* ---- launcher_submit.c -------------------------------------------------- */
 

@@ -4,7 +4,10 @@
  *
  * Purpose:
  *   One batched state read per cycle for every launch due a live lookup;
- *   a full read only for the jobs whose state or flags changed; the
+ *   a full read only for the jobs whose state or flags changed, a job
+ *   first seen pending, and a job still pending after
+ *   PENDING_REFRESH_POLLS unchanged polls (its state_reason is only in the
+ *   full record); the pending reasons that never clear; the
  *   heartbeat that keeps a pending launch's timer honest; accounting
  *   lookups once a job has left the live queue; the adaptive interval
  *   between cycles.  What is seen is recorded through
@@ -14,13 +17,80 @@
  *   - Reads spend the launcher's read budget (launcher_take_token()); a
  *     launch over budget is read next cycle.
  */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <strings.h>
 
 #include <sluice/launcher.h>
 
 #include "launcher_int.h"
 
 #define UNAVAILABLE_RETRY_MS 5000
+/* A job that stays pending is read in full again after this many unchanged
+ * polls (60 s at the 2 s interval), so a reason that changes (Priority ->
+ * BadConstraints after a node lost its feature) is seen. */
+#define PENDING_REFRESH_POLLS 30
+
+/* ---- pending reasons that never clear ------------------------------------ */
+
+/* Slurm's job_state_reason_string() names (the same in v0.0.38 and in the
+ * v0.0.40+ data_parser, which prints the same table).  Each means the job
+ * asks for something the cluster's configuration or accounting does not
+ * allow; Slurm keeps it pending until an administrator changes that
+ * configuration (PartitionConfig and PartitionNodeLimit clear after a
+ * partition update or reconfigure, BadConstraints after node features
+ * change, the account and QOS reasons after an association change), which
+ * a waiting launch cannot count on.  ReqNodeNotAvail counts only when no
+ * unavailable node is listed (docs/state-machine.md). */
+const char *const launcher_default_unschedulable[] = {
+    "BadConstraints", "PartitionConfig", "PartitionNodeLimit",
+    "InvalidAccount", "InvalidQOS",      "AccountNotAllowed",
+    "QOSNotAllowed",  "ReqNodeNotAvail", NULL,
+};
+
+/* "ReqNodeNotAvail, UnavailableNodes:" with nothing after the colon: Slurm
+ * waits for nodes it cannot name.  "UnavailableNodes:n[1-2]" (those nodes
+ * may come back) and "May be reserved for other job" may clear. */
+static bool no_node_listed(const char *text)
+{
+    const char *p = text != NULL ? strstr(text, "UnavailableNodes:") : NULL;
+
+    if (p == NULL)
+        return false;
+    for (p += strlen("UnavailableNodes:"); *p != '\0'; p++) {
+        if (*p != ' ' && *p != ')' && *p != '\n')
+            return false;
+    }
+    return true;
+}
+
+bool launcher_unschedulable(
+    const sluice_launcher_t *l, const sluice_jobview_t *v, size_t n, char *out, size_t cap)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *r = v[i].state_reason;
+        size_t len;
+
+        if (v[i].base != SLUICE_JOB_PENDING || r == NULL)
+            continue;
+        /* Some tools hand over "Reason, detail"; Slurm's field is the name. */
+        len = strcspn(r, ",");
+        for (size_t k = 0; k < l->n_unsched; k++) {
+            if (strlen(l->unsched[k]) != len || strncasecmp(l->unsched[k], r, len) != 0)
+                continue;
+            if (strcasecmp(l->unsched[k], "ReqNodeNotAvail") == 0) {
+                if (!no_node_listed(v[i].state_description) && !no_node_listed(r))
+                    continue;
+                snprintf(out, cap, "ReqNodeNotAvail with no node listed");
+                return true;
+            }
+            snprintf(out, cap, "%.*s", (int)len, r);
+            return true;
+        }
+    }
+    return false;
+}
 
 /* ---- the poller -------------------------------------------------------- */
 
@@ -97,7 +167,12 @@ static sluice_err poll_one(sluice_launcher_t *l,
     }
     if (L->have_state && !L->last_unavailable && L->n_views > 0 && st->base == L->last_base &&
         st->flags == L->last_flags) {
-        /* Unchanged: only a pending launch needs a heartbeat (the timer). */
+        /* Unchanged.  A job that stays pending is read in full again now
+         * and then (its reason may change); otherwise only a pending
+         * launch needs a heartbeat (the timer). */
+        if (L->fsm.state == SLUICE_FSM_PENDING && st->base == SLUICE_JOB_PENDING &&
+            ++L->pending_polls >= PENDING_REFRESH_POLLS && launcher_take_token(l))
+            goto full;
         if (L->fsm.state == SLUICE_FSM_PENDING && L->fsm.cfg.pending_timeout > 0 &&
             now - L->last_obs_ms >= heartbeat_ms(l, L))
             return launcher_record_observed(l, L, SLUICE_LOOKUP_FOUND, SLUICE_SOURCE_LIVE, L->views,
@@ -105,10 +180,14 @@ static sluice_err poll_one(sluice_launcher_t *l,
         return SLUICE_OK;
     }
     if (!L->have_state && st->base == SLUICE_JOB_PENDING && L->fsm.state == SLUICE_FSM_PENDING) {
-        /* A job first seen pending, as the submit left it: the batched
-         * state says all the state machine needs (the pending timer starts
-         * here), so no full read is spent on it.  The first change (it
-         * starts, or leaves the queue) brings the full record. */
+        /* A job first seen pending, as the submit left it.  Its reason is
+         * only in the full record (jobs/state has none), and a reason that
+         * never clears ends the launch, so the full record is read once
+         * now.  Over budget, the batched state is enough for the state
+         * machine (the pending timer starts here) and the refresh above
+         * reads the record later. */
+        if (launcher_take_token(l))
+            goto full;
         if ((v = calloc(1, sizeof(*v))) == NULL)
             return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
         v->job_id = L->fsm.job_ids[0];
@@ -124,6 +203,8 @@ static sluice_err poll_one(sluice_launcher_t *l,
     }
     if (!launcher_take_token(l))
         return SLUICE_OK; /* over budget: read it next cycle */
+full:
+    L->pending_polls = 0;
     r = l->cl.get_job(l->cl.arg, L->fsm.job_ids[0], &v, &n);
     if (r == SLUICE_LOOKUP_FOUND && n > 0) {
         /* Keep the base a flag hides (v0.0.38) before the old views go. */

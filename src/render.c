@@ -597,19 +597,28 @@ static const char step_function[] =
     "    return \"$rc\"\n"
     "}\n";
 
+/* exit/.first ("<pool> <code>") is sluice's record of the pool that failed
+ * first on its own.  It is written only while the script itself has not
+ * been signalled: after an outside cancel every pool reads 143 or 137, and
+ * none of them failed. */
 static const char wait_block[] =
     "SLUICE_FIRST_RC=0\n"
     "SLUICE_FIRST_POOL=\n"
     "sluice_stopped=0\n"
+    "sluice_signalled=0\n"
+    "sluice_record_first() {\n"
+    "    SLUICE_FIRST_POOL=$1\n"
+    "    SLUICE_FIRST_RC=$2\n"
+    "    if [ \"$sluice_signalled\" = 0 ]; then\n"
+    "        printf '%s %s\\n' \"$1\" \"$2\" >\"$SLUICE_STAGING/exit/.first\"\n"
+    "    fi\n"
+    "}\n"
     "sluice_scan() {\n"
     "    local p rc\n"
     "    for p in \"${SLUICE_POOLS[@]}\"; do\n"
     "        if [ -z \"$SLUICE_FIRST_POOL\" ] && [ -s \"$SLUICE_STAGING/exit/$p\" ]; then\n"
     "            rc=$(<\"$SLUICE_STAGING/exit/$p\")\n"
-    "            if [ \"$rc\" != 0 ]; then\n"
-    "                SLUICE_FIRST_RC=$rc\n"
-    "                SLUICE_FIRST_POOL=$p\n"
-    "            fi\n"
+    "            if [ \"$rc\" != 0 ]; then sluice_record_first \"$p\" \"$rc\"; fi\n"
     "        fi\n"
     "    done\n"
     "}\n"
@@ -620,7 +629,7 @@ static const char wait_block[] =
     "    done\n"
     "    return 1\n"
     "}\n"
-    "trap 'kill -TERM \"${SLUICE_PIDS[@]}\" 2>/dev/null || true' TERM INT\n"
+    "trap 'sluice_signalled=1; kill -TERM \"${SLUICE_PIDS[@]}\" 2>/dev/null || true' TERM INT\n"
     "while sluice_alive; do\n"
     "    wait -n 2>/dev/null || true\n"
     "    sluice_scan\n"
@@ -637,8 +646,7 @@ static const char wait_block[] =
     "for sluice_p in \"${SLUICE_POOLS[@]}\"; do\n"
     "    if [ -z \"$SLUICE_FIRST_POOL\" ] && [ ! -s \"$SLUICE_STAGING/exit/$sluice_p\" ]; then\n"
     "        printf '1\\n' >\"$SLUICE_STAGING/exit/$sluice_p\"\n"
-    "        SLUICE_FIRST_RC=1\n"
-    "        SLUICE_FIRST_POOL=$sluice_p\n"
+    "        sluice_record_first \"$sluice_p\" 1\n"
     "    fi\n"
     "done\n"
     "if [ \"$SLUICE_FIRST_RC\" != 0 ]; then\n"

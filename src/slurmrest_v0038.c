@@ -198,6 +198,9 @@ slurmrest_v0038_job(const json_t *rec, const char *path, sluice_jobview_t *v, sl
     rc = slurmrest_get_string(rec, "state_reason", path, &v->state_reason, err);
     if (rc != SLUICE_OK)
         return rc;
+    rc = slurmrest_get_string(rec, "state_description", path, &v->state_description, err);
+    if (rc != SLUICE_OK)
+        return rc;
     state = json_object_get(rec, "job_state");
     if (state != NULL && !json_is_string(state) && !json_is_null(state))
         return sluice_errorf(err, SLUICE_EPROTO, "%s.job_state: expected a string", path);

@@ -287,6 +287,9 @@ sluice_err slurmrest_v0040_job(const slurmrest_info_t *info,
     rc = slurmrest_get_string(rec, "state_reason", path, &v->state_reason, err);
     if (rc != SLUICE_OK)
         return rc;
+    rc = slurmrest_get_string(rec, "state_description", path, &v->state_description, err);
+    if (rc != SLUICE_OK)
+        return rc;
     snprintf(sub, sizeof(sub), "%s.job_state", path);
     rc = slurmrest_state_value(json_object_get(rec, "job_state"), sub, &v->base, &v->flags, err);
     if (rc != SLUICE_OK)

@@ -170,6 +170,29 @@ static sluice_err sync_staging(void *arg, sluice_error_t *err)
     return staging_sync_root(c->cfg, err);
 }
 
+/* exit/.first: "<pool> <code>", written by the script for the first pool
+ * that failed on its own.  Copies the pool name to `out`; false when the
+ * file is absent or not of that form. */
+static bool read_first_pool(const char *dir, char *out, size_t cap)
+{
+    char path[4400], line[128];
+    size_t len;
+    FILE *f;
+    bool ok = false;
+
+    snprintf(path, sizeof(path), "%s/exit/.first", dir);
+    if ((f = fopen(path, "r")) == NULL)
+        return false;
+    if (fgets(line, sizeof(line), f) != NULL && (len = strcspn(line, " \n")) > 0 &&
+        line[len] == ' ' && len < cap) {
+        memcpy(out, line, len);
+        out[len] = '\0';
+        ok = true;
+    }
+    fclose(f);
+    return ok;
+}
+
 static sluice_err read_pool_exits(void *arg,
                                   const char *launch_id,
                                   uint32_t attempt,
@@ -181,6 +204,7 @@ static sluice_err read_pool_exits(void *arg,
     staging_ctx_t *c = arg;
     json_t *render, *pools, *p;
     const char *dir;
+    char first[SLUICE_FSM_NAME_MAX];
     size_t i;
 
     (void)attempt;
@@ -188,6 +212,8 @@ static sluice_err read_pool_exits(void *arg,
     if ((render = stored_render(c, launch_id, err)) == NULL)
         return err ? err->code : SLUICE_ESTORE;
     dir = staging_dir_of(render);
+    if (dir == NULL || !read_first_pool(dir, first, sizeof(first)))
+        first[0] = '\0';
     pools = json_object_get(render, "pools");
     json_array_foreach(pools, i, p)
     {
@@ -206,6 +232,7 @@ static sluice_err read_pool_exits(void *arg,
             rc = strtol(line, NULL, 10);
             memset(&out[*n_out], 0, sizeof(out[*n_out]));
             snprintf(out[*n_out].name, sizeof(out[*n_out].name), "%s", name);
+            out[*n_out].first = first[0] != '\0' && strcmp(first, name) == 0;
             /* bash reports a step killed by signal S as 128+S. */
             if (rc > 128 && rc < 128 + 65) {
                 out[*n_out].signal = (int)(rc - 128);

@@ -93,7 +93,8 @@ typedef enum {
     XX(PENDING_TIMEOUT, "pending-timeout")                                                         \
     XX(SECRET_UNAVAILABLE, "secret-unavailable")                                                   \
     XX(POOL_EXIT, "pool-exit")                                                                     \
-    XX(POOL_EXITS_READ, "pool-exits-read")
+    XX(POOL_EXITS_READ, "pool-exits-read")                                                         \
+    XX(UNSCHEDULABLE, "unschedulable")
 
 typedef enum {
 #define SLUICE_FSM_EVENT_ENUM(id, name) SLUICE_EV_##id,
@@ -167,7 +168,7 @@ typedef struct {
     char *comment;                         /* submit-started: marker comment */
     uint64_t job_ids[SLUICE_FSM_MAX_JOBS]; /* submitted, adopted */
     size_t n_job_ids;
-    char *detail;                /* submit-uncertain, submit-rejected, observed (optional) */
+    char *detail; /* submit-uncertain, submit-rejected, observed (optional), unschedulable */
     sluice_lookup lookup;        /* observed */
     sluice_lookup_source source; /* observed, adopted */
     sluice_jobview_t *jobs;      /* observed FOUND: one per component (owned) */
@@ -176,6 +177,7 @@ typedef struct {
     char *pool;    /* pool-exit */
     int exit_code; /* pool-exit */
     int signal;    /* pool-exit */
+    bool first;    /* pool-exit: the script recorded this pool as the first to fail */
 } sluice_fsm_event_t;
 
 /* Release everything the event owns and zero it.  NULL-safe.  Frees the job
@@ -203,12 +205,15 @@ typedef enum {
     SLUICE_CANCEL_CALLER,          /* the caller's abort: ends ABORTED */
     SLUICE_CANCEL_PENDING_TIMEOUT, /* ends INFRASTRUCTURE_ERROR "pending timeout" */
     SLUICE_CANCEL_REQUEUE,         /* requeued although requeue is not allowed */
+    SLUICE_CANCEL_UNSCHEDULABLE,   /* a pending reason that can never clear: ends
+                                      INFRASTRUCTURE_ERROR */
 } sluice_cancel_intent;
 
 typedef struct {
     char name[SLUICE_FSM_NAME_MAX];
     int exit_code;
     int signal;
+    bool first; /* the script's exit/.first names this pool */
 } sluice_fsm_pool_exit_t;
 
 /* The whole state of one launch.  Plain data: no pointers. */
@@ -233,6 +238,7 @@ typedef struct {
     /* cancel */
     sluice_cancel_intent intent;
     char caller[SLUICE_FSM_NAME_MAX];
+    char unschedulable[SLUICE_FSM_NAME_MAX]; /* the pending reason that never clears */
     bool cancel_sent;
     double cancel_sent_time;
     /* observation */
@@ -252,6 +258,10 @@ typedef struct {
     bool settling; /* final verdict known; waiting for the pool exit files */
     int verdict;   /* the verdict while settling */
     char verdict_reason[SLUICE_FSM_REASON_MAX];
+    /* A component read CANCELLED although sluice did not cancel: the exit
+     * files decide whether a pool failed (docs/state-machine.md). */
+    bool unasked_cancel;
+    int verdict_rest;    /* best verdict of the other components (SUCCEEDED: none) */
     int slurm_exit_code; /* batch exit code of the final observation */
 } sluice_fsm_launch_t;
 

@@ -152,6 +152,9 @@ typedef struct {
     char *partition;
     char *nodes;        /* hostlist expression, or NULL */
     char *state_reason; /* "None", "Priority", ... or NULL */
+    /* slurmctld's longer text, e.g. "ReqNodeNotAvail, UnavailableNodes:n1",
+     * or NULL (empty in most records; absent in accounting) */
+    char *state_description;
     sluice_job_base base;
     uint32_t flags;  /* SLUICE_JOB_FLAG(...) bits */
     bool has_exit;   /* exit_code/exit_signal are meaningful */

@@ -148,11 +148,15 @@ typedef struct {
     const char *value;
 } sluice_secret_t;
 
-/* One per-pool exit file (`exit/<pool>`). */
+/* One per-pool exit file (`exit/<pool>`).  `first`: the script's record
+ * `exit/.first` names this pool as the first that failed on its own (not
+ * stopped by the script, not while the script itself was being
+ * cancelled). */
 typedef struct {
     char name[SLUICE_FSM_NAME_MAX];
     int exit_code;
     int signal;
+    bool first;
 } sluice_pool_exit_t;
 
 /* Staging hooks; any member may be NULL (then the step is skipped and
@@ -244,6 +248,16 @@ typedef struct {
     unsigned absence_lookups; /* 3 */
     double absence_spacing_s; /* 10 */
     double pending_timeout_s; /* site default when the request has none; 600 */
+    /* A pending reason that can never clear (BadConstraints ...) ends the
+     * launch at once: the job is cancelled (ownership checked) and the
+     * launch ends INFRASTRUCTURE_ERROR "pending reason R can never clear".
+     * wait_unschedulable = true keeps waiting for pending_timeout instead.
+     * unschedulable_reasons (copied; NULL = the default list of
+     * docs/state-machine.md) names the reasons that count; the name
+     * "ReqNodeNotAvail" counts only when Slurm lists no unavailable node. */
+    bool wait_unschedulable;
+    const char *const *unschedulable_reasons;
+    size_t n_unschedulable_reasons;
     /* polling: the adaptive interval stays within [min, max]; 0 = default */
     int64_t poll_min_ms; /* 1000 */
     int64_t poll_max_ms; /* 10000 */

@@ -74,6 +74,8 @@ uint64_t fake_cluster_add_job(
     j->in_acct = true;
     j->acct_hidden = fc->acct_hidden;
     j->submit_s = fc->clock_ms != NULL ? *fc->clock_ms / 1000 : 0;
+    j->pending_reason = fc->pending_reason;
+    j->pending_desc = fc->pending_desc;
     return j->id;
 }
 
@@ -96,7 +98,13 @@ static void views_of(const fake_job_t *j, bool acct, sluice_jobview_t **out, siz
         v[k].user_name = strdup(j->user);
         v[k].partition = strdup("debug");
         v[k].nodes = s->base == SLUICE_JOB_PENDING ? NULL : strdup("node[1-2]");
-        v[k].state_reason = strdup(s->base == SLUICE_JOB_PENDING ? "Priority" : "None");
+        bool pending = s->base == SLUICE_JOB_PENDING;
+
+        v[k].state_reason = strdup(!pending            ? "None"
+                                   : j->pending_reason ? j->pending_reason
+                                                       : "Priority");
+        v[k].state_description =
+            pending && j->pending_desc != NULL ? strdup(j->pending_desc) : NULL;
         v[k].base = (s->flags & FAKE_NO_BASE) ? SLUICE_JOB_BASE_UNKNOWN : s->base;
         v[k].flags = s->flags & ~FAKE_NO_BASE;
         v[k].has_exit = sluice_job_base_is_terminal(s->base);

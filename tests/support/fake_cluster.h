@@ -57,6 +57,8 @@ typedef struct {
     bool acct_hidden; /* never visible in accounting */
     int64_t submit_s;
     int cancels;
+    const char *pending_reason; /* state_reason while pending (borrowed); NULL: "Priority" */
+    const char *pending_desc;   /* state_description while pending (borrowed), or NULL */
 } fake_job_t;
 
 typedef struct {
@@ -73,6 +75,8 @@ typedef struct {
     bool acct_hidden; /* new jobs never reach accounting */
     bool live_hidden; /* new jobs are never in the live queue (ran and left at once) */
     const char *user;
+    const char *pending_reason; /* given to later jobs (fake_job_t) */
+    const char *pending_desc;
     const int64_t *clock_ms;
     bool no_submit_many; /* leave submit_many NULL in the ops table */
     /* submit_many: what the launcher asked for, and what really overlapped */

@@ -11,6 +11,7 @@
 #include <criterion/parameterized.h>
 
 #include <sluice/config.h>
+#include <sluice/ops.h>
 
 static const char *const no_env[] = {NULL};
 
@@ -417,6 +418,48 @@ Test(config, submit_and_poll_budgets)
     cr_assert_str_eq(err.text, "environment SLUICE_SUBMIT_IN_FLIGHT: submit.in_flight: expected "
                                "an integer from 1 to 16, got 99");
     cr_assert_null(cfg);
+}
+
+Test(config, unschedulable_switch_and_reason_list)
+{
+    static const char *const env_off[] = {"SLUICE_JOB_LAUNCHER_FAIL_UNSCHEDULABLE=false",
+                                          "SLUICE_JOB_LAUNCHER_UNSCHEDULABLE_REASONS="
+                                          "BadConstraints,InvalidQOS",
+                                          NULL};
+    sluice_config_t *cfg = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_launcher_opts_t lo;
+
+    cr_assert_eq(load_text(BASE, NULL, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_assert(cfg->launcher.fail_unschedulable, "default is true");
+    cr_assert_eq(cfg->launcher.unschedulable_reasons.n, 0);
+    memset(&lo, 0, sizeof(lo));
+    sluice_launcher_opts_from_config(cfg, &lo);
+    cr_assert_not(lo.wait_unschedulable);
+    cr_assert_null(lo.unschedulable_reasons, "empty list: the launcher's default");
+    sluice_config_free(cfg);
+    cfg = NULL;
+
+    cr_assert_eq(load_text(BASE "  fail_unschedulable: false\n"
+                                "  unschedulable_reasons: [BadConstraints, PartitionConfig]\n",
+                           NULL, NULL, 0, &cfg, &err),
+                 SLUICE_OK, "%s", err.text);
+    cr_assert_not(cfg->launcher.fail_unschedulable);
+    cr_assert_eq(cfg->launcher.unschedulable_reasons.n, 2);
+    cr_assert_str_eq(cfg->launcher.unschedulable_reasons.items[1], "PartitionConfig");
+    sluice_config_free(cfg);
+    cfg = NULL;
+
+    cr_assert_eq(load_text(BASE, env_off, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_not(cfg->launcher.fail_unschedulable);
+    cr_assert_eq(sluice_config_source(cfg, "job_launcher.fail_unschedulable"), SLUICE_SRC_ENV);
+    cr_assert_eq(cfg->launcher.unschedulable_reasons.n, 2);
+    memset(&lo, 0, sizeof(lo));
+    sluice_launcher_opts_from_config(cfg, &lo);
+    cr_assert(lo.wait_unschedulable);
+    cr_assert_eq(lo.n_unschedulable_reasons, 2);
+    cr_assert_str_eq(lo.unschedulable_reasons[1], "InvalidQOS");
+    sluice_config_free(cfg);
 }
 
 Test(config, sluice_env_wins_over_forge_env)

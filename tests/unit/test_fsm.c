@@ -234,8 +234,6 @@ static const final_row final_rows[] = {
     {"reconfig fail flag", SLUICE_JOB_COMPLETED, F(RECONFIG_FAIL), true, 0, 0, false, 0, 104,
      "RECONFIG_FAIL"},
     {"revoked flag", SLUICE_JOB_CANCELLED, F(REVOKED), false, 0, 0, false, 0, 104, "REVOKED"},
-    {"cancelled without intent", SLUICE_JOB_CANCELLED, 0, true, 0, 15, false, 0, 104,
-     "without the caller"},
     {"special flags ignored", SLUICE_JOB_COMPLETED, F(UPDATE_DB) | F(RESV_DEL_HOLD), true, 0, 0,
      false, 0, 0, "COMPLETED"},
 };
@@ -906,6 +904,346 @@ Test(fsm, hetjob_without_exit_files_keeps_slurm_verdict)
     run_done(&r);
 }
 
+/* ---- CANCELLED that sluice did not ask for (the exit files decide) ------ */
+
+typedef struct {
+    const char *name;
+    int exit_code;
+    int signal;
+    bool first;
+} pool_row;
+
+typedef struct {
+    const char *what;
+    size_t n_comp;
+    sluice_job_base a, b; /* final bases of components 0 and 1 */
+    int ea, eb;           /* their exit codes (the batch script's) */
+    int sa;               /* component 0's signal */
+    bool caller_abort;
+    pool_row pools[3]; /* exit files, in render order (name NULL ends) */
+    bool settles;
+    int expect;
+    const char *reason_has;
+} unasked_row;
+
+static const unasked_row unasked_rows[] = {
+    {"b exits 3, a reads CANCELLED",
+     2,
+     SLUICE_JOB_CANCELLED,
+     SLUICE_JOB_FAILED,
+     3,
+     3,
+     0,
+     false,
+     {{"a", 0, 15, false}, {"b", 3, 0, true}},
+     true,
+     SLUICE_RESULT_EXECUTION_ERROR,
+     "pool 'b' failed (exit 3"},
+    {"both CANCELLED, stop signals on a, b exits 3",
+     2,
+     SLUICE_JOB_CANCELLED,
+     SLUICE_JOB_CANCELLED,
+     0,
+     0,
+     15,
+     false,
+     {{"a", 0, 15, false}, {"b", 3, 0, true}},
+     true,
+     SLUICE_RESULT_EXECUTION_ERROR,
+     "pool 'b' failed (exit 3"},
+    {"a stopped by the script reads 137, b is first",
+     2,
+     SLUICE_JOB_CANCELLED,
+     SLUICE_JOB_CANCELLED,
+     0,
+     0,
+     9,
+     false,
+     {{"a", 0, 9, false}, {"b", 5, 0, true}},
+     true,
+     SLUICE_RESULT_EXECUTION_ERROR,
+     "pool 'b' failed (exit 5"},
+    {"no .first record (older render): stopped pools are passed over",
+     2,
+     SLUICE_JOB_CANCELLED,
+     SLUICE_JOB_CANCELLED,
+     0,
+     0,
+     15,
+     false,
+     {{"a", 0, 15, false}, {"b", 3, 0, false}},
+     true,
+     SLUICE_RESULT_EXECUTION_ERROR,
+     "pool 'b' failed (exit 3"},
+    {"b exits 102, component 0 CANCELLED",
+     2,
+     SLUICE_JOB_CANCELLED,
+     SLUICE_JOB_FAILED,
+     102,
+     102,
+     0,
+     false,
+     {{"a", 0, 15, false}, {"b", 102, 0, true}},
+     true,
+     102,
+     "pool 'b' failed (exit 102"},
+    {"b exits 101, both CANCELLED",
+     2,
+     SLUICE_JOB_CANCELLED,
+     SLUICE_JOB_CANCELLED,
+     101,
+     101,
+     0,
+     false,
+     {{"a", 0, 15, false}, {"b", 101, 0, true}},
+     true,
+     101,
+     "pool 'b'"},
+    {"b exits 104, component 0 CANCELLED",
+     2,
+     SLUICE_JOB_CANCELLED,
+     SLUICE_JOB_FAILED,
+     104,
+     104,
+     0,
+     false,
+     {{"a", 0, 15, false}, {"b", 104, 0, true}},
+     true,
+     SLUICE_RESULT_INFRASTRUCTURE_ERROR,
+     "pool 'b' failed (exit 104"},
+    {"both FAILED: as before",
+     2,
+     SLUICE_JOB_FAILED,
+     SLUICE_JOB_FAILED,
+     3,
+     3,
+     0,
+     false,
+     {{"a", 0, 15, false}, {"b", 3, 0, true}},
+     true,
+     SLUICE_RESULT_EXECUTION_ERROR,
+     "pool 'b' failed (exit 3"},
+    {"external cancel, no exit files",
+     2,
+     SLUICE_JOB_CANCELLED,
+     SLUICE_JOB_CANCELLED,
+     0,
+     0,
+     15,
+     false,
+     {{NULL, 0, 0, false}},
+     true,
+     SLUICE_RESULT_INFRASTRUCTURE_ERROR,
+     "cancelled without the caller's intent"},
+    {"external cancel, every pool stopped by TERM",
+     2,
+     SLUICE_JOB_CANCELLED,
+     SLUICE_JOB_CANCELLED,
+     0,
+     0,
+     15,
+     false,
+     {{"a", 0, 15, false}, {"b", 0, 15, false}},
+     true,
+     SLUICE_RESULT_INFRASTRUCTURE_ERROR,
+     "cancelled without the caller's intent"},
+    {"external cancel racing the script's record",
+     2,
+     SLUICE_JOB_CANCELLED,
+     SLUICE_JOB_CANCELLED,
+     0,
+     0,
+     15,
+     false,
+     {{"a", 0, 15, true}, {"b", 0, 15, false}},
+     true,
+     SLUICE_RESULT_INFRASTRUCTURE_ERROR,
+     "stopped by signal 15"},
+    {"single pool CANCELLED, its exit file says 3",
+     1,
+     SLUICE_JOB_CANCELLED,
+     0,
+     3,
+     0,
+     0,
+     false,
+     {{"main", 3, 0, true}},
+     true,
+     SLUICE_RESULT_EXECUTION_ERROR,
+     "pool 'main' failed (exit 3"},
+    {"single pool CANCELLED, exit 103",
+     1,
+     SLUICE_JOB_CANCELLED,
+     0,
+     103,
+     0,
+     0,
+     false,
+     {{"main", 103, 0, true}},
+     true,
+     103,
+     "pool 'main'"},
+    {"single pool: admin scancel, no exit file",
+     1,
+     SLUICE_JOB_CANCELLED,
+     0,
+     0,
+     0,
+     15,
+     false,
+     {{NULL, 0, 0, false}},
+     true,
+     SLUICE_RESULT_INFRASTRUCTURE_ERROR,
+     "cancelled without the caller's intent"},
+    {"caller abort wins",
+     2,
+     SLUICE_JOB_CANCELLED,
+     SLUICE_JOB_CANCELLED,
+     3,
+     3,
+     0,
+     true,
+     {{"a", 0, 15, false}, {"b", 3, 0, true}},
+     false,
+     SLUICE_RESULT_ABORTED,
+     "aborted by alice"},
+    {"node failure is not explained away",
+     2,
+     SLUICE_JOB_CANCELLED,
+     SLUICE_JOB_NODE_FAIL,
+     3,
+     0,
+     0,
+     false,
+     {{"a", 0, 15, false}, {"b", 3, 0, true}},
+     false,
+     SLUICE_RESULT_INFRASTRUCTURE_ERROR,
+     "NODE_FAIL"},
+};
+
+Test(fsm, unasked_cancel_is_the_failed_pools_result)
+{
+    size_t i, k;
+
+    for (i = 0; i < sizeof(unasked_rows) / sizeof(unasked_rows[0]); i++) {
+        const unasked_row *row = &unasked_rows[i];
+        sluice_jobview_t v[2] = {V(SLUICE_JOB_RUNNING, 0, false, 0, 0),
+                                 V(SLUICE_JOB_RUNNING, 0, false, 0, 0)};
+        run_t r;
+
+        v[1].job_id = 43;
+        v[1].het_job_offset = 1;
+        if (row->n_comp > 1)
+            v[0].het_job_id = v[1].het_job_id = 42;
+        run_init(&r, NULL);
+        to_submitted(&r);
+        cr_assert_eq(step(&r, E_found(v, row->n_comp, 1)), SLUICE_OK, "%s", row->what);
+        if (row->caller_abort) {
+            step(&r, E_cancel(2));
+            step(&r, E(SLUICE_EV_CANCEL_SENT, 2));
+        }
+        v[0] = V(row->a, 0, true, row->ea, row->sa);
+        v[1] = V(row->b, 0, true, row->eb, 0);
+        v[1].job_id = 43;
+        v[1].het_job_offset = 1;
+        if (row->n_comp > 1)
+            v[0].het_job_id = v[1].het_job_id = 42;
+        cr_assert_eq(step(&r, E_found(v, row->n_comp, 9)), SLUICE_OK, "%s: %s", row->what,
+                     r.err.text);
+        cr_assert_eq(r.l.settling, row->settles, "%s: settling %d (%s)", row->what, r.l.settling,
+                     r.l.reason);
+        if (row->settles) {
+            cr_assert_eq(sluice_fsm_due(&r.l, 9), SLUICE_DUE_POOL_EXITS, "%s", row->what);
+            for (k = 0; k < 3 && row->pools[k].name != NULL; k++) {
+                char name[16];
+                sluice_fsm_event_t ev;
+
+                snprintf(name, sizeof(name), "%s", row->pools[k].name);
+                ev = E_pool(name, row->pools[k].exit_code, row->pools[k].signal, 10);
+                ev.first = row->pools[k].first;
+                cr_assert_eq(step(&r, ev), SLUICE_OK, "%s: %s", row->what, r.err.text);
+            }
+            cr_assert_eq(step(&r, E(SLUICE_EV_POOL_EXITS_READ, 11)), SLUICE_OK, "%s: %s", row->what,
+                         r.err.text);
+        }
+        cr_assert_eq(r.l.state, SLUICE_FSM_DONE, "%s", row->what);
+        cr_assert_eq(r.l.result, row->expect, "%s: got %d (%s)", row->what, r.l.result, r.l.reason);
+        cr_assert(strstr(r.l.reason, row->reason_has) != NULL, "%s: reason '%s' lacks '%s'",
+                  row->what, r.l.reason, row->reason_has);
+        run_done(&r);
+    }
+}
+
+Test(fsm, first_pool_record_survives_the_log)
+{
+    char a[] = "a", b[] = "b";
+    sluice_fsm_event_t ev = E_pool(b, 3, 0, 4);
+    json_t *entry = NULL;
+    sluice_fsm_event_t back;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    run_t r;
+
+    ev.first = true;
+    cr_assert_eq(sluice_fsm_event_to_json(&ev, &entry, &err), SLUICE_OK, "%s", err.text);
+    cr_assert(json_is_true(json_object_get(json_object_get(entry, "context"), "first")));
+    memset(&back, 0, sizeof(back));
+    cr_assert_eq(sluice_fsm_event_from_json(entry, &back, &err), SLUICE_OK, "%s", err.text);
+    cr_assert(back.first);
+    sluice_fsm_event_clear(&back);
+    json_decref(entry);
+
+    /* A later record moves the mark; replay gives the same launch. */
+    run_init(&r, NULL);
+    to_running(&r);
+    ev = E_pool(a, 0, 15, 4);
+    ev.first = true;
+    step(&r, ev);
+    ev = E_pool(b, 3, 0, 5);
+    ev.first = true;
+    step(&r, ev);
+    cr_assert_not(r.l.pools[0].first);
+    cr_assert(r.l.pools[1].first);
+    run_done(&r);
+}
+
+/* ---- pending reasons that never clear ----------------------------------- */
+
+Test(fsm, unschedulable_cancels_and_ends_infrastructure_error)
+{
+    char why[] = "BadConstraints";
+    sluice_fsm_event_t ev;
+    run_t r;
+
+    run_init(&r, NULL);
+    to_submitted(&r);
+    observe(&r, V(SLUICE_JOB_PENDING, 0, false, 0, 0), 1);
+    ev = E(SLUICE_EV_UNSCHEDULABLE, 2);
+    ev.detail = why;
+    cr_assert_eq(step(&r, ev), SLUICE_OK, "%s", r.err.text);
+    cr_assert_eq(r.l.state, SLUICE_FSM_CANCELLING);
+    cr_assert_eq(r.l.intent, SLUICE_CANCEL_UNSCHEDULABLE);
+    cr_assert(sluice_fsm_due(&r.l, 2) & SLUICE_DUE_CANCEL);
+    cr_assert_eq(step(&r, ev), SLUICE_ESTATE, "only once, and only while pending");
+    step(&r, E(SLUICE_EV_CANCEL_SENT, 3));
+    observe(&r, V(SLUICE_JOB_CANCELLED, 0, true, 0, 15), 4);
+    cr_assert_eq(r.l.state, SLUICE_FSM_DONE, "no exit files to wait for: sluice cancelled it");
+    cr_assert_eq(r.l.result, SLUICE_RESULT_INFRASTRUCTURE_ERROR);
+    cr_assert(strstr(r.l.reason, "pending reason BadConstraints can never clear") != NULL, "%s",
+              r.l.reason);
+    run_done(&r);
+
+    /* A caller's abort recorded first wins; a running job is not touched. */
+    run_init(&r, NULL);
+    to_running(&r);
+    cr_assert_eq(step(&r, ev), SLUICE_ESTATE);
+    ev.detail = NULL;
+    run_done(&r);
+    run_init(&r, NULL);
+    to_submitted(&r);
+    cr_assert_eq(step(&r, ev), SLUICE_EINVAL, "detail required");
+    run_done(&r);
+}
+
 /* ---- JSON -------------------------------------------------------------- */
 
 typedef struct {
@@ -943,6 +1281,9 @@ static const bad_row bad_rows[] = {
      "context.exit_code"},
     {"{\"seq\":0,\"time\":1,\"name\":\"cancel-requested\",\"context\":{\"caller\":5}}",
      "context.caller"},
+    {"{\"seq\":0,\"time\":1,\"name\":\"pool-exit\",\"context\":{\"pool\":\"a\","
+     "\"exit_code\":3,\"signal\":0,\"first\":1}}",
+     "context.first"},
 };
 
 Test(fsm, json_validation_names_the_field)
@@ -990,6 +1331,7 @@ Test(fsm, json_round_trip_every_event)
     evs[SLUICE_EV_OBSERVED] = E_found(views, 2, 8.5);
     evs[SLUICE_EV_CANCEL_REQUESTED] = E_cancel(9.5);
     evs[SLUICE_EV_POOL_EXIT] = E_pool(pool, 3, 0, 13.5);
+    evs[SLUICE_EV_UNSCHEDULABLE].detail = reason;
     evs[SLUICE_EV_ACCEPTED].by = by;
     for (i = 0; i < SLUICE_EV_COUNT_; i++) {
         json_t *a = NULL, *b = NULL;

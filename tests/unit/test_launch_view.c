@@ -82,6 +82,26 @@ Test(launch_view, no_lookup_means_null_addresses_and_pending_means_no_nodes)
     json_decref(launch);
 }
 
+Test(launch_view, pending_component_shows_its_reason)
+{
+    json_t *launch = json_pack("{s:s}", "launch_id", "L3");
+    json_t *ev = json_pack(
+        "[{s:i, s:s, s:s, s:{}}, {s:i, s:s, s:n, s:{s:s, s:[{s:i, s:s, s:s, s:s}]}}]", "seq", 1,
+        "name", "accepted", "caller", "alice", "context", "seq", 2, "name", "observed", "caller",
+        "context", "lookup", "FOUND", "jobs", "job_id", 7, "state", "PENDING", "state_reason",
+        "ReqNodeNotAvail", "state_description", "ReqNodeNotAvail, UnavailableNodes:");
+    json_t *v = sluice_launch_view_build(launch, ev, NULL, NULL);
+    json_t *c0 = json_array_get(json_object_get(v, "components"), 0);
+
+    cr_assert_not_null(c0);
+    cr_expect_str_eq(json_string_value(json_object_get(c0, "state_reason")), "ReqNodeNotAvail");
+    cr_expect_str_eq(json_string_value(json_object_get(c0, "state_description")),
+                     "ReqNodeNotAvail, UnavailableNodes:");
+    json_decref(v);
+    json_decref(ev);
+    json_decref(launch);
+}
+
 Test(launch_view, no_events_gives_no_creator_and_no_components)
 {
     json_t *launch = json_pack("{s:s}", "launch_id", "L3");

@@ -14,6 +14,7 @@
 #include <criterion/criterion.h>
 
 #include <sluice/client.h>
+#include <sluice/launch_view.h>
 #include <sluice/launcher.h>
 #include <sluice/ops.h>
 #include <sluice/store.h>
@@ -46,6 +47,9 @@ static long kill_countdown = -1;
 /* Budgets and in-flight of the next new_launcher() (0 = the test default). */
 static unsigned next_in_flight;
 static double next_submit_per_sec;
+static bool next_wait_unschedulable;
+static const char *const *next_reasons;
+static size_t next_n_reasons;
 
 static int64_t t_now(void *arg)
 {
@@ -173,6 +177,9 @@ static void setup(void)
     kill_countdown = -1;
     next_in_flight = 0;
     next_submit_per_sec = 0;
+    next_wait_unschedulable = false;
+    next_reasons = NULL;
+    next_n_reasons = 0;
 }
 
 static void teardown(void)
@@ -211,6 +218,9 @@ static sluice_launcher_t *new_launcher(void)
     o.rpc_per_sec = 100000;
     o.submit_in_flight = next_in_flight;
     o.submit_per_sec = next_submit_per_sec;
+    o.wait_unschedulable = next_wait_unschedulable;
+    o.unschedulable_reasons = next_reasons;
+    o.n_unschedulable_reasons = next_n_reasons;
     cr_assert_sluice_ok(sluice_launcher_new(&l, &o, &err), &err);
     cr_assert_sluice_ok(sluice_launcher_recover(l, NULL, &err), &err);
     return l;
@@ -483,6 +493,77 @@ Test(launcher, hetjob_failure_names_the_pool)
     cr_assert_eq(run_to_end(l, "H2", 20), 102);
     cr_assert(reason_has("H2", "clients"));
     cr_assert_eq(count_events("H2", "pool-exit"), 2);
+    sluice_launcher_free(l);
+}
+
+static void set_pool_exit(size_t i, const char *name, int code, int sig, bool first)
+{
+    snprintf(pool_exits[i].name, sizeof(pool_exits[i].name), "%s", name);
+    pool_exits[i].exit_code = code;
+    pool_exits[i].signal = sig;
+    pool_exits[i].first = first;
+    if (n_pool_exits < i + 1)
+        n_pool_exits = i + 1;
+}
+
+/* pool-exit events that carry the script's first-failed mark. */
+static size_t count_first_marks(const char *id)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    json_t *evs = NULL;
+    json_t *e;
+    size_t i;
+    size_t k = 0;
+
+    cr_assert_sluice_ok(sluice_store_read_events(store, id, 1, 0, &evs, &err), &err);
+    json_array_foreach(evs, i, e)
+    {
+        if (strcmp(json_string_value(json_object_get(e, "name")), "pool-exit") == 0 &&
+            json_is_true(json_object_get(json_object_get(e, "context"), "first")))
+            k++;
+    }
+    json_decref(evs);
+    return k;
+}
+
+/* Bug 2: the script stopped pool a after pool b failed, and Slurm reports
+ * the hetjob CANCELLED (Slurm 25.11/26.05); sluice never cancelled it. */
+Test(launcher, unasked_cancel_after_a_pool_failed_is_that_pools_failure)
+{
+    static const struct {
+        int code;
+        int want;
+    } rows[] = {{3, SLUICE_RESULT_EXECUTION_ERROR}, {102, 102}, {104, 104}};
+    sluice_launcher_t *l = new_launcher();
+
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        char id[16];
+
+        snprintf(id, sizeof(id), "UC%zu", i);
+        final_stage(rows[i].code, SLUICE_JOB_CANCELLED);
+        set_pool_exit(0, "a", 0, 15, false);
+        set_pool_exit(1, "b", rows[i].code, 0, true);
+        accept_launch(l, id, 2, NULL, NULL, 0);
+        cr_assert_eq(run_to_end(l, id, 20), rows[i].want, "exit %d", rows[i].code);
+        cr_assert(reason_has(id, "pool 'b' failed"), "exit %d", rows[i].code);
+        cr_assert_eq(count_first_marks(id), 1);
+    }
+    cr_assert_eq(fc->n_cancel, 0);
+    sluice_launcher_free(l);
+}
+
+Test(launcher, outside_cancel_without_exit_files_stays_infrastructure_error)
+{
+    sluice_launcher_t *l = new_launcher();
+
+    final_stage(0, SLUICE_JOB_CANCELLED);
+    accept_launch(l, "XC2", 2, NULL, NULL, 0);
+    cr_assert_eq(run_to_end(l, "XC2", 20), 104);
+    cr_assert(reason_has("XC2", "cancelled without the caller's intent"));
+    accept_launch(l, "XC1", 1, NULL, NULL, 0);
+    cr_assert_eq(run_to_end(l, "XC1", 20), 104);
+    cr_assert(reason_has("XC1", "cancelled without the caller's intent"));
+    cr_assert_eq(count_events("XC1", "pool-exits-read"), 1);
     sluice_launcher_free(l);
 }
 
@@ -1168,6 +1249,152 @@ Test(launcher, pending_timeout_cancels_and_fails)
     cr_assert_eq(run_to_end(l, "P1", 40), 104);
     cr_assert(reason_has("P1", "pending timeout"));
     cr_assert_eq(fc->n_cancel, 1);
+    sluice_launcher_free(l);
+}
+
+/* ---- pending reasons ------------------------------------------------------ */
+
+static void pending_forever(const char *reason, const char *desc)
+{
+    fake_stage_t stuck[] = {{SLUICE_JOB_PENDING, 0, 0, 0, 100000}};
+
+    fake_cluster_set_script(fc, stuck, 1);
+    fc->pending_reason = reason;
+    fc->pending_desc = desc;
+}
+
+/* The state_reason of component 0 in the launch view (API and status). */
+static char *view_reason(const char *id)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    json_t *v = NULL;
+    const char *r;
+    char *out;
+
+    cr_assert_sluice_ok(sluice_launch_view_read(store, id, NULL, NULL, &v, &err), &err);
+    r = json_string_value(
+        json_object_get(json_array_get(json_object_get(v, "components"), 0), "state_reason"));
+    out = r != NULL ? strdup(r) : NULL;
+    json_decref(v);
+    return out;
+}
+
+Test(launcher, first_seen_pending_job_gets_its_reason)
+{
+    sluice_launcher_t *l = new_launcher();
+    char *reason;
+
+    pending_forever("Resources", NULL);
+    accept_launch(l, "PR1", 1, NULL, NULL, 0);
+    step(l);
+    step(l);
+    cr_assert_eq(fc->n_get, 1, "one full read for the first sight: %u", fc->n_get);
+    reason = view_reason("PR1");
+    cr_assert_not_null(reason, "no state_reason in the launch view");
+    cr_expect_str_eq(reason, "Resources");
+    free(reason);
+    cr_assert(reason_has("PR1", "reason=Resources"));
+    /* Then the batched read serves it; a refresh comes after 30 polls. */
+    for (int i = 0; i < 20; i++)
+        step(l);
+    cr_assert_eq(fc->n_get, 1, "unchanged pending re-read too soon: %u", fc->n_get);
+    for (int i = 0; i < 15; i++)
+        step(l);
+    cr_assert_eq(fc->n_get, 2, "no refresh of a long-pending job: %u", fc->n_get);
+    cr_assert_not(is_done("PR1"));
+    sluice_launcher_free(l);
+}
+
+typedef struct {
+    const char *reason;
+    const char *desc;
+    bool ends;
+} reason_row;
+
+static const reason_row reason_rows[] = {
+    {"BadConstraints", NULL, true},
+    {"PartitionConfig", NULL, true},
+    {"PartitionNodeLimit", NULL, true},
+    {"InvalidAccount", NULL, true},
+    {"InvalidQOS", NULL, true},
+    {"AccountNotAllowed", NULL, true},
+    {"ReqNodeNotAvail", "ReqNodeNotAvail, UnavailableNodes:", true},
+    {"Priority", NULL, false},
+    {"Resources", NULL, false},
+    {"JobHeldUser", NULL, false},
+    {"ReqNodeNotAvail", "ReqNodeNotAvail, UnavailableNodes:node[3-4]", false},
+    {"ReqNodeNotAvail", "ReqNodeNotAvail, May be reserved for other job", false},
+    {"ReqNodeNotAvail", NULL, false},
+};
+
+Test(launcher, pending_reason_that_never_clears_ends_at_once)
+{
+    sluice_launcher_t *l = new_launcher();
+
+    for (size_t i = 0; i < sizeof(reason_rows) / sizeof(reason_rows[0]); i++) {
+        const reason_row *row = &reason_rows[i];
+        unsigned cancels = fc->n_cancel;
+        char id[16], want[96];
+
+        snprintf(id, sizeof(id), "UR%zu", i);
+        pending_forever(row->reason, row->desc);
+        accept_launch(l, id, 1, NULL, NULL, 0);
+        for (int k = 0; k < 8 && !is_done(id); k++)
+            step(l);
+        cr_assert_eq(is_done(id), row->ends, "%s (%s)", row->reason, row->desc);
+        if (row->ends) {
+            cr_assert_eq(result_of(id), SLUICE_RESULT_INFRASTRUCTURE_ERROR, "%s", row->reason);
+            snprintf(want, sizeof(want), "pending reason %s can never clear",
+                     row->desc != NULL ? "ReqNodeNotAvail with no node listed" : row->reason);
+            cr_assert(reason_has(id, want), "%s: reason lacks '%s'", row->reason, want);
+            cr_assert_eq(fc->n_cancel, cancels + 1, "%s: one DELETE", row->reason);
+            cr_assert_eq(count_events(id, "unschedulable"), 1);
+        } else {
+            cr_assert_eq(fc->n_cancel, cancels, "%s: cancelled", row->reason);
+            sluice_error_t err = SLUICE_ERROR_INIT;
+
+            cr_assert_sluice_ok(sluice_launcher_cancel(l, id, "tester", &err), &err);
+            run_to_end(l, id, 10);
+        }
+    }
+    sluice_launcher_free(l);
+}
+
+Test(launcher, unschedulable_switched_off_waits_for_the_pending_timeout)
+{
+    sluice_launcher_t *l;
+
+    next_wait_unschedulable = true;
+    l = new_launcher();
+    pending_forever("BadConstraints", NULL);
+    accept_launch(l, "UW", 1, json_pack("{s:i}", "pending_timeout", 20), NULL, 0);
+    for (int i = 0; i < 12; i++)
+        step(l);
+    cr_assert_not(is_done("UW"));
+    cr_assert_eq(fc->n_cancel, 0);
+    cr_assert_eq(run_to_end(l, "UW", 40), 104);
+    cr_assert(reason_has("UW", "pending timeout"));
+    cr_assert_eq(count_events("UW", "unschedulable"), 0);
+    sluice_launcher_free(l);
+}
+
+Test(launcher, site_list_overrides_which_reasons_count)
+{
+    static const char *const mine[] = {"Resources"};
+    sluice_launcher_t *l;
+
+    next_reasons = mine;
+    next_n_reasons = 1;
+    l = new_launcher();
+    pending_forever("BadConstraints", NULL);
+    accept_launch(l, "UL1", 1, NULL, NULL, 0);
+    for (int i = 0; i < 8; i++)
+        step(l);
+    cr_assert_not(is_done("UL1"));
+    pending_forever("resources", NULL); /* Slurm compares reason names case-insensitively */
+    accept_launch(l, "UL2", 1, NULL, NULL, 0);
+    cr_assert_eq(run_to_end(l, "UL2", 8), 104);
+    cr_assert(reason_has("UL2", "pending reason resources can never clear"));
     sluice_launcher_free(l);
 }
 

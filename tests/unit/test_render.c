@@ -229,6 +229,12 @@ Test(render, failing_pool_is_named_and_its_code_returned)
     cr_assert_not_null(rc);
     cr_expect_str_eq(rc, "7\n");
     free(rc);
+    /* The script's own record of the first pool that failed. */
+    snprintf(path, sizeof(path), "%s/exit/.first", scratch);
+    rc = render_case_slurp(path, NULL);
+    cr_assert_not_null(rc, "exit/.first was not written");
+    cr_expect_str_eq(rc, "supernode 7\n");
+    free(rc);
     snprintf(path, sizeof(path), "%s/err.txt", scratch);
     rc = render_case_slurp(path, NULL);
     cr_expect(strstr(rc, "pool supernode failed with exit code 7") != NULL, "%s", rc);

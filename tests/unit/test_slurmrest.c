@@ -269,6 +269,28 @@ static const struct {
     {"job_nodefail", 107, SLUICE_JOB_NODE_FAIL, true, 0, 9, "NodeDown"},
 };
 
+/* A pending reason and slurmctld's description of it (ReqNodeNotAvail that
+ * names no node) reach the job view on every version. */
+Test(slurmrest, pending_reason_and_description_every_version)
+{
+    for (int v = 0; v < SLUICE_REST_VERSION_COUNT_; v++) {
+        json_t *j = fixture(v, "job_pending_reqnode");
+        sluice_rest_jobs_t jobs = {0};
+        sluice_error_t err = SLUICE_ERROR_INIT;
+
+        cr_assert_eq(sluice_rest_parse_jobs(v, j, &jobs, &err), SLUICE_OK, "%s: %s", V(v),
+                     err.text);
+        cr_assert_eq(jobs.n_jobs, 1);
+        cr_assert_eq(jobs.jobs[0].base, SLUICE_JOB_PENDING, "%s", V(v));
+        cr_assert_str_eq(jobs.jobs[0].state_reason, "ReqNodeNotAvail", "%s", V(v));
+        cr_assert_not_null(jobs.jobs[0].state_description, "%s", V(v));
+        cr_assert_str_eq(jobs.jobs[0].state_description, "ReqNodeNotAvail, UnavailableNodes:", "%s",
+                         V(v));
+        sluice_rest_jobs_clear(&jobs);
+        json_decref(j);
+    }
+}
+
 Test(slurmrest, live_jobs_every_version)
 {
     for (int v = 0; v < SLUICE_REST_VERSION_COUNT_; v++) {
