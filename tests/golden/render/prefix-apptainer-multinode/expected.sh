@@ -124,15 +124,20 @@ SLUICE_PIDS+=("$!")
 SLUICE_FIRST_RC=0
 SLUICE_FIRST_POOL=
 sluice_stopped=0
+sluice_signalled=0
+sluice_record_first() {
+    SLUICE_FIRST_POOL=$1
+    SLUICE_FIRST_RC=$2
+    if [ "$sluice_signalled" = 0 ]; then
+        printf '%s %s\n' "$1" "$2" >"$SLUICE_STAGING/exit/.first"
+    fi
+}
 sluice_scan() {
     local p rc
     for p in "${SLUICE_POOLS[@]}"; do
         if [ -z "$SLUICE_FIRST_POOL" ] && [ -s "$SLUICE_STAGING/exit/$p" ]; then
             rc=$(<"$SLUICE_STAGING/exit/$p")
-            if [ "$rc" != 0 ]; then
-                SLUICE_FIRST_RC=$rc
-                SLUICE_FIRST_POOL=$p
-            fi
+            if [ "$rc" != 0 ]; then sluice_record_first "$p" "$rc"; fi
         fi
     done
 }
@@ -143,7 +148,7 @@ sluice_alive() {
     done
     return 1
 }
-trap 'kill -TERM "${SLUICE_PIDS[@]}" 2>/dev/null || true' TERM INT
+trap 'sluice_signalled=1; kill -TERM "${SLUICE_PIDS[@]}" 2>/dev/null || true' TERM INT
 while sluice_alive; do
     wait -n 2>/dev/null || true
     sluice_scan
@@ -160,8 +165,7 @@ sluice_scan
 for sluice_p in "${SLUICE_POOLS[@]}"; do
     if [ -z "$SLUICE_FIRST_POOL" ] && [ ! -s "$SLUICE_STAGING/exit/$sluice_p" ]; then
         printf '1\n' >"$SLUICE_STAGING/exit/$sluice_p"
-        SLUICE_FIRST_RC=1
-        SLUICE_FIRST_POOL=$sluice_p
+        sluice_record_first "$sluice_p" 1
     fi
 done
 if [ "$SLUICE_FIRST_RC" != 0 ]; then
