@@ -921,10 +921,8 @@ static bool tracked(const uint64_t *sorted, size_t n, uint64_t id)
 
 /* Keep only the states of `ids` (or of a component whose leader, its id less
  * its offset, is one of them) in an unfiltered jobs/state answer. */
-static sluice_err keep_tracked(sluice_rest_job_states_t *st,
-                               const uint64_t *ids,
-                               size_t n,
-                               sluice_error_t *err)
+static sluice_err
+keep_tracked(sluice_rest_job_states_t *st, const uint64_t *ids, size_t n, sluice_error_t *err)
 {
     uint64_t *sorted = malloc(n * sizeof(*sorted));
     size_t i, kept = 0;
@@ -935,9 +933,9 @@ static sluice_err keep_tracked(sluice_rest_job_states_t *st,
     qsort(sorted, n, sizeof(*sorted), cmp_u64);
     for (i = 0; i < st->n_states; i++) {
         const sluice_rest_job_state_t *s = &st->states[i];
-        bool mine = tracked(sorted, n, s->job_id) ||
-                    (s->has_het_offset && s->job_id > s->het_offset &&
-                     tracked(sorted, n, s->job_id - s->het_offset));
+        bool mine =
+            tracked(sorted, n, s->job_id) || (s->has_het_offset && s->job_id > s->het_offset &&
+                                              tracked(sorted, n, s->job_id - s->het_offset));
 
         if (mine)
             st->states[kept++] = *s;

@@ -117,13 +117,13 @@ typedef struct {
          * NULL = the default (see docs/configuration.md).  Absolute
          * directories joined by ':'. */
         char *job_path;
-        long internal_port;                     /* default 8102 */
-        long poll_interval_s;                   /* 0 = auto (2 s with jobs/state, 10 s on v0.0.38) */
-        long submit_timeout_s;                  /* default 30 */
-        long query_timeout_s;                   /* default 10 */
-        long cancel_timeout_s;                  /* default 10 */
-        long pending_timeout_s;                 /* default 600 */
-        bool fail_unschedulable;                /* default true: see unschedulable_reasons */
+        long internal_port;      /* default 8102 */
+        long poll_interval_s;    /* 0 = auto (2 s with jobs/state, 10 s on v0.0.38) */
+        long submit_timeout_s;   /* default 30 */
+        long query_timeout_s;    /* default 10 */
+        long cancel_timeout_s;   /* default 10 */
+        long pending_timeout_s;  /* default 600 */
+        bool fail_unschedulable; /* default true: see unschedulable_reasons */
         sluice_strlist_t unschedulable_reasons; /* empty = the default list */
         long port_range_lo, port_range_hi;      /* default 29400-30399 (30400-31399) */
         char *internal_connection_security;     /* "mtls"/"clear": accepted, not used */

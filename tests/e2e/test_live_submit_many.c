@@ -38,7 +38,8 @@ static void fill_desc(sluice_jobdesc_t *d, const char *name, const char *partiti
     d->tasks_per_node = 1;
     d->hold = true;
     d->workdir = strdup(testbed_var("SLUICE_TB_CLUSTER_STORAGE_ROOT"));
-    snprintf(out, sizeof(out), "%s/%s-%%j.out", testbed_var("SLUICE_TB_CLUSTER_STORAGE_ROOT"), name);
+    snprintf(out, sizeof(out), "%s/%s-%%j.out", testbed_var("SLUICE_TB_CLUSTER_STORAGE_ROOT"),
+             name);
     d->std_out = strdup(out);
     d->std_err = strdup(out);
     d->script = strdup("#!/bin/sh\ntrue\n");
