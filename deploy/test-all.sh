@@ -59,6 +59,7 @@ if [ "$full" -eq 1 ]; then
     fuzz_seconds="${SLUICE_FUZZ_SECONDS:-300}"
     fuzz_seed=0
     export SLUICE_KILL_POINTS="${SLUICE_KILL_POINTS:-100}"
+    export SLUICE_E2E_HET_RUNS="${SLUICE_E2E_HET_RUNS:-20}"
 else
     fuzz_seconds="${SLUICE_FUZZ_SECONDS:-30}"
     fuzz_seed=1

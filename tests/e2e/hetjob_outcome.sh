@@ -25,6 +25,9 @@ NAME=hetjob_outcome
 . "$HERE/lib/harness.sh"
 
 RUNS=${SLUICE_E2E_HET_RUNS:-10}
+# How long the healthy pool runs before the script stops it (the race is
+# between its own end and the stop).
+TRAINER_SLEEP=${SLUICE_E2E_HET_TRAINER_SLEEP:-2}
 [[ "$RUNS" =~ ^[1-9][0-9]*$ ]] || abort "SLUICE_E2E_HET_RUNS must be a positive number: '$RUNS'"
 SLUICE=${SLUICE_BIN:-$REPO/build/sluice}
 [ -x "$SLUICE" ] || abort "no sluice binary at $SLUICE (set SLUICE_BIN)"
@@ -48,9 +51,9 @@ one() {
  "command": "/bin/bash", "time_limit": 5,
  "pools": [
   {"name": "trainer", "gpu_series": "a100", "nodes": 1, "cpus_per_node": 1,
-   "mem_per_node_mib": 200, "args": ["-c", "sleep 20; echo trainer done"]},
+   "mem_per_node_mib": 200, "args": ["-c", "sleep $TRAINER_SLEEP; echo trainer done"]},
   {"name": "rollout", "gpu_series": "h100", "nodes": 1, "cpus_per_node": 1,
-   "mem_per_node_mib": 200, "args": ["-c", "sleep 1; exit $2"]}]}
+   "mem_per_node_mib": 200, "args": ["-c", "exit $2"]}]}
 JSON
     timeout 300 "$SLUICE" launch "$work/$id.json" --wait --config "$site" --state-dir "$state" \
         >"$work/$id.out" 2>&1 || rc=$?
