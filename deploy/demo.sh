@@ -5,9 +5,27 @@
 # slurmrestd with JWT), then submit through slurmrestd a single job and a
 # two-component hetjob pinned to two GPU series, and show where they ran.
 #
-# Until the launcher lands, the launch is the testbed's smoke launch
-# (tests/e2e/smoke_testbed.sh): REST + JWT only, no sbatch.
+# Usage: deploy/demo.sh [--release 22.05|24.11|26.05]
+#   22.05 (default) is the host's Debian 12 Slurm; 24.11 and 26.05 are Debian
+#   trixie's and forky's, in a debootstrap root made on first use (a few
+#   minutes, then cached; see docs/testbed.md).
 set -euo pipefail
+
+release=${SLUICE_TB_RELEASE:-22.05}
+while [ "$#" -gt 0 ]; do
+    case "$1" in
+        --release) release=${2:-}; shift ;;
+        --release=*) release=${1#--release=} ;;
+        -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "demo.sh: unknown argument '$1' (see --help)" >&2; exit 64 ;;
+    esac
+    shift
+done
+case "$release" in
+    22.05 | 24.11 | 26.05) ;;
+    *) echo "demo.sh: unknown release '$release' (22.05, 24.11 or 26.05)" >&2; exit 64 ;;
+esac
+export SLUICE_TB_RELEASE=$release
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 src="$(cd "$here/.." && pwd)"
@@ -19,10 +37,10 @@ cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUICE_BUILD_TES
 cmake --build "$build" -j "$(nproc 2>/dev/null || echo 2)"
 "$build/sluice" version
 
-SLUICE_TB_FIX_HOSTS="${SLUICE_TB_FIX_HOSTS:-1}" bash "$here/testbed/start.sh"
+SLUICE_TB_FIX_HOSTS="${SLUICE_TB_FIX_HOSTS:-1}" bash "$here/testbed/start.sh" --release "$release"
 
 # The site configuration for the testbed, and a store of our own.
-demo_dir="${SLUICE_DEMO_DIR:-/var/tmp/sluice-demo}"
+demo_dir="${SLUICE_DEMO_DIR:-/var/tmp/sluice-demo-$release}"
 mkdir -p "$demo_dir"
 bash "$here/testbed/site-config.sh" >"$demo_dir/site.yaml"
 # A fresh launch id per run: the same id would resume the finished launch.
@@ -51,6 +69,6 @@ echo
 echo "The testbed keeps running.  Try:"
 echo "  build/sluice ls --state-dir $demo_dir/state"
 echo "  build/sluice check --config $demo_dir/site.yaml"
-echo "  eval \"\$(deploy/testbed/env.sh)\"; sinfo -N -o '%N %f %T'"
-echo "  deploy/testbed/status.sh"
-echo "  deploy/testbed/stop.sh --purge     # stop it and remove all its state"
+echo "  eval \"\$(deploy/testbed/env.sh --release $release)\"; sinfo -N -o '%N %f %T'"
+echo "  deploy/testbed/status.sh --release $release"
+echo "  deploy/testbed/stop.sh --release $release --purge     # stop it and remove all its state"
