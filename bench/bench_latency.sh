@@ -23,14 +23,18 @@ if [ "$interval" = default ]; then
 else
     sed -i "s/^  poll_interval:.*/  poll_interval: $interval/" "$work/site.yaml"
 fi
+# The job stamps through the cluster's view of the storage, the script reads
+# the host's (they differ for a release in a root).
 stampdir="$SLUICE_TB_STORAGE_ROOT/bench-latency"
+jobstamp="${SLUICE_TB_CLUSTER_STORAGE_ROOT:-$SLUICE_TB_STORAGE_ROOT}/bench-latency"
 mkdir -p "$stampdir" && chmod 0777 "$stampdir"
 worst=0
+lats=()
 for r in $(seq 1 "$runs"); do
     id="lat-$(date +%s)-$$-$r"
     cat >"$work/$id.json" <<JSON
 {"launch_id": "$id", "site": "$SLUICE_TB_CLUSTER", "profile": "none",
- "command": "/bin/bash", "args": ["-c", "sleep 5; date +%s.%N > $stampdir/$id.end"],
+ "command": "/bin/bash", "args": ["-c", "sleep 5; date +%s.%N > $jobstamp/$id.end"],
  "time_limit": 5,
  "pools": [{"name": "main", "nodes": 1, "cpus_per_node": 1, "mem_per_node_mib": 200}]}
 JSON
@@ -47,9 +51,18 @@ JSON
     lat=$(awk -v a="$done_at" -v b="$end_at" 'BEGIN{printf "%.2f", a-b}')
     echo "latency run $r: job end $(date -d @"${end_at%.*}" +%T).${end_at#*.} (sacct End $acct_end), DONE event +${lat} s, interval=$interval"
     worst=$(awk -v a="$lat" -v b="$worst" 'BEGIN{print (a>b)?a:b}')
+    lats+=("$lat")
     rm -f "$stampdir/$id.end"
 done
 limit=$([ "$interval" = default ] && echo 11 || awk -v i="$interval" 'BEGIN{print i+1}')
 verdict=$(awk -v a="$worst" -v b="$limit" 'BEGIN{print (a<=b)?"met":"MISSED"}')
 printf 'target %-40s measured %10.2f <= %8.2f -> %s\n' "detection latency (worst of $runs, interval=$interval)" "$worst" "$limit" "$verdict"
+if [ "${#lats[@]}" -gt 0 ]; then
+    p50=$(printf '%s\n' "${lats[@]}" | sort -n | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}')
+    echo "latency p50 of ${#lats[@]} runs, interval=$interval: $p50 s"
+    if [ "$interval" = default ]; then
+        verdict=$(awk -v a="$p50" 'BEGIN{print (a<=1.5)?"met":"MISSED"}')
+        printf 'target %-40s measured %10.2f <= %8.2f -> %s\n' "detection latency p50 (interval=default)" "$p50" 1.5 "$verdict"
+    fi
+fi
 exit 0

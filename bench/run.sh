@@ -2,18 +2,32 @@
 # run.sh - run every benchmark against the local testbed, side by side, and
 # print numbers, ratios and target verdicts (met / MISSED).  Benchmarks
 # never fail a build: this script exits 0 whenever it ran.
-#   bench/run.sh [BUILD_DIR]
+#   bench/run.sh [--release 22.05|24.11|26.05] [BUILD_DIR]
+# The release's testbed must run (deploy/testbed/start.sh --release R);
+# every number is printed under a header naming the release and its REST
+# version (docs/benchmarks.md keeps one table per release).
 # Environment: the testbed's (SLUICE_TESTBED_DIR, SLUICE_TB_PORT_BASE for a
-# non-default instance); BENCH_SIZES (10,100,1000), BENCH_CYCLES (20),
+# non-default instance); BENCH_SIZES (10,100,1000,10000), BENCH_CYCLES (20),
 # BENCH_BASELINE_CYCLES (3,2,1), BENCH_SUBMIT_JOBS (200), BENCH_LIVE
 # (10000), BENCH_FINISHED (100000), BENCH_LATENCY_RUNS (3), BENCH_SERVE_LAUNCHES
 # (100), BENCH_SERVE_RATE (500), BENCH_SERVE_SECONDS (30), BENCH_SERVE_SUBMIT (100).
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
+release=${SLUICE_TB_RELEASE:-22.05}
+while [ "$#" -gt 0 ]; do
+    case "$1" in
+        --release) release=${2:-}; shift ;;
+        --release=*) release=${1#--release=} ;;
+        *) break ;;
+    esac
+    shift
+done
+export SLUICE_TB_RELEASE=$release
 BUILD=${1:-$REPO/build}
-env_out=$("$REPO/deploy/testbed/env.sh" 2>/dev/null) || { echo "run.sh: NOT RUN: testbed not available (deploy/testbed/start.sh)"; exit 0; }
+env_out=$("$REPO/deploy/testbed/env.sh" 2>/dev/null) || { echo "run.sh: NOT RUN: Slurm $release testbed not available (deploy/testbed/start.sh --release $release)"; exit 0; }
 eval "$env_out"
+echo "== release: Slurm $release (testbed REST $SLUICE_TB_REST_VERSION)"
 export SLUICE_BIN=${SLUICE_BIN:-$BUILD/sluice}
 echo "== machine: $(nproc) cores, $(. /etc/os-release && echo "$PRETTY_NAME"), $(sinfo -V), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "== git: $(git -C "$REPO" rev-parse --short HEAD)  date: $(date -u +%FT%TZ)"
@@ -24,7 +38,7 @@ echo "== 4. detection latency (on the idle queue)"
 bash "$HERE/bench_latency.sh" "${BENCH_LATENCY_RUNS:-3}" 2
 bash "$HERE/bench_latency.sh" 1 default
 echo "== 1. poll cost"
-"$BUILD/bench/bench_poll" --sizes "${BENCH_SIZES:-10,100,1000}" --cycles "${BENCH_CYCLES:-20}" \
+"$BUILD/bench/bench_poll" --sizes "${BENCH_SIZES:-10,100,1000,10000}" --cycles "${BENCH_CYCLES:-20}" \
     --baseline-cycles "${BENCH_BASELINE_CYCLES:-3,2,1}"
 echo "== 2. submit throughput"
 "$BUILD/bench/bench_submit" --jobs "${BENCH_SUBMIT_JOBS:-200}"
