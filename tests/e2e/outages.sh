@@ -182,7 +182,12 @@ if stop_restd; then
     bash "$TB/start.sh" >"$work/start4.log" 2>&1 || say "start.sh could not bring slurmrestd back"
     wait "$bg" || true
     t2=$(date +%s)
-    n=$(count_jobs "$id")
+    # The job may have left the live queue (MinJobAge 5) before accounting has it.
+    for _ in $(seq 1 15); do
+        n=$(count_jobs "$id")
+        [ "$n" -ge 1 ] && break
+        sleep 1
+    done
     if [ "$(rc_of "$id")" = 0 ] && [ "$n" -eq 1 ] && grep -q 'attempt 1' "$work/$id.out" &&
         ! grep -q 'attempt 2' "$work/$id.out" && [ $((t2 - tb)) -lt 40 ]; then
         pass "slurmrestd down at submit: attempt 1 got its job $((t2 - tb)) s after slurmrestd was back (down $((tb - t1)) s), one job"
