@@ -68,8 +68,9 @@ chmod 0755 "$base" "$base/bin" "$base/images"
 if [ -n "${SLUICE_E2E_APPTAINER:-}" ]; then
     runtime=$SLUICE_E2E_APPTAINER
     mode=real
-    [ -n "${SLUICE_E2E_APPTAINER_IMAGE:-}" ] && [ -f "$SLUICE_E2E_APPTAINER_IMAGE" ] ||
+    if [ -z "${SLUICE_E2E_APPTAINER_IMAGE:-}" ] || [ ! -f "$SLUICE_E2E_APPTAINER_IMAGE" ]; then
         abort "SLUICE_E2E_APPTAINER is set: SLUICE_E2E_APPTAINER_IMAGE must name a SIF with bash and coreutils"
+    fi
     cp "$SLUICE_E2E_APPTAINER_IMAGE" "$base/images/e2e.sif"
 else
     mode=stand-in
