@@ -372,9 +372,13 @@ static sluice_err add_mount(rctx_t *c, const char *what, const char *src, const 
             return sluice_errorf(c->err, SLUICE_EINVAL,
                                  "%s: source %s overlaps the source %s of another mount", what, src,
                                  c->mounts[i].src);
-            if (strcmp(c->mounts[i].dst, dst) == 0)
-                return sluice_errorf(c->err, SLUICE_EINVAL,
-                                     "%s: target %s is already used by another mount", what, dst);
+        }
+        /* A repeated target (a request mount onto a study dataset's
+         * /data/<study>/<dataset>) would let the later bind hide the other. */
+        if (strcmp(c->mounts[i].dst, dst) == 0) {
+            free(csrc);
+            return sluice_errorf(c->err, SLUICE_EINVAL,
+                                 "%s: target %s is already used by another mount", what, dst);
         }
     }
     nm = realloc(c->mounts, (c->n_mounts + 1) * sizeof(*nm));

@@ -298,6 +298,63 @@ Test(render, series_without_constraint_is_refused_naming_pool_and_series)
     render_case_clear(&c);
 }
 
+/* A case dir in scratch: the study-apptainer site and study, a request
+ * with one mount onto `target`. */
+static sluice_err render_mount_onto(const char *target, render_case_t *c, sluice_error_t *err)
+{
+    char src[4096], dir[512], path[640], req[1024];
+    char *text;
+    static const char *const files[] = {"site.yaml", "study_runtime.yaml"};
+    size_t i;
+
+    snprintf(dir, sizeof(dir), "%s/mount-case", scratch);
+    mkdir(dir, 0700);
+    case_dir("study-apptainer", src, sizeof(src));
+    for (i = 0; i < 2; i++) {
+        char from[4200];
+        snprintf(from, sizeof(from), "%s/%s", src, files[i]);
+        text = render_case_slurp(from, NULL);
+        cr_assert_not_null(text, "%s", from);
+        snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+        write_file(path, text, 0600);
+        free(text);
+    }
+    snprintf(req, sizeof(req),
+             "{\"launch_id\": \"atlas-m\", \"site\": \"site-1\", \"study\": \"cancer-atlas\",\n"
+             " \"command\": \"/usr/bin/python3\",\n"
+             " \"mounts\": [{\"source\": \"/cluster/data/other-images\", \"target\": \"%s\"}],\n"
+             " \"pools\": [{\"name\": \"main\"}]}\n",
+             target);
+    snprintf(path, sizeof(path), "%s/request.json", dir);
+    write_file(path, req, 0600);
+    return render_case_run(dir, c, err);
+}
+
+Test(render, a_mount_target_used_twice_is_refused_even_across_request_and_study)
+{
+    render_case_t c;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    /* Next to the dataset: both binds are rendered. */
+    cr_assert_eq(render_mount_onto("/data/cancer-atlas/extra", &c, &err), SLUICE_OK, "%s",
+                 err.text);
+    cr_expect_not_null(strstr(c.render->script,
+                              "'--bind' '/cluster/data/other-images:/data/cancer-atlas/extra:ro' "
+                              "'--bind' '/cluster/data/atlas/images:/data/cancer-atlas/images:ro'"),
+                       "%s", c.render->script);
+    render_case_clear(&c);
+
+    /* Onto the dataset's target: the later bind would hide the request's
+     * mount, so nothing is rendered and the error names the target. */
+    sluice_error_clear(&err);
+    cr_assert_eq(render_mount_onto("/data/cancer-atlas/images", &c, &err), SLUICE_EINVAL);
+    cr_expect_null(c.render);
+    cr_expect(strstr(err.text, "study.datasets.images") &&
+                  strstr(err.text, "target /data/cancer-atlas/images is already used"),
+              "%s", err.text);
+    render_case_clear(&c);
+}
+
 static void use_scratch_root(render_case_t *c)
 {
     free(c->cfg->storage.root);

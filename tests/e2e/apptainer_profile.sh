@@ -1,0 +1,229 @@
+#!/usr/bin/env bash
+# apptainer_profile.sh - profile `apptainer` end to end on the local testbed:
+# the batch script sluice renders, its environment and its mounts, run by a
+# real Slurm.  `apptainer exec` cannot run in this sandbox, so by default
+# job_launcher.executables.apptainer points at the apptainer STAND-IN
+# (tests/e2e/lib/apptainer-standin: checks apptainer's documented rules,
+# emulates the container's environment and binds, runs the command; see
+# docs/testbed.md, "Containers on the testbed").  With
+# SLUICE_E2E_APPTAINER=<cluster path of a real apptainer> and
+# SLUICE_E2E_APPTAINER_IMAGE=<host path of a SIF with bash and coreutils>
+# the same cases run with the real binary (tests/e2e/apptainer_real.sh does
+# that when a real apptainer works here).
+#
+#   1. environment: the request's env, a per-launch secret, a secret_env
+#      name and a forward_env name reach the workload; a variable of the
+#      service's environment that forward_env does not name does not;
+#   2. mounts: a request mount (source below the storage root, as the
+#      service sees it) is visible at its target; mode ro refuses writes,
+#      mode rw writes land in the source;
+#   3. HOME under --containall is not the job user's host home;
+#   4. a two-pool hetjob (a100 with a GPU, so --nv, and h100): each pool runs
+#      in its own container and learns the other's host;
+#   5. a mount source that does not exist: sluice accepts it (it checks
+#      only the image on the service side), the container runtime refuses it
+#      ("mount source ... doesn't exist"), the launch ends EXECUTION_ERROR (1).
+#
+# Runs as root against the testbed's slurmrestd on 127.0.0.1 only; jobs run
+# as the testbed's job user, 1 node per pool, time limit 5 min.  Last line:
+# "apptainer_profile@<release>: <n> passed, <m> failed".
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+TESTS=5
+NAME=apptainer_profile
+# shellcheck source=lib/harness.sh
+. "$HERE/lib/harness.sh"
+
+SLUICE=${SLUICE_BIN:-$REPO/build/sluice}
+[ -x "$SLUICE" ] || abort "no sluice binary at $SLUICE (set SLUICE_BIN)"
+e2e_testbed_env
+e2e_require_loopback
+e2e_require_running
+
+run="a$(date +%s)$$"
+work=$(mktemp -d /tmp/sluice-e2e-apptainer.XXXXXX)
+# Host view and cluster view of the shared storage (they differ for a
+# release in a root), and the host view of the nodes' own filesystem.
+host_store=$SLUICE_TB_STORAGE_ROOT
+clu_store=${SLUICE_TB_CLUSTER_STORAGE_ROOT:-$SLUICE_TB_STORAGE_ROOT}
+node_root=
+if [ "$host_store" != "$clu_store" ]; then
+    node_root=${host_store%"$clu_store"}
+fi
+base="$host_store/e2e-apptainer-$run"
+cbase="$clu_store/e2e-apptainer-$run"
+job_user=$SLUICE_TB_USER
+home_marker=
+cleanup() {
+    rm -rf "$work" "$base"
+    if [ -n "$home_marker" ]; then rm -f "$home_marker"; fi
+}
+trap cleanup EXIT
+
+# ------------------------------------------------------------ the runtime
+mkdir -p "$base/bin" "$base/images" "$base/data-ro" "$base/data-rw"
+chmod 0755 "$base" "$base/bin" "$base/images"
+if [ -n "${SLUICE_E2E_APPTAINER:-}" ]; then
+    runtime=$SLUICE_E2E_APPTAINER
+    mode=real
+    if [ -z "${SLUICE_E2E_APPTAINER_IMAGE:-}" ] || [ ! -f "$SLUICE_E2E_APPTAINER_IMAGE" ]; then
+        abort "SLUICE_E2E_APPTAINER is set: SLUICE_E2E_APPTAINER_IMAGE must name a SIF with bash and coreutils"
+    fi
+    cp "$SLUICE_E2E_APPTAINER_IMAGE" "$base/images/e2e.sif"
+else
+    mode=stand-in
+    install -m 0755 "$HERE/lib/apptainer-standin" "$base/bin/apptainer-standin"
+    runtime="$cbase/bin/apptainer-standin"
+    # A stand-in runs no image: any small regular file does.
+    printf 'not a real SIF: sluice e2e fake image for the apptainer stand-in\n' >"$base/images/e2e.sif"
+fi
+chmod 0644 "$base/images/e2e.sif"
+say "runtime: $mode ($runtime)"
+# The request names the image as the service sees it; sluice checks it there
+# and renders the cluster path.
+image="$base/images/e2e.sif"
+printf 'hello-%s\n' "$run" >"$base/data-ro/hello.txt"
+chown -R "$job_user" "$base/data-ro" "$base/data-rw"
+chmod 0755 "$base/data-ro" "$base/data-rw"
+
+# -------------------------------------------------------- the site config
+site="$work/site.yaml"
+state="$work/state"
+bash "$REPO/deploy/testbed/site-config.sh" |
+    awk -v rt="$runtime" '
+        /^  sandbox: / { print "  sandbox: apptainer"; next }
+        /^  multi_node_port_range: / { print; print "  forward_env: [E2E_FWD]"; next }
+        /^  executables:$/ { print; print "    apptainer: " rt; done = 1; next }
+        /^gpu_series:$/ && !done { print "  executables:"; print "    apptainer: " rt }
+        { print }' >"$site"
+grep -q "^    apptainer: $runtime\$" "$site" || abort "could not write executables.apptainer into $site"
+
+# launch NAME: `sluice launch --wait` on $work/NAME.json; sets $rc, output in
+# $work/NAME.out.
+launch() {
+    rc=0
+    timeout 300 "$SLUICE" launch "$work/$1.json" --wait --config "$site" --state-dir "$state" \
+        >"$work/$1.out" 2>&1 || rc=$?
+}
+artifacts() { cat "$state/artifacts/$1/stdout.log" 2>/dev/null || true; }
+errors() { cat "$state/artifacts/$1/stderr.log" 2>/dev/null || true; }
+show() {
+    sed 's/^/    | /' "$work/$1.out" >&2
+    errors "$1-$run" | sed 's/^/    stderr| /' >&2
+}
+pool='{"name": "main", "nodes": 1, "cpus_per_node": 1, "mem_per_node_mib": 200}'
+
+# ------------------------------------------------------- 1. environment
+secret="s3cr3t-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')"
+svc_secret="svc-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')"
+export E2E_FWD="fwd-$run"                # named by forward_env: reaches the job
+export E2E_SVC_SECRET="$svc_secret"      # named by the request's secret_env
+export E2E_SVC_LEAK="leak-$run"          # named by nothing: must not reach it
+cat >"$work/env.json" <<JSON
+{"launch_id": "env-$run", "site": "$SLUICE_TB_CLUSTER", "profile": "apptainer",
+ "image": "$image", "command": "/bin/bash", "time_limit": 5,
+ "args": ["-c", "echo req=\${E2E_REQ-unset} fwd=\${E2E_FWD-unset} leak=\${E2E_SVC_LEAK-unset} launch=\${SLUICE_LAUNCH_ID-unset}; [ \"\${#E2E_SECRET}\" -eq ${#secret} ] && echo secret-ok; [ \"\${#E2E_SVC_SECRET}\" -eq ${#svc_secret} ] && echo secret-env-ok; echo slurm-vars=\$(compgen -e | grep -c '^SLURM_' || true)"],
+ "env": {"E2E_REQ": "req-$run"},
+ "secrets": {"E2E_SECRET": "$secret"},
+ "secret_env": ["E2E_SVC_SECRET"],
+ "pools": [$pool]}
+JSON
+launch env
+out=$(artifacts "env-$run")
+if [ "$rc" -eq 0 ] &&
+    grep -qx "req=req-$run fwd=fwd-$run leak=unset launch=env-$run" <<<"$out" &&
+    grep -qx 'secret-ok' <<<"$out" && grep -qx 'secret-env-ok' <<<"$out"; then
+    pass "environment: env, secrets, secret_env and forward_env arrive; an unnamed service variable does not ($(grep '^slurm-vars=' <<<"$out"))"
+else
+    fail "environment (exit $rc): $out"; show env
+fi
+unset E2E_FWD E2E_SVC_SECRET E2E_SVC_LEAK
+
+# ------------------------------------------------------------ 2. mounts
+tgt="/tmp/sluice-e2e-$run"
+cat >"$work/mounts.json" <<JSON
+{"launch_id": "mounts-$run", "site": "$SLUICE_TB_CLUSTER", "profile": "apptainer",
+ "image": "$image", "command": "/bin/bash", "time_limit": 5,
+ "args": ["-c", "echo read=\$(cat $tgt/ro/hello.txt); if (echo x >$tgt/ro/probe) 2>/dev/null; then echo ro=writable; else echo ro=refused; fi; echo rw-$run >$tgt/rw/out.txt && echo rw=written"],
+ "mounts": [{"source": "$base/data-ro", "target": "$tgt/ro", "mode": "ro"},
+            {"source": "$base/data-rw", "target": "$tgt/rw", "mode": "rw"}],
+ "pools": [$pool]}
+JSON
+launch mounts
+out=$(artifacts "mounts-$run")
+leftover=
+if [ "$mode" = stand-in ] && { [ -e "$node_root$tgt" ] || [ -L "$node_root$tgt/ro" ]; }; then
+    leftover=" (stand-in left $tgt behind)"
+fi
+if [ "$rc" -eq 0 ] && grep -qx "read=hello-$run" <<<"$out" && grep -qx 'ro=refused' <<<"$out" &&
+    grep -qx 'rw=written' <<<"$out" && [ ! -e "$base/data-ro/probe" ] &&
+    [ "$(cat "$base/data-rw/out.txt" 2>/dev/null)" = "rw-$run" ] && [ -z "$leftover" ]; then
+    pass "mounts: source below the storage root seen at its target; ro refuses writes, rw writes reach the source"
+else
+    fail "mounts (exit $rc)$leftover: $out"; show mounts
+fi
+
+# -------------------------------------------------------------- 3. HOME
+# A marker in the job user's home on the nodes: a container that shares the
+# host home would see it.
+host_home=$(awk -F: -v u="$job_user" '$1 == u { print $6 }' "$node_root/etc/passwd")
+if [ -n "$host_home" ] && [ -d "$node_root$host_home" ]; then
+    home_marker="$node_root$host_home/.sluice-e2e-home-$run"
+    : >"$home_marker"
+fi
+cat >"$work/home.json" <<JSON
+{"launch_id": "home-$run", "site": "$SLUICE_TB_CLUSTER", "profile": "apptainer",
+ "image": "$image", "command": "/bin/bash", "time_limit": 5,
+ "args": ["-c", "echo home=\$HOME; if [ -e \"\$HOME/.sluice-e2e-home-$run\" ]; then echo home-view=host; else echo home-view=private; fi"],
+ "pools": [$pool]}
+JSON
+launch home
+out=$(artifacts "home-$run")
+if [ "$rc" -eq 0 ] && [ -n "$home_marker" ] && grep -qx 'home-view=private' <<<"$out" &&
+    grep -q '^home=/' <<<"$out"; then
+    pass "HOME under --containall is not the job user's host home ($host_home): $(grep '^home=' <<<"$out")"
+else
+    fail "HOME (exit $rc, host home '${host_home:-?}', marker '${home_marker:-none}'): $out"; show home
+fi
+
+# ------------------------------------------------------------ 4. hetjob
+cat >"$work/het.json" <<JSON
+{"launch_id": "het-$run", "site": "$SLUICE_TB_CLUSTER", "profile": "apptainer",
+ "image": "$image", "command": "/bin/bash", "time_limit": 5,
+ "pools": [
+  {"name": "trainer", "gpu_series": "a100", "nodes": 1, "gpus_per_node": 1, "cpus_per_node": 1,
+   "mem_per_node_mib": 200,
+   "args": ["-c", "echo pool=\$SLUICE_POOL image=\${APPTAINER_NAME-none} peer=\$SLUICE_POOL_ROLLOUT_HOST"]},
+  {"name": "rollout", "gpu_series": "h100", "nodes": 1, "cpus_per_node": 1,
+   "mem_per_node_mib": 200,
+   "args": ["-c", "echo pool=\$SLUICE_POOL image=\${APPTAINER_NAME-none} peer=\$SLUICE_POOL_TRAINER_HOST"]}]}
+JSON
+launch het
+out=$(artifacts "het-$run")
+if [ "$rc" -eq 0 ] && grep -qx 'pool=trainer image=e2e.sif peer=tb[23]' <<<"$out" &&
+    grep -qx 'pool=rollout image=e2e.sif peer=tb1' <<<"$out"; then
+    pass "hetjob: both pools ran in their container (trainer with --nv) and learned each other's host"
+else
+    fail "hetjob (exit $rc): $out"; show het
+fi
+
+# ------------------------------------------------- 5. missing bind source
+cat >"$work/nosrc.json" <<JSON
+{"launch_id": "nosrc-$run", "site": "$SLUICE_TB_CLUSTER", "profile": "apptainer",
+ "image": "$image", "command": "/bin/bash", "args": ["-c", "echo should-not-run"], "time_limit": 5,
+ "mounts": [{"source": "$base/no-such-dir", "target": "$tgt/missing", "mode": "ro"}],
+ "pools": [$pool]}
+JSON
+launch nosrc
+out=$(artifacts "nosrc-$run")
+err=$(errors "nosrc-$run")
+if [ "$rc" -eq 1 ] && grep -q "mount source $cbase/no-such-dir doesn't exist" <<<"$err" &&
+    ! grep -q 'should-not-run' <<<"$out"; then
+    pass "a missing mount source is refused by the runtime; EXECUTION_ERROR (1): $(grep -m1 "doesn't exist" <<<"$err")"
+else
+    fail "missing mount source (exit $rc, want 1): stderr: $err"; show nosrc
+fi
+
+finish
