@@ -860,12 +860,34 @@ out:
     return rc;
 }
 
-static bool id_listed(const uint64_t *ids, size_t n, uint64_t id)
+/* The tracked ids, sorted, for filtering a state answer that holds more
+ * jobs than ours. */
+typedef struct {
+    uint64_t *ids;
+    size_t n;
+} idset_t;
+
+static int cmp_u64(const void *a, const void *b)
 {
-    for (size_t i = 0; i < n; i++)
-        if (id != 0 && ids[i] == id)
-            return true;
-    return false;
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+static sluice_err idset_make(idset_t *set, const uint64_t *ids, size_t n, sluice_error_t *err)
+{
+    set->n = n;
+    if ((set->ids = malloc((n > 0 ? n : 1) * sizeof(*set->ids))) == NULL)
+        return sluice_errorf(err, SLUICE_ENOMEM, "jobs state: out of memory");
+    if (n > 0)
+        memcpy(set->ids, ids, n * sizeof(*set->ids));
+    qsort(set->ids, n, sizeof(*set->ids), cmp_u64);
+    return SLUICE_OK;
+}
+
+static bool idset_has(const idset_t *set, uint64_t id)
+{
+    return id != 0 && bsearch(&id, set->ids, set->n, sizeof(*set->ids), cmp_u64) != NULL;
 }
 
 /* v0.0.38: the whole job list, filtered. */
@@ -878,10 +900,13 @@ static sluice_err states_from_jobs(sluice_client_t *c,
                                    sluice_error_t *err)
 {
     sluice_rest_jobs_t jobs = {0};
+    idset_t set = {0};
     sluice_err rc;
 
     if ((rc = sluice_client_jobs_since(c, -1, &jobs, call, err)) != SLUICE_OK)
         return rc;
+    if ((rc = idset_make(&set, ids, n, err)) != SLUICE_OK)
+        goto out;
     out->states = calloc(jobs.n_jobs > 0 ? jobs.n_jobs : 1, sizeof(*out->states));
     if (out->states == NULL) {
         rc = sluice_errorf(err, SLUICE_ENOMEM, "jobs state: out of memory");
@@ -891,7 +916,7 @@ static sluice_err states_from_jobs(sluice_client_t *c,
         const sluice_jobview_t *j = &jobs.jobs[i];
         sluice_rest_job_state_t *s;
 
-        if (!id_listed(ids, n, j->job_id) && !id_listed(ids, n, j->het_job_id))
+        if (!idset_has(&set, j->job_id) && !idset_has(&set, j->het_job_id))
             continue;
         s = &out->states[out->n_states++];
         s->job_id = j->job_id;
@@ -903,20 +928,9 @@ static sluice_err states_from_jobs(sluice_client_t *c,
     out->env = jobs.env;
     memset(&jobs.env, 0, sizeof(jobs.env));
 out:
+    free(set.ids);
     sluice_rest_jobs_clear(&jobs);
     return rc;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-    return x < y ? -1 : x > y;
-}
-
-static bool tracked(const uint64_t *sorted, size_t n, uint64_t id)
-{
-    return bsearch(&id, sorted, n, sizeof(*sorted), cmp_u64) != NULL;
 }
 
 /* Keep only the states of `ids` (or of a component whose leader, its id less
@@ -924,24 +938,22 @@ static bool tracked(const uint64_t *sorted, size_t n, uint64_t id)
 static sluice_err
 keep_tracked(sluice_rest_job_states_t *st, const uint64_t *ids, size_t n, sluice_error_t *err)
 {
-    uint64_t *sorted = malloc(n * sizeof(*sorted));
+    idset_t set;
     size_t i, kept = 0;
+    sluice_err rc;
 
-    if (sorted == NULL)
-        return sluice_errorf(err, SLUICE_ENOMEM, "jobs state: out of memory");
-    memcpy(sorted, ids, n * sizeof(*sorted));
-    qsort(sorted, n, sizeof(*sorted), cmp_u64);
+    if ((rc = idset_make(&set, ids, n, err)) != SLUICE_OK)
+        return rc;
     for (i = 0; i < st->n_states; i++) {
         const sluice_rest_job_state_t *s = &st->states[i];
-        bool mine =
-            tracked(sorted, n, s->job_id) || (s->has_het_offset && s->job_id > s->het_offset &&
-                                              tracked(sorted, n, s->job_id - s->het_offset));
+        bool mine = idset_has(&set, s->job_id) || (s->has_het_offset && s->job_id > s->het_offset &&
+                                                   idset_has(&set, s->job_id - s->het_offset));
 
         if (mine)
             st->states[kept++] = *s;
     }
     st->n_states = kept;
-    free(sorted);
+    free(set.ids);
     return SLUICE_OK;
 }
 
