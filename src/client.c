@@ -905,11 +905,16 @@ static sluice_err states_from_jobs(sluice_client_t *c,
 
     if ((rc = sluice_client_jobs_since(c, -1, &jobs, call, err)) != SLUICE_OK)
         return rc;
-    if ((rc = idset_make(&set, ids, n, err)) != SLUICE_OK)
+    /* A local failure after a good answer must not read as "no job of
+     * ours in the queue": the call fails UNAVAILABLE. */
+    if ((rc = idset_make(&set, ids, n, err)) != SLUICE_OK) {
+        local_fail(call, SLUICE_OUTCOME_UNAVAILABLE, rc);
         goto out;
+    }
     out->states = calloc(jobs.n_jobs > 0 ? jobs.n_jobs : 1, sizeof(*out->states));
     if (out->states == NULL) {
-        rc = sluice_errorf(err, SLUICE_ENOMEM, "jobs state: out of memory");
+        rc = local_fail(call, SLUICE_OUTCOME_UNAVAILABLE,
+                        sluice_errorf(err, SLUICE_ENOMEM, "jobs state: out of memory"));
         goto out;
     }
     for (size_t i = 0; i < jobs.n_jobs; i++) {
@@ -969,19 +974,20 @@ static sluice_err states_once(sluice_client_t *c,
 {
     json_t *root = NULL;
     char *path = NULL;
-    const char *q;
-    bool all = false;
+    size_t qlen = 0;
+    bool all;
     sluice_err rc;
 
-    if ((rc = sluice_rest_path_jobs_state(v, job_ids, n, &path, err)) != SLUICE_OK)
-        return local_fail(call, SLUICE_OUTCOME_REJECTED, rc);
-    if ((q = strchr(path, '?')) != NULL && strlen(q + 1) > STATES_QUERY_MAX) {
-        free(path);
-        path = NULL;
-        all = true;
-        if ((rc = sluice_rest_path_jobs_state(v, NULL, 0, &path, err)) != SLUICE_OK)
-            return local_fail(call, SLUICE_OUTCOME_REJECTED, rc);
+    /* "job_id=<id>&" per id, counted before the path is built (a path of
+     * a hundred thousand ids would pass the adapters' path limit). */
+    for (size_t i = 0; i < n && qlen <= STATES_QUERY_MAX; i++) {
+        char digits[24];
+
+        qlen += 8 + (size_t)snprintf(digits, sizeof(digits), "%" PRIu64, job_ids[i]);
     }
+    all = qlen > STATES_QUERY_MAX;
+    if ((rc = sluice_rest_path_jobs_state(v, job_ids, all ? 0 : n, &path, err)) != SLUICE_OK)
+        return local_fail(call, SLUICE_OUTCOME_REJECTED, rc);
     if ((rc = get_json(c, v, path, HTTP_CLASS_QUERY, HTTP_GET, &root, call, err)) != SLUICE_OK)
         return rc; /* get_json freed path */
     rc = sluice_rest_parse_job_states(v, root, out, err);
@@ -990,7 +996,7 @@ static sluice_err states_once(sluice_client_t *c,
         return proto_fail(call, err, "jobs state");
     if (all && (rc = keep_tracked(out, job_ids, n, err)) != SLUICE_OK) {
         sluice_rest_job_states_clear(out);
-        return rc;
+        return local_fail(call, SLUICE_OUTCOME_UNAVAILABLE, rc);
     }
     return SLUICE_OK;
 }

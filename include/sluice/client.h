@@ -91,7 +91,7 @@ typedef struct {
     long query_timeout_ms;   /* 0: 10000 */
     long cancel_timeout_ms;  /* 0: 10000 */
     size_t max_response;     /* 0: 64 MiB */
-    size_t states_chunk;     /* job ids per jobs/state request; 0: 500 */
+    size_t states_chunk;     /* job ids per jobs/state request; 0: one request (see job_states) */
     sluice_auth_t *auth;     /* required; the client takes ownership on success */
 } sluice_client_options_t;
 
@@ -191,9 +191,13 @@ SLUICE_API sluice_err sluice_client_jobs_since(sluice_client_t *c,
                                                sluice_call_t *call,
                                                sluice_error_t *err);
 
-/* States of the listed jobs.  v0.0.40+: GET jobs/state with repeated
- * job_id keys, `states_chunk` ids per request (results concatenated; a
- * failed chunk fails the call).  v0.0.38: one GET jobs, filtered to the
+/* States of the listed jobs.  v0.0.40+: one GET jobs/state with repeated
+ * job_id keys while that query stays under 60,000 bytes (slurmrestd drops a
+ * query past 65,535 bytes and answers for every job); a longer list is one
+ * GET jobs/state without ids, filtered here to the listed jobs and their
+ * hetjob components.  With `states_chunk` set: that many ids per request
+ * (results concatenated; a failed chunk fails the call).  A local failure
+ * after the answer fails the call UNAVAILABLE.  v0.0.38: one GET jobs, filtered to the
  * requested ids (a hetjob leader id also matches its components).  Jobs
  * Slurm no longer knows are simply absent from out.  n must be > 0. */
 SLUICE_API sluice_err sluice_client_job_states(sluice_client_t *c,

@@ -689,6 +689,30 @@ Test(client, job_states_past_the_url_limit_read_all_and_filter)
     sluice_rest_job_states_clear(&st);
 }
 
+/* So many ids that even the path could not hold them: still the one
+ * unfiltered read, never a local refusal (which would leave every launch
+ * without status). */
+Test(client, job_states_of_a_hundred_thousand_jobs_read_all)
+{
+    enum { N = 100000 };
+    static uint64_t ids[N];
+    sluice_rest_job_states_t st = {0};
+    sluice_call_t call;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    for (size_t i = 0; i < N; i++)
+        ids[i] = 3000000 + i;
+    make_client("v0.0.43", 5000, 0, 0);
+    push_fixture(200, "v0.0.43", "diag_basic");
+    push(200, "{\"jobs\":[{\"job_id\":\"3099999\",\"state\":[\"RUNNING\"]}]}");
+    cr_assert_eq(sluice_client_job_states(client, ids, N, &st, &call, &err), SLUICE_OK, "%s",
+                 err.text);
+    cr_assert_eq(call.requests, 1);
+    cr_assert_str_eq(fake_request(fs, 1)->target, "/slurm/v0.0.43/jobs/state/");
+    cr_assert_eq(st.n_states, 1);
+    sluice_rest_job_states_clear(&st);
+}
+
 Test(client, job_states_chunk_failure_fails_the_call)
 {
     const uint64_t ids[] = {5, 6, 7};
