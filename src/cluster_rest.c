@@ -257,9 +257,19 @@ static sluice_err op_cancel(void *arg, uint64_t job_id, int signal, sluice_error
     return sluice_client_cancel(arg, job_id, signal > 0 ? sig : NULL, &call, err);
 }
 
+/* jobs/state exists from v0.0.40 on; before negotiation nothing is known. */
+static bool op_states_are_cheap(void *arg)
+{
+    sluice_client_info_t info;
+
+    sluice_client_info(arg, &info);
+    return info.negotiated && info.version != SLUICE_REST_V0038;
+}
+
 void sluice_cluster_ops_rest(sluice_client_t *client, sluice_cluster_ops_t *out)
 {
     memset(out, 0, sizeof(*out));
+    out->states_are_cheap = op_states_are_cheap;
     out->submit = op_submit;
     out->get_job = op_get_job;
     out->job_states = op_job_states;
@@ -437,9 +447,15 @@ static sluice_err p_cancel(void *a, uint64_t id, int sig, sluice_error_t *err)
     return op_cancel(MAIN(a), id, sig, err);
 }
 
+static bool p_states_are_cheap(void *a)
+{
+    return op_states_are_cheap(MAIN(a));
+}
+
 void sluice_cluster_rest_ops(sluice_cluster_rest_t *r, sluice_cluster_ops_t *out)
 {
     memset(out, 0, sizeof(*out));
+    out->states_are_cheap = p_states_are_cheap;
     out->submit = p_submit;
     out->submit_many = pool_submit_many;
     out->get_job = p_get_job;

@@ -692,6 +692,9 @@ sluice_err sluice_launcher_new(sluice_launcher_t **out,
         l->o.pending_timeout_s = 600;
     if (l->o.poll_min_ms <= 0)
         l->o.poll_min_ms = 1000;
+    /* No interval from the site: the longest wait follows the cluster's
+     * status read (launcher_adapt_interval). */
+    l->poll_auto = l->o.poll_max_ms <= 0;
     if (l->o.poll_max_ms < l->o.poll_min_ms)
         l->o.poll_max_ms = l->o.poll_min_ms > 10000 ? l->o.poll_min_ms : 10000;
     if (!(l->o.rpc_per_sec > 0))

@@ -35,6 +35,15 @@
 
 #include <sluice/launcher.h>
 
+/* Flags of a job whose batch script has ended while slurmctld still
+ * completes it; such a job is read again after LAUNCHER_ENDING_POLL_MS
+ * instead of a whole poll interval (detection latency). */
+#define LAUNCHER_ENDING_FLAGS (SLUICE_JOB_FLAG(COMPLETING) | SLUICE_JOB_FLAG(STAGE_OUT))
+#define LAUNCHER_ENDING_POLL_MS 250
+/* The longest poll interval when the site sets none and the cluster's
+ * status read is jobs/state (design.md, "Polling and pending timer"). */
+#define LAUNCHER_CHEAP_POLL_MAX_MS 2000
+
 #define MAX_IN_FLIGHT 16
 
 typedef struct {
@@ -107,6 +116,7 @@ struct sluice_launcher {
     int64_t last_read_ms; /* when the last batched state read ran */
     int64_t read_held_ms; /* a held-back read is due then (0: none) */
     bool activity;
+    bool poll_auto;   /* no poll interval from the site: 2 s or 10 s by the status read */
     atomic_bool dead; /* read by accepting threads */
     /* the intake (launcher_intake.c): accepted launches not yet tracked */
     pthread_mutex_t in_mu;

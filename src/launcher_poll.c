@@ -302,17 +302,35 @@ launcher_do_accounting(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_er
 /* The next cycle's interval (sluice_launcher_next_interval_ms()). */
 void launcher_adapt_interval(sluice_launcher_t *l, int64_t now)
 {
+    bool ending = false;
+
     /* Adaptive interval: fast while things move, slower when idle. */
     for (size_t i = 0; i < l->n; i++) {
-        sluice_fsm_state s = l->v[i]->fsm.state;
+        const launch_t *L = l->v[i];
+        sluice_fsm_state s = L->fsm.state;
+
         if (s == SLUICE_FSM_ACCEPTED || s == SLUICE_FSM_SUBMITTING || s == SLUICE_FSM_CANCELLING)
             l->activity = true;
+        /* A job whose batch script has ended while slurmctld still
+         * completes it (COMPLETING, STAGE_OUT) is final within moments. */
+        if ((s == SLUICE_FSM_PENDING || s == SLUICE_FSM_RUNNING) && L->have_state &&
+            (L->last_flags & LAUNCHER_ENDING_FLAGS) != 0)
+            ending = true;
     }
+    int64_t max = l->o.poll_max_ms;
+
+    /* design.md: 2 s when jobs/state is there, 10 s on the whole table. */
+    if (l->poll_auto && l->cl.states_are_cheap != NULL && l->cl.states_are_cheap(l->cl.arg) &&
+        max > LAUNCHER_CHEAP_POLL_MAX_MS)
+        max = LAUNCHER_CHEAP_POLL_MAX_MS > l->o.poll_min_ms ? LAUNCHER_CHEAP_POLL_MAX_MS
+                                                            : l->o.poll_min_ms;
     if (l->activity)
         l->interval_ms = l->o.poll_min_ms;
-    else if ((l->interval_ms *= 2) > l->o.poll_max_ms)
-        l->interval_ms = l->o.poll_max_ms;
+    else if ((l->interval_ms *= 2) > max)
+        l->interval_ms = max;
     l->activity = false;
+    if (ending && l->interval_ms > LAUNCHER_ENDING_POLL_MS)
+        l->interval_ms = LAUNCHER_ENDING_POLL_MS;
     /* A read held back for waiting submits is not put off by a whole
      * further interval: the wait ends when it is due. */
     if (l->read_held_ms != 0 && l->read_held_ms - now < l->interval_ms)

@@ -137,6 +137,12 @@ typedef struct {
     /* DELETE the job (signal 0: Slurm's default).  SLUICE_OK when sent. */
     sluice_err (*cancel)(void *arg, uint64_t job_id, int signal, sluice_error_t *err);
     void *arg;
+    /* Optional: true when job_states is one request that reads only the
+     * listed jobs (slurmrestd's jobs/state, v0.0.40+), false while that is
+     * not known or the read is the whole job table (v0.0.38).  With the
+     * poll interval left to sluice (poll_max_ms 0) it picks the longest
+     * interval: 2 s when true, 10 s otherwise.  NULL: false. */
+    bool (*states_are_cheap)(void *arg);
 } sluice_cluster_ops_t;
 
 /* ---- staging ----------------------------------------------------------- */
@@ -260,7 +266,7 @@ typedef struct {
     size_t n_unschedulable_reasons;
     /* polling: the adaptive interval stays within [min, max]; 0 = default */
     int64_t poll_min_ms; /* 1000 */
-    int64_t poll_max_ms; /* 10000 */
+    int64_t poll_max_ms; /* 0: 2000 when cl.states_are_cheap() says so, else 10000 */
     double rpc_per_sec;  /* reads and cancels toward slurmctld per second; 0 = 50 */
     /* submits: their own budget, and how many POSTs run at once */
     double submit_per_sec;     /* submits per second (burst: one second's worth); 0 = 200 */

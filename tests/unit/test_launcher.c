@@ -50,6 +50,13 @@ static double next_submit_per_sec;
 static bool next_wait_unschedulable;
 static const char *const *next_reasons;
 static size_t next_n_reasons;
+static int next_cheap = -1; /* -1: no states_are_cheap op; 0/1: what it answers */
+
+static bool t_cheap(void *arg)
+{
+    (void)arg;
+    return next_cheap == 1;
+}
 
 static int64_t t_now(void *arg)
 {
@@ -221,6 +228,8 @@ static sluice_launcher_t *new_launcher(void)
     o.wait_unschedulable = next_wait_unschedulable;
     o.unschedulable_reasons = next_reasons;
     o.n_unschedulable_reasons = next_n_reasons;
+    if (next_cheap >= 0)
+        o.cluster.states_are_cheap = t_cheap;
     cr_assert_sluice_ok(sluice_launcher_new(&l, &o, &err), &err);
     cr_assert_sluice_ok(sluice_launcher_recover(l, NULL, &err), &err);
     return l;
@@ -1705,6 +1714,60 @@ Test(launcher, idle_on_the_real_clock_is_woken_by_an_accept)
     cr_assert(a.woke, "idle() returned by its 60 s timeout, not by the accept");
     json_decref(req);
     json_decref(render);
+    sluice_launcher_free(l);
+}
+
+/* No poll interval from the site: the wait grows to 2 s when the cluster's
+ * status read is jobs/state, to 10 s on the whole job table (design.md). */
+static int64_t settled_interval(int cheap, const char *id)
+{
+    fake_stage_t running[] = {{SLUICE_JOB_RUNNING, 0, 0, 0, 1000}};
+    sluice_launcher_t *l;
+    int64_t ms;
+
+    next_cheap = cheap;
+    l = new_launcher();
+    fake_cluster_set_script(fc, running, 1);
+    accept_launch(l, id, 1, NULL, NULL, 0);
+    for (int i = 0; i < 12; i++)
+        step(l);
+    ms = sluice_launcher_next_interval_ms(l);
+    sluice_launcher_free(l);
+    next_cheap = -1;
+    return ms;
+}
+
+Test(launcher, auto_interval_follows_the_status_read)
+{
+    cr_assert_eq(settled_interval(1, "P1"), 2000, "jobs/state: 2 s");
+    cr_assert_eq(settled_interval(0, "P2"), 10000, "whole table: 10 s");
+    cr_assert_eq(settled_interval(-1, "P3"), 10000, "no capability op: 10 s");
+}
+
+/* A job whose batch script ended but that slurmctld still completes is read
+ * again after 250 ms, not a whole interval later. */
+Test(launcher, completing_job_is_read_again_soon)
+{
+    fake_stage_t s[] = {
+        {SLUICE_JOB_RUNNING, 0, 0, 0, 3},
+        {SLUICE_JOB_COMPLETED, SLUICE_JOB_FLAG(COMPLETING), 0, 0, 1000},
+    };
+    sluice_launcher_t *l;
+    int i;
+
+    next_cheap = 1;
+    l = new_launcher();
+    next_cheap = -1;
+    fake_cluster_set_script(fc, s, 2);
+    accept_launch(l, "C1", 1, NULL, NULL, 0);
+    for (i = 0; i < 30; i++) {
+        step(l);
+        if (fc->jobs[0].pos > 0)
+            break; /* this step's read saw COMPLETING */
+        cr_assert_neq(sluice_launcher_next_interval_ms(l), 250, "running: no quick re-read");
+    }
+    cr_assert_eq(fc->jobs[0].pos, 1, "the job never reached its COMPLETING stage");
+    cr_assert_eq(sluice_launcher_next_interval_ms(l), 250, "completing: read again soon");
     sluice_launcher_free(l);
 }
 
