@@ -344,7 +344,9 @@ SLUICE_API sluice_err sluice_launcher_recover(sluice_launcher_t *l,
  * the queue.  Deterministic for a given clock and cluster. */
 SLUICE_API sluice_err sluice_launcher_step(sluice_launcher_t *l, sluice_error_t *err);
 
-/* The interval the adaptive poller wants before the next step (ms). */
+/* The interval the adaptive poller wants before the next step (ms), cut
+ * short by the earliest resend of a POST that provably never left.  Call it
+ * where sluice_launcher_step() is called (same lock). */
 SLUICE_API int64_t sluice_launcher_next_interval_ms(const sluice_launcher_t *l);
 
 /* Wait up to max_ms, returning early (true) when a step is wanted now: a
