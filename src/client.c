@@ -15,6 +15,10 @@
  *   it as NOT_FOUND ("this version is not loaded").
  * - A 22.05 submit refused with HTTP 500 stays UNCERTAIN: a 5xx never
  *   proves a rejection (design.md "No blind POST").
+ * - A POST is never NOT_FOUND (a handler 404, 22.05's 500 + 2017): it
+ *   reached slurmrestd, so it is UNCERTAIN.  A POST is UNAVAILABLE only when
+ *   it provably never left (a transfer that was not sent, TLS before the
+ *   request) and AUTH only when no usable token was at hand.
  * - Log lines name the method, path and status only; never a header.
  */
 #include <inttypes.h>
@@ -319,7 +323,8 @@ static sluice_err exchange(
                 call->outcome = SLUICE_OUTCOME_OK;
             break;
         case REST_NOT_FOUND:
-            call->outcome = SLUICE_OUTCOME_NOT_FOUND;
+            /* A POST reached slurmrestd: "no such job" proves no rejection. */
+            call->outcome = is_post ? SLUICE_OUTCOME_UNCERTAIN : SLUICE_OUTCOME_NOT_FOUND;
             break;
         case REST_REJECTED:
             call->outcome = SLUICE_OUTCOME_REJECTED;

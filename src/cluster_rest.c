@@ -73,17 +73,19 @@ op_submit(void *arg, const sluice_jobdesc_t *descs, size_t n, sluice_submit_resu
                  call.slurm_error[0] ? call.slurm_error : err.text);
         o = SLUICE_SUBMIT_REJECTED;
         break;
-    case SLUICE_OUTCOME_UNCERTAIN:
-    case SLUICE_OUTCOME_PROTOCOL:
-    case SLUICE_OUTCOME_TOO_LARGE:
-        snprintf(out->detail, sizeof(out->detail), "%s", err.text);
-        o = SLUICE_SUBMIT_UNCERTAIN;
-        break;
-    default:
-        /* AUTH / UNAVAILABLE: the client reports these for a POST only when
-         * it certainly did not leave this host. */
+    case SLUICE_OUTCOME_AUTH:
+    case SLUICE_OUTCOME_UNAVAILABLE:
+        /* The client reports these for a POST only when it certainly did
+         * not leave this host (not sent, TLS, no usable token): it may go
+         * again at once. */
         snprintf(out->detail, sizeof(out->detail), "%s", err.text);
         o = SLUICE_SUBMIT_UNAVAILABLE;
+        break;
+    default:
+        /* UNCERTAIN, PROTOCOL, TOO_LARGE and anything else: bytes may have
+         * left, so only the marker can tell. */
+        snprintf(out->detail, sizeof(out->detail), "%s", err.text);
+        o = SLUICE_SUBMIT_UNCERTAIN;
         break;
     }
     sluice_rest_submit_clear(&sub);

@@ -809,6 +809,19 @@ static sluice_err apply_event(sluice_fsm_launch_t *l,
                   l->job_name);
         return SLUICE_OK;
 
+    case SLUICE_EV_SUBMIT_RESENT:
+        /* The attempt's POST provably never left and goes again: the same
+         * marker, a later POST time (the absence delay runs from it). */
+        if (l->state != SLUICE_FSM_SUBMITTING || l->may_retry || l->uncertain || l->n_job_ids != 0)
+            return refuse(l, ev, err, "no POST of this attempt is waiting to be sent");
+        if (ev->attempt != l->attempt)
+            return sluice_errorf(err, SLUICE_ESTATE,
+                                 "context.attempt: %u is not the current attempt %u", ev->attempt,
+                                 l->attempt);
+        l->post_time = ev->time;
+        note(tr, "attempt %u: POST sent again (the last one never left)", l->attempt);
+        return SLUICE_OK;
+
     case SLUICE_EV_SUBMITTED:
     case SLUICE_EV_ADOPTED:
         if ((rc = check_ids(ev, err)) != SLUICE_OK)
@@ -1126,6 +1139,7 @@ static const char *const *context_keys(sluice_fsm_event_type t)
 {
     static const char *const none[] = {NULL};
     static const char *const started[] = {"attempt", "job_name", "comment", NULL};
+    static const char *const resent[] = {"attempt", NULL};
     static const char *const submitted[] = {"job_ids", NULL};
     static const char *const detail[] = {"detail", NULL};
     static const char *const adopted[] = {"attempt", "job_ids", "source", NULL};
@@ -1136,6 +1150,8 @@ static const char *const *context_keys(sluice_fsm_event_type t)
     switch (t) {
     case SLUICE_EV_SUBMIT_STARTED:
         return started;
+    case SLUICE_EV_SUBMIT_RESENT:
+        return resent;
     case SLUICE_EV_SUBMITTED:
         return submitted;
     case SLUICE_EV_SUBMIT_UNCERTAIN:
@@ -1422,6 +1438,12 @@ static sluice_err parse_context(const json_t *ctx, sluice_fsm_event_t *ev, sluic
                           err)) != SLUICE_OK)
             return rc;
         return get_str(ctx, "comment", true, SLUICE_FSM_MARKER_MAX, &ev->comment, "context", err);
+    case SLUICE_EV_SUBMIT_RESENT:
+        if ((rc = get_int(ctx, "attempt", true, 1, UINT32_MAX - 1, &n, NULL, "context", err)) !=
+            SLUICE_OK)
+            return rc;
+        ev->attempt = (uint32_t)n;
+        return SLUICE_OK;
     case SLUICE_EV_SUBMITTED:
         return get_ids(ctx, ev, err);
     case SLUICE_EV_SUBMIT_UNCERTAIN:
@@ -1630,6 +1652,9 @@ sluice_err sluice_fsm_event_to_json(const sluice_fsm_event_t *ev, json_t **out, 
         put(ctx, "attempt", json_integer(ev->attempt), &ok);
         put(ctx, "job_name", ev->job_name ? json_string(ev->job_name) : json_null(), &ok);
         put(ctx, "comment", ev->comment ? json_string(ev->comment) : json_null(), &ok);
+        break;
+    case SLUICE_EV_SUBMIT_RESENT:
+        put(ctx, "attempt", json_integer(ev->attempt), &ok);
         break;
     case SLUICE_EV_ADOPTED:
         put(ctx, "attempt", json_integer(ev->attempt), &ok);

@@ -28,7 +28,8 @@
  *     Only a POST that provably never left this host is sent again, for the
  *     same attempt (launcher_submit.c).
  *   - Events the fsm does not know also include submit-not-sent (audit of
- *     such a POST, once per attempt).
+ *     such a POST, once per attempt); each resend records submit-resent (an
+ *     fsm event: it moves the POST time).
  *   - Every action is idempotent and safe to repeat after a crash.
  */
 #include <errno.h>
@@ -753,9 +754,19 @@ size_t sluice_launcher_tracked(const sluice_launcher_t *l)
     return l != NULL ? l->n + atomic_load(&l->in_new) : 0;
 }
 
+/* The adaptive interval, cut short by the earliest resend of a POST that
+ * never left (also after a cycle that failed half-way). */
 int64_t sluice_launcher_next_interval_ms(const sluice_launcher_t *l)
 {
-    return l != NULL ? l->interval_ms : 1000;
+    int64_t now, wake;
+
+    if (l == NULL)
+        return 1000;
+    now = l->o.now_ms(l->o.clock_arg);
+    wake = launcher_submit_wake(l, now);
+    if (wake >= 0 && wake - now < l->interval_ms)
+        return wake - now;
+    return l->interval_ms;
 }
 
 static sluice_err check_alive(const sluice_launcher_t *l, sluice_error_t *err)
@@ -1204,7 +1215,7 @@ sluice_err sluice_launcher_run(sluice_launcher_t *l, volatile int *stop, sluice_
             sluice_log(SLUICE_LOG_WARNING, "launcher cycle: %s", err != NULL ? err->text : "");
             sluice_error_clear(err);
         }
-        (void)sluice_launcher_idle(l, l->interval_ms);
+        (void)sluice_launcher_idle(l, sluice_launcher_next_interval_ms(l));
     }
     return SLUICE_OK;
 }
@@ -1241,7 +1252,7 @@ sluice_err sluice_launcher_wait(sluice_launcher_t *l,
         }
         if ((rc = sluice_launcher_step(l, err)) != SLUICE_OK)
             break;
-        (void)sluice_launcher_idle(l, l->interval_ms);
+        (void)sluice_launcher_idle(l, sluice_launcher_next_interval_ms(l));
     }
     json_decref(row);
     l->wait_id = NULL;

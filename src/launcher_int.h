@@ -225,6 +225,9 @@ extern const char *const launcher_default_unschedulable[];
 
 /* Every launch due for a submit this cycle, batched. */
 sluice_err launcher_submit_due(sluice_launcher_t *l, int64_t now, sluice_error_t *err);
+/* The earliest resend of a POST that never left (a clock time in ms, after
+ * `now`); -1 when none. */
+int64_t launcher_submit_wake(const sluice_launcher_t *l, int64_t now);
 sluice_err
 launcher_do_reconcile(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_error_t *err);
 /* Jobs of older attempts that surface late are cancelled. */

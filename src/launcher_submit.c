@@ -16,8 +16,12 @@
  *   A POST that provably never left (SLUICE_SUBMIT_UNAVAILABLE: refused
  *   connect, TLS handshake failure, connect timeout, no usable token) is no
  *   uncertain submit: the launch stays SUBMITTING with the same attempt and
- *   marker, and the POST goes again at once with backoff while its submit
- *   budget lasts, then once per backoff on the next cycles (resend_due()).
+ *   marker, and the POST goes again with backoff (resend_due()) while its
+ *   submit budget (job_launcher.submit_timeout) lasts; each resend records
+ *   submit-resent first, so the absence delay runs from the last POST.  A
+ *   budget spent without a POST sent ends the launch (submit-rejected).  The
+ *   cycle never sleeps for a resend: the launcher's next wake-up is the
+ *   earliest resend (launcher_submit_wake()).
  *
  * Notes:
  *   - A POST is never repeated blindly (see launcher.c): only one that
@@ -326,7 +330,7 @@ static void chunk_free(chunk_t *c)
 static sluice_err chunk_mark(sluice_launcher_t *l, chunk_t *c, sluice_error_t *err)
 {
     size_t n = c->n;
-    size_t m = 0; /* launches whose marker is recorded now (not resends) */
+    size_t m = 0; /* events: a marker, or a resend's new POST time */
     double t0 = launcher_mono_ms();
     sluice_err rc;
 
@@ -341,8 +345,13 @@ static sluice_err chunk_mark(sluice_launcher_t *l, chunk_t *c, sluice_error_t *e
     for (size_t i = 0; i < n; i++) {
         c->reqs[i].descs = c->b[i].d;
         c->reqs[i].n = c->b[i].n;
-        if (c->b[i].resend) /* its submit-started (the marker) is already durable */
+        if (c->b[i].resend) {
+            /* Its marker (submit-started) is durable; the POST time moves. */
+            c->who[m] = c->b[i].L;
+            c->evs[m].type = SLUICE_EV_SUBMIT_RESENT;
+            c->evs[m++].attempt = c->b[i].attempt;
             continue;
+        }
         c->who[m] = c->b[i].L;
         c->evs[m].type = SLUICE_EV_SUBMIT_STARTED;
         c->evs[m].attempt = c->b[i].attempt;
@@ -403,43 +412,54 @@ static int64_t not_sent_backoff_ms(unsigned tries)
     return d < NOT_SENT_MAX_MS ? d : NOT_SENT_MAX_MS;
 }
 
-/* The POST of L provably never left: keep the attempt (no event for the
- * fsm) and plan the next try.  The first of an attempt leaves an audit
- * event, submit-not-sent. */
-static sluice_err
-note_not_sent(sluice_launcher_t *l, launch_t *L, const char *detail, sluice_error_t *err)
+/* The POST of L provably never left: plan the next try of the same
+ * attempt, in memory (always, also when the audit note below fails).  The
+ * last try falls on the end of the submit budget.  True when the budget is
+ * spent: no further try. */
+static bool plan_not_sent(sluice_launcher_t *l, launch_t *L, const char *detail, bool *first)
 {
     int64_t now = l->o.now_ms(l->o.clock_arg);
     int64_t budget = launcher_to_ms(l->o.submit_timeout_s * 1000.0);
-    bool first = !L->not_sent;
+    int64_t end;
 
-    if (first) {
+    *first = !L->not_sent;
+    if (*first) {
         L->not_sent = true;
         L->not_sent_since_ms = now;
         L->not_sent_tries = 0;
     }
     L->not_sent_tries++;
-    L->next_post_ms = now + not_sent_backoff_ms(L->not_sent_tries);
-    if (L->next_post_ms - L->not_sent_since_ms > budget &&
-        L->next_post_ms - NOT_SENT_MAX_MS <= L->not_sent_since_ms + budget)
+    end = L->not_sent_since_ms + budget;
+    if (now >= end) {
         sluice_log(SLUICE_LOG_WARNING,
-                   "launch %s: attempt %" PRIu32 ": POST not sent for %.0f s (%s); retrying "
-                   "every %d s while slurmrestd is unreachable",
-                   L->id, L->fsm.attempt, (double)(now - L->not_sent_since_ms) / 1000.0, detail,
-                   NOT_SENT_MAX_MS / 1000);
-    else
-        sluice_log(SLUICE_LOG_INFO,
-                   "launch %s: attempt %" PRIu32 ": POST not sent (%s); try %u in %" PRId64 " ms",
-                   L->id, L->fsm.attempt, detail, L->not_sent_tries + 1, L->next_post_ms - now);
-    if (!first)
-        return SLUICE_OK;
+                   "launch %s: attempt %" PRIu32 ": POST not sent for %.0f s (%s); "
+                   "job_launcher.submit_timeout is spent",
+                   L->id, L->fsm.attempt, (double)(now - L->not_sent_since_ms) / 1000.0, detail);
+        return true;
+    }
+    L->next_post_ms = now + not_sent_backoff_ms(L->not_sent_tries);
+    if (L->next_post_ms > end)
+        L->next_post_ms = end;
+    sluice_log(SLUICE_LOG_INFO,
+               "launch %s: attempt %" PRIu32 ": POST not sent (%s); try %u in %" PRId64 " ms",
+               L->id, L->fsm.attempt, detail, L->not_sent_tries + 1, L->next_post_ms - now);
+    return false;
+}
+
+/* The audit event of the first POST of an attempt that never left. */
+static sluice_err
+note_not_sent(sluice_launcher_t *l, launch_t *L, const char *detail, sluice_error_t *err)
+{
     return launcher_note(l, L, "submit-not-sent",
                          json_pack("{s:i, s:s}", "attempt", (int)L->fsm.attempt, "detail", detail),
                          err);
 }
 
 /* The answers of a chunk whose POSTs are done, in one commit.  A POST that
- * provably never left records nothing for the fsm (note_not_sent). */
+ * provably never left records nothing for the fsm (plan_not_sent), unless
+ * the caller cancelled or the submit budget is spent: then submit-rejected.
+ * Such a launch keeps not_sent until it is DONE, so a failed record is
+ * retried; any other answer clears it (bytes may have left: never resent). */
 static sluice_err chunk_answer(sluice_launcher_t *l, chunk_t *c, sluice_error_t *err)
 {
     size_t n = c->n;
@@ -447,6 +467,7 @@ static sluice_err chunk_answer(sluice_launcher_t *l, chunk_t *c, sluice_error_t 
     double t0;
     sluice_error_t nerr = SLUICE_ERROR_INIT;
     sluice_err nrc = SLUICE_OK; /* a failed submit-not-sent note: after the answers */
+    bool spent;
     sluice_err rc;
 
     if (killed_in_batch(l, SLUICE_KILL_AFTER_POST, n))
@@ -459,12 +480,19 @@ static sluice_err chunk_answer(sluice_launcher_t *l, chunk_t *c, sluice_error_t 
         memset(ev, 0, sizeof(*ev));
         L->absent_count = 0;
         L->last_recon_ms = 0;
-        if (c->oc[i] == SLUICE_SUBMIT_UNAVAILABLE && L->fsm.intent != SLUICE_CANCEL_CALLER) {
-            if (nrc == SLUICE_OK)
-                nrc = note_not_sent(l, L, res->detail[0] != '\0' ? res->detail : "not sent", &nerr);
-            continue;
+        if (c->oc[i] == SLUICE_SUBMIT_UNAVAILABLE) {
+            const char *why = res->detail[0] != '\0' ? res->detail : "not sent";
+            bool first = false;
+            spent = plan_not_sent(l, L, why, &first);
+            if (L->fsm.intent != SLUICE_CANCEL_CALLER && !spent) {
+                /* only the audit note may be skipped once one failed */
+                if (first && nrc == SLUICE_OK)
+                    nrc = note_not_sent(l, L, why, &nerr);
+                continue;
+            }
+        } else {
+            L->not_sent = false;
         }
-        L->not_sent = false;
         c->who[m++] = L;
         switch (c->oc[i]) {
         case SLUICE_SUBMIT_OK:
@@ -477,10 +505,20 @@ static sluice_err chunk_answer(sluice_launcher_t *l, chunk_t *c, sluice_error_t 
             ev->detail = strdup(res->detail[0] != '\0' ? res->detail : "rejected");
             break;
         case SLUICE_SUBMIT_UNAVAILABLE:
-            /* Not sent, and the caller cancelled meanwhile: no job can
-             * exist, so this is a proven rejection (it ends ABORTED). */
+            /* Not sent, and the caller cancelled meanwhile or the budget is
+             * spent: no job can exist, so this is a proven rejection (it
+             * ends ABORTED after the caller's cancel, else 104). */
             ev->type = SLUICE_EV_SUBMIT_REJECTED;
-            ev->detail = strdup("not sent, and cancelled before it could be");
+            if (L->fsm.intent == SLUICE_CANCEL_CALLER) {
+                ev->detail = strdup("not sent, and cancelled before it could be");
+            } else {
+                char d[SLUICE_FSM_DETAIL_MAX];
+                snprintf(d, sizeof(d),
+                         "not sent: slurmrestd unreachable for %.0f s "
+                         "(job_launcher.submit_timeout)",
+                         (double)(l->o.now_ms(l->o.clock_arg) - L->not_sent_since_ms) / 1000.0);
+                ev->detail = strdup(d);
+            }
             break;
         default:
             ev->type = SLUICE_EV_SUBMIT_UNCERTAIN;
@@ -662,12 +700,11 @@ static bool resend_due(const launch_t *L, int64_t now)
            !L->fsm.may_retry && L->fsm.n_job_ids == 0 && now >= L->next_post_ms;
 }
 
-/* One round: every launch due a submit (resends_only: only POSTs that never
+/* One round: every launch due a submit (or a resend of a POST that never
  * left) in one batch, as far as the submit budget reaches.  *posted counts
  * the POSTs, *waited a launch that waits for its dependency's job. */
 static sluice_err submit_round(sluice_launcher_t *l,
                                int64_t now,
-                               bool resends_only,
                                size_t *selected,
                                size_t *posted,
                                bool *waited,
@@ -688,15 +725,16 @@ static sluice_err submit_round(sluice_launcher_t *l,
             continue;
         if (L->not_sent && L->fsm.intent == SLUICE_CANCEL_CALLER &&
             L->fsm.state == SLUICE_FSM_SUBMITTING && !L->fsm.uncertain && L->fsm.n_job_ids == 0) {
-            /* cancelled while its POST could not be sent: no job exists */
-            L->not_sent = false;
+            /* cancelled while its POST could not be sent: no job exists
+             * (not_sent stays until recorded: a failure is retried) */
             rc = launcher_record_simple(l, L, SLUICE_EV_SUBMIT_REJECTED,
                                         "not sent, and cancelled before it could be", err);
+            if (rc == SLUICE_OK)
+                L->not_sent = false;
             continue;
         }
-        if (!resend_due(L, now) &&
-            (resends_only || !(sluice_fsm_due(&L->fsm, launcher_fsm_time(now)) &
-                               (SLUICE_DUE_SUBMIT | SLUICE_DUE_NEW_ATTEMPT))))
+        if (!resend_due(L, now) && !(sluice_fsm_due(&L->fsm, launcher_fsm_time(now)) &
+                                     (SLUICE_DUE_SUBMIT | SLUICE_DUE_NEW_ATTEMPT)))
             continue;
         if (b == NULL && (b = calloc(l->n, sizeof(*b))) == NULL) {
             rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
@@ -719,30 +757,31 @@ static sluice_err submit_round(sluice_launcher_t *l,
     return rc;
 }
 
-/* The earliest next try of a POST that never left, among those still in
- * their submit budget; -1 when none. */
-static int64_t resend_wake(const sluice_launcher_t *l)
+/* The earliest next try of a POST that never left; -1 when none.  A try
+ * that is due but did not go (no submit token, a staging error) is looked
+ * at again after NOT_SENT_FIRST_MS, never in a busy loop. */
+int64_t launcher_submit_wake(const sluice_launcher_t *l, int64_t now)
 {
-    int64_t budget = launcher_to_ms(l->o.submit_timeout_s * 1000.0);
     int64_t wake = -1;
 
     for (size_t i = 0; i < l->n; i++) {
         const launch_t *L = l->v[i];
-        if (!resend_due(L, L->next_post_ms) || L->next_post_ms - L->not_sent_since_ms > budget)
+        int64_t t;
+        if (!resend_due(L, L->next_post_ms))
             continue;
-        if (wake < 0 || L->next_post_ms < wake)
-            wake = L->next_post_ms;
+        t = L->next_post_ms > now ? L->next_post_ms : now + NOT_SENT_FIRST_MS;
+        if (wake < 0 || t < wake)
+            wake = t;
     }
     return wake;
 }
 
 /* Every launch due for a submit this cycle goes into one batch, as far as
- * the submit budget reaches.  A launch that waits for its dependency's job
- * gets another round once the batch gave that job an id.  Then POSTs that
- * provably never left go again, at once with backoff, while their submit
- * budget (job_launcher.submit_timeout) lasts: the cycle waits for them, as
- * it would for a POST that takes that long.  Past the budget they are tried
- * once per backoff on the next cycles. */
+ * the submit budget reaches; POSTs that provably never left go again once
+ * their backoff has passed.  A launch that waits for its dependency's job
+ * gets another round once the batch gave that job an id.  Nothing here
+ * sleeps (the step may hold the server's lock): the next resend is the
+ * launcher's next wake-up (launcher_submit_wake()). */
 sluice_err launcher_submit_due(sluice_launcher_t *l, int64_t now, sluice_error_t *err)
 {
     sluice_err rc = SLUICE_OK;
@@ -751,24 +790,9 @@ sluice_err launcher_submit_due(sluice_launcher_t *l, int64_t now, sluice_error_t
         size_t n = 0, posted = 0;
         bool waited = false;
 
-        rc = submit_round(l, now, false, &n, &posted, &waited, err);
+        rc = submit_round(l, now, &n, &posted, &waited, err);
         if (n == 0 || !waited)
             break;
-    }
-    while (rc == SLUICE_OK && !l->dead) {
-        int64_t wake = resend_wake(l);
-        int64_t t = l->o.now_ms(l->o.clock_arg);
-        size_t n = 0, posted = 0;
-        bool waited = false;
-
-        if (wake < 0)
-            break;
-        if (wake > t)
-            l->o.sleep_ms(l->o.clock_arg, wake - t);
-        t = l->o.now_ms(l->o.clock_arg);
-        rc = submit_round(l, t > wake ? t : wake, true, &n, &posted, &waited, err);
-        if (posted == 0)
-            break; /* out of submit tokens, or nothing could be built: next cycle */
     }
     return rc;
 }

@@ -94,7 +94,8 @@ typedef enum {
     XX(SECRET_UNAVAILABLE, "secret-unavailable")                                                   \
     XX(POOL_EXIT, "pool-exit")                                                                     \
     XX(POOL_EXITS_READ, "pool-exits-read")                                                         \
-    XX(UNSCHEDULABLE, "unschedulable")
+    XX(UNSCHEDULABLE, "unschedulable")                                                             \
+    XX(SUBMIT_RESENT, "submit-resent")
 
 typedef enum {
 #define SLUICE_FSM_EVENT_ENUM(id, name) SLUICE_EV_##id,
@@ -163,7 +164,7 @@ typedef struct {
     int64_t seq;                           /* position in the launch's event log */
     double time;                           /* epoch seconds, supplied by the caller's clock */
     char *by;                              /* optional audit name of who caused it (all events) */
-    uint32_t attempt;                      /* submit-started, adopted */
+    uint32_t attempt;                      /* submit-started, submit-resent, adopted */
     char *job_name;                        /* submit-started: marker name */
     char *comment;                         /* submit-started: marker comment */
     uint64_t job_ids[SLUICE_FSM_MAX_JOBS]; /* submitted, adopted */
@@ -230,7 +231,7 @@ typedef struct {
     uint32_t attempt;
     char job_name[SLUICE_FSM_MARKER_MAX];
     char comment[SLUICE_FSM_MARKER_MAX];
-    double post_time; /* time of the last submit-started */
+    double post_time; /* time of the last POST: submit-started or submit-resent */
     bool uncertain;   /* the POST's outcome is unknown: reconcile */
     bool may_retry;   /* absence confirmed: a new attempt is allowed */
     uint64_t job_ids[SLUICE_FSM_MAX_JOBS];

@@ -272,9 +272,10 @@ typedef struct {
     double submit_per_sec;     /* submits per second (burst: one second's worth); 0 = 200 */
     unsigned submit_in_flight; /* 1..16; 0 = 4 (needs cluster.submit_many, else 1) */
     /* A POST that was provably never sent (SLUICE_SUBMIT_UNAVAILABLE) is
-     * tried again at once, with backoff (0.1 s doubling to 5 s), for this
-     * long after its first try (job_launcher.submit_timeout); then once per
-     * backoff on the following cycles, the launch staying SUBMITTING.  0 = 30. */
+     * tried again with backoff (0.1 s doubling to 5 s; a later step, never a
+     * sleep inside one) for this long after its first try
+     * (job_launcher.submit_timeout); then the launch ends
+     * INFRASTRUCTURE_ERROR, nothing having been sent.  0 = 30. */
     double submit_timeout_s;
     /* clock and sleep; NULL = CLOCK_REALTIME / nanosleep */
     int64_t (*now_ms)(void *arg);
@@ -350,7 +351,9 @@ SLUICE_API sluice_err sluice_launcher_recover(sluice_launcher_t *l,
  * the queue.  Deterministic for a given clock and cluster. */
 SLUICE_API sluice_err sluice_launcher_step(sluice_launcher_t *l, sluice_error_t *err);
 
-/* The interval the adaptive poller wants before the next step (ms). */
+/* The interval the adaptive poller wants before the next step (ms), cut
+ * short by the earliest resend of a POST that provably never left.  Call it
+ * where sluice_launcher_step() is called (same lock). */
 SLUICE_API int64_t sluice_launcher_next_interval_ms(const sluice_launcher_t *l);
 
 /* Wait up to max_ms, returning early (true) when a step is wanted now: a

@@ -15,6 +15,7 @@
 
 #include <sluice/client.h>
 #include <sluice/log.h>
+#include <sluice/ops.h>
 
 #include "fake_slurmrestd.h"
 
@@ -340,6 +341,66 @@ Test(client, delete_retried_once_after_auth)
     cr_assert_str_eq(fake_request(fs, 1)->method, "DELETE");
     cr_assert_str_eq(fake_request(fs, 2)->method, "DELETE");
     cr_assert_not_null(strstr(fake_request(fs, 2)->target, "/slurm/v0.0.38/job/7"));
+}
+
+/* What the cluster ops table makes of one POST answered `status` + `body`. */
+static sluice_submit_outcome ops_submit(int status, const char *body, sluice_submit_result_t *res)
+{
+    sluice_cluster_ops_t ops;
+    sluice_jobdesc_t d = one_job();
+    sluice_submit_outcome o;
+
+    sluice_cluster_ops_rest(client, &ops);
+    push(status, body);
+    o = ops.submit(ops.arg, &d, 1, res);
+    sluice_jobdesc_clear(&d);
+    return o;
+}
+
+Test(client, submit_never_reads_not_found_and_never_resends_what_reached_slurmrestd)
+{
+    sluice_submit_result_t res;
+    sluice_call_t call;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    char *nf;
+
+    /* a handler's 404 with errors[] */
+    ready_client("v0.0.43", 5000);
+    push_fixture(404, "v0.0.43", "error_notfound");
+    cr_assert_eq(submit_outcome(&call, &err), SLUICE_OUTCOME_UNCERTAIN, "%s", err.text);
+    cr_assert_eq(call.requests, 1);
+    nf = fixture("v0.0.43", "error_notfound");
+    cr_assert_eq(ops_submit(404, nf, &res), SLUICE_SUBMIT_UNCERTAIN, "%s", res.detail);
+    free(nf);
+    sluice_client_free(client);
+    client = NULL;
+
+    /* 22.05's HTTP 500 + error 2017 */
+    ready_client("v0.0.38", 5000);
+    push_fixture(500, "v0.0.38", "error_notfound");
+    cr_assert_eq(submit_outcome(&call, &err), SLUICE_OUTCOME_UNCERTAIN, "%s", err.text);
+    cr_assert_eq(call.requests, 1);
+    nf = fixture("v0.0.38", "error_notfound");
+    cr_assert_eq(ops_submit(500, nf, &res), SLUICE_SUBMIT_UNCERTAIN, "%s", res.detail);
+    free(nf);
+    /* an unreadable 200 and a 503 stay uncertain; only a 4xx with errors[] rejects */
+    cr_assert_eq(ops_submit(200, "<html>", &res), SLUICE_SUBMIT_UNCERTAIN, "%s", res.detail);
+    cr_assert_eq(ops_submit(503, "{}", &res), SLUICE_SUBMIT_UNCERTAIN, "%s", res.detail);
+}
+
+Test(client, ops_submit_unavailable_only_when_the_post_never_left)
+{
+    sluice_cluster_ops_t ops;
+    sluice_submit_result_t res;
+    sluice_jobdesc_t d = one_job();
+
+    ready_client("v0.0.43", 5000);
+    fake_stop(fs);
+    fs = NULL;
+    sluice_cluster_ops_rest(client, &ops);
+    cr_assert_eq(ops.submit(ops.arg, &d, 1, &res), SLUICE_SUBMIT_UNAVAILABLE, "%s", res.detail);
+    sluice_jobdesc_clear(&d);
+    fs = fake_start(0);
 }
 
 Test(client, rejected_submit_keeps_the_slurm_error)

@@ -1304,6 +1304,35 @@ Test(fsm, json_validation_names_the_field)
     }
 }
 
+/* A resend of a POST that never left moves the POST time, so the absence
+ * delay of a later uncertain answer runs from the last POST; it is refused
+ * once the outcome is uncertain or for another attempt. */
+Test(fsm, submit_resent_moves_the_post_time)
+{
+    char detail[] = "timeout";
+    run_t r;
+    sluice_fsm_event_t ev, unc;
+
+    run_init(&r, NULL);
+    cr_assert_eq(step(&r, E(SLUICE_EV_ACCEPTED, 0)), SLUICE_OK);
+    cr_assert_eq(step(&r, E_started(1, 10)), SLUICE_OK, "%s", r.err.text);
+    ev = E(SLUICE_EV_SUBMIT_RESENT, 40);
+    ev.attempt = 2;
+    cr_assert_eq(step(&r, ev), SLUICE_ESTATE);
+    ev.attempt = 1;
+    cr_assert_eq(step(&r, ev), SLUICE_OK, "%s", r.err.text);
+    cr_assert_eq(r.l.state, SLUICE_FSM_SUBMITTING);
+    cr_assert_eq(r.l.attempt, 1);
+    cr_assert_float_eq(r.l.post_time, 40.0, 1e-9);
+    unc = E(SLUICE_EV_SUBMIT_UNCERTAIN, 41);
+    unc.detail = detail;
+    cr_assert_eq(step(&r, unc), SLUICE_OK, "%s", r.err.text);
+    ev.time = 50;
+    cr_assert_eq(step(&r, ev), SLUICE_ESTATE, "never after an uncertain answer");
+    cr_assert_float_eq(r.l.post_time, 40.0, 1e-9);
+    run_done(&r);
+}
+
 Test(fsm, json_round_trip_every_event)
 {
     char pool[] = "trainer", detail[] = "x", by[] = "api:ops", reason[] = "Priority";
@@ -1326,6 +1355,7 @@ Test(fsm, json_round_trip_every_event)
     evs[SLUICE_EV_SUBMITTED] = E_ids(SLUICE_EV_SUBMITTED, 9, 3.5);
     evs[SLUICE_EV_SUBMIT_UNCERTAIN].detail = detail;
     evs[SLUICE_EV_SUBMIT_REJECTED].detail = detail;
+    evs[SLUICE_EV_SUBMIT_RESENT].attempt = 1;
     evs[SLUICE_EV_ADOPTED] = E_ids(SLUICE_EV_ADOPTED, 9, 6.5);
     evs[SLUICE_EV_ADOPTED].source = SLUICE_SOURCE_ACCOUNTING;
     evs[SLUICE_EV_OBSERVED] = E_found(views, 2, 8.5);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <criterion/criterion.h>
+#include <sqlite3.h>
 
 #include <sluice/client.h>
 #include <sluice/launch_view.h>
@@ -620,48 +621,159 @@ Test(launcher, uncertain_post_adopts_from_accounting)
     sluice_launcher_free(l);
 }
 
-/* A POST that provably never left (refused connect, TLS handshake, connect
- * timeout) is retried at once with backoff within the submit budget: the
- * same attempt gets its job, with no submit-uncertain and no reconciliation. */
-Test(launcher, not_sent_submit_is_retried_at_once_with_backoff)
+/* One step that must not sleep (the server runs it under its lock): the
+ * injected clock does not move.  The clock then jumps to the launcher's
+ * next wake-up. */
+static void step_no_sleep(sluice_launcher_t *l)
 {
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    int64_t before = clock_now;
+
+    cr_assert_sluice_ok(sluice_launcher_step(l, &err), &err);
+    cr_assert_eq(clock_now, before, "the step slept %lld ms", (long long)(clock_now - before));
+    clock_now += sluice_launcher_next_interval_ms(l);
+}
+
+/* A POST that provably never left (refused connect, TLS handshake, connect
+ * timeout) goes again after a backoff of 0.1 s doubling: the step never
+ * sleeps for it, the launcher's next wake-up is the resend, and each resend
+ * records submit-resent before it.  The same attempt gets its job, with no
+ * submit-uncertain and no reconciliation. */
+Test(launcher, not_sent_submit_is_resent_at_the_next_wake_up_never_in_the_step)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
     sluice_launcher_t *l = new_launcher();
-    int64_t t0 = clock_now;
+    static const int64_t backoff[] = {100, 200, 400};
 
     for (int i = 0; i < 3; i++)
         fake_cluster_push_mode(fc, FAKE_SUBMIT_NOT_SENT);
     accept_launch(l, "ns1", 1, NULL, NULL, 0);
-    step(l);
+    for (int i = 0; i < 3; i++) {
+        int64_t before = clock_now;
+        cr_assert_sluice_ok(sluice_launcher_step(l, &err), &err);
+        cr_assert_eq(clock_now, before, "no sleep inside the step");
+        cr_assert_eq(fc->n_submit, (unsigned)i + 1, "one POST per step");
+        cr_assert_eq(sluice_launcher_next_interval_ms(l), backoff[i], "wake-up %d", i);
+        clock_now += backoff[i] - 1;
+        cr_assert_sluice_ok(sluice_launcher_step(l, &err), &err);
+        cr_assert_eq(fc->n_submit, (unsigned)i + 1, "not before the backoff");
+        cr_assert_eq(sluice_launcher_next_interval_ms(l), 1, "the resend is 1 ms away");
+        clock_now += 1;
+    }
+    step_no_sleep(l);
     cr_assert_eq(fc->n_submit, 4, "three refused POSTs and the one that got through");
     cr_assert_eq(fc->n_jobs, 1, "exactly one job");
     cr_assert_eq(fc->n_find_live + fc->n_find_acct, 0, "no reconciliation");
     cr_assert_eq(count_events("ns1", "submit-started"), 1, "one attempt");
+    cr_assert_eq(count_events("ns1", "submit-resent"), 3, "one per resend");
+    cr_assert_eq(count_events("ns1", "submit-not-sent"), 1, "one audit event per attempt");
     cr_assert_eq(count_events("ns1", "submit-uncertain"), 0);
     cr_assert_eq(count_events("ns1", "submitted"), 1);
-    cr_assert_lt(clock_now - t0, 5000, "backoff 0.1 + 0.2 + 0.4 s, not the absence rule");
     cr_assert_eq(run_to_end(l, "ns1", 20), 0);
     sluice_launcher_free(l);
 }
 
-/* Past the budget (job_launcher.submit_timeout) the launch stays SUBMITTING
- * and its POST is retried on the next cycles, the same attempt: an outage of
- * slurmrestd does not fail a launch. */
-Test(launcher, not_sent_past_the_budget_stays_submitting_and_retries_next_cycles)
+/* Once job_launcher.submit_timeout (30 s, from the first refused try) is
+ * spent without any POST sent, the launch ends INFRASTRUCTURE_ERROR: nothing
+ * was sent, so there is nothing to reconcile.  The last try falls on the
+ * end of the budget. */
+Test(launcher, not_sent_for_the_whole_submit_timeout_ends_infrastructure_error)
 {
     sluice_launcher_t *l = new_launcher();
+    int64_t t0;
+    int steps = 0;
 
     for (int i = 0; i < 16; i++)
         fake_cluster_push_mode(fc, FAKE_SUBMIT_NOT_SENT);
     accept_launch(l, "ns2", 1, NULL, NULL, 0);
-    for (int i = 0; i < 60 && fc->n_jobs == 0; i++)
-        step(l);
-    cr_assert_eq(fc->n_jobs, 1);
-    cr_assert_eq(fc->n_submit, 17);
+    t0 = clock_now;
+    while (!is_done("ns2") && steps++ < 100)
+        step_no_sleep(l);
+    cr_assert(is_done("ns2"));
+    cr_assert_eq(result_of("ns2"), SLUICE_RESULT_INFRASTRUCTURE_ERROR);
+    cr_assert(reason_has("ns2", "not sent: slurmrestd unreachable for 30 s "
+                                "(job_launcher.submit_timeout)"));
+    cr_assert_eq(fc->n_jobs, 0);
+    cr_assert_eq(fc->n_submit, 12, "tries at 0, 0.1, 0.3, 0.7, 1.5, 3.1, 6.3, 11.3 ... 26.3, 30 s");
+    cr_assert_eq(count_events("ns2", "submit-resent"), 11);
     cr_assert_eq(count_events("ns2", "submit-started"), 1, "never a second attempt");
     cr_assert_eq(count_events("ns2", "submit-uncertain"), 0);
     cr_assert_eq(count_events("ns2", "submit-not-sent"), 1, "one audit event per attempt");
-    cr_assert_eq(fc->n_find_live + fc->n_find_acct, 0);
-    cr_assert_eq(run_to_end(l, "ns2", 20), 0);
+    cr_assert_eq(fc->n_find_live + fc->n_find_acct, 0, "nothing to reconcile");
+    cr_assert_lt(clock_now - t0, 32000);
+    sluice_launcher_free(l);
+}
+
+/* The absence delay runs from the last POST: a resend that got no answer
+ * (bytes left) is reconciled like any uncertain POST, and after a restart
+ * the replayed submit-resent still dates it. */
+Test(launcher, absence_delay_runs_from_the_last_post_also_after_a_restart)
+{
+    sluice_launcher_t *l = new_launcher();
+    int64_t last_post;
+
+    fake_cluster_push_mode(fc, FAKE_SUBMIT_NOT_SENT);
+    fake_cluster_push_mode(fc, FAKE_SUBMIT_DROP);
+    accept_launch(l, "ns5", 1, NULL, NULL, 0);
+    step_no_sleep(l);
+    cr_assert_eq(fc->n_submit, 1);
+    clock_now += 25000; /* the resend goes 25 s after the first try, in budget */
+    last_post = clock_now;
+    step(l);
+    cr_assert_eq(fc->n_submit, 2);
+    cr_assert_eq(count_events("ns5", "submit-resent"), 1);
+    cr_assert_eq(count_events("ns5", "submit-uncertain"), 1, "bytes left: the marker rule");
+    sluice_launcher_free(l);
+    l = new_launcher(); /* a restart on the same store */
+    while (clock_now - last_post < 60000) {
+        step(l);
+        cr_assert_eq(count_events("ns5", "absence-confirmed"), 0,
+                     "absence confirmed %lld ms after the last POST",
+                     (long long)(clock_now - last_post));
+        cr_assert_eq(fc->n_submit, 2);
+    }
+    cr_assert_eq(run_to_end(l, "ns5", 60), 0);
+    cr_assert_eq(count_events("ns5", "absence-confirmed"), 1);
+    cr_assert_eq(fc->n_submit, 3, "attempt 2 once the absence is confirmed");
+    sluice_launcher_free(l);
+}
+
+/* A failed submit-not-sent audit note skips only the note: every launch
+ * of the chunk still gets its resend planned. */
+Test(launcher, failed_not_sent_note_leaves_no_launch_without_its_resend)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_launcher_t *l;
+    sqlite3 *db = NULL;
+    char *msg = NULL;
+
+    next_in_flight = 1;
+    l = new_launcher();
+    cr_assert_eq(sqlite3_open(sluice_store_db_path(store), &db), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(db,
+                              "CREATE TRIGGER fail_note BEFORE INSERT ON events "
+                              "WHEN NEW.name = 'submit-not-sent' AND NEW.launch_id = 'nsA' "
+                              "BEGIN SELECT RAISE(ABORT, 'injected'); END;",
+                              NULL, NULL, &msg),
+                 SQLITE_OK, "%s", msg ? msg : "");
+    sqlite3_close(db);
+    fake_cluster_push_mode(fc, FAKE_SUBMIT_NOT_SENT);
+    fake_cluster_push_mode(fc, FAKE_SUBMIT_NOT_SENT);
+    accept_launch(l, "nsA", 1, NULL, NULL, 0);
+    accept_launch(l, "nsB", 1, NULL, NULL, 0);
+    cr_assert_neq(sluice_launcher_step(l, &err), SLUICE_OK, "the note of nsA fails");
+    sluice_error_clear(&err);
+    cr_assert_eq(fc->n_submit, 2);
+    cr_assert_eq(count_events("nsA", "submit-not-sent"), 0);
+    cr_assert_leq(sluice_launcher_next_interval_ms(l), 100, "a resend is due in 0.1 s");
+    clock_now += 100;
+    step_no_sleep(l);
+    cr_assert_eq(fc->n_submit, 4, "both POSTs went again");
+    cr_assert_eq(fc->n_jobs, 2);
+    cr_assert_eq(count_events("nsA", "submitted"), 1);
+    cr_assert_eq(count_events("nsB", "submitted"), 1);
+    cr_assert_eq(run_to_end(l, "nsA", 20), 0);
+    cr_assert_eq(run_to_end(l, "nsB", 20), 0);
     sluice_launcher_free(l);
 }
 
@@ -2061,11 +2173,14 @@ Test(launcher, refused_connect_gets_its_job_on_the_first_attempt_once_slurmrestd
     accept_launch(l, "late1", 1, NULL, NULL, 0);
     t0 = mono_s();
     cr_assert_eq(pthread_create(&th, NULL, start_late, &ls), 0);
-    cr_assert_sluice_ok(sluice_launcher_step(l, &err), &err);
+    while (count_events("late1", "submitted") == 0 && mono_s() - t0 < 5.0) {
+        cr_assert_sluice_ok(sluice_launcher_step(l, &err), &err);
+        (void)sluice_launcher_idle(l, sluice_launcher_next_interval_ms(l));
+    }
     pthread_join(th, NULL);
     cr_assert_not_null(ls.fs, "the late server could not take port %d", ls.port);
     cr_assert_lt(mono_s() - t0, 5.0, "within the backoff, far from the ~80 s absence rule");
-    cr_assert_eq(count_events("late1", "submitted"), 1, "the job came with this cycle");
+    cr_assert_eq(count_events("late1", "submitted"), 1, "the job came with a resend");
     cr_assert_eq(count_events("late1", "submit-started"), 1, "attempt 1 only");
     cr_assert_eq(count_events("late1", "submit-uncertain"), 0, "no reconciliation");
     cr_assert_eq(count_events("late1", "submit-not-sent"), 1);
