@@ -1217,6 +1217,54 @@ static sluice_err get_str(const json_t *obj,
     return SLUICE_OK;
 }
 
+size_t sluice_fsm_text_fit(const char *s, size_t max)
+{
+    size_t len = strlen(s), n;
+    int back;
+
+    if (max == 0)
+        return 0;
+    if (len < max)
+        return len;
+    /* s[n] is the first byte left out: while it continues a sequence, the
+     * cut is inside one, so the sequence goes too (at most 3 steps back:
+     * invalid text is cut where it is). */
+    n = max - 1;
+    for (back = 0; back < 3 && n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80; back++)
+        n--;
+    if (((unsigned char)s[n] & 0xC0) == 0x80)
+        n = max - 1;
+    return n;
+}
+
+char *sluice_fsm_text_dup(const char *s, size_t max)
+{
+    return s != NULL ? strndup(s, sluice_fsm_text_fit(s, max)) : NULL;
+}
+
+/* get_str() for free text from Slurm: a longer string is cut to `max`
+ * instead of refused, so a log written before the writers cut it (or by
+ * another writer) still replays. */
+static sluice_err get_text(const json_t *obj,
+                           const char *key,
+                           bool required,
+                           size_t max,
+                           char **out,
+                           const char *path,
+                           sluice_error_t *err)
+{
+    const json_t *v = json_object_get(obj, key);
+
+    if (v == NULL || !json_is_string(v) || json_string_length(v) < max)
+        return get_str(obj, key, required, max, out, path, err);
+    if (strlen(json_string_value(v)) != json_string_length(v))
+        return sluice_errorf(err, SLUICE_EINVAL, "%s.%s: has NUL", path, key);
+    *out = sluice_fsm_text_dup(json_string_value(v), max);
+    if (*out == NULL)
+        return sluice_errorf(err, SLUICE_ENOMEM, "%s.%s: out of memory", path, key);
+    return SLUICE_OK;
+}
+
 static sluice_err get_int(const json_t *obj,
                           const char *key,
                           bool required,
@@ -1327,13 +1375,14 @@ view_from_json(const json_t *o, sluice_jobview_t *v, const char *path, sluice_er
             v->flags |= UINT32_C(1) << idx;
         }
     }
-    if ((rc = get_str(o, "state_reason", false, SLUICE_FSM_DETAIL_MAX, &v->state_reason, path,
-                      err)) != SLUICE_OK)
+    if ((rc = get_text(o, "state_reason", false, SLUICE_FSM_DETAIL_MAX, &v->state_reason, path,
+                       err)) != SLUICE_OK)
         return rc;
-    if ((rc = get_str(o, "state_description", false, SLUICE_FSM_DETAIL_MAX, &v->state_description,
-                      path, err)) != SLUICE_OK)
+    if ((rc = get_text(o, "state_description", false, SLUICE_FSM_DETAIL_MAX, &v->state_description,
+                       path, err)) != SLUICE_OK)
         return rc;
-    if ((rc = get_str(o, "nodes", false, SLUICE_FSM_DETAIL_MAX, &v->nodes, path, err)) != SLUICE_OK)
+    if ((rc = get_text(o, "nodes", false, SLUICE_FSM_DETAIL_MAX, &v->nodes, path, err)) !=
+        SLUICE_OK)
         return rc;
     n = 0;
     if ((rc = get_int(o, "exit_code", false, 0, 255, &n, &present, path, err)) != SLUICE_OK)
@@ -1426,7 +1475,7 @@ static sluice_err parse_context(const json_t *ctx, sluice_fsm_event_t *ev, sluic
         return get_ids(ctx, ev, err);
     case SLUICE_EV_SUBMIT_UNCERTAIN:
     case SLUICE_EV_SUBMIT_REJECTED:
-        return get_str(ctx, "detail", true, SLUICE_FSM_DETAIL_MAX, &ev->detail, "context", err);
+        return get_text(ctx, "detail", true, SLUICE_FSM_DETAIL_MAX, &ev->detail, "context", err);
     case SLUICE_EV_UNSCHEDULABLE:
         return get_str(ctx, "detail", true, SLUICE_FSM_NAME_MAX, &ev->detail, "context", err);
     case SLUICE_EV_ADOPTED:
@@ -1462,8 +1511,8 @@ static sluice_err parse_context(const json_t *ctx, sluice_fsm_event_t *ev, sluic
         free(text);
         if (rc != SLUICE_OK)
             return rc;
-        if ((rc = get_str(ctx, "detail", false, SLUICE_FSM_DETAIL_MAX, &ev->detail, "context",
-                          err)) != SLUICE_OK)
+        if ((rc = get_text(ctx, "detail", false, SLUICE_FSM_DETAIL_MAX, &ev->detail, "context",
+                           err)) != SLUICE_OK)
             return rc;
         return get_jobs(ctx, ev, err);
     case SLUICE_EV_CANCEL_REQUESTED:
@@ -1559,6 +1608,12 @@ static json_t *ids_to_json(const uint64_t *ids, size_t n)
     return a;
 }
 
+/* Free text as a JSON string, cut to SLUICE_FSM_DETAIL_MAX. */
+static json_t *text_json(const char *s)
+{
+    return json_stringn(s, sluice_fsm_text_fit(s, SLUICE_FSM_DETAIL_MAX));
+}
+
 static json_t *view_to_json(const sluice_jobview_t *v)
 {
     json_t *o = json_object(), *flags = json_array();
@@ -1581,11 +1636,11 @@ static json_t *view_to_json(const sluice_jobview_t *v)
         flags = NULL;
     }
     if (v->state_reason != NULL)
-        put(o, "state_reason", json_string(v->state_reason), &ok);
+        put(o, "state_reason", text_json(v->state_reason), &ok);
     if (v->state_description != NULL && v->state_description[0] != '\0')
-        put(o, "state_description", json_string(v->state_description), &ok);
+        put(o, "state_description", text_json(v->state_description), &ok);
     if (v->nodes != NULL)
-        put(o, "nodes", json_string(v->nodes), &ok);
+        put(o, "nodes", text_json(v->nodes), &ok);
     if (v->has_exit) {
         put(o, "exit_code", json_integer(v->exit_code), &ok);
         put(o, "exit_signal", json_integer(v->exit_signal), &ok);
@@ -1643,6 +1698,8 @@ sluice_err sluice_fsm_event_to_json(const sluice_fsm_event_t *ev, json_t **out, 
         break;
     case SLUICE_EV_SUBMIT_UNCERTAIN:
     case SLUICE_EV_SUBMIT_REJECTED:
+        put(ctx, "detail", ev->detail ? text_json(ev->detail) : json_null(), &ok);
+        break;
     case SLUICE_EV_UNSCHEDULABLE:
         put(ctx, "detail", ev->detail ? json_string(ev->detail) : json_null(), &ok);
         break;
@@ -1650,7 +1707,7 @@ sluice_err sluice_fsm_event_to_json(const sluice_fsm_event_t *ev, json_t **out, 
         put(ctx, "lookup", json_string(sluice_lookup_name(ev->lookup)), &ok);
         put(ctx, "source", json_string(sluice_lookup_source_name(ev->source)), &ok);
         if (ev->detail != NULL)
-            put(ctx, "detail", json_string(ev->detail), &ok);
+            put(ctx, "detail", text_json(ev->detail), &ok);
         if (ev->lookup == SLUICE_LOOKUP_FOUND) {
             jobs = json_array();
             for (i = 0; jobs != NULL && ok && i < ev->n_jobs && ev->jobs != NULL; i++) {

@@ -467,14 +467,16 @@ sluice_err launcher_record_simple(sluice_launcher_t *l,
 
     memset(&ev, 0, sizeof(ev));
     ev.type = type;
-    if (detail != NULL && (ev.detail = strndup(detail, SLUICE_FSM_DETAIL_MAX - 1)) == NULL)
+    if (detail != NULL && (ev.detail = sluice_fsm_text_dup(detail, SLUICE_FSM_DETAIL_MAX)) == NULL)
         return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
     rc = launcher_record(l, L, &ev, NULL, err);
     sluice_fsm_event_clear(&ev);
     return rc;
 }
 
-/* Copy views into an event (the event owns its copies). */
+/* Copy views into an event (the event owns its copies).  Slurm's free text
+ * is cut to what an event holds (a state description can list hundreds of
+ * nodes), so what is folded live is what replay reads back. */
 static sluice_err copy_views(const sluice_jobview_t *src, size_t n, sluice_jobview_t **out)
 {
     sluice_jobview_t *v = calloc(n > 0 ? n : 1, sizeof(*v));
@@ -488,10 +490,12 @@ static sluice_err copy_views(const sluice_jobview_t *src, size_t n, sluice_jobvi
         DUP(comment);
         DUP(user_name);
         DUP(partition);
-        DUP(nodes);
-        DUP(state_reason);
-        DUP(state_description);
 #undef DUP
+#define CUT(f) v[i].f = sluice_fsm_text_dup(src[i].f, SLUICE_FSM_DETAIL_MAX)
+        CUT(nodes);
+        CUT(state_reason);
+        CUT(state_description);
+#undef CUT
     }
     *out = v;
     return SLUICE_OK;

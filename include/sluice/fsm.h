@@ -140,6 +140,15 @@ SLUICE_API bool sluice_lookup_source_from_name(const char *name, sluice_lookup_s
 #define SLUICE_FSM_DETAIL_MAX 256 /* free text in an event, NUL included */
 #define SLUICE_FSM_REASON_MAX 320 /* the recorded reason, NUL included */
 
+/* Length of the longest prefix of `s` that fits in `max` bytes with its NUL
+ * and does not end inside a UTF-8 sequence (strlen(s) when all fits).  Free
+ * text from Slurm (a state description listing hundreds of nodes) is cut to
+ * this before it goes into an event. */
+SLUICE_API size_t sluice_fsm_text_fit(const char *s, size_t max);
+/* A new copy of `s` cut by sluice_fsm_text_fit(); NULL for a NULL `s` or
+ * out of memory. */
+SLUICE_API char *sluice_fsm_text_dup(const char *s, size_t max);
+
 /* ---- configuration ----------------------------------------------------- */
 
 /* Per-launch settings; fixed for the launch's life (replay needs the same). */

@@ -1351,6 +1351,87 @@ Test(fsm, json_round_trip_every_event)
     }
 }
 
+Test(fsm, text_fit_cuts_on_a_utf8_boundary)
+{
+    /* "ab" then U+00E9 (2 bytes), U+20AC (3 bytes), U+1F600 (4 bytes). */
+    const char *s = "ab\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80z";
+    char *d;
+
+    cr_assert_eq(sluice_fsm_text_fit(s, 64), strlen(s));
+    cr_assert_eq(sluice_fsm_text_fit(s, 3), 2);
+    cr_assert_eq(sluice_fsm_text_fit(s, 4), 2, "inside the 2-byte sequence");
+    cr_assert_eq(sluice_fsm_text_fit(s, 5), 4);
+    cr_assert_eq(sluice_fsm_text_fit(s, 7), 4, "inside the 3-byte sequence");
+    cr_assert_eq(sluice_fsm_text_fit(s, 8), 7);
+    for (size_t max = 8; max < 11; max++)
+        cr_assert_eq(sluice_fsm_text_fit(s, max), 7, "inside the 4-byte sequence (%zu)", max);
+    cr_assert_eq(sluice_fsm_text_fit(s, 12), 11);
+    cr_assert_eq(sluice_fsm_text_fit(s, 1), 0);
+    d = sluice_fsm_text_dup(s, 10);
+    cr_assert_str_eq(d, "ab\xc3\xa9\xe2\x82\xac");
+    free(d);
+    cr_assert_null(sluice_fsm_text_dup(NULL, 10));
+}
+
+/* A state description listing many nodes: the written event holds a cut
+ * copy, and a log whose entry holds the whole text (written before the cut)
+ * still replays. */
+Test(fsm, long_slurm_text_is_cut_not_refused)
+{
+    char big[2001], *want;
+    sluice_jobview_t v = V(SLUICE_JOB_PENDING, 0, false, 0, 0);
+    sluice_fsm_event_t ev, back;
+    sluice_fsm_launch_t l;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    json_t *a = NULL, *log, *entry;
+    const char *text;
+
+    memset(big, 'x', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    memcpy(big, "ReqNodeNotAvail, UnavailableNodes:node[", 39);
+    big[SLUICE_FSM_DETAIL_MAX - 2] = '\xc3'; /* a 2-byte sequence across the limit */
+    big[SLUICE_FSM_DETAIL_MAX - 1] = '\xa9';
+    v.state_reason = big;
+    v.state_description = big;
+    v.nodes = big;
+    ev = E_found(&v, 1, 5);
+    ev.detail = big;
+    cr_assert_eq(sluice_fsm_event_to_json(&ev, &a, &err), SLUICE_OK, "%s", err.text);
+    text = json_string_value(
+        json_object_get(json_array_get(json_object_get(json_object_get(a, "context"), "jobs"), 0),
+                        "state_description"));
+    cr_assert_eq(strlen(text), SLUICE_FSM_DETAIL_MAX - 2, "cut before the split sequence");
+    cr_assert_eq(strncmp(text, big, strlen(text)), 0);
+    json_decref(a);
+
+    /* The whole text in the log, as an older sluice wrote it. */
+    log = json_loads("[{\"seq\":1,\"time\":1,\"name\":\"accepted\",\"context\":{}},"
+                     "{\"seq\":2,\"time\":2,\"name\":\"submit-started\",\"context\":"
+                     "{\"attempt\":1,\"job_name\":\"n\",\"comment\":\"c\"}},"
+                     "{\"seq\":3,\"time\":3,\"name\":\"submitted\",\"context\":"
+                     "{\"job_ids\":[7]}}]",
+                     0, NULL);
+    entry = json_pack("{s:i, s:f, s:s, s:{s:s, s:s, s:s, s:[{s:i, s:s, s:s, s:s, s:s}]}}", "seq", 4,
+                      "time", 4.0, "name", "observed", "context", "lookup", "FOUND", "source",
+                      "live", "detail", big, "jobs", "job_id", 7, "state", "PENDING",
+                      "state_reason", big, "state_description", big, "nodes", big);
+    cr_assert_not_null(log);
+    cr_assert_not_null(entry);
+    memset(&back, 0, sizeof(back));
+    cr_assert_eq(sluice_fsm_event_from_json(entry, &back, &err), SLUICE_OK, "%s", err.text);
+    want = sluice_fsm_text_dup(big, SLUICE_FSM_DETAIL_MAX);
+    cr_assert_str_eq(back.jobs[0].state_description, want);
+    cr_assert_str_eq(back.jobs[0].state_reason, want);
+    cr_assert_str_eq(back.jobs[0].nodes, want);
+    cr_assert_str_eq(back.detail, want);
+    free(want);
+    sluice_fsm_event_clear(&back);
+    json_array_append_new(log, entry);
+    cr_assert_eq(sluice_fsm_replay(NULL, log, &l, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_eq(l.state, SLUICE_FSM_PENDING);
+    json_decref(log);
+}
+
 Test(fsm, replay_refuses_unordered_seq)
 {
     json_t *log = json_loads("[{\"seq\":3,\"time\":1,\"name\":\"accepted\",\"context\":{}},"

@@ -1360,6 +1360,47 @@ Test(launcher, pending_reason_that_never_clears_ends_at_once)
     sluice_launcher_free(l);
 }
 
+/* A pending reason whose description lists a great many nodes: the
+ * observation is recorded (cut to what an event holds), the launch goes on,
+ * and a new launcher on the same store loads it. */
+Test(launcher, long_state_description_is_cut_and_survives_a_restart)
+{
+    sluice_launcher_t *l = new_launcher();
+    static const char head[] = "ReqNodeNotAvail, UnavailableNodes:node[001-037,039-054,";
+    static char desc[2001];
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    json_t *ctx;
+    char *reason;
+
+    memset(desc, '7', sizeof(desc) - 1);
+    memcpy(desc, head, strlen(head));
+    desc[sizeof(desc) - 2] = ']';
+    pending_forever("ReqNodeNotAvail", desc);
+    accept_launch(l, "LD1", 1, NULL, NULL, 0);
+    for (int i = 0; i < 4; i++)
+        step(l);
+    cr_assert_not(is_done("LD1"));
+    cr_assert_geq(count_events("LD1", "observed"), 1);
+    reason = view_reason("LD1");
+    cr_assert_not_null(reason);
+    cr_expect_str_eq(reason, "ReqNodeNotAvail");
+    free(reason);
+    sluice_launcher_free(l);
+    /* An observation with the whole text, as an older sluice wrote it. */
+    ctx = json_pack("{s:s, s:s, s:[{s:I, s:s, s:s, s:s}]}", "lookup", "FOUND", "source", "live",
+                    "jobs", "job_id", (json_int_t)fc->jobs[0].id, "state", "PENDING",
+                    "state_reason", "ReqNodeNotAvail", "state_description", desc);
+    cr_assert_sluice_ok(
+        sluice_store_append_event(store, "LD1", "observed", ctx, NULL, clock_now, NULL, &err),
+        &err);
+    json_decref(ctx);
+    l = new_launcher();
+    step(l);
+    cr_assert_not(is_done("LD1"));
+    cr_assert_eq(fc->n_cancel, 0, "nodes are listed: the reason may clear");
+    sluice_launcher_free(l);
+}
+
 Test(launcher, unschedulable_switched_off_waits_for_the_pending_timeout)
 {
     sluice_launcher_t *l;
