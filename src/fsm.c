@@ -397,11 +397,19 @@ static int verdict_rank(int result)
     }
 }
 
+/* slurmctld FAILED the job before it started, for a pending reason that
+ * never clears (the launcher marks the record: the reason list is a site
+ * setting).  Slurm ended it, not the workload. */
+static bool failed_by_slurm(const sluice_jobview_t *v)
+{
+    return v->failed_unschedulable && v->base == SLUICE_JOB_FAILED;
+}
+
 /* An infrastructure flag or base state: nothing the exit files say changes
  * that verdict. */
 static bool hard_infra(const sluice_jobview_t *v)
 {
-    return (v->flags & INFRA_FLAGS) != 0 || infra_base(v->base);
+    return (v->flags & INFRA_FLAGS) != 0 || infra_base(v->base) || failed_by_slurm(v);
 }
 
 /* CANCELLED although sluice did not cancel it.  That is an admin's scancel,
@@ -425,6 +433,11 @@ component_verdict(const sluice_fsm_launch_t *l, const sluice_jobview_t *v, char 
     }
     if (infra_base(v->base)) {
         snprintf(why, cap, "infrastructure state");
+        return SLUICE_RESULT_INFRASTRUCTURE_ERROR;
+    }
+    if (failed_by_slurm(v)) {
+        snprintf(why, cap, "slurmctld failed the job: %s can never be satisfied",
+                 v->state_reason != NULL ? v->state_reason : "its pending reason");
         return SLUICE_RESULT_INFRASTRUCTURE_ERROR;
     }
     if (l->intent == SLUICE_CANCEL_CALLER &&
@@ -1328,6 +1341,7 @@ static const char *const view_keys[] = {"job_id",
                                         "derived_exit_code",
                                         "derived_exit_signal",
                                         "restart_count",
+                                        "failed_unschedulable",
                                         NULL};
 
 static sluice_err
@@ -1412,6 +1426,13 @@ view_from_json(const json_t *o, sluice_jobview_t *v, const char *path, sluice_er
     if ((rc = get_int(o, "restart_count", false, 0, UINT32_MAX, &n, NULL, path, err)) != SLUICE_OK)
         return rc;
     v->restart_count = (uint32_t)n;
+    f = json_object_get(o, "failed_unschedulable");
+    if (f != NULL && !json_is_boolean(f))
+        return sluice_errorf(err, SLUICE_EINVAL, "%s.failed_unschedulable: must be a boolean",
+                             path);
+    v->failed_unschedulable = json_is_true(f);
+    if (v->failed_unschedulable && v->base != SLUICE_JOB_FAILED)
+        return sluice_errorf(err, SLUICE_EINVAL, "%s.failed_unschedulable: only with FAILED", path);
     return SLUICE_OK;
 }
 
@@ -1651,6 +1672,8 @@ static json_t *view_to_json(const sluice_jobview_t *v)
     }
     if (v->restart_count != 0)
         put(o, "restart_count", json_integer(v->restart_count), &ok);
+    if (v->failed_unschedulable)
+        put(o, "failed_unschedulable", json_true(), &ok);
     json_decref(flags);
     if (!ok) {
         json_decref(o);

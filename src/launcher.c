@@ -522,6 +522,7 @@ sluice_err launcher_record_observed(sluice_launcher_t *l,
         if (copy_views(views, n, &ev.jobs) != SLUICE_OK)
             return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
         ev.n_jobs = n;
+        launcher_mark_failed_unschedulable(l, ev.jobs, n);
         if (!launcher_fill_hidden_bases(L->views, L->n_views, ev.jobs, n)) {
             sluice_log(SLUICE_LOG_WARNING,
                        "launch %s: Slurm reported a job state sluice does not know; "

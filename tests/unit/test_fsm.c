@@ -1351,6 +1351,46 @@ Test(fsm, json_round_trip_every_event)
     }
 }
 
+/* slurmctld FAILED the job before it started, with a reason that never
+ * clears (the launcher marks the record): INFRASTRUCTURE_ERROR, even in a
+ * hetjob and even after the caller's abort; the mark is only for FAILED. */
+Test(fsm, failed_by_slurm_before_start_is_infrastructure_error)
+{
+    char reason[] = "BadConstraints";
+    sluice_jobview_t v = V(SLUICE_JOB_FAILED, 0, true, 0, 1),
+                     ok = V(SLUICE_JOB_COMPLETED, 0, true, 0, 0);
+    json_t *bad = json_loads("{\"seq\":0,\"time\":1,\"name\":\"observed\",\"context\":{"
+                             "\"lookup\":\"FOUND\",\"source\":\"live\",\"jobs\":[{\"job_id\":1,"
+                             "\"state\":\"COMPLETED\",\"failed_unschedulable\":true}]}}",
+                             0, NULL);
+    sluice_fsm_event_t ev;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    run_t r;
+
+    v.state_reason = reason;
+    v.failed_unschedulable = true;
+    run_init(&r, NULL);
+    to_submitted(&r);
+    cr_assert_eq(observe(&r, v, 20), SLUICE_OK, "%s", r.err.text);
+    cr_assert_eq(r.l.state, SLUICE_FSM_DONE);
+    cr_assert_eq(r.l.result, SLUICE_RESULT_INFRASTRUCTURE_ERROR);
+    cr_assert(strstr(r.l.reason, "slurmctld failed the job: BadConstraints can never be satisfied"),
+              "%s", r.l.reason);
+    run_done(&r);
+
+    run_init(&r, NULL);
+    to_submitted(&r);
+    cr_assert_eq(step(&r, E_cancel(15)), SLUICE_OK);
+    cr_assert_eq(observe2(&r, ok, v, 20), SLUICE_OK, "%s", r.err.text);
+    cr_assert_eq(r.l.result, SLUICE_RESULT_INFRASTRUCTURE_ERROR, "%s", r.l.reason);
+    run_done(&r);
+
+    memset(&ev, 0, sizeof(ev));
+    cr_assert_eq(sluice_fsm_event_from_json(bad, &ev, &err), SLUICE_EINVAL);
+    cr_assert(strstr(err.text, "failed_unschedulable") != NULL, "%s", err.text);
+    json_decref(bad);
+}
+
 Test(fsm, text_fit_cuts_on_a_utf8_boundary)
 {
     /* "ab" then U+00E9 (2 bytes), U+20AC (3 bytes), U+1F600 (4 bytes). */

@@ -1439,6 +1439,42 @@ Test(launcher, site_list_overrides_which_reasons_count)
     sluice_launcher_free(l);
 }
 
+/* Slurm 24.11 fails a job its partition can never hold at once (FAILED,
+ * BadConstraints, never started, raw exit status 1) instead of leaving it
+ * pending: Slurm ended it, not the workload.  The same with
+ * fail_unschedulable off; a reason that may clear stays the workload's. */
+Test(launcher, failed_at_once_with_a_never_clearing_reason_is_infrastructure_error)
+{
+    fake_stage_t failed[] = {{SLUICE_JOB_PENDING, 0, 0, 0, 1}, {SLUICE_JOB_FAILED, 0, 0, 1, 2}};
+    sluice_launcher_t *l;
+
+    for (int off = 0; off < 2; off++) {
+        char id[8];
+
+        next_wait_unschedulable = off == 1;
+        l = new_launcher();
+        snprintf(id, sizeof(id), "FB%d", off);
+        fake_cluster_set_script(fc, failed, 2);
+        fc->unstarted_reason = "BadConstraints";
+        accept_launch(l, id, 1, NULL, NULL, 0);
+        cr_assert_eq(run_to_end(l, id, 20), SLUICE_RESULT_INFRASTRUCTURE_ERROR, "%s", id);
+        cr_assert(reason_has(id, "slurmctld failed the job: BadConstraints can never be satisfied"),
+                  "%s", id);
+        cr_assert_eq(fc->n_cancel, 0, "Slurm ended it: no DELETE");
+        sluice_launcher_free(l);
+        /* A restart folds the same verdict from the log. */
+        l = new_launcher();
+        cr_assert_eq(result_of(id), SLUICE_RESULT_INFRASTRUCTURE_ERROR);
+        sluice_launcher_free(l);
+    }
+    next_wait_unschedulable = false;
+    l = new_launcher();
+    fc->unstarted_reason = "Resources"; /* may clear: stays the workload's */
+    accept_launch(l, "FB2", 1, NULL, NULL, 0);
+    cr_assert_eq(run_to_end(l, "FB2", 20), SLUICE_RESULT_EXECUTION_ERROR);
+    sluice_launcher_free(l);
+}
+
 /* ---- recovery, secrets, staging, dependency ------------------------------ */
 
 Test(launcher, secret_unavailable_after_restart)
