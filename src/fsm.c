@@ -914,6 +914,19 @@ static sluice_err apply_event(sluice_fsm_launch_t *l,
         note(tr, "cancel sent");
         return SLUICE_OK;
 
+    case SLUICE_EV_CANCEL_WITHDRAWN:
+        /* A cancel for a pending job (timeout, unschedulable) that was not
+         * sent: the launcher's fresh read before the DELETE showed the job
+         * started, so the reason to cancel is gone and the launch goes on. */
+        if (l->state != SLUICE_FSM_CANCELLING || l->settling || l->cancel_sent ||
+            (l->intent != SLUICE_CANCEL_PENDING_TIMEOUT &&
+             l->intent != SLUICE_CANCEL_UNSCHEDULABLE))
+            return refuse(l, ev, err, NULL);
+        l->intent = SLUICE_CANCEL_NONE;
+        l->unschedulable[0] = '\0';
+        set_state(l, tr, SLUICE_FSM_RUNNING, 0, "job started before the cancel was sent; running");
+        return SLUICE_OK;
+
     case SLUICE_EV_PENDING_TIMEOUT:
         if (l->state != SLUICE_FSM_PENDING || l->intent != SLUICE_CANCEL_NONE)
             return refuse(l, ev, err, NULL);

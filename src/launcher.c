@@ -814,6 +814,18 @@ sluice_err sluice_launcher_cancel(sluice_launcher_t *l,
 
 /* ---- cancel ------------------------------------------------------------ */
 
+/* Whether a fresh read shows a component that is no longer pending (a base
+ * a v0.0.38 flag hides is filled in from the last records first). */
+static bool started(const launch_t *L, sluice_jobview_t *v, size_t n)
+{
+    (void)launcher_fill_hidden_bases(L->views, L->n_views, v, n);
+    for (size_t i = 0; i < n; i++) {
+        if (v[i].base != SLUICE_JOB_PENDING && v[i].base != SLUICE_JOB_BASE_UNKNOWN)
+            return true;
+    }
+    return false;
+}
+
 static sluice_err do_cancel(sluice_launcher_t *l, launch_t *L, sluice_error_t *err)
 {
     sluice_jobview_t *v = NULL;
@@ -854,6 +866,21 @@ static sluice_err do_cancel(sluice_launcher_t *l, launch_t *L, sluice_error_t *e
         rc = launcher_note(l, L, "cancel-refused",
                            json_pack("{s:I, s:s}", "job_id", (json_int_t)id, "mismatch", why), err);
         goto out;
+    }
+    if ((L->fsm.intent == SLUICE_CANCEL_UNSCHEDULABLE ||
+         L->fsm.intent == SLUICE_CANCEL_PENDING_TIMEOUT) &&
+        !L->fsm.cancel_sent && started(L, v, n)) {
+        /* The cancel is for a job that waits; this one no longer does (the
+         * decision may have come from a record older than the batched
+         * state).  The fresh read is the truth: record it, and go on. */
+        rc = launcher_record_observed(l, L, SLUICE_LOOKUP_FOUND, SLUICE_SOURCE_LIVE, v, n, err);
+        if (rc == SLUICE_OK && L->fsm.state == SLUICE_FSM_CANCELLING)
+            rc = launcher_record_simple(l, L, SLUICE_EV_CANCEL_WITHDRAWN, NULL, err);
+        launcher_views_free(L->views, L->n_views);
+        L->views = v;
+        L->n_views = n;
+        L->have_state = false; /* the next batched read sets the cache again */
+        return rc;
     }
     launcher_take_token(l);
     if (l->cl.cancel(l->cl.arg, id, 0, &cerr) != SLUICE_OK) {
@@ -952,8 +979,12 @@ static sluice_err act_on(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_
         rc = launcher_do_reconcile(l, L, now, err);
     if (rc == SLUICE_OK && L->fsm.state != SLUICE_FSM_DONE)
         rc = launcher_do_old_attempts(l, L, now, err);
+    /* The records may be older than the batched state when the read budget
+     * put the full read off: a job jobs/state shows started is not judged
+     * by its old pending reason. */
     if (rc == SLUICE_OK && !l->o.wait_unschedulable && L->fsm.state == SLUICE_FSM_PENDING &&
-        L->fsm.intent == SLUICE_CANCEL_NONE &&
+        L->fsm.intent == SLUICE_CANCEL_NONE && L->n_views > 0 &&
+        !(L->have_batch && L->batch_base != L->views[0].base) &&
         launcher_unschedulable(l, L->views, L->n_views, why, sizeof(why)))
         rc = launcher_record_simple(l, L, SLUICE_EV_UNSCHEDULABLE, why, err);
     due = sluice_fsm_due(&L->fsm, launcher_fsm_time(now));

@@ -59,6 +59,10 @@ typedef struct {
     bool have_state;
     sluice_job_base last_base;
     uint32_t last_flags;
+    /* The latest batched (jobs/state) base, even when the budget put the
+     * full read off; UNKNOWN once the job left the live queue. */
+    bool have_batch;
+    sluice_job_base batch_base;
     sluice_jobview_t *views;
     size_t n_views;
     bool last_unavailable;

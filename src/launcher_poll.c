@@ -190,6 +190,8 @@ static sluice_err poll_one(sluice_launcher_t *l,
     if (batch == SLUICE_LOOKUP_UNAVAILABLE)
         return launcher_record_observed(l, L, SLUICE_LOOKUP_UNAVAILABLE, SLUICE_SOURCE_LIVE, NULL,
                                         0, err);
+    L->have_batch = true;
+    L->batch_base = st->present ? st->base : SLUICE_JOB_BASE_UNKNOWN;
     if (!st->present) {
         L->have_state = false;
         return launcher_record_observed(l, L, SLUICE_LOOKUP_NOT_FOUND, SLUICE_SOURCE_LIVE, NULL, 0,

@@ -94,7 +94,8 @@ typedef enum {
     XX(SECRET_UNAVAILABLE, "secret-unavailable")                                                   \
     XX(POOL_EXIT, "pool-exit")                                                                     \
     XX(POOL_EXITS_READ, "pool-exits-read")                                                         \
-    XX(UNSCHEDULABLE, "unschedulable")
+    XX(UNSCHEDULABLE, "unschedulable")                                                             \
+    XX(CANCEL_WITHDRAWN, "cancel-withdrawn")
 
 typedef enum {
 #define SLUICE_FSM_EVENT_ENUM(id, name) SLUICE_EV_##id,

@@ -1244,6 +1244,45 @@ Test(fsm, unschedulable_cancels_and_ends_infrastructure_error)
     run_done(&r);
 }
 
+/* A cancel for a waiting job that was not sent yet is withdrawn when the
+ * launcher's fresh read shows the job started; a sent cancel, or the
+ * caller's, is not. */
+Test(fsm, cancel_for_a_waiting_job_is_withdrawn_once_it_started)
+{
+    char why[] = "BadConstraints";
+    sluice_fsm_event_t ev = E(SLUICE_EV_UNSCHEDULABLE, 2);
+    run_t r;
+
+    ev.detail = why;
+    run_init(&r, NULL);
+    to_submitted(&r);
+    observe(&r, V(SLUICE_JOB_PENDING, 0, false, 0, 0), 1);
+    cr_assert_eq(step(&r, ev), SLUICE_OK, "%s", r.err.text);
+    observe(&r, V(SLUICE_JOB_RUNNING, 0, false, 0, 0), 3);
+    cr_assert_eq(r.l.state, SLUICE_FSM_CANCELLING, "an observation alone does not withdraw");
+    cr_assert_eq(step(&r, E(SLUICE_EV_CANCEL_WITHDRAWN, 4)), SLUICE_OK, "%s", r.err.text);
+    cr_assert_eq(r.l.state, SLUICE_FSM_RUNNING);
+    cr_assert_eq(r.l.intent, SLUICE_CANCEL_NONE);
+    cr_assert_not(sluice_fsm_due(&r.l, 4) & SLUICE_DUE_CANCEL);
+    observe(&r, V(SLUICE_JOB_COMPLETED, 0, true, 0, 0), 5);
+    cr_assert_eq(r.l.result, SLUICE_RESULT_SUCCEEDED, "%s", r.l.reason);
+    run_done(&r);
+
+    run_init(&r, NULL);
+    to_submitted(&r);
+    observe(&r, V(SLUICE_JOB_PENDING, 0, false, 0, 0), 1);
+    step(&r, ev);
+    step(&r, E(SLUICE_EV_CANCEL_SENT, 3));
+    cr_assert_eq(step(&r, E(SLUICE_EV_CANCEL_WITHDRAWN, 4)), SLUICE_ESTATE, "the DELETE is out");
+    run_done(&r);
+
+    run_init(&r, NULL);
+    to_running(&r);
+    step(&r, E_cancel(3));
+    cr_assert_eq(step(&r, E(SLUICE_EV_CANCEL_WITHDRAWN, 4)), SLUICE_ESTATE, "the caller's cancel");
+    run_done(&r);
+}
+
 /* ---- JSON -------------------------------------------------------------- */
 
 typedef struct {

@@ -50,6 +50,7 @@ static double next_submit_per_sec;
 static bool next_wait_unschedulable;
 static const char *const *next_reasons;
 static size_t next_n_reasons;
+static double next_rpc_per_sec;
 
 static int64_t t_now(void *arg)
 {
@@ -180,6 +181,7 @@ static void setup(void)
     next_wait_unschedulable = false;
     next_reasons = NULL;
     next_n_reasons = 0;
+    next_rpc_per_sec = 0;
 }
 
 static void teardown(void)
@@ -215,7 +217,7 @@ static sluice_launcher_t *new_launcher(void)
     o.now_ms = t_now;
     o.sleep_ms = t_sleep;
     o.kill_at = t_kill;
-    o.rpc_per_sec = 100000;
+    o.rpc_per_sec = next_rpc_per_sec > 0 ? next_rpc_per_sec : 100000;
     o.submit_in_flight = next_in_flight;
     o.submit_per_sec = next_submit_per_sec;
     o.wait_unschedulable = next_wait_unschedulable;
@@ -1398,6 +1400,28 @@ Test(launcher, long_state_description_is_cut_and_survives_a_restart)
     step(l);
     cr_assert_not(is_done("LD1"));
     cr_assert_eq(fc->n_cancel, 0, "nodes are listed: the reason may clear");
+    sluice_launcher_free(l);
+}
+
+/* The unschedulable cancel waits for the read budget while the job starts:
+ * the fresh read before the DELETE shows it running, so no DELETE goes out,
+ * the intent is withdrawn and the job ends with its own outcome. */
+Test(launcher, unschedulable_cancel_is_withdrawn_when_the_job_started)
+{
+    fake_stage_t st[] = {{SLUICE_JOB_PENDING, 0, 0, 0, 2},
+                         {SLUICE_JOB_RUNNING, 0, 0, 0, 4},
+                         {SLUICE_JOB_COMPLETED, 0, 0, 0, 2}};
+    sluice_launcher_t *l;
+
+    next_rpc_per_sec = 3; /* a batched read, a full read, and no room for the cancel */
+    l = new_launcher();
+    fake_cluster_set_script(fc, st, 3);
+    fc->pending_reason = "BadConstraints";
+    accept_launch(l, "UX", 1, NULL, NULL, 0);
+    cr_assert_eq(run_to_end(l, "UX", 40), 0, "%s", "the job's own outcome");
+    cr_assert_eq(fc->n_cancel, 0, "a DELETE reached a running job");
+    cr_assert_eq(count_events("UX", "unschedulable"), 1);
+    cr_assert_eq(count_events("UX", "cancel-withdrawn"), 1);
     sluice_launcher_free(l);
 }
 
