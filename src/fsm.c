@@ -739,8 +739,21 @@ static sluice_err apply_unasked_cancel(sluice_fsm_launch_t *l, sluice_fsm_transi
 {
     size_t n_failed = 0;
     const sluice_fsm_pool_exit_t *p = failed_pool(l, true, &n_failed);
+    bool signalled = false;
     int result;
 
+    for (size_t i = 0; i < l->n_pools; i++)
+        signalled |= l->pools[i].signalled;
+    if (signalled && (p == NULL || !p->first)) {
+        /* The script's trap ran and it had recorded no failure before: an
+         * outside cancel, whatever the pools exited with on their way out
+         * (a workload that handles SIGTERM may exit 1). */
+        set_state(l, tr, SLUICE_FSM_DONE, SLUICE_RESULT_INFRASTRUCTURE_ERROR,
+                  "cancelled without the caller's intent: the script was signalled before any "
+                  "pool failed; %s",
+                  l->verdict_reason);
+        return SLUICE_OK;
+    }
     if (p == NULL || stopped_pool(p)) {
         if (p != NULL)
             set_state(l, tr, SLUICE_FSM_DONE, SLUICE_RESULT_INFRASTRUCTURE_ERROR,
@@ -986,8 +999,10 @@ static sluice_err apply_event(sluice_fsm_launch_t *l,
         l->pools[i].exit_code = ev->exit_code;
         l->pools[i].signal = ev->signal;
         l->pools[i].first = ev->first;
-        note(tr, "pool '%s' exited %d (signal %d)%s", ev->pool, ev->exit_code, ev->signal,
-             ev->first ? ", the first pool to fail" : "");
+        l->pools[i].signalled = ev->signalled;
+        note(tr, "pool '%s' exited %d (signal %d)%s%s", ev->pool, ev->exit_code, ev->signal,
+             ev->first ? ", the first pool to fail" : "",
+             ev->signalled ? ", the script was signalled" : "");
         return SLUICE_OK;
 
     case SLUICE_EV_POOL_EXITS_READ:
@@ -1105,7 +1120,7 @@ bool sluice_fsm_launch_equal(const sluice_fsm_launch_t *a, const sluice_fsm_laun
     }
     for (i = 0; i < a->n_pools && i < SLUICE_FSM_MAX_POOLS; i++) {
         if (!SAME_STR(pools[i].name) || !SAME(pools[i].exit_code) || !SAME(pools[i].signal) ||
-            !SAME(pools[i].first))
+            !SAME(pools[i].first) || !SAME(pools[i].signalled))
             return false;
     }
 #undef SAME
@@ -1157,7 +1172,7 @@ static const char *const *context_keys(sluice_fsm_event_type t)
     static const char *const adopted[] = {"attempt", "job_ids", "source", NULL};
     static const char *const observed[] = {"lookup", "source", "jobs", "detail", NULL};
     static const char *const cancel[] = {"caller", NULL};
-    static const char *const pool[] = {"pool", "exit_code", "signal", "first", NULL};
+    static const char *const pool[] = {"pool", "exit_code", "signal", "first", "signalled", NULL};
 
     switch (t) {
     case SLUICE_EV_SUBMIT_STARTED:
@@ -1564,6 +1579,9 @@ static sluice_err parse_context(const json_t *ctx, sluice_fsm_event_t *ev, sluic
         if ((f = json_object_get(ctx, "first")) != NULL && !json_is_boolean(f))
             return sluice_errorf(err, SLUICE_EINVAL, "context.first: must be a boolean");
         ev->first = json_is_true(f);
+        if ((f = json_object_get(ctx, "signalled")) != NULL && !json_is_boolean(f))
+            return sluice_errorf(err, SLUICE_EINVAL, "context.signalled: must be a boolean");
+        ev->signalled = json_is_true(f);
         return SLUICE_OK;
     default:
         return SLUICE_OK;
@@ -1762,6 +1780,8 @@ sluice_err sluice_fsm_event_to_json(const sluice_fsm_event_t *ev, json_t **out, 
         put(ctx, "signal", json_integer(ev->signal), &ok);
         if (ev->first)
             put(ctx, "first", json_true(), &ok);
+        if (ev->signalled)
+            put(ctx, "signalled", json_true(), &ok);
         break;
     default:
         break;

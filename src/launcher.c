@@ -918,6 +918,7 @@ static sluice_err do_pool_exits(sluice_launcher_t *l, launch_t *L, sluice_error_
         ev.exit_code = pe[i].exit_code;
         ev.signal = pe[i].signal;
         ev.first = pe[i].first;
+        ev.signalled = pe[i].signalled;
         rc = ev.pool != NULL ? launcher_record(l, L, &ev, NULL, err)
                              : sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
         sluice_fsm_event_clear(&ev);

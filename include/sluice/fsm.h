@@ -183,11 +183,12 @@ typedef struct {
     sluice_lookup_source source; /* observed, adopted */
     sluice_jobview_t *jobs;      /* observed FOUND: one per component (owned) */
     size_t n_jobs;
-    char *caller;  /* cancel-requested */
-    char *pool;    /* pool-exit */
-    int exit_code; /* pool-exit */
-    int signal;    /* pool-exit */
-    bool first;    /* pool-exit: the script recorded this pool as the first to fail */
+    char *caller;   /* cancel-requested */
+    char *pool;     /* pool-exit */
+    int exit_code;  /* pool-exit */
+    int signal;     /* pool-exit */
+    bool first;     /* pool-exit: the script recorded this pool as the first to fail */
+    bool signalled; /* pool-exit: exit/.signalled: the script itself was signalled */
 } sluice_fsm_event_t;
 
 /* Release everything the event owns and zero it.  NULL-safe.  Frees the job
@@ -223,7 +224,8 @@ typedef struct {
     char name[SLUICE_FSM_NAME_MAX];
     int exit_code;
     int signal;
-    bool first; /* the script's exit/.first names this pool */
+    bool first;     /* the script's exit/.first names this pool */
+    bool signalled; /* read with exit/.signalled present (the script was signalled) */
 } sluice_fsm_pool_exit_t;
 
 /* The whole state of one launch.  Plain data: no pointers. */

@@ -1174,6 +1174,81 @@ Test(fsm, unasked_cancel_is_the_failed_pools_result)
     }
 }
 
+/* An admin's scancel of a workload that handles SIGTERM and exits 1: the
+ * script's exit/.signalled (pool-exit "signalled") without a .first record
+ * is INFRASTRUCTURE_ERROR; a .first written before the signal still names
+ * its pool; with neither record (an older render) the exit codes decide. */
+Test(fsm, unasked_cancel_of_a_signalled_script_is_infrastructure_error)
+{
+    static const struct {
+        const char *what;
+        size_t n_pools;
+        int code[2], sig[2];
+        bool first_b, signalled;
+        int expect;
+        const char *reason_has;
+    } rows[] = {
+        {"one pool exits 1 after TERM",
+         1,
+         {1, 0},
+         {0, 0},
+         false,
+         true,
+         SLUICE_RESULT_INFRASTRUCTURE_ERROR,
+         "the script was signalled before any pool failed"},
+        {"a exits 1, b stopped",
+         2,
+         {1, 0},
+         {0, 15},
+         false,
+         true,
+         SLUICE_RESULT_INFRASTRUCTURE_ERROR,
+         "cancelled without the caller's intent"},
+        {"b failed first, then the signal",
+         2,
+         {0, 3},
+         {15, 0},
+         true,
+         true,
+         SLUICE_RESULT_EXECUTION_ERROR,
+         "pool 'b' failed (exit 3"},
+        {"old render: no record at all",
+         1,
+         {1, 0},
+         {0, 0},
+         false,
+         false,
+         SLUICE_RESULT_EXECUTION_ERROR,
+         "pool 'a' failed (exit 1"},
+    };
+    char names[2][2] = {"a", "b"};
+
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        sluice_jobview_t v = V(SLUICE_JOB_RUNNING, 0, false, 0, 0);
+        run_t r;
+
+        run_init(&r, NULL);
+        to_submitted(&r);
+        cr_assert_eq(observe(&r, v, 1), SLUICE_OK);
+        cr_assert_eq(observe(&r, V(SLUICE_JOB_CANCELLED, 0, true, 0, 15), 9), SLUICE_OK);
+        cr_assert(r.l.settling, "%s: not settling (%s)", rows[i].what, r.l.reason);
+        for (size_t k = 0; k < rows[i].n_pools; k++) {
+            sluice_fsm_event_t ev = E_pool(names[k], rows[i].code[k], rows[i].sig[k], 10);
+
+            ev.first = k == 1 && rows[i].first_b;
+            ev.signalled = rows[i].signalled;
+            cr_assert_eq(step(&r, ev), SLUICE_OK, "%s: %s", rows[i].what, r.err.text);
+        }
+        cr_assert_eq(step(&r, E(SLUICE_EV_POOL_EXITS_READ, 11)), SLUICE_OK);
+        cr_assert_eq(r.l.state, SLUICE_FSM_DONE, "%s", rows[i].what);
+        cr_assert_eq(r.l.result, rows[i].expect, "%s: got %d (%s)", rows[i].what, r.l.result,
+                     r.l.reason);
+        cr_assert(strstr(r.l.reason, rows[i].reason_has) != NULL, "%s: '%s' lacks '%s'",
+                  rows[i].what, r.l.reason, rows[i].reason_has);
+        run_done(&r);
+    }
+}
+
 Test(fsm, first_pool_record_survives_the_log)
 {
     char a[] = "a", b[] = "b";
@@ -1370,6 +1445,7 @@ Test(fsm, json_round_trip_every_event)
     evs[SLUICE_EV_OBSERVED] = E_found(views, 2, 8.5);
     evs[SLUICE_EV_CANCEL_REQUESTED] = E_cancel(9.5);
     evs[SLUICE_EV_POOL_EXIT] = E_pool(pool, 3, 0, 13.5);
+    evs[SLUICE_EV_POOL_EXIT].signalled = true;
     evs[SLUICE_EV_UNSCHEDULABLE].detail = reason;
     evs[SLUICE_EV_ACCEPTED].by = by;
     for (i = 0; i < SLUICE_EV_COUNT_; i++) {

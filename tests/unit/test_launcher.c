@@ -569,6 +569,25 @@ Test(launcher, outside_cancel_without_exit_files_stays_infrastructure_error)
     sluice_launcher_free(l);
 }
 
+/* An admin's scancel of a workload that handles SIGTERM and exits 1: the
+ * script's exit/.signalled keeps it INFRASTRUCTURE_ERROR; without it (an
+ * older render) the pool that exited 1 is blamed as before. */
+Test(launcher, outside_cancel_of_a_signalled_script_is_infrastructure_error)
+{
+    sluice_launcher_t *l = new_launcher();
+
+    final_stage(0, SLUICE_JOB_CANCELLED);
+    set_pool_exit(0, "a", 1, 0, false);
+    pool_exits[0].signalled = true;
+    accept_launch(l, "XS1", 1, NULL, NULL, 0);
+    cr_assert_eq(run_to_end(l, "XS1", 20), 104);
+    cr_assert(reason_has("XS1", "cancelled without the caller's intent"));
+    pool_exits[0].signalled = false;
+    accept_launch(l, "XS2", 1, NULL, NULL, 0);
+    cr_assert_eq(run_to_end(l, "XS2", 20), SLUICE_RESULT_EXECUTION_ERROR);
+    sluice_launcher_free(l);
+}
+
 Test(launcher, rejected_submit_is_infrastructure_error)
 {
     sluice_launcher_t *l = new_launcher();
