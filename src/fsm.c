@@ -601,6 +601,7 @@ static sluice_err apply_found(sluice_fsm_launch_t *l,
          * unasked CANCELLED was a pool's failure (the script's stop of the
          * other pools races Slurm's end of the job); the exit files can. */
         l->settling = true;
+        l->settle_time = ev->time;
         l->verdict = best;
         l->unasked_cancel = unasked;
         l->verdict_rest = rest;
@@ -1111,8 +1112,8 @@ bool sluice_fsm_launch_equal(const sluice_fsm_launch_t *a, const sluice_fsm_laun
           SAME(cancel_sent_time) && SAME(left_queue) && SAME(misses) && SAME(has_miss) &&
           SAME(last_miss_time) && SAME(has_pending) && SAME(first_pending) && SAME(prev_pending) &&
           SAME(last_pending) && SAME(pending_observed) && SAME(n_components) && SAME(n_pools) &&
-          SAME(settling) && SAME(verdict) && SAME_STR(verdict_reason) && SAME(unasked_cancel) &&
-          SAME(verdict_rest) && SAME(slurm_exit_code)))
+          SAME(settling) && SAME(settle_time) && SAME(verdict) && SAME_STR(verdict_reason) &&
+          SAME(unasked_cancel) && SAME(verdict_rest) && SAME(slurm_exit_code)))
         return false;
     for (i = 0; i < a->n_job_ids && i < SLUICE_FSM_MAX_JOBS; i++) {
         if (!SAME(job_ids[i]))

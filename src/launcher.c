@@ -896,10 +896,16 @@ out:
 
 /* ---- per-launch actions ------------------------------------------------ */
 
-static sluice_err do_pool_exits(sluice_launcher_t *l, launch_t *L, sluice_error_t *err)
+/* How long settling waits for exit files that cannot be read yet, counted
+ * from the observation that started settling (replayed: a restart does not
+ * start the wait again). */
+#define POOL_EXITS_WAIT_S 30.0
+
+static sluice_err do_pool_exits(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_error_t *err)
 {
     sluice_pool_exit_t pe[SLUICE_FSM_MAX_POOLS];
     size_t n = 0;
+    bool failed = false;
     sluice_err rc;
 
     if (l->st.read_pool_exits != NULL) {
@@ -908,8 +914,15 @@ static sluice_err do_pool_exits(sluice_launcher_t *l, launch_t *L, sluice_error_
                                   &herr) != SLUICE_OK) {
             sluice_log(SLUICE_LOG_WARNING, "launch %s: pool exit files: %s", L->id, herr.text);
             n = 0;
+            failed = true;
         }
     }
+    /* A read that failed, or no file at all after an unasked CANCELLED
+     * (the files may not be visible on the service's side of the shared
+     * file system yet): read again next cycle, for a bounded time. */
+    if ((failed || (n == 0 && L->fsm.unasked_cancel)) &&
+        launcher_fsm_time(now) - L->fsm.settle_time < POOL_EXITS_WAIT_S)
+        return SLUICE_OK;
     for (size_t i = 0; i < n && i < SLUICE_FSM_MAX_POOLS; i++) {
         sluice_fsm_event_t ev;
         memset(&ev, 0, sizeof(ev));
@@ -996,7 +1009,7 @@ static sluice_err act_on(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_
         rc = do_cancel(l, L, err);
     due = sluice_fsm_due(&L->fsm, launcher_fsm_time(now));
     if (rc == SLUICE_OK && (due & SLUICE_DUE_POOL_EXITS))
-        rc = do_pool_exits(l, L, err);
+        rc = do_pool_exits(l, L, now, err);
     if (rc == SLUICE_OK && (due & SLUICE_DUE_ACCOUNTING_LOOKUP) && L->fsm.n_job_ids > 0)
         rc = launcher_do_accounting(l, L, now, err);
     return rc;

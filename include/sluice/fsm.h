@@ -267,8 +267,9 @@ typedef struct {
     size_t n_components; /* components in the last FOUND observation */
     sluice_fsm_pool_exit_t pools[SLUICE_FSM_MAX_POOLS];
     size_t n_pools;
-    bool settling; /* final verdict known; waiting for the pool exit files */
-    int verdict;   /* the verdict while settling */
+    bool settling;      /* final verdict known; waiting for the pool exit files */
+    double settle_time; /* time of the observation that started settling */
+    int verdict;        /* the verdict while settling */
     char verdict_reason[SLUICE_FSM_REASON_MAX];
     /* A component read CANCELLED although sluice did not cancel: the exit
      * files decide whether a pool failed (docs/state-machine.md). */

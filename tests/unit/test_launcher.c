@@ -560,12 +560,46 @@ Test(launcher, outside_cancel_without_exit_files_stays_infrastructure_error)
 
     final_stage(0, SLUICE_JOB_CANCELLED);
     accept_launch(l, "XC2", 2, NULL, NULL, 0);
-    cr_assert_eq(run_to_end(l, "XC2", 20), 104);
+    cr_assert_eq(run_to_end(l, "XC2", 60), 104);
     cr_assert(reason_has("XC2", "cancelled without the caller's intent"));
     accept_launch(l, "XC1", 1, NULL, NULL, 0);
-    cr_assert_eq(run_to_end(l, "XC1", 20), 104);
+    cr_assert_eq(run_to_end(l, "XC1", 60), 104);
     cr_assert(reason_has("XC1", "cancelled without the caller's intent"));
     cr_assert_eq(count_events("XC1", "pool-exits-read"), 1);
+    sluice_launcher_free(l);
+}
+
+/* Settling after an unasked CANCELLED with no exit file visible yet (or a
+ * read that fails) reads again, up to 30 s from the settling observation,
+ * also across a restart; files that appear in that time decide. */
+Test(launcher, unasked_cancel_waits_a_bounded_time_for_the_exit_files)
+{
+    sluice_launcher_t *l = new_launcher();
+    int64_t t0;
+    int i;
+
+    final_stage(0, SLUICE_JOB_CANCELLED);
+    accept_launch(l, "XW1", 1, NULL, NULL, 0);
+    for (i = 0; i < 20 && count_events("XW1", "observed") < 3; i++)
+        step(l);
+    for (i = 0; i < 10; i++)
+        step(l);
+    cr_assert_not(is_done("XW1"), "decided before the files could appear");
+    cr_assert_eq(count_events("XW1", "pool-exits-read"), 0);
+    sluice_launcher_free(l);
+    l = new_launcher(); /* the wait is counted from the log, not from the restart */
+    set_pool_exit(0, "a", 3, 0, true);
+    step(l);
+    cr_assert(is_done("XW1"));
+    cr_assert_eq(result_of("XW1"), SLUICE_RESULT_EXECUTION_ERROR);
+    cr_assert(reason_has("XW1", "pool 'a' failed (exit 3"));
+
+    n_pool_exits = 0;
+    accept_launch(l, "XW2", 1, NULL, NULL, 0);
+    t0 = clock_now;
+    cr_assert_eq(run_to_end(l, "XW2", 60), 104);
+    cr_assert_geq(clock_now - t0, 30000, "gave up after %lld ms", (long long)(clock_now - t0));
+    cr_assert_leq(clock_now - t0, 45000, "waited %lld ms", (long long)(clock_now - t0));
     sluice_launcher_free(l);
 }
 
