@@ -397,11 +397,19 @@ static int verdict_rank(int result)
     }
 }
 
+/* slurmctld FAILED the job before it started, for a pending reason that
+ * never clears (the launcher marks the record: the reason list is a site
+ * setting).  Slurm ended it, not the workload. */
+static bool failed_by_slurm(const sluice_jobview_t *v)
+{
+    return v->failed_unschedulable && v->base == SLUICE_JOB_FAILED;
+}
+
 /* An infrastructure flag or base state: nothing the exit files say changes
  * that verdict. */
 static bool hard_infra(const sluice_jobview_t *v)
 {
-    return (v->flags & INFRA_FLAGS) != 0 || infra_base(v->base);
+    return (v->flags & INFRA_FLAGS) != 0 || infra_base(v->base) || failed_by_slurm(v);
 }
 
 /* CANCELLED although sluice did not cancel it.  That is an admin's scancel,
@@ -425,6 +433,11 @@ component_verdict(const sluice_fsm_launch_t *l, const sluice_jobview_t *v, char 
     }
     if (infra_base(v->base)) {
         snprintf(why, cap, "infrastructure state");
+        return SLUICE_RESULT_INFRASTRUCTURE_ERROR;
+    }
+    if (failed_by_slurm(v)) {
+        snprintf(why, cap, "slurmctld failed the job: %s can never be satisfied",
+                 v->state_reason != NULL ? v->state_reason : "its pending reason");
         return SLUICE_RESULT_INFRASTRUCTURE_ERROR;
     }
     if (l->intent == SLUICE_CANCEL_CALLER &&
@@ -588,6 +601,7 @@ static sluice_err apply_found(sluice_fsm_launch_t *l,
          * unasked CANCELLED was a pool's failure (the script's stop of the
          * other pools races Slurm's end of the job); the exit files can. */
         l->settling = true;
+        l->settle_time = ev->time;
         l->verdict = best;
         l->unasked_cancel = unasked;
         l->verdict_rest = rest;
@@ -726,8 +740,21 @@ static sluice_err apply_unasked_cancel(sluice_fsm_launch_t *l, sluice_fsm_transi
 {
     size_t n_failed = 0;
     const sluice_fsm_pool_exit_t *p = failed_pool(l, true, &n_failed);
+    bool signalled = false;
     int result;
 
+    for (size_t i = 0; i < l->n_pools; i++)
+        signalled |= l->pools[i].signalled;
+    if (signalled && (p == NULL || !p->first)) {
+        /* The script's trap ran and it had recorded no failure before: an
+         * outside cancel, whatever the pools exited with on their way out
+         * (a workload that handles SIGTERM may exit 1). */
+        set_state(l, tr, SLUICE_FSM_DONE, SLUICE_RESULT_INFRASTRUCTURE_ERROR,
+                  "cancelled without the caller's intent: the script was signalled before any "
+                  "pool failed; %s",
+                  l->verdict_reason);
+        return SLUICE_OK;
+    }
     if (p == NULL || stopped_pool(p)) {
         if (p != NULL)
             set_state(l, tr, SLUICE_FSM_DONE, SLUICE_RESULT_INFRASTRUCTURE_ERROR,
@@ -914,6 +941,19 @@ static sluice_err apply_event(sluice_fsm_launch_t *l,
         note(tr, "cancel sent");
         return SLUICE_OK;
 
+    case SLUICE_EV_CANCEL_WITHDRAWN:
+        /* A cancel for a pending job (timeout, unschedulable) that was not
+         * sent: the launcher's fresh read before the DELETE showed the job
+         * started, so the reason to cancel is gone and the launch goes on. */
+        if (l->state != SLUICE_FSM_CANCELLING || l->settling || l->cancel_sent ||
+            (l->intent != SLUICE_CANCEL_PENDING_TIMEOUT &&
+             l->intent != SLUICE_CANCEL_UNSCHEDULABLE))
+            return refuse(l, ev, err, NULL);
+        l->intent = SLUICE_CANCEL_NONE;
+        l->unschedulable[0] = '\0';
+        set_state(l, tr, SLUICE_FSM_RUNNING, 0, "job started before the cancel was sent; running");
+        return SLUICE_OK;
+
     case SLUICE_EV_PENDING_TIMEOUT:
         if (l->state != SLUICE_FSM_PENDING || l->intent != SLUICE_CANCEL_NONE)
             return refuse(l, ev, err, NULL);
@@ -973,8 +1013,10 @@ static sluice_err apply_event(sluice_fsm_launch_t *l,
         l->pools[i].exit_code = ev->exit_code;
         l->pools[i].signal = ev->signal;
         l->pools[i].first = ev->first;
-        note(tr, "pool '%s' exited %d (signal %d)%s", ev->pool, ev->exit_code, ev->signal,
-             ev->first ? ", the first pool to fail" : "");
+        l->pools[i].signalled = ev->signalled;
+        note(tr, "pool '%s' exited %d (signal %d)%s%s", ev->pool, ev->exit_code, ev->signal,
+             ev->first ? ", the first pool to fail" : "",
+             ev->signalled ? ", the script was signalled" : "");
         return SLUICE_OK;
 
     case SLUICE_EV_POOL_EXITS_READ:
@@ -1083,8 +1125,8 @@ bool sluice_fsm_launch_equal(const sluice_fsm_launch_t *a, const sluice_fsm_laun
           SAME(cancel_sent_time) && SAME(left_queue) && SAME(misses) && SAME(has_miss) &&
           SAME(last_miss_time) && SAME(has_pending) && SAME(first_pending) && SAME(prev_pending) &&
           SAME(last_pending) && SAME(pending_observed) && SAME(n_components) && SAME(n_pools) &&
-          SAME(settling) && SAME(verdict) && SAME_STR(verdict_reason) && SAME(unasked_cancel) &&
-          SAME(verdict_rest) && SAME(slurm_exit_code)))
+          SAME(settling) && SAME(settle_time) && SAME(verdict) && SAME_STR(verdict_reason) &&
+          SAME(unasked_cancel) && SAME(verdict_rest) && SAME(slurm_exit_code)))
         return false;
     for (i = 0; i < a->n_job_ids && i < SLUICE_FSM_MAX_JOBS; i++) {
         if (!SAME(job_ids[i]))
@@ -1092,7 +1134,7 @@ bool sluice_fsm_launch_equal(const sluice_fsm_launch_t *a, const sluice_fsm_laun
     }
     for (i = 0; i < a->n_pools && i < SLUICE_FSM_MAX_POOLS; i++) {
         if (!SAME_STR(pools[i].name) || !SAME(pools[i].exit_code) || !SAME(pools[i].signal) ||
-            !SAME(pools[i].first))
+            !SAME(pools[i].first) || !SAME(pools[i].signalled))
             return false;
     }
 #undef SAME
@@ -1145,7 +1187,7 @@ static const char *const *context_keys(sluice_fsm_event_type t)
     static const char *const adopted[] = {"attempt", "job_ids", "source", NULL};
     static const char *const observed[] = {"lookup", "source", "jobs", "detail", NULL};
     static const char *const cancel[] = {"caller", NULL};
-    static const char *const pool[] = {"pool", "exit_code", "signal", "first", NULL};
+    static const char *const pool[] = {"pool", "exit_code", "signal", "first", "signalled", NULL};
 
     switch (t) {
     case SLUICE_EV_SUBMIT_STARTED:
@@ -1233,6 +1275,54 @@ static sluice_err get_str(const json_t *obj,
     return SLUICE_OK;
 }
 
+size_t sluice_fsm_text_fit(const char *s, size_t max)
+{
+    size_t len = strlen(s), n;
+    int back;
+
+    if (max == 0)
+        return 0;
+    if (len < max)
+        return len;
+    /* s[n] is the first byte left out: while it continues a sequence, the
+     * cut is inside one, so the sequence goes too (at most 3 steps back:
+     * invalid text is cut where it is). */
+    n = max - 1;
+    for (back = 0; back < 3 && n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80; back++)
+        n--;
+    if (((unsigned char)s[n] & 0xC0) == 0x80)
+        n = max - 1;
+    return n;
+}
+
+char *sluice_fsm_text_dup(const char *s, size_t max)
+{
+    return s != NULL ? strndup(s, sluice_fsm_text_fit(s, max)) : NULL;
+}
+
+/* get_str() for free text from Slurm: a longer string is cut to `max`
+ * instead of refused, so a log written before the writers cut it (or by
+ * another writer) still replays. */
+static sluice_err get_text(const json_t *obj,
+                           const char *key,
+                           bool required,
+                           size_t max,
+                           char **out,
+                           const char *path,
+                           sluice_error_t *err)
+{
+    const json_t *v = json_object_get(obj, key);
+
+    if (v == NULL || !json_is_string(v) || json_string_length(v) < max)
+        return get_str(obj, key, required, max, out, path, err);
+    if (strlen(json_string_value(v)) != json_string_length(v))
+        return sluice_errorf(err, SLUICE_EINVAL, "%s.%s: has NUL", path, key);
+    *out = sluice_fsm_text_dup(json_string_value(v), max);
+    if (*out == NULL)
+        return sluice_errorf(err, SLUICE_ENOMEM, "%s.%s: out of memory", path, key);
+    return SLUICE_OK;
+}
+
 static sluice_err get_int(const json_t *obj,
                           const char *key,
                           bool required,
@@ -1296,6 +1386,7 @@ static const char *const view_keys[] = {"job_id",
                                         "derived_exit_code",
                                         "derived_exit_signal",
                                         "restart_count",
+                                        "failed_unschedulable",
                                         NULL};
 
 static sluice_err
@@ -1343,13 +1434,14 @@ view_from_json(const json_t *o, sluice_jobview_t *v, const char *path, sluice_er
             v->flags |= UINT32_C(1) << idx;
         }
     }
-    if ((rc = get_str(o, "state_reason", false, SLUICE_FSM_DETAIL_MAX, &v->state_reason, path,
-                      err)) != SLUICE_OK)
+    if ((rc = get_text(o, "state_reason", false, SLUICE_FSM_DETAIL_MAX, &v->state_reason, path,
+                       err)) != SLUICE_OK)
         return rc;
-    if ((rc = get_str(o, "state_description", false, SLUICE_FSM_DETAIL_MAX, &v->state_description,
-                      path, err)) != SLUICE_OK)
+    if ((rc = get_text(o, "state_description", false, SLUICE_FSM_DETAIL_MAX, &v->state_description,
+                       path, err)) != SLUICE_OK)
         return rc;
-    if ((rc = get_str(o, "nodes", false, SLUICE_FSM_DETAIL_MAX, &v->nodes, path, err)) != SLUICE_OK)
+    if ((rc = get_text(o, "nodes", false, SLUICE_FSM_DETAIL_MAX, &v->nodes, path, err)) !=
+        SLUICE_OK)
         return rc;
     n = 0;
     if ((rc = get_int(o, "exit_code", false, 0, 255, &n, &present, path, err)) != SLUICE_OK)
@@ -1379,6 +1471,13 @@ view_from_json(const json_t *o, sluice_jobview_t *v, const char *path, sluice_er
     if ((rc = get_int(o, "restart_count", false, 0, UINT32_MAX, &n, NULL, path, err)) != SLUICE_OK)
         return rc;
     v->restart_count = (uint32_t)n;
+    f = json_object_get(o, "failed_unschedulable");
+    if (f != NULL && !json_is_boolean(f))
+        return sluice_errorf(err, SLUICE_EINVAL, "%s.failed_unschedulable: must be a boolean",
+                             path);
+    v->failed_unschedulable = json_is_true(f);
+    if (v->failed_unschedulable && v->base != SLUICE_JOB_FAILED)
+        return sluice_errorf(err, SLUICE_EINVAL, "%s.failed_unschedulable: only with FAILED", path);
     return SLUICE_OK;
 }
 
@@ -1448,7 +1547,7 @@ static sluice_err parse_context(const json_t *ctx, sluice_fsm_event_t *ev, sluic
         return get_ids(ctx, ev, err);
     case SLUICE_EV_SUBMIT_UNCERTAIN:
     case SLUICE_EV_SUBMIT_REJECTED:
-        return get_str(ctx, "detail", true, SLUICE_FSM_DETAIL_MAX, &ev->detail, "context", err);
+        return get_text(ctx, "detail", true, SLUICE_FSM_DETAIL_MAX, &ev->detail, "context", err);
     case SLUICE_EV_UNSCHEDULABLE:
         return get_str(ctx, "detail", true, SLUICE_FSM_NAME_MAX, &ev->detail, "context", err);
     case SLUICE_EV_ADOPTED:
@@ -1484,8 +1583,8 @@ static sluice_err parse_context(const json_t *ctx, sluice_fsm_event_t *ev, sluic
         free(text);
         if (rc != SLUICE_OK)
             return rc;
-        if ((rc = get_str(ctx, "detail", false, SLUICE_FSM_DETAIL_MAX, &ev->detail, "context",
-                          err)) != SLUICE_OK)
+        if ((rc = get_text(ctx, "detail", false, SLUICE_FSM_DETAIL_MAX, &ev->detail, "context",
+                           err)) != SLUICE_OK)
             return rc;
         return get_jobs(ctx, ev, err);
     case SLUICE_EV_CANCEL_REQUESTED:
@@ -1503,6 +1602,9 @@ static sluice_err parse_context(const json_t *ctx, sluice_fsm_event_t *ev, sluic
         if ((f = json_object_get(ctx, "first")) != NULL && !json_is_boolean(f))
             return sluice_errorf(err, SLUICE_EINVAL, "context.first: must be a boolean");
         ev->first = json_is_true(f);
+        if ((f = json_object_get(ctx, "signalled")) != NULL && !json_is_boolean(f))
+            return sluice_errorf(err, SLUICE_EINVAL, "context.signalled: must be a boolean");
+        ev->signalled = json_is_true(f);
         return SLUICE_OK;
     default:
         return SLUICE_OK;
@@ -1581,6 +1683,12 @@ static json_t *ids_to_json(const uint64_t *ids, size_t n)
     return a;
 }
 
+/* Free text as a JSON string, cut to SLUICE_FSM_DETAIL_MAX. */
+static json_t *text_json(const char *s)
+{
+    return json_stringn(s, sluice_fsm_text_fit(s, SLUICE_FSM_DETAIL_MAX));
+}
+
 static json_t *view_to_json(const sluice_jobview_t *v)
 {
     json_t *o = json_object(), *flags = json_array();
@@ -1603,11 +1711,11 @@ static json_t *view_to_json(const sluice_jobview_t *v)
         flags = NULL;
     }
     if (v->state_reason != NULL)
-        put(o, "state_reason", json_string(v->state_reason), &ok);
+        put(o, "state_reason", text_json(v->state_reason), &ok);
     if (v->state_description != NULL && v->state_description[0] != '\0')
-        put(o, "state_description", json_string(v->state_description), &ok);
+        put(o, "state_description", text_json(v->state_description), &ok);
     if (v->nodes != NULL)
-        put(o, "nodes", json_string(v->nodes), &ok);
+        put(o, "nodes", text_json(v->nodes), &ok);
     if (v->has_exit) {
         put(o, "exit_code", json_integer(v->exit_code), &ok);
         put(o, "exit_signal", json_integer(v->exit_signal), &ok);
@@ -1618,6 +1726,8 @@ static json_t *view_to_json(const sluice_jobview_t *v)
     }
     if (v->restart_count != 0)
         put(o, "restart_count", json_integer(v->restart_count), &ok);
+    if (v->failed_unschedulable)
+        put(o, "failed_unschedulable", json_true(), &ok);
     json_decref(flags);
     if (!ok) {
         json_decref(o);
@@ -1668,6 +1778,8 @@ sluice_err sluice_fsm_event_to_json(const sluice_fsm_event_t *ev, json_t **out, 
         break;
     case SLUICE_EV_SUBMIT_UNCERTAIN:
     case SLUICE_EV_SUBMIT_REJECTED:
+        put(ctx, "detail", ev->detail ? text_json(ev->detail) : json_null(), &ok);
+        break;
     case SLUICE_EV_UNSCHEDULABLE:
         put(ctx, "detail", ev->detail ? json_string(ev->detail) : json_null(), &ok);
         break;
@@ -1675,7 +1787,7 @@ sluice_err sluice_fsm_event_to_json(const sluice_fsm_event_t *ev, json_t **out, 
         put(ctx, "lookup", json_string(sluice_lookup_name(ev->lookup)), &ok);
         put(ctx, "source", json_string(sluice_lookup_source_name(ev->source)), &ok);
         if (ev->detail != NULL)
-            put(ctx, "detail", json_string(ev->detail), &ok);
+            put(ctx, "detail", text_json(ev->detail), &ok);
         if (ev->lookup == SLUICE_LOOKUP_FOUND) {
             jobs = json_array();
             for (i = 0; jobs != NULL && ok && i < ev->n_jobs && ev->jobs != NULL; i++) {
@@ -1694,6 +1806,8 @@ sluice_err sluice_fsm_event_to_json(const sluice_fsm_event_t *ev, json_t **out, 
         put(ctx, "signal", json_integer(ev->signal), &ok);
         if (ev->first)
             put(ctx, "first", json_true(), &ok);
+        if (ev->signalled)
+            put(ctx, "signalled", json_true(), &ok);
         break;
     default:
         break;

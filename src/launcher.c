@@ -468,14 +468,16 @@ sluice_err launcher_record_simple(sluice_launcher_t *l,
 
     memset(&ev, 0, sizeof(ev));
     ev.type = type;
-    if (detail != NULL && (ev.detail = strndup(detail, SLUICE_FSM_DETAIL_MAX - 1)) == NULL)
+    if (detail != NULL && (ev.detail = sluice_fsm_text_dup(detail, SLUICE_FSM_DETAIL_MAX)) == NULL)
         return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
     rc = launcher_record(l, L, &ev, NULL, err);
     sluice_fsm_event_clear(&ev);
     return rc;
 }
 
-/* Copy views into an event (the event owns its copies). */
+/* Copy views into an event (the event owns its copies).  Slurm's free text
+ * is cut to what an event holds (a state description can list hundreds of
+ * nodes), so what is folded live is what replay reads back. */
 static sluice_err copy_views(const sluice_jobview_t *src, size_t n, sluice_jobview_t **out)
 {
     sluice_jobview_t *v = calloc(n > 0 ? n : 1, sizeof(*v));
@@ -489,10 +491,12 @@ static sluice_err copy_views(const sluice_jobview_t *src, size_t n, sluice_jobvi
         DUP(comment);
         DUP(user_name);
         DUP(partition);
-        DUP(nodes);
-        DUP(state_reason);
-        DUP(state_description);
 #undef DUP
+#define CUT(f) v[i].f = sluice_fsm_text_dup(src[i].f, SLUICE_FSM_DETAIL_MAX)
+        CUT(nodes);
+        CUT(state_reason);
+        CUT(state_description);
+#undef CUT
     }
     *out = v;
     return SLUICE_OK;
@@ -519,6 +523,7 @@ sluice_err launcher_record_observed(sluice_launcher_t *l,
         if (copy_views(views, n, &ev.jobs) != SLUICE_OK)
             return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
         ev.n_jobs = n;
+        launcher_mark_failed_unschedulable(l, ev.jobs, n);
         if (!launcher_fill_hidden_bases(L->views, L->n_views, ev.jobs, n)) {
             sluice_log(SLUICE_LOG_WARNING,
                        "launch %s: Slurm reported a job state sluice does not know; "
@@ -823,6 +828,18 @@ sluice_err sluice_launcher_cancel(sluice_launcher_t *l,
 
 /* ---- cancel ------------------------------------------------------------ */
 
+/* Whether a fresh read shows a component that is no longer pending (a base
+ * a v0.0.38 flag hides is filled in from the last records first). */
+static bool started(const launch_t *L, sluice_jobview_t *v, size_t n)
+{
+    (void)launcher_fill_hidden_bases(L->views, L->n_views, v, n);
+    for (size_t i = 0; i < n; i++) {
+        if (v[i].base != SLUICE_JOB_PENDING && v[i].base != SLUICE_JOB_BASE_UNKNOWN)
+            return true;
+    }
+    return false;
+}
+
 static sluice_err do_cancel(sluice_launcher_t *l, launch_t *L, sluice_error_t *err)
 {
     sluice_jobview_t *v = NULL;
@@ -864,6 +881,21 @@ static sluice_err do_cancel(sluice_launcher_t *l, launch_t *L, sluice_error_t *e
                            json_pack("{s:I, s:s}", "job_id", (json_int_t)id, "mismatch", why), err);
         goto out;
     }
+    if ((L->fsm.intent == SLUICE_CANCEL_UNSCHEDULABLE ||
+         L->fsm.intent == SLUICE_CANCEL_PENDING_TIMEOUT) &&
+        !L->fsm.cancel_sent && started(L, v, n)) {
+        /* The cancel is for a job that waits; this one no longer does (the
+         * decision may have come from a record older than the batched
+         * state).  The fresh read is the truth: record it, and go on. */
+        rc = launcher_record_observed(l, L, SLUICE_LOOKUP_FOUND, SLUICE_SOURCE_LIVE, v, n, err);
+        if (rc == SLUICE_OK && L->fsm.state == SLUICE_FSM_CANCELLING)
+            rc = launcher_record_simple(l, L, SLUICE_EV_CANCEL_WITHDRAWN, NULL, err);
+        launcher_views_free(L->views, L->n_views);
+        L->views = v;
+        L->n_views = n;
+        L->have_state = false; /* the next batched read sets the cache again */
+        return rc;
+    }
     launcher_take_token(l);
     if (l->cl.cancel(l->cl.arg, id, 0, &cerr) != SLUICE_OK) {
         sluice_log(SLUICE_LOG_WARNING, "launch %s: cancel of job %" PRIu64 ": %s", L->id, id,
@@ -878,10 +910,16 @@ out:
 
 /* ---- per-launch actions ------------------------------------------------ */
 
-static sluice_err do_pool_exits(sluice_launcher_t *l, launch_t *L, sluice_error_t *err)
+/* How long settling waits for exit files that cannot be read yet, counted
+ * from the observation that started settling (replayed: a restart does not
+ * start the wait again). */
+#define POOL_EXITS_WAIT_S 30.0
+
+static sluice_err do_pool_exits(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_error_t *err)
 {
     sluice_pool_exit_t pe[SLUICE_FSM_MAX_POOLS];
     size_t n = 0;
+    bool failed = false;
     sluice_err rc;
 
     if (l->st.read_pool_exits != NULL) {
@@ -890,8 +928,15 @@ static sluice_err do_pool_exits(sluice_launcher_t *l, launch_t *L, sluice_error_
                                   &herr) != SLUICE_OK) {
             sluice_log(SLUICE_LOG_WARNING, "launch %s: pool exit files: %s", L->id, herr.text);
             n = 0;
+            failed = true;
         }
     }
+    /* A read that failed, or no file at all after an unasked CANCELLED
+     * (the files may not be visible on the service's side of the shared
+     * file system yet): read again next cycle, for a bounded time. */
+    if ((failed || (n == 0 && L->fsm.unasked_cancel)) &&
+        launcher_fsm_time(now) - L->fsm.settle_time < POOL_EXITS_WAIT_S)
+        return SLUICE_OK;
     for (size_t i = 0; i < n && i < SLUICE_FSM_MAX_POOLS; i++) {
         sluice_fsm_event_t ev;
         memset(&ev, 0, sizeof(ev));
@@ -900,6 +945,7 @@ static sluice_err do_pool_exits(sluice_launcher_t *l, launch_t *L, sluice_error_
         ev.exit_code = pe[i].exit_code;
         ev.signal = pe[i].signal;
         ev.first = pe[i].first;
+        ev.signalled = pe[i].signalled;
         rc = ev.pool != NULL ? launcher_record(l, L, &ev, NULL, err)
                              : sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
         sluice_fsm_event_clear(&ev);
@@ -961,8 +1007,12 @@ static sluice_err act_on(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_
         rc = launcher_do_reconcile(l, L, now, err);
     if (rc == SLUICE_OK && L->fsm.state != SLUICE_FSM_DONE)
         rc = launcher_do_old_attempts(l, L, now, err);
+    /* The records may be older than the batched state when the read budget
+     * put the full read off: a job jobs/state shows started is not judged
+     * by its old pending reason. */
     if (rc == SLUICE_OK && !l->o.wait_unschedulable && L->fsm.state == SLUICE_FSM_PENDING &&
-        L->fsm.intent == SLUICE_CANCEL_NONE &&
+        L->fsm.intent == SLUICE_CANCEL_NONE && L->n_views > 0 &&
+        !(L->have_batch && L->batch_base != L->views[0].base) &&
         launcher_unschedulable(l, L->views, L->n_views, why, sizeof(why)))
         rc = launcher_record_simple(l, L, SLUICE_EV_UNSCHEDULABLE, why, err);
     due = sluice_fsm_due(&L->fsm, launcher_fsm_time(now));
@@ -973,7 +1023,7 @@ static sluice_err act_on(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_
         rc = do_cancel(l, L, err);
     due = sluice_fsm_due(&L->fsm, launcher_fsm_time(now));
     if (rc == SLUICE_OK && (due & SLUICE_DUE_POOL_EXITS))
-        rc = do_pool_exits(l, L, err);
+        rc = do_pool_exits(l, L, now, err);
     if (rc == SLUICE_OK && (due & SLUICE_DUE_ACCOUNTING_LOOKUP) && L->fsm.n_job_ids > 0)
         rc = launcher_do_accounting(l, L, now, err);
     return rc;

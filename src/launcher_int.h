@@ -68,6 +68,10 @@ typedef struct {
     bool have_state;
     sluice_job_base last_base;
     uint32_t last_flags;
+    /* The latest batched (jobs/state) base, even when the budget put the
+     * full read off; UNKNOWN once the job left the live queue. */
+    bool have_batch;
+    sluice_job_base batch_base;
     sluice_jobview_t *views;
     size_t n_views;
     bool last_unavailable;
@@ -218,6 +222,12 @@ void launcher_adapt_interval(sluice_launcher_t *l, int64_t now);
  * `out`. */
 bool launcher_unschedulable(
     const sluice_launcher_t *l, const sluice_jobview_t *v, size_t n, char *out, size_t cap);
+/* Mark each FAILED record that never started and whose reason is on the
+ * never-clearing list (sluice_jobview_t.failed_unschedulable): slurmctld
+ * ended it, and the state machine ends the launch INFRASTRUCTURE_ERROR.
+ * Done whatever job_launcher.fail_unschedulable says: Slurm, not sluice,
+ * ended the job. */
+void launcher_mark_failed_unschedulable(const sluice_launcher_t *l, sluice_jobview_t *v, size_t n);
 /* The default reasons (NULL-terminated). */
 extern const char *const launcher_default_unschedulable[];
 

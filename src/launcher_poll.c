@@ -65,31 +65,61 @@ static bool no_node_listed(const char *text)
     return true;
 }
 
+/* Whether the record's reason is one of the site's never-clearing list;
+ * `out` gets the name the launch's reason shows. */
+static bool
+reason_never_clears(const sluice_launcher_t *l, const sluice_jobview_t *v, char *out, size_t cap)
+{
+    const char *r = v->state_reason;
+    size_t len;
+
+    if (r == NULL)
+        return false;
+    /* Some tools hand over "Reason, detail"; Slurm's field is the name. */
+    len = strcspn(r, ",");
+    for (size_t k = 0; k < l->n_unsched; k++) {
+        if (strlen(l->unsched[k]) != len || strncasecmp(l->unsched[k], r, len) != 0)
+            continue;
+        if (strcasecmp(l->unsched[k], "ReqNodeNotAvail") == 0) {
+            if (!no_node_listed(v->state_description) && !no_node_listed(r))
+                continue;
+            snprintf(out, cap, "ReqNodeNotAvail with no node listed");
+            return true;
+        }
+        snprintf(out, cap, "%.*s", (int)len, r);
+        return true;
+    }
+    return false;
+}
+
 bool launcher_unschedulable(
     const sluice_launcher_t *l, const sluice_jobview_t *v, size_t n, char *out, size_t cap)
 {
     for (size_t i = 0; i < n; i++) {
-        const char *r = v[i].state_reason;
-        size_t len;
-
-        if (v[i].base != SLUICE_JOB_PENDING || r == NULL)
-            continue;
-        /* Some tools hand over "Reason, detail"; Slurm's field is the name. */
-        len = strcspn(r, ",");
-        for (size_t k = 0; k < l->n_unsched; k++) {
-            if (strlen(l->unsched[k]) != len || strncasecmp(l->unsched[k], r, len) != 0)
-                continue;
-            if (strcasecmp(l->unsched[k], "ReqNodeNotAvail") == 0) {
-                if (!no_node_listed(v[i].state_description) && !no_node_listed(r))
-                    continue;
-                snprintf(out, cap, "ReqNodeNotAvail with no node listed");
-                return true;
-            }
-            snprintf(out, cap, "%.*s", (int)len, r);
+        if (v[i].base == SLUICE_JOB_PENDING && reason_never_clears(l, &v[i], out, cap))
             return true;
-        }
     }
     return false;
+}
+
+/* A job that never started: no node was ever allocated ("" in slurmctld's
+ * record, "None assigned" in accounting) or no start time.  Slurm 24.11
+ * fails such a job with start_time = end_time = the time it gave up, so
+ * the start time alone does not tell. */
+static bool never_started(const sluice_jobview_t *v)
+{
+    return v->start_time == 0 || v->nodes == NULL || v->nodes[0] == '\0' ||
+           strcmp(v->nodes, "None assigned") == 0;
+}
+
+void launcher_mark_failed_unschedulable(const sluice_launcher_t *l, sluice_jobview_t *v, size_t n)
+{
+    char why[SLUICE_FSM_NAME_MAX];
+
+    for (size_t i = 0; i < n; i++) {
+        v[i].failed_unschedulable = v[i].base == SLUICE_JOB_FAILED && never_started(&v[i]) &&
+                                    reason_never_clears(l, &v[i], why, sizeof(why));
+    }
 }
 
 /* ---- the poller -------------------------------------------------------- */
@@ -160,6 +190,8 @@ static sluice_err poll_one(sluice_launcher_t *l,
     if (batch == SLUICE_LOOKUP_UNAVAILABLE)
         return launcher_record_observed(l, L, SLUICE_LOOKUP_UNAVAILABLE, SLUICE_SOURCE_LIVE, NULL,
                                         0, err);
+    L->have_batch = true;
+    L->batch_base = st->present ? st->base : SLUICE_JOB_BASE_UNKNOWN;
     if (!st->present) {
         L->have_state = false;
         return launcher_record_observed(l, L, SLUICE_LOOKUP_NOT_FOUND, SLUICE_SOURCE_LIVE, NULL, 0,

@@ -604,7 +604,9 @@ static const char step_function[] =
 /* exit/.first ("<pool> <code>") is sluice's record of the pool that failed
  * first on its own.  It is written only while the script itself has not
  * been signalled: after an outside cancel every pool reads 143 or 137, and
- * none of them failed. */
+ * none of them failed.  exit/.signalled (empty) is the TERM/INT trap's own
+ * record: the script was signalled, so a pool that exits 1 on its way out
+ * (a workload that handles SIGTERM) did not fail on its own. */
 static const char wait_block[] =
     "SLUICE_FIRST_RC=0\n"
     "SLUICE_FIRST_POOL=\n"
@@ -633,7 +635,8 @@ static const char wait_block[] =
     "    done\n"
     "    return 1\n"
     "}\n"
-    "trap 'sluice_signalled=1; kill -TERM \"${SLUICE_PIDS[@]}\" 2>/dev/null || true' TERM INT\n"
+    "trap 'sluice_signalled=1; { : >\"$SLUICE_STAGING/exit/.signalled\"; } 2>/dev/null || true; "
+    "kill -TERM \"${SLUICE_PIDS[@]}\" 2>/dev/null || true' TERM INT\n"
     "while sluice_alive; do\n"
     "    wait -n 2>/dev/null || true\n"
     "    sluice_scan\n"
@@ -905,6 +908,10 @@ static sluice_err emit_script(rctx_t *c, sluice_render_t *r, char **out)
            "requeue is off for this launch; refusing to run twice\"\n",
            SLUICE_RENDER_EXIT_REQUEUED);
         P("fi\n");
+    } else {
+        P("\n# 1. Requeue is on for this launch: a run starts with none of the exit\n"
+          "# files (exit/<pool>, .first, .signalled) of the run before it.\n");
+        P("rm -rf -- \"$SLUICE_STAGING/exit\"\n");
     }
 
     P("\n# 2. Identity of the launch.\n");

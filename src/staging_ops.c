@@ -204,7 +204,8 @@ static sluice_err read_pool_exits(void *arg,
     staging_ctx_t *c = arg;
     json_t *render, *pools, *p;
     const char *dir;
-    char first[SLUICE_FSM_NAME_MAX];
+    char first[SLUICE_FSM_NAME_MAX], path[4400];
+    bool signalled = false;
     size_t i;
 
     (void)attempt;
@@ -214,12 +215,16 @@ static sluice_err read_pool_exits(void *arg,
     dir = staging_dir_of(render);
     if (dir == NULL || !read_first_pool(dir, first, sizeof(first)))
         first[0] = '\0';
+    if (dir != NULL) {
+        snprintf(path, sizeof(path), "%s/exit/.signalled", dir);
+        signalled = access(path, F_OK) == 0;
+    }
     pools = json_object_get(render, "pools");
     json_array_foreach(pools, i, p)
     {
         const char *name = json_is_string(p) ? json_string_value(p)
                                              : json_string_value(json_object_get(p, "name"));
-        char path[4400], line[64];
+        char line[64];
         FILE *f;
         long rc;
 
@@ -233,6 +238,7 @@ static sluice_err read_pool_exits(void *arg,
             memset(&out[*n_out], 0, sizeof(out[*n_out]));
             snprintf(out[*n_out].name, sizeof(out[*n_out].name), "%s", name);
             out[*n_out].first = first[0] != '\0' && strcmp(first, name) == 0;
+            out[*n_out].signalled = signalled;
             /* bash reports a step killed by signal S as 128+S. */
             if (rc > 128 && rc < 128 + 65) {
                 out[*n_out].signal = (int)(rc - 128);

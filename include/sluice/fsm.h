@@ -95,7 +95,8 @@ typedef enum {
     XX(POOL_EXIT, "pool-exit")                                                                     \
     XX(POOL_EXITS_READ, "pool-exits-read")                                                         \
     XX(UNSCHEDULABLE, "unschedulable")                                                             \
-    XX(SUBMIT_RESENT, "submit-resent")
+    XX(SUBMIT_RESENT, "submit-resent")                                                             \
+    XX(CANCEL_WITHDRAWN, "cancel-withdrawn")
 
 typedef enum {
 #define SLUICE_FSM_EVENT_ENUM(id, name) SLUICE_EV_##id,
@@ -141,6 +142,15 @@ SLUICE_API bool sluice_lookup_source_from_name(const char *name, sluice_lookup_s
 #define SLUICE_FSM_DETAIL_MAX 256 /* free text in an event, NUL included */
 #define SLUICE_FSM_REASON_MAX 320 /* the recorded reason, NUL included */
 
+/* Length of the longest prefix of `s` that fits in `max` bytes with its NUL
+ * and does not end inside a UTF-8 sequence (strlen(s) when all fits).  Free
+ * text from Slurm (a state description listing hundreds of nodes) is cut to
+ * this before it goes into an event. */
+SLUICE_API size_t sluice_fsm_text_fit(const char *s, size_t max);
+/* A new copy of `s` cut by sluice_fsm_text_fit(); NULL for a NULL `s` or
+ * out of memory. */
+SLUICE_API char *sluice_fsm_text_dup(const char *s, size_t max);
+
 /* ---- configuration ----------------------------------------------------- */
 
 /* Per-launch settings; fixed for the launch's life (replay needs the same). */
@@ -174,11 +184,12 @@ typedef struct {
     sluice_lookup_source source; /* observed, adopted */
     sluice_jobview_t *jobs;      /* observed FOUND: one per component (owned) */
     size_t n_jobs;
-    char *caller;  /* cancel-requested */
-    char *pool;    /* pool-exit */
-    int exit_code; /* pool-exit */
-    int signal;    /* pool-exit */
-    bool first;    /* pool-exit: the script recorded this pool as the first to fail */
+    char *caller;   /* cancel-requested */
+    char *pool;     /* pool-exit */
+    int exit_code;  /* pool-exit */
+    int signal;     /* pool-exit */
+    bool first;     /* pool-exit: the script recorded this pool as the first to fail */
+    bool signalled; /* pool-exit: exit/.signalled: the script itself was signalled */
 } sluice_fsm_event_t;
 
 /* Release everything the event owns and zero it.  NULL-safe.  Frees the job
@@ -214,7 +225,8 @@ typedef struct {
     char name[SLUICE_FSM_NAME_MAX];
     int exit_code;
     int signal;
-    bool first; /* the script's exit/.first names this pool */
+    bool first;     /* the script's exit/.first names this pool */
+    bool signalled; /* read with exit/.signalled present (the script was signalled) */
 } sluice_fsm_pool_exit_t;
 
 /* The whole state of one launch.  Plain data: no pointers. */
@@ -256,8 +268,9 @@ typedef struct {
     size_t n_components; /* components in the last FOUND observation */
     sluice_fsm_pool_exit_t pools[SLUICE_FSM_MAX_POOLS];
     size_t n_pools;
-    bool settling; /* final verdict known; waiting for the pool exit files */
-    int verdict;   /* the verdict while settling */
+    bool settling;      /* final verdict known; waiting for the pool exit files */
+    double settle_time; /* time of the observation that started settling */
+    int verdict;        /* the verdict while settling */
     char verdict_reason[SLUICE_FSM_REASON_MAX];
     /* A component read CANCELLED although sluice did not cancel: the exit
      * files decide whether a pool failed (docs/state-machine.md). */

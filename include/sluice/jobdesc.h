@@ -167,6 +167,11 @@ typedef struct {
     int64_t start_time;
     int64_t end_time;
     uint32_t restart_count;
+    /* Set by the launcher, never by a parser: slurmctld FAILED the job
+     * before it started, with a pending reason that never clears (Slurm
+     * 24.11 fails a job whose node count its partition cannot hold at once,
+     * with BadConstraints).  Not the workload's failure. */
+    bool failed_unschedulable;
 } sluice_jobview_t;
 
 SLUICE_API void sluice_jobview_clear(sluice_jobview_t *v);

@@ -163,6 +163,9 @@ typedef struct {
     int exit_code;
     int signal;
     bool first;
+    /* `exit/.signalled` was there: the script's TERM/INT trap ran (an
+     * outside cancel reached the script).  The same for every pool read. */
+    bool signalled;
 } sluice_pool_exit_t;
 
 /* Staging hooks; any member may be NULL (then the step is skipped and

@@ -76,6 +76,7 @@ uint64_t fake_cluster_add_job(
     j->submit_s = fc->clock_ms != NULL ? *fc->clock_ms / 1000 : 0;
     j->pending_reason = fc->pending_reason;
     j->pending_desc = fc->pending_desc;
+    j->unstarted_reason = fc->unstarted_reason;
     return j->id;
 }
 
@@ -97,10 +98,12 @@ static void views_of(const fake_job_t *j, bool acct, sluice_jobview_t **out, siz
         v[k].comment = acct ? NULL : strdup(j->comment);
         v[k].user_name = strdup(j->user);
         v[k].partition = strdup("debug");
-        v[k].nodes = s->base == SLUICE_JOB_PENDING ? NULL : strdup("node[1-2]");
+        v[k].nodes = s->base == SLUICE_JOB_PENDING ? NULL
+                     : j->unstarted_reason != NULL ? strdup("")
+                                                   : strdup("node[1-2]");
         bool pending = s->base == SLUICE_JOB_PENDING;
 
-        v[k].state_reason = strdup(!pending            ? "None"
+        v[k].state_reason = strdup(!pending ? (j->unstarted_reason ? j->unstarted_reason : "None")
                                    : j->pending_reason ? j->pending_reason
                                                        : "Priority");
         v[k].state_description =
@@ -111,6 +114,8 @@ static void views_of(const fake_job_t *j, bool acct, sluice_jobview_t **out, siz
         v[k].exit_code = s->exit_code;
         v[k].exit_signal = s->signal;
         v[k].submit_time = j->submit_s;
+        if (!pending && j->unstarted_reason != NULL)
+            v[k].start_time = v[k].end_time = j->submit_s + 1;
     }
     *out = v;
     *n_out = v != NULL ? j->n_comp : 0;

@@ -59,6 +59,10 @@ typedef struct {
     int cancels;
     const char *pending_reason; /* state_reason while pending (borrowed); NULL: "Priority" */
     const char *pending_desc;   /* state_description while pending (borrowed), or NULL */
+    /* state_reason once final (borrowed; NULL: "None").  Set, the job is
+     * shown as one slurmctld failed before it started: no nodes, start_time
+     * = end_time (Slurm 24.11's BadConstraints failure). */
+    const char *unstarted_reason;
 } fake_job_t;
 
 typedef struct {
@@ -77,6 +81,7 @@ typedef struct {
     const char *user;
     const char *pending_reason; /* given to later jobs (fake_job_t) */
     const char *pending_desc;
+    const char *unstarted_reason;
     const int64_t *clock_ms;
     bool no_submit_many; /* leave submit_many NULL in the ops table */
     /* submit_many: what the launcher asked for, and what really overlapped */

@@ -1174,6 +1174,81 @@ Test(fsm, unasked_cancel_is_the_failed_pools_result)
     }
 }
 
+/* An admin's scancel of a workload that handles SIGTERM and exits 1: the
+ * script's exit/.signalled (pool-exit "signalled") without a .first record
+ * is INFRASTRUCTURE_ERROR; a .first written before the signal still names
+ * its pool; with neither record (an older render) the exit codes decide. */
+Test(fsm, unasked_cancel_of_a_signalled_script_is_infrastructure_error)
+{
+    static const struct {
+        const char *what;
+        size_t n_pools;
+        int code[2], sig[2];
+        bool first_b, signalled;
+        int expect;
+        const char *reason_has;
+    } rows[] = {
+        {"one pool exits 1 after TERM",
+         1,
+         {1, 0},
+         {0, 0},
+         false,
+         true,
+         SLUICE_RESULT_INFRASTRUCTURE_ERROR,
+         "the script was signalled before any pool failed"},
+        {"a exits 1, b stopped",
+         2,
+         {1, 0},
+         {0, 15},
+         false,
+         true,
+         SLUICE_RESULT_INFRASTRUCTURE_ERROR,
+         "cancelled without the caller's intent"},
+        {"b failed first, then the signal",
+         2,
+         {0, 3},
+         {15, 0},
+         true,
+         true,
+         SLUICE_RESULT_EXECUTION_ERROR,
+         "pool 'b' failed (exit 3"},
+        {"old render: no record at all",
+         1,
+         {1, 0},
+         {0, 0},
+         false,
+         false,
+         SLUICE_RESULT_EXECUTION_ERROR,
+         "pool 'a' failed (exit 1"},
+    };
+    char names[2][2] = {"a", "b"};
+
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        sluice_jobview_t v = V(SLUICE_JOB_RUNNING, 0, false, 0, 0);
+        run_t r;
+
+        run_init(&r, NULL);
+        to_submitted(&r);
+        cr_assert_eq(observe(&r, v, 1), SLUICE_OK);
+        cr_assert_eq(observe(&r, V(SLUICE_JOB_CANCELLED, 0, true, 0, 15), 9), SLUICE_OK);
+        cr_assert(r.l.settling, "%s: not settling (%s)", rows[i].what, r.l.reason);
+        for (size_t k = 0; k < rows[i].n_pools; k++) {
+            sluice_fsm_event_t ev = E_pool(names[k], rows[i].code[k], rows[i].sig[k], 10);
+
+            ev.first = k == 1 && rows[i].first_b;
+            ev.signalled = rows[i].signalled;
+            cr_assert_eq(step(&r, ev), SLUICE_OK, "%s: %s", rows[i].what, r.err.text);
+        }
+        cr_assert_eq(step(&r, E(SLUICE_EV_POOL_EXITS_READ, 11)), SLUICE_OK);
+        cr_assert_eq(r.l.state, SLUICE_FSM_DONE, "%s", rows[i].what);
+        cr_assert_eq(r.l.result, rows[i].expect, "%s: got %d (%s)", rows[i].what, r.l.result,
+                     r.l.reason);
+        cr_assert(strstr(r.l.reason, rows[i].reason_has) != NULL, "%s: '%s' lacks '%s'",
+                  rows[i].what, r.l.reason, rows[i].reason_has);
+        run_done(&r);
+    }
+}
+
 Test(fsm, first_pool_record_survives_the_log)
 {
     char a[] = "a", b[] = "b";
@@ -1241,6 +1316,45 @@ Test(fsm, unschedulable_cancels_and_ends_infrastructure_error)
     run_init(&r, NULL);
     to_submitted(&r);
     cr_assert_eq(step(&r, ev), SLUICE_EINVAL, "detail required");
+    run_done(&r);
+}
+
+/* A cancel for a waiting job that was not sent yet is withdrawn when the
+ * launcher's fresh read shows the job started; a sent cancel, or the
+ * caller's, is not. */
+Test(fsm, cancel_for_a_waiting_job_is_withdrawn_once_it_started)
+{
+    char why[] = "BadConstraints";
+    sluice_fsm_event_t ev = E(SLUICE_EV_UNSCHEDULABLE, 2);
+    run_t r;
+
+    ev.detail = why;
+    run_init(&r, NULL);
+    to_submitted(&r);
+    observe(&r, V(SLUICE_JOB_PENDING, 0, false, 0, 0), 1);
+    cr_assert_eq(step(&r, ev), SLUICE_OK, "%s", r.err.text);
+    observe(&r, V(SLUICE_JOB_RUNNING, 0, false, 0, 0), 3);
+    cr_assert_eq(r.l.state, SLUICE_FSM_CANCELLING, "an observation alone does not withdraw");
+    cr_assert_eq(step(&r, E(SLUICE_EV_CANCEL_WITHDRAWN, 4)), SLUICE_OK, "%s", r.err.text);
+    cr_assert_eq(r.l.state, SLUICE_FSM_RUNNING);
+    cr_assert_eq(r.l.intent, SLUICE_CANCEL_NONE);
+    cr_assert_not(sluice_fsm_due(&r.l, 4) & SLUICE_DUE_CANCEL);
+    observe(&r, V(SLUICE_JOB_COMPLETED, 0, true, 0, 0), 5);
+    cr_assert_eq(r.l.result, SLUICE_RESULT_SUCCEEDED, "%s", r.l.reason);
+    run_done(&r);
+
+    run_init(&r, NULL);
+    to_submitted(&r);
+    observe(&r, V(SLUICE_JOB_PENDING, 0, false, 0, 0), 1);
+    step(&r, ev);
+    step(&r, E(SLUICE_EV_CANCEL_SENT, 3));
+    cr_assert_eq(step(&r, E(SLUICE_EV_CANCEL_WITHDRAWN, 4)), SLUICE_ESTATE, "the DELETE is out");
+    run_done(&r);
+
+    run_init(&r, NULL);
+    to_running(&r);
+    step(&r, E_cancel(3));
+    cr_assert_eq(step(&r, E(SLUICE_EV_CANCEL_WITHDRAWN, 4)), SLUICE_ESTATE, "the caller's cancel");
     run_done(&r);
 }
 
@@ -1361,6 +1475,7 @@ Test(fsm, json_round_trip_every_event)
     evs[SLUICE_EV_OBSERVED] = E_found(views, 2, 8.5);
     evs[SLUICE_EV_CANCEL_REQUESTED] = E_cancel(9.5);
     evs[SLUICE_EV_POOL_EXIT] = E_pool(pool, 3, 0, 13.5);
+    evs[SLUICE_EV_POOL_EXIT].signalled = true;
     evs[SLUICE_EV_UNSCHEDULABLE].detail = reason;
     evs[SLUICE_EV_ACCEPTED].by = by;
     for (i = 0; i < SLUICE_EV_COUNT_; i++) {
@@ -1379,6 +1494,127 @@ Test(fsm, json_round_trip_every_event)
         json_decref(a);
         json_decref(b);
     }
+}
+
+/* slurmctld FAILED the job before it started, with a reason that never
+ * clears (the launcher marks the record): INFRASTRUCTURE_ERROR, even in a
+ * hetjob and even after the caller's abort; the mark is only for FAILED. */
+Test(fsm, failed_by_slurm_before_start_is_infrastructure_error)
+{
+    char reason[] = "BadConstraints";
+    sluice_jobview_t v = V(SLUICE_JOB_FAILED, 0, true, 0, 1),
+                     ok = V(SLUICE_JOB_COMPLETED, 0, true, 0, 0);
+    json_t *bad = json_loads("{\"seq\":0,\"time\":1,\"name\":\"observed\",\"context\":{"
+                             "\"lookup\":\"FOUND\",\"source\":\"live\",\"jobs\":[{\"job_id\":1,"
+                             "\"state\":\"COMPLETED\",\"failed_unschedulable\":true}]}}",
+                             0, NULL);
+    sluice_fsm_event_t ev;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    run_t r;
+
+    v.state_reason = reason;
+    v.failed_unschedulable = true;
+    run_init(&r, NULL);
+    to_submitted(&r);
+    cr_assert_eq(observe(&r, v, 20), SLUICE_OK, "%s", r.err.text);
+    cr_assert_eq(r.l.state, SLUICE_FSM_DONE);
+    cr_assert_eq(r.l.result, SLUICE_RESULT_INFRASTRUCTURE_ERROR);
+    cr_assert(strstr(r.l.reason, "slurmctld failed the job: BadConstraints can never be satisfied"),
+              "%s", r.l.reason);
+    run_done(&r);
+
+    run_init(&r, NULL);
+    to_submitted(&r);
+    cr_assert_eq(step(&r, E_cancel(15)), SLUICE_OK);
+    cr_assert_eq(observe2(&r, ok, v, 20), SLUICE_OK, "%s", r.err.text);
+    cr_assert_eq(r.l.result, SLUICE_RESULT_INFRASTRUCTURE_ERROR, "%s", r.l.reason);
+    run_done(&r);
+
+    memset(&ev, 0, sizeof(ev));
+    cr_assert_eq(sluice_fsm_event_from_json(bad, &ev, &err), SLUICE_EINVAL);
+    cr_assert(strstr(err.text, "failed_unschedulable") != NULL, "%s", err.text);
+    json_decref(bad);
+}
+
+Test(fsm, text_fit_cuts_on_a_utf8_boundary)
+{
+    /* "ab" then U+00E9 (2 bytes), U+20AC (3 bytes), U+1F600 (4 bytes). */
+    const char *s = "ab\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80z";
+    char *d;
+
+    cr_assert_eq(sluice_fsm_text_fit(s, 64), strlen(s));
+    cr_assert_eq(sluice_fsm_text_fit(s, 3), 2);
+    cr_assert_eq(sluice_fsm_text_fit(s, 4), 2, "inside the 2-byte sequence");
+    cr_assert_eq(sluice_fsm_text_fit(s, 5), 4);
+    cr_assert_eq(sluice_fsm_text_fit(s, 7), 4, "inside the 3-byte sequence");
+    cr_assert_eq(sluice_fsm_text_fit(s, 8), 7);
+    for (size_t max = 8; max < 11; max++)
+        cr_assert_eq(sluice_fsm_text_fit(s, max), 7, "inside the 4-byte sequence (%zu)", max);
+    cr_assert_eq(sluice_fsm_text_fit(s, 12), 11);
+    cr_assert_eq(sluice_fsm_text_fit(s, 1), 0);
+    d = sluice_fsm_text_dup(s, 10);
+    cr_assert_str_eq(d, "ab\xc3\xa9\xe2\x82\xac");
+    free(d);
+    cr_assert_null(sluice_fsm_text_dup(NULL, 10));
+}
+
+/* A state description listing many nodes: the written event holds a cut
+ * copy, and a log whose entry holds the whole text (written before the cut)
+ * still replays. */
+Test(fsm, long_slurm_text_is_cut_not_refused)
+{
+    char big[2001], *want;
+    sluice_jobview_t v = V(SLUICE_JOB_PENDING, 0, false, 0, 0);
+    sluice_fsm_event_t ev, back;
+    sluice_fsm_launch_t l;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    json_t *a = NULL, *log, *entry;
+    const char *text;
+
+    memset(big, 'x', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    memcpy(big, "ReqNodeNotAvail, UnavailableNodes:node[", 39);
+    big[SLUICE_FSM_DETAIL_MAX - 2] = '\xc3'; /* a 2-byte sequence across the limit */
+    big[SLUICE_FSM_DETAIL_MAX - 1] = '\xa9';
+    v.state_reason = big;
+    v.state_description = big;
+    v.nodes = big;
+    ev = E_found(&v, 1, 5);
+    ev.detail = big;
+    cr_assert_eq(sluice_fsm_event_to_json(&ev, &a, &err), SLUICE_OK, "%s", err.text);
+    text = json_string_value(
+        json_object_get(json_array_get(json_object_get(json_object_get(a, "context"), "jobs"), 0),
+                        "state_description"));
+    cr_assert_eq(strlen(text), SLUICE_FSM_DETAIL_MAX - 2, "cut before the split sequence");
+    cr_assert_eq(strncmp(text, big, strlen(text)), 0);
+    json_decref(a);
+
+    /* The whole text in the log, as an older sluice wrote it. */
+    log = json_loads("[{\"seq\":1,\"time\":1,\"name\":\"accepted\",\"context\":{}},"
+                     "{\"seq\":2,\"time\":2,\"name\":\"submit-started\",\"context\":"
+                     "{\"attempt\":1,\"job_name\":\"n\",\"comment\":\"c\"}},"
+                     "{\"seq\":3,\"time\":3,\"name\":\"submitted\",\"context\":"
+                     "{\"job_ids\":[7]}}]",
+                     0, NULL);
+    entry = json_pack("{s:i, s:f, s:s, s:{s:s, s:s, s:s, s:[{s:i, s:s, s:s, s:s, s:s}]}}", "seq", 4,
+                      "time", 4.0, "name", "observed", "context", "lookup", "FOUND", "source",
+                      "live", "detail", big, "jobs", "job_id", 7, "state", "PENDING",
+                      "state_reason", big, "state_description", big, "nodes", big);
+    cr_assert_not_null(log);
+    cr_assert_not_null(entry);
+    memset(&back, 0, sizeof(back));
+    cr_assert_eq(sluice_fsm_event_from_json(entry, &back, &err), SLUICE_OK, "%s", err.text);
+    want = sluice_fsm_text_dup(big, SLUICE_FSM_DETAIL_MAX);
+    cr_assert_str_eq(back.jobs[0].state_description, want);
+    cr_assert_str_eq(back.jobs[0].state_reason, want);
+    cr_assert_str_eq(back.jobs[0].nodes, want);
+    cr_assert_str_eq(back.detail, want);
+    free(want);
+    sluice_fsm_event_clear(&back);
+    json_array_append_new(log, entry);
+    cr_assert_eq(sluice_fsm_replay(NULL, log, &l, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_eq(l.state, SLUICE_FSM_PENDING);
+    json_decref(log);
 }
 
 Test(fsm, replay_refuses_unordered_seq)

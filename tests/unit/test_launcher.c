@@ -51,6 +51,7 @@ static double next_submit_per_sec;
 static bool next_wait_unschedulable;
 static const char *const *next_reasons;
 static size_t next_n_reasons;
+static double next_rpc_per_sec;
 static int next_cheap = -1; /* -1: no states_are_cheap op; 0/1: what it answers */
 
 static bool t_cheap(void *arg)
@@ -188,6 +189,7 @@ static void setup(void)
     next_wait_unschedulable = false;
     next_reasons = NULL;
     next_n_reasons = 0;
+    next_rpc_per_sec = 0;
 }
 
 static void teardown(void)
@@ -223,7 +225,7 @@ static sluice_launcher_t *new_launcher(void)
     o.now_ms = t_now;
     o.sleep_ms = t_sleep;
     o.kill_at = t_kill;
-    o.rpc_per_sec = 100000;
+    o.rpc_per_sec = next_rpc_per_sec > 0 ? next_rpc_per_sec : 100000;
     o.submit_in_flight = next_in_flight;
     o.submit_per_sec = next_submit_per_sec;
     o.wait_unschedulable = next_wait_unschedulable;
@@ -568,12 +570,65 @@ Test(launcher, outside_cancel_without_exit_files_stays_infrastructure_error)
 
     final_stage(0, SLUICE_JOB_CANCELLED);
     accept_launch(l, "XC2", 2, NULL, NULL, 0);
-    cr_assert_eq(run_to_end(l, "XC2", 20), 104);
+    cr_assert_eq(run_to_end(l, "XC2", 60), 104);
     cr_assert(reason_has("XC2", "cancelled without the caller's intent"));
     accept_launch(l, "XC1", 1, NULL, NULL, 0);
-    cr_assert_eq(run_to_end(l, "XC1", 20), 104);
+    cr_assert_eq(run_to_end(l, "XC1", 60), 104);
     cr_assert(reason_has("XC1", "cancelled without the caller's intent"));
     cr_assert_eq(count_events("XC1", "pool-exits-read"), 1);
+    sluice_launcher_free(l);
+}
+
+/* Settling after an unasked CANCELLED with no exit file visible yet (or a
+ * read that fails) reads again, up to 30 s from the settling observation,
+ * also across a restart; files that appear in that time decide. */
+Test(launcher, unasked_cancel_waits_a_bounded_time_for_the_exit_files)
+{
+    sluice_launcher_t *l = new_launcher();
+    int64_t t0;
+    int i;
+
+    final_stage(0, SLUICE_JOB_CANCELLED);
+    accept_launch(l, "XW1", 1, NULL, NULL, 0);
+    for (i = 0; i < 20 && count_events("XW1", "observed") < 3; i++)
+        step(l);
+    for (i = 0; i < 10; i++)
+        step(l);
+    cr_assert_not(is_done("XW1"), "decided before the files could appear");
+    cr_assert_eq(count_events("XW1", "pool-exits-read"), 0);
+    sluice_launcher_free(l);
+    l = new_launcher(); /* the wait is counted from the log, not from the restart */
+    set_pool_exit(0, "a", 3, 0, true);
+    step(l);
+    cr_assert(is_done("XW1"));
+    cr_assert_eq(result_of("XW1"), SLUICE_RESULT_EXECUTION_ERROR);
+    cr_assert(reason_has("XW1", "pool 'a' failed (exit 3"));
+
+    n_pool_exits = 0;
+    accept_launch(l, "XW2", 1, NULL, NULL, 0);
+    t0 = clock_now;
+    cr_assert_eq(run_to_end(l, "XW2", 60), 104);
+    cr_assert_geq(clock_now - t0, 30000, "gave up after %lld ms", (long long)(clock_now - t0));
+    cr_assert_leq(clock_now - t0, 45000, "waited %lld ms", (long long)(clock_now - t0));
+    sluice_launcher_free(l);
+}
+
+/* An admin's scancel of a workload that handles SIGTERM and exits 1: the
+ * script's exit/.signalled keeps it INFRASTRUCTURE_ERROR; without it (an
+ * older render) the pool that exited 1 is blamed as before. */
+Test(launcher, outside_cancel_of_a_signalled_script_is_infrastructure_error)
+{
+    sluice_launcher_t *l = new_launcher();
+
+    final_stage(0, SLUICE_JOB_CANCELLED);
+    set_pool_exit(0, "a", 1, 0, false);
+    pool_exits[0].signalled = true;
+    accept_launch(l, "XS1", 1, NULL, NULL, 0);
+    cr_assert_eq(run_to_end(l, "XS1", 20), 104);
+    cr_assert(reason_has("XS1", "cancelled without the caller's intent"));
+    pool_exits[0].signalled = false;
+    accept_launch(l, "XS2", 1, NULL, NULL, 0);
+    cr_assert_eq(run_to_end(l, "XS2", 20), SLUICE_RESULT_EXECUTION_ERROR);
     sluice_launcher_free(l);
 }
 
@@ -1481,6 +1536,69 @@ Test(launcher, pending_reason_that_never_clears_ends_at_once)
     sluice_launcher_free(l);
 }
 
+/* A pending reason whose description lists a great many nodes: the
+ * observation is recorded (cut to what an event holds), the launch goes on,
+ * and a new launcher on the same store loads it. */
+Test(launcher, long_state_description_is_cut_and_survives_a_restart)
+{
+    sluice_launcher_t *l = new_launcher();
+    static const char head[] = "ReqNodeNotAvail, UnavailableNodes:node[001-037,039-054,";
+    static char desc[2001];
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    json_t *ctx;
+    char *reason;
+
+    memset(desc, '7', sizeof(desc) - 1);
+    memcpy(desc, head, strlen(head));
+    desc[sizeof(desc) - 2] = ']';
+    pending_forever("ReqNodeNotAvail", desc);
+    accept_launch(l, "LD1", 1, NULL, NULL, 0);
+    for (int i = 0; i < 4; i++)
+        step(l);
+    cr_assert_not(is_done("LD1"));
+    cr_assert_geq(count_events("LD1", "observed"), 1);
+    reason = view_reason("LD1");
+    cr_assert_not_null(reason);
+    cr_expect_str_eq(reason, "ReqNodeNotAvail");
+    free(reason);
+    sluice_launcher_free(l);
+    /* An observation with the whole text, as an older sluice wrote it. */
+    ctx = json_pack("{s:s, s:s, s:[{s:I, s:s, s:s, s:s}]}", "lookup", "FOUND", "source", "live",
+                    "jobs", "job_id", (json_int_t)fc->jobs[0].id, "state", "PENDING",
+                    "state_reason", "ReqNodeNotAvail", "state_description", desc);
+    cr_assert_sluice_ok(
+        sluice_store_append_event(store, "LD1", "observed", ctx, NULL, clock_now, NULL, &err),
+        &err);
+    json_decref(ctx);
+    l = new_launcher();
+    step(l);
+    cr_assert_not(is_done("LD1"));
+    cr_assert_eq(fc->n_cancel, 0, "nodes are listed: the reason may clear");
+    sluice_launcher_free(l);
+}
+
+/* The unschedulable cancel waits for the read budget while the job starts:
+ * the fresh read before the DELETE shows it running, so no DELETE goes out,
+ * the intent is withdrawn and the job ends with its own outcome. */
+Test(launcher, unschedulable_cancel_is_withdrawn_when_the_job_started)
+{
+    fake_stage_t st[] = {{SLUICE_JOB_PENDING, 0, 0, 0, 2},
+                         {SLUICE_JOB_RUNNING, 0, 0, 0, 4},
+                         {SLUICE_JOB_COMPLETED, 0, 0, 0, 2}};
+    sluice_launcher_t *l;
+
+    next_rpc_per_sec = 3; /* a batched read, a full read, and no room for the cancel */
+    l = new_launcher();
+    fake_cluster_set_script(fc, st, 3);
+    fc->pending_reason = "BadConstraints";
+    accept_launch(l, "UX", 1, NULL, NULL, 0);
+    cr_assert_eq(run_to_end(l, "UX", 40), 0, "%s", "the job's own outcome");
+    cr_assert_eq(fc->n_cancel, 0, "a DELETE reached a running job");
+    cr_assert_eq(count_events("UX", "unschedulable"), 1);
+    cr_assert_eq(count_events("UX", "cancel-withdrawn"), 1);
+    sluice_launcher_free(l);
+}
+
 Test(launcher, unschedulable_switched_off_waits_for_the_pending_timeout)
 {
     sluice_launcher_t *l;
@@ -1516,6 +1634,42 @@ Test(launcher, site_list_overrides_which_reasons_count)
     accept_launch(l, "UL2", 1, NULL, NULL, 0);
     cr_assert_eq(run_to_end(l, "UL2", 8), 104);
     cr_assert(reason_has("UL2", "pending reason resources can never clear"));
+    sluice_launcher_free(l);
+}
+
+/* Slurm 24.11 fails a job its partition can never hold at once (FAILED,
+ * BadConstraints, never started, raw exit status 1) instead of leaving it
+ * pending: Slurm ended it, not the workload.  The same with
+ * fail_unschedulable off; a reason that may clear stays the workload's. */
+Test(launcher, failed_at_once_with_a_never_clearing_reason_is_infrastructure_error)
+{
+    fake_stage_t failed[] = {{SLUICE_JOB_PENDING, 0, 0, 0, 1}, {SLUICE_JOB_FAILED, 0, 0, 1, 2}};
+    sluice_launcher_t *l;
+
+    for (int off = 0; off < 2; off++) {
+        char id[8];
+
+        next_wait_unschedulable = off == 1;
+        l = new_launcher();
+        snprintf(id, sizeof(id), "FB%d", off);
+        fake_cluster_set_script(fc, failed, 2);
+        fc->unstarted_reason = "BadConstraints";
+        accept_launch(l, id, 1, NULL, NULL, 0);
+        cr_assert_eq(run_to_end(l, id, 20), SLUICE_RESULT_INFRASTRUCTURE_ERROR, "%s", id);
+        cr_assert(reason_has(id, "slurmctld failed the job: BadConstraints can never be satisfied"),
+                  "%s", id);
+        cr_assert_eq(fc->n_cancel, 0, "Slurm ended it: no DELETE");
+        sluice_launcher_free(l);
+        /* A restart folds the same verdict from the log. */
+        l = new_launcher();
+        cr_assert_eq(result_of(id), SLUICE_RESULT_INFRASTRUCTURE_ERROR);
+        sluice_launcher_free(l);
+    }
+    next_wait_unschedulable = false;
+    l = new_launcher();
+    fc->unstarted_reason = "Resources"; /* may clear: stays the workload's */
+    accept_launch(l, "FB2", 1, NULL, NULL, 0);
+    cr_assert_eq(run_to_end(l, "FB2", 20), SLUICE_RESULT_EXECUTION_ERROR);
     sluice_launcher_free(l);
 }
 

@@ -92,15 +92,24 @@ static const char stub_srun[] = "#!/bin/bash\n"
                                 "printf '%s\\0' \"$@\" >\"$STUB_OUT/srun.argv\"\n"
                                 "env -0 >\"$STUB_OUT/srun.env\"\n"
                                 "rc_var=STUB_RC_$SLUICE_POOL\n"
+                                "# STUB_TERM_RC: run until TERM, then exit with it (a workload\n"
+                                "# that handles SIGTERM)\n"
+                                "if [ -n \"${STUB_TERM_RC:-}\" ]; then\n"
+                                "    sleep 30 & s=$!\n"
+                                "    trap 'kill $s; exit $STUB_TERM_RC' TERM\n"
+                                "    : >\"$STUB_OUT/srun.started\"\n"
+                                "    wait $s\n"
+                                "fi\n"
                                 "exit \"${!rc_var:-0}\"\n";
 
 static const char stub_scontrol[] = "#!/bin/bash\n"
                                     "echo scontrol >>\"$STUB_OUT/scontrol.calls\"\n"
                                     "echo node01; echo node02\n";
 
-static int run_script(const char *script, const char *extra_env)
+/* Write the stubs and the script (as job.sh) into the scratch dir. */
+static void install_script(const char *script)
 {
-    char path[512], cmd[2048];
+    char path[512];
     char *s;
 
     snprintf(path, sizeof(path), "%s/bin", scratch);
@@ -117,6 +126,13 @@ static int run_script(const char *script, const char *extra_env)
     snprintf(path, sizeof(path), "%s/job.sh", scratch);
     write_file(path, s, 0700);
     free(s);
+}
+
+static int run_script(const char *script, const char *extra_env)
+{
+    char cmd[2048];
+
+    install_script(script);
     snprintf(cmd, sizeof(cmd),
              "cd '%s' && env -i STUB_BIN='%s/bin:/usr/bin:/bin' STUB_OUT='%s' "
              "SLURM_JOB_NODELIST='node[01-02]' %s /bin/bash job.sh >out.txt 2>err.txt",
@@ -239,6 +255,80 @@ Test(render, failing_pool_is_named_and_its_code_returned)
     rc = render_case_slurp(path, NULL);
     cr_expect(strstr(rc, "pool supernode failed with exit code 7") != NULL, "%s", rc);
     free(rc);
+    render_case_clear(&c);
+}
+
+/* An outside cancel (TERM to the batch script) of a workload that handles
+ * SIGTERM and exits 1: the pool reads 1, but the trap's exit/.signalled
+ * tells that the script was signalled, and no .first is written. */
+Test(render, signalled_script_leaves_its_record)
+{
+    char dir[4096], path[512], cmd[2048];
+    render_case_t c;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    char *script, *rc;
+    struct stat st;
+    int status;
+
+    case_dir("flower-subprocess", dir, sizeof(dir));
+    cr_assert_eq(render_case_run(dir, &c, &err), SLUICE_OK, "%s", err.text);
+    script = replace_all(c.render->script, c.render->staging_cluster, scratch);
+    install_script(script);
+    free(script);
+    snprintf(cmd, sizeof(cmd),
+             "cd '%s' && (env -i STUB_BIN='%s/bin:/usr/bin:/bin' STUB_OUT='%s' "
+             "SLURM_JOB_NODELIST='node[01-02]' STUB_TERM_RC=1 /bin/bash job.sh >out.txt "
+             "2>err.txt & p=$!; for i in $(seq 100); do [ -f srun.started ] && break; "
+             "sleep 0.05; done; kill -TERM $p; wait $p)",
+             scratch, scratch, scratch);
+    status = system(cmd);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 1, "status %d", status);
+    snprintf(path, sizeof(path), "%s/exit/supernode", scratch);
+    rc = render_case_slurp(path, NULL);
+    cr_assert_not_null(rc);
+    cr_expect_str_eq(rc, "1\n");
+    free(rc);
+    snprintf(path, sizeof(path), "%s/exit/.signalled", scratch);
+    cr_assert_eq(stat(path, &st), 0, "exit/.signalled was not written");
+    snprintf(path, sizeof(path), "%s/exit/.first", scratch);
+    cr_assert_neq(stat(path, &st), 0, "exit/.first written while signalled");
+    render_case_clear(&c);
+}
+
+/* With requeue on, a second run starts with none of the first run's exit
+ * files: its own outcome is what the launcher reads. */
+Test(render, requeued_run_clears_the_exit_files_of_the_run_before)
+{
+    char dir[4096], path[512];
+    render_case_t c;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    char *script, *rc;
+    struct stat st;
+    int status;
+
+    case_dir("flower-requeue", dir, sizeof(dir));
+    cr_assert_eq(render_case_run(dir, &c, &err), SLUICE_OK, "%s", err.text);
+    script = replace_all(c.render->script, c.render->staging_cluster, scratch);
+    snprintf(path, sizeof(path), "%s/exit", scratch);
+    mkdir(path, 0700);
+    snprintf(path, sizeof(path), "%s/exit/supernode", scratch);
+    write_file(path, "7\n", 0600);
+    snprintf(path, sizeof(path), "%s/exit/.first", scratch);
+    write_file(path, "supernode 7\n", 0600);
+    snprintf(path, sizeof(path), "%s/exit/.signalled", scratch);
+    write_file(path, "", 0600);
+    status = run_script(script, "SLURM_RESTART_COUNT=1");
+    free(script);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d", status);
+    snprintf(path, sizeof(path), "%s/exit/supernode", scratch);
+    rc = render_case_slurp(path, NULL);
+    cr_assert_not_null(rc);
+    cr_expect_str_eq(rc, "0\n");
+    free(rc);
+    snprintf(path, sizeof(path), "%s/exit/.first", scratch);
+    cr_assert_neq(stat(path, &st), 0, "the first run's exit/.first is still there");
+    snprintf(path, sizeof(path), "%s/exit/.signalled", scratch);
+    cr_assert_neq(stat(path, &st), 0, "the first run's exit/.signalled is still there");
     render_case_clear(&c);
 }
 

@@ -148,7 +148,7 @@ sluice_alive() {
     done
     return 1
 }
-trap 'sluice_signalled=1; kill -TERM "${SLUICE_PIDS[@]}" 2>/dev/null || true' TERM INT
+trap 'sluice_signalled=1; { : >"$SLUICE_STAGING/exit/.signalled"; } 2>/dev/null || true; kill -TERM "${SLUICE_PIDS[@]}" 2>/dev/null || true' TERM INT
 while sluice_alive; do
     wait -n 2>/dev/null || true
     sluice_scan
