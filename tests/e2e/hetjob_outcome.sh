@@ -29,18 +29,8 @@ RUNS=${SLUICE_E2E_HET_RUNS:-10}
 # between its own end and the stop).
 TRAINER_SLEEP=${SLUICE_E2E_HET_TRAINER_SLEEP:-2}
 [[ "$RUNS" =~ ^[1-9][0-9]*$ ]] || abort "SLUICE_E2E_HET_RUNS must be a positive number: '$RUNS'"
-SLUICE=${SLUICE_BIN:-$REPO/build/sluice}
-[ -x "$SLUICE" ] || abort "no sluice binary at $SLUICE (set SLUICE_BIN)"
-e2e_testbed_env
-e2e_require_loopback
-e2e_require_running
-
-work=$(mktemp -d /tmp/sluice-e2e-het.XXXXXX)
+e2e_launch_setup het
 trap 'rm -rf "$work"' EXIT
-run="r$(date +%s)$$"
-site="$work/site.yaml"
-state="$work/state"
-bash "$REPO/deploy/testbed/site-config.sh" >"$site"
 
 # one CASE CODE I: one launch where rollout exits CODE; prints
 # "<exit of sluice> <what the component reads>".

@@ -30,18 +30,8 @@ NAME=launch_cli
 # shellcheck source=lib/harness.sh
 . "$HERE/lib/harness.sh"
 
-SLUICE=${SLUICE_BIN:-$REPO/build/sluice}
-[ -x "$SLUICE" ] || abort "no sluice binary at $SLUICE (set SLUICE_BIN)"
-e2e_testbed_env
-e2e_require_loopback
-e2e_require_running
-
-work=$(mktemp -d /tmp/sluice-e2e-launch.XXXXXX)
+e2e_launch_setup launch
 trap 'rm -rf "$work"' EXIT
-run="r$(date +%s)$$"
-site="$work/site.yaml"
-state="$work/state"
-bash "$REPO/deploy/testbed/site-config.sh" >"$site"
 
 # launch NAME: run `sluice launch --wait` on $work/NAME.json; sets $rc and
 # leaves the output in $work/NAME.out.

@@ -2,13 +2,18 @@
 # pending_reasons.sh - a pending job's state_reason on a real slurmctld, on
 # every release (v0.0.38 and the v0.0.40+ jobs/state path alike):
 #
-#   1. a pool of 5 nodes in the testbed's 3-node partition pends with
-#      PartitionNodeLimit, a reason that cannot clear by itself: the launch
-#      ends at once, INFRASTRUCTURE_ERROR (104) naming the reason, its job
-#      cancelled, long before pending_timeout (600 s);
-#   2. with job_launcher.fail_unschedulable=false the same launch waits:
-#      `sluice status` shows the reason while it is PENDING, and a cancel
-#      ends it ABORTED (9).
+#   1. a pool of 5 nodes in the testbed's 3-node partition can never run.
+#      22.05 and 26.05 leave it PENDING with PartitionNodeLimit, a reason
+#      that cannot clear by itself: sluice cancels it and the launch ends at
+#      once, INFRASTRUCTURE_ERROR (104) naming the reason, long before
+#      pending_timeout (600 s).  24.11 fails such a job itself (FAILED,
+#      BadConstraints, never started): that is 104 naming the reason too,
+#      not the workload's EXECUTION_ERROR;
+#   2. with job_launcher.fail_unschedulable=false the same launch waits
+#      where Slurm leaves it pending: `sluice status` shows the reason while
+#      it is PENDING, and a cancel ends it ABORTED (9).  Where Slurm fails
+#      the job itself (24.11) it still ends 104: the switch only says
+#      whether sluice cancels.
 #
 # Runs as root against the testbed's slurmrestd on 127.0.0.1 only.  A
 # missing testbed is a failure, never a skip.  Last line:
@@ -22,13 +27,7 @@ NAME=pending_reasons
 # shellcheck source=lib/harness.sh
 . "$HERE/lib/harness.sh"
 
-SLUICE=${SLUICE_BIN:-$REPO/build/sluice}
-[ -x "$SLUICE" ] || abort "no sluice binary at $SLUICE (set SLUICE_BIN)"
-e2e_testbed_env
-e2e_require_loopback
-e2e_require_running
-
-work=$(mktemp -d /tmp/sluice-e2e-pending.XXXXXX)
+e2e_launch_setup pending
 bgpids=()
 cleanup() {
     for p in "${bgpids[@]}"; do kill "$p" 2>/dev/null || true; done
@@ -36,10 +35,6 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
-run="r$(date +%s)$$"
-site="$work/site.yaml"
-state="$work/state"
-bash "$REPO/deploy/testbed/site-config.sh" >"$site"
 
 # request ID: one pool of 5 nodes (the partition has 3).
 request() {
@@ -67,10 +62,13 @@ for _ in $(seq 1 20); do
     [ -z "$left" ] && break
     sleep 0.5
 done
-if [ "$rc" -eq 104 ] && grep -q 'PartitionNodeLimit' "$work/$id.out" && [ "$secs" -lt 60 ] && [ -z "$left" ]; then
-    pass "PartitionNodeLimit ends the launch at once: 104 after $secs s, job cancelled"
+# What this release does with such a job: pend (PartitionNodeLimit) or fail
+# it at once (BadConstraints).
+reason=$(grep -Eo 'PartitionNodeLimit|BadConstraints' "$work/$id.out" | head -n 1 || true)
+if [ "$rc" -eq 104 ] && [ -n "$reason" ] && [ "$secs" -lt 60 ] && [ -z "$left" ]; then
+    pass "$reason ends the launch at once: 104 after $secs s, no job left in the queue"
 else
-    fail "never-clearing reason (exit $rc want 104 naming PartitionNodeLimit, $secs s, left in queue: '$left')"; show "$id"
+    fail "never-clearing reason (exit $rc want 104 naming PartitionNodeLimit or BadConstraints, $secs s, left in queue: '$left')"; show "$id"
 fi
 
 # ------------------------------------- 2. switched off: waits, reason shown
@@ -95,7 +93,14 @@ still=$("$SLUICE" status --state-dir "$state" "$id" 2>/dev/null | sed -n 's/^sta
 "$SLUICE" cancel --state-dir "$state" "$id" >/dev/null 2>&1 || true
 crc=0
 wait "$bg" || crc=$?
-if [ -n "$seen" ] && [ "$still" = PENDING ] && [ "$crc" -eq 9 ]; then
+if [ "$reason" = BadConstraints ]; then
+    # Slurm ended the job itself: nothing waits, whatever the switch says.
+    if [ "$crc" -eq 104 ] && grep -q 'BadConstraints' "$work/$id.out"; then
+        pass "fail_unschedulable=false: slurmctld failed the job itself (BadConstraints), 104 all the same"
+    else
+        fail "switched off on a release that fails the job (exit $crc want 104 naming BadConstraints)"; show "$id"
+    fi
+elif [ -n "$seen" ] && [ "$still" = PENDING ] && [ "$crc" -eq 9 ]; then
     pass "fail_unschedulable=false: PENDING with reason PartitionNodeLimit shown, waited, cancel ends 9"
 else
     fail "switched off (reason shown: ${seen:+yes}${seen:-no}, state after 6 s '$still', exit $crc want 9)"; show "$id"

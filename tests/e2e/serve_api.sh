@@ -297,10 +297,12 @@ else
 fi
 
 # ----------------------------------------------------- 8. CLI --server
+# (the job runs 6 s: long enough for a poll to see it RUNNING on a loaded
+# machine, where a cycle over the v0.0.38 table can take a second)
 cli="cli-$run"
 cat >"$work/cli.json" <<JSON
 {"launch_id": "$cli", "site": "$SLUICE_TB_CLUSTER", "profile": "none",
- "command": "/bin/bash", "args": ["-c", "sleep 3; echo cli-out"], "time_limit": 5,
+ "command": "/bin/bash", "args": ["-c", "sleep 6; echo cli-out"], "time_limit": 5,
  "pools": [{"name": "main", "nodes": 1, "cpus_per_node": 1, "mem_per_node_mib": 200}]}
 JSON
 REMOTE=(--server "$base" --api-token-file "$work/alice.token")

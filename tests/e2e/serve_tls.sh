@@ -176,7 +176,7 @@ sec_post=$code
 het="het-$run"
 printf '{"launch_id": "%s", "site": "%s", "profile": "none", "command": "/bin/bash", "time_limit": 5, "pools": [%s, %s]}\n' \
     "$het" "$SLUICE_TB_CLUSTER" "$(pool trainer a100 'sleep 2; echo trainer-ok')" \
-    "$(pool rollout h100 'sleep 3')" >"$work/het.json"
+    "$(pool rollout h100 'sleep 6')" >"$work/het.json"
 crc=0
 timeout 150 "$SLUICE" launch "$work/het.json" --wait "${TLS_CLI[@]}" >"$work/het.out" 2>&1 || crc=$?
 st=$("$SLUICE" status "${TLS_CLI[@]}" "$het" 2>&1 | sed -n 's/^state *//p')

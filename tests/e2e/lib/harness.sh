@@ -51,3 +51,22 @@ e2e_require_running() {
     bash "$REPO/deploy/testbed/status.sh" >/dev/null 2>&1 ||
         abort "the testbed is not running: deploy/testbed/start.sh"
 }
+
+# e2e_launch_setup TAG: what a suite that runs `sluice launch` needs.  Sets
+# SLUICE (the binary; abort when it is missing), the testbed's environment
+# (checked: loopback, every daemon up), work (a new directory
+# /tmp/sluice-e2e-TAG.*, which the suite's own EXIT trap removes), run (a
+# tag for unique launch ids), site (the testbed's site file, from
+# site-config.sh) and state (a store of the suite's own).
+e2e_launch_setup() {
+    SLUICE=${SLUICE_BIN:-$REPO/build/sluice}
+    [ -x "$SLUICE" ] || abort "no sluice binary at $SLUICE (set SLUICE_BIN)"
+    e2e_testbed_env
+    e2e_require_loopback
+    e2e_require_running
+    work=$(mktemp -d "/tmp/sluice-e2e-$1.XXXXXX")
+    run="r$(date +%s)$$"
+    site="$work/site.yaml"
+    state="$work/state"
+    bash "$REPO/deploy/testbed/site-config.sh" >"$site"
+}
