@@ -134,9 +134,12 @@ case "$cmd" in
     umount)
         # Not while anything still runs in the root (another testbed in the
         # same root, a job step): its /proc and /dev would go away.
-        busy=$(for p in /proc/[0-9]*; do
-            [ "$(readlink "$p/root" 2>/dev/null)" = "$TB_ROOT" ] && echo "${p#/proc/}"
-        done | tr '\n' ' ')
+        busy=
+        for p in /proc/[0-9]*; do
+            if [ "$(readlink "$p/root" 2>/dev/null || true)" = "$TB_ROOT" ]; then
+                busy+="${p#/proc/} "
+            fi
+        done
         if [ -n "$busy" ]; then
             tb_say "root $TB_ROOT stays mounted: processes still run in it (pids $busy)"
             exit 0

@@ -99,7 +99,8 @@ if [ "$purge" -eq 1 ] && [ -e "$TB_DIR" ]; then
     rm -rf --one-file-system -- "$TB_DIR"
     tb_say "purged $TB_DIR"
 fi
-if tb_in_root; then
-    bash "$TB_LIB_DIR/root.sh" umount || failed=1
+if tb_in_root && ! bash "$TB_LIB_DIR/root.sh" umount; then
+    tb_err "could not undo the mounts of $TB_ROOT (see: mount | grep $TB_ROOT)"
+    exit 1
 fi
 tb_say "stopped"
