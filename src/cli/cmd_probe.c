@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http.h"
+#include "slurm/http.h"
 #include "cli.h"
 #include "remote.h"
 

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "http.h"
+#include "slurm/http.h"
 #include "remote.h"
 
 #define TOKEN_MAX 4096

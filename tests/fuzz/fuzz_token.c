@@ -15,7 +15,7 @@
 
 #include <sluice/auth.h>
 
-#include "auth.h"
+#include "slurm/auth.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

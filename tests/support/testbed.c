@@ -8,7 +8,7 @@
 
 #include <criterion/criterion.h>
 
-#include "buf.h"
+#include "base/buf.h"
 #include "testbed.h"
 
 static const char *source_dir(void)

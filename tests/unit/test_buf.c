@@ -5,7 +5,7 @@
 
 #include <criterion/criterion.h>
 
-#include "buf.h"
+#include "base/buf.h"
 
 Test(buf, appends_and_terminates)
 {

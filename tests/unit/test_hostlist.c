@@ -5,7 +5,7 @@
 #include <criterion/criterion.h>
 #include <jansson.h>
 
-#include "hostlist.h"
+#include "base/hostlist.h"
 
 static void expect_names(const char *expr, const char *joined)
 {

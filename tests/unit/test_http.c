@@ -18,8 +18,8 @@
 #include <sluice/log.h>
 
 #include "fake_slurmrestd.h"
-#include "http.h"
-#include "restclass.h"
+#include "slurm/http.h"
+#include "slurm/restclass.h"
 
 #define TOKEN                                                                                      \
     "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJleHAiOjE3MDAwMDAwMDAsInN1biI6InUifQ."                 \

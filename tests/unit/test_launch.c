@@ -14,7 +14,7 @@
 
 #include <sluice/launch.h>
 
-#include "launch.h"
+#include "request/launch.h"
 
 static const char *const partitions[] = {"gpu", "cpu"};
 static const char *const accounts[] = {"proj123"};

@@ -21,7 +21,7 @@
 
 #include <sluice/slurmrest.h>
 
-#include "restclass.h"
+#include "slurm/restclass.h"
 #include "sluice_assert.h"
 
 #define USER "sluiceuser"

@@ -5,7 +5,7 @@
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 
-#include "restclass.h"
+#include "slurm/restclass.h"
 
 #define NOERR REST_NO_ERROR_NUMBER
 

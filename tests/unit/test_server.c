@@ -23,7 +23,7 @@
 #include <sluice/server.h>
 #include <sluice/sluice.h>
 
-#include "http.h"
+#include "slurm/http.h"
 #include "http_client.h"
 #include "render_case.h"
 #include "server_fixture.h"

@@ -15,7 +15,7 @@
 
 #include <criterion/criterion.h>
 
-#include "server_int.h"
+#include "serve/server_int.h"
 
 static char dir[64];
 

@@ -18,7 +18,7 @@
 
 #include "sluice_assert.h"
 
-#include "store.h"
+#include "supervise/store.h"
 
 static char tmp[128];
 static char dir[192];

@@ -34,7 +34,7 @@
 #include <sluice/client.h>
 #include <sluice/log.h>
 
-#include "buf.h"
+#include "base/buf.h"
 #include "http.h"
 #include "restclass.h"
 

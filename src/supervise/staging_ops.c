@@ -35,9 +35,9 @@
 #include <sluice/ops.h>
 #include <sluice/render.h>
 
-#include "buf.h"
-#include "shquote.h"
-#include "staging.h"
+#include "base/buf.h"
+#include "base/shquote.h"
+#include "request/staging.h"
 
 typedef struct {
     const sluice_config_t *cfg;

@@ -11,7 +11,7 @@
 
 #include <sluice/launch_view.h>
 
-#include "hostlist.h"
+#include "base/hostlist.h"
 
 static const json_t *newest_jobs(const json_t *events)
 {

@@ -30,7 +30,7 @@
 
 #include <sluice/config.h>
 
-#include "buf.h"
+#include "base/buf.h"
 
 #define CFG_MAX_FILE (1024 * 1024)
 #define CFG_MAX_DEPTH 32

@@ -21,7 +21,7 @@
 
 #include <sluice/error.h>
 
-#include "buf.h"
+#include "base/buf.h"
 
 #define HTTP_DEFAULT_MAX_RESPONSE ((size_t)64 * 1024 * 1024)
 

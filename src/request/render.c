@@ -32,10 +32,10 @@
 
 #include <sluice/render.h>
 
-#include "buf.h"
+#include "base/buf.h"
 #include "launch.h"
 #include "render_int.h"
-#include "shquote.h"
+#include "base/shquote.h"
 
 #define SCRIPT_MAX (4u * 1024u * 1024u)
 

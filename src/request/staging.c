@@ -31,8 +31,8 @@
 #include <sluice/log.h>
 #include <sluice/render.h>
 
-#include "buf.h"
-#include "shquote.h"
+#include "base/buf.h"
+#include "base/shquote.h"
 #include "staging.h"
 
 /* Who owns what staging creates: nobody in particular (-1) unless the

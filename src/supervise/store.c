@@ -41,7 +41,7 @@
 #include <sluice/log.h>
 #include <sluice/store.h>
 
-#include "buf.h"
+#include "base/buf.h"
 #include "store.h"
 
 #define DB_NAME "sluice.db"

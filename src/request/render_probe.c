@@ -27,9 +27,9 @@
 
 #include <sluice/render.h>
 
-#include "buf.h"
+#include "base/buf.h"
 #include "render_int.h"
-#include "shquote.h"
+#include "base/shquote.h"
 
 #define PROBE_TIME_MINUTES 5u
 #define PROBE_SCRIPT_MAX (64u * 1024u)

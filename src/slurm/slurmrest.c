@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
+#include "base/buf.h"
 #include "slurmrest.h"
 
 /* Paths are short; the cap only guards against absurd job-id lists. */
