@@ -152,7 +152,7 @@ sluice_err sluice_launcher_new(sluice_launcher_t **out,
         l->o.poll_min_ms = 1000;
     /* No interval from the site: the longest wait follows the cluster's
      * status read (launcher_adapt_interval). */
-    l->poll_auto = l->o.poll_max_ms <= 0;
+    l->poll.automatic = l->o.poll_max_ms <= 0;
     if (l->o.poll_max_ms < l->o.poll_min_ms)
         l->o.poll_max_ms = l->o.poll_min_ms > 10000 ? l->o.poll_min_ms : 10000;
     if (!(l->o.rpc_per_sec > 0))
@@ -169,12 +169,9 @@ sluice_err sluice_launcher_new(sluice_launcher_t **out,
         l->o.now_ms = launcher_real_now_ms;
     if (l->o.sleep_ms == NULL)
         l->o.sleep_ms = launcher_real_sleep_ms;
-    l->tokens = l->o.rpc_per_sec;
-    l->tokens_ms = launcher_now_ms(l);
-    l->submit_tokens = l->o.submit_per_sec;
-    l->submit_tokens_ms = l->tokens_ms;
-    l->interval_ms = l->o.poll_min_ms;
-    l->last_read_ms = l->tokens_ms;
+    launcher_budget_init(l, launcher_now_ms(l));
+    l->poll.interval_ms = l->o.poll_min_ms;
+    l->poll.last_read_ms = l->budget.reads_ms;
     if ((rc = launcher_intake_init(l, err)) != SLUICE_OK)
         goto fail;
     if ((rc = sluice_store_lock_supervisor(l->store, err)) != SLUICE_OK)
@@ -208,7 +205,7 @@ void sluice_launcher_free(sluice_launcher_t *l)
 
 size_t sluice_launcher_tracked(const sluice_launcher_t *l)
 {
-    return l != NULL ? l->n + atomic_load(&l->in_new) : 0;
+    return l != NULL ? l->n + atomic_load(&l->in.n_new) : 0;
 }
 
 /* The adaptive interval, cut short by the earliest resend of a POST that
@@ -221,9 +218,9 @@ int64_t sluice_launcher_next_interval_ms(const sluice_launcher_t *l)
         return 1000;
     now = l->o.now_ms(l->o.clock_arg);
     wake = launcher_submit_wake(l, now);
-    if (wake >= 0 && wake - now < l->interval_ms)
+    if (wake >= 0 && wake - now < l->poll.interval_ms)
         return wake - now;
-    return l->interval_ms;
+    return l->poll.interval_ms;
 }
 
 static sluice_err check_alive(const sluice_launcher_t *l, sluice_error_t *err)
@@ -304,7 +301,7 @@ static sluice_err do_cancel(sluice_launcher_t *l, launch_t *L, sluice_error_t *e
 
     if (L->fsm.n_job_ids == 0 || L->cancel_refused)
         return SLUICE_OK;
-    if (l->tokens < 2.0)
+    if (!launcher_has_tokens(l, 2.0))
         return SLUICE_OK;
     id = L->fsm.job_ids[0];
     launcher_take_token(l);
@@ -550,18 +547,7 @@ sluice_err sluice_launcher_step(sluice_launcher_t *l, sluice_error_t *err)
     if ((rc = check_alive(l, err)) != SLUICE_OK)
         return rc;
     now = launcher_now_ms(l);
-    l->tokens += (double)(now - l->tokens_ms) / 1000.0 * l->o.rpc_per_sec;
-    if (l->tokens > l->o.rpc_per_sec)
-        l->tokens = l->o.rpc_per_sec;
-    if (l->tokens < 1.0 && l->o.rpc_per_sec < 1.0)
-        l->tokens = 1.0;
-    l->tokens_ms = now;
-    l->submit_tokens += (double)(now - l->submit_tokens_ms) / 1000.0 * l->o.submit_per_sec;
-    if (l->submit_tokens > l->o.submit_per_sec)
-        l->submit_tokens = l->o.submit_per_sec;
-    if (l->submit_tokens < 1.0 && l->o.submit_per_sec < 1.0)
-        l->submit_tokens = 1.0;
-    l->submit_tokens_ms = now;
+    launcher_budget_refill(l, now);
     t[0] = launcher_mono_ms();
     if ((rc = take_in(l, true, err)) != SLUICE_OK)
         return rc;

@@ -117,24 +117,32 @@ struct sluice_launcher {
     size_t n;
     size_t cap;
     int64_t gseq;
-    double tokens; /* reads and cancels */
-    int64_t tokens_ms;
-    double submit_tokens; /* submits: a budget of their own */
-    int64_t submit_tokens_ms;
-    int64_t interval_ms;
-    int64_t last_read_ms; /* when the last batched state read ran */
-    int64_t read_held_ms; /* a held-back read is due then (0: none) */
+    /* the budgets (launcher_record.c: refilled once a step) */
+    struct {
+        double reads; /* reads and cancels */
+        int64_t reads_ms;
+        double submits; /* submits: a budget of their own */
+        int64_t submits_ms;
+    } budget;
+    /* the poller's own state (launcher_poll.c) */
+    struct {
+        int64_t interval_ms;
+        int64_t last_read_ms; /* when the last batched state read ran */
+        int64_t read_held_ms; /* a held-back read is due then (0: none) */
+        bool automatic;       /* no poll interval from the site: 2 s or 10 s by the status read */
+    } poll;
     bool activity;
-    bool poll_auto;   /* no poll interval from the site: 2 s or 10 s by the status read */
     atomic_bool dead; /* read by accepting threads */
     /* the intake (launcher_intake.c): accepted launches not yet tracked */
-    pthread_mutex_t in_mu;
-    pthread_cond_t in_cv;
-    launcher_intake_entry_t *in_head;
-    launcher_intake_entry_t *in_tail;
-    bool in_wake;         /* a step is wanted now (under in_mu) */
-    atomic_size_t in_new; /* new launches on the intake */
-    bool in_ready;
+    struct {
+        pthread_mutex_t mu;
+        pthread_cond_t cv;
+        launcher_intake_entry_t *head;
+        launcher_intake_entry_t *tail;
+        bool wake;           /* a step is wanted now (under mu) */
+        atomic_size_t n_new; /* new launches on the intake */
+        bool ready;
+    } in;
     /* sluice_launcher_wait() */
     const char *wait_id;
     sluice_launcher_transition_fn wait_fn;
@@ -160,6 +168,14 @@ char *launcher_dup_or(const char *s, const char *dflt);
 bool launcher_same_str(const char *a, const char *b);
 /* One read/cancel token of the budget; false when spent. */
 bool launcher_take_token(sluice_launcher_t *l);
+/* True when at least `n` read/cancel tokens are left (none taken). */
+bool launcher_has_tokens(const sluice_launcher_t *l, double n);
+/* One submit token of the submit budget; false when spent. */
+bool launcher_take_submit_token(sluice_launcher_t *l);
+/* Fill both budgets for the time since the last refill (once a step). */
+void launcher_budget_refill(sluice_launcher_t *l, int64_t now);
+/* Start both budgets full at `now`. */
+void launcher_budget_init(sluice_launcher_t *l, int64_t now);
 /* A kill point: true means "the process died here". */
 bool launcher_killed_at(sluice_launcher_t *l, const char *point);
 launch_t *launcher_find_launch(const sluice_launcher_t *l, const char *id);

@@ -149,14 +149,15 @@ sluice_err launcher_poll_live(sluice_launcher_t *l, int64_t now, sluice_error_t 
      * poll interval after the last: an accept wakes a cycle at once, and a
      * read of the whole job table (v0.0.38) in every such cycle would stall
      * the submits behind it. */
-    l->read_held_ms = 0;
-    if (backlog && now >= l->last_read_ms && now - l->last_read_ms < l->o.poll_min_ms) {
-        l->read_held_ms = l->last_read_ms + l->o.poll_min_ms; /* the next wait ends then */
+    l->poll.read_held_ms = 0;
+    if (backlog && now >= l->poll.last_read_ms && now - l->poll.last_read_ms < l->o.poll_min_ms) {
+        l->poll.read_held_ms =
+            l->poll.last_read_ms + l->o.poll_min_ms; /* the next wait ends then */
         return SLUICE_OK;
     }
     if (k == 0 || !launcher_take_token(l))
         return SLUICE_OK;
-    l->last_read_ms = now;
+    l->poll.last_read_ms = now;
     who = calloc(k, sizeof(*who));
     ids = calloc(k, sizeof(*ids));
     st = calloc(k, sizeof(*st));
@@ -222,19 +223,19 @@ void launcher_adapt_interval(sluice_launcher_t *l, int64_t now)
     int64_t max = l->o.poll_max_ms;
 
     /* design.md: 2 s when jobs/state is there, 10 s on the whole table. */
-    if (l->poll_auto && l->cl.states_are_cheap != NULL && l->cl.states_are_cheap(l->cl.arg) &&
+    if (l->poll.automatic && l->cl.states_are_cheap != NULL && l->cl.states_are_cheap(l->cl.arg) &&
         max > LAUNCHER_CHEAP_POLL_MAX_MS)
         max = LAUNCHER_CHEAP_POLL_MAX_MS > l->o.poll_min_ms ? LAUNCHER_CHEAP_POLL_MAX_MS
                                                             : l->o.poll_min_ms;
     if (l->activity)
-        l->interval_ms = l->o.poll_min_ms;
-    else if ((l->interval_ms *= 2) > max)
-        l->interval_ms = max;
+        l->poll.interval_ms = l->o.poll_min_ms;
+    else if ((l->poll.interval_ms *= 2) > max)
+        l->poll.interval_ms = max;
     l->activity = false;
-    if (ending && l->interval_ms > LAUNCHER_ENDING_POLL_MS)
-        l->interval_ms = LAUNCHER_ENDING_POLL_MS;
+    if (ending && l->poll.interval_ms > LAUNCHER_ENDING_POLL_MS)
+        l->poll.interval_ms = LAUNCHER_ENDING_POLL_MS;
     /* A read held back for waiting submits is not put off by a whole
      * further interval: the wait ends when it is due. */
-    if (l->read_held_ms != 0 && l->read_held_ms - now < l->interval_ms)
-        l->interval_ms = l->read_held_ms > now ? l->read_held_ms - now : 0;
+    if (l->poll.read_held_ms != 0 && l->poll.read_held_ms - now < l->poll.interval_ms)
+        l->poll.interval_ms = l->poll.read_held_ms > now ? l->poll.read_held_ms - now : 0;
 }

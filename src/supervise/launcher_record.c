@@ -110,10 +110,49 @@ bool launcher_same_str(const char *a, const char *b)
 
 bool launcher_take_token(sluice_launcher_t *l)
 {
-    if (l->tokens < 1.0)
+    if (l->budget.reads < 1.0)
         return false;
-    l->tokens -= 1.0;
+    l->budget.reads -= 1.0;
     return true;
+}
+
+bool launcher_has_tokens(const sluice_launcher_t *l, double n)
+{
+    return l->budget.reads >= n;
+}
+
+bool launcher_take_submit_token(sluice_launcher_t *l)
+{
+    if (l->budget.submits < 1.0)
+        return false;
+    l->budget.submits -= 1.0;
+    return true;
+}
+
+void launcher_budget_init(sluice_launcher_t *l, int64_t now)
+{
+    l->budget.reads = l->o.rpc_per_sec;
+    l->budget.reads_ms = now;
+    l->budget.submits = l->o.submit_per_sec;
+    l->budget.submits_ms = now;
+}
+
+/* Refill one budget of `per_sec` tokens (never above one second's worth;
+ * a rate below one still allows one call). */
+static void refill(double *tokens, int64_t *since_ms, double per_sec, int64_t now)
+{
+    *tokens += (double)(now - *since_ms) / 1000.0 * per_sec;
+    if (*tokens > per_sec)
+        *tokens = per_sec;
+    if (*tokens < 1.0 && per_sec < 1.0)
+        *tokens = 1.0;
+    *since_ms = now;
+}
+
+void launcher_budget_refill(sluice_launcher_t *l, int64_t now)
+{
+    refill(&l->budget.reads, &l->budget.reads_ms, l->o.rpc_per_sec, now);
+    refill(&l->budget.submits, &l->budget.submits_ms, l->o.submit_per_sec, now);
 }
 
 /* A kill point: true means "the process died here". */
