@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* test_cmd_cancel.c - `sluice cancel` through the real binary against a store filled through
- * the library. */
+/* test_cmd_cancel.c - `sluice cancel` through the real binary ($SLUICE_BIN)
+ * against a store filled through the library. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
