@@ -3,8 +3,9 @@
  *
  * Purpose:
  *   Decide what a launch is (ACCEPTED, SUBMITTING, PENDING, RUNNING,
- *   CANCELLING, DONE) and how it ended (NVFlare return codes) from the events
- *   the launcher records.  docs/state-machine.md is the written rule set.
+ *   CANCELLING, DONE, and SUBMITTING's two inner states RECONCILING and
+ *   RETRYING) and how it ended (NVFlare return codes) from the events the
+ *   launcher records.  docs/state-machine.md is the written rule set.
  *
  * Shape (flux-core's event_job_update / event_job_action split):
  *   - sluice_fsm_apply() is the pure update: no I/O, no clock; the time of an
@@ -44,7 +45,12 @@ extern "C" {
 
 /* ---- names ------------------------------------------------------------- */
 
-/* Launcher states.  NEW exists only before the "accepted" event. */
+/* Launcher states.  NEW exists only before the "accepted" event.
+ * RECONCILING (the POST's outcome is unknown: look the marker up) and
+ * RETRYING (absence confirmed: a new attempt is allowed) are inner states
+ * of SUBMITTING: callers, the store and the API show them as SUBMITTING
+ * (sluice_fsm_state_public()).  They come last so that the older states
+ * keep their values. */
 #define SLUICE_FSM_STATE_MAP(XX)                                                                   \
     XX(NEW, "NEW")                                                                                 \
     XX(ACCEPTED, "ACCEPTED")                                                                       \
@@ -52,7 +58,9 @@ extern "C" {
     XX(PENDING, "PENDING")                                                                         \
     XX(RUNNING, "RUNNING")                                                                         \
     XX(CANCELLING, "CANCELLING")                                                                   \
-    XX(DONE, "DONE")
+    XX(DONE, "DONE")                                                                               \
+    XX(RECONCILING, "RECONCILING")                                                                 \
+    XX(RETRYING, "RETRYING")
 
 typedef enum {
 #define SLUICE_FSM_STATE_ENUM(id, name) SLUICE_FSM_##id,
@@ -118,6 +126,11 @@ typedef enum {
 
 /* "PENDING" ...; NULL for a value outside the table. */
 SLUICE_API const char *sluice_fsm_state_name(sluice_fsm_state state);
+/* The state as callers see it: SUBMITTING for RECONCILING and RETRYING,
+ * the state itself otherwise (a value outside the table is returned as
+ * is).  Summaries, transitions reported by the launcher, metrics and the
+ * API use this. */
+SLUICE_API sluice_fsm_state sluice_fsm_state_public(sluice_fsm_state state);
 /* "SUCCEEDED" ...; "WORKLOAD_101" ...; NULL for a code outside the table. */
 SLUICE_API const char *sluice_result_name(int code);
 /* "observed" ...; NULL for a value outside the table. */
@@ -244,8 +257,6 @@ typedef struct {
     char job_name[SLUICE_FSM_MARKER_MAX];
     char comment[SLUICE_FSM_MARKER_MAX];
     double post_time; /* time of the last POST: submit-started or submit-resent */
-    bool uncertain;   /* the POST's outcome is unknown: reconcile */
-    bool may_retry;   /* absence confirmed: a new attempt is allowed */
     uint64_t job_ids[SLUICE_FSM_MAX_JOBS];
     size_t n_job_ids;
     /* cancel */
@@ -282,7 +293,8 @@ typedef struct {
 /* Start a launch in NEW with the given settings (NULL = defaults). */
 SLUICE_API void sluice_fsm_launch_init(sluice_fsm_launch_t *l, const sluice_fsm_config_t *cfg);
 
-/* What one sluice_fsm_apply() did. */
+/* What one sluice_fsm_apply() did.  `from` and `to` are the states
+ * themselves (RECONCILING, not SUBMITTING). */
 typedef struct {
     sluice_fsm_state from;
     sluice_fsm_state to;

@@ -140,11 +140,12 @@ static void print_new_transitions(follow_t *f, const json_t *l)
         }
         json_decref(fe);
         if (sluice_fsm_apply(&f->fsm, &ev, &tr, &err) == SLUICE_OK && !tr.ignored &&
-            tr.from != tr.to && tr.to != SLUICE_FSM_DONE) {
+            sluice_fsm_state_public(tr.from) != sluice_fsm_state_public(tr.to) &&
+            tr.to != SLUICE_FSM_DONE) {
             memset(&t, 0, sizeof(t));
             t.launch_id = f->id;
             t.event = name;
-            t.state = sluice_fsm_state_name(tr.to);
+            t.state = sluice_fsm_state_name(sluice_fsm_state_public(tr.to));
             t.result = 127;
             t.slurm_state = f->slurm;
             t.reason = tr.reason;

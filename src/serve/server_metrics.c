@@ -138,7 +138,7 @@ sluice_err server_metrics_render(sluice_server_t *s, char **text_out)
         return SLUICE_ENOMEM;
     for (i = 0; i < (size_t)SLUICE_FSM_STATE_COUNT_; i++) {
         const char *name = sluice_fsm_state_name((sluice_fsm_state)i);
-        if (name)
+        if (name && sluice_fsm_state_public((sluice_fsm_state)i) == (sluice_fsm_state)i)
             json_object_set_new(by_state, name, json_integer(0));
     }
     pthread_mutex_lock(&s->rmu);

@@ -657,8 +657,7 @@ static sluice_err recover_locked(sluice_launcher_t *l, size_t *orphans_out, slui
             goto out;
         if (L->fsm.state == SLUICE_FSM_ACCEPTED && L->needs_secrets && !L->has_secrets) {
             rc = launcher_record_simple(l, L, SLUICE_EV_SECRET_UNAVAILABLE, NULL, err);
-        } else if (L->fsm.state == SLUICE_FSM_SUBMITTING && !L->fsm.uncertain &&
-                   !L->fsm.may_retry && L->fsm.n_job_ids == 0) {
+        } else if (L->fsm.state == SLUICE_FSM_SUBMITTING && L->fsm.n_job_ids == 0) {
             rc = launcher_record_simple(l, L, SLUICE_EV_SUBMIT_UNCERTAIN,
                                         "service restarted during submit", err);
         }

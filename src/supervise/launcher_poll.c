@@ -210,7 +210,7 @@ void launcher_adapt_interval(sluice_launcher_t *l, int64_t now)
     /* Adaptive interval: fast while things move, slower when idle. */
     for (size_t i = 0; i < l->n; i++) {
         const launch_t *L = l->v[i];
-        sluice_fsm_state s = L->fsm.state;
+        sluice_fsm_state s = sluice_fsm_state_public(L->fsm.state);
 
         if (s == SLUICE_FSM_ACCEPTED || s == SLUICE_FSM_SUBMITTING || s == SLUICE_FSM_CANCELLING)
             l->activity = true;

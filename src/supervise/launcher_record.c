@@ -232,13 +232,14 @@ static void notify(sluice_launcher_t *l,
     sluice_launcher_transition_t t;
     int64_t t_ms = (int64_t)launcher_to_ms(L->fsm.last_time * 1000.0);
 
-    if (tr->from == tr->to && tr->result == prev_result)
+    if (sluice_fsm_state_public(tr->from) == sluice_fsm_state_public(tr->to) &&
+        tr->result == prev_result)
         return;
     memset(&t, 0, sizeof(t));
     t.launch_id = L->id;
     t.event = event;
-    t.from = tr->from;
-    t.to = tr->to;
+    t.from = sluice_fsm_state_public(tr->from);
+    t.to = sluice_fsm_state_public(tr->to);
     t.result = tr->result;
     t.reason = L->fsm.reason;
     t.slurm_state = L->n_views > 0 ? sluice_job_base_name(L->views[0].base) : "";
@@ -354,7 +355,7 @@ static sluice_err stage_event(
     for (size_t i = 0; s->ids != NULL && i < s->copy.n_job_ids; i++)
         json_array_append_new(s->ids, json_integer((json_int_t)s->copy.job_ids[i]));
     s->sum = (sluice_store_summary_t)SLUICE_STORE_SUMMARY_INIT;
-    s->sum.state = sluice_fsm_state_name(s->copy.state);
+    s->sum.state = sluice_fsm_state_name(sluice_fsm_state_public(s->copy.state));
     s->sum.terminal = s->copy.state == SLUICE_FSM_DONE;
     s->sum.set_result = s->sum.terminal;
     s->sum.result_code = s->copy.result;

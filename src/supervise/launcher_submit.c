@@ -688,8 +688,8 @@ submit_batch(sluice_launcher_t *l, batch_entry_t *b, size_t n, size_t *posted, s
 /* A launch whose POST never left and whose next try is due at `now`. */
 static bool resend_due(const launch_t *L, int64_t now)
 {
-    return L->not_sent && L->fsm.state == SLUICE_FSM_SUBMITTING && !L->fsm.uncertain &&
-           !L->fsm.may_retry && L->fsm.n_job_ids == 0 && now >= L->next_post_ms;
+    return L->not_sent && L->fsm.state == SLUICE_FSM_SUBMITTING && L->fsm.n_job_ids == 0 &&
+           now >= L->next_post_ms;
 }
 
 /* One round: every launch due a submit (or a resend of a POST that never
@@ -716,7 +716,8 @@ static sluice_err submit_round(sluice_launcher_t *l,
         if (L->fsm.state == SLUICE_FSM_DONE)
             continue;
         if (L->not_sent && L->fsm.intent == SLUICE_CANCEL_CALLER &&
-            L->fsm.state == SLUICE_FSM_SUBMITTING && !L->fsm.uncertain && L->fsm.n_job_ids == 0) {
+            (L->fsm.state == SLUICE_FSM_SUBMITTING || L->fsm.state == SLUICE_FSM_RETRYING) &&
+            L->fsm.n_job_ids == 0) {
             /* cancelled while its POST could not be sent: no job exists
              * (not_sent stays until recorded: a failure is retried) */
             rc = launcher_record_simple(l, L, SLUICE_EV_SUBMIT_REJECTED,
