@@ -35,6 +35,7 @@
 
 #include <jansson.h>
 
+#include <sluice/cluster.h> /* sluice_lookup */
 #include <sluice/common.h>
 #include <sluice/error.h>
 #include <sluice/jobdesc.h>
@@ -112,12 +113,6 @@ typedef enum {
 #undef SLUICE_FSM_EVENT_ENUM
         SLUICE_EV_COUNT_
 } sluice_fsm_event_type;
-
-typedef enum {
-    SLUICE_LOOKUP_FOUND = 0,
-    SLUICE_LOOKUP_NOT_FOUND,
-    SLUICE_LOOKUP_UNAVAILABLE,
-} sluice_lookup;
 
 typedef enum {
     SLUICE_SOURCE_LIVE = 0,

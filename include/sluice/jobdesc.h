@@ -180,6 +180,15 @@ SLUICE_API void sluice_jobview_clear(sluice_jobview_t *v);
  * code and signal. */
 SLUICE_API void sluice_wait_status_split(int64_t status, int *exit_code, int *signal);
 
+/* ---- render JSON ------------------------------------------------------- */
+
+/* Inverse of sluice_jobdesc_to_json(): fill *out (zeroed first) from the
+ * object.  Unknown keys are SLUICE_EINVAL (the field is named).  Caller
+ * clears *out with sluice_jobdesc_clear(). */
+SLUICE_API sluice_err sluice_jobdesc_from_json(const json_t *obj,
+                                               sluice_jobdesc_t *out,
+                                               sluice_error_t *err);
+
 #ifdef __cplusplus
 }
 #endif

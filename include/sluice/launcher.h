@@ -13,7 +13,7 @@
  *
  * Inputs the launcher does not build itself (function tables, so the REST
  * client and the renderer can be bridged in and tests can fake them):
- *   - sluice_cluster_ops_t: the typed cluster operations;
+ *   - sluice_cluster_ops_t: the typed cluster operations (cluster.h);
  *   - sluice_staging_ops_t: staging files (secret file, peers.env, exit
  *     files, archive and removal);
  *   - a clock (now_ms) and a sleep function.
@@ -41,6 +41,7 @@
 
 #include <jansson.h>
 
+#include <sluice/cluster.h>
 #include <sluice/common.h>
 #include <sluice/error.h>
 #include <sluice/fsm.h>
@@ -50,100 +51,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* ---- the cluster ------------------------------------------------------- */
-
-/* Outcome of a submit.  Only REJECTED proves that no job exists. */
-typedef enum {
-    SLUICE_SUBMIT_OK = 0,      /* accepted; job_id is set */
-    SLUICE_SUBMIT_REJECTED,    /* Slurm refused it (error number and text) */
-    SLUICE_SUBMIT_UNCERTAIN,   /* timeout, dropped connection, 5xx, auth during the POST */
-    SLUICE_SUBMIT_UNAVAILABLE, /* provably not sent (refused connect, TLS handshake, connect
-                                  timeout, no usable token): the same attempt is POSTed again */
-} sluice_submit_outcome;
-
-/* What sluice_cluster_ops_t.submit reports besides the outcome. */
-typedef struct {
-    uint64_t job_id;  /* OK: the job (hetjob: the leader) */
-    int error_number; /* REJECTED: Slurm's error number */
-    char detail[256]; /* REJECTED/UNCERTAIN/UNAVAILABLE: why; OK: warnings, if any */
-} sluice_submit_result_t;
-
-/* One submit of a batch (sluice_cluster_ops_t.submit_many). */
-typedef struct {
-    const sluice_jobdesc_t *descs; /* descs[0] carries the script */
-    size_t n;
-} sluice_submit_req_t;
-
-/* One entry of a batched state read. */
-typedef struct {
-    bool present;         /* false: the job is no longer in the live queue */
-    sluice_job_base base; /* hetjob: the leader's (the adapter may combine) */
-    uint32_t flags;       /* SLUICE_JOB_FLAG() bits */
-} sluice_job_state_t;
-
-/* The cluster operations.  Every function returns a sluice_lookup where a
- * lookup is involved: FOUND, NOT_FOUND (a healthy answer: no such job) or
- * UNAVAILABLE (timeout, 5xx, auth refresh pending, slurmdbd down; nothing
- * is known).  Job views returned through `views_out` are a new array of
- * `*n_out` records that the launcher frees with sluice_jobview_clear() and
- * free().  `user` is the Slurm user sluice submits as. */
-typedef struct {
-    /* POST the components (descs[0] carries the script). */
-    sluice_submit_outcome (*submit)(void *arg,
-                                    const sluice_jobdesc_t *descs,
-                                    size_t n,
-                                    sluice_submit_result_t *out);
-    /* Optional: POST `n` independent submits, at most `in_flight` of them
-     * at the same time.  Fills outcomes[i] and results[i] for reqs[i];
-     * each outcome stands alone (one UNCERTAIN says nothing about the
-     * others).  Returns only when every POST has its outcome.  NULL: the
-     * launcher calls `submit` once per request, in order. */
-    void (*submit_many)(void *arg,
-                        const sluice_submit_req_t *reqs,
-                        size_t n,
-                        unsigned in_flight,
-                        sluice_submit_outcome *outcomes,
-                        sluice_submit_result_t *results);
-    /* Full live record of one job, one view per hetjob component. */
-    sluice_lookup (*get_job)(void *arg,
-                             uint64_t job_id,
-                             sluice_jobview_t **views_out,
-                             size_t *n_out);
-    /* Cheap batched read of many jobs' states: exactly one request.  Fills
-     * states[i] for ids[i].  Returns FOUND when the answer is healthy (even
-     * if no id is present), UNAVAILABLE otherwise. */
-    sluice_lookup (*job_states)(void *arg,
-                                const uint64_t *ids,
-                                size_t n,
-                                sluice_job_state_t *states);
-    /* Live jobs with this exact name and user (every component). */
-    sluice_lookup (*find_live_by_name)(
-        void *arg, const char *name, const char *user, sluice_jobview_t **views_out, size_t *n_out);
-    /* Accounting jobs with this name and user submitted in [start, end]
-     * (epoch seconds).  Accounting may carry no comment. */
-    sluice_lookup (*find_acct_by_name)(void *arg,
-                                       const char *name,
-                                       const char *user,
-                                       int64_t window_start,
-                                       int64_t window_end,
-                                       sluice_jobview_t **views_out,
-                                       size_t *n_out);
-    /* Accounting record of a job that left the live queue. */
-    sluice_lookup (*acct_job)(void *arg,
-                              uint64_t job_id,
-                              sluice_jobview_t **views_out,
-                              size_t *n_out);
-    /* DELETE the job (signal 0: Slurm's default).  SLUICE_OK when sent. */
-    sluice_err (*cancel)(void *arg, uint64_t job_id, int signal, sluice_error_t *err);
-    void *arg;
-    /* Optional: true when job_states is one request that reads only the
-     * listed jobs (slurmrestd's jobs/state, v0.0.40+), false while that is
-     * not known or the read is the whole job table (v0.0.38).  With the
-     * poll interval left to sluice (poll_max_ms 0) it picks the longest
-     * interval: 2 s when true, 10 s otherwise.  NULL: false. */
-    bool (*states_are_cheap)(void *arg);
-} sluice_cluster_ops_t;
 
 /* ---- staging ----------------------------------------------------------- */
 
@@ -397,15 +304,6 @@ SLUICE_API int sluice_launcher_job_name(char *buf,
                                         const char *site,
                                         const char *launch_id,
                                         uint32_t attempt);
-
-/* ---- render JSON ------------------------------------------------------- */
-
-/* Inverse of sluice_jobdesc_to_json(): fill *out (zeroed first) from the
- * object.  Unknown keys are SLUICE_EINVAL (the field is named).  Caller
- * clears *out with sluice_jobdesc_clear(). */
-SLUICE_API sluice_err sluice_jobdesc_from_json(const json_t *obj,
-                                               sluice_jobdesc_t *out,
-                                               sluice_error_t *err);
 
 /* ---- counters for metrics --------------------------------------------- */
 

@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ops.h - the real implementations of the launcher's two function tables:
- * the cluster through the slurmrestd client, and staging on the shared
- * storage root through the render module's staging rules.
+ * the cluster through the slurmrestd client (declared in cluster.h, which
+ * this header includes), and staging on the shared storage root through
+ * the render module's staging rules.
  *
  * The launcher (launcher.h) is written against sluice_cluster_ops_t and
  * sluice_staging_ops_t so that its tests can use fakes; a program that runs
- * launches for real fills both tables with the functions below.
+ * launches for real fills both tables with sluice_cluster_rest_ops() (or
+ * sluice_cluster_ops_rest()) and the functions below.
  */
 #ifndef SLUICE_OPS_H
 #define SLUICE_OPS_H
 
 #include <sluice/client.h>
+#include <sluice/cluster.h>
 #include <sluice/common.h>
 #include <sluice/config.h>
 #include <sluice/launch.h>
@@ -20,39 +23,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* Fill `out` with cluster operations over `client` (borrowed: it must
- * outlive every use of the table).  Outcomes are mapped as follows: a
- * submit answered OK is SUBMIT_OK; a proven refusal (Slurm's error number
- * on a 4xx) is SUBMIT_REJECTED; a request that certainly never left
- * (connection refused, no usable token) is SUBMIT_UNAVAILABLE; anything
- * else, including a 5xx or a garbled 200, is SUBMIT_UNCERTAIN.  Lookups
- * map OK to FOUND, NOT_FOUND to NOT_FOUND and every other outcome to
- * UNAVAILABLE.  Live lookups by name read the live job table. */
-SLUICE_API void sluice_cluster_ops_rest(sluice_client_t *client, sluice_cluster_ops_t *out);
-
-/* Cluster operations that POST up to `in_flight` submits at once
- * (submit_many).  Every concurrent POST uses its own client: `client`
- * (borrowed) serves the calling thread and every other operation; the
- * others are made from `cfg` (borrowed; NULL: no extra clients, submits
- * stay sequential) with sluice_client_new_from_config() the first time a
- * batch needs them, and reused after that.  A client that cannot be made
- * is logged and the batch runs with fewer POSTs in flight.  No client is
- * ever used by two threads at once.  Caller frees with
- * sluice_cluster_rest_free() after the last use of the ops table. */
-typedef struct sluice_cluster_rest sluice_cluster_rest_t;
-
-SLUICE_API sluice_err sluice_cluster_rest_new(sluice_cluster_rest_t **out,
-                                              sluice_client_t *client,
-                                              const sluice_config_t *cfg,
-                                              sluice_error_t *err);
-
-/* Fill `out` with the operations of sluice_cluster_ops_rest() plus
- * submit_many, bound to `r`. */
-SLUICE_API void sluice_cluster_rest_ops(sluice_cluster_rest_t *r, sluice_cluster_ops_t *out);
-
-/* Free the extra clients (never the borrowed one).  NULL-safe. */
-SLUICE_API void sluice_cluster_rest_free(sluice_cluster_rest_t *r);
 
 /* Staging hooks for launches rendered with `cfg` and stored in `store`
  * (both borrowed for the lifetime of the table).  The staging directory of

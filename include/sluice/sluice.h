@@ -6,6 +6,7 @@
 #include <sluice/common.h>
 #include <sluice/auth.h>
 #include <sluice/client.h>
+#include <sluice/cluster.h>
 #include <sluice/config.h>
 #include <sluice/error.h>
 #include <sluice/fsm.h>

@@ -15,7 +15,6 @@
 #include <string.h>
 
 #include <sluice/jobdesc.h>
-#include <sluice/launcher.h>
 
 static sluice_err take_str(const json_t *obj, const char *key, char **dst, sluice_error_t *err)
 {

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* auth.h - internal helpers of the token module, shared with the fuzz
- * target and the CLI. */
+/* auth.h - internal helpers of the token module (auth_token.c), shared by
+ * auth.c (libjwt), auth_source.c (the token source), the fuzz target and
+ * the CLI. */
 #ifndef SLUICE_AUTH_INTERNAL_H
 #define SLUICE_AUTH_INTERNAL_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include <jansson.h>
 
@@ -23,5 +25,18 @@ auth_decode(const char *token, json_t **header_out, json_t **claims_out, sluice_
 
 /* Read an integer (or real) claim; 1 when present. */
 int auth_claim_int(const json_t *claims, const char *name, int64_t *out);
+
+/* Zero `n` bytes of p, then free it.  NULL-safe. */
+void auth_wipe_free(void *p, size_t n);
+
+/* Zero a NUL-terminated secret, then free it.  NULL-safe. */
+void auth_wipe_str(char *s);
+
+/* Read the token file at `path` (permissions checked; `strict`: group or
+ * other read access is an error, else a warning) and parse its token.
+ * *out is a new allocation (caller wipes it with auth_wipe_str());
+ * *st_out (may be NULL) receives the file's identity as read. */
+sluice_err auth_load_token_file(
+    const char *path, int strict, char **out, struct stat *st_out, sluice_error_t *err);
 
 #endif /* SLUICE_AUTH_INTERNAL_H */

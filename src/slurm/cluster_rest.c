@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sluice/cluster.h>
 #include <sluice/log.h>
-#include <sluice/ops.h>
 
 static sluice_lookup lookup_of(const sluice_call_t *call)
 {

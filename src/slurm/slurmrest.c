@@ -1,22 +1,26 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* slurmrest.c - the slurmrestd version table, URL paths, the response
- * envelope and the parsers whose shape does not depend on the family.
+ * envelope, and the submit, jobs and jobs/state entry points that dispatch
+ * to the version adapters (slurmrest_v0038.c, slurmrest_v0040.c).
  *
- * Notes: parsing is lenient (unknown members are ignored, numbers may be
- * bare or {set,infinite,number}) but a member of the wrong JSON type is an
- * SLUICE_EPROTO error that names its path, e.g. "jobs[2].job_state".
+ * Notes:
+ * - Calls go one way: this file -> the adapters -> slurmrest_parse.c (the
+ *   lenient getters and shared parsers).  The cluster-status parsers
+ *   (diag, nodes, ping) live in slurmrest_status.c.
+ * - Parsing is lenient (unknown members are ignored, numbers may be bare or
+ *   {set,infinite,number}) but a member of the wrong JSON type is an
+ *   SLUICE_EPROTO error that names its path, e.g. "jobs[2].job_state".
  */
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <limits.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/buf.h"
 #include "slurmrest.h"
+#include "slurmrest_parse.h"
 
 /* Paths are short; the cap only guards against absurd job-id lists. */
 #define PATH_MAX_LEN (1024 * 1024)
@@ -295,70 +299,6 @@ sluice_err sluice_rest_path_acct_jobs(sluice_rest_version v,
 
 /* ---- submit body ----------------------------------------------------------- */
 
-sluice_err slurmrest_check_desc(const sluice_jobdesc_t *d, size_t i, sluice_error_t *err)
-{
-    if (d->nodes == 0)
-        return sluice_errorf(err, SLUICE_EINVAL, "jobs[%zu].nodes: must be at least 1", i);
-    if (i == 0 && (d->script == NULL || d->script[0] == '\0'))
-        return sluice_errorf(err, SLUICE_EINVAL, "jobs[0].script: missing");
-    if (d->n_env > 0 && d->env == NULL)
-        return sluice_errorf(err, SLUICE_EINVAL, "jobs[%zu].env: NULL array", i);
-    return SLUICE_OK;
-}
-
-sluice_err slurmrest_gres(const sluice_jobdesc_t *d, const char *prefix, char **out)
-{
-    const char *name = d->gres_name != NULL && d->gres_name[0] != '\0' ? d->gres_name : "gpu";
-    int len = snprintf(NULL, 0, "%s%s:%" PRIu32, prefix, name, d->gpus_per_node);
-
-    *out = malloc((size_t)len + 1);
-    if (*out == NULL)
-        return SLUICE_ENOMEM;
-    snprintf(*out, (size_t)len + 1, "%s%s:%" PRIu32, prefix, name, d->gpus_per_node);
-    return SLUICE_OK;
-}
-
-sluice_err slurmrest_split_signal(
-    const char *spec, size_t i, bool *batch_only, char **name, long *delay, sluice_error_t *err)
-{
-    const char *p = spec;
-    const char *at;
-    size_t len;
-
-    *batch_only = false;
-    *name = NULL;
-    *delay = -1;
-    if (strncmp(p, "B:", 2) == 0) {
-        *batch_only = true;
-        p += 2;
-    }
-    at = strchr(p, '@');
-    len = at != NULL ? (size_t)(at - p) : strlen(p);
-    if (len == 0 || len > 16)
-        goto bad;
-    for (size_t k = 0; k < len; k++) {
-        if (!isalnum((unsigned char)p[k]))
-            goto bad;
-    }
-    if (at != NULL) {
-        char *end = NULL;
-        errno = 0;
-        if (!isdigit((unsigned char)at[1]))
-            goto bad;
-        *delay = strtol(at + 1, &end, 10);
-        if (errno != 0 || *end != '\0' || *delay > 65533)
-            goto bad;
-    }
-    *name = strndup(p, len);
-    if (*name == NULL)
-        return sluice_errorf(err, SLUICE_ENOMEM, "jobs[%zu].signal: out of memory", i);
-    return SLUICE_OK;
-bad:
-    return sluice_errorf(err, SLUICE_EINVAL,
-                         "jobs[%zu].signal: \"%.40s\" is not [B:]NAME[@SECONDS] (e.g. USR1@120)", i,
-                         spec);
-}
-
 sluice_err sluice_rest_submit_body(sluice_rest_version v,
                                    const sluice_jobdesc_t *descs,
                                    size_t n,
@@ -376,123 +316,6 @@ sluice_err sluice_rest_submit_body(sluice_rest_version v,
     if (info->family == 38)
         return slurmrest_v0038_submit_body(descs, n, out, err);
     return slurmrest_v0040_submit_body(info, descs, n, out, err);
-}
-
-/* ---- lenient getters --------------------------------------------------------- */
-
-static sluice_err
-wrong_type(sluice_error_t *err, const char *path, const char *key, const char *want)
-{
-    return sluice_errorf(err, SLUICE_EPROTO, "%s%s%s: expected %s", path, key[0] ? "." : "", key,
-                         want);
-}
-
-sluice_err slurmrest_get_string(
-    const json_t *obj, const char *key, const char *path, char **out, sluice_error_t *err)
-{
-    const json_t *v = json_object_get(obj, key);
-
-    *out = NULL;
-    if (v == NULL || json_is_null(v))
-        return SLUICE_OK;
-    if (!json_is_string(v))
-        return wrong_type(err, path, key, "a string");
-    *out = strdup(json_string_value(v));
-    if (*out == NULL)
-        return sluice_errorf(err, SLUICE_ENOMEM, "%s.%s: out of memory", path, key);
-    return SLUICE_OK;
-}
-
-static sluice_err number_value(const json_t *v,
-                               const char *path,
-                               const char *key,
-                               bool *present,
-                               int64_t *out,
-                               sluice_error_t *err)
-{
-    *present = false;
-    *out = 0;
-    if (v == NULL || json_is_null(v))
-        return SLUICE_OK;
-    if (json_is_integer(v)) {
-        *out = (int64_t)json_integer_value(v);
-        *present = true;
-        return SLUICE_OK;
-    }
-    if (json_is_real(v)) {
-        double d = json_real_value(v);
-        if (!isfinite(d) || d < (double)INT64_MIN || d > (double)INT64_MAX)
-            return SLUICE_OK; /* "Infinity" style: no finite value */
-        *out = (int64_t)d;
-        *present = true;
-        return SLUICE_OK;
-    }
-    if (json_is_object(v)) {
-        const json_t *set = json_object_get(v, "set");
-        const json_t *inf = json_object_get(v, "infinite");
-        const json_t *num = json_object_get(v, "number");
-        if ((set != NULL && !json_is_boolean(set)) || (inf != NULL && !json_is_boolean(inf)))
-            return wrong_type(err, path, key, "{set,infinite,number} with boolean flags");
-        if (num != NULL && !json_is_number(num) && !json_is_null(num))
-            return wrong_type(err, path, key, "{set,infinite,number} with a numeric number");
-        if (json_is_true(inf) || json_is_false(set) || num == NULL || json_is_null(num))
-            return SLUICE_OK;
-        *out =
-            json_is_integer(num) ? (int64_t)json_integer_value(num) : (int64_t)json_real_value(num);
-        *present = true;
-        return SLUICE_OK;
-    }
-    return wrong_type(err, path, key, "a number or {set,infinite,number}");
-}
-
-sluice_err slurmrest_get_number(const json_t *obj,
-                                const char *key,
-                                const char *path,
-                                bool *present,
-                                int64_t *out,
-                                sluice_error_t *err)
-{
-    return number_value(json_object_get(obj, key), path, key, present, out, err);
-}
-
-void slurmrest_state_name(const char *name, sluice_job_base *base, uint32_t *flags)
-{
-    sluice_job_base b = sluice_job_base_parse(name);
-
-    if (b != SLUICE_JOB_BASE_UNKNOWN) {
-        if (*base == SLUICE_JOB_BASE_UNKNOWN)
-            *base = b;
-        return;
-    }
-    *flags |= sluice_job_flag_parse(name);
-}
-
-sluice_err slurmrest_state_value(const json_t *state,
-                                 const char *path,
-                                 sluice_job_base *base,
-                                 uint32_t *flags,
-                                 sluice_error_t *err)
-{
-    size_t i;
-    const json_t *item;
-
-    *base = SLUICE_JOB_BASE_UNKNOWN;
-    *flags = 0;
-    if (state == NULL || json_is_null(state))
-        return SLUICE_OK;
-    if (json_is_string(state)) {
-        slurmrest_state_name(json_string_value(state), base, flags);
-        return SLUICE_OK;
-    }
-    if (!json_is_array(state))
-        return sluice_errorf(err, SLUICE_EPROTO, "%s: expected a state string or array", path);
-    json_array_foreach(state, i, item)
-    {
-        if (!json_is_string(item))
-            return sluice_errorf(err, SLUICE_EPROTO, "%s[%zu]: expected a string", path, i);
-        slurmrest_state_name(json_string_value(item), base, flags);
-    }
-    return SLUICE_OK;
 }
 
 /* ---- envelope ---------------------------------------------------------------- */
@@ -514,21 +337,6 @@ void sluice_rest_envelope_clear(sluice_rest_envelope_t *e)
     free(e->data_parser);
     free(e->plugin_type);
     memset(e, 0, sizeof(*e));
-}
-
-static const json_t *
-get_array(const json_t *obj, const char *key, const char *path, sluice_err *rc, sluice_error_t *err)
-{
-    const json_t *v = json_object_get(obj, key);
-
-    *rc = SLUICE_OK;
-    if (v == NULL || json_is_null(v))
-        return NULL;
-    if (!json_is_array(v)) {
-        *rc = wrong_type(err, path, key, "an array");
-        return NULL;
-    }
-    return v;
 }
 
 static sluice_err parse_meta(const json_t *resp, sluice_rest_envelope_t *e, sluice_error_t *err)
@@ -582,7 +390,7 @@ sluice_err sluice_rest_parse_envelope(sluice_rest_version v,
         return sluice_errorf(err, SLUICE_EPROTO, "response: expected a JSON object");
     if ((rc = parse_meta(resp, &e, err)) != SLUICE_OK)
         goto out;
-    errors = get_array(resp, "errors", "", &rc, err);
+    errors = slurmrest_get_array(resp, "errors", "", &rc, err);
     if (rc != SLUICE_OK)
         goto out;
     if (errors != NULL && json_array_size(errors) > 0) {
@@ -615,7 +423,7 @@ sluice_err sluice_rest_parse_envelope(sluice_rest_version v,
             goto out;
         x->number = has ? (long)num : 0;
     }
-    warnings = get_array(resp, "warnings", "", &rc, err);
+    warnings = slurmrest_get_array(resp, "warnings", "", &rc, err);
     if (rc != SLUICE_OK)
         goto out;
     if (warnings != NULL && json_array_size(warnings) > 0) {
@@ -775,7 +583,7 @@ static sluice_err parse_jobs(sluice_rest_version v,
         return sluice_errorf(err, SLUICE_EINVAL, "jobs: NULL output");
     if ((rc = sluice_rest_parse_envelope(v, resp, &j.env, err)) != SLUICE_OK)
         goto out;
-    jobs = get_array(resp, "jobs", "", &rc, err);
+    jobs = slurmrest_get_array(resp, "jobs", "", &rc, err);
     if (rc != SLUICE_OK)
         goto out;
     if (jobs != NULL && json_array_size(jobs) > 0) {
@@ -901,7 +709,7 @@ sluice_err sluice_rest_parse_job_states(sluice_rest_version v,
         return sluice_errorf(err, SLUICE_EUNSUPPORTED, "jobs/state: not served by %s", info->name);
     if ((rc = sluice_rest_parse_envelope(v, resp, &s.env, err)) != SLUICE_OK)
         goto out;
-    jobs = get_array(resp, "jobs", "", &rc, err);
+    jobs = slurmrest_get_array(resp, "jobs", "", &rc, err);
     if (rc != SLUICE_OK)
         goto out;
     if (jobs != NULL && json_array_size(jobs) > 0) {
@@ -939,333 +747,5 @@ sluice_err sluice_rest_parse_job_states(sluice_rest_version v,
     memset(&s, 0, sizeof(s));
 out:
     sluice_rest_job_states_clear(&s);
-    return rc;
-}
-
-/* ---- diag ----------------------------------------------------------------------- */
-
-void sluice_rest_diag_clear(sluice_rest_diag_t *d)
-{
-    if (d == NULL)
-        return;
-    sluice_rest_envelope_clear(&d->env);
-    for (size_t i = 0; i < d->n_rpcs; i++)
-        free(d->rpcs[i].message_type);
-    free(d->rpcs);
-    memset(d, 0, sizeof(*d));
-}
-
-sluice_err sluice_rest_parse_diag(sluice_rest_version v,
-                                  const json_t *resp,
-                                  sluice_rest_diag_t *out,
-                                  sluice_error_t *err)
-{
-    sluice_rest_diag_t d = {0};
-    const json_t *stats;
-    const json_t *rpcs;
-    const json_t *item;
-    bool has = false;
-    size_t i;
-    sluice_err rc;
-    char path[64];
-
-    if (out == NULL)
-        return sluice_errorf(err, SLUICE_EINVAL, "diag: NULL output");
-    if ((rc = sluice_rest_parse_envelope(v, resp, &d.env, err)) != SLUICE_OK)
-        goto out;
-    stats = json_object_get(resp, "statistics");
-    if (stats != NULL && !json_is_object(stats)) {
-        rc = sluice_errorf(err, SLUICE_EPROTO, "statistics: expected an object");
-        goto out;
-    }
-    rc = slurmrest_get_number(stats, "req_time", "statistics", &has, &d.req_time, err);
-    if (rc != SLUICE_OK)
-        goto out;
-    rpcs = get_array(stats, "rpcs_by_message_type", "statistics", &rc, err);
-    if (rc != SLUICE_OK)
-        goto out;
-    if (rpcs != NULL && json_array_size(rpcs) > 0) {
-        d.rpcs = calloc(json_array_size(rpcs), sizeof(*d.rpcs));
-        if (d.rpcs == NULL) {
-            rc = sluice_errorf(err, SLUICE_ENOMEM, "diag: out of memory");
-            goto out;
-        }
-    }
-    json_array_foreach(rpcs, i, item)
-    {
-        sluice_rest_rpc_count_t *r = &d.rpcs[d.n_rpcs];
-        int64_t count = 0;
-
-        snprintf(path, sizeof(path), "statistics.rpcs_by_message_type[%zu]", i);
-        if (!json_is_object(item)) {
-            rc = sluice_errorf(err, SLUICE_EPROTO, "%s: expected an object", path);
-            goto out;
-        }
-        d.n_rpcs++;
-        rc = slurmrest_get_string(item, "message_type", path, &r->message_type, err);
-        if (rc == SLUICE_OK)
-            rc = slurmrest_get_number(item, "count", path, &has, &count, err);
-        if (rc != SLUICE_OK)
-            goto out;
-        r->count = has && count > 0 ? (uint64_t)count : 0;
-    }
-    *out = d;
-    memset(&d, 0, sizeof(d));
-out:
-    sluice_rest_diag_clear(&d);
-    return rc;
-}
-
-uint64_t sluice_rest_diag_rpc_count(const sluice_rest_diag_t *d, const char *message_type)
-{
-    uint64_t sum = 0;
-
-    if (d == NULL || message_type == NULL)
-        return 0;
-    for (size_t i = 0; i < d->n_rpcs; i++) {
-        if (d->rpcs[i].message_type != NULL && strcmp(d->rpcs[i].message_type, message_type) == 0)
-            sum += d->rpcs[i].count;
-    }
-    return sum;
-}
-
-/* ---- nodes ---------------------------------------------------------------------- */
-
-void sluice_rest_nodes_clear(sluice_rest_nodes_t *n)
-{
-    if (n == NULL)
-        return;
-    sluice_rest_envelope_clear(&n->env);
-    for (size_t i = 0; i < n->n_nodes; i++) {
-        free(n->nodes[i].name);
-        free(n->nodes[i].state);
-        free(n->nodes[i].features);
-        free(n->nodes[i].partitions);
-        free(n->nodes[i].address);
-    }
-    free(n->nodes);
-    memset(n, 0, sizeof(*n));
-}
-
-/* A string, or an array of strings joined with `sep` (v0.0.40+ csv_string,
- * node state flag arrays). */
-static sluice_err joined(
-    const json_t *obj, const char *key, const char *path, char sep, char **out, sluice_error_t *err)
-{
-    const json_t *v = json_object_get(obj, key);
-    const json_t *item;
-    buf_t b = BUF_INIT;
-    size_t i;
-    sluice_err rc = SLUICE_OK;
-
-    *out = NULL;
-    if (!json_is_array(v))
-        return slurmrest_get_string(obj, key, path, out, err);
-    buf_init(&b, 0);
-    json_array_foreach(v, i, item)
-    {
-        if (!json_is_string(item)) {
-            buf_free(&b);
-            return sluice_errorf(err, SLUICE_EPROTO, "%s.%s[%zu]: expected a string", path, key, i);
-        }
-        if (i > 0 && (rc = buf_append(&b, &sep, 1)) != SLUICE_OK)
-            break;
-        if ((rc = buf_puts(&b, json_string_value(item))) != SLUICE_OK)
-            break;
-    }
-    if (rc == SLUICE_OK && (*out = buf_take(&b)) == NULL)
-        rc = SLUICE_ENOMEM;
-    buf_free(&b);
-    if (rc != SLUICE_OK)
-        return sluice_errorf(err, rc, "%s.%s: out of memory", path, key);
-    return SLUICE_OK;
-}
-
-sluice_err sluice_rest_parse_nodes(sluice_rest_version v,
-                                   const json_t *resp,
-                                   sluice_rest_nodes_t *out,
-                                   sluice_error_t *err)
-{
-    sluice_rest_nodes_t n = {0};
-    const json_t *nodes;
-    const json_t *item;
-    size_t i;
-    sluice_err rc;
-    char path[48];
-
-    if (out == NULL)
-        return sluice_errorf(err, SLUICE_EINVAL, "nodes: NULL output");
-    if ((rc = sluice_rest_parse_envelope(v, resp, &n.env, err)) != SLUICE_OK)
-        goto out;
-    nodes = get_array(resp, "nodes", "", &rc, err);
-    if (rc != SLUICE_OK)
-        goto out;
-    if (nodes != NULL && json_array_size(nodes) > 0) {
-        n.nodes = calloc(json_array_size(nodes), sizeof(*n.nodes));
-        if (n.nodes == NULL) {
-            rc = sluice_errorf(err, SLUICE_ENOMEM, "nodes: out of memory");
-            goto out;
-        }
-    }
-    json_array_foreach(nodes, i, item)
-    {
-        sluice_rest_node_t *x = &n.nodes[n.n_nodes];
-
-        snprintf(path, sizeof(path), "nodes[%zu]", i);
-        if (!json_is_object(item)) {
-            rc = sluice_errorf(err, SLUICE_EPROTO, "%s: expected an object", path);
-            goto out;
-        }
-        n.n_nodes++;
-        rc = slurmrest_get_string(item, "name", path, &x->name, err);
-        if (rc == SLUICE_OK)
-            rc = joined(item, "state", path, '+', &x->state, err);
-        if (rc == SLUICE_OK)
-            rc = joined(item, "features", path, ',', &x->features, err);
-        if (rc == SLUICE_OK)
-            rc = joined(item, "partitions", path, ',', &x->partitions, err);
-        if (rc == SLUICE_OK)
-            rc = slurmrest_get_string(item, "address", path, &x->address, err);
-        if (rc != SLUICE_OK)
-            goto out;
-    }
-    *out = n;
-    memset(&n, 0, sizeof(n));
-out:
-    sluice_rest_nodes_clear(&n);
-    return rc;
-}
-
-/* ---- ping ------------------------------------------------------------------------- */
-
-void sluice_rest_ping_clear(sluice_rest_ping_t *p)
-{
-    if (p == NULL)
-        return;
-    sluice_rest_envelope_clear(&p->env);
-    memset(p, 0, sizeof(*p));
-}
-
-sluice_err sluice_rest_parse_ping(sluice_rest_version v,
-                                  const json_t *resp,
-                                  sluice_rest_ping_t *out,
-                                  sluice_error_t *err)
-{
-    const slurmrest_info_t *info = slurmrest_info(v);
-    sluice_rest_ping_t p = {0};
-    const json_t *pings;
-    const json_t *item;
-    size_t i;
-    sluice_err rc;
-
-    if (out == NULL || info == NULL)
-        return sluice_errorf(err, SLUICE_EINVAL, "ping: bad arguments");
-    if ((rc = sluice_rest_parse_envelope(v, resp, &p.env, err)) != SLUICE_OK)
-        goto out;
-    pings = get_array(resp, "pings", "", &rc, err);
-    if (rc != SLUICE_OK)
-        goto out;
-    json_array_foreach(pings, i, item)
-    {
-        const json_t *up;
-        const char *mode;
-        bool responding = false;
-        bool primary;
-
-        if (!json_is_object(item)) {
-            rc = sluice_errorf(err, SLUICE_EPROTO, "pings[%zu]: expected an object", i);
-            goto out;
-        }
-        p.n_controllers++;
-        mode = json_string_value(json_object_get(item, "mode"));
-        primary = mode != NULL && strcmp(mode, "primary") == 0;
-        if (info->ping_responding && (up = json_object_get(item, "responding")) != NULL) {
-            if (!json_is_boolean(up)) {
-                rc = sluice_errorf(err, SLUICE_EPROTO, "pings[%zu].responding: expected a boolean",
-                                   i);
-                goto out;
-            }
-            responding = json_is_true(up);
-            primary = json_is_true(json_object_get(item, "primary"));
-        } else {
-            /* "ping" on v0.0.38, "pinged" on v0.0.40/41 ("UP"/"DOWN"). */
-            up = json_object_get(item, info->family == 38 ? "ping" : "pinged");
-            if (up != NULL && !json_is_string(up)) {
-                rc = sluice_errorf(err, SLUICE_EPROTO, "pings[%zu]: expected an UP/DOWN string", i);
-                goto out;
-            }
-            responding = up != NULL && strcmp(json_string_value(up), "UP") == 0;
-        }
-        if (responding)
-            p.n_responding++;
-        if (responding && primary)
-            p.primary_responding = true;
-    }
-    *out = p;
-    memset(&p, 0, sizeof(p));
-out:
-    sluice_rest_ping_clear(&p);
-    return rc;
-}
-
-/* ---- shared by the accounting parsers of every version ---------------------------- */
-
-int64_t slurmrest_num_or_zero(
-    const json_t *obj, const char *key, const char *path, sluice_err *rc, sluice_error_t *err)
-{
-    bool has = false;
-    int64_t n = 0;
-
-    if (*rc == SLUICE_OK)
-        *rc = slurmrest_get_number(obj, key, path, &has, &n, err);
-    return has ? n : 0;
-}
-
-/* `obj` must be absent, null or an object. */
-static sluice_err
-object_or_null(const json_t *obj, const char *path, const char *key, sluice_error_t *err)
-{
-    if (obj != NULL && !json_is_object(obj) && !json_is_null(obj))
-        return sluice_errorf(err, SLUICE_EPROTO, "%s.%s: expected an object", path, key);
-    return SLUICE_OK;
-}
-
-sluice_err
-slurmrest_acct_common(const json_t *rec, const char *path, sluice_jobview_t *v, sluice_error_t *err)
-{
-    const json_t *state = json_object_get(rec, "state");
-    const json_t *het = json_object_get(rec, "het");
-    const json_t *tm = json_object_get(rec, "time");
-    const json_t *comment = json_object_get(rec, "comment");
-    char sub[96];
-    sluice_err rc;
-
-    if ((rc = object_or_null(state, path, "state", err)) != SLUICE_OK)
-        return rc;
-    snprintf(sub, sizeof(sub), "%s.state", path);
-    if ((rc = slurmrest_get_string(state, "reason", sub, &v->state_reason, err)) != SLUICE_OK)
-        return rc;
-    snprintf(sub, sizeof(sub), "%s.state.current", path);
-    rc = slurmrest_state_value(json_object_get(state, "current"), sub, &v->base, &v->flags, err);
-    if (rc != SLUICE_OK)
-        return rc;
-    if ((rc = object_or_null(comment, path, "comment", err)) != SLUICE_OK)
-        return rc;
-    snprintf(sub, sizeof(sub), "%s.comment", path);
-    if ((rc = slurmrest_get_string(comment, "job", sub, &v->comment, err)) != SLUICE_OK)
-        return rc;
-    if ((rc = object_or_null(het, path, "het", err)) != SLUICE_OK)
-        return rc;
-    snprintf(sub, sizeof(sub), "%s.het", path);
-    v->het_job_id = (uint64_t)slurmrest_num_or_zero(het, "job_id", sub, &rc, err);
-    v->het_job_offset = (uint32_t)slurmrest_num_or_zero(het, "job_offset", sub, &rc, err);
-    if (rc != SLUICE_OK)
-        return rc;
-    if ((rc = object_or_null(tm, path, "time", err)) != SLUICE_OK)
-        return rc;
-    snprintf(sub, sizeof(sub), "%s.time", path);
-    v->submit_time = slurmrest_num_or_zero(tm, "submission", sub, &rc, err);
-    v->start_time = slurmrest_num_or_zero(tm, "start", sub, &rc, err);
-    v->end_time = slurmrest_num_or_zero(tm, "end", sub, &rc, err);
     return rc;
 }

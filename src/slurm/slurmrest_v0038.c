@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "slurmrest.h"
+#include "slurmrest_parse.h"
 
 static int put_str(json_t *o, const char *key, const char *s)
 {

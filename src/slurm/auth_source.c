@@ -1,0 +1,365 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* auth_source.c - the token source (sluice_auth_t): where the token comes
+ * from (a token file, the environment, or minted from an HS256/RS256 key),
+ * the cached current token, and when it is re-read or re-minted.
+ *
+ * Caching policy: a token file is re-read when its identity (device,
+ * inode, size, mtime) changed; an environment token is read once; a minted
+ * token is re-minted after 80% of its lifetime.  sluice_auth_invalidate()
+ * (after an AUTH failure) drops the cached token, and for keys the key, so
+ * the next use reads everything again.
+ *
+ * Notes:
+ * - Every entry point that reads or drops the token takes the source's
+ *   lock; refresh_locked() runs with it held.
+ * - The token never reaches a log line: messages name the source (file or
+ *   variable) and the expiry only.
+ */
+#include <pthread.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sluice/auth.h>
+#include <sluice/log.h>
+
+#include "auth.h"
+
+#define DEFAULT_WARN_BEFORE 300
+
+struct sluice_auth {
+    pthread_mutex_t lock;
+    sluice_auth_kind kind;
+    char *user;
+    char *path;
+    char *env_name;
+    char *kid;
+    long lifespan;
+    long warn_before;
+    int strict;
+    sluice_clock_fn clock;
+    void *clock_arg;
+
+    unsigned char *key; /* HS256 secret or RS256 PEM */
+    size_t key_len;
+
+    char *token; /* current token; NULL when none cached */
+    int64_t iat; /* minted tokens: issue time */
+    int64_t exp; /* 0 when unknown */
+    int64_t warned_exp;
+    struct stat ident; /* token file identity when it was read */
+};
+
+static int64_t now_of(const sluice_auth_t *a)
+{
+    if (a->clock != NULL)
+        return a->clock(a->clock_arg);
+    return (int64_t)time(NULL);
+}
+
+/* ---- token source ---------------------------------------------------- */
+
+static char *process_user(void)
+{
+    struct passwd pw, *res = NULL;
+    char buf[4096];
+
+    if (getpwuid_r(geteuid(), &pw, buf, sizeof(buf), &res) == 0 && res != NULL)
+        return strdup(res->pw_name);
+    return NULL;
+}
+
+static int same_file(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+           a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+static void forget_token(sluice_auth_t *a)
+{
+    auth_wipe_str(a->token);
+    a->token = NULL;
+    a->exp = 0;
+    a->iat = 0;
+}
+
+static sluice_err load_key(sluice_auth_t *a, sluice_error_t *err)
+{
+    unsigned char *key = NULL;
+    size_t len = 0;
+    sluice_err rc;
+
+    if ((rc = sluice_key_load(a->path, a->strict, &key, &len, err)) != SLUICE_OK)
+        return rc;
+    auth_wipe_free(a->key, a->key_len);
+    a->key = key;
+    a->key_len = len;
+    return SLUICE_OK;
+}
+
+static void note_expiry(sluice_auth_t *a, int64_t now)
+{
+    json_t *c = NULL;
+    int64_t exp = 0;
+
+    if (a->exp == 0 && auth_decode(a->token, NULL, &c, NULL) == SLUICE_OK &&
+        auth_claim_int(c, "exp", &exp))
+        a->exp = exp;
+    json_decref(c);
+    if (a->exp == 0 || a->warned_exp == a->exp)
+        return;
+    if (a->exp <= now) {
+        a->warned_exp = a->exp;
+        sluice_log(SLUICE_LOG_WARNING, "slurm token expired %lld s ago (source=%s)",
+                   (long long)(now - a->exp), a->path != NULL ? a->path : a->env_name);
+    } else if (a->exp - now <= a->warn_before) {
+        a->warned_exp = a->exp;
+        sluice_log(SLUICE_LOG_WARNING, "slurm token expires in %lld s (source=%s)",
+                   (long long)(a->exp - now), a->path != NULL ? a->path : a->env_name);
+    }
+}
+
+/* Make a->token current.  Called with a->lock held. */
+static sluice_err refresh_locked(sluice_auth_t *a, sluice_error_t *err)
+{
+    int64_t now = now_of(a);
+    sluice_err rc = SLUICE_OK;
+    char *tok = NULL;
+    struct stat st;
+
+    switch (a->kind) {
+    case SLUICE_AUTH_TOKEN_FILE:
+        if (a->token != NULL && stat(a->path, &st) == 0 && same_file(&st, &a->ident))
+            break;
+        if ((rc = auth_load_token_file(a->path, a->strict, &tok, &st, err)) != SLUICE_OK)
+            return rc;
+        if (a->token != NULL)
+            sluice_log(SLUICE_LOG_INFO, "token file %s re-read", a->path);
+        forget_token(a);
+        a->token = tok;
+        a->ident = st;
+        break;
+    case SLUICE_AUTH_ENV: {
+        const char *v;
+        if (a->token != NULL)
+            break;
+        v = getenv(a->env_name);
+        if (v == NULL || v[0] == '\0')
+            return sluice_errorf(err, SLUICE_EAUTH, "environment variable %s is not set",
+                                 a->env_name);
+        if ((rc = sluice_token_parse(v, strlen(v), &tok, err)) != SLUICE_OK) {
+            sluice_error_prefix(err, "environment variable %s", a->env_name);
+            return rc;
+        }
+        a->token = tok;
+        break;
+    }
+    case SLUICE_AUTH_HS256_KEY:
+    case SLUICE_AUTH_RS256_KEY: {
+        sluice_token_mint_options_t m;
+        if (a->token != NULL && now - a->iat < a->lifespan * 8 / 10)
+            break;
+        if (a->key == NULL && (rc = load_key(a, err)) != SLUICE_OK)
+            return rc;
+        memset(&m, 0, sizeof(m));
+        m.alg = a->kind == SLUICE_AUTH_HS256_KEY ? SLUICE_JWT_HS256 : SLUICE_JWT_RS256;
+        m.key = a->key;
+        m.key_len = a->key_len;
+        m.user = a->user;
+        m.lifespan = a->lifespan;
+        m.kid = a->kind == SLUICE_AUTH_RS256_KEY ? a->kid : NULL;
+        m.now = now;
+        if ((rc = sluice_token_mint(&m, &tok, err)) != SLUICE_OK)
+            return rc;
+        forget_token(a);
+        a->token = tok;
+        a->iat = now;
+        a->exp = now + a->lifespan;
+        sluice_log(SLUICE_LOG_DEBUG, "minted a slurm token for user=%s lifespan=%ld", a->user,
+                   a->lifespan);
+        break;
+    }
+    default:
+        return sluice_errorf(err, SLUICE_EINVAL, "auth: unknown token source kind");
+    }
+    note_expiry(a, now);
+    return SLUICE_OK;
+}
+
+sluice_err
+sluice_auth_new(sluice_auth_t **out, const sluice_auth_options_t *opts, sluice_error_t *err)
+{
+    sluice_auth_t *a = NULL;
+    sluice_err rc = SLUICE_OK;
+
+    if (out == NULL || opts == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "auth: no options");
+    if (opts->kind != SLUICE_AUTH_ENV && (opts->path == NULL || opts->path[0] == '\0'))
+        return sluice_errorf(err, SLUICE_EINVAL, "auth: a token or key file path is required");
+    if (opts->kind < SLUICE_AUTH_TOKEN_FILE || opts->kind > SLUICE_AUTH_ENV)
+        return sluice_errorf(err, SLUICE_EINVAL, "auth: unknown token source kind %d",
+                             (int)opts->kind);
+    if (opts->lifespan < 0 || opts->warn_before_expiry < 0)
+        return sluice_errorf(err, SLUICE_EINVAL,
+                             "auth: lifespan and warn_before_expiry must "
+                             "not be negative");
+    a = calloc(1, sizeof(*a));
+    if (a == NULL)
+        return sluice_errorf(err, SLUICE_ENOMEM, "auth: out of memory");
+    pthread_mutex_init(&a->lock, NULL);
+    a->kind = opts->kind;
+    a->user = opts->user != NULL ? strdup(opts->user) : process_user();
+    a->path = opts->path != NULL ? strdup(opts->path) : NULL;
+    a->env_name = strdup(opts->env_name != NULL ? opts->env_name : "SLURM_JWT");
+    a->kid = strdup(opts->kid != NULL ? opts->kid : "sluice");
+    if (a->user == NULL || a->env_name == NULL || a->kid == NULL ||
+        (opts->path != NULL && a->path == NULL)) {
+        rc = sluice_errorf(err, SLUICE_ENOMEM, "auth: out of memory or unknown process user");
+        goto out;
+    }
+    a->lifespan = opts->lifespan > 0 ? opts->lifespan : SLUICE_AUTH_DEFAULT_LIFESPAN;
+    a->warn_before = opts->warn_before_expiry > 0 ? opts->warn_before_expiry : DEFAULT_WARN_BEFORE;
+    a->strict = opts->strict_permissions;
+    a->clock = opts->clock;
+    a->clock_arg = opts->clock_arg;
+    pthread_mutex_lock(&a->lock);
+    rc = refresh_locked(a, err);
+    pthread_mutex_unlock(&a->lock);
+    if (rc != SLUICE_OK)
+        goto out;
+    *out = a;
+    a = NULL;
+out:
+    sluice_auth_free(a);
+    return rc;
+}
+
+void sluice_auth_free(sluice_auth_t *a)
+{
+    if (a == NULL)
+        return;
+    forget_token(a);
+    auth_wipe_free(a->key, a->key_len);
+    free(a->user);
+    free(a->path);
+    free(a->env_name);
+    free(a->kid);
+    pthread_mutex_destroy(&a->lock);
+    free(a);
+}
+
+sluice_err sluice_auth_token(sluice_auth_t *a, char **out, sluice_error_t *err)
+{
+    sluice_err rc;
+    char *copy = NULL;
+
+    if (a == NULL || out == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "auth: no token source");
+    pthread_mutex_lock(&a->lock);
+    rc = refresh_locked(a, err);
+    if (rc == SLUICE_OK) {
+        copy = strdup(a->token);
+        if (copy == NULL)
+            rc = sluice_errorf(err, SLUICE_ENOMEM, "auth: out of memory");
+    }
+    pthread_mutex_unlock(&a->lock);
+    if (rc == SLUICE_OK)
+        *out = copy;
+    return rc;
+}
+
+sluice_err sluice_auth_headers(sluice_auth_t *a, char ***out, sluice_error_t *err)
+{
+    char *tok = NULL;
+    char **h = NULL;
+    size_t n;
+    sluice_err rc;
+
+    if (out == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "auth: no output");
+    if ((rc = sluice_auth_token(a, &tok, err)) != SLUICE_OK)
+        return rc;
+    h = calloc(3, sizeof(*h));
+    if (h == NULL)
+        goto nomem;
+    n = strlen("X-SLURM-USER-NAME: ") + strlen(a->user) + 1;
+    if ((h[0] = malloc(n)) == NULL)
+        goto nomem;
+    snprintf(h[0], n, "X-SLURM-USER-NAME: %s", a->user);
+    n = strlen("X-SLURM-USER-TOKEN: ") + strlen(tok) + 1;
+    if ((h[1] = malloc(n)) == NULL)
+        goto nomem;
+    snprintf(h[1], n, "X-SLURM-USER-TOKEN: %s", tok);
+    *out = h;
+    h = NULL;
+    rc = SLUICE_OK;
+    goto out;
+nomem:
+    rc = sluice_errorf(err, SLUICE_ENOMEM, "auth: out of memory");
+out:
+    sluice_auth_headers_free(h);
+    auth_wipe_str(tok);
+    return rc;
+}
+
+void sluice_auth_headers_free(char **headers)
+{
+    size_t i;
+
+    if (headers == NULL)
+        return;
+    for (i = 0; headers[i] != NULL; i++)
+        auth_wipe_str(headers[i]);
+    free(headers);
+}
+
+void sluice_auth_invalidate(sluice_auth_t *a)
+{
+    if (a == NULL)
+        return;
+    pthread_mutex_lock(&a->lock);
+    forget_token(a);
+    if (a->kind == SLUICE_AUTH_HS256_KEY || a->kind == SLUICE_AUTH_RS256_KEY) {
+        /* Re-read the key too: it may have been rotated. */
+        auth_wipe_free(a->key, a->key_len);
+        a->key = NULL;
+        a->key_len = 0;
+    }
+    memset(&a->ident, 0, sizeof(a->ident));
+    pthread_mutex_unlock(&a->lock);
+}
+
+sluice_err
+sluice_auth_expiry(sluice_auth_t *a, int64_t *exp_out, int64_t *remaining_out, sluice_error_t *err)
+{
+    sluice_err rc;
+    int64_t exp = 0, now = 0;
+
+    if (a == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "auth: no token source");
+    pthread_mutex_lock(&a->lock);
+    rc = refresh_locked(a, err);
+    if (rc == SLUICE_OK) {
+        exp = a->exp;
+        now = now_of(a);
+        if (exp == 0)
+            rc = sluice_errorf(err, SLUICE_EAUTH, "auth: the token has no exp claim");
+    }
+    pthread_mutex_unlock(&a->lock);
+    if (rc != SLUICE_OK)
+        return rc;
+    if (exp_out != NULL)
+        *exp_out = exp;
+    if (remaining_out != NULL)
+        *remaining_out = exp - now;
+    return SLUICE_OK;
+}
+
+const char *sluice_auth_user(const sluice_auth_t *a)
+{
+    return a != NULL ? a->user : "";
+}
