@@ -329,21 +329,21 @@ static enum MHD_Result on_request(void *cls,
 {
     listener_t *li = cls;
     sluice_server_t *s = li->s;
-    upload_t *rq = *con_cls;
+    upload_t *up = *con_cls;
 
     (void)version;
-    if (rq == NULL) {
+    if (up == NULL) {
         const char *cl =
             MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 
-        if ((rq = calloc(1, sizeof(*rq))) == NULL)
+        if ((up = calloc(1, sizeof(*up))) == NULL)
             return MHD_NO;
-        clock_gettime(CLOCK_MONOTONIC, &rq->start);
-        *con_cls = rq;
+        clock_gettime(CLOCK_MONOTONIC, &up->start);
+        *con_cls = up;
         /* Past the connection limit: a clean 503, and the connection closes. */
         if (atomic_load(&s->open_conns) > s->o.max_connections) {
             atomic_fetch_add(&s->refused_busy, 1);
-            rq->answered = 1;
+            up->answered = 1;
             return refuse(s, c, 503, "busy", "Too many connections",
                           "the service has too many open connections; retry shortly", 1);
         }
@@ -354,10 +354,10 @@ static enum MHD_Result on_request(void *cls,
         if (cl != NULL && server_parse_count(cl) > (long long)SLUICE_SERVER_MAX_BODY) {
             atomic_fetch_add(&s->refused_too_large, 1);
             if (server_parse_count(cl) <= (long long)DRAIN_MAX) {
-                rq->discard = 1;
+                up->discard = 1;
                 return MHD_YES;
             }
-            rq->answered = 1;
+            up->answered = 1;
             return refuse(s, c, 413, "too-large", "Payload too large", too_large_detail, 0);
         }
         return MHD_YES;
@@ -366,23 +366,23 @@ static enum MHD_Result on_request(void *cls,
         size_t n = *upload_data_size;
 
         *upload_data_size = 0;
-        if (rq->answered)
+        if (up->answered)
             return MHD_YES; /* answered early: the rest is discarded */
-        if (rq->discard) {
-            if (server_elapsed_s(&rq->start) > (double)s->o.conn_timeout_s)
+        if (up->discard) {
+            if (server_elapsed_s(&up->start) > (double)s->o.conn_timeout_s)
                 return MHD_NO;
             return MHD_YES;
         }
         /* libmicrohttpd cannot answer in the middle of a body, so the two
          * cases below close the connection without an answer. */
-        if (server_elapsed_s(&rq->start) > (double)s->o.conn_timeout_s) {
+        if (server_elapsed_s(&up->start) > (double)s->o.conn_timeout_s) {
             /* A body trickled in slower than the limit (slowloris). */
             atomic_fetch_add(&s->body_timeouts, 1);
             sluice_log(SLUICE_LOG_INFO, "http: a request body took over %u s; connection closed",
                        s->o.conn_timeout_s);
             return MHD_NO;
         }
-        if (rq->len + n > SLUICE_SERVER_MAX_BODY) {
+        if (up->len + n > SLUICE_SERVER_MAX_BODY) {
             /* Chunked (no declared length): closed as soon as it passes the limit. */
             atomic_fetch_add(&s->refused_too_large, 1);
             sluice_log(SLUICE_LOG_INFO, "http: a chunked body passed %u bytes; connection closed",
@@ -390,24 +390,24 @@ static enum MHD_Result on_request(void *cls,
             return MHD_NO;
         }
         {
-            char *nb = realloc(rq->body, rq->len + n + 1);
+            char *nb = realloc(up->body, up->len + n + 1);
             if (nb == NULL)
                 return MHD_NO;
-            rq->body = nb;
-            memcpy(rq->body + rq->len, upload_data, n);
-            rq->len += n;
-            rq->body[rq->len] = '\0';
+            up->body = nb;
+            memcpy(up->body + up->len, upload_data, n);
+            up->len += n;
+            up->body[up->len] = '\0';
         }
         return MHD_YES;
     }
-    if (rq->answered)
+    if (up->answered)
         return MHD_YES;
-    if (rq->discard) {
-        rq->answered = 1;
+    if (up->discard) {
+        up->answered = 1;
         return refuse(s, c, 413, "too-large", "Payload too large", too_large_detail, 0);
     }
     atomic_fetch_add(&s->requests, 1);
-    return answer_request(li, c, url, method, rq);
+    return answer_request(li, c, url, method, up);
 }
 
 static void on_completed(void *cls,
@@ -415,13 +415,13 @@ static void on_completed(void *cls,
                          void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-    upload_t *rq = *con_cls;
+    upload_t *up = *con_cls;
 
     (void)cls, (void)c, (void)toe;
-    if (rq) {
-        server_wipe(rq->body, rq->len);
-        free(rq->body);
-        free(rq);
+    if (up) {
+        server_wipe(up->body, up->len);
+        free(up->body);
+        free(up);
         *con_cls = NULL;
     }
 }
