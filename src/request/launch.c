@@ -1727,6 +1727,19 @@ out:
     return text;
 }
 
+json_t *sluice_launch_to_value(const sluice_launch_t *l, sluice_error_t *err)
+{
+    json_t *o;
+
+    if (l == NULL) {
+        sluice_errorf(err, SLUICE_EINVAL, "sluice_launch_to_value: no launch");
+        return NULL;
+    }
+    if ((o = canonical(l)) == NULL)
+        sluice_errorf(err, SLUICE_ENOMEM, "launch: out of memory building the canonical JSON");
+    return o;
+}
+
 static sluice_err compute_hash(sluice_launch_t *l, sluice_error_t *err)
 {
     unsigned char md[EVP_MAX_MD_SIZE];
