@@ -7,7 +7,7 @@
  *   Events, and health, readiness and Prometheus metrics.
  *
  * Notes:
- *   - src/server.c is the only file that includes <microhttpd.h>.
+ *   - src/serve/server.c is the only file that includes <microhttpd.h>.
  *   - TCP with TLS (tls_cert + tls_key, through libmicrohttpd's GnuTLS) may
  *     listen on any address; plain TCP only on loopback (127.0.0.0/8, ::1).
  *   - Over TCP every route but /v1/healthz needs `Authorization: Bearer

@@ -26,20 +26,12 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "server_int.h"
+#include "server_access.h"
+#include "server_util.h"
 
 #define MAX_PEM (1024u * 1024u)
 
 /* ---- secrets ------------------------------------------------------------ */
-
-void server_wipe(char *p, size_t n)
-{
-    volatile char *v = p;
-    size_t i;
-
-    for (i = 0; p && i < n; i++)
-        v[i] = 0;
-}
 
 /* Constant-time equality (the time depends on the lengths only). */
 static int secret_equal(const char *a, const char *b)

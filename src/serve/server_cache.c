@@ -14,8 +14,8 @@
  * Notes:
  * - vmu guards the slots, last_event and seen_gseq; lookmu serialises the
  *   looks; rmu guards the server's read connection to the store.
- * - server.c builds the answer (and counts hits and misses); this file
- *   only keeps and hands out copies.
+ * - server_launches.c builds the answer (and counts hits and misses);
+ *   this file only keeps and hands out copies.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +23,8 @@
 
 #include <jansson.h>
 
-#include "server_int.h"
+#include "server_cache.h"
+#include "server_util.h"
 
 /* A kept answer's age bounds the staleness a change without an event (a
  * prune by another process) can cause; other processes' events are looked

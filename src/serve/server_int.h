@@ -1,19 +1,28 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* server_int.h - what the files of `sluice serve`'s HTTP API share (not
- * installed): the server struct and the functions one file offers another.
+/* server_int.h - the server struct of `sluice serve`'s HTTP API and the
+ * small types its files share (not installed).  Each file's functions are
+ * declared in its own header.
  *
- * Who owns what:
- * - server.c: everything that calls libmicrohttpd (the only file that
- *   includes <microhttpd.h>): daemon start and stop, the request entry,
- *   hostile-client limits, routing, the handlers and their responses,
- *   stream suspend/resume; also the launcher loop and the small request
- *   helpers below.
+ * Who owns what (lowest first; a file calls only files above it):
+ * - server_util.c: clocks, sleeps, decimal counts, launch ids, wiping.
+ * - server_text.c: UTF-8 and control-byte checks, %XX decoding.
+ * - server_answer.c: an answer as plain data; JSON and problem bodies.
+ * - server_req.c: a request as plain data; header and query lookups.
  * - server_access.c: the tokens file, the constant-time compare, callers
  *   and admins, TLS PEM reading and zeroing, the listening sockets.
+ * - server_cache.c: the read cache of GET /v1/launches/{id}.
+ * - server_retention.c: sluice_server_prune and its helpers.
  * - server_metrics.c: the Prometheus text of /v1/metrics and the
  *   launcher-cycle histogram.
- * - server_retention.c: sluice_server_prune and its helpers.
- * - server_cache.c: the read cache of GET /v1/launches/{id}.
+ * - server_driver.c: the launcher loop (sluice_server_step, _run_launcher).
+ * - handlers, each building an answer from a request: server_health.c
+ *   (healthz, readyz, metrics), server_launches.c (list, get, cancel, the
+ *   launch view), server_launch_post.c (POST /v1/launches), server_logs.c
+ *   (job output), server_sse.c (the event stream).
+ * - server_routes.c: the route table and the dispatch through it.
+ * - server.c: everything that calls libmicrohttpd (the only file that
+ *   includes <microhttpd.h>): daemon start and stop, the request entry,
+ *   hostile-client limits, bodies, sending answers, stream suspend/resume.
  *
  * Notes:
  * - The struct's comments name the mutex that guards each field; every
@@ -37,7 +46,7 @@
 #define VIEW_SLOTS 512u     /* cached GET /v1/launches/{id} answers */
 #define N_CYCLE_BUCKETS 11u /* server_metrics.c checks its table against it */
 
-struct MHD_Daemon; /* only server.c knows these */
+struct MHD_Daemon; /* only server.c uses these */
 struct MHD_Connection;
 
 /* One cached answer of GET /v1/launches/{id}. */
@@ -90,7 +99,7 @@ struct sluice_server {
     atomic_uint open_conns;
     atomic_ullong refused_busy, refused_too_large, body_timeouts, pruned;
     atomic_ullong cycle_le[N_CYCLE_BUCKETS], cycle_count, cycle_errors, cycle_sum_us;
-    /* the GET view cache (see get_launch) */
+    /* the GET view cache (server_cache.c) */
     pthread_mutex_t vmu;
     struct timespec started;
     view_slot_t views[VIEW_SLOTS];
@@ -109,66 +118,5 @@ struct sluice_server {
     pthread_mutex_t prune_mu;
     atomic_ullong pruned_logs;
 };
-
-/* ---- server.c ----------------------------------------------------------- */
-
-void server_sleep_ms(unsigned ms);
-/* Seconds since `t0` on CLOCK_MONOTONIC. */
-double server_elapsed_s(const struct timespec *t0);
-/* Parse a non-negative decimal; -1 when malformed. */
-long long server_parse_count(const char *s);
-/* Launch ids in a path: the characters a launch id may hold. */
-int server_valid_id(const char *id, size_t len);
-
-/* ---- server_access.c ---------------------------------------------------- */
-
-/* Zero `n` bytes at `p` (NULL allowed) in a way the compiler keeps. */
-void server_wipe(char *p, size_t n);
-/* Read the tokens file `path` into s->tokens (mode 0600 or stricter, lines
- * `<caller> <token> [admin]`).  Errors name the line, never a token. */
-sluice_err server_load_tokens(sluice_server_t *s, const char *path, sluice_error_t *err);
-/* The tokens entry for an Authorization header value (borrowed; valid until
- * sluice_server_free), or NULL when it carries no valid bearer token. */
-const token_t *server_authenticate(sluice_server_t *s, const char *authorization);
-/* The Unix socket peer on `fd` as a caller; 0, or -1 when unknown. */
-int server_peer_caller(int fd, caller_t *out);
-/* Wipe and free the tokens and the TLS key (at sluice_server_free). */
-void server_access_free(sluice_server_t *s);
-/* Read a PEM file into a new buffer (caller wipes and frees). */
-sluice_err
-server_read_pem(const char *path, int is_key, char **out, size_t *len_out, sluice_error_t *err);
-/* Parse HOST:PORT or [ADDR]:PORT; plain HTTP only on loopback. */
-sluice_err server_parse_listen(
-    const char *listen, int tls, struct sockaddr_storage *ss, int *v6, sluice_error_t *err);
-/* Listening sockets: the fd, or -1 with `err` set. */
-int server_tcp_listen(const struct sockaddr_storage *ss,
-                      int v6,
-                      const char *listen_s,
-                      sluice_error_t *err);
-int server_unix_listen(const char *path, unsigned mode, const char *group, sluice_error_t *err);
-
-/* ---- server_metrics.c --------------------------------------------------- */
-
-/* Count one launcher cycle that took `took` seconds and ended with `rc`. */
-void server_metrics_cycle(sluice_server_t *s, double took, sluice_err rc);
-/* The body of GET /v1/metrics in *text_out (caller frees).  SLUICE_ESTORE
- * when the store could not be read, SLUICE_ENOMEM. */
-sluice_err server_metrics_render(sluice_server_t *s, char **text_out);
-
-/* ---- server_retention.c ------------------------------------------------- */
-
-/* Milliseconds on clock `id`. */
-int64_t server_clock_ms(clockid_t id);
-
-/* ---- server_cache.c ----------------------------------------------------- */
-
-/* A copy of the kept answer for launch `id` (caller frees), or NULL when
- * none is current.  *upto_out is the event mark to build a new answer at
- * (-1: the store could not say; do not keep it). */
-char *server_cache_get(sluice_server_t *s, const char *id, int64_t *upto_out);
-/* Keep a copy of `text` as the answer for `id` built at mark `upto`. */
-void server_cache_put(sluice_server_t *s, const char *id, int64_t upto, const char *text);
-/* Drop every kept answer. */
-void server_cache_clear(sluice_server_t *s);
 
 #endif /* SLUICE_SERVER_INTERNAL_H */

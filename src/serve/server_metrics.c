@@ -7,8 +7,8 @@
  * - Counters are atomics in the server struct, bumped where things happen;
  *   this file only reads them, except the cycle histogram, which
  *   server_metrics_cycle() fills.
- * - server.c turns the text into the response (it alone calls
- *   libmicrohttpd).
+ * - server_health.c turns the text into the answer; server.c alone
+ *   sends it (libmicrohttpd).
  */
 #define _GNU_SOURCE 1 /* open_memstream */
 #include <inttypes.h>
@@ -18,7 +18,7 @@
 
 #include <jansson.h>
 
-#include "server_int.h"
+#include "server_metrics.h"
 
 /* Upper bounds (seconds) of the launcher-cycle latency histogram. */
 static const double cycle_buckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};

@@ -24,15 +24,9 @@
 
 #include <sluice/log.h>
 
+#include "server_cache.h"
 #include "server_int.h"
-
-int64_t server_clock_ms(clockid_t id)
-{
-    struct timespec ts;
-
-    clock_gettime(id, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
+#include "server_util.h"
 
 /* Remove the directory `name` under `parent` and everything below it,
  * never following a symlink.  0 or -1 (errno set). */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_server_access.c - the MHD-free access part of `sluice serve`
- * (src/server_access.c) on its own: listen addresses, the tokens file and
+ * (src/serve/server_access.c) on its own: listen addresses, the tokens file and
  * bearer tokens, the Unix socket peer, TLS PEM files, socket modes. */
 #include <pwd.h>
 #include <stdio.h>
@@ -15,7 +15,8 @@
 
 #include <criterion/criterion.h>
 
-#include "serve/server_int.h"
+#include "serve/server_access.h"
+#include "serve/server_util.h"
 
 static char dir[64];
 

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* server_access.h - who may talk to `sluice serve` and where it listens
+ * (not installed): tokens, callers, TLS PEM files, listening sockets.
+ */
+#ifndef SLUICE_SERVER_ACCESS_H
+#define SLUICE_SERVER_ACCESS_H
+
+#include <stddef.h>
+#include <sys/socket.h>
+
+#include <sluice/error.h>
+
+#include "server_int.h"
+
+/* Read the tokens file `path` into s->tokens (mode 0600 or stricter, lines
+ * `<caller> <token> [admin]`).  Errors name the line, never a token. */
+sluice_err server_load_tokens(sluice_server_t *s, const char *path, sluice_error_t *err);
+/* The tokens entry for an Authorization header value (borrowed; valid until
+ * sluice_server_free), or NULL when it carries no valid bearer token. */
+const token_t *server_authenticate(sluice_server_t *s, const char *authorization);
+/* The Unix socket peer on `fd` as a caller; 0, or -1 when unknown. */
+int server_peer_caller(int fd, caller_t *out);
+/* Wipe and free the tokens and the TLS key (at sluice_server_free). */
+void server_access_free(sluice_server_t *s);
+/* Read a PEM file into a new buffer (caller wipes and frees). */
+sluice_err
+server_read_pem(const char *path, int is_key, char **out, size_t *len_out, sluice_error_t *err);
+/* Parse HOST:PORT or [ADDR]:PORT; plain HTTP only on loopback. */
+sluice_err server_parse_listen(
+    const char *listen, int tls, struct sockaddr_storage *ss, int *v6, sluice_error_t *err);
+/* Listening sockets: the fd, or -1 with `err` set. */
+int server_tcp_listen(const struct sockaddr_storage *ss,
+                      int v6,
+                      const char *listen_s,
+                      sluice_error_t *err);
+int server_unix_listen(const char *path, unsigned mode, const char *group, sluice_error_t *err);
+
+#endif /* SLUICE_SERVER_ACCESS_H */

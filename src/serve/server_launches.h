@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* server_launches.h - the launch routes of `sluice serve` but the create
+ * (not installed): GET /v1/launches, GET and DELETE /v1/launches/{id}, and
+ * the API view of a launch that every launch answer carries.
+ */
+#ifndef SLUICE_SERVER_LAUNCHES_H
+#define SLUICE_SERVER_LAUNCHES_H
+
+#include <jansson.h>
+
+#include <sluice/error.h>
+
+#include "server_answer.h"
+#include "server_int.h"
+#include "server_req.h"
+
+/* The API view of launch `id` (launch_view.h) in *out: a new reference.
+ * Reads through the server's own store connection (rmu, never mu: a read
+ * does not wait for a launcher cycle).  SLUICE_ENOTFOUND, SLUICE_ESTORE,
+ * SLUICE_ENOMEM. */
+sluice_err launches_view(sluice_server_t *s, const char *id, json_t **out, sluice_error_t *err);
+
+/* GET /v1/launches: a page of launches (limit, state, site, study, cursor). */
+void launches_list(sluice_server_t *s, req_t *rq, answer_t *out);
+/* GET /v1/launches/{id}: the view, from the read cache when it is current. */
+void launches_get(sluice_server_t *s, req_t *rq, answer_t *out);
+/* DELETE /v1/launches/{id}: record the cancel intent (creator or admin
+ * only, else 403) and wake the launcher; 202 with the view. */
+void launches_cancel(sluice_server_t *s, req_t *rq, answer_t *out);
+
+#endif /* SLUICE_SERVER_LAUNCHES_H */

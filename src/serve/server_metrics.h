@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* server_metrics.h - the Prometheus text of /v1/metrics and the
+ * launcher-cycle histogram (not installed).
+ */
+#ifndef SLUICE_SERVER_METRICS_H
+#define SLUICE_SERVER_METRICS_H
+
+#include <sluice/error.h>
+
+#include "server_int.h"
+
+/* Count one launcher cycle that took `took` seconds and ended with `rc`. */
+void server_metrics_cycle(sluice_server_t *s, double took, sluice_err rc);
+/* The body of GET /v1/metrics in *text_out (caller frees).  SLUICE_ESTORE
+ * when the store could not be read, SLUICE_ENOMEM. */
+sluice_err server_metrics_render(sluice_server_t *s, char **text_out);
+
+#endif /* SLUICE_SERVER_METRICS_H */
