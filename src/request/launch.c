@@ -28,8 +28,8 @@
 
 #include <jansson.h>
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
 
+#include "base/marker.h"
 #include "launch.h"
 
 struct sluice_launch {
@@ -644,6 +644,22 @@ want_ident(pctx_t *c, json_t *v, const char *path, size_t max, bool path_safe, c
     return SLUICE_OK;
 }
 
+/* A launch_id: the rule is base/marker.c's (issue 12: one implementation). */
+_Static_assert(SLUICE_LAUNCH_MAX_ID == MARKER_LAUNCH_ID_MAX, "one launch_id length");
+static sluice_err want_launch_id(pctx_t *c, json_t *v, const char *path, char **out)
+{
+    const char *s = NULL;
+    sluice_err rc;
+
+    if ((rc = want_string(c, v, path, SLUICE_LAUNCH_MAX_ID, false, &s)) != SLUICE_OK)
+        return rc;
+    if (!marker_launch_id_ok(s, strlen(s)))
+        return perr(c, path, "%s", MARKER_LAUNCH_ID_RULE);
+    if ((*out = xstrdup(s)) == NULL)
+        return oom(c);
+    return SLUICE_OK;
+}
+
 static sluice_err want_path(pctx_t *c, json_t *v, const char *path, char **out)
 {
     const char *s = NULL, *why;
@@ -973,8 +989,7 @@ static sluice_err parse_depends(pctx_t *c, json_t *v, sluice_launch_spec_t *s)
         return rc;
     if ((x = json_object_get(v, "launch_id")) == NULL)
         return perr(c, "depends_on.launch_id", "required");
-    if ((rc = want_ident(c, x, "depends_on.launch_id", SLUICE_LAUNCH_MAX_ID, false,
-                         &s->depends_on)) != SLUICE_OK)
+    if ((rc = want_launch_id(c, x, "depends_on.launch_id", &s->depends_on)) != SLUICE_OK)
         return rc;
     if (strcmp(s->depends_on, s->launch_id) == 0)
         return perr(c, "depends_on.launch_id", "a launch cannot depend on itself");
@@ -1458,8 +1473,7 @@ static sluice_err parse_root(pctx_t *c, json_t *root, sluice_launch_t *l)
 
     if ((x = json_object_get(root, "launch_id")) == NULL)
         return perr(c, "launch_id", "required");
-    if ((rc = want_ident(c, x, "launch_id", SLUICE_LAUNCH_MAX_ID, false, &s->launch_id)) !=
-        SLUICE_OK)
+    if ((rc = want_launch_id(c, x, "launch_id", &s->launch_id)) != SLUICE_OK)
         return rc;
     if ((x = json_object_get(root, "site")) == NULL)
         return perr(c, "site", "required");
@@ -1729,20 +1743,13 @@ out:
 
 static sluice_err compute_hash(sluice_launch_t *l, sluice_error_t *err)
 {
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int mdlen = 0, i;
     char *text = NULL;
     sluice_err rc = SLUICE_OK;
 
     if ((text = sluice_launch_to_json(l, err)) == NULL)
         return SLUICE_ENOMEM;
-    if (EVP_Digest(text, strlen(text), md, &mdlen, EVP_sha256(), NULL) != 1 || mdlen != 32) {
+    if (!marker_sha256_hex(text, l->hash)) /* base/marker.c (issue 12) */
         rc = sluice_errorf(err, SLUICE_ENOMEM, "launch: SHA-256 failed");
-        goto out;
-    }
-    for (i = 0; i < mdlen; i++)
-        snprintf(l->hash + 2 * i, 3, "%02x", md[i]);
-out:
     free(text);
     return rc;
 }

@@ -28,11 +28,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <openssl/evp.h>
-
 #include <sluice/render.h>
 
 #include "base/buf.h"
+#include "base/marker.h"
 #include "launch.h"
 #include "render_int.h"
 #include "base/shquote.h"
@@ -72,19 +71,7 @@ typedef struct {
 
 void sluice_render_sha8(const char *launch_id, char hex[9])
 {
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int mdlen = 0;
-    static const char digits[] = "0123456789abcdef";
-    int i;
-
-    memset(md, 0, sizeof(md));
-    if (EVP_Digest(launch_id, strlen(launch_id), md, &mdlen, EVP_sha256(), NULL) != 1)
-        mdlen = 0;
-    for (i = 0; i < 4; i++) {
-        hex[2 * i] = digits[md[i] >> 4];
-        hex[2 * i + 1] = digits[md[i] & 15];
-    }
-    hex[8] = '\0';
+    marker_sha8(launch_id, hex);
 }
 
 char *sluice_render_job_name(const char *prefix,
@@ -92,16 +79,7 @@ char *sluice_render_job_name(const char *prefix,
                              const char *launch_id,
                              unsigned attempt)
 {
-    char hex[9];
-    buf_t b = BUF_INIT;
-
-    sluice_render_sha8(launch_id, hex);
-    buf_init(&b, 0);
-    if (buf_printf(&b, "%s-%.32s-%s.%u", prefix, site, hex, attempt) != SLUICE_OK) {
-        buf_free(&b);
-        return NULL;
-    }
-    return buf_take(&b);
+    return marker_job_name_dup(prefix, site, launch_id, attempt);
 }
 
 static char *xstrdup(const char *s)
@@ -1050,11 +1028,8 @@ static sluice_err fill_jobdesc(rctx_t *c, sluice_render_t *r, size_t k, sluice_j
     uint32_t tl = c->s->time_limit ? c->s->time_limit : (uint32_t)cfg->launcher.sbatch.time_minutes;
 
     buf_init(&t, 0);
-    d->name = sluice_render_job_name(cfg->job_name_prefix ? cfg->job_name_prefix : "sluice",
-                                     c->s->site, c->s->launch_id, r->attempt);
-    if (buf_printf(&t, "sluice:%s:%u", c->s->launch_id, r->attempt) != SLUICE_OK)
-        goto nomem;
-    d->comment = buf_take(&t);
+    d->name = marker_job_name_dup(cfg->job_name_prefix, c->s->site, c->s->launch_id, r->attempt);
+    d->comment = marker_comment_dup(c->s->launch_id, r->attempt);
     d->partition = xstrdup(
         first_set(c->s->partition, st ? st->partition : NULL, cfg->launcher.sbatch.partition));
     d->account =
@@ -1139,8 +1114,7 @@ static sluice_err check_pools(rctx_t *c)
 
 static uint32_t pick_port(const sluice_config_t *cfg, const char *launch_id)
 {
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int mdlen = 0;
+    unsigned char md[MARKER_SHA256_LEN];
     long lo = cfg->launcher.port_range_lo, hi = cfg->launcher.port_range_hi;
     uint32_t h;
 
@@ -1148,9 +1122,7 @@ static uint32_t pick_port(const sluice_config_t *cfg, const char *launch_id)
         lo = 29400;
         hi = 30399;
     }
-    memset(md, 0, sizeof(md));
-    if (EVP_Digest(launch_id, strlen(launch_id), md, &mdlen, EVP_sha256(), NULL) != 1)
-        mdlen = 0;
+    (void)marker_sha256(launch_id, strlen(launch_id), md); /* zeros on failure */
     h = ((uint32_t)md[4] << 24) | ((uint32_t)md[5] << 16) | ((uint32_t)md[6] << 8) | md[7];
     return (uint32_t)lo + h % (uint32_t)(hi - lo + 1);
 }

@@ -35,13 +35,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
 #include <sqlite3.h>
 
 #include <sluice/log.h>
 #include <sluice/store.h>
 
 #include "base/buf.h"
+#include "base/marker.h"
 #include "store.h"
 
 #define DB_NAME "sluice.db"
@@ -193,24 +193,10 @@ static void bind_text_or_null(sqlite3_stmt *st, int i, const char *v)
 
 /* ---- input validation ------------------------------------------------- */
 
-static int valid_launch_id(const char *id)
-{
-    size_t n;
-
-    if (id == NULL)
-        return 0;
-    n = strlen(id);
-    if (n == 0 || n > 128)
-        return 0;
-    return strspn(id, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == n;
-}
-
+/* The launch_id rule is base/marker.c's (issue 12: one implementation). */
 static sluice_err check_launch_id(const char *id, sluice_error_t *err)
 {
-    if (!valid_launch_id(id))
-        return sluice_errorf(err, SLUICE_EINVAL,
-                             "launch_id: must be 1-128 characters of [A-Za-z0-9._-]");
-    return SLUICE_OK;
+    return marker_check_launch_id("launch_id", id, err);
 }
 
 static sluice_err check_event_name(const char *name, sluice_error_t *err)
@@ -295,10 +281,7 @@ request_hash(const sluice_store_launch_spec_t *spec, char hex[65], sluice_error_
 {
     json_t *whole = NULL;
     char *text = NULL;
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int mdlen = 0;
     sluice_err rc = SLUICE_OK;
-    unsigned int i;
 
     whole = json_pack("{s:s, s:s?, s:O}", "site", spec->site, "study", spec->study, "request",
                       spec->request);
@@ -308,12 +291,8 @@ request_hash(const sluice_store_launch_spec_t *spec, char hex[65], sluice_error_
     }
     if ((rc = json_text(whole, "request", &text, err)) != SLUICE_OK)
         goto out;
-    if (EVP_Digest(text, strlen(text), md, &mdlen, EVP_sha256(), NULL) != 1 || mdlen != 32) {
+    if (!marker_sha256_hex(text, hex))
         rc = sluice_errorf(err, SLUICE_ESTORE, "request hash: sha256 failed");
-        goto out;
-    }
-    for (i = 0; i < mdlen; i++)
-        snprintf(hex + 2 * i, 3, "%02x", md[i]);
 out:
     free(text);
     json_decref(whole);
@@ -1077,7 +1056,8 @@ sluice_err sluice_store_list_launches(sluice_store_t *store,
 
         errno = 0;
         cur_created = strtoll(filter->cursor, &end, 10);
-        if (errno != 0 || end == filter->cursor || *end != '/' || !valid_launch_id(end + 1)) {
+        if (errno != 0 || end == filter->cursor || *end != '/' ||
+            !marker_launch_id_ok(end + 1, strlen(end + 1))) {
             rc = sluice_errorf(err, SLUICE_EINVAL, "cursor: malformed");
             goto out;
         }
