@@ -6,6 +6,10 @@
  * commits) until every launch is PENDING in Slurm.  Every job is held (the
  * rendered job descriptions get hold = true) and cancelled at the end.
  *
+ * The wiring is the library's: sluice_supervisor_open() (store, REST
+ * client, cluster ops, staging, launcher, recovered) and sluice_accept()'s
+ * two halves for each request.
+ *
  * The requests are parsed, rendered and accepted on a thread of their own
  * (as the service's HTTP threads do) while the main thread runs the
  * launcher's cycles; between cycles it waits in sluice_launcher_idle() for
@@ -38,13 +42,12 @@
 
 #include <jansson.h>
 
+#include <sluice/accept.h>
 #include <sluice/config.h>
-#include <sluice/launch.h>
 #include <sluice/launcher.h>
 #include <sluice/log.h>
-#include <sluice/ops.h>
-#include <sluice/render.h>
 #include <sluice/store.h>
+#include <sluice/supervisor.h>
 
 #include "bench_util.h"
 
@@ -78,52 +81,22 @@ static const char *env_get(const char *name, void *arg)
     return getenv(name);
 }
 
-/* Parse and render one request; returns the request and render JSON. */
-static int make_launch(const sluice_config_t *cfg,
-                       const sluice_launch_policy_t *pol,
-                       const char *id,
-                       json_t **req_out,
-                       json_t **render_out)
+/* The request of launch `id` (into buf); returns its length. */
+static size_t request_text(const sluice_config_t *cfg, const char *id, char *buf, size_t size)
 {
-    char text[1024];
-    sluice_launch_t *launch = NULL;
-    sluice_render_t *render = NULL;
-    sluice_render_ctx_t ctx;
-    sluice_error_t err = SLUICE_ERROR_INIT;
-    char *canon = NULL;
-    json_t *jobs, *j;
-    size_t k;
-    int n = snprintf(text, sizeof(text),
+    int n = snprintf(buf, size,
                      "{\"launch_id\": \"%s\", \"site\": \"%s\", \"profile\": \"none\", "
                      "\"command\": \"/bin/true\", \"time_limit\": 5, \"pools\": [{\"name\": "
                      "\"main\", \"nodes\": 1, \"cpus_per_node\": 1, \"mem_per_node_mib\": 100}]}",
                      id, cfg->site_name);
 
-    memset(&ctx, 0, sizeof(ctx));
-    ctx.attempt = 1;
-    ctx.getenv_fn = env_get;
-    if (sluice_launch_parse(&launch, text, (size_t)n, pol, 0, &err) != SLUICE_OK ||
-        sluice_render(cfg, NULL, launch, &ctx, &render, &err) != SLUICE_OK ||
-        (canon = sluice_launch_to_json(launch, &err)) == NULL) {
-        fprintf(stderr, "bench_launch: %s: %s\n", id, err.text);
-        sluice_render_free(render);
-        sluice_launch_free(launch);
-        return -1;
-    }
-    *req_out = json_loads(canon, 0, NULL);
-    *render_out = sluice_render_to_json(render);
-    jobs = json_object_get(*render_out, "jobs");
-    json_array_foreach(jobs, k, j) json_object_set_new(j, "hold", json_true());
-    free(canon);
-    sluice_render_free(render);
-    sluice_launch_free(launch);
-    return (*req_out && *render_out) ? 0 : -1;
+    return n > 0 && (size_t)n < size ? (size_t)n : 0;
 }
 
-/* The accepting side of one run: parse, render and accept n launches. */
+/* The accepting side of one run: parse, render and accept n launches
+ * (sluice_accept_prepare + sluice_accept_commit, held). */
 typedef struct {
     const sluice_config_t *cfg;
-    const sluice_launch_policy_t *pol;
     sluice_launcher_t *l;
     const char *label;
     size_t n;
@@ -138,29 +111,30 @@ static void *intake_main(void *p)
 {
     intake_t *in = p;
 
+    sluice_accept_opts_t ao = SLUICE_ACCEPT_OPTS_INIT;
+
+    ao.getenv_fn = env_get;
+    ao.caller = "bench";
+    ao.hold = true;
     for (size_t i = 0; i < in->n; i++) {
         sluice_error_t err = SLUICE_ERROR_INIT;
-        sluice_launcher_request_t r;
-        json_t *req = NULL, *render = NULL;
-        char id[96];
+        sluice_accept_t *a = NULL;
+        char id[96], text[1024];
         double tr = bench_now();
-        int made;
+        size_t len;
+        sluice_err made;
 
         snprintf(id, sizeof(id), "bl-%ld-%s-%zu", (long)getpid(), in->label, i);
-        memset(&r, 0, sizeof(r));
-        made = make_launch(in->cfg, in->pol, id, &req, &render);
+        len = request_text(in->cfg, id, text, sizeof(text));
+        made = sluice_accept_prepare(&a, NULL, in->cfg, text, len, &ao, &err);
         in->t_render += bench_now() - tr;
-        if (made == 0) {
-            r.request = req;
-            r.render = render;
-            r.caller = "bench";
-            if (sluice_launcher_accept(in->l, &r, &in->ids[i], NULL, &err) == SLUICE_OK)
-                atomic_fetch_add(&in->accepted, 1);
-            else
-                fprintf(stderr, "bench_launch: accept: %s\n", err.text);
-        }
-        json_decref(req);
-        json_decref(render);
+        if (made != SLUICE_OK)
+            fprintf(stderr, "bench_launch: %s: %s\n", id, err.text);
+        else if (sluice_accept_commit(a, NULL, NULL, in->l, &err) != SLUICE_OK)
+            fprintf(stderr, "bench_launch: accept: %s\n", err.text);
+        else if ((in->ids[i] = strdup(sluice_accept_launch_id(a))) != NULL)
+            atomic_fetch_add(&in->accepted, 1);
+        sluice_accept_free(a);
     }
     in->t_end = bench_now();
     atomic_store(&in->done, true);
@@ -172,13 +146,12 @@ static void *intake_main(void *p)
 static double run_once(
     const sluice_config_t *cfg, const char *dir, size_t n, unsigned in_flight, const char *label)
 {
-    sluice_store_t *store = NULL;
-    sluice_client_t *client = NULL;
-    sluice_cluster_rest_t *cluster = NULL;
+    sluice_supervisor_t *sup = NULL;
+    sluice_supervisor_opts_t so = SLUICE_SUPERVISOR_OPTS_INIT;
+    sluice_store_t *store;
+    sluice_client_t *client;
     double rate = 0.0;
-    sluice_launcher_t *l = NULL;
-    sluice_launcher_opts_t lo;
-    sluice_launch_policy_t pol;
+    sluice_launcher_t *l;
     sluice_error_t err = SLUICE_ERROR_INIT;
     counts_t cnt = {0, 0};
     double t0, t_acc, t1, ts, deadline, t_render = 0.0;
@@ -188,33 +161,19 @@ static double run_once(
     pthread_t th;
     bool started = false;
 
-    memset(&lo, 0, sizeof(lo));
-    memset(&pol, 0, sizeof(pol));
     memset(&in, 0, sizeof(in));
-    if (ids == NULL || sluice_config_launch_policy(cfg, NULL, &pol, &err) != SLUICE_OK ||
-        sluice_store_open(&store, dir, &err) != SLUICE_OK ||
-        sluice_client_new_from_config(&client, cfg, &err) != SLUICE_OK ||
-        sluice_cluster_rest_new(&cluster, client, cfg, &err) != SLUICE_OK) {
+    so.state_dir = dir;
+    so.submit_in_flight = in_flight;
+    so.on_transition = on_transition;
+    so.transition_arg = &cnt;
+    if (ids == NULL || sluice_supervisor_open(&sup, cfg, &so, NULL, &err) != SLUICE_OK) {
         fprintf(stderr, "bench_launch: setup: %s\n", err.text);
         goto out;
     }
-    lo.store = store;
-    sluice_cluster_rest_ops(cluster, &lo.cluster);
-    if (sluice_staging_ops_new(cfg, store, &lo.staging, &err) != SLUICE_OK) {
-        fprintf(stderr, "bench_launch: staging: %s\n", err.text);
-        goto out;
-    }
-    sluice_launcher_opts_from_config(cfg, &lo);
-    lo.submit_in_flight = in_flight;
-    lo.on_transition = on_transition;
-    lo.transition_arg = &cnt;
-    if (sluice_launcher_new(&l, &lo, &err) != SLUICE_OK ||
-        sluice_launcher_recover(l, NULL, &err) != SLUICE_OK) {
-        fprintf(stderr, "bench_launch: launcher: %s\n", err.text);
-        goto out;
-    }
+    store = sluice_supervisor_store(sup);
+    client = sluice_supervisor_client(sup);
+    l = sluice_supervisor_launcher(sup);
     in.cfg = cfg;
-    in.pol = &pol;
     in.l = l;
     in.label = label;
     in.n = n;
@@ -289,12 +248,7 @@ out:
     for (size_t i = 0; ids && i < n; i++)
         free(ids[i]);
     free(ids);
-    sluice_launcher_free(l);
-    sluice_staging_ops_free(&lo.staging);
-    sluice_cluster_rest_free(cluster);
-    sluice_client_free(client);
-    sluice_store_close(store);
-    sluice_config_launch_policy_clear(&pol);
+    sluice_supervisor_close(sup);
     return rate;
 }
 

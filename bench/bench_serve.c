@@ -43,12 +43,11 @@
 
 #include <jansson.h>
 
+#include <sluice/accept.h>
 #include <sluice/config.h>
-#include <sluice/launch.h>
 #include <sluice/launcher.h>
-#include <sluice/ops.h>
-#include <sluice/render.h>
 #include <sluice/store.h>
+#include <sluice/supervisor.h>
 
 #include "bench_http.h"
 #include "bench_util.h"
@@ -65,99 +64,45 @@ static const char *env_get(const char *name, void *arg)
 
 /* ---- 1. held launches in a store ---------------------------------------- */
 
-static int make_launch(const sluice_config_t *cfg,
-                       const sluice_launch_policy_t *pol,
-                       const char *id,
-                       json_t **req_out,
-                       json_t **render_out)
-{
-    char text[1024];
-    sluice_launch_t *launch = NULL;
-    sluice_render_t *render = NULL;
-    sluice_render_ctx_t ctx;
-    sluice_error_t err = SLUICE_ERROR_INIT;
-    char *canon = NULL;
-    json_t *j;
-    size_t k;
-    int n = snprintf(text, sizeof(text),
-                     "{\"launch_id\": \"%s\", \"site\": \"%s\", \"profile\": \"none\", "
-                     "\"command\": \"/bin/true\", \"time_limit\": 5, \"pools\": [{\"name\": "
-                     "\"main\", \"nodes\": 1, \"cpus_per_node\": 1, \"mem_per_node_mib\": 100}]}",
-                     id, cfg->site_name);
-
-    memset(&ctx, 0, sizeof(ctx));
-    ctx.attempt = 1;
-    ctx.getenv_fn = env_get;
-    if (sluice_launch_parse(&launch, text, (size_t)n, pol, 0, &err) != SLUICE_OK ||
-        sluice_render(cfg, NULL, launch, &ctx, &render, &err) != SLUICE_OK ||
-        (canon = sluice_launch_to_json(launch, &err)) == NULL) {
-        fprintf(stderr, "bench_serve: %s: %s\n", id, err.text);
-        sluice_render_free(render);
-        sluice_launch_free(launch);
-        return -1;
-    }
-    *req_out = json_loads(canon, 0, NULL);
-    *render_out = sluice_render_to_json(render);
-    json_array_foreach(json_object_get(*render_out, "jobs"), k, j)
-        json_object_set_new(j, "hold", json_true());
-    free(canon);
-    sluice_render_free(render);
-    sluice_launch_free(launch);
-    return (*req_out && *render_out) ? 0 : -1;
-}
-
-/* Accept n held launches into the store at dir; their ids go to ids[]. */
+/* Accept n held launches into the store at dir (a supervisor of this
+ * process, closed again so that the service can take the store); their ids
+ * go to ids[]. */
 static size_t accept_held(const sluice_config_t *cfg, const char *dir, size_t n, char **ids)
 {
-    sluice_store_t *store = NULL;
-    sluice_client_t *client = NULL;
-    sluice_launcher_t *l = NULL;
-    sluice_launcher_opts_t lo;
-    sluice_launch_policy_t pol;
+    sluice_supervisor_t *sup = NULL;
+    sluice_supervisor_opts_t so = SLUICE_SUPERVISOR_OPTS_INIT;
+    sluice_accept_opts_t ao = SLUICE_ACCEPT_OPTS_INIT;
     sluice_error_t err = SLUICE_ERROR_INIT;
     size_t accepted = 0;
 
-    memset(&lo, 0, sizeof(lo));
-    memset(&pol, 0, sizeof(pol));
-    if (sluice_config_launch_policy(cfg, NULL, &pol, &err) != SLUICE_OK ||
-        sluice_store_open(&store, dir, &err) != SLUICE_OK ||
-        sluice_client_new_from_config(&client, cfg, &err) != SLUICE_OK) {
+    so.state_dir = dir;
+    if (sluice_supervisor_open(&sup, cfg, &so, NULL, &err) != SLUICE_OK) {
         fprintf(stderr, "bench_serve: setup: %s\n", err.text);
         goto out;
     }
-    lo.store = store;
-    sluice_cluster_ops_rest(client, &lo.cluster);
-    lo.user = cfg->rest.user;
-    lo.site = cfg->site_name;
-    lo.job_name_prefix = cfg->job_name_prefix;
-    if (sluice_launcher_new(&l, &lo, &err) != SLUICE_OK) {
-        fprintf(stderr, "bench_serve: launcher: %s\n", err.text);
-        goto out;
-    }
+    ao.getenv_fn = env_get;
+    ao.caller = "bench";
+    ao.hold = true;
     for (size_t i = 0; i < n; i++) {
-        sluice_launcher_request_t r;
-        json_t *req = NULL, *render = NULL;
-        char id[96];
+        sluice_accept_t *a = NULL;
+        char id[96], text[1024];
+        int len;
 
         snprintf(id, sizeof(id), "bs-%ld-%zu", (long)getpid(), i);
-        memset(&r, 0, sizeof(r));
-        if (make_launch(cfg, &pol, id, &req, &render) == 0) {
-            r.request = req;
-            r.render = render;
-            r.caller = "bench";
-            if (sluice_launcher_accept(l, &r, &ids[accepted], NULL, &err) == SLUICE_OK)
-                accepted++;
-            else
-                fprintf(stderr, "bench_serve: accept: %s\n", err.text);
-        }
-        json_decref(req);
-        json_decref(render);
+        len = snprintf(text, sizeof(text),
+                       "{\"launch_id\": \"%s\", \"site\": \"%s\", \"profile\": \"none\", "
+                       "\"command\": \"/bin/true\", \"time_limit\": 5, \"pools\": [{\"name\": "
+                       "\"main\", \"nodes\": 1, \"cpus_per_node\": 1, \"mem_per_node_mib\": 100}]}",
+                       id, cfg->site_name);
+        if (sluice_accept(&a, NULL, NULL, sluice_supervisor_launcher(sup), cfg, text, (size_t)len,
+                          &ao, &err) != SLUICE_OK)
+            fprintf(stderr, "bench_serve: accept %s: %s\n", id, err.text);
+        else if ((ids[accepted] = strdup(sluice_accept_launch_id(a))) != NULL)
+            accepted++;
+        sluice_accept_free(a);
     }
 out:
-    sluice_launcher_free(l); /* releases the supervisor lock for the service */
-    sluice_client_free(client);
-    sluice_store_close(store);
-    sluice_config_launch_policy_clear(&pol);
+    sluice_supervisor_close(sup); /* releases the supervisor lock for the service */
     return accepted;
 }
 

@@ -35,6 +35,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include <sluice/common.h>
 #include <sluice/error.h>
 
@@ -243,6 +245,11 @@ SLUICE_API const char *sluice_launch_secret_value(const sluice_launch_t *l, size
  * and its native equivalent give the same text.  Caller frees with free().
  * Returns NULL (err: SLUICE_ENOMEM) when out of memory. */
 SLUICE_API char *sluice_launch_to_json(const sluice_launch_t *l, sluice_error_t *err);
+
+/* The same canonical request as a JSON object (what sluice_launch_to_json()
+ * serialises), for callers that hand it on as JSON: no text in between.
+ * Secrets by name only.  A new reference, or NULL (err: SLUICE_ENOMEM). */
+SLUICE_API json_t *sluice_launch_to_value(const sluice_launch_t *l, sluice_error_t *err);
 
 /* Lower-case hex SHA-256 of sluice_launch_to_json() (64 characters):
  * the idempotency hash of the request.  Borrowed; valid until

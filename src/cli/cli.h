@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* cli.h - the sluice command: subcommand table entries and shared helpers. */
+/* cli.h - the sluice command: the sysexit codes, the subcommand table entry
+ * (main.c), the helpers every subcommand shares (cli.c) and the entry point
+ * of each subcommand (cmd_<name>.c, one file per verb). */
 #ifndef SLUICE_CLI_H
 #define SLUICE_CLI_H
 

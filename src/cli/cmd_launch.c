@@ -11,6 +11,11 @@
  * 78).
  *
  * Notes:
+ * - The wiring is the library's: sluice_accept_prepare() judges and
+ *   renders the request (cli_prepare), sluice_supervisor_open() opens the
+ *   store, the REST client and cluster operations (submit.in_flight POSTs
+ *   at once, as `sluice serve`), staging and the recovered launcher, and
+ *   sluice_accept_commit() stores the launch.
  * - This process is the supervisor while it runs: it holds the store's
  *   lock, so a second `launch --wait` on the same store is refused.  Other
  *   commands (status, ls, cancel) work beside it.
@@ -23,7 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <jansson.h>
+#include <sluice/accept.h>
+#include <sluice/supervisor.h>
 
 #include "cli.h"
 #include "prepare.h"
@@ -84,23 +90,16 @@ int cmd_launch(int argc, char **argv)
     cli_prepared_t p;
     print_ctx_t pc = {0};
     const char *state_dir = NULL;
-    int wait = 0, rc = CLI_EX_OK, a, k, result = 127, existed = 0;
+    int wait = 0, rc = CLI_EX_OK, a, k, result = 127;
     sluice_error_t err = SLUICE_ERROR_INIT;
-    sluice_store_t *store = NULL;
-    sluice_client_t *client = NULL;
-    sluice_launcher_t *launcher = NULL;
-    sluice_launcher_opts_t lo;
-    sluice_launcher_request_t req;
-    sluice_secret_t *secrets = NULL;
-    size_t n_secrets = 0;
-    json_t *request = NULL, *render = NULL;
-    char *canon = NULL, *id = NULL;
+    sluice_supervisor_t *sup = NULL;
+    sluice_supervisor_opts_t so = SLUICE_SUPERVISOR_OPTS_INIT;
+    sluice_accept_outcome outcome = SLUICE_ACCEPT_NONE;
+    const char *id;
 
     memset(&po, 0, sizeof(po));
     memset(&ro, 0, sizeof(ro));
     memset(&p, 0, sizeof(p));
-    memset(&lo, 0, sizeof(lo));
-    memset(&req, 0, sizeof(req));
     for (a = 1; a < argc; a++) {
         const char *arg = argv[a];
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
@@ -148,66 +147,30 @@ int cmd_launch(int argc, char **argv)
                 "process supervises it to the end), or POST it to a running `sluice serve`\n");
         return CLI_EX_USAGE;
     }
+    po.read_secrets = 1; /* a secret_env that is not set fails before the store opens */
     if ((rc = cli_prepare(&po, &p)) != CLI_EX_OK)
         return rc;
-    if (sluice_launch_collect_secrets(p.launch, p.study, cli_getenv, NULL, &secrets, &n_secrets,
-                                      &err) != SLUICE_OK) {
+    so.state_dir = state_dir;
+    so.on_transition = on_transition;
+    so.transition_arg = &pc;
+    if (sluice_supervisor_open(&sup, p.cfg, &so, NULL, &err) != SLUICE_OK ||
+        sluice_accept_commit(p.accept, &outcome, NULL, sluice_supervisor_launcher(sup), &err) !=
+            SLUICE_OK) {
         rc = cli_fail(&err);
         goto out;
     }
-    if ((canon = sluice_launch_to_json(p.launch, &err)) == NULL ||
-        (request = json_loads(canon, 0, NULL)) == NULL ||
-        (render = sluice_render_to_json(p.render)) == NULL) {
-        if (err.code == SLUICE_OK)
-            sluice_errorf(&err, SLUICE_ENOMEM, "out of memory");
-        rc = cli_fail(&err);
-        goto out;
-    }
-    if (sluice_store_open(&store, state_dir, &err) != SLUICE_OK ||
-        sluice_client_new_from_config(&client, p.cfg, &err) != SLUICE_OK) {
-        rc = cli_fail(&err);
-        goto out;
-    }
-    lo.store = store;
-    sluice_cluster_ops_rest(client, &lo.cluster);
-    if (sluice_staging_ops_new(p.cfg, store, &lo.staging, &err) != SLUICE_OK) {
-        rc = cli_fail(&err);
-        goto out;
-    }
-    sluice_launcher_opts_from_config(p.cfg, &lo);
-    lo.on_transition = on_transition;
-    lo.transition_arg = &pc;
-    if (sluice_launcher_new(&launcher, &lo, &err) != SLUICE_OK ||
-        sluice_launcher_recover(launcher, NULL, &err) != SLUICE_OK) {
-        rc = cli_fail(&err);
-        goto out;
-    }
-    req.request = request;
-    req.render = render;
-    req.secrets = secrets;
-    req.n_secrets = n_secrets;
-    req.caller = "cli";
-    if (sluice_launcher_accept(launcher, &req, &id, &existed, &err) != SLUICE_OK) {
-        rc = cli_fail(&err);
-        goto out;
-    }
+    id = sluice_accept_launch_id(p.accept);
     if (!pc.json)
-        cli_print_accepted(id, existed, p.cfg->site_name, p.render->n_jobs);
-    if (sluice_launcher_wait(launcher, id, NULL, NULL, &result, &err) != SLUICE_OK) {
+        cli_print_accepted(id, outcome == SLUICE_ACCEPT_EXISTED, p.cfg->site_name,
+                           p.render->n_jobs);
+    if (sluice_launcher_wait(sluice_supervisor_launcher(sup), id, NULL, NULL, &result, &err) !=
+        SLUICE_OK) {
         rc = cli_fail(&err);
         goto out;
     }
     rc = result;
 out:
-    sluice_launcher_free(launcher);
-    sluice_staging_ops_free(&lo.staging);
-    sluice_client_free(client);
-    sluice_store_close(store);
-    free(id);
-    free(canon);
-    json_decref(request);
-    json_decref(render);
-    free(secrets);
+    sluice_supervisor_close(sup);
     cli_prepared_free(&p);
     return rc;
 }

@@ -15,6 +15,9 @@
  * - TCP with --tls-cert/--tls-key may listen on any address; plain HTTP
  *   only on loopback.
  * - secret_env names in requests are read from this process's environment.
+ * - The store, the REST client, the cluster operations (submit.in_flight
+ *   POSTs at once), staging and the recovered launcher are one
+ *   sluice_supervisor_open(); the node-address client is this file's.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -25,6 +28,7 @@
 #include <sys/resource.h>
 
 #include <sluice/server.h>
+#include <sluice/supervisor.h>
 
 #include "cli.h"
 #include "prepare.h"
@@ -71,7 +75,7 @@ typedef struct {
 } node_cache_t;
 
 typedef struct {
-    sluice_client_t *client;
+    sluice_client_t *client; /* the supervisor's (borrowed) */
     sluice_server_t *server;
     node_cache_t nc;
 } serve_ctx_t;
@@ -166,10 +170,8 @@ int cmd_serve(int argc, char **argv)
     sluice_config_opts_t co;
     sluice_config_t *cfg = NULL;
     sluice_study_runtime_t *rt = NULL;
-    sluice_store_t *store = NULL;
-    sluice_launcher_t *launcher = NULL;
-    sluice_cluster_rest_t *cluster = NULL;
-    sluice_launcher_opts_t lo;
+    sluice_supervisor_t *sup = NULL;
+    sluice_supervisor_opts_t sup_opts = SLUICE_SUPERVISOR_OPTS_INIT;
     sluice_server_opts_t so;
     serve_ctx_t sc;
     sluice_error_t err = SLUICE_ERROR_INIT;
@@ -180,7 +182,6 @@ int cmd_serve(int argc, char **argv)
 
     memset(&po, 0, sizeof(po));
     memset(&co, 0, sizeof(co));
-    memset(&lo, 0, sizeof(lo));
     memset(&so, 0, sizeof(so));
     memset(&sc, 0, sizeof(sc));
     pthread_mutex_init(&sc.nc.mu, NULL);
@@ -238,30 +239,18 @@ int cmd_serve(int argc, char **argv)
         rc = CLI_EX_USAGE;
         goto out;
     }
+    sup_opts.state_dir = state_dir;
+    sup_opts.on_transition = on_transition;
+    sup_opts.transition_arg = &sc;
     if ((po.study_path &&
          sluice_study_runtime_load(po.study_path, NULL, 0, cfg, &rt, &err) != SLUICE_OK) ||
-        sluice_store_open(&store, state_dir, &err) != SLUICE_OK ||
-        sluice_client_new_from_config(&sc.client, cfg, &err) != SLUICE_OK ||
-        sluice_cluster_rest_new(&cluster, sc.client, cfg, &err) != SLUICE_OK) {
+        sluice_supervisor_open(&sup, cfg, &sup_opts, NULL, &err) != SLUICE_OK) {
         rc = cli_fail(&err);
         goto out;
     }
-    lo.store = store;
-    sluice_cluster_rest_ops(cluster, &lo.cluster); /* submits: submit.in_flight at once */
-    if (sluice_staging_ops_new(cfg, store, &lo.staging, &err) != SLUICE_OK) {
-        rc = cli_fail(&err);
-        goto out;
-    }
-    sluice_launcher_opts_from_config(cfg, &lo);
-    lo.on_transition = on_transition;
-    lo.transition_arg = &sc;
-    if (sluice_launcher_new(&launcher, &lo, &err) != SLUICE_OK ||
-        sluice_launcher_recover(launcher, NULL, &err) != SLUICE_OK) {
-        rc = cli_fail(&err);
-        goto out;
-    }
-    so.launcher = launcher;
-    so.store = store;
+    sc.client = sluice_supervisor_client(sup);
+    so.launcher = sluice_supervisor_launcher(sup);
+    so.store = sluice_supervisor_store(sup);
     so.cfg = cfg;
     so.rt = rt;
     so.listen = listen;
@@ -304,19 +293,15 @@ int cmd_serve(int argc, char **argv)
                 tls_cert ? "https" : "http", listen, (unsigned)sluice_server_port(sc.server));
     if (socket_path)
         fprintf(stderr, "sluice serve: listening on unix:%s\n", socket_path);
-    fprintf(stderr, "sluice serve: store %s\n", sluice_store_dir(store));
+    fprintf(stderr, "sluice serve: store %s\n", sluice_store_dir(sluice_supervisor_store(sup)));
     if (sluice_server_run_launcher(sc.server, &stop_flag, &err) != SLUICE_OK)
         rc = cli_fail(&err);
 out:
     sluice_server_free(sc.server);
-    sluice_launcher_free(launcher);
-    sluice_staging_ops_free(&lo.staging);
-    sluice_cluster_rest_free(cluster);
-    sluice_client_free(sc.client);
+    sluice_supervisor_close(sup);
     sluice_client_free(sc.nc.client);
     sluice_rest_nodes_clear(&sc.nc.nodes);
     pthread_mutex_destroy(&sc.nc.mu);
-    sluice_store_close(store);
     sluice_study_runtime_free(rt);
     sluice_config_free(cfg);
     return rc;

@@ -5,7 +5,8 @@
  * Notes:
  * - Exit codes follow sysexits(3) for every error (64 usage, 65 bad input,
  *   69 unavailable, 77 permission, 78 config); never 1.
- * - Each subcommand lives in its own cmd_<name>.c and parses its own flags.
+ * - Each subcommand lives in its own cmd_<name>.c and parses its own flags;
+ *   the helpers they share are in cli.c (see README.md).
  */
 #include <stdio.h>
 #include <string.h>
@@ -41,37 +42,6 @@ static void usage(FILE *f)
     for (i = 0; i < n_commands; i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\nRun 'sluice <command> --help' for the options of a command.\n");
-}
-
-static void stderr_sink(int level, const char *msg, void *arg)
-{
-    (void)arg;
-    fprintf(stderr, "sluice: %s: %s\n", sluice_log_level_name(level), msg);
-}
-
-void cli_log_to_stderr(int level)
-{
-    sluice_log_set(stderr_sink, level, NULL);
-}
-
-int cli_fail(const sluice_error_t *err)
-{
-    fprintf(stderr, "sluice: %s\n", err->text[0] ? err->text : sluice_strerror(err->code));
-    return sluice_err_sysexit(err->code);
-}
-
-int cmd_version(int argc, char **argv)
-{
-    if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-        printf("usage: sluice version\n\nPrint the version of sluice and its library.\n");
-        return CLI_EX_OK;
-    }
-    if (argc > 1) {
-        fprintf(stderr, "sluice version: unexpected argument '%s'\n", argv[1]);
-        return CLI_EX_USAGE;
-    }
-    printf("sluice %s (library %s)\n", SLUICE_VERSION_STRING, sluice_version());
-    return CLI_EX_OK;
 }
 
 int main(int argc, char **argv)

@@ -5,14 +5,14 @@
  * Notes:
  * - Configuration precedence is the config module's: --set > environment
  *   (FORGE_SLURM_*, SLUICE_*) > file > defaults.
- * - The request is read whole (at most 2 MiB) and parsed strictly; the
- *   render is made once here and never again for this launch.
+ * - The request is read whole (at most 2 MiB) and wiped once judged; the
+ *   pipeline (policy, strict parse, render) is the library's
+ *   sluice_accept_prepare(), and the render is made once here and never
+ *   again for this launch.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <jansson.h>
 
 #include "cli.h"
 #include "prepare.h"
@@ -99,7 +99,8 @@ char *cli_read_file(const char *path, size_t *len)
 int cli_prepare(const cli_prepare_opts_t *o, cli_prepared_t *out)
 {
     sluice_config_opts_t opts;
-    sluice_render_ctx_t ctx;
+    sluice_accept_opts_t ao = SLUICE_ACCEPT_OPTS_INIT;
+    sluice_accept_stage stage = SLUICE_ACCEPT_STAGE_NONE;
     sluice_error_t err = SLUICE_ERROR_INIT;
     char *data = NULL;
     size_t len = 0;
@@ -107,7 +108,6 @@ int cli_prepare(const cli_prepare_opts_t *o, cli_prepared_t *out)
 
     memset(out, 0, sizeof(*out));
     memset(&opts, 0, sizeof(opts));
-    memset(&ctx, 0, sizeof(ctx));
     cli_config_opts(&opts, o->config_path, o->sets, o->n_sets);
     if (sluice_config_load(&opts, &out->cfg, &err) != SLUICE_OK) {
         rc = cli_fail(&err);
@@ -125,30 +125,31 @@ int cli_prepare(const cli_prepare_opts_t *o, cli_prepared_t *out)
         rc = CLI_EX_CONFIG;
         goto out;
     }
-    /* The study is named by the request; peek at it before the full parse. */
-    if (out->rt) {
-        json_t *peek = json_loadb(data, len, 0, NULL);
-        const char *name = json_string_value(json_object_get(peek, "study"));
-        out->study = name ? sluice_study_runtime_find(out->rt, name) : NULL;
-        json_decref(peek);
-    }
-    if (sluice_config_launch_policy(out->cfg, out->study, &out->policy, &err) != SLUICE_OK) {
-        fprintf(stderr, "sluice: %s\n", err.text);
-        rc = CLI_EX_CONFIG;
+    ao.rt = out->rt;
+    ao.getenv_fn = cli_getenv;
+    ao.caller = "cli";
+    ao.read_secrets = o->read_secrets != 0;
+    if (sluice_accept_prepare(&out->accept, &stage, out->cfg, data, len, &ao, &err) != SLUICE_OK) {
+        switch (stage) {
+        case SLUICE_ACCEPT_STAGE_POLICY:
+            fprintf(stderr, "sluice: %s\n", err.text);
+            rc = CLI_EX_CONFIG;
+            break;
+        case SLUICE_ACCEPT_STAGE_RENDER:
+            fprintf(stderr, "sluice: %s\n", err.text);
+            rc = err.code == SLUICE_ECONFIG ? CLI_EX_CONFIG : CLI_EX_DATAERR;
+            break;
+        case SLUICE_ACCEPT_STAGE_SECRETS:
+            rc = cli_fail(&err);
+            break;
+        default:
+            fprintf(stderr, "sluice: %s\n", err.text);
+            rc = CLI_EX_DATAERR;
+            break;
+        }
         goto out;
     }
-    if (sluice_launch_parse(&out->launch, data, len, &out->policy, 0, &err) != SLUICE_OK) {
-        fprintf(stderr, "sluice: %s\n", err.text);
-        rc = CLI_EX_DATAERR;
-        goto out;
-    }
-    ctx.attempt = 1;
-    ctx.getenv_fn = cli_getenv;
-    if (sluice_render(out->cfg, out->study, out->launch, &ctx, &out->render, &err) != SLUICE_OK) {
-        fprintf(stderr, "sluice: %s\n", err.text);
-        rc = err.code == SLUICE_ECONFIG ? CLI_EX_CONFIG : CLI_EX_DATAERR;
-        goto out;
-    }
+    out->render = sluice_accept_render(out->accept);
 out:
     if (data) {
         /* The request may hold secret values. */
@@ -165,9 +166,7 @@ out:
 
 void cli_prepared_free(cli_prepared_t *p)
 {
-    sluice_render_free(p->render);
-    sluice_launch_free(p->launch);
-    sluice_config_launch_policy_clear(&p->policy);
+    sluice_accept_free(p->accept);
     sluice_study_runtime_free(p->rt);
     sluice_config_free(p->cfg);
     memset(p, 0, sizeof(*p));

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* prepare.h - what `sluice render` and `sluice launch` share: load the site
- * configuration and study runtime, read and validate the request, render
- * it once. */
+ * configuration and study runtime, read the request, and judge and render
+ * it once through the library's accept pipeline (sluice_accept_prepare()). */
 #ifndef SLUICE_CLI_PREPARE_H
 #define SLUICE_CLI_PREPARE_H
 
 #include <stddef.h>
 
+#include <sluice/accept.h>
 #include <sluice/sluice.h>
 
 #define CLI_MAX_SETS 128
@@ -17,15 +18,16 @@ typedef struct {
     const char *sets[CLI_MAX_SETS];
     size_t n_sets;
     const char *study_path; /* NULL: none */
+    /* `sluice launch`: gather the secret values now (a secret_env that is
+     * not set fails before the store is opened). */
+    int read_secrets;
 } cli_prepare_opts_t;
 
 typedef struct {
     sluice_config_t *cfg;
     sluice_study_runtime_t *rt;
-    const sluice_study_t *study; /* borrowed from rt */
-    sluice_launch_policy_t policy;
-    sluice_launch_t *launch;
-    sluice_render_t *render;
+    sluice_accept_t *accept;       /* the prepared launch, ready to commit */
+    const sluice_render_t *render; /* borrowed from accept */
 } cli_prepared_t;
 
 /* Parse one of the shared options at argv[*i] (advancing *i past its
@@ -34,7 +36,8 @@ typedef struct {
 int cli_prepare_option(cli_prepare_opts_t *o, int argc, char **argv, int *i);
 
 /* Do it all; returns 0 or the sysexits code after printing the error
- * (65 bad request, 74 unreadable file, 78 bad configuration). */
+ * (65 bad request, 74 unreadable file, 78 bad configuration; a secret_env
+ * that is not set: the code of its error, 65). */
 int cli_prepare(const cli_prepare_opts_t *o, cli_prepared_t *out);
 
 /* Fill the configuration inputs every command uses: `path` (NULL:

@@ -54,66 +54,7 @@
 #define DEFAULT_SUBMIT_PER_SEC 200.0
 #define DEFAULT_IN_FLIGHT 4
 
-static void count_event(sluice_launcher_t *l, const sluice_fsm_event_t *ev);
 static sluice_err take_in(sluice_launcher_t *l, bool clear_wake, sluice_error_t *err);
-
-/* ---- small helpers ----------------------------------------------------- */
-
-double launcher_fsm_time(int64_t ms)
-{
-    return (double)ms / 1000.0;
-}
-
-/* Seconds-scale values (already multiplied) back to whole ms; never negative here. */
-int64_t launcher_to_ms(double x)
-{
-    return (int64_t)(x >= 0 ? x + 0.5 : x - 0.5);
-}
-
-static int64_t real_now_ms(void *arg)
-{
-    struct timespec ts;
-
-    (void)arg;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void real_sleep_ms(void *arg, int64_t ms)
-{
-    struct timespec ts;
-
-    (void)arg;
-    if (ms <= 0)
-        return;
-    ts.tv_sec = (time_t)(ms / 1000);
-    ts.tv_nsec = (long)(ms % 1000) * 1000000L;
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
-
-double launcher_mono_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-bool launcher_real_clock(const sluice_launcher_t *l)
-{
-    return l->o.sleep_ms == real_sleep_ms;
-}
-
-static int64_t now_ms(const sluice_launcher_t *l)
-{
-    return l->o.now_ms(l->o.clock_arg);
-}
-
-static char *dup_or(const char *s, const char *dflt)
-{
-    return strdup(s != NULL && s[0] != '\0' ? s : dflt);
-}
 
 /* The marker is base/marker.c's (issue 12: one implementation). */
 int sluice_launcher_job_name(char *buf,
@@ -124,495 +65,6 @@ int sluice_launcher_job_name(char *buf,
                              uint32_t attempt)
 {
     return marker_job_name(buf, size, prefix, site, launch_id, attempt);
-}
-
-void launcher_views_free(sluice_jobview_t *v, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        sluice_jobview_clear(&v[i]);
-    free(v);
-}
-
-bool launcher_same_str(const char *a, const char *b)
-{
-    return a != NULL && b != NULL && strcmp(a, b) == 0;
-}
-
-bool launcher_take_token(sluice_launcher_t *l)
-{
-    if (l->tokens < 1.0)
-        return false;
-    l->tokens -= 1.0;
-    return true;
-}
-
-/* A kill point: true means "the process died here". */
-bool launcher_killed_at(sluice_launcher_t *l, const char *point)
-{
-    const char *env;
-
-    if (l->o.kill_at != NULL) {
-        if (l->o.kill_at(l->o.kill_arg, point)) {
-            l->dead = true;
-            return true;
-        }
-        return false;
-    }
-    env = getenv("SLUICE_KILL_AT");
-    if (env != NULL && strcmp(env, point) == 0)
-        raise(SIGKILL);
-    return false;
-}
-
-static void launch_free(launch_t *L)
-{
-    if (L == NULL)
-        return;
-    for (size_t i = 0; i < L->n_secrets; i++) {
-        if (L->secret_values[i] != NULL)
-            OPENSSL_cleanse(L->secret_values[i], strlen(L->secret_values[i]));
-        free(L->secret_values[i]);
-        free(L->secret_names[i]);
-    }
-    free(L->secret_values);
-    free(L->secret_names);
-    launcher_views_free(L->views, L->n_views);
-    json_decref(L->render);
-    free(L->id);
-    free(L->site);
-    free(L->dep_id);
-    free(L->dep_cond);
-    free(L);
-}
-
-launch_t *launcher_find_launch(const sluice_launcher_t *l, const char *id)
-{
-    for (size_t i = 0; i < l->n; i++)
-        if (strcmp(l->v[i]->id, id) == 0)
-            return l->v[i];
-    return NULL;
-}
-
-static void drop_launch(sluice_launcher_t *l, launch_t *L)
-{
-    for (size_t i = 0; i < l->n; i++) {
-        if (l->v[i] == L) {
-            memmove(&l->v[i], &l->v[i + 1], (l->n - i - 1) * sizeof(*l->v));
-            l->n--;
-            break;
-        }
-    }
-    launch_free(L);
-}
-
-/* ---- folding stored events back in ------------------------------------- */
-
-static bool is_fsm_event(const char *name)
-{
-    sluice_fsm_event_type t;
-
-    return name != NULL && sluice_fsm_event_from_name(name, &t);
-}
-
-static void notify(sluice_launcher_t *l,
-                   const launch_t *L,
-                   const char *event,
-                   const sluice_fsm_transition_t *tr,
-                   int prev_result)
-{
-    sluice_launcher_transition_t t;
-    int64_t t_ms = (int64_t)launcher_to_ms(L->fsm.last_time * 1000.0);
-
-    if (tr->from == tr->to && tr->result == prev_result)
-        return;
-    memset(&t, 0, sizeof(t));
-    t.launch_id = L->id;
-    t.event = event;
-    t.from = tr->from;
-    t.to = tr->to;
-    t.result = tr->result;
-    t.reason = L->fsm.reason;
-    t.slurm_state = L->n_views > 0 ? sluice_job_base_name(L->views[0].base) : "";
-    t.elapsed = (double)(t_ms - L->created_ms) / 1000.0;
-    if (l->o.on_transition != NULL)
-        l->o.on_transition(&t, l->o.transition_arg);
-    if (l->wait_fn != NULL && l->wait_id != NULL && strcmp(l->wait_id, L->id) == 0)
-        l->wait_fn(&t, l->wait_arg);
-}
-
-/* Fold one stored entry {seq, time (ms), name, context, caller}. */
-static sluice_err
-fold_entry(sluice_launcher_t *l, launch_t *L, const json_t *entry, bool quiet, sluice_error_t *err)
-{
-    const char *name = json_string_value(json_object_get(entry, "name"));
-    json_int_t seq = json_integer_value(json_object_get(entry, "seq"));
-    json_int_t t_ms = json_integer_value(json_object_get(entry, "time"));
-    json_t *fe = NULL;
-    sluice_fsm_event_t ev;
-    sluice_fsm_transition_t tr;
-    int prev_result = L->fsm.result;
-    sluice_err rc = SLUICE_OK;
-
-    memset(&ev, 0, sizeof(ev));
-    L->next_seq = (int64_t)seq + 1;
-    if (!is_fsm_event(name)) {
-        if (name == NULL)
-            return SLUICE_OK;
-        if (strcmp(name, "peers-written") == 0)
-            L->peers_written = true;
-        else if (strcmp(name, "archived") == 0)
-            L->archived = true;
-        return SLUICE_OK;
-    }
-    fe = json_pack("{s:I, s:f, s:s, s:O}", "seq", seq, "time", launcher_fsm_time((int64_t)t_ms),
-                   "name", name, "context", json_object_get(entry, "context"));
-    if (fe == NULL)
-        return sluice_errorf(err, SLUICE_ENOMEM, "launch %s: out of memory", L->id);
-    rc = sluice_fsm_event_from_json(fe, &ev, err);
-    json_decref(fe);
-    if (rc != SLUICE_OK)
-        return sluice_error_prefix(err, "launch %s: event %lld", L->id, (long long)seq);
-    rc = sluice_fsm_apply(&L->fsm, &ev, &tr, err);
-    sluice_fsm_event_clear(&ev);
-    if (rc == SLUICE_ESTATE) {
-        sluice_log(SLUICE_LOG_DEBUG, "launch %s: event %lld (%s) not applicable: %s", L->id,
-                   (long long)seq, name, err != NULL ? err->text : "");
-        sluice_error_clear(err);
-        return SLUICE_OK;
-    }
-    if (rc != SLUICE_OK)
-        return rc;
-    if (!quiet)
-        notify(l, L, name, &tr, prev_result);
-    return SLUICE_OK;
-}
-
-static sluice_err sync_launch(sluice_launcher_t *l, launch_t *L, bool quiet, sluice_error_t *err)
-{
-    json_t *events = NULL;
-    size_t i;
-    json_t *e;
-    sluice_err rc;
-
-    rc = sluice_store_read_events(l->store, L->id, L->next_seq, 0, &events, err);
-    if (rc != SLUICE_OK)
-        return rc;
-    json_array_foreach(events, i, e)
-    {
-        if ((rc = fold_entry(l, L, e, quiet, err)) != SLUICE_OK)
-            break;
-    }
-    json_decref(events);
-    return rc;
-}
-
-/* ---- recording --------------------------------------------------------- */
-
-/* An fsm event ready for the store: its JSON and the summary it leads to
- * (computed on a copy of the launch's state).  The summary's strings point
- * into `copy` and `ids`, so the struct must stay put until it is stored. */
-typedef struct {
-    sluice_fsm_launch_t copy;
-    sluice_store_summary_t sum;
-    json_t *entry;
-    json_t *ids;
-    int64_t t;
-} staged_t;
-
-static void staged_clear(staged_t *s)
-{
-    json_decref(s->entry);
-    json_decref(s->ids);
-    s->entry = NULL;
-    s->ids = NULL;
-}
-
-static sluice_err stage_event(
-    sluice_launcher_t *l, launch_t *L, sluice_fsm_event_t *ev, staged_t *s, sluice_error_t *err)
-{
-    sluice_err rc;
-
-    memset(s, 0, sizeof(*s));
-    s->copy = L->fsm;
-    s->t = now_ms(l);
-    ev->seq = L->fsm.last_seq + 1;
-    ev->time = launcher_fsm_time(s->t);
-    if ((rc = sluice_fsm_event_to_json(ev, &s->entry, err)) != SLUICE_OK)
-        return rc;
-    if (sluice_fsm_apply(&s->copy, ev, NULL, NULL) != SLUICE_OK)
-        s->copy = L->fsm;
-    s->ids = json_array();
-    for (size_t i = 0; s->ids != NULL && i < s->copy.n_job_ids; i++)
-        json_array_append_new(s->ids, json_integer((json_int_t)s->copy.job_ids[i]));
-    s->sum = (sluice_store_summary_t)SLUICE_STORE_SUMMARY_INIT;
-    s->sum.state = sluice_fsm_state_name(s->copy.state);
-    s->sum.terminal = s->copy.state == SLUICE_FSM_DONE;
-    s->sum.set_result = s->sum.terminal;
-    s->sum.result_code = s->copy.result;
-    s->sum.reason = s->copy.reason;
-    s->sum.attempt = (int)s->copy.attempt;
-    s->sum.job_ids = s->ids;
-    return SLUICE_OK;
-}
-
-/* Append an fsm event (summary computed on a copy), then fold it in. */
-sluice_err launcher_record(sluice_launcher_t *l,
-                           launch_t *L,
-                           sluice_fsm_event_t *ev,
-                           const char *caller,
-                           sluice_error_t *err)
-{
-    staged_t s;
-    sluice_err rc;
-
-    if ((rc = stage_event(l, L, ev, &s, err)) != SLUICE_OK)
-        goto out;
-    rc = sluice_store_append_event_and_update(l->store, L->id, sluice_fsm_event_name(ev->type),
-                                              json_object_get(s.entry, "context"), caller, s.t,
-                                              &s.sum, NULL, err);
-    if (rc == SLUICE_ESTATE) {
-        sluice_error_clear(err);
-        rc = sluice_store_append_event(l->store, L->id, sluice_fsm_event_name(ev->type),
-                                       json_object_get(s.entry, "context"), caller, s.t, NULL, err);
-    }
-out:
-    staged_clear(&s);
-    if (rc != SLUICE_OK)
-        return rc;
-    count_event(l, ev);
-    l->activity = true;
-    return sync_launch(l, L, false, err);
-}
-
-/* Record one fsm event for each of `n` launches in ONE store transaction,
- * then fold each in.  Either every event is stored or none is. */
-sluice_err launcher_record_many(sluice_launcher_t *l,
-                                launch_t *const *who,
-                                sluice_fsm_event_t *evs,
-                                size_t n,
-                                sluice_error_t *err)
-{
-    staged_t *s = NULL;
-    sluice_store_append_t *items = NULL;
-    size_t staged = 0;
-    sluice_err rc = SLUICE_OK;
-
-    if (n == 0)
-        return SLUICE_OK;
-    s = calloc(n, sizeof(*s));
-    items = calloc(n, sizeof(*items));
-    if (s == NULL || items == NULL) {
-        rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
-        goto out;
-    }
-    for (staged = 0; staged < n; staged++) {
-        if ((rc = stage_event(l, who[staged], &evs[staged], &s[staged], err)) != SLUICE_OK) {
-            staged++;
-            goto out;
-        }
-        items[staged].launch_id = who[staged]->id;
-        items[staged].name = sluice_fsm_event_name(evs[staged].type);
-        items[staged].context = json_object_get(s[staged].entry, "context");
-        items[staged].time_ms = s[staged].t;
-        items[staged].summary = &s[staged].sum;
-        items[staged].summary_if_live = 1;
-    }
-    if ((rc = sluice_store_append_many(l->store, items, n, err)) != SLUICE_OK)
-        goto out;
-    l->activity = true;
-    for (size_t i = 0; i < n && rc == SLUICE_OK; i++)
-        rc = sync_launch(l, who[i], false, err);
-out:
-    for (size_t i = 0; s != NULL && i < staged; i++)
-        staged_clear(&s[i]);
-    free(s);
-    free(items);
-    return rc;
-}
-
-/* Append a bookkeeping event (steals `ctx`). */
-sluice_err
-launcher_note(sluice_launcher_t *l, launch_t *L, const char *name, json_t *ctx, sluice_error_t *err)
-{
-    sluice_err rc =
-        sluice_store_append_event(l->store, L->id, name, ctx, NULL, now_ms(l), NULL, err);
-
-    json_decref(ctx);
-    if (rc != SLUICE_OK)
-        return rc;
-    return sync_launch(l, L, true, err);
-}
-
-sluice_err launcher_record_simple(sluice_launcher_t *l,
-                                  launch_t *L,
-                                  sluice_fsm_event_type type,
-                                  const char *detail,
-                                  sluice_error_t *err)
-{
-    sluice_fsm_event_t ev;
-    sluice_err rc;
-
-    memset(&ev, 0, sizeof(ev));
-    ev.type = type;
-    if (detail != NULL && (ev.detail = sluice_fsm_text_dup(detail, SLUICE_FSM_DETAIL_MAX)) == NULL)
-        return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
-    rc = launcher_record(l, L, &ev, NULL, err);
-    sluice_fsm_event_clear(&ev);
-    return rc;
-}
-
-/* Copy views into an event (the event owns its copies).  Slurm's free text
- * is cut to what an event holds (a state description can list hundreds of
- * nodes), so what is folded live is what replay reads back. */
-static sluice_err copy_views(const sluice_jobview_t *src, size_t n, sluice_jobview_t **out)
-{
-    sluice_jobview_t *v = calloc(n > 0 ? n : 1, sizeof(*v));
-
-    if (v == NULL)
-        return SLUICE_ENOMEM;
-    for (size_t i = 0; i < n; i++) {
-        v[i] = src[i];
-#define DUP(f) v[i].f = src[i].f != NULL ? strdup(src[i].f) : NULL
-        DUP(name);
-        DUP(comment);
-        DUP(user_name);
-        DUP(partition);
-#undef DUP
-#define CUT(f) v[i].f = sluice_fsm_text_dup(src[i].f, SLUICE_FSM_DETAIL_MAX)
-        CUT(nodes);
-        CUT(state_reason);
-        CUT(state_description);
-#undef CUT
-    }
-    *out = v;
-    return SLUICE_OK;
-}
-
-sluice_err launcher_record_observed(sluice_launcher_t *l,
-                                    launch_t *L,
-                                    sluice_lookup lookup,
-                                    sluice_lookup_source source,
-                                    const sluice_jobview_t *views,
-                                    size_t n,
-                                    sluice_error_t *err)
-{
-    sluice_fsm_event_t ev;
-    sluice_err rc;
-
-    if (lookup == SLUICE_LOOKUP_UNAVAILABLE && L->last_unavailable)
-        return SLUICE_OK; /* one record per outage: it already broke the pending chain */
-    memset(&ev, 0, sizeof(ev));
-    ev.type = SLUICE_EV_OBSERVED;
-    ev.lookup = lookup;
-    ev.source = source;
-    if (lookup == SLUICE_LOOKUP_FOUND) {
-        if (copy_views(views, n, &ev.jobs) != SLUICE_OK)
-            return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
-        ev.n_jobs = n;
-        launcher_mark_failed_unschedulable(l, ev.jobs, n);
-        if (!launcher_fill_hidden_bases(L->views, L->n_views, ev.jobs, n)) {
-            sluice_log(SLUICE_LOG_WARNING,
-                       "launch %s: Slurm reported a job state sluice does not know; "
-                       "counted as unavailable",
-                       L->id);
-            sluice_fsm_event_clear(&ev);
-            memset(&ev, 0, sizeof(ev));
-            if (L->last_unavailable)
-                return SLUICE_OK;
-            ev.type = SLUICE_EV_OBSERVED;
-            ev.lookup = lookup = SLUICE_LOOKUP_UNAVAILABLE;
-            ev.source = source;
-        }
-    }
-    rc = launcher_record(l, L, &ev, NULL, err);
-    sluice_fsm_event_clear(&ev);
-    if (rc == SLUICE_OK) {
-        L->last_unavailable = lookup == SLUICE_LOOKUP_UNAVAILABLE;
-        L->last_obs_ms = now_ms(l);
-    }
-    return rc;
-}
-
-/* ---- loading ----------------------------------------------------------- */
-
-static void
-fsm_config_for(const sluice_launcher_t *l, const json_t *request, sluice_fsm_config_t *cfg)
-{
-    const json_t *pt = json_object_get(request, "pending_timeout");
-
-    sluice_fsm_config_default(cfg);
-    cfg->miss_budget = l->o.miss_budget;
-    cfg->miss_spacing = l->o.miss_spacing_s;
-    cfg->pending_timeout = l->o.pending_timeout_s;
-    if (json_is_integer(pt) && json_integer_value(pt) > 0)
-        cfg->pending_timeout = (double)json_integer_value(pt);
-    cfg->requeue_allowed = json_is_true(json_object_get(request, "requeue"));
-}
-
-sluice_err launcher_track(sluice_launcher_t *l,
-                          const char *id,
-                          const char *site,
-                          int64_t created_ms,
-                          const json_t *req,
-                          launch_t **out,
-                          sluice_error_t *err)
-{
-    const json_t *dep;
-    const json_t *names;
-    launch_t *L = NULL;
-    sluice_fsm_config_t cfg;
-    sluice_err rc = SLUICE_OK;
-
-    if ((L = calloc(1, sizeof(*L))) == NULL || (L->id = strdup(id)) == NULL) {
-        rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
-        goto out;
-    }
-    L->site = dup_or(site, l->site);
-    L->created_ms = created_ms;
-    dep = json_object_get(req, "depends_on");
-    if (json_is_object(dep)) {
-        L->dep_id = dup_or(json_string_value(json_object_get(dep, "launch_id")), "");
-        L->dep_cond = dup_or(json_string_value(json_object_get(dep, "condition")), "after");
-    }
-    names = json_object_get(req, "secret_names");
-    L->needs_secrets = json_is_array(names) && json_array_size(names) > 0;
-    L->next_seq = 1;
-    fsm_config_for(l, req, &cfg);
-    sluice_fsm_launch_init(&L->fsm, &cfg);
-    if ((rc = sync_launch(l, L, true, err)) != SLUICE_OK)
-        goto out;
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 16;
-        launch_t **v = realloc(l->v, cap * sizeof(*v));
-        if (v == NULL) {
-            rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
-            goto out;
-        }
-        l->v = v;
-        l->cap = cap;
-    }
-    l->v[l->n++] = L;
-    if (out != NULL)
-        *out = L;
-    L = NULL;
-out:
-    launch_free(L);
-    return rc;
-}
-
-static sluice_err
-load_launch(sluice_launcher_t *l, const char *id, launch_t **out, sluice_error_t *err)
-{
-    json_t *row = NULL;
-    sluice_err rc;
-
-    if ((rc = sluice_store_get_launch(l->store, id, &row, err)) != SLUICE_OK)
-        return rc;
-    rc = launcher_track(l, id, json_string_value(json_object_get(row, "site")),
-                        (int64_t)json_integer_value(json_object_get(row, "created_ms")),
-                        json_object_get(row, "request"), out, err);
-    json_decref(row);
-    return rc;
 }
 
 /* ---- lifecycle --------------------------------------------------------- */
@@ -660,10 +112,10 @@ sluice_err sluice_launcher_new(sluice_launcher_t **out,
     l->store = opts->store;
     l->cl = opts->cluster;
     l->st = opts->staging;
-    l->user = dup_or(opts->user, "");
-    l->site = dup_or(opts->site, "default");
-    l->prefix = dup_or(opts->job_name_prefix, "sluice");
-    l->state_dir = dup_or(opts->state_dir, sluice_store_dir(opts->store));
+    l->user = launcher_dup_or(opts->user, "");
+    l->site = launcher_dup_or(opts->site, "default");
+    l->prefix = launcher_dup_or(opts->job_name_prefix, "sluice");
+    l->state_dir = launcher_dup_or(opts->state_dir, sluice_store_dir(opts->store));
     if (l->user == NULL || l->site == NULL || l->prefix == NULL || l->state_dir == NULL) {
         rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
         goto fail;
@@ -686,7 +138,7 @@ sluice_err sluice_launcher_new(sluice_launcher_t **out,
         l->o.poll_min_ms = 1000;
     /* No interval from the site: the longest wait follows the cluster's
      * status read (launcher_adapt_interval). */
-    l->poll_auto = l->o.poll_max_ms <= 0;
+    l->poll.automatic = l->o.poll_max_ms <= 0;
     if (l->o.poll_max_ms < l->o.poll_min_ms)
         l->o.poll_max_ms = l->o.poll_min_ms > 10000 ? l->o.poll_min_ms : 10000;
     if (!(l->o.rpc_per_sec > 0))
@@ -700,15 +152,12 @@ sluice_err sluice_launcher_new(sluice_launcher_t **out,
     if (!(l->o.submit_timeout_s > 0))
         l->o.submit_timeout_s = 30;
     if (l->o.now_ms == NULL)
-        l->o.now_ms = real_now_ms;
+        l->o.now_ms = launcher_real_now_ms;
     if (l->o.sleep_ms == NULL)
-        l->o.sleep_ms = real_sleep_ms;
-    l->tokens = l->o.rpc_per_sec;
-    l->tokens_ms = now_ms(l);
-    l->submit_tokens = l->o.submit_per_sec;
-    l->submit_tokens_ms = l->tokens_ms;
-    l->interval_ms = l->o.poll_min_ms;
-    l->last_read_ms = l->tokens_ms;
+        l->o.sleep_ms = launcher_real_sleep_ms;
+    launcher_budget_init(l, launcher_now_ms(l));
+    l->poll.interval_ms = l->o.poll_min_ms;
+    l->poll.last_read_ms = l->budget.reads_ms;
     if ((rc = launcher_intake_init(l, err)) != SLUICE_OK)
         goto fail;
     if ((rc = sluice_store_lock_supervisor(l->store, err)) != SLUICE_OK)
@@ -725,7 +174,7 @@ void sluice_launcher_free(sluice_launcher_t *l)
     if (l == NULL)
         return;
     for (size_t i = 0; i < l->n; i++)
-        launch_free(l->v[i]);
+        launcher_launch_free(l->v[i]);
     free(l->v);
     launcher_intake_free(l);
     if (l->store != NULL)
@@ -742,7 +191,7 @@ void sluice_launcher_free(sluice_launcher_t *l)
 
 size_t sluice_launcher_tracked(const sluice_launcher_t *l)
 {
-    return l != NULL ? l->n + atomic_load(&l->in_new) : 0;
+    return l != NULL ? l->n + atomic_load(&l->in.n_new) : 0;
 }
 
 /* The adaptive interval, cut short by the earliest resend of a POST that
@@ -755,9 +204,9 @@ int64_t sluice_launcher_next_interval_ms(const sluice_launcher_t *l)
         return 1000;
     now = l->o.now_ms(l->o.clock_arg);
     wake = launcher_submit_wake(l, now);
-    if (wake >= 0 && wake - now < l->interval_ms)
+    if (wake >= 0 && wake - now < l->poll.interval_ms)
         return wake - now;
-    return l->interval_ms;
+    return l->poll.interval_ms;
 }
 
 static sluice_err check_alive(const sluice_launcher_t *l, sluice_error_t *err)
@@ -797,7 +246,7 @@ sluice_err sluice_launcher_cancel(sluice_launcher_t *l,
         json_decref(row);
         return SLUICE_OK;
     }
-    if ((rc = sync_launch(l, L, false, err)) != SLUICE_OK)
+    if ((rc = launcher_sync_launch(l, L, false, err)) != SLUICE_OK)
         return rc;
     if (L->fsm.state == SLUICE_FSM_DONE || L->fsm.intent == SLUICE_CANCEL_CALLER)
         return SLUICE_OK;
@@ -838,7 +287,7 @@ static sluice_err do_cancel(sluice_launcher_t *l, launch_t *L, sluice_error_t *e
 
     if (L->fsm.n_job_ids == 0 || L->cancel_refused)
         return SLUICE_OK;
-    if (l->tokens < 2.0)
+    if (!launcher_has_tokens(l, 2.0))
         return SLUICE_OK;
     id = L->fsm.job_ids[0];
     launcher_take_token(l);
@@ -1043,9 +492,9 @@ static sluice_err pick_up(sluice_launcher_t *l, sluice_error_t *err)
                 launcher_intake_unlock(l);
                 L = rc == SLUICE_OK ? launcher_find_launch(l, id) : NULL;
                 if (rc == SLUICE_OK && L == NULL)
-                    rc = load_launch(l, id, NULL, err);
+                    rc = launcher_load_launch(l, id, NULL, err);
             } else if (L != NULL && seq >= L->next_seq) {
-                rc = sync_launch(l, L, false, err);
+                rc = launcher_sync_launch(l, L, false, err);
             }
             if (rc != SLUICE_OK)
                 break;
@@ -1083,19 +532,8 @@ sluice_err sluice_launcher_step(sluice_launcher_t *l, sluice_error_t *err)
 
     if ((rc = check_alive(l, err)) != SLUICE_OK)
         return rc;
-    now = now_ms(l);
-    l->tokens += (double)(now - l->tokens_ms) / 1000.0 * l->o.rpc_per_sec;
-    if (l->tokens > l->o.rpc_per_sec)
-        l->tokens = l->o.rpc_per_sec;
-    if (l->tokens < 1.0 && l->o.rpc_per_sec < 1.0)
-        l->tokens = 1.0;
-    l->tokens_ms = now;
-    l->submit_tokens += (double)(now - l->submit_tokens_ms) / 1000.0 * l->o.submit_per_sec;
-    if (l->submit_tokens > l->o.submit_per_sec)
-        l->submit_tokens = l->o.submit_per_sec;
-    if (l->submit_tokens < 1.0 && l->o.submit_per_sec < 1.0)
-        l->submit_tokens = 1.0;
-    l->submit_tokens_ms = now;
+    now = launcher_now_ms(l);
+    launcher_budget_refill(l, now);
     t[0] = launcher_mono_ms();
     if ((rc = take_in(l, true, err)) != SLUICE_OK)
         return rc;
@@ -1119,7 +557,7 @@ sluice_err sluice_launcher_step(sluice_launcher_t *l, sluice_error_t *err)
         if (L->fsm.state == SLUICE_FSM_DONE && !L->archived)
             rc = do_archive(l, L, err);
         if (rc == SLUICE_OK && L->archived && L->fsm.state == SLUICE_FSM_DONE)
-            drop_launch(l, L);
+            launcher_drop_launch(l, L);
         else
             i++;
     }
@@ -1199,9 +637,9 @@ static sluice_err recover_locked(sluice_launcher_t *l, size_t *orphans_out, slui
 
         if (id == NULL)
             continue;
-        if (L == NULL && (rc = load_launch(l, id, &L, err)) != SLUICE_OK)
+        if (L == NULL && (rc = launcher_load_launch(l, id, &L, err)) != SLUICE_OK)
             goto out;
-        if ((rc = sync_launch(l, L, true, err)) != SLUICE_OK)
+        if ((rc = launcher_sync_launch(l, L, true, err)) != SLUICE_OK)
             goto out;
         if (L->fsm.state == SLUICE_FSM_ACCEPTED && L->needs_secrets && !L->has_secrets) {
             rc = launcher_record_simple(l, L, SLUICE_EV_SECRET_UNAVAILABLE, NULL, err);
@@ -1295,24 +733,6 @@ sluice_err sluice_launcher_wait(sluice_launcher_t *l,
     l->wait_fn = NULL;
     l->wait_arg = NULL;
     return rc;
-}
-
-/* ---- counters for metrics ---------------------------------------------- */
-
-/* Count one recorded event (after the store took it). */
-static void count_event(sluice_launcher_t *l, const sluice_fsm_event_t *ev)
-{
-    struct launcher_counters *k = &l->counters;
-
-    if (ev->type == SLUICE_EV_ADOPTED && ev->source == SLUICE_SOURCE_LIVE)
-        atomic_fetch_add(&k->adoptions_live, 1);
-    else if (ev->type == SLUICE_EV_ADOPTED)
-        atomic_fetch_add(&k->adoptions_accounting, 1);
-    else if (ev->type == SLUICE_EV_ABSENCE_CONFIRMED)
-        atomic_fetch_add(&k->absences_confirmed, 1);
-    else if (ev->type == SLUICE_EV_OBSERVED && ev->source == SLUICE_SOURCE_ACCOUNTING &&
-             ev->lookup == SLUICE_LOOKUP_NOT_FOUND)
-        atomic_fetch_add(&k->accounting_misses, 1);
 }
 
 void sluice_launcher_stats(const sluice_launcher_t *l, sluice_launcher_stats_t *out)

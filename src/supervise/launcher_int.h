@@ -3,18 +3,23 @@
  *
  * Purpose:
  *   The launcher (include/sluice/launcher.h) is one object split by
- *   concept over three files; this header holds its state and the
- *   functions one file calls in another:
- *   - launcher.c: lifecycle (new, free, recover, run, wait), accept,
- *     cancel, recording events and folding them back in, peers, archive,
- *     pool exits, picking up other processes' events, the step that
- *     orchestrates a cycle, stats; the small helpers below.
+ *   concept over several files; this header holds its state and the
+ *   functions one file calls in another.  Calls only go down this list:
+ *   - launcher.c: lifecycle (new, free, recover, run, wait), cancel,
+ *     peers, archive, pool exits, picking up other processes' events, the
+ *     step that orchestrates a cycle.
+ *   - launcher_intake.c: accepts from any thread, the idle/wake of the
+ *     launcher's thread.
  *   - launcher_poll.c: the poller: the one batched state read per cycle,
- *     full reads of changed jobs, hidden bases, the pending heartbeat,
+ *     full reads of changed jobs, the pending heartbeat,
  *     accounting lookups, the adaptive interval.
  *   - launcher_submit.c: the batched submit path (selection, staging
  *     threads, marker and answer commits, submit_many) and reconciliation
  *     of uncertain submits and of older attempts.
+ *   - launcher_record.c: the table of launches, recording events and
+ *     folding them back in, stats counters, the clock and budget helpers.
+ *   - launcher_views.c: what a job record means before it is recorded
+ *     (never-clearing pending reasons, hidden bases).
  *
  * Notes:
  *   - Everything here runs on the launcher's one thread (staging workers
@@ -112,24 +117,32 @@ struct sluice_launcher {
     size_t n;
     size_t cap;
     int64_t gseq;
-    double tokens; /* reads and cancels */
-    int64_t tokens_ms;
-    double submit_tokens; /* submits: a budget of their own */
-    int64_t submit_tokens_ms;
-    int64_t interval_ms;
-    int64_t last_read_ms; /* when the last batched state read ran */
-    int64_t read_held_ms; /* a held-back read is due then (0: none) */
+    /* the budgets (launcher_record.c: refilled once a step) */
+    struct {
+        double reads; /* reads and cancels */
+        int64_t reads_ms;
+        double submits; /* submits: a budget of their own */
+        int64_t submits_ms;
+    } budget;
+    /* the poller's own state (launcher_poll.c) */
+    struct {
+        int64_t interval_ms;
+        int64_t last_read_ms; /* when the last batched state read ran */
+        int64_t read_held_ms; /* a held-back read is due then (0: none) */
+        bool automatic;       /* no poll interval from the site: 2 s or 10 s by the status read */
+    } poll;
     bool activity;
-    bool poll_auto;   /* no poll interval from the site: 2 s or 10 s by the status read */
     atomic_bool dead; /* read by accepting threads */
     /* the intake (launcher_intake.c): accepted launches not yet tracked */
-    pthread_mutex_t in_mu;
-    pthread_cond_t in_cv;
-    launcher_intake_entry_t *in_head;
-    launcher_intake_entry_t *in_tail;
-    bool in_wake;         /* a step is wanted now (under in_mu) */
-    atomic_size_t in_new; /* new launches on the intake */
-    bool in_ready;
+    struct {
+        pthread_mutex_t mu;
+        pthread_cond_t cv;
+        launcher_intake_entry_t *head;
+        launcher_intake_entry_t *tail;
+        bool wake;           /* a step is wanted now (under mu) */
+        atomic_size_t n_new; /* new launches on the intake */
+        bool ready;
+    } in;
     /* sluice_launcher_wait() */
     const char *wait_id;
     sluice_launcher_transition_fn wait_fn;
@@ -137,16 +150,32 @@ struct sluice_launcher {
     struct launcher_counters counters;
 };
 
-/* ---- launcher.c: small helpers ------------------------------------------ */
+/* ---- launcher_record.c: clock, budget and small helpers ----------------- */
+
+/* The real clock (the defaults of sluice_launcher_opts_t.now_ms/sleep_ms). */
+int64_t launcher_real_now_ms(void *arg);
+void launcher_real_sleep_ms(void *arg, int64_t ms);
+/* The launcher's clock now (injected or real), epoch ms. */
+int64_t launcher_now_ms(const sluice_launcher_t *l);
 
 /* Store epoch ms to fsm epoch seconds: the one conversion. */
 double launcher_fsm_time(int64_t ms);
 /* Seconds-scale values (already multiplied) back to whole ms. */
 int64_t launcher_to_ms(double x);
 void launcher_views_free(sluice_jobview_t *v, size_t n);
+/* A copy of `s`, or of `dflt` when `s` is NULL or empty (NULL: no memory). */
+char *launcher_dup_or(const char *s, const char *dflt);
 bool launcher_same_str(const char *a, const char *b);
 /* One read/cancel token of the budget; false when spent. */
 bool launcher_take_token(sluice_launcher_t *l);
+/* True when at least `n` read/cancel tokens are left (none taken). */
+bool launcher_has_tokens(const sluice_launcher_t *l, double n);
+/* One submit token of the submit budget; false when spent. */
+bool launcher_take_submit_token(sluice_launcher_t *l);
+/* Fill both budgets for the time since the last refill (once a step). */
+void launcher_budget_refill(sluice_launcher_t *l, int64_t now);
+/* Start both budgets full at `now`. */
+void launcher_budget_init(sluice_launcher_t *l, int64_t now);
 /* A kill point: true means "the process died here". */
 bool launcher_killed_at(sluice_launcher_t *l, const char *point);
 launch_t *launcher_find_launch(const sluice_launcher_t *l, const char *id);
@@ -155,6 +184,16 @@ launch_t *launcher_find_launch(const sluice_launcher_t *l, const char *id);
 double launcher_mono_ms(void);
 /* True when the launcher runs on the real clock (no injected one). */
 bool launcher_real_clock(const sluice_launcher_t *l);
+/* Free one launch (secret values zeroed); NULL-safe. */
+void launcher_launch_free(launch_t *L);
+/* Stop tracking L and free it. */
+void launcher_drop_launch(sluice_launcher_t *l, launch_t *L);
+/* Fold every stored event of L not yet folded in (quiet: no transition
+ * callbacks, as at recovery). */
+sluice_err launcher_sync_launch(sluice_launcher_t *l, launch_t *L, bool quiet, sluice_error_t *err);
+/* Track launch `id` from its stored row; *out (may be NULL) is the launch. */
+sluice_err
+launcher_load_launch(sluice_launcher_t *l, const char *id, launch_t **out, sluice_error_t *err);
 /* Start tracking launch `id` from its stored request (borrowed) and fold
  * its log in; *out (may be NULL) is the new launch. */
 sluice_err launcher_track(sluice_launcher_t *l,
@@ -165,7 +204,7 @@ sluice_err launcher_track(sluice_launcher_t *l,
                           launch_t **out,
                           sluice_error_t *err);
 
-/* ---- launcher.c: recording ---------------------------------------------- */
+/* ---- launcher_record.c: recording --------------------------------------- */
 
 sluice_err launcher_record(sluice_launcher_t *l,
                            launch_t *L,
@@ -208,15 +247,18 @@ sluice_err launcher_intake_drain(sluice_launcher_t *l, bool clear_wake, sluice_e
 
 /* ---- launcher_poll.c ---------------------------------------------------- */
 
-bool launcher_fill_hidden_bases(const sluice_jobview_t *prev,
-                                size_t n_prev,
-                                sluice_jobview_t *v,
-                                size_t n);
 /* The one batched state read of a cycle, then full reads for the changed. */
 sluice_err launcher_poll_live(sluice_launcher_t *l, int64_t now, sluice_error_t *err);
 sluice_err
 launcher_do_accounting(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_error_t *err);
 void launcher_adapt_interval(sluice_launcher_t *l, int64_t now);
+
+/* ---- launcher_views.c ---------------------------------------------------- */
+
+bool launcher_fill_hidden_bases(const sluice_jobview_t *prev,
+                                size_t n_prev,
+                                sluice_jobview_t *v,
+                                size_t n);
 /* A pending component whose reason is one that never clears: true, with
  * the reason ("BadConstraints", "ReqNodeNotAvail with no node listed") in
  * `out`. */

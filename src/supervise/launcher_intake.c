@@ -78,20 +78,20 @@ sluice_err launcher_intake_init(sluice_launcher_t *l, sluice_error_t *err)
 {
     pthread_condattr_t ca;
 
-    if (pthread_mutex_init(&l->in_mu, NULL) != 0)
+    if (pthread_mutex_init(&l->in.mu, NULL) != 0)
         return sluice_errorf(err, SLUICE_ENOMEM, "launcher: cannot create the intake mutex");
     if (pthread_condattr_init(&ca) != 0) {
-        pthread_mutex_destroy(&l->in_mu);
+        pthread_mutex_destroy(&l->in.mu);
         return sluice_errorf(err, SLUICE_ENOMEM, "launcher: cannot create the intake condition");
     }
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    if (pthread_cond_init(&l->in_cv, &ca) != 0) {
+    if (pthread_cond_init(&l->in.cv, &ca) != 0) {
         pthread_condattr_destroy(&ca);
-        pthread_mutex_destroy(&l->in_mu);
+        pthread_mutex_destroy(&l->in.mu);
         return sluice_errorf(err, SLUICE_ENOMEM, "launcher: cannot create the intake condition");
     }
     pthread_condattr_destroy(&ca);
-    l->in_ready = true;
+    l->in.ready = true;
     return SLUICE_OK;
 }
 
@@ -99,26 +99,26 @@ void launcher_intake_free(sluice_launcher_t *l)
 {
     launcher_intake_entry_t *e, *next;
 
-    if (!l->in_ready)
+    if (!l->in.ready)
         return;
-    for (e = l->in_head; e != NULL; e = next) {
+    for (e = l->in.head; e != NULL; e = next) {
         next = e->next;
         entry_free(e);
     }
-    l->in_head = l->in_tail = NULL;
-    pthread_cond_destroy(&l->in_cv);
-    pthread_mutex_destroy(&l->in_mu);
-    l->in_ready = false;
+    l->in.head = l->in.tail = NULL;
+    pthread_cond_destroy(&l->in.cv);
+    pthread_mutex_destroy(&l->in.mu);
+    l->in.ready = false;
 }
 
 void launcher_intake_lock(sluice_launcher_t *l)
 {
-    pthread_mutex_lock(&l->in_mu);
+    pthread_mutex_lock(&l->in.mu);
 }
 
 void launcher_intake_unlock(sluice_launcher_t *l)
 {
-    pthread_mutex_unlock(&l->in_mu);
+    pthread_mutex_unlock(&l->in.mu);
 }
 
 /* ---- accept ------------------------------------------------------------ */
@@ -218,24 +218,24 @@ sluice_err sluice_launcher_accept(sluice_launcher_t *l,
     if ((rc = entry_new(req, id, spec.site, &e, err)) != SLUICE_OK)
         goto out;
     e->created_ms = spec.time_ms;
-    pthread_mutex_lock(&l->in_mu);
+    pthread_mutex_lock(&l->in.mu);
     rc = sluice_store_create_launch(l->store, &spec, &existed, err);
     if (rc == SLUICE_OK && (!existed || e->n_secrets > 0)) {
         /* A known launch goes on the intake only to hand over secret values
          * (kept when it is still ACCEPTED and has none in memory). */
         e->existed = existed != 0;
-        if (l->in_tail != NULL)
-            l->in_tail->next = e;
+        if (l->in.tail != NULL)
+            l->in.tail->next = e;
         else
-            l->in_head = e;
-        l->in_tail = e;
+            l->in.head = e;
+        l->in.tail = e;
         if (!existed)
-            atomic_fetch_add(&l->in_new, 1);
+            atomic_fetch_add(&l->in.n_new, 1);
         e = NULL;
-        l->in_wake = true;
-        pthread_cond_broadcast(&l->in_cv);
+        l->in.wake = true;
+        pthread_cond_broadcast(&l->in.cv);
     }
-    pthread_mutex_unlock(&l->in_mu);
+    pthread_mutex_unlock(&l->in.mu);
     if (rc != SLUICE_OK)
         goto out;
     if (existed_out != NULL)
@@ -269,13 +269,13 @@ static void give_secrets(launch_t *L, launcher_intake_entry_t *e)
 
 sluice_err launcher_intake_drain(sluice_launcher_t *l, bool clear_wake, sluice_error_t *err)
 {
-    launcher_intake_entry_t *e = l->in_head;
+    launcher_intake_entry_t *e = l->in.head;
     sluice_err rc = SLUICE_OK;
 
-    l->in_head = l->in_tail = NULL;
+    l->in.head = l->in.tail = NULL;
     if (clear_wake)
-        l->in_wake = false;
-    atomic_store(&l->in_new, 0);
+        l->in.wake = false;
+    atomic_store(&l->in.n_new, 0);
     while (e != NULL) {
         launcher_intake_entry_t *next = e->next;
         launch_t *L = launcher_find_launch(l, e->id);
@@ -291,12 +291,12 @@ sluice_err launcher_intake_drain(sluice_launcher_t *l, bool clear_wake, sluice_e
             for (; t->next != NULL; t = t->next)
                 fresh += !t->existed;
             fresh += !t->existed;
-            t->next = l->in_head;
-            if (l->in_head == NULL)
-                l->in_tail = t;
-            l->in_head = e;
-            atomic_fetch_add(&l->in_new, fresh);
-            l->in_wake = true;
+            t->next = l->in.head;
+            if (l->in.head == NULL)
+                l->in.tail = t;
+            l->in.head = e;
+            atomic_fetch_add(&l->in.n_new, fresh);
+            l->in.wake = true;
             return rc;
         }
         if (L != NULL)
@@ -318,12 +318,12 @@ sluice_err launcher_intake_drain(sluice_launcher_t *l, bool clear_wake, sluice_e
 
 void sluice_launcher_wake(sluice_launcher_t *l)
 {
-    if (l == NULL || !l->in_ready)
+    if (l == NULL || !l->in.ready)
         return;
-    pthread_mutex_lock(&l->in_mu);
-    l->in_wake = true;
-    pthread_cond_broadcast(&l->in_cv);
-    pthread_mutex_unlock(&l->in_mu);
+    pthread_mutex_lock(&l->in.mu);
+    l->in.wake = true;
+    pthread_cond_broadcast(&l->in.cv);
+    pthread_mutex_unlock(&l->in.mu);
 }
 
 bool sluice_launcher_idle(sluice_launcher_t *l, int64_t max_ms)
@@ -331,12 +331,12 @@ bool sluice_launcher_idle(sluice_launcher_t *l, int64_t max_ms)
     struct timespec until;
     bool woke;
 
-    if (l == NULL || !l->in_ready)
+    if (l == NULL || !l->in.ready)
         return false;
     if (!launcher_real_clock(l)) {
-        pthread_mutex_lock(&l->in_mu);
-        woke = l->in_wake;
-        pthread_mutex_unlock(&l->in_mu);
+        pthread_mutex_lock(&l->in.mu);
+        woke = l->in.wake;
+        pthread_mutex_unlock(&l->in.mu);
         if (!woke && max_ms > 0)
             l->o.sleep_ms(l->o.clock_arg, max_ms);
         return woke;
@@ -350,12 +350,12 @@ bool sluice_launcher_idle(sluice_launcher_t *l, int64_t max_ms)
             until.tv_nsec -= 1000000000L;
         }
     }
-    pthread_mutex_lock(&l->in_mu);
-    while (!l->in_wake && max_ms > 0) {
-        if (pthread_cond_timedwait(&l->in_cv, &l->in_mu, &until) == ETIMEDOUT)
+    pthread_mutex_lock(&l->in.mu);
+    while (!l->in.wake && max_ms > 0) {
+        if (pthread_cond_timedwait(&l->in.cv, &l->in.mu, &until) == ETIMEDOUT)
             break;
     }
-    woke = l->in_wake;
-    pthread_mutex_unlock(&l->in_mu);
+    woke = l->in.wake;
+    pthread_mutex_unlock(&l->in.mu);
     return woke;
 }

@@ -135,14 +135,6 @@ static bool dependency_for(sluice_launcher_t *l, launch_t *L, char *buf, size_t 
     return true;
 }
 
-static bool take_submit_token(sluice_launcher_t *l)
-{
-    if (l->submit_tokens < 1.0)
-        return false;
-    l->submit_tokens -= 1.0;
-    return true;
-}
-
 /* One launch of a submit batch. */
 typedef struct {
     launch_t *L;
@@ -189,7 +181,7 @@ static sluice_err batch_select(sluice_launcher_t *l,
     }
     if (L->needs_secrets && !L->has_secrets)
         return launcher_record_simple(l, L, SLUICE_EV_SECRET_UNAVAILABLE, NULL, err);
-    if (!take_submit_token(l))
+    if (!launcher_take_submit_token(l))
         return SLUICE_OK;
     *ready_out = true;
     return SLUICE_OK;
@@ -848,7 +840,7 @@ launcher_do_reconcile(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_err
 
     if (L->last_recon_ms != 0 && now - L->last_recon_ms < spacing)
         return SLUICE_OK;
-    if (l->tokens < 2.0)
+    if (!launcher_has_tokens(l, 2.0))
         return SLUICE_OK;
     L->last_recon_ms = now;
     launcher_take_token(l);

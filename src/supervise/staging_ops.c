@@ -36,6 +36,7 @@
 #include <sluice/render.h>
 
 #include "base/buf.h"
+#include "base/hostlist.h"
 #include "base/shquote.h"
 #include "request/staging.h"
 
@@ -254,19 +255,6 @@ static sluice_err read_pool_exits(void *arg,
     return SLUICE_OK;
 }
 
-/* First host of a hostlist expression: "tb[2-3]" -> "tb2", "a,b" -> "a". */
-static void first_host(const char *list, char *out, size_t size)
-{
-    size_t pre = strcspn(list, "[,");
-    const char *br = list + pre;
-
-    if (*br != '[') {
-        snprintf(out, size, "%.*s", (int)pre, list);
-        return;
-    }
-    snprintf(out, size, "%.*s%.*s", (int)pre, list, (int)strcspn(br + 1, "-,]"), br + 1);
-}
-
 static sluice_err write_peers(void *arg,
                               const char *dependent_id,
                               uint32_t dependent_attempt,
@@ -299,7 +287,8 @@ static sluice_err write_peers(void *arg,
                            strerror(errno));
         goto out;
     }
-    first_host(views[0].nodes, host, sizeof(host));
+    if ((rc = hostlist_first(views[0].nodes, host, sizeof(host), err)) != SLUICE_OK)
+        goto out;
     if (buf_puts(&b,
                  "# written by sluice when the partner launch started\nSLUICE_PEER_LAUNCH_ID=") !=
             SLUICE_OK ||
@@ -316,7 +305,8 @@ static sluice_err write_peers(void *arg,
     for (i = 1; i < n_views; i++) {
         if (views[i].nodes == NULL)
             continue;
-        first_host(views[i].nodes, host, sizeof(host));
+        if ((rc = hostlist_first(views[i].nodes, host, sizeof(host), err)) != SLUICE_OK)
+            goto out;
         if (buf_printf(&b, "SLUICE_PEER_HOST_%zu=", i) != SLUICE_OK ||
             shquote_append(&b, host) != SLUICE_OK || buf_puts(&b, "\n") != SLUICE_OK) {
             rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");

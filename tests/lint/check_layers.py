@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""check_layers.py SRC_DIR [OBJ_DIR] - the layering rules of src/ (src/README.md).
+"""check_layers.py SRC_DIR [OBJ_DIR ...] - the layering rules of src/ (src/README.md).
 
 Checks, each failure named with its file:
   1. includes: a file of layer L includes only headers of layers <= L
      (quoted "layer/x.h" or a same-folder "x.h", and <sluice/x.h> by the
      PUBLIC table below); no include cycle between files.
-  2. calls (with OBJ_DIR, the object files of sluice_core): every call from
+  2. calls (with OBJ_DIRs, the object files of sluice_core and of the
+     command): every call from
      one file into another goes to the same or a lower layer, and no set of
      files calls round in a cycle (found with `nm` on the objects).
   3. third-party headers: each library is included by its one file only.
@@ -95,7 +96,7 @@ def find_cycles(nodes, edges):
 
 def main():
     src = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else ".")
-    objdir = sys.argv[2] if len(sys.argv) > 2 else None
+    objdirs = [os.path.abspath(d) for d in sys.argv[2:]]
     os.chdir(src)
     failures = []
     files = []
@@ -143,14 +144,15 @@ def main():
 
     # 2. calls
     n_calls = 0
-    if objdir:
+    if objdirs:
         objs = []
-        for dp, _, fn in os.walk(objdir):
-            for f in fn:
-                if f.endswith(".c.o"):
-                    objs.append(os.path.join(dp, f))
+        for objdir in objdirs:
+            for dp, _, fn in os.walk(objdir):
+                for f in fn:
+                    if f.endswith(".c.o"):
+                        objs.append((objdir, os.path.join(dp, f)))
         defined, undefined = {}, {}
-        for o in objs:
+        for objdir, o in objs:
             rel = os.path.relpath(o, objdir).replace(os.sep, "/")
             m = re.search(r"(src/.*)\.o$", rel)
             if not m:
@@ -167,7 +169,7 @@ def main():
                 elif typ in "TDBRVWC" and typ.isupper():
                     defined[sym] = cfile
         if not defined:
-            failures.append(f"{objdir}: no object files of src/ found")
+            failures.append(f"{' '.join(objdirs)}: no object files of src/ found")
         call_edges = {}
         for f, syms in undefined.items():
             for s in syms:
@@ -192,7 +194,7 @@ def main():
                 failures.append(f"{f}: over {MAX_LINES} lines ({n})")
     sizes.sort(reverse=True)
     print(f"check-layers: {len(files)} files, {n_inc} include edges, {n_calls} cross-file "
-          f"symbol uses" + ("" if objdir else " (no object dir: calls not checked)"))
+          f"symbol uses" + ("" if objdirs else " (no object dir: calls not checked)"))
     print("check-layers: largest: " + ", ".join(f"{f} {n}" for n, f in sizes[:8]))
     # Known failures still being worked off (tests/lint/layers-known.txt, one
     # per line, the message up to any " (" of a count): listed ones are

@@ -211,9 +211,12 @@ static const struct bad_case bad_cases[] = {
     {BASE "  forward_env: [OK, 1BAD]\n",
      "site.yaml:7:21: job_launcher.forward_env: '1BAD': expected variable names matching "
      "[A-Za-z_][A-Za-z0-9_]*"},
-    {BASE "  sbatch_directives:\n    time: \"25:61:00\"\n",
-     "site.yaml:8:11: job_launcher.sbatch_directives.time: expected a Slurm time: minutes, "
-     "\"HH:MM:SS\", \"D-HH:MM:SS\" (and their short forms)"},
+    {BASE "  sbatch_directives:\n    time: \"25:61:00:00\"\n",
+     "site.yaml:8:11: job_launcher.sbatch_directives.time: expected minutes or a Slurm time (MM, "
+     "MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS)"},
+    {BASE "  sbatch_directives:\n    time: UNLIMITED\n",
+     "site.yaml:8:11: job_launcher.sbatch_directives.time: no limit (UNLIMITED, INFINITE, -1) is "
+     "refused: give a finite time"},
     {BASE "  sandbox: docker\n", "site.yaml:7:3: duplicate key 'sandbox' (first at line 6)"},
     {"rest:\n  url: https://h\nstorage:\n  root: /s\njob_launcher:\n  sandbox: docker\n",
      "site.yaml:6:12: job_launcher.sandbox: expected enroot-pyxis (alias pyxis), apptainer or "
@@ -696,9 +699,18 @@ struct time_case {
 Test(config, slurm_times_and_durations)
 {
     static const struct time_case times[] = {
-        {"90", 90},          {"\"30:00\"", 30},     {"\"01:30:00\"", 90},
-        {"\"1-00\"", 1440},  {"\"2-12:30\"", 3630}, {"\"7-00:00:00\"", 10080},
-        {"\"00:00:30\"", 1}, {"\"0:10:01\"", 11},
+        {"90", 90},
+        {"\"30:00\"", 30},
+        {"\"01:30:00\"", 90},
+        {"\"1-00\"", 1440},
+        {"\"2-12:30\"", 3630},
+        {"\"7-00:00:00\"", 10080},
+        {"\"00:00:30\"", 1},
+        {"\"0:10:01\"", 11},
+        /* Slurm's rule: parts add up, none is range-checked */
+        {"\"25:61:00\"", 1561},
+        {"\"1:60\"", 2},
+        {"\"2-25\"", 4380},
     };
     static const struct time_case durs[] = {
         {"45", 45}, {"30s", 30}, {"5m", 300}, {"2h", 7200}, {"1d", 86400},

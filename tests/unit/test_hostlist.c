@@ -60,3 +60,27 @@ Test(hostlist, refuses_malformed_and_huge)
     cr_expect_eq(hostlist_expand("n[1-1000000]", 1024, &names, &err), SLUICE_ETOOBIG);
     cr_expect_eq(hostlist_expand("a,b,c", 2, &names, &err), SLUICE_ETOOBIG);
 }
+
+Test(hostlist, first_name_of_any_list)
+{
+    static const char *const cases[][2] = {
+        {"tb[2-3]", "tb2"},  {"a,b", "a"},
+        {"n[01-03]", "n01"}, {"tb[5,7-9]", "tb5"},
+        {"gpu07", "gpu07"},  {"x[1-1000000]", "x1"},
+        {"a[9]b,c", "a9b"},  {"None assigned", "None assigned"},
+    };
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    char host[64], tiny[3];
+    size_t i;
+
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        cr_expect_eq(hostlist_first(cases[i][0], host, sizeof(host), &err), SLUICE_OK, "%s: %s",
+                     cases[i][0], err.text);
+        cr_expect_str_eq(host, cases[i][1]);
+    }
+    /* the whole expression is checked, not only its first name */
+    cr_expect_eq(hostlist_first("a,n[3-1]", host, sizeof(host), &err), SLUICE_EINVAL);
+    cr_expect(strstr(err.text, "a,n[3-1]") != NULL, "%s", err.text);
+    cr_expect_eq(hostlist_first("", host, sizeof(host), &err), SLUICE_EINVAL);
+    cr_expect_eq(hostlist_first("node1", tiny, sizeof(tiny), &err), SLUICE_ETOOBIG);
+}

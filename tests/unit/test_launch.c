@@ -14,6 +14,7 @@
 
 #include <sluice/launch.h>
 
+#include "base/syntax.h"
 #include "request/launch.h"
 
 static const char *const partitions[] = {"gpu", "cpu"};
@@ -700,57 +701,59 @@ Test(launch, time_strings)
     size_t i;
 
     for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
-        cr_assert_null(launch_time_parse(ok[i].in, &m), "%s", ok[i].in);
+        cr_assert_eq(syntax_slurm_time(&m, ok[i].in, SLUICE_LAUNCH_MAX_TIME_MINUTES, "t", NULL),
+                     SLUICE_OK, "%s", ok[i].in);
         cr_assert_eq(m, ok[i].minutes, "%s -> %u", ok[i].in, m);
     }
     for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-        cr_assert_not_null(launch_time_parse(bad[i], &m), "%s", bad[i]);
+        cr_assert_neq(syntax_slurm_time(&m, bad[i], SLUICE_LAUNCH_MAX_TIME_MINUTES, "t", NULL),
+                      SLUICE_OK, "%s", bad[i]);
 }
 
 Test(launch, memory_sizes)
 {
     uint64_t mib = 0;
 
-    cr_assert_null(launch_mem_parse("512M", &mib));
+    cr_assert_eq(syntax_mem_size(&mib, "512M", "m", NULL), SLUICE_OK);
     cr_assert_eq(mib, 512);
-    cr_assert_null(launch_mem_parse("32G", &mib));
+    cr_assert_eq(syntax_mem_size(&mib, "32G", "m", NULL), SLUICE_OK);
     cr_assert_eq(mib, 32768);
-    cr_assert_null(launch_mem_parse("1t", &mib));
+    cr_assert_eq(syntax_mem_size(&mib, "1t", "m", NULL), SLUICE_OK);
     cr_assert_eq(mib, 1048576);
-    cr_assert_null(launch_mem_parse("1500K", &mib));
+    cr_assert_eq(syntax_mem_size(&mib, "1500K", "m", NULL), SLUICE_OK);
     cr_assert_eq(mib, 2);
-    cr_assert_null(launch_mem_parse("4096", &mib));
+    cr_assert_eq(syntax_mem_size(&mib, "4096", "m", NULL), SLUICE_OK);
     cr_assert_eq(mib, 4096);
-    cr_assert_not_null(launch_mem_parse("0", &mib));
-    cr_assert_not_null(launch_mem_parse("32GB", &mib));
-    cr_assert_not_null(launch_mem_parse("G", &mib));
-    cr_assert_not_null(launch_mem_parse("65T", &mib));
+    cr_assert_neq(syntax_mem_size(&mib, "0", "m", NULL), SLUICE_OK);
+    cr_assert_neq(syntax_mem_size(&mib, "32GB", "m", NULL), SLUICE_OK);
+    cr_assert_neq(syntax_mem_size(&mib, "G", "m", NULL), SLUICE_OK);
+    cr_assert_neq(syntax_mem_size(&mib, "65T", "m", NULL), SLUICE_OK);
 }
 
 Test(launch, paths_and_signals)
 {
     char *out = NULL;
 
-    cr_assert_null(launch_path_normalize("//a/./b//c/", &out));
+    cr_assert_eq(syntax_path_normalize(&out, "//a/./b//c/", "p", NULL), SLUICE_OK);
     cr_assert_str_eq(out, "/a/b/c");
     free(out);
-    cr_assert_null(launch_path_normalize("/", &out));
+    cr_assert_eq(syntax_path_normalize(&out, "/", "p", NULL), SLUICE_OK);
     cr_assert_str_eq(out, "/");
     free(out);
-    cr_assert_not_null(launch_path_normalize("/a/..", &out));
-    cr_assert_not_null(launch_path_normalize("/a\nb", &out));
-    cr_assert_null(launch_path_normalize("/a/..b", &out));
+    cr_assert_neq(syntax_path_normalize(&out, "/a/..", "p", NULL), SLUICE_OK);
+    cr_assert_neq(syntax_path_normalize(&out, "/a\nb", "p", NULL), SLUICE_OK);
+    cr_assert_eq(syntax_path_normalize(&out, "/a/..b", "p", NULL), SLUICE_OK);
     cr_assert_str_eq(out, "/a/..b");
     free(out);
-    cr_assert_null(launch_signal_normalize("TERM", &out));
+    cr_assert_eq(syntax_signal(&out, "TERM", "s", NULL), SLUICE_OK);
     cr_assert_str_eq(out, "TERM@60");
     free(out);
-    cr_assert_null(launch_signal_normalize("SIGUSR2@65535", &out));
+    cr_assert_eq(syntax_signal(&out, "SIGUSR2@65535", "s", NULL), SLUICE_OK);
     cr_assert_str_eq(out, "USR2@65535");
     free(out);
-    cr_assert_not_null(launch_signal_normalize("65@1", &out));
-    cr_assert_not_null(launch_signal_normalize("USR1@", &out));
-    cr_assert_not_null(launch_signal_normalize("@5", &out));
+    cr_assert_neq(syntax_signal(&out, "65@1", "s", NULL), SLUICE_OK);
+    cr_assert_neq(syntax_signal(&out, "USR1@", "s", NULL), SLUICE_OK);
+    cr_assert_neq(syntax_signal(&out, "@5", "s", NULL), SLUICE_OK);
     cr_assert_not_null(launch_envname_check("SRUN_CPUS_PER_TASK"));
     cr_assert_null(launch_envname_check("PATH"));
     cr_assert_null(launch_envname_check("_x1"));

@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* accept.h - the accept pipeline, in one place for every program that takes
+ * a launch request: the site's launch policy (for the request's study),
+ * the strict parse, the render (once), the launch's secret values, and the
+ * durable accept into the store through the launcher.
+ *
+ * `sluice serve` (POST /v1/launches), `sluice launch --wait` and the
+ * benchmarks all go through here, so a request is judged and stored the
+ * same way whoever sends it.
+ *
+ * Typed all the way: the canonical request and the render reach the
+ * launcher as the objects the parse and the render made (JSON values, never
+ * text parsed back).
+ *
+ * Notes:
+ * - Secret values (the request's `secrets`, and the `secret_env` names of
+ *   the request and the study read through the options' getenv) are held
+ *   by the prepared launch in memory only, handed to the launcher (which
+ *   keeps its own zeroed-on-free copy) and wiped when the prepared launch is
+ *   freed.  They are never in an error text, a log line or the store: the
+ *   canonical request lists them by name only.
+ * - Two calls for callers that must do something between judging a request
+ *   and storing it (`sluice launch` opens the store only for a valid
+ *   request; the service answers a dry run): sluice_accept_prepare() then
+ *   sluice_accept_commit().  sluice_accept() is both.
+ */
+#ifndef SLUICE_ACCEPT_H
+#define SLUICE_ACCEPT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include <sluice/common.h>
+#include <sluice/config.h>
+#include <sluice/error.h>
+#include <sluice/launcher.h>
+#include <sluice/render.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Where a request stopped; the stage of a failure says how to answer it
+ * (a bad configuration, a bad request, a missing secret, the store). */
+typedef enum {
+    SLUICE_ACCEPT_STAGE_NONE = 0, /* did not stop: no failure */
+    SLUICE_ACCEPT_STAGE_POLICY,   /* the site or study launch policy (cfg) */
+    SLUICE_ACCEPT_STAGE_PARSE,    /* the request itself; the text starts with its JSON path */
+    SLUICE_ACCEPT_STAGE_RENDER,   /* the request cannot be rendered for this site */
+    SLUICE_ACCEPT_STAGE_SECRETS,  /* a secret_env name is not set (the text names it) */
+    SLUICE_ACCEPT_STAGE_STORE     /* the launcher or the store refused or failed */
+} sluice_accept_stage;
+
+/* What sluice_accept_commit() did with the launch. */
+typedef enum {
+    SLUICE_ACCEPT_NONE = 0, /* not committed (yet) */
+    SLUICE_ACCEPT_NEW,      /* stored now, with its `accepted` event */
+    SLUICE_ACCEPT_EXISTED,  /* the same launch_id with the same request was there:
+                               nothing new stored (idempotent repeat) */
+    SLUICE_ACCEPT_CONFLICT  /* the same launch_id with a different request
+                               (the call returns SLUICE_ECONFLICT) */
+} sluice_accept_outcome;
+
+/* Options; start from SLUICE_ACCEPT_OPTS_INIT.  Everything is borrowed for
+ * the call (and, for the getenv and stat functions, until the prepared
+ * launch is committed). */
+typedef struct {
+    /* The study runtime (may be NULL): the request's `study` is looked up
+     * in it; a study it does not know is no study. */
+    const sluice_study_runtime_t *rt;
+    /* The environment that render forwards and secret_env reads; NULL:
+     * getenv(3) of this process. */
+    sluice_getenv_fn getenv_fn;
+    void *getenv_arg;
+    sluice_render_stat_fn stat_fn; /* image checks of the render; NULL: stat(2) */
+    void *stat_arg;
+    const char *caller; /* audit name on the `accepted` event, or NULL */
+    /* Every rendered job is submitted held (`hold`: benchmarks that must
+     * not run what they submit). */
+    bool hold;
+    /* Gather the secret values in sluice_accept_prepare() already (a
+     * secret_env that is not set fails there, at the SECRETS stage, before
+     * the caller opens anything); otherwise sluice_accept_commit() gathers
+     * them, and a dry run never needs them. */
+    bool read_secrets;
+} sluice_accept_opts_t;
+
+#define SLUICE_ACCEPT_OPTS_INIT                                                                    \
+    {                                                                                              \
+        NULL, NULL, NULL, NULL, NULL, NULL, false, false                                           \
+    }
+
+/* A request judged and rendered, ready to be committed. */
+typedef struct sluice_accept sluice_accept_t;
+
+/* Judge and render `request` (`len` bytes of JSON text, borrowed) for
+ * `cfg` (borrowed; it must outlive *out): the launch policy of the site and
+ * the request's study, the strict parse, the render at attempt 1, and the
+ * canonical request and the render as JSON values.  No secret is read (unless
+ * opts.read_secrets), nothing is written.  On success *out is a new prepared launch (caller
+ * frees with sluice_accept_free()).  On failure `*failed_out` (may be NULL)
+ * names the stage: POLICY (SLUICE_ECONFIG ...), PARSE (SLUICE_EINVAL,
+ * SLUICE_ETOOBIG: the text starts with the field's JSON path), RENDER
+ * (SLUICE_EINVAL, SLUICE_ECONFIG), and with opts.read_secrets SECRETS
+ * (as sluice_accept_commit() says).  SLUICE_ENOMEM at any stage. */
+SLUICE_API sluice_err sluice_accept_prepare(sluice_accept_t **out,
+                                            sluice_accept_stage *failed_out,
+                                            const sluice_config_t *cfg,
+                                            const char *request,
+                                            size_t len,
+                                            const sluice_accept_opts_t *opts,
+                                            sluice_error_t *err);
+
+/* Gather the launch's secret values and accept it through `launcher`
+ * (borrowed): stored with its render and the event `accepted`, a durable
+ * commit when this returns.  `*outcome_out` (may be NULL) is NEW or
+ * EXISTED on success, CONFLICT with SLUICE_ECONFLICT.  On failure
+ * `*failed_out` (may be NULL) is SECRETS (SLUICE_EINVAL naming the variable
+ * that is not set, never a value) or STORE (the launcher's codes:
+ * SLUICE_ECONFLICT, SLUICE_ESTATE, SLUICE_ESTORE, ...).  A prepared launch
+ * may be committed again (e.g. to another launcher); it stays the
+ * caller's.  Thread-safe as sluice_launcher_accept() is. */
+SLUICE_API sluice_err sluice_accept_commit(sluice_accept_t *a,
+                                           sluice_accept_outcome *outcome_out,
+                                           sluice_accept_stage *failed_out,
+                                           sluice_launcher_t *launcher,
+                                           sluice_error_t *err);
+
+/* sluice_accept_prepare() then sluice_accept_commit(): the whole pipeline.
+ * `*out` (may be NULL when the caller needs nothing back) receives the
+ * prepared launch on success only (caller frees with sluice_accept_free()). */
+SLUICE_API sluice_err sluice_accept(sluice_accept_t **out,
+                                    sluice_accept_outcome *outcome_out,
+                                    sluice_accept_stage *failed_out,
+                                    sluice_launcher_t *launcher,
+                                    const sluice_config_t *cfg,
+                                    const char *request,
+                                    size_t len,
+                                    const sluice_accept_opts_t *opts,
+                                    sluice_error_t *err);
+
+/* Accessors; all borrowed, valid until sluice_accept_free(). */
+SLUICE_API const char *sluice_accept_launch_id(const sluice_accept_t *a);
+/* The study the request named and the runtime knows, or NULL. */
+SLUICE_API const sluice_study_t *sluice_accept_study(const sluice_accept_t *a);
+/* The render (typed; `hold` already applied). */
+SLUICE_API const sluice_render_t *sluice_accept_render(const sluice_accept_t *a);
+/* The canonical request (sluice_launch_to_value(): no secret values) and
+ * the render (sluice_render_to_json()) as handed to the launcher: borrowed
+ * references, e.g. for a dry-run answer. */
+SLUICE_API const json_t *sluice_accept_request_json(const sluice_accept_t *a);
+SLUICE_API const json_t *sluice_accept_render_json(const sluice_accept_t *a);
+
+/* Free everything (the launch's secret values are wiped).  NULL-safe. */
+SLUICE_API void sluice_accept_free(sluice_accept_t *a);
+
+/* The stage's name ("policy", "parse", "render", "secrets", "store"; "none"). */
+SLUICE_API const char *sluice_accept_stage_name(sluice_accept_stage s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SLUICE_ACCEPT_H */

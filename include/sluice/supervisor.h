@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* supervisor.h - everything a process needs to supervise launches for real,
+ * opened and closed as one: the store, the slurmrestd client, the cluster
+ * operations over it (with submit.in_flight POSTs at once), the staging
+ * operations on the storage root, and the launcher, recovered.
+ *
+ * `sluice serve`, `sluice launch --wait` and the benchmarks open one; the
+ * launcher inside is driven by the caller (sluice_launcher_step/run/wait,
+ * or the server's loop) and takes launches with sluice_accept().
+ *
+ * Notes:
+ * - Opening takes the store's supervisor lock (SLUICE_ECONFLICT when
+ *   another process holds it) and recovers every live launch before it
+ *   returns: a launch caught mid-submit gets `submit-uncertain`, one whose
+ *   secrets were lost ends.
+ * - One process, one supervisor per store.  Other processes may read and
+ *   request (status, cancel) beside it.
+ */
+#ifndef SLUICE_SUPERVISOR_H
+#define SLUICE_SUPERVISOR_H
+
+#include <stddef.h>
+
+#include <sluice/client.h>
+#include <sluice/common.h>
+#include <sluice/config.h>
+#include <sluice/error.h>
+#include <sluice/launcher.h>
+#include <sluice/store.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Options; start from SLUICE_SUPERVISOR_OPTS_INIT.  Borrowed for the
+ * lifetime of the supervisor. */
+typedef struct {
+    /* The store directory; NULL: the store's default ($SLUICE_STATE_DIR,
+     * /var/lib/sluice for root, else $XDG_STATE_HOME/sluice). */
+    const char *state_dir;
+    /* Called on the launcher's thread for every transition (may be NULL). */
+    sluice_launcher_transition_fn on_transition;
+    void *transition_arg;
+    /* POSTs in flight; 0: the site's submit.in_flight. */
+    unsigned submit_in_flight;
+} sluice_supervisor_opts_t;
+
+#define SLUICE_SUPERVISOR_OPTS_INIT                                                                \
+    {                                                                                              \
+        NULL, NULL, NULL, 0                                                                        \
+    }
+
+typedef struct sluice_supervisor sluice_supervisor_t;
+
+/* Open the store, make the client and the cluster and staging operations
+ * from `cfg` (borrowed: it must outlive the supervisor), make the launcher
+ * with the site's options (sluice_launcher_opts_from_config) and recover
+ * it.  `*orphans_out` (may be NULL) receives the number of orphan staging
+ * directories recovery found.  Errors: SLUICE_ECONFLICT (the store's lock
+ * is held), SLUICE_ESTORE, SLUICE_ECONFIG, SLUICE_EAUTH (no usable Slurm
+ * token), SLUICE_ENOMEM, and recovery's.  Caller frees with
+ * sluice_supervisor_close(). */
+SLUICE_API sluice_err sluice_supervisor_open(sluice_supervisor_t **out,
+                                             const sluice_config_t *cfg,
+                                             const sluice_supervisor_opts_t *opts,
+                                             size_t *orphans_out,
+                                             sluice_error_t *err);
+
+/* Free the launcher (releasing the lock), the operations, the client and
+ * the store, in that order.  Never writes to the store or the cluster.
+ * NULL-safe. */
+SLUICE_API void sluice_supervisor_close(sluice_supervisor_t *sup);
+
+/* Borrowed; valid until sluice_supervisor_close(). */
+SLUICE_API sluice_launcher_t *sluice_supervisor_launcher(const sluice_supervisor_t *sup);
+SLUICE_API sluice_store_t *sluice_supervisor_store(const sluice_supervisor_t *sup);
+/* The client of the launcher's thread (and of readiness checks); never
+ * share it with another thread while the launcher runs. */
+SLUICE_API sluice_client_t *sluice_supervisor_client(const sluice_supervisor_t *sup);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SLUICE_SUPERVISOR_H */

@@ -1,0 +1,434 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* launch_get.c - the typed getters every part of a launch request is read
+ * with: strings, integers, booleans, argument lists, identifiers, paths,
+ * images, time limits, pending timeouts; the JSON paths named in errors;
+ * the request-level variable-name rule; profile and dependency names.
+ *
+ * Notes:
+ * - Every error is "<json path>: <reason>" (SLUICE_EINVAL) and never quotes
+ *   more than ECHO_CAP bytes of a value, with control bytes shown as '?'.
+ * - The value syntaxes themselves (Slurm times, memory sizes, signals,
+ *   variable names, paths) are base/syntax.h's, shared with the site file.
+ */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "base/syntax.h"
+
+#include "launch_int.h"
+
+/* ---- small helpers ----------------------------------------------------- */
+
+char *launch_strdup(const char *s)
+{
+    size_t n;
+    char *p;
+
+    if (s == NULL)
+        return NULL;
+    n = strlen(s);
+    p = malloc(n + 1);
+    if (p != NULL)
+        memcpy(p, s, n + 1);
+    return p;
+}
+
+/* A value quoted into an error: at most ECHO_CAP bytes, control bytes
+ * shown as '?', so hostile input cannot forge log lines. */
+const char *launch_echo(char *dst, const char *s)
+{
+    size_t i, n = strlen(s);
+
+    for (i = 0; i < n && i < ECHO_CAP - 4; i++)
+        dst[i] = ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) ? '?' : s[i];
+    if (i < n) {
+        memcpy(dst + i, "...", 3);
+        i += 3;
+    }
+    dst[i] = '\0';
+    return dst;
+}
+
+/* Bounded concatenation for JSON paths; a path that does not fit is cut. */
+void launch_path_join(char *dst, const char *a, const char *sep, const char *b)
+{
+    size_t used = 0;
+    const char *parts[3] = {a, sep, b};
+    size_t i, n;
+
+    for (i = 0; i < 3; i++) {
+        n = strlen(parts[i]);
+        if (n > PATH_CAP - 1 - used)
+            n = PATH_CAP - 1 - used;
+        memmove(dst + used, parts[i], n);
+        used += n;
+    }
+    dst[used] = '\0';
+}
+
+void launch_path_key(char *dst, const char *parent, const char *key)
+{
+    char k[ECHO_CAP];
+
+    launch_echo(k, key);
+    if (parent == NULL || parent[0] == '\0')
+        launch_path_join(dst, "", "", k);
+    else
+        launch_path_join(dst, parent, ".", k);
+}
+
+void launch_path_idx(char *dst, const char *parent, size_t i)
+{
+    char idx[32];
+
+    snprintf(idx, sizeof(idx), "[%zu]", i);
+    launch_path_join(dst, parent, "", idx);
+}
+
+sluice_err launch_perr(launch_ctx_t *c, const char *path, const char *fmt, ...)
+{
+    char msg[400];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    return sluice_errorf(c->err, SLUICE_EINVAL, "%s: %s", path, msg);
+}
+
+sluice_err launch_oom(launch_ctx_t *c)
+{
+    return sluice_errorf(c->err, SLUICE_ENOMEM, "launch request: out of memory");
+}
+
+bool launch_in_list(const char *const *keys, const char *k)
+{
+    size_t i;
+
+    for (i = 0; keys[i] != NULL; i++)
+        if (strcmp(keys[i], k) == 0)
+            return true;
+    return false;
+}
+
+sluice_err
+launch_check_keys(launch_ctx_t *c, json_t *obj, const char *path, const char *const *keys)
+{
+    const char *k;
+    json_t *v;
+    char p[PATH_CAP];
+
+    json_object_foreach(obj, k, v)
+    {
+        if (!launch_in_list(keys, k)) {
+            launch_path_key(p, path, k);
+            return launch_perr(c, p, "unknown field");
+        }
+    }
+    return SLUICE_OK;
+}
+
+bool launch_charset_ok(const char *s, const char *extra, bool upper)
+{
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if ((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+            (upper && ch >= 'A' && ch <= 'Z') || (ch != 0 && strchr(extra, ch) != NULL))
+            continue;
+        return false;
+    }
+    return true;
+}
+
+/* ---- typed getters ----------------------------------------------------- */
+
+/* A string value: type, NUL bytes, length (bytes), emptiness. */
+sluice_err launch_want_string(
+    launch_ctx_t *c, json_t *v, const char *path, size_t max, bool allow_empty, const char **out)
+{
+    const char *s;
+
+    if (!json_is_string(v))
+        return launch_perr(c, path, "expected a string");
+    s = json_string_value(v);
+    if (strlen(s) != json_string_length(v))
+        return launch_perr(c, path, "contains a NUL byte");
+    if (json_string_length(v) > max)
+        return launch_perr(c, path, "longer than %zu bytes", max);
+    if (!allow_empty && s[0] == '\0')
+        return launch_perr(c, path, "must not be empty");
+    *out = s;
+    return SLUICE_OK;
+}
+
+sluice_err launch_dup_string(
+    launch_ctx_t *c, json_t *v, const char *path, size_t max, bool allow_empty, char **out)
+{
+    const char *s = NULL;
+    sluice_err rc;
+
+    if ((rc = launch_want_string(c, v, path, max, allow_empty, &s)) != SLUICE_OK)
+        return rc;
+    if ((*out = launch_strdup(s)) == NULL)
+        return launch_oom(c);
+    return SLUICE_OK;
+}
+
+sluice_err launch_want_uint(
+    launch_ctx_t *c, json_t *v, const char *path, uint64_t min, uint64_t max, uint64_t *out)
+{
+    json_int_t n;
+    char what[96];
+
+    if (max == UINT64_MAX)
+        snprintf(what, sizeof(what), "expected an integer >= %llu", (unsigned long long)min);
+    else
+        snprintf(what, sizeof(what), "expected an integer between %llu and %llu",
+                 (unsigned long long)min, (unsigned long long)max);
+    if (!json_is_integer(v))
+        return launch_perr(c, path, "%s", what);
+    n = json_integer_value(v);
+    if (n < 0 || (uint64_t)n < min || (uint64_t)n > max)
+        return launch_perr(c, path, "%s (got %lld)", what, (long long)n);
+    *out = (uint64_t)n;
+    return SLUICE_OK;
+}
+
+sluice_err launch_want_bool(launch_ctx_t *c, json_t *v, const char *path, bool *out)
+{
+    if (!json_is_boolean(v))
+        return launch_perr(c, path, "expected true or false");
+    *out = json_is_true(v);
+    return SLUICE_OK;
+}
+
+void launch_free_strv(char **v, size_t n)
+{
+    size_t i;
+
+    if (v == NULL)
+        return;
+    for (i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+/* An array of non-empty strings (arguments). */
+sluice_err
+launch_want_args(launch_ctx_t *c, json_t *v, const char *path, char ***out, size_t *n_out)
+{
+    char **args = NULL;
+    size_t i, n;
+    char p[PATH_CAP];
+    sluice_err rc = SLUICE_OK;
+
+    if (!json_is_array(v))
+        return launch_perr(c, path, "expected an array of strings");
+    n = json_array_size(v);
+    if (n > SLUICE_LAUNCH_MAX_ITEMS)
+        return launch_perr(c, path, "more than %d items", SLUICE_LAUNCH_MAX_ITEMS);
+    if (n > 0 && (args = calloc(n, sizeof(*args))) == NULL)
+        return launch_oom(c);
+    for (i = 0; i < n; i++) {
+        launch_path_idx(p, path, i);
+        /* an empty argument is legitimate ("" on a command line) */
+        if ((rc = launch_dup_string(c, json_array_get(v, i), p, SLUICE_LAUNCH_MAX_STRING, true,
+                                    &args[i])) != SLUICE_OK)
+            goto out;
+    }
+    *out = args;
+    *n_out = n;
+    args = NULL;
+out:
+    launch_free_strv(args, n);
+    return rc;
+}
+
+static const char *const reserved_prefixes[] = {"SLURM_",  "SLUICE_", "NVFL_",      "SRUN_",
+                                                "SBATCH_", "SALLOC_", "APPTAINER",  "SINGULARITY",
+                                                "ENROOT_", "PYXIS_",  "BASH_FUNC_", NULL};
+
+static const char *const forbidden_names[] = {"LD_PRELOAD",     "LD_AUDIT", "BASH_ENV",   "ENV",
+                                              "SHELLOPTS",      "BASHOPTS", "IFS",        "PS4",
+                                              "PROMPT_COMMAND", "CDPATH",   "GLOBIGNORE", NULL};
+
+const char *launch_envname_check(const char *name)
+{
+    size_t i;
+    const char *why = syntax_envname_reason(name);
+
+    if (why != NULL)
+        return why;
+    for (i = 0; reserved_prefixes[i] != NULL; i++)
+        if (strncmp(name, reserved_prefixes[i], strlen(reserved_prefixes[i])) == 0)
+            return "uses a reserved prefix (SLURM_, SLUICE_, NVFL_, SRUN_, SBATCH_, SALLOC_, "
+                   "APPTAINER, SINGULARITY, ENROOT_, PYXIS_, BASH_FUNC_)";
+    for (i = 0; forbidden_names[i] != NULL; i++)
+        if (strcmp(name, forbidden_names[i]) == 0)
+            return "is reserved: it changes how the shell or the dynamic loader behaves";
+    return NULL;
+}
+
+/* ---- profile and dependency names -------------------------------------- */
+
+const char *sluice_launch_profile_name(sluice_launch_profile p)
+{
+    switch (p) {
+    case SLUICE_LAUNCH_PROFILE_NONE:
+        return "none";
+    case SLUICE_LAUNCH_PROFILE_ENROOT_PYXIS:
+        return "enroot-pyxis";
+    case SLUICE_LAUNCH_PROFILE_APPTAINER:
+        return "apptainer";
+    default:
+        return "";
+    }
+}
+
+sluice_launch_profile sluice_launch_profile_parse(const char *name)
+{
+    if (name == NULL)
+        return SLUICE_LAUNCH_PROFILE_UNSET;
+    if (strcmp(name, "none") == 0)
+        return SLUICE_LAUNCH_PROFILE_NONE;
+    if (strcmp(name, "enroot-pyxis") == 0 || strcmp(name, "pyxis") == 0)
+        return SLUICE_LAUNCH_PROFILE_ENROOT_PYXIS;
+    if (strcmp(name, "apptainer") == 0)
+        return SLUICE_LAUNCH_PROFILE_APPTAINER;
+    return SLUICE_LAUNCH_PROFILE_UNSET;
+}
+
+const char *sluice_launch_dep_name(sluice_launch_dep d)
+{
+    switch (d) {
+    case SLUICE_LAUNCH_DEP_AFTER:
+        return "after";
+    case SLUICE_LAUNCH_DEP_AFTEROK:
+        return "afterok";
+    case SLUICE_LAUNCH_DEP_AFTERANY:
+        return "afterany";
+    default:
+        return "";
+    }
+}
+
+/* ---- field parsers ----------------------------------------------------- */
+
+/* [A-Za-z0-9._-]{1,max}; `path_safe` also refuses "." and "..". */
+sluice_err launch_want_ident(
+    launch_ctx_t *c, json_t *v, const char *path, size_t max, bool path_safe, char **out)
+{
+    const char *s = NULL;
+    sluice_err rc;
+
+    if ((rc = launch_want_string(c, v, path, max, false, &s)) != SLUICE_OK)
+        return rc;
+    if (!launch_charset_ok(s, "._-", true))
+        return launch_perr(c, path, "expected 1 to %zu characters from [A-Za-z0-9._-]", max);
+    if (path_safe && (strcmp(s, ".") == 0 || strcmp(s, "..") == 0))
+        return launch_perr(c, path, "must not be \".\" or \"..\"");
+    if ((*out = launch_strdup(s)) == NULL)
+        return launch_oom(c);
+    return SLUICE_OK;
+}
+
+sluice_err launch_want_path(launch_ctx_t *c, json_t *v, const char *path, char **out)
+{
+    const char *s = NULL;
+    sluice_err rc;
+
+    if ((rc = launch_want_string(c, v, path, SLUICE_LAUNCH_MAX_STRING, false, &s)) != SLUICE_OK)
+        return rc;
+    return syntax_path_normalize(out, s, path, c->err);
+}
+
+static bool looks_like_registry(const char *s)
+{
+    static const char *const schemes[] = {
+        "docker-daemon:", "docker-archive:", "oci-archive:", "dockerd:", "podman:", NULL};
+    size_t i;
+
+    if (strstr(s, "://") != NULL)
+        return true;
+    for (i = 0; schemes[i] != NULL; i++)
+        if (strncmp(s, schemes[i], strlen(schemes[i])) == 0)
+            return true;
+    /* name:tag, host/name, host:port/name:tag */
+    return s[0] != '/' && s[0] != '.' && (strchr(s, ':') != NULL || strchr(s, '/') != NULL);
+}
+
+sluice_err launch_want_image(launch_ctx_t *c, json_t *v, const char *path, char **out)
+{
+    const char *s = NULL;
+    char e[ECHO_CAP];
+    sluice_err rc;
+
+    if ((rc = launch_want_string(c, v, path, SLUICE_LAUNCH_MAX_STRING, false, &s)) != SLUICE_OK)
+        return rc;
+    if (looks_like_registry(s))
+        return launch_perr(
+            c, path,
+            "registry reference \"%s\" is refused; give the absolute path of an image "
+            "file (.sqsh for enroot-pyxis, .sif for apptainer) on shared storage",
+            launch_echo(e, s));
+    if (s[0] != '/')
+        return launch_perr(c, path, "expected an absolute path to a .sqsh or .sif file");
+    if (strchr(s, ':') != NULL || strchr(s, ',') != NULL)
+        return launch_perr(c, path, "must not contain ':' or ','");
+    return launch_want_path(c, v, path, out);
+}
+
+sluice_err launch_want_time(launch_ctx_t *c, json_t *v, const char *path, uint32_t *out)
+{
+    const char *s = NULL;
+    uint64_t m = 0;
+    sluice_err rc;
+
+    if (json_is_integer(v)) {
+        if ((rc = launch_want_uint(c, v, path, 1, SLUICE_LAUNCH_MAX_TIME_MINUTES, &m)) != SLUICE_OK)
+            return rc;
+        *out = (uint32_t)m;
+        return SLUICE_OK;
+    }
+    if (!json_is_string(v))
+        return launch_perr(c, path, "expected minutes (integer) or a Slurm time string");
+    if ((rc = launch_want_string(c, v, path, 32, false, &s)) != SLUICE_OK)
+        return rc;
+    return syntax_slurm_time(out, s, SLUICE_LAUNCH_MAX_TIME_MINUTES, path, c->err);
+}
+
+sluice_err
+launch_want_pending(launch_ctx_t *c, json_t *v, const char *path, sluice_launch_spec_t *s)
+{
+    uint64_t n = 0;
+    uint32_t site =
+        c->pol->pending_timeout ? c->pol->pending_timeout : SLUICE_LAUNCH_DEFAULT_PENDING_TIMEOUT;
+    sluice_err rc;
+
+    if ((rc = launch_want_uint(c, v, path, 1, UINT64_MAX, &n)) != SLUICE_OK)
+        return rc;
+    if (n > site)
+        return launch_perr(c, path,
+                           "%llu s is more than the site's pending_timeout of %u s; a request may "
+                           "lower it, never raise it",
+                           (unsigned long long)n, site);
+    s->pending_timeout = (uint32_t)n;
+    return SLUICE_OK;
+}
+
+sluice_err launch_want_node_command(launch_ctx_t *c, json_t *v, const char *path, char **out)
+{
+    sluice_err rc;
+
+    if ((rc = launch_dup_string(c, v, path, SLUICE_LAUNCH_MAX_STRING, false, out)) != SLUICE_OK)
+        return rc;
+    if (strstr(*out, "${secret:") != NULL)
+        return launch_perr(c, path, "${secret:...} references are not supported");
+    return SLUICE_OK;
+}

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* launch_int.h - what the launch files share: the private launch struct,
+ * the parse context and the typed getters of launch_get.c.
+ *
+ * Who owns what:
+ *   launch.c          the request: top-level fields, env, secrets, mounts,
+ *                     dependencies, public entry points, freeing
+ *   launch_get.c      typed getters, JSON paths in errors, names
+ *   launch_pool.c     the native pools, series resolution, fan-out rule
+ *   launch_nvflare.c  the NVFlare resource_spec/launcher_spec form
+ *   launch_json.c     canonical JSON and hash
+ * The calls go one way: launch.c calls the others; launch_pool.c,
+ * launch_nvflare.c and launch_json.c call only launch_get.c.
+ *
+ * Every getter returns SLUICE_OK or an error written into ctx->err as
+ * "<json path>: <reason>"; strings they hand out are new (caller frees
+ * with free()) and *out is set only on success.
+ */
+#ifndef SLUICE_REQUEST_LAUNCH_INT_H
+#define SLUICE_REQUEST_LAUNCH_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "launch.h"
+
+struct sluice_launch {
+    sluice_launch_spec_t spec;
+    size_t n_secrets;
+    char **secret_names;  /* sorted */
+    char **secret_values; /* NULL when reloaded from the store */
+    char hash[65];
+};
+
+typedef struct {
+    const sluice_launch_policy_t *pol;
+    unsigned flags;
+    sluice_error_t *err;
+} launch_ctx_t;
+
+#define PATH_CAP 320 /* a JSON path in an error; longer ones are cut */
+#define ECHO_CAP 72  /* a value quoted into an error */
+
+/* ---- strings and paths ------------------------------------------------- */
+
+char *launch_strdup(const char *s); /* NULL for NULL or out of memory */
+/* `s` cut to ECHO_CAP bytes with control bytes as '?', into dst[ECHO_CAP]. */
+const char *launch_echo(char *dst, const char *s);
+/* dst[PATH_CAP] = a + sep + b, cut when too long. */
+void launch_path_join(char *dst, const char *a, const char *sep, const char *b);
+void launch_path_key(char *dst, const char *parent, const char *key); /* parent.key */
+void launch_path_idx(char *dst, const char *parent, size_t i);        /* parent[i] */
+bool launch_in_list(const char *const *keys, const char *k);
+/* Only [a-z0-9] (and A-Z when upper) plus the bytes of `extra`. */
+bool launch_charset_ok(const char *s, const char *extra, bool upper);
+void launch_free_strv(char **v, size_t n); /* NULL-safe */
+
+/* ---- errors ------------------------------------------------------------ */
+
+sluice_err launch_perr(launch_ctx_t *c, const char *path, const char *fmt, ...) SLUICE_PRINTF(3, 4);
+sluice_err launch_oom(launch_ctx_t *c);
+/* Every key of obj is in the NULL-terminated `keys`. */
+sluice_err
+launch_check_keys(launch_ctx_t *c, json_t *obj, const char *path, const char *const *keys);
+
+/* ---- typed getters ----------------------------------------------------- */
+
+/* A string (borrowed from v): no NUL byte, at most max bytes. */
+sluice_err launch_want_string(
+    launch_ctx_t *c, json_t *v, const char *path, size_t max, bool allow_empty, const char **out);
+sluice_err launch_dup_string(
+    launch_ctx_t *c, json_t *v, const char *path, size_t max, bool allow_empty, char **out);
+sluice_err launch_want_uint(
+    launch_ctx_t *c, json_t *v, const char *path, uint64_t min, uint64_t max, uint64_t *out);
+sluice_err launch_want_bool(launch_ctx_t *c, json_t *v, const char *path, bool *out);
+/* An array of strings (arguments). */
+sluice_err
+launch_want_args(launch_ctx_t *c, json_t *v, const char *path, char ***out, size_t *n_out);
+/* [A-Za-z0-9._-]{1,max}; `path_safe` also refuses "." and "..". */
+sluice_err launch_want_ident(
+    launch_ctx_t *c, json_t *v, const char *path, size_t max, bool path_safe, char **out);
+/* An absolute path, normalised (base/syntax.h). */
+sluice_err launch_want_path(launch_ctx_t *c, json_t *v, const char *path, char **out);
+/* The absolute path of an image file; registry references are refused. */
+sluice_err launch_want_image(launch_ctx_t *c, json_t *v, const char *path, char **out);
+/* Minutes (integer) or a Slurm time string (base/syntax.h), 1..365 days. */
+sluice_err launch_want_time(launch_ctx_t *c, json_t *v, const char *path, uint32_t *out);
+/* Seconds, never more than the site's pending_timeout. */
+sluice_err
+launch_want_pending(launch_ctx_t *c, json_t *v, const char *path, sluice_launch_spec_t *s);
+/* A shell command line without ${secret:...} references. */
+sluice_err launch_want_node_command(launch_ctx_t *c, json_t *v, const char *path, char **out);
+
+/* ---- the other parts --------------------------------------------------- */
+
+sluice_err launch_parse_pools(launch_ctx_t *c, json_t *v, sluice_launch_spec_t *s);
+/* Effective commands and the multi-node fan-out rule, for either form. */
+sluice_err launch_finish_pools(launch_ctx_t *c, sluice_launch_spec_t *s);
+sluice_err launch_parse_nvflare(launch_ctx_t *c, json_t *root, sluice_launch_spec_t *s);
+/* Fill l->hash from the canonical JSON. */
+sluice_err launch_compute_hash(sluice_launch_t *l, sluice_error_t *err);
+
+#endif /* SLUICE_REQUEST_LAUNCH_INT_H */

@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* launch_pool.c - the pools of a launch: the native form's `pools` list,
+ * each pool's GPU series resolved in the site catalogue, and the effective
+ * command and fan-out rule applied to every pool of either form.
+ *
+ * Notes:
+ * - Fail-closed: a series that is unknown or has no Slurm constraint is
+ *   refused before anything is submitted.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "base/syntax.h"
+
+#include "launch_int.h"
+
+/* Resolve a pool's series in the catalogue (fail-closed). */
+static sluice_err resolve_series(launch_ctx_t *c, const char *path, sluice_launch_pool_t *pool)
+{
+    const sluice_launch_policy_t *pol = c->pol;
+    char e[ECHO_CAP];
+    size_t i;
+
+    for (i = 0; i < pol->n_series; i++) {
+        const sluice_launch_series_t *ser = &pol->series[i];
+
+        if (ser->series == NULL || strcmp(ser->series, pool->gpu_series) != 0)
+            continue;
+        if (ser->constraint == NULL || ser->constraint[0] == '\0')
+            return launch_perr(
+                c, path,
+                "pool \"%s\" asks for GPU series \"%s\", which has no slurm_constraint "
+                "in the site catalogue; refused before anything is submitted",
+                pool->name, pool->gpu_series);
+        if (ser->max_gpus_per_node != 0 && pool->gpus_per_node > ser->max_gpus_per_node)
+            return launch_perr(
+                c, path, "pool \"%s\" asks for %u GPUs per node; series \"%s\" has %u per node",
+                pool->name, pool->gpus_per_node, pool->gpu_series, ser->max_gpus_per_node);
+        if ((pool->constraint = launch_strdup(ser->constraint)) == NULL)
+            return launch_oom(c);
+        if (ser->gres != NULL && (pool->gres = launch_strdup(ser->gres)) == NULL)
+            return launch_oom(c);
+        return SLUICE_OK;
+    }
+    return launch_perr(c, path,
+                       "pool \"%s\": unknown GPU series \"%s\" (not in the site catalogue)",
+                       pool->name, launch_echo(e, pool->gpu_series));
+}
+
+static sluice_err
+parse_pool(launch_ctx_t *c, json_t *v, const char *path, sluice_launch_pool_t *pool)
+{
+    static const char *const keys[] = {"name",
+                                       "gpu_series",
+                                       "nodes",
+                                       "gpus_per_node",
+                                       "cpus_per_node",
+                                       "mem_per_node_mib",
+                                       "command",
+                                       "args",
+                                       "additional_node_command",
+                                       NULL};
+    char q[PATH_CAP], e[ECHO_CAP];
+    const char *name = NULL;
+    uint64_t n = 0;
+    json_t *x;
+    sluice_err rc;
+
+    if (!json_is_object(v))
+        return launch_perr(c, path, "expected a pool object");
+    if ((rc = launch_check_keys(c, v, path, keys)) != SLUICE_OK)
+        return rc;
+    launch_path_key(q, path, "name");
+    if ((x = json_object_get(v, "name")) == NULL)
+        return launch_perr(c, q, "required");
+    if ((rc = launch_want_string(c, x, q, 32, false, &name)) != SLUICE_OK)
+        return rc;
+    if (!launch_charset_ok(name, "_-", false))
+        return launch_perr(c, q, "\"%s\" does not match [a-z0-9_-]{1,32}", launch_echo(e, name));
+    if ((pool->name = launch_strdup(name)) == NULL)
+        return launch_oom(c);
+    pool->nodes = 1;
+    launch_path_key(q, path, "nodes");
+    if ((x = json_object_get(v, "nodes")) != NULL) {
+        if ((rc = launch_want_uint(c, x, q, 1, SLUICE_LAUNCH_MAX_NODES, &n)) != SLUICE_OK)
+            return rc;
+        pool->nodes = (uint32_t)n;
+    }
+    launch_path_key(q, path, "gpus_per_node");
+    if ((x = json_object_get(v, "gpus_per_node")) != NULL) {
+        if ((rc = launch_want_uint(c, x, q, 0, SLUICE_LAUNCH_MAX_GPUS, &n)) != SLUICE_OK)
+            return rc;
+        pool->gpus_per_node = (uint32_t)n;
+    }
+    launch_path_key(q, path, "cpus_per_node");
+    if ((x = json_object_get(v, "cpus_per_node")) != NULL) {
+        if ((rc = launch_want_uint(c, x, q, 1, SLUICE_LAUNCH_MAX_CPUS, &n)) != SLUICE_OK)
+            return rc;
+        pool->cpus_per_node = (uint32_t)n;
+    }
+    launch_path_key(q, path, "mem_per_node_mib");
+    if ((x = json_object_get(v, "mem_per_node_mib")) != NULL) {
+        if ((rc = launch_want_uint(c, x, q, 1, SYNTAX_MEM_MAX_MIB, &n)) != SLUICE_OK)
+            return rc;
+        pool->mem_per_node_mib = n;
+    }
+    launch_path_key(q, path, "command");
+    if ((x = json_object_get(v, "command")) != NULL) {
+        if ((rc = launch_dup_string(c, x, q, SLUICE_LAUNCH_MAX_STRING, false, &pool->command)) !=
+            SLUICE_OK)
+            return rc;
+        pool->set_command = true;
+    }
+    launch_path_key(q, path, "args");
+    if ((x = json_object_get(v, "args")) != NULL) {
+        if ((rc = launch_want_args(c, x, q, &pool->args, &pool->n_args)) != SLUICE_OK)
+            return rc;
+        pool->set_args = true;
+    }
+    launch_path_key(q, path, "additional_node_command");
+    if ((x = json_object_get(v, "additional_node_command")) != NULL &&
+        (rc = launch_want_node_command(c, x, q, &pool->additional_node_command)) != SLUICE_OK)
+        return rc;
+    launch_path_key(q, path, "gpu_series");
+    if ((x = json_object_get(v, "gpu_series")) != NULL) {
+        if ((rc = launch_want_string(c, x, q, 64, false, &name)) != SLUICE_OK)
+            return rc;
+        if ((pool->gpu_series = launch_strdup(name)) == NULL)
+            return launch_oom(c);
+        if ((rc = resolve_series(c, q, pool)) != SLUICE_OK)
+            return rc;
+    }
+    return SLUICE_OK;
+}
+
+sluice_err launch_parse_pools(launch_ctx_t *c, json_t *v, sluice_launch_spec_t *s)
+{
+    size_t i, j, n;
+    char p[PATH_CAP], q[PATH_CAP];
+    sluice_err rc;
+
+    if (!json_is_array(v))
+        return launch_perr(c, "pools", "expected an array of 1 to %d pools",
+                           SLUICE_LAUNCH_MAX_POOLS);
+    n = json_array_size(v);
+    if (n < 1 || n > SLUICE_LAUNCH_MAX_POOLS)
+        return launch_perr(c, "pools", "expected 1 to %d pools (got %zu)", SLUICE_LAUNCH_MAX_POOLS,
+                           n);
+    if ((s->pools = calloc(n, sizeof(*s->pools))) == NULL)
+        return launch_oom(c);
+    for (i = 0; i < n; i++) {
+        launch_path_idx(p, "pools", i);
+        s->n_pools = i + 1;
+        if ((rc = parse_pool(c, json_array_get(v, i), p, &s->pools[i])) != SLUICE_OK)
+            return rc;
+        for (j = 0; j < i; j++)
+            if (strcmp(s->pools[j].name, s->pools[i].name) == 0) {
+                launch_path_key(q, p, "name");
+                return launch_perr(c, q, "\"%s\" is already the name of pools[%zu]",
+                                   s->pools[i].name, j);
+            }
+    }
+    return SLUICE_OK;
+}
+
+/* Effective commands and the multi-node fan-out rule. */
+sluice_err launch_finish_pools(launch_ctx_t *c, sluice_launch_spec_t *s)
+{
+    char p[PATH_CAP];
+    size_t i, k;
+
+    for (i = 0; i < s->n_pools; i++) {
+        sluice_launch_pool_t *pool = &s->pools[i];
+
+        if (!pool->set_command) {
+            if (s->command == NULL) {
+                if (s->nvflare_form)
+                    return launch_perr(c, "command",
+                                       "required: the NVFlare form must carry the worker command "
+                                       "(sluice invents none)");
+                snprintf(p, sizeof(p), "pools[%zu].command", i);
+                return launch_perr(c, p, "required because the launch has no command");
+            }
+            if ((pool->command = launch_strdup(s->command)) == NULL)
+                return launch_oom(c);
+            if (!pool->set_args && s->n_args > 0) {
+                if ((pool->args = calloc(s->n_args, sizeof(char *))) == NULL)
+                    return launch_oom(c);
+                for (k = 0; k < s->n_args; k++) {
+                    if ((pool->args[k] = launch_strdup(s->args[k])) == NULL)
+                        return launch_oom(c);
+                    pool->n_args = k + 1;
+                }
+            }
+        }
+        if (pool->nodes > 1 && pool->additional_node_command == NULL &&
+            s->effective_profile != SLUICE_LAUNCH_PROFILE_NONE) {
+            if (s->nvflare_form)
+                launch_path_join(p, "launcher_spec.", s->site, ".slurm.nodes");
+            else
+                snprintf(p, sizeof(p), "pools[%zu].nodes", i);
+            return launch_perr(c, p,
+                               "%u nodes without additional_node_command leave the fan-out to the "
+                               "application, which needs the sandbox none (effective: %s)",
+                               pool->nodes, sluice_launch_profile_name(s->effective_profile));
+        }
+    }
+    return SLUICE_OK;
+}

@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* config_catalog.c - the two catalogues of the site file: gpu_series
+ * (series name -> Slurm constraint, gres, GPUs per node) and
+ * job_launcher.executables (command name -> absolute path), and their
+ * lookups.
+ *
+ * Notes:
+ * - Fail-closed: a series without a constraint is refused, because a job
+ *   asking for it could land on any GPU node.
+ * - Only srun, enroot, apptainer and singularity are used; the Slurm
+ *   client commands are accepted for NVFlare files with a warning.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/syntax.h"
+
+#include "config_int.h"
+
+static const char *const execs_used[] = {"srun", "enroot", "apptainer", "singularity"};
+static const char *const execs_unused[] = {"sbatch", "squeue", "sacct", "scancel"};
+
+void cfg_execs_free(sluice_executable_t *e, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        free(e[i].name);
+        free(e[i].path);
+    }
+    free(e);
+}
+
+void cfg_series_free(sluice_gpu_series_t *s, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        free(s[i].name);
+        free(s[i].constraint);
+        free(s[i].gres);
+    }
+    free(s);
+}
+
+sluice_err cfg_set_execs(ctx_t *c, const node_t *n, const char *key)
+{
+    sluice_executable_t *e = NULL;
+    size_t ne = 0, i, j;
+    sluice_err rc = SLUICE_OK;
+    char sub[300];
+
+    if (n->kind != N_MAP)
+        return cfg_bad(c, n, key, "expected a mapping of command name to absolute path, found %s",
+                       cfg_kind_word(n));
+    e = calloc(n->n / 2 + 1, sizeof(*e));
+    if (!e)
+        return sluice_errorf(c->err, SLUICE_ENOMEM, "out of memory");
+    for (i = 0; i < n->n; i += 2) {
+        const node_t *k = n->kids[i], *v = n->kids[i + 1];
+        bool used = false, known = false;
+        snprintf(sub, sizeof(sub), "%.200s.%.64s", key, k->str);
+        for (j = 0; j < 4; j++) {
+            if (strcmp(k->str, execs_used[j]) == 0)
+                known = used = true;
+            if (strcmp(k->str, execs_unused[j]) == 0)
+                known = true;
+        }
+        if (!known) {
+            rc = cfg_bad(c, k, sub,
+                         "unknown command (expected one of sbatch, squeue, sacct, scancel, srun, "
+                         "enroot, apptainer, singularity)");
+            goto out;
+        }
+        if (v->kind != N_SCALAR || v->str[0] != '/' || !cfg_oneline_ok(v->str)) {
+            rc = cfg_bad(c, v, sub, "expected an absolute path");
+            goto out;
+        }
+        if (!syntax_path_plain(v->str, strlen(v->str)) || strcmp(v->str, "/") == 0) {
+            rc = cfg_bad(c, v, sub,
+                         "expected an absolute normalised path to the command (no '.', '..', '//' "
+                         "or trailing '/'; no ':', quote, '$' or '\\')");
+            goto out;
+        }
+        if (!used &&
+            (rc = cfg_warn(c, k, sub, "not used by sluice (it talks to slurmrestd)")) != SLUICE_OK)
+            goto out;
+        e[ne].name = cfg_dup(k->str);
+        e[ne].path = cfg_dup(v->str);
+        e[ne].in_use = used;
+        ne++;
+        if (!e[ne - 1].name || !e[ne - 1].path) {
+            rc = sluice_errorf(c->err, SLUICE_ENOMEM, "out of memory");
+            goto out;
+        }
+    }
+    cfg_execs_free(c->cfg->launcher.executables, c->cfg->launcher.n_executables);
+    c->cfg->launcher.executables = e;
+    c->cfg->launcher.n_executables = ne;
+    e = NULL;
+    ne = 0;
+out:
+    cfg_execs_free(e, ne);
+    return rc;
+}
+
+static bool constraint_ok(const char *s)
+{
+    size_t i;
+
+    for (i = 0; s[i]; i++) {
+        if (!(isalnum((unsigned char)s[i]) || strchr("_-.&|*[]():,!", s[i])))
+            return false;
+    }
+    return i > 0 && i <= 1024;
+}
+
+static bool gres_ok(const char *s)
+{
+    size_t i;
+
+    for (i = 0; s[i]; i++) {
+        if (!(isalnum((unsigned char)s[i]) || s[i] == '_' || s[i] == '-' || s[i] == ':'))
+            return false;
+    }
+    return i > 0 && i <= 64;
+}
+
+sluice_err cfg_set_series(ctx_t *c, const node_t *n, const char *key)
+{
+    sluice_gpu_series_t *s = NULL;
+    size_t ns = 0, i, j;
+    sluice_err rc = SLUICE_OK;
+    char sub[300];
+
+    if (n->kind != N_MAP)
+        return cfg_bad(c, n, key,
+                       "expected a mapping of series name to {constraint, gres, "
+                       "gpus_per_node}, found %s",
+                       cfg_kind_word(n));
+    s = calloc(n->n / 2 + 1, sizeof(*s));
+    if (!s)
+        return sluice_errorf(c->err, SLUICE_ENOMEM, "out of memory");
+    for (i = 0; i < n->n; i += 2) {
+        const node_t *k = n->kids[i], *v = n->kids[i + 1];
+        snprintf(sub, sizeof(sub), "%.200s.%.64s", key, k->str);
+        if (!cfg_name_ok(k->str)) {
+            rc = cfg_bad(c, k, sub, "series names use [A-Za-z0-9._-]");
+            goto out;
+        }
+        if (v->kind != N_MAP) {
+            rc = cfg_bad(c, v, sub, "expected a mapping with constraint, gres, gpus_per_node");
+            goto out;
+        }
+        s[ns].name = cfg_dup(k->str);
+        s[ns].gres = cfg_dup("gpu");
+        ns++;
+        if (!s[ns - 1].name || !s[ns - 1].gres) {
+            rc = sluice_errorf(c->err, SLUICE_ENOMEM, "out of memory");
+            goto out;
+        }
+        for (j = 0; j < v->n; j += 2) {
+            const node_t *sk = v->kids[j], *sv = v->kids[j + 1];
+            char sub2[340];
+            snprintf(sub2, sizeof(sub2), "%s.%.32s", sub, sk->str);
+            if (strcmp(sk->str, "constraint") == 0) {
+                if (sv->kind != N_SCALAR || !constraint_ok(sv->str)) {
+                    rc = cfg_bad(
+                        c, sv, sub2,
+                        "expected a Slurm feature expression (letters, digits, _-.&|*[]():,!)");
+                    goto out;
+                }
+                if ((rc = cfg_set_str(c, &s[ns - 1].constraint, sv->str)) != SLUICE_OK)
+                    goto out;
+            } else if (strcmp(sk->str, "gres") == 0) {
+                if (sv->kind != N_SCALAR || !gres_ok(sv->str)) {
+                    rc = cfg_bad(c, sv, sub2, "expected a gres name such as gpu or gpu:a100");
+                    goto out;
+                }
+                if ((rc = cfg_set_str(c, &s[ns - 1].gres, sv->str)) != SLUICE_OK)
+                    goto out;
+            } else if (strcmp(sk->str, "gpus_per_node") == 0) {
+                long g;
+                if (sv->kind != N_SCALAR || !sv->plain || !cfg_parse_long(sv->str, &g) || g < 1 ||
+                    g > 1024) {
+                    rc = cfg_bad(c, sv, sub2, "expected an integer from 1 to 1024");
+                    goto out;
+                }
+                s[ns - 1].gpus_per_node = g;
+            } else {
+                rc = cfg_bad(c, sk, sub2, "unknown key (expected constraint, gres, gpus_per_node)");
+                goto out;
+            }
+        }
+        if (!s[ns - 1].constraint) {
+            rc = cfg_bad(c, v, sub,
+                         "constraint is required (fail-closed: a series without a Slurm constraint "
+                         "could land on any GPU node)");
+            goto out;
+        }
+    }
+    cfg_series_free(c->cfg->gpu_series, c->cfg->n_gpu_series);
+    c->cfg->gpu_series = s;
+    c->cfg->n_gpu_series = ns;
+    s = NULL;
+    ns = 0;
+out:
+    cfg_series_free(s, ns);
+    return rc;
+}
+
+const sluice_gpu_series_t *sluice_config_gpu_series(const sluice_config_t *cfg, const char *name)
+{
+    size_t i;
+
+    if (!cfg || !name)
+        return NULL;
+    for (i = 0; i < cfg->n_gpu_series; i++) {
+        if (strcmp(cfg->gpu_series[i].name, name) == 0)
+            return &cfg->gpu_series[i];
+    }
+    return NULL;
+}
+
+const char *sluice_config_executable(const sluice_config_t *cfg, const char *name)
+{
+    size_t i;
+
+    if (!cfg || !name)
+        return NULL;
+    for (i = 0; i < cfg->launcher.n_executables; i++) {
+        if (strcmp(cfg->launcher.executables[i].name, name) == 0)
+            return cfg->launcher.executables[i].path;
+    }
+    return NULL;
+}

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* config_check.c - the checks that look at several site fields at once,
+ * run after the file, the environment and --set have all been applied:
+ * required fields, plain http only to loopback, one JWT source, client
+ * certificate and key together, the port range, the time cap and the image
+ * against the sandbox.
+ *
+ * Notes:
+ * - An error names the place the offending field was set (file line,
+ *   environment variable or --set), not the place of the check.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "config_int.h"
+
+static bool is_loopback_host(const char *h, size_t n)
+{
+    return (n == 9 && strncmp(h, "localhost", 9) == 0) || (n >= 4 && strncmp(h, "127.", 4) == 0) ||
+           (n == 5 && strncmp(h, "[::1]", 5) == 0);
+}
+
+/* Host part of an http(s) URL (after "://", before port/path). */
+static void url_host(const char *url, const char **host, size_t *n)
+{
+    const char *h = strstr(url, "://") + 3;
+    const char *at, *end;
+
+    end = h + strcspn(h, "/?#");
+    at = memchr(h, '@', (size_t)(end - h));
+    if (at)
+        h = at + 1;
+    if (*h == '[') {
+        const char *rb = memchr(h, ']', (size_t)(end - h));
+        *host = h;
+        *n = rb ? (size_t)(rb - h) + 1 : (size_t)(end - h);
+        return;
+    }
+    *host = h;
+    *n = strcspn(h, ":/?#");
+}
+
+/* Error about a field already set, at the place it was set. */
+static sluice_err bad_at(ctx_t *c, const char *path, const char *fmt, ...) SLUICE_PRINTF(3, 4);
+
+static sluice_err bad_at(ctx_t *c, const char *path, const char *fmt, ...)
+{
+    char msg[384];
+    size_t i = cfg_field_index(path);
+    sluice_config_priv_t *p = c->cfg->priv;
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    switch ((sluice_config_source_t)p->src[i]) {
+    case SLUICE_SRC_FILE:
+        return sluice_errorf(c->err, SLUICE_ECONFIG, "%s:%zu:%zu: %s: %s", c->file, p->line[i] + 1,
+                             p->col[i] + 1, path, msg);
+    case SLUICE_SRC_ENV:
+        return sluice_errorf(c->err, SLUICE_ECONFIG, "environment %s: %s: %s",
+                             p->origin[i] ? p->origin[i] : "?", path, msg);
+    case SLUICE_SRC_FLAG:
+        return sluice_errorf(c->err, SLUICE_ECONFIG, "--set %s: %s", path, msg);
+    default:
+        return sluice_errorf(c->err, SLUICE_ECONFIG, "%s: %s: %s", c->file, path, msg);
+    }
+}
+
+static bool is_set(const sluice_config_t *cfg, const char *path)
+{
+    return cfg->priv->src[cfg_field_index(path)] != SLUICE_SRC_DEFAULT;
+}
+
+sluice_err cfg_finalize(ctx_t *c, bool no_required)
+{
+    sluice_config_t *cfg = c->cfg;
+    int n_jwt = 0;
+
+    if (!no_required) {
+        if (!cfg->rest.url)
+            return sluice_errorf(c->err, SLUICE_ECONFIG,
+                                 "%s: rest.url: required (set rest.url, FORGE_SLURM_REST_URL or "
+                                 "--set rest.url=...)",
+                                 c->file);
+        if (!cfg->storage.root)
+            return sluice_errorf(c->err, SLUICE_ECONFIG,
+                                 "%s: storage.root: required (set storage.root, "
+                                 "FORGE_STORAGE_ROOT or --set storage.root=...)",
+                                 c->file);
+        if (cfg->launcher.sandbox == SLUICE_SANDBOX_UNSET)
+            return sluice_errorf(c->err, SLUICE_ECONFIG,
+                                 "%s: job_launcher.sandbox: required (enroot-pyxis, apptainer or "
+                                 "none; or FORGE_SLURM_RUNTIME_PROFILE)",
+                                 c->file);
+    }
+    if (cfg->rest.url && strncmp(cfg->rest.url, "http://", 7) == 0 &&
+        !cfg->rest.allow_insecure_http) {
+        const char *h;
+        size_t hn;
+        url_host(cfg->rest.url, &h, &hn);
+        if (!is_loopback_host(h, hn))
+            return bad_at(c, "rest.url",
+                          "expected an https://, http:// (loopback) or unix:/ URL (plain http to "
+                          "another host needs rest.allow_insecure_http: true)");
+    }
+    n_jwt = (cfg->rest.jwt_file != NULL) + (cfg->rest.jwt_key_file != NULL) +
+            (cfg->rest.jwt_rs256_key_file != NULL);
+    if (n_jwt > 1)
+        return bad_at(c, cfg->rest.jwt_key_file ? "rest.jwt_key_file" : "rest.jwt_rs256_key_file",
+                      "set only one of rest.jwt_file, rest.jwt_key_file and "
+                      "rest.jwt_rs256_key_file");
+    if ((cfg->rest.client_cert != NULL) != (cfg->rest.client_key != NULL))
+        return bad_at(c, cfg->rest.client_cert ? "rest.client_cert" : "rest.client_key",
+                      "rest.client_cert and rest.client_key go together");
+    if (cfg->storage.root && !cfg->storage.cluster_root &&
+        !(cfg->storage.cluster_root = cfg_dup(cfg->storage.root)))
+        return sluice_errorf(c->err, SLUICE_ENOMEM, "out of memory");
+    if (cfg->launcher.internal_port >= cfg->launcher.port_range_lo &&
+        cfg->launcher.internal_port <= cfg->launcher.port_range_hi) {
+        if (is_set(cfg, "job_launcher.multi_node_port_range"))
+            return bad_at(c, "job_launcher.multi_node_port_range",
+                          "must not contain job_launcher.internal_port (%ld)",
+                          cfg->launcher.internal_port);
+        cfg->launcher.port_range_lo = 30400;
+        cfg->launcher.port_range_hi = 31399;
+    }
+    if (cfg->policy.max_time_minutes &&
+        cfg->launcher.sbatch.time_minutes > cfg->policy.max_time_minutes)
+        return bad_at(c, "job_launcher.sbatch_directives.time",
+                      "%ld minutes is more than policy.max_time_minutes (%ld)",
+                      cfg->launcher.sbatch.time_minutes, cfg->policy.max_time_minutes);
+    if (cfg->launcher.image && cfg->launcher.sandbox == SLUICE_SANDBOX_NONE)
+        return bad_at(c, "job_launcher.image", "not allowed when job_launcher.sandbox is none");
+    return SLUICE_OK;
+}

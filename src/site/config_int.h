@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* config_int.h - what the site files share: the YAML tree, the field
+ * table, the walker context and the value helpers.
+ *
+ * Who owns what:
+ *   config_yaml.c     the tree (cfg_parse_yaml, cfg_node_free), cfg_read_file,
+ *                     cfg_dup/cfg_dupn
+ *   config_fields.c   the field table (cfg_fields, cfg_find_field)
+ *   config_value.c    errors and warnings at a node, scalar words, lists
+ *   config_catalog.c  gpu_series and job_launcher.executables
+ *   config_check.c    the cross-field checks run after every layer
+ *   config.c          setters, YAML/env/flag layering, load and free
+ *   config_json.c     `sluice config show`
+ *   study.c           the study runtime file
+ * The calls go one way: config.c and study.c call the others, which call
+ * only config_value.c, config_fields.c and config_yaml.c.
+ *
+ * Every helper that fails returns a sluice_err and has written the message
+ * into ctx->err; strings they hand out are new (caller frees with free()).
+ */
+#ifndef SLUICE_SITE_CONFIG_INT_H
+#define SLUICE_SITE_CONFIG_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <sluice/config.h>
+
+/* ---- the tree ---------------------------------------------------------- */
+
+typedef enum { N_SCALAR, N_MAP, N_SEQ } nkind_t;
+
+typedef struct node {
+    nkind_t kind;
+    char *str;  /* scalar text (NUL-free) */
+    bool plain; /* plain style, no explicit tag: may be a number/bool/null */
+    size_t line, col;
+    struct node **kids; /* map: key, value, key, value ... */
+    size_t n;
+} node_t;
+
+/* Parse YAML text into a tree; an empty document gives *out == NULL.
+ * `file` names the text in errors.  Caller frees *out with cfg_node_free(). */
+sluice_err
+cfg_parse_yaml(const char *file, const char *text, size_t len, node_t **out, sluice_error_t *err);
+void cfg_node_free(node_t *n); /* NULL-safe */
+
+/* Read a file of at most 1 MiB; *text is new (free()), NUL-terminated. */
+sluice_err cfg_read_file(const char *path, char **text, size_t *len, sluice_error_t *err);
+
+/* Copies; NULL when out of memory (cfg_dup(NULL) is NULL). */
+char *cfg_dupn(const char *s, size_t len);
+char *cfg_dup(const char *s);
+
+/* ---- the field table --------------------------------------------------- */
+
+typedef enum {
+    K_STR,       /* any single-line string */
+    K_NAME,      /* [A-Za-z0-9._-]{1,64} */
+    K_PREFIX,    /* job name prefix */
+    K_HOST,      /* host name */
+    K_ABS,       /* absolute path */
+    K_URL,       /* rest.url */
+    K_APIVER,    /* auto | v0.0.38 | v0.0.40..45 */
+    K_SANDBOX,   /* enroot-pyxis | pyxis | apptainer | none */
+    K_ICS,       /* mtls | clear (accepted, not used) */
+    K_RUNTIME,   /* "slurm" */
+    K_BOOL,      /* true/false */
+    K_INT,       /* integer in [min,max] */
+    K_DUR,       /* seconds or "30s"/"5m"/"2h"/"1d" */
+    K_STIME,     /* Slurm time */
+    K_PORTRANGE, /* "a-b" or [a, b] */
+    K_LINES,     /* block string or list of lines */
+    K_LIST,      /* list of strings */
+    K_ENVLIST,   /* list of variable names */
+    K_PROFILES,  /* list of sandbox names */
+    K_SERIES,    /* gpu_series map */
+    K_EXECS,     /* executables map */
+    K_MODE,      /* octal file mode, never world-accessible */
+    K_JOBPATH,   /* PATH of the job: absolute directories joined by ':' */
+} kind_t;
+
+typedef struct {
+    const char *path;
+    kind_t kind;
+    size_t off; /* place in sluice_config_t */
+    long min, max;
+    const char *forge; /* FORGE_* variable, or NULL */
+} field_t;
+
+/* The number of rows of cfg_fields (checked where the table is). */
+#define CFG_N_FIELDS 71
+
+extern const field_t cfg_fields[CFG_N_FIELDS];
+
+/* The field of a dotted path, or NULL. */
+const field_t *cfg_find_field(const char *path);
+/* Index of a path in cfg_fields (0 when unknown). */
+size_t cfg_field_index(const char *path);
+/* True when some field lives below `path` ("rest" for "rest.url"). */
+bool cfg_is_section(const char *path);
+
+/* Where each field's value came from, per loaded config. */
+struct sluice_config_priv {
+    unsigned char src[CFG_N_FIELDS];
+    char *origin[CFG_N_FIELDS]; /* env variable name for SLUICE_SRC_ENV */
+    size_t line[CFG_N_FIELDS], col[CFG_N_FIELDS];
+};
+
+/* ---- the walker context and value helpers ------------------------------ */
+
+typedef struct {
+    const char *file;
+    sluice_config_t *cfg;
+    sluice_config_source_t src;
+    const char *origin; /* env var name or NULL */
+    sluice_error_t *err;
+} ctx_t;
+
+/* SLUICE_ECONFIG "<file>:<line>:<col>: <key>: <message>" (or "environment
+ * NAME: <key>: ..." / "--set <key>: ..."), n may be NULL. */
+sluice_err cfg_bad(ctx_t *c, const node_t *n, const char *key, const char *fmt, ...)
+    SLUICE_PRINTF(4, 5);
+/* The same place prefix in front of a message that already starts with
+ * "<key>: " (the text of a base/syntax.h error). */
+sluice_err cfg_bad_text(ctx_t *c, const node_t *n, const char *text);
+/* Append a warning to cfg->warnings. */
+sluice_err cfg_warn(ctx_t *c, const node_t *n, const char *key, const char *msg);
+
+const char *cfg_kind_word(const node_t *n); /* "a mapping", "a list", "a scalar" */
+bool cfg_is_null(const node_t *n);
+bool cfg_is_nonfinite(const char *s);
+bool cfg_parse_long(const char *s, long *out);
+bool cfg_name_ok(const char *s);    /* [A-Za-z0-9._-]{1,64}, not "." or ".." */
+bool cfg_oneline_ok(const char *s); /* 1-4096 bytes, no control byte */
+bool cfg_env_name_ok(const char *s);
+bool cfg_bool_word(const char *s, bool *out);
+bool cfg_sandbox_word(const char *s, sluice_sandbox_t *out);
+
+/* Replace *slot with a copy of v. */
+sluice_err cfg_set_str(ctx_t *c, char **slot, const char *v);
+void cfg_strlist_clear(sluice_strlist_t *l);
+sluice_err cfg_strlist_push(sluice_strlist_t *l, const char *s, size_t len);
+/* A list from a sequence of scalars, or (env/flag only) a comma-separated
+ * scalar; each item checked by `ok` when given.  Replaces *out. */
+sluice_err cfg_get_list(ctx_t *c,
+                        const node_t *n,
+                        const char *key,
+                        bool (*ok)(const char *),
+                        const char *what,
+                        sluice_strlist_t *out);
+/* A block string or a list of shell lines.  Replaces *slot. */
+sluice_err cfg_set_lines(ctx_t *c, const node_t *n, const char *key, sluice_strlist_t *slot);
+
+/* ---- catalogues and checks --------------------------------------------- */
+
+sluice_err cfg_set_execs(ctx_t *c, const node_t *n, const char *key);
+sluice_err cfg_set_series(ctx_t *c, const node_t *n, const char *key);
+void cfg_execs_free(sluice_executable_t *e, size_t n);
+void cfg_series_free(sluice_gpu_series_t *s, size_t n);
+
+/* Required fields (unless no_required) and cross-field rules. */
+sluice_err cfg_finalize(ctx_t *c, bool no_required);
+
+#endif /* SLUICE_SITE_CONFIG_INT_H */

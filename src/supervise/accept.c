@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* accept.c - the accept pipeline (accept.h): policy -> parse -> render ->
+ * secrets -> durable accept, owned here once for the service, the CLI and
+ * the benchmarks.
+ *
+ * Input: the site configuration, the study runtime (optional) and the
+ * request text.  Output: the launch accepted into the store through the
+ * launcher (new or an idempotent repeat), and the typed render.
+ *
+ * Notes:
+ * - The request is parsed once (the launch model); the study it names is
+ *   found with a lenient peek first, because the policy the strict parse
+ *   needs depends on it.
+ * - The canonical request and the render go to the launcher as the JSON
+ *   values the model and the render built: no text in between.
+ * - The secret values are borrowed from the launch (its own copies, wiped
+ *   by sluice_launch_free()) and from the environment; the array that
+ *   points at them lives as long as the prepared launch and holds no
+ *   value itself.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include <sluice/accept.h>
+#include <sluice/ops.h>
+
+struct sluice_accept {
+    const sluice_study_t *study; /* borrowed from opts.rt, or NULL */
+    sluice_launch_t *launch;     /* holds the secret values */
+    sluice_render_t *render;
+    json_t *request_json; /* canonical request: no secret values */
+    json_t *render_json;
+    sluice_getenv_fn getenv_fn;
+    void *getenv_arg;
+    char *caller;
+    /* Pointers into the launch and the environment (never copies of the
+     * values); gathered once, by prepare (read_secrets) or the first
+     * commit. */
+    sluice_secret_t *secrets;
+    size_t n_secrets;
+    bool have_secrets;
+};
+
+static sluice_err gather_secrets(sluice_accept_t *a, sluice_error_t *err)
+{
+    sluice_err rc;
+
+    if (a->have_secrets)
+        return SLUICE_OK;
+    if ((rc = sluice_launch_collect_secrets(a->launch, a->study, a->getenv_fn, a->getenv_arg,
+                                            &a->secrets, &a->n_secrets, err)) != SLUICE_OK)
+        return rc;
+    a->have_secrets = true;
+    return SLUICE_OK;
+}
+
+static const char *process_getenv(const char *name, void *arg)
+{
+    (void)arg;
+    return getenv(name);
+}
+
+const char *sluice_accept_stage_name(sluice_accept_stage s)
+{
+    switch (s) {
+    case SLUICE_ACCEPT_STAGE_POLICY:
+        return "policy";
+    case SLUICE_ACCEPT_STAGE_PARSE:
+        return "parse";
+    case SLUICE_ACCEPT_STAGE_RENDER:
+        return "render";
+    case SLUICE_ACCEPT_STAGE_SECRETS:
+        return "secrets";
+    case SLUICE_ACCEPT_STAGE_STORE:
+        return "store";
+    case SLUICE_ACCEPT_STAGE_NONE:
+    default:
+        return "none";
+    }
+}
+
+/* The study the request names, looked up before the strict parse (which
+ * needs the study's policy).  A body that is not JSON has no study: the
+ * parse then says what is wrong with it. */
+static const sluice_study_t *
+peek_study(const sluice_study_runtime_t *rt, const char *request, size_t len)
+{
+    const sluice_study_t *study = NULL;
+    json_t *peek;
+    const char *name;
+
+    if (rt == NULL)
+        return NULL;
+    peek = json_loadb(request, len, 0, NULL);
+    name = json_string_value(json_object_get(peek, "study"));
+    if (name != NULL)
+        study = sluice_study_runtime_find(rt, name);
+    json_decref(peek);
+    return study;
+}
+
+sluice_err sluice_accept_prepare(sluice_accept_t **out,
+                                 sluice_accept_stage *failed_out,
+                                 const sluice_config_t *cfg,
+                                 const char *request,
+                                 size_t len,
+                                 const sluice_accept_opts_t *opts,
+                                 sluice_error_t *err)
+{
+    static const sluice_accept_opts_t defaults = SLUICE_ACCEPT_OPTS_INIT;
+    sluice_accept_stage stage = SLUICE_ACCEPT_STAGE_NONE;
+    sluice_accept_t *a = NULL;
+    sluice_launch_policy_t policy;
+    sluice_render_ctx_t ctx;
+    bool have_policy = false;
+    size_t i;
+    sluice_err rc = SLUICE_OK;
+
+    memset(&policy, 0, sizeof(policy));
+    memset(&ctx, 0, sizeof(ctx));
+    if (out == NULL || cfg == NULL || (request == NULL && len > 0)) {
+        rc = sluice_errorf(err, SLUICE_EINVAL, "accept: out, cfg and the request are required");
+        goto out;
+    }
+    if (opts == NULL)
+        opts = &defaults;
+    if ((a = calloc(1, sizeof(*a))) == NULL ||
+        (opts->caller != NULL && (a->caller = strdup(opts->caller)) == NULL)) {
+        rc = sluice_errorf(err, SLUICE_ENOMEM, "accept: out of memory");
+        goto out;
+    }
+    a->getenv_fn = opts->getenv_fn ? opts->getenv_fn : process_getenv;
+    a->getenv_arg = opts->getenv_fn ? opts->getenv_arg : NULL;
+    a->study = peek_study(opts->rt, request ? request : "", len);
+
+    stage = SLUICE_ACCEPT_STAGE_POLICY;
+    if ((rc = sluice_config_launch_policy(cfg, a->study, &policy, err)) != SLUICE_OK)
+        goto out;
+    have_policy = true;
+
+    stage = SLUICE_ACCEPT_STAGE_PARSE;
+    if ((rc = sluice_launch_parse(&a->launch, request ? request : "", len, &policy, 0, err)) !=
+        SLUICE_OK)
+        goto out;
+
+    stage = SLUICE_ACCEPT_STAGE_RENDER;
+    ctx.attempt = 1;
+    ctx.getenv_fn = a->getenv_fn;
+    ctx.getenv_arg = a->getenv_arg;
+    ctx.stat_fn = opts->stat_fn;
+    ctx.stat_arg = opts->stat_arg;
+    if ((rc = sluice_render(cfg, a->study, a->launch, &ctx, &a->render, err)) != SLUICE_OK)
+        goto out;
+    for (i = 0; opts->hold && i < a->render->n_jobs; i++)
+        a->render->jobs[i].hold = true;
+    if ((a->request_json = sluice_launch_to_value(a->launch, err)) == NULL) {
+        rc = SLUICE_ENOMEM;
+        goto out;
+    }
+    if ((a->render_json = sluice_render_to_json(a->render)) == NULL) {
+        rc = sluice_errorf(err, SLUICE_ENOMEM, "render: out of memory building its JSON");
+        goto out;
+    }
+    stage = SLUICE_ACCEPT_STAGE_SECRETS;
+    if (opts->read_secrets && (rc = gather_secrets(a, err)) != SLUICE_OK)
+        goto out;
+    stage = SLUICE_ACCEPT_STAGE_NONE;
+    *out = a;
+    a = NULL;
+out:
+    if (have_policy)
+        sluice_config_launch_policy_clear(&policy);
+    sluice_accept_free(a);
+    if (rc != SLUICE_OK && failed_out != NULL)
+        *failed_out = stage;
+    return rc;
+}
+
+sluice_err sluice_accept_commit(sluice_accept_t *a,
+                                sluice_accept_outcome *outcome_out,
+                                sluice_accept_stage *failed_out,
+                                sluice_launcher_t *launcher,
+                                sluice_error_t *err)
+{
+    sluice_accept_stage stage = SLUICE_ACCEPT_STAGE_SECRETS;
+    sluice_launcher_request_t req;
+    int existed = 0;
+    sluice_err rc;
+
+    memset(&req, 0, sizeof(req));
+    if (a == NULL || launcher == NULL) {
+        stage = SLUICE_ACCEPT_STAGE_STORE;
+        rc = sluice_errorf(err, SLUICE_EINVAL, "accept: a prepared launch and a launcher");
+        goto out;
+    }
+    if ((rc = gather_secrets(a, err)) != SLUICE_OK)
+        goto out;
+    stage = SLUICE_ACCEPT_STAGE_STORE;
+    req.request = a->request_json;
+    req.render = a->render_json;
+    req.secrets = a->secrets;
+    req.n_secrets = a->n_secrets;
+    req.caller = a->caller;
+    if ((rc = sluice_launcher_accept(launcher, &req, NULL, &existed, err)) != SLUICE_OK) {
+        if (rc == SLUICE_ECONFLICT && outcome_out != NULL)
+            *outcome_out = SLUICE_ACCEPT_CONFLICT;
+        goto out;
+    }
+    stage = SLUICE_ACCEPT_STAGE_NONE;
+    if (outcome_out != NULL)
+        *outcome_out = existed ? SLUICE_ACCEPT_EXISTED : SLUICE_ACCEPT_NEW;
+out:
+    if (rc != SLUICE_OK && failed_out != NULL)
+        *failed_out = stage;
+    return rc;
+}
+
+sluice_err sluice_accept(sluice_accept_t **out,
+                         sluice_accept_outcome *outcome_out,
+                         sluice_accept_stage *failed_out,
+                         sluice_launcher_t *launcher,
+                         const sluice_config_t *cfg,
+                         const char *request,
+                         size_t len,
+                         const sluice_accept_opts_t *opts,
+                         sluice_error_t *err)
+{
+    sluice_accept_t *a = NULL;
+    sluice_err rc;
+
+    if (launcher == NULL) {
+        if (failed_out != NULL)
+            *failed_out = SLUICE_ACCEPT_STAGE_STORE;
+        return sluice_errorf(err, SLUICE_EINVAL, "accept: a launcher is required");
+    }
+    if ((rc = sluice_accept_prepare(&a, failed_out, cfg, request, len, opts, err)) != SLUICE_OK)
+        goto out;
+    if ((rc = sluice_accept_commit(a, outcome_out, failed_out, launcher, err)) != SLUICE_OK)
+        goto out;
+    if (out != NULL) {
+        *out = a;
+        a = NULL;
+    }
+out:
+    sluice_accept_free(a);
+    return rc;
+}
+
+const char *sluice_accept_launch_id(const sluice_accept_t *a)
+{
+    return a ? sluice_launch_id(a->launch) : NULL;
+}
+
+const sluice_study_t *sluice_accept_study(const sluice_accept_t *a)
+{
+    return a ? a->study : NULL;
+}
+
+const sluice_render_t *sluice_accept_render(const sluice_accept_t *a)
+{
+    return a ? a->render : NULL;
+}
+
+const json_t *sluice_accept_request_json(const sluice_accept_t *a)
+{
+    return a ? a->request_json : NULL;
+}
+
+const json_t *sluice_accept_render_json(const sluice_accept_t *a)
+{
+    return a ? a->render_json : NULL;
+}
+
+void sluice_accept_free(sluice_accept_t *a)
+{
+    if (a == NULL)
+        return;
+    free(a->secrets); /* only pointers: the values are the launch's and the environment's */
+    json_decref(a->request_json);
+    json_decref(a->render_json);
+    sluice_render_free(a->render);
+    sluice_launch_free(a->launch); /* wipes the secret values */
+    free(a->caller);
+    free(a);
+}

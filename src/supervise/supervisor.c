@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* supervisor.c - the supervisor of a process (supervisor.h): store, REST
+ * client, cluster operations, staging operations and launcher, made in
+ * that order, recovered, and freed in reverse.
+ *
+ * Notes:
+ * - The cluster operations are the concurrent ones
+ *   (sluice_cluster_rest_new: submit.in_flight POSTs at once, each on a
+ *   client of its own) for every caller, so `sluice launch --wait`
+ *   submits exactly as `sluice serve` does.
+ * - The launcher is made last because it takes the store's lock; freeing
+ *   it first releases the lock before anything else goes.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <sluice/ops.h>
+#include <sluice/supervisor.h>
+
+struct sluice_supervisor {
+    sluice_store_t *store;
+    sluice_client_t *client;
+    sluice_cluster_rest_t *cluster;
+    sluice_launcher_opts_t lo; /* holds the staging table */
+    sluice_launcher_t *launcher;
+};
+
+sluice_err sluice_supervisor_open(sluice_supervisor_t **out,
+                                  const sluice_config_t *cfg,
+                                  const sluice_supervisor_opts_t *opts,
+                                  size_t *orphans_out,
+                                  sluice_error_t *err)
+{
+    static const sluice_supervisor_opts_t defaults = SLUICE_SUPERVISOR_OPTS_INIT;
+    sluice_supervisor_t *sup = NULL;
+    sluice_err rc;
+
+    if (out == NULL || cfg == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "supervisor: out and cfg are required");
+    if (opts == NULL)
+        opts = &defaults;
+    if ((sup = calloc(1, sizeof(*sup))) == NULL)
+        return sluice_errorf(err, SLUICE_ENOMEM, "supervisor: out of memory");
+    if ((rc = sluice_store_open(&sup->store, opts->state_dir, err)) != SLUICE_OK ||
+        (rc = sluice_client_new_from_config(&sup->client, cfg, err)) != SLUICE_OK ||
+        (rc = sluice_cluster_rest_new(&sup->cluster, sup->client, cfg, err)) != SLUICE_OK)
+        goto out;
+    sup->lo.store = sup->store;
+    sluice_cluster_rest_ops(sup->cluster, &sup->lo.cluster);
+    if ((rc = sluice_staging_ops_new(cfg, sup->store, &sup->lo.staging, err)) != SLUICE_OK)
+        goto out;
+    sluice_launcher_opts_from_config(cfg, &sup->lo);
+    if (opts->submit_in_flight > 0)
+        sup->lo.submit_in_flight = opts->submit_in_flight;
+    sup->lo.on_transition = opts->on_transition;
+    sup->lo.transition_arg = opts->transition_arg;
+    if ((rc = sluice_launcher_new(&sup->launcher, &sup->lo, err)) != SLUICE_OK ||
+        (rc = sluice_launcher_recover(sup->launcher, orphans_out, err)) != SLUICE_OK)
+        goto out;
+    *out = sup;
+    sup = NULL;
+out:
+    sluice_supervisor_close(sup);
+    return rc;
+}
+
+void sluice_supervisor_close(sluice_supervisor_t *sup)
+{
+    if (sup == NULL)
+        return;
+    sluice_launcher_free(sup->launcher);
+    sluice_staging_ops_free(&sup->lo.staging);
+    sluice_cluster_rest_free(sup->cluster);
+    sluice_client_free(sup->client);
+    sluice_store_close(sup->store);
+    free(sup);
+}
+
+sluice_launcher_t *sluice_supervisor_launcher(const sluice_supervisor_t *sup)
+{
+    return sup ? sup->launcher : NULL;
+}
+
+sluice_store_t *sluice_supervisor_store(const sluice_supervisor_t *sup)
+{
+    return sup ? sup->store : NULL;
+}
+
+sluice_client_t *sluice_supervisor_client(const sluice_supervisor_t *sup)
+{
+    return sup ? sup->client : NULL;
+}

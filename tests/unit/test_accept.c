@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_accept.c - the accept pipeline (sluice_accept): a new launch, the
+ * idempotent repeat, the conflicting repeat, a policy refusal that names
+ * its field, a missing secret_env, and secret values that never reach the
+ * store or the log.  A temporary store and a launcher over the fake
+ * cluster (server_fixture), the flower-gpu golden site. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <dirent.h>
+
+#include <criterion/criterion.h>
+
+#include <sluice/accept.h>
+#include <sluice/log.h>
+#include <sluice/sluice.h>
+
+#include "render_case.h"
+#include "server_fixture.h"
+#include "sluice_assert.h"
+
+#define SECRET_VALUE "sekrit-Value-0451-never-stored"
+
+static server_fixture_t fx;
+
+static void setup(void)
+{
+    char why[256];
+
+    cr_assert_eq(sfx_start(&fx, NULL, NULL, why, sizeof(why)), 0, "%s", why);
+}
+
+static void teardown(void)
+{
+    sfx_stop(&fx);
+}
+
+TestSuite(accept, .init = setup, .fini = teardown, .timeout = 30);
+
+static sluice_accept_opts_t opts(void)
+{
+    sluice_accept_opts_t o = SLUICE_ACCEPT_OPTS_INIT;
+
+    o.getenv_fn = render_case_getenv;
+    o.stat_fn = sfx_accept_image;
+    o.caller = "alice";
+    return o;
+}
+
+/* The request of sfx_request() with `extra` (", \"key\": value ...")
+ * added before its closing brace. */
+static const char *request_with(const char *id, const char *extra, char *buf, size_t size)
+{
+    char *brace;
+
+    sfx_request(id, "/bin/true", buf, size);
+    brace = strrchr(buf, '}');
+    snprintf(brace, size - (size_t)(brace - buf), "%s}", extra);
+    return buf;
+}
+
+/* 1 when `needle` occurs in any file of directory `dir`. */
+static int dir_contains(const char *dir, const char *needle)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int found = 0;
+
+    cr_assert_not_null(d, "%s", dir);
+    while (!found && (e = readdir(d)) != NULL) {
+        char path[600];
+        FILE *f;
+        char *data;
+        long n;
+
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        if ((f = fopen(path, "rb")) == NULL)
+            continue;
+        fseek(f, 0, SEEK_END);
+        n = ftell(f);
+        fseek(f, 0, SEEK_SET);
+        data = malloc((size_t)n + 1);
+        cr_assert_not_null(data);
+        if (n > 0 && fread(data, 1, (size_t)n, f) == (size_t)n) {
+            size_t k, m = strlen(needle);
+            for (k = 0; !found && k + m <= (size_t)n; k++)
+                found = memcmp(data + k, needle, m) == 0;
+        }
+        free(data);
+        fclose(f);
+    }
+    closedir(d);
+    return found;
+}
+
+static char log_text[16384];
+
+static void capture_log(int level, const char *msg, void *arg)
+{
+    size_t used = strlen(log_text);
+
+    (void)level;
+    (void)arg;
+    snprintf(log_text + used, sizeof(log_text) - used, "%s\n", msg);
+}
+
+Test(accept, a_new_launch_is_stored_with_its_render)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_accept_opts_t o = opts();
+    sluice_accept_outcome outcome = SLUICE_ACCEPT_NONE;
+    sluice_accept_t *a = NULL;
+    char req[1200];
+    json_t *row = NULL;
+
+    sfx_request("acc-new", "/bin/true", req, sizeof(req));
+    cr_assert_sluice_ok(
+        sluice_accept(&a, &outcome, NULL, fx.launcher, fx.cfg, req, strlen(req), &o, &err), &err);
+    cr_expect_eq(outcome, SLUICE_ACCEPT_NEW);
+    cr_expect_str_eq(sluice_accept_launch_id(a), "acc-new");
+    cr_assert_not_null(sluice_accept_render(a));
+    cr_expect_eq(sluice_accept_render(a)->n_jobs, 1);
+    cr_expect_str_eq(json_string_value(json_object_get(sluice_accept_request_json(a), "launch_id")),
+                     "acc-new");
+    cr_expect(json_is_array(json_object_get(sluice_accept_render_json(a), "jobs")));
+    cr_expect_eq(sluice_launcher_tracked(fx.launcher), 1);
+
+    cr_assert_sluice_ok(sluice_store_get_launch(fx.store, "acc-new", &row, &err), &err);
+    cr_expect_str_eq(json_string_value(json_object_get(row, "state")), "ACCEPTED");
+    cr_expect(json_is_object(json_object_get(row, "render")));
+    json_decref(row);
+    sluice_accept_free(a);
+}
+
+Test(accept, the_same_request_again_is_the_same_launch)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_accept_opts_t o = opts();
+    sluice_accept_outcome outcome = SLUICE_ACCEPT_NONE;
+    char req[1200];
+
+    sfx_request("acc-again", "/bin/true", req, sizeof(req));
+    cr_assert_sluice_ok(
+        sluice_accept(NULL, &outcome, NULL, fx.launcher, fx.cfg, req, strlen(req), &o, &err), &err);
+    cr_expect_eq(outcome, SLUICE_ACCEPT_NEW);
+    /* The same request, written differently (a key order, blanks): the
+     * canonical request is the same, so is the launch. */
+    snprintf(req, sizeof(req),
+             "{ \"pools\": [{\"command\": \"/bin/true\", \"name\": \"main\", "
+             "\"mem_per_node_mib\": 1024, \"cpus_per_node\": 1}], \"partition\": \"gpu\", "
+             "\"time_limit\": \"00:10:00\", \"profile\": \"none\", \"site\": \"site-1\", "
+             "\"launch_id\": \"acc-again\" }");
+    outcome = SLUICE_ACCEPT_NONE;
+    cr_assert_sluice_ok(
+        sluice_accept(NULL, &outcome, NULL, fx.launcher, fx.cfg, req, strlen(req), &o, &err), &err);
+    cr_expect_eq(outcome, SLUICE_ACCEPT_EXISTED);
+    cr_expect_eq(sluice_launcher_tracked(fx.launcher), 1);
+}
+
+Test(accept, the_same_id_with_another_request_is_a_conflict)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_accept_opts_t o = opts();
+    sluice_accept_outcome outcome = SLUICE_ACCEPT_NONE;
+    sluice_accept_stage stage = SLUICE_ACCEPT_STAGE_NONE;
+    sluice_accept_t *a = NULL;
+    char req[1200], *text;
+    json_t *row = NULL;
+
+    sfx_request("acc-conflict", "/bin/true", req, sizeof(req));
+    cr_assert_sluice_ok(
+        sluice_accept(NULL, &outcome, NULL, fx.launcher, fx.cfg, req, strlen(req), &o, &err), &err);
+    sfx_request("acc-conflict", "/bin/false", req, sizeof(req));
+    cr_expect_eq(
+        sluice_accept(&a, &outcome, &stage, fx.launcher, fx.cfg, req, strlen(req), &o, &err),
+        SLUICE_ECONFLICT, "%s", err.text);
+    cr_expect_eq(outcome, SLUICE_ACCEPT_CONFLICT);
+    cr_expect_eq(stage, SLUICE_ACCEPT_STAGE_STORE);
+    cr_expect_null(a, "nothing is handed back on a failure");
+    cr_expect(strstr(err.text, "acc-conflict") != NULL, "%s", err.text);
+    /* The first request stays. */
+    cr_assert_sluice_ok(sluice_store_get_launch(fx.store, "acc-conflict", &row, &err), &err);
+    text = json_dumps(row, JSON_COMPACT);
+    cr_assert_not_null(text);
+    cr_expect(strstr(text, "/bin/false") == NULL, "%s", text);
+    free(text);
+    json_decref(row);
+}
+
+Test(accept, a_policy_refusal_names_the_field_and_stores_nothing)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_accept_opts_t o = opts();
+    sluice_accept_stage stage = SLUICE_ACCEPT_STAGE_NONE;
+    sluice_accept_outcome outcome = SLUICE_ACCEPT_NONE;
+    char req[1200], *p;
+    json_t *row = NULL;
+
+    sfx_request("acc-policy", "/bin/true", req, sizeof(req));
+    p = strstr(req, "\"gpu\"");
+    cr_assert_not_null(p);
+    memcpy(p, "\"dbg\"", 5); /* a partition the site does not allow */
+    cr_expect_eq(
+        sluice_accept(NULL, &outcome, &stage, fx.launcher, fx.cfg, req, strlen(req), &o, &err),
+        SLUICE_EINVAL, "%s", err.text);
+    cr_expect_eq(stage, SLUICE_ACCEPT_STAGE_PARSE);
+    cr_expect_eq(outcome, SLUICE_ACCEPT_NONE);
+    cr_expect(strncmp(err.text, "partition: ", 11) == 0, "%s", err.text);
+    cr_expect(strstr(err.text, "not allowed by site policy") != NULL, "%s", err.text);
+    cr_expect_eq(sluice_store_get_launch(fx.store, "acc-policy", &row, &err), SLUICE_ENOTFOUND);
+    cr_expect_eq(sluice_launcher_tracked(fx.launcher), 0);
+}
+
+Test(accept, a_missing_secret_env_is_named_before_anything_is_stored)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_accept_opts_t o = opts();
+    sluice_accept_stage stage = SLUICE_ACCEPT_STAGE_NONE;
+    sluice_accept_t *a = NULL;
+    char req[1200];
+    json_t *row = NULL;
+
+    request_with("acc-env", ", \"secret_env\": [\"ACC_NOT_SET_ANYWHERE\"]", req, sizeof(req));
+    /* Judged and rendered without it (a dry run needs no secret)... */
+    cr_assert_sluice_ok(sluice_accept_prepare(&a, &stage, fx.cfg, req, strlen(req), &o, &err),
+                        &err);
+    /* ...refused when it is to be committed. */
+    cr_expect_eq(sluice_accept_commit(a, NULL, &stage, fx.launcher, &err), SLUICE_EINVAL);
+    cr_expect_eq(stage, SLUICE_ACCEPT_STAGE_SECRETS);
+    cr_expect(strstr(err.text, "ACC_NOT_SET_ANYWHERE") != NULL, "%s", err.text);
+    sluice_accept_free(a);
+    a = NULL;
+    /* read_secrets: refused by prepare already. */
+    o.read_secrets = true;
+    stage = SLUICE_ACCEPT_STAGE_NONE;
+    cr_expect_eq(sluice_accept_prepare(&a, &stage, fx.cfg, req, strlen(req), &o, &err),
+                 SLUICE_EINVAL);
+    cr_expect_eq(stage, SLUICE_ACCEPT_STAGE_SECRETS);
+    cr_expect_null(a);
+    cr_expect_eq(sluice_store_get_launch(fx.store, "acc-env", &row, &err), SLUICE_ENOTFOUND);
+}
+
+Test(accept, secret_values_never_reach_the_store_or_the_log)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_accept_opts_t o = opts();
+    sluice_accept_outcome outcome = SLUICE_ACCEPT_NONE;
+    sluice_accept_t *a = NULL;
+    char req[1200], *text;
+    json_t *row = NULL;
+
+    log_text[0] = '\0';
+    sluice_log_set(capture_log, SLUICE_LOG_DEBUG, NULL);
+    request_with("acc-secret", ", \"secrets\": {\"API_KEY\": \"" SECRET_VALUE "\"}", req,
+                 sizeof(req));
+    cr_assert_sluice_ok(
+        sluice_accept(&a, &outcome, NULL, fx.launcher, fx.cfg, req, strlen(req), &o, &err), &err);
+    cr_expect_eq(outcome, SLUICE_ACCEPT_NEW);
+    /* The secret is listed by name in what the launcher got. */
+    text = json_dumps(sluice_accept_request_json(a), JSON_COMPACT);
+    cr_assert_not_null(text);
+    cr_expect(strstr(text, SECRET_VALUE) == NULL, "%s", text);
+    cr_expect(strstr(text, "API_KEY") != NULL, "%s", text);
+    free(text);
+    text = json_dumps(sluice_accept_render_json(a), JSON_COMPACT);
+    cr_expect(strstr(text, SECRET_VALUE) == NULL);
+    free(text);
+    /* The same request again (its values in memory again): still nothing
+     * stored, and an idempotent repeat. */
+    cr_assert_sluice_ok(
+        sluice_accept(NULL, &outcome, NULL, fx.launcher, fx.cfg, req, strlen(req), &o, &err), &err);
+    cr_expect_eq(outcome, SLUICE_ACCEPT_EXISTED);
+    /* A conflicting repeat with a secret: the error names no value. */
+    request_with("acc-secret", ", \"secrets\": {\"API_KEY\": \"other-" SECRET_VALUE "\"}", req,
+                 sizeof(req));
+    (void)sluice_accept(NULL, &outcome, NULL, fx.launcher, fx.cfg, req, strlen(req), &o, &err);
+    cr_expect(strstr(err.text, SECRET_VALUE) == NULL, "%s", err.text);
+
+    cr_assert_sluice_ok(sluice_store_get_launch(fx.store, "acc-secret", &row, &err), &err);
+    text = json_dumps(row, JSON_COMPACT);
+    cr_expect(strstr(text, SECRET_VALUE) == NULL, "%s", text);
+    free(text);
+    json_decref(row);
+    /* Every file of the store (the database and its write-ahead log): the
+     * launch is there, its secret value is not. */
+    cr_expect(dir_contains(fx.state, "acc-secret"), "the search finds what is stored");
+    cr_expect_not(dir_contains(fx.state, SECRET_VALUE), "a secret value is in %s", fx.state);
+    cr_expect(strstr(log_text, SECRET_VALUE) == NULL, "%s", log_text);
+    sluice_log_set(NULL, 0, NULL);
+    sluice_accept_free(a);
+}
