@@ -33,6 +33,7 @@
 #include <jansson.h>
 #include <openssl/crypto.h>
 
+#include "base/marker.h"
 #include "base/syntax.h"
 
 #include "launch_int.h"
@@ -102,6 +103,22 @@ void sluice_launch_free(sluice_launch_t *l)
     free(l->secret_values);
     OPENSSL_cleanse(l, sizeof(*l));
     free(l);
+}
+
+/* A launch_id: the rule is base/marker.c's (issue 12: one implementation). */
+_Static_assert(SLUICE_LAUNCH_MAX_ID == MARKER_LAUNCH_ID_MAX, "one launch_id length");
+static sluice_err want_launch_id(launch_ctx_t *c, json_t *v, const char *path, char **out)
+{
+    const char *s = NULL;
+    sluice_err rc;
+
+    if ((rc = launch_want_string(c, v, path, SLUICE_LAUNCH_MAX_ID, false, &s)) != SLUICE_OK)
+        return rc;
+    if (!marker_launch_id_ok(s, strlen(s)))
+        return launch_perr(c, path, "%s", MARKER_LAUNCH_ID_RULE);
+    if ((*out = launch_strdup(s)) == NULL)
+        return launch_oom(c);
+    return SLUICE_OK;
 }
 
 static sluice_err check_policy_list(launch_ctx_t *c,
@@ -345,8 +362,7 @@ static sluice_err parse_depends(launch_ctx_t *c, json_t *v, sluice_launch_spec_t
         return rc;
     if ((x = json_object_get(v, "launch_id")) == NULL)
         return launch_perr(c, "depends_on.launch_id", "required");
-    if ((rc = launch_want_ident(c, x, "depends_on.launch_id", SLUICE_LAUNCH_MAX_ID, false,
-                                &s->depends_on)) != SLUICE_OK)
+    if ((rc = want_launch_id(c, x, "depends_on.launch_id", &s->depends_on)) != SLUICE_OK)
         return rc;
     if (strcmp(s->depends_on, s->launch_id) == 0)
         return launch_perr(c, "depends_on.launch_id", "a launch cannot depend on itself");
@@ -448,8 +464,7 @@ static sluice_err parse_root(launch_ctx_t *c, json_t *root, sluice_launch_t *l)
 
     if ((x = json_object_get(root, "launch_id")) == NULL)
         return launch_perr(c, "launch_id", "required");
-    if ((rc = launch_want_ident(c, x, "launch_id", SLUICE_LAUNCH_MAX_ID, false, &s->launch_id)) !=
-        SLUICE_OK)
+    if ((rc = want_launch_id(c, x, "launch_id", &s->launch_id)) != SLUICE_OK)
         return rc;
     if ((x = json_object_get(root, "site")) == NULL)
         return launch_perr(c, "site", "required");

@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include <jansson.h>
-#include <openssl/evp.h>
 
+#include "base/marker.h"
 #include "launch_int.h"
 
 static int set_new(json_t *obj, const char *key, json_t *v)
@@ -156,20 +156,13 @@ json_t *sluice_launch_to_value(const sluice_launch_t *l, sluice_error_t *err)
 
 sluice_err launch_compute_hash(sluice_launch_t *l, sluice_error_t *err)
 {
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int mdlen = 0, i;
     char *text = NULL;
     sluice_err rc = SLUICE_OK;
 
     if ((text = sluice_launch_to_json(l, err)) == NULL)
         return SLUICE_ENOMEM;
-    if (EVP_Digest(text, strlen(text), md, &mdlen, EVP_sha256(), NULL) != 1 || mdlen != 32) {
+    if (!marker_sha256_hex(text, l->hash)) /* base/marker.c (issue 12) */
         rc = sluice_errorf(err, SLUICE_ENOMEM, "launch: SHA-256 failed");
-        goto out;
-    }
-    for (i = 0; i < mdlen; i++)
-        snprintf(l->hash + 2 * i, 3, "%02x", md[i]);
-out:
     free(text);
     return rc;
 }

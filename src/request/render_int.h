@@ -1,15 +1,28 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* render_int.h - what the batch script of a launch and the probe job of
- * `sluice check --probe-job` share: the commands a job runs and its PATH.
+/* render_int.h - what the files of the render share (internal):
+ *   - with the probe job of `sluice check --probe-job` (render_probe.c):
+ *     the commands a job runs and its PATH;
+ *   - between render.c (entry points, job descriptions), render_resolve.c
+ *     (checks and resolution) and render_script.c (the batch script): the
+ *     context of one launch render and the path helpers (render_paths.c).
  *
  * Notes:
- * - Both renders take these from here, so the probe proves what a launch
- *   will find (design.md, "Commands on the cluster").
+ * - Both renders take the commands and PATH from here, so the probe proves
+ *   what a launch will find (design.md, "Commands on the cluster").
+ * - The context borrows the config, study, launch and render context; it
+ *   owns image, mounts, workdir, host_workdir, job_path and vars, which
+ *   sluice_render() frees.
  */
 #ifndef SLUICE_RENDER_INT_H
 #define SLUICE_RENDER_INT_H
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include <sluice/config.h>
+#include <sluice/render.h>
 
 /* The PATH of a job when the site sets none (job_launcher.job_path). */
 #define RENDER_DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
@@ -29,5 +42,83 @@ const char *render_apptainer(const sluice_config_t *cfg);
  * default, so that the tools next to srun (scontrol, sbcast, ...) come
  * from the same Slurm installation. */
 char *render_job_path(const sluice_config_t *cfg);
+
+/* ---- one launch render (render.c, render_resolve.c, render_script.c) ---- */
+/* (path helpers: render_paths.c; render_pool_var(): render_commands.c) */
+
+typedef struct {
+    char *src; /* cluster-side */
+    char *dst;
+    bool rw;
+} render_mount_t;
+
+typedef struct {
+    const char *name;
+    const char *value; /* borrowed */
+} render_var_t;
+
+typedef struct {
+    const sluice_config_t *cfg;
+    const sluice_study_t *study;
+    const sluice_launch_spec_t *s;
+    const sluice_launch_t *l;
+    const sluice_render_ctx_t *ctx;
+    sluice_launch_profile profile;
+    char *image; /* cluster-side, or NULL for profile none */
+    render_mount_t *mounts;
+    size_t n_mounts;
+    char *workdir;      /* where the workload starts (container or host path) */
+    char *host_workdir; /* the job's working directory on the host */
+    char *job_path;     /* PATH of the script and of the REST environment */
+    render_var_t *vars;
+    size_t n_vars;
+    sluice_error_t *err;
+} render_rctx_t;
+
+/* strdup() that passes NULL through. */
+static inline char *render_strdup(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+/* Length of `root` without trailing slashes ("/" counts as 0). */
+size_t render_root_len(const char *root);
+
+/* True when `path` is `root` or below it. */
+bool render_under(const char *root, const char *path);
+
+/* `path` with the prefix `from` replaced by `to` (path is under `from`), as
+ * a new string; NULL when out of memory. */
+char *render_reroot(const char *from, const char *to, const char *path);
+
+/* storage.cluster_root when set, else storage.root (borrowed). */
+const char *render_cluster_root(const sluice_config_t *cfg);
+
+/* Service-side path -> cluster-side path (unchanged outside the root), as a
+ * new string; NULL when out of memory. */
+char *render_to_cluster(const sluice_config_t *cfg, const char *path);
+
+/* "TRAINER" from "trainer", "-" -> "_", into out (outsz bytes). */
+void render_pool_var(const char *pool, char *out, size_t outsz);
+
+/* Site constraint AND series constraint as a new string (NULL when both
+ * are unset or out of memory). */
+char *render_join_constraint(const char *site, const char *series);
+
+/* True when `s` ends with `suffix`. */
+bool render_has_suffix(const char *s, const char *suffix);
+
+/* True for an absolute path without ".", ".." or "//" components. */
+bool render_normalised(const char *p);
+
+/* render_resolve.c: each fills its part of `c` or fails with a message
+ * naming the field (into c->err). */
+sluice_err render_resolve_image(render_rctx_t *c);
+sluice_err render_resolve_mounts(render_rctx_t *c);
+sluice_err render_resolve_env(render_rctx_t *c);
+sluice_err render_collect_secret_names(render_rctx_t *c, sluice_render_t *r);
+
+/* render_script.c: the batch script as a new string in *out (caller frees). */
+sluice_err render_emit_script(render_rctx_t *c, sluice_render_t *r, char **out);
 
 #endif /* SLUICE_RENDER_INT_H */

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "base/marker.h"
 #include "server_util.h"
 
 void server_sleep_ms(unsigned ms)
@@ -50,17 +51,10 @@ long long server_parse_count(const char *s)
 
 int server_valid_id(const char *id, size_t len)
 {
-    size_t i;
-
-    if (len == 0 || len > 128)
-        return 0;
-    for (i = 0; i < len; i++) {
-        char ch = id[i];
-        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-              ch == '-' || ch == '_' || ch == '.' || ch == ':'))
-            return 0;
-    }
-    return !(len <= 2 && id[0] == '.');
+    /* The launch_id rule is base/marker.c's; "." and ".." (and other dot
+     * names of 2 bytes) never name a launch in a URL or in the artifacts
+     * directory. */
+    return marker_launch_id_ok(id, len) && !(len <= 2 && id[0] == '.');
 }
 
 void server_wipe(char *p, size_t n)

@@ -43,11 +43,11 @@
 #include <time.h>
 
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
 
 #include <sluice/launcher.h>
 #include <sluice/log.h>
 
+#include "base/marker.h"
 #include "launcher_int.h"
 
 #define DEFAULT_RPC_PER_SEC 50.0
@@ -56,17 +56,7 @@
 
 static sluice_err take_in(sluice_launcher_t *l, bool clear_wake, sluice_error_t *err);
 
-static void sha8(const char *text, char out[9])
-{
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int mdlen = 0;
-
-    memset(out, 0, 9);
-    if (EVP_Digest(text, strlen(text), md, &mdlen, EVP_sha256(), NULL) != 1 || mdlen < 4)
-        return;
-    snprintf(out, 9, "%02x%02x%02x%02x", md[0], md[1], md[2], md[3]);
-}
-
+/* The marker is base/marker.c's (issue 12: one implementation). */
 int sluice_launcher_job_name(char *buf,
                              size_t size,
                              const char *prefix,
@@ -74,11 +64,7 @@ int sluice_launcher_job_name(char *buf,
                              const char *launch_id,
                              uint32_t attempt)
 {
-    char h[9];
-
-    sha8(launch_id != NULL ? launch_id : "", h);
-    return snprintf(buf, size, "%s-%.32s-%s.%" PRIu32, prefix != NULL ? prefix : "sluice",
-                    site != NULL ? site : "default", h, attempt);
+    return marker_job_name(buf, size, prefix, site, launch_id, attempt);
 }
 
 /* ---- lifecycle --------------------------------------------------------- */
@@ -605,8 +591,8 @@ static size_t report_orphans(sluice_launcher_t *l)
     for (size_t i = 0; i < n; i++) {
         bool known = false;
         for (size_t j = 0; j < l->n && !known; j++) {
-            char h[9];
-            sha8(l->v[j]->id, h);
+            char h[MARKER_SHA8_SIZE];
+            marker_sha8(l->v[j]->id, h);
             known = strcmp(h, names[i]) == 0 || strcmp(l->v[j]->id, names[i]) == 0;
         }
         if (!known) {

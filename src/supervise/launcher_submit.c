@@ -37,6 +37,7 @@
 #include <sluice/launcher.h>
 #include <sluice/log.h>
 
+#include "base/marker.h"
 #include "launcher_int.h"
 
 #define ACCT_WINDOW_BEFORE_S 300
@@ -45,11 +46,6 @@
 #define NOT_SENT_MAX_MS 5000  /* ... doubling up to this */
 
 /* ---- submit and reconciliation ----------------------------------------- */
-
-static void comment_for(char *buf, size_t size, const char *launch_id, uint32_t attempt)
-{
-    snprintf(buf, size, "sluice:%s:%" PRIu32, launch_id, attempt);
-}
 
 static uint64_t leader_of(const sluice_jobview_t *v)
 {
@@ -90,8 +86,8 @@ static sluice_err load_descs(sluice_launcher_t *l,
         rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
         goto out;
     }
-    sluice_launcher_job_name(name, sizeof(name), l->prefix, L->site, L->id, attempt);
-    comment_for(comment, sizeof(comment), L->id, attempt);
+    marker_job_name(name, sizeof(name), l->prefix, L->site, L->id, attempt);
+    marker_comment(comment, sizeof(comment), L->id, attempt);
     for (n = 0; n < json_array_size(jobs); n++) {
         if ((rc = sluice_jobdesc_from_json(json_array_get(jobs, n), &d[n], err)) != SLUICE_OK)
             goto out;
@@ -911,8 +907,8 @@ launcher_do_old_attempts(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_
 
         if (!launcher_take_token(l))
             break;
-        sluice_launcher_job_name(name, sizeof(name), l->prefix, L->site, L->id, a);
-        comment_for(comment, sizeof(comment), L->id, a);
+        marker_job_name(name, sizeof(name), l->prefix, L->site, L->id, a);
+        marker_comment(comment, sizeof(comment), L->id, a);
         if (l->cl.find_live_by_name(l->cl.arg, name, l->user, &v, &n) != SLUICE_LOOKUP_FOUND)
             continue;
         for (size_t i = 0; i < n; i++) { /* only jobs still live need a cancel */

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* marker.c - the exactly-once marker (job name + comment), the launch_id
+ * rule and SHA-256 hex: the one implementation of each (marker.h).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/evp.h>
+
+#include "marker.h"
+
+static const char hex_digits[] = "0123456789abcdef";
+
+bool marker_sha256(const void *data, size_t len, unsigned char md[MARKER_SHA256_LEN])
+{
+    unsigned char full[EVP_MAX_MD_SIZE];
+    unsigned int n = 0;
+
+    if (EVP_Digest(data, len, full, &n, EVP_sha256(), NULL) != 1 || n != MARKER_SHA256_LEN) {
+        memset(md, 0, MARKER_SHA256_LEN);
+        return false;
+    }
+    memcpy(md, full, MARKER_SHA256_LEN);
+    return true;
+}
+
+/* Lower-case hex of md[0..n) into out (2n digits + NUL). */
+static void to_hex(const unsigned char *md, size_t n, char *out)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        out[2 * i] = hex_digits[md[i] >> 4];
+        out[2 * i + 1] = hex_digits[md[i] & 15];
+    }
+    out[2 * n] = '\0';
+}
+
+bool marker_sha256_hex(const char *text, char hex[MARKER_SHA256_HEX_SIZE])
+{
+    unsigned char md[MARKER_SHA256_LEN];
+
+    if (!marker_sha256(text, strlen(text), md)) {
+        hex[0] = '\0';
+        return false;
+    }
+    to_hex(md, sizeof(md), hex);
+    return true;
+}
+
+void marker_sha8(const char *text, char hex[MARKER_SHA8_SIZE])
+{
+    unsigned char md[MARKER_SHA256_LEN];
+
+    (void)marker_sha256(text, strlen(text), md); /* zeros on failure */
+    to_hex(md, 4, hex);
+}
+
+int marker_job_name(char *buf,
+                    size_t size,
+                    const char *prefix,
+                    const char *site,
+                    const char *launch_id,
+                    uint32_t attempt)
+{
+    char h[MARKER_SHA8_SIZE];
+
+    marker_sha8(launch_id != NULL ? launch_id : "", h);
+    return snprintf(buf, size, "%s-%.32s-%s.%" PRIu32,
+                    prefix != NULL && prefix[0] != '\0' ? prefix : MARKER_DEFAULT_PREFIX,
+                    site != NULL ? site : MARKER_DEFAULT_SITE, h, attempt);
+}
+
+int marker_comment(char *buf, size_t size, const char *launch_id, uint32_t attempt)
+{
+    return snprintf(buf, size, "sluice:%s:%" PRIu32, launch_id != NULL ? launch_id : "", attempt);
+}
+
+char *
+marker_job_name_dup(const char *prefix, const char *site, const char *launch_id, uint32_t attempt)
+{
+    int n = marker_job_name(NULL, 0, prefix, site, launch_id, attempt);
+    char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
+
+    if (s != NULL)
+        marker_job_name(s, (size_t)n + 1, prefix, site, launch_id, attempt);
+    return s;
+}
+
+char *marker_comment_dup(const char *launch_id, uint32_t attempt)
+{
+    int n = marker_comment(NULL, 0, launch_id, attempt);
+    char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
+
+    if (s != NULL)
+        marker_comment(s, (size_t)n + 1, launch_id, attempt);
+    return s;
+}
+
+bool marker_launch_id_ok(const char *id, size_t len)
+{
+    size_t i;
+
+    if (id == NULL || len == 0 || len > MARKER_LAUNCH_ID_MAX)
+        return false;
+    for (i = 0; i < len; i++) {
+        char ch = id[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              ch == '.' || ch == '_' || ch == '-'))
+            return false;
+    }
+    return true;
+}
+
+sluice_err marker_check_launch_id(const char *field, const char *id, sluice_error_t *err)
+{
+    if (id == NULL || !marker_launch_id_ok(id, strnlen(id, MARKER_LAUNCH_ID_MAX + 1)))
+        return sluice_errorf(err, SLUICE_EINVAL, "%s: " MARKER_LAUNCH_ID_RULE,
+                             field != NULL ? field : "launch_id");
+    return SLUICE_OK;
+}

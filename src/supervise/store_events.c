@@ -1,0 +1,425 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* store_events.c - the event log of each launch: append one or many (with or
+ * without a summary update), read a launch's events, replay them without
+ * a gap, and the global feed after a gseq.
+ *
+ * Notes:
+ * - An append takes the write lock (BEGIN IMMEDIATE) before it reads
+ *   last_seq, so seqs are dense per launch; a terminal launch's summary
+ *   never changes. */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sluice/store.h>
+
+#include "store_int.h"
+
+/* ---- events ----------------------------------------------------------- */
+
+/* Insert one event and update its launch inside the caller's write
+ * transaction.  `sum` NULL: a plain event.  With `sum` on a terminal
+ * launch: SLUICE_ESTATE, or with `downgrade` the event is written without
+ * the summary (a terminal state never changes). */
+static sluice_err append_locked(sluice_store_t *store,
+                                const char *launch_id,
+                                const char *name,
+                                const store_append_text_t *txt,
+                                const char *caller,
+                                int64_t time_ms,
+                                const sluice_store_summary_t *sum,
+                                int downgrade,
+                                int64_t *seq_out,
+                                sluice_error_t *err)
+{
+    store_stmt_t *st = NULL;
+    int64_t seq = 0;
+    int terminal = 0;
+    sluice_err rc;
+
+    if ((rc = store_prepare(store, "SELECT last_seq, terminal FROM launches WHERE launch_id = ?1",
+                            &st, err)) != SLUICE_OK)
+        goto out;
+    store_bind_text(st, 1, launch_id);
+    switch (store_step(st)) {
+    case STORE_ROW:
+        seq = store_column_int64(st, 0) + 1;
+        terminal = (int)store_column_int64(st, 1);
+        break;
+    case STORE_DONE:
+        rc = sluice_errorf(err, SLUICE_ENOTFOUND, "launch %s: not found", launch_id);
+        goto out;
+    default:
+        rc = store_db_fail(store, err, "read launch");
+        goto out;
+    }
+    store_finalize(st);
+    st = NULL;
+    if (sum != NULL && terminal) {
+        if (!downgrade) {
+            rc = sluice_errorf(err, SLUICE_ESTATE,
+                               "launch %s: already terminal; its state cannot change (event %s)",
+                               launch_id, name);
+            goto out;
+        }
+        sum = NULL;
+    }
+    if ((rc = store_prepare(store,
+                            "INSERT INTO events (launch_id, seq, time_ms, name, context, caller) "
+                            "VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                            &st, err)) != SLUICE_OK)
+        goto out;
+    store_bind_text(st, 1, launch_id);
+    store_bind_int64(st, 2, seq);
+    store_bind_int64(st, 3, time_ms);
+    store_bind_text(st, 4, name);
+    store_bind_text(st, 5, txt->ctx);
+    store_bind_text(st, 6, caller);
+    if ((rc = store_step_done(store, st, err)) != SLUICE_OK)
+        goto out;
+    store_finalize(st);
+    st = NULL;
+    if (sum == NULL) {
+        rc = store_prepare(store,
+                           "UPDATE launches SET last_seq = ?2, updated_ms = max(updated_ms, ?3) "
+                           "WHERE launch_id = ?1",
+                           &st, err);
+    } else {
+        rc = store_prepare(store,
+                           "UPDATE launches SET last_seq = ?2, summary_seq = ?2, "
+                           "updated_ms = max(updated_ms, ?3), state = ?4, terminal = ?5, "
+                           "result_code = CASE WHEN ?6 THEN ?7 ELSE result_code END, "
+                           "reason = CASE WHEN ?8 THEN ?9 ELSE reason END, "
+                           "attempt = CASE WHEN ?10 >= 0 THEN ?10 ELSE attempt END, "
+                           "job_ids = coalesce(?11, job_ids) WHERE launch_id = ?1",
+                           &st, err);
+    }
+    if (rc != SLUICE_OK)
+        goto out;
+    store_bind_text(st, 1, launch_id);
+    store_bind_int64(st, 2, seq);
+    store_bind_int64(st, 3, time_ms);
+    if (sum != NULL) {
+        store_bind_text(st, 4, sum->state);
+        store_bind_int64(st, 5, sum->terminal);
+        store_bind_int64(st, 6, sum->set_result != 0);
+        store_bind_int64(st, 7, sum->result_code);
+        store_bind_int64(st, 8, sum->reason != NULL);
+        store_bind_text(st, 9, sum->reason != NULL && sum->reason[0] != '\0' ? sum->reason : NULL);
+        store_bind_int64(st, 10, sum->attempt);
+        store_bind_text(st, 11, txt->job_ids);
+    }
+    if ((rc = store_step_done(store, st, err)) != SLUICE_OK)
+        goto out;
+    if (seq_out != NULL)
+        *seq_out = seq;
+out:
+    store_finalize(st);
+    return rc;
+}
+
+/* The body shared by both append functions; `sum` NULL for a plain
+ * event. */
+static sluice_err append(sluice_store_t *store,
+                         const char *launch_id,
+                         const char *name,
+                         const json_t *context,
+                         const char *caller,
+                         int64_t time_ms,
+                         const sluice_store_summary_t *sum,
+                         int64_t *seq_out,
+                         sluice_error_t *err)
+{
+    store_append_text_t txt;
+    int64_t seq = 0;
+    sluice_err rc;
+
+    if (store == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "append event: store is NULL");
+    if ((rc = store_append_prepare(launch_id, name, context, sum, &txt, err)) != SLUICE_OK)
+        return rc;
+    if (time_ms == 0)
+        time_ms = store_now_ms();
+    pthread_mutex_lock(&store->mu);
+    /* IMMEDIATE takes the write lock now, so the seq read inside cannot be
+     * taken by another writer before our insert. */
+    rc = store_exec(store, "BEGIN IMMEDIATE", err);
+    if (rc == SLUICE_OK)
+        rc = append_locked(store, launch_id, name, &txt, caller, time_ms, sum, 0, &seq, err);
+    if (rc == SLUICE_OK)
+        rc = store_exec(store, "COMMIT", err);
+    if (rc != SLUICE_OK)
+        store_rollback(store);
+    pthread_mutex_unlock(&store->mu);
+    store_append_text_free(&txt);
+    if (rc == SLUICE_OK && seq_out != NULL)
+        *seq_out = seq;
+    return rc;
+}
+
+sluice_err sluice_store_append_many(sluice_store_t *store,
+                                    sluice_store_append_t *items,
+                                    size_t n,
+                                    sluice_error_t *err)
+{
+    store_append_text_t *txt = NULL;
+    int64_t now = store_now_ms();
+    size_t i, ready = 0;
+    sluice_err rc = SLUICE_OK;
+
+    if (store == NULL || (items == NULL && n > 0))
+        return sluice_errorf(err, SLUICE_EINVAL, "append events: store and items are required");
+    if (n == 0)
+        return SLUICE_OK;
+    if ((txt = calloc(n, sizeof(*txt))) == NULL)
+        return sluice_errorf(err, SLUICE_ENOMEM, "append events: out of memory");
+    for (ready = 0; ready < n; ready++) {
+        rc = store_append_prepare(items[ready].launch_id, items[ready].name, items[ready].context,
+                                  items[ready].summary, &txt[ready], err);
+        if (rc != SLUICE_OK) {
+            sluice_error_prefix(err, "event %zu of %zu", ready + 1, n);
+            goto out;
+        }
+    }
+    pthread_mutex_lock(&store->mu);
+    rc = store_exec(store, "BEGIN IMMEDIATE", err);
+    for (i = 0; i < n && rc == SLUICE_OK; i++) {
+        rc = append_locked(store, items[i].launch_id, items[i].name, &txt[i], items[i].caller,
+                           items[i].time_ms != 0 ? items[i].time_ms : now, items[i].summary,
+                           items[i].summary_if_live, &items[i].seq, err);
+        if (rc != SLUICE_OK)
+            sluice_error_prefix(err, "event %zu of %zu", i + 1, n);
+    }
+    if (rc == SLUICE_OK)
+        rc = store_exec(store, "COMMIT", err);
+    if (rc != SLUICE_OK)
+        store_rollback(store);
+    pthread_mutex_unlock(&store->mu);
+out:
+    if (rc != SLUICE_OK) {
+        for (i = 0; i < n; i++)
+            items[i].seq = 0;
+    }
+    for (i = 0; i < ready; i++)
+        store_append_text_free(&txt[i]);
+    free(txt);
+    return rc;
+}
+
+sluice_err sluice_store_append_event(sluice_store_t *store,
+                                     const char *launch_id,
+                                     const char *name,
+                                     const json_t *context,
+                                     const char *caller,
+                                     int64_t time_ms,
+                                     int64_t *seq_out,
+                                     sluice_error_t *err)
+{
+    return append(store, launch_id, name, context, caller, time_ms, NULL, seq_out, err);
+}
+
+sluice_err sluice_store_append_event_and_update(sluice_store_t *store,
+                                                const char *launch_id,
+                                                const char *name,
+                                                const json_t *context,
+                                                const char *caller,
+                                                int64_t time_ms,
+                                                const sluice_store_summary_t *summary,
+                                                int64_t *seq_out,
+                                                sluice_error_t *err)
+{
+    if (summary == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "append event: summary is required");
+    return append(store, launch_id, name, context, caller, time_ms, summary, seq_out, err);
+}
+
+/* Read a launch's events inside the caller's read transaction.  With
+ * `check`, the seqs must run from_seq..last_seq without a gap. */
+static sluice_err read_events_locked(sluice_store_t *store,
+                                     const char *launch_id,
+                                     int64_t from_seq,
+                                     size_t limit,
+                                     int check,
+                                     json_t **out,
+                                     sluice_error_t *err)
+{
+    store_stmt_t *st = NULL;
+    json_t *arr = NULL, *ev;
+    int64_t last_seq = 0, expect = 1;
+    sluice_err rc;
+    int r;
+
+    if ((rc = store_prepare(store, "SELECT last_seq FROM launches WHERE launch_id = ?1", &st,
+                            err)) != SLUICE_OK)
+        goto out;
+    store_bind_text(st, 1, launch_id);
+    r = store_step(st);
+    if (r == STORE_DONE) {
+        rc = sluice_errorf(err, SLUICE_ENOTFOUND, "launch %s: not found", launch_id);
+        goto out;
+    }
+    if (r != STORE_ROW) {
+        rc = store_db_fail(store, err, "read launch");
+        goto out;
+    }
+    last_seq = store_column_int64(st, 0);
+    store_finalize(st);
+    st = NULL;
+    if ((rc = store_prepare(store,
+                            "SELECT seq, time_ms, name, context, caller FROM events "
+                            "WHERE launch_id = ?1 AND seq >= ?2 ORDER BY seq LIMIT ?3",
+                            &st, err)) != SLUICE_OK)
+        goto out;
+    store_bind_text(st, 1, launch_id);
+    store_bind_int64(st, 2, from_seq);
+    store_bind_int64(st, 3, limit == 0 ? -1 : (int64_t)limit);
+    if ((arr = json_array()) == NULL) {
+        rc = sluice_errorf(err, SLUICE_ENOMEM, "read events: out of memory");
+        goto out;
+    }
+    expect = from_seq;
+    while ((r = store_step(st)) == STORE_ROW) {
+        if (check && store_column_int64(st, 0) != expect) {
+            rc = sluice_errorf(err, SLUICE_ESTORE,
+                               "launch %s: event log has a gap (seq %" PRId64 " missing)",
+                               launch_id, expect);
+            goto out;
+        }
+        expect++;
+        if ((rc = store_row_to_event(st, 0, launch_id, &ev, err)) != SLUICE_OK)
+            goto out;
+        if (json_array_append_new(arr, ev) != 0) {
+            rc = sluice_errorf(err, SLUICE_ENOMEM, "read events: out of memory");
+            goto out;
+        }
+    }
+    if (r != STORE_DONE) {
+        rc = store_db_fail(store, err, "read events");
+        goto out;
+    }
+    if (check && expect - 1 != last_seq) {
+        rc = sluice_errorf(err, SLUICE_ESTORE,
+                           "launch %s: event log ends at seq %" PRId64 " but last_seq is %" PRId64,
+                           launch_id, expect - 1, last_seq);
+        goto out;
+    }
+    *out = arr;
+    arr = NULL;
+out:
+    store_finalize(st);
+    json_decref(arr);
+    return rc;
+}
+
+static sluice_err read_events(sluice_store_t *store,
+                              const char *launch_id,
+                              int64_t from_seq,
+                              size_t limit,
+                              int check,
+                              json_t **out,
+                              sluice_error_t *err)
+{
+    sluice_err rc;
+
+    if (store == NULL || out == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "read events: store and out are required");
+    if ((rc = store_check_launch_id(launch_id, err)) != SLUICE_OK)
+        return rc;
+    if (from_seq < 1)
+        from_seq = 1;
+    pthread_mutex_lock(&store->mu);
+    /* One read transaction: last_seq and the rows come from one snapshot. */
+    if ((rc = store_exec(store, "BEGIN", err)) == SLUICE_OK) {
+        rc = read_events_locked(store, launch_id, from_seq, limit, check, out, err);
+        (void)store_exec(store, "COMMIT", NULL);
+    }
+    pthread_mutex_unlock(&store->mu);
+    return rc;
+}
+
+sluice_err sluice_store_read_events(sluice_store_t *store,
+                                    const char *launch_id,
+                                    int64_t from_seq,
+                                    size_t limit,
+                                    json_t **out,
+                                    sluice_error_t *err)
+{
+    return read_events(store, launch_id, from_seq, limit, 0, out, err);
+}
+
+sluice_err
+sluice_store_replay(sluice_store_t *store, const char *launch_id, json_t **out, sluice_error_t *err)
+{
+    return read_events(store, launch_id, 1, 0, 1, out, err);
+}
+
+sluice_err sluice_store_events_since(sluice_store_t *store,
+                                     int64_t after_gseq,
+                                     size_t limit,
+                                     json_t **out,
+                                     int64_t *next_out,
+                                     sluice_error_t *err)
+{
+    store_stmt_t *st = NULL;
+    json_t *arr = NULL, *ev = NULL;
+    int64_t next = after_gseq;
+    sluice_err rc;
+    int r;
+
+    if (store == NULL || out == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "events since: store and out are required");
+    if (limit == 0)
+        limit = LIST_DEFAULT;
+    pthread_mutex_lock(&store->mu);
+    if ((rc = store_prepare(
+             store,
+             "SELECT gseq, launch_id, seq, time_ms, name, context, caller FROM events "
+             "WHERE gseq > ?1 ORDER BY gseq LIMIT ?2",
+             &st, err)) != SLUICE_OK)
+        goto out;
+    store_bind_int64(st, 1, after_gseq);
+    store_bind_int64(st, 2, (int64_t)limit);
+    if ((arr = json_array()) == NULL) {
+        rc = sluice_errorf(err, SLUICE_ENOMEM, "events since: out of memory");
+        goto out;
+    }
+    while ((r = store_step(st)) == STORE_ROW) {
+        const char *id = store_column_str(st, 1);
+
+        if (id == NULL) {
+            rc = sluice_errorf(err, SLUICE_ESTORE, "event gseq %lld: launch_id is NULL",
+                               (long long)store_column_int64(st, 0));
+            goto out;
+        }
+        if ((rc = store_row_to_event(st, 2, id, &ev, err)) != SLUICE_OK)
+            goto out;
+        next = store_column_int64(st, 0);
+        if (json_object_set_new(ev, "gseq", json_integer(next)) != 0 ||
+            json_object_set_new(ev, "launch_id", json_string(id)) != 0) {
+            rc = sluice_errorf(err, SLUICE_ENOMEM, "events since: out of memory");
+            goto out;
+        }
+        r = json_array_append_new(arr, ev); /* steals ev, also on failure */
+        ev = NULL;
+        if (r != 0) {
+            rc = sluice_errorf(err, SLUICE_ENOMEM, "events since: out of memory");
+            goto out;
+        }
+    }
+    if (r != STORE_DONE) {
+        rc = store_db_fail(store, err, "read events");
+        goto out;
+    }
+    *out = arr;
+    arr = NULL;
+    if (next_out != NULL)
+        *next_out = next;
+out:
+    store_finalize(st);
+    pthread_mutex_unlock(&store->mu);
+    json_decref(ev);
+    json_decref(arr);
+    return rc;
+}

@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* store_int.h - what the files of the store share (internal): the store
+ * object, the statement accessors of store.c (the only file that sees
+ * SQLite), the input checks (store_check.c), the row shaping
+ * (store_rows.c) and the directory and lock files (store_files.c).
+ *
+ * Files of the store:
+ *   store.c           SQLite: opening, checks of the file, migrations, WAL,
+ *                     statements, pruning, the test hook
+ *   store_launches.c  launches: create, get, list, list live
+ *   store_events.c    event logs: append, read, replay, events since
+ *   store_check.c     what may be stored (ids, names, no secrets, hash)
+ *   store_rows.c      rows -> JSON objects
+ *   store_files.c     the store directory, the database file, the lock
+ *
+ * Notes:
+ * - A store_stmt_t is a prepared statement of store.c; only its accessors
+ *   below touch it.  Callers hold store->mu across a transaction.
+ */
+#ifndef SLUICE_STORE_INT_H
+#define SLUICE_STORE_INT_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include <sluice/error.h>
+#include <sluice/store.h>
+
+#define LIST_DEFAULT 100
+#define LIST_MAX 1000
+
+/* Columns of a launch summary, in the order store_row_to_launch() reads
+ * them. */
+#define SUMMARY_COLS                                                                               \
+    "launch_id, site, study, state, result_code, reason, created_ms, updated_ms, attempt, "        \
+    "job_ids, terminal, last_seq, summary_seq, request_hash"
+
+struct sqlite3; /* store.c only */
+
+struct sluice_store {
+    struct sqlite3 *db; /* store.c only */
+    pthread_mutex_t mu;
+    char *dir;
+    char *db_path;
+    char *lock_path;
+    int lock_fd; /* -1 unless we hold the supervisor lock */
+};
+
+/* ---- statements (store.c) ---------------------------------------------- */
+
+typedef struct store_stmt store_stmt_t; /* a prepared SQLite statement */
+
+#define STORE_ROW 1  /* store_step(): a row is ready */
+#define STORE_DONE 0 /* store_step(): no more rows */
+
+/* SLUICE_ESTORE "<db>: <what>: <SQLite's message>"; returns the code. */
+sluice_err store_db_fail(const sluice_store_t *s, sluice_error_t *err, const char *what);
+/* Run one or more statements without results. */
+sluice_err store_exec(sluice_store_t *s, const char *sql, sluice_error_t *err);
+/* Prepare `sql` into *st (finalise with store_finalize()). */
+sluice_err
+store_prepare(sluice_store_t *s, const char *sql, store_stmt_t **st, sluice_error_t *err);
+/* Step a statement that returns no row. */
+sluice_err store_step_done(sluice_store_t *s, store_stmt_t *st, sluice_error_t *err);
+/* ROLLBACK when a transaction is open. */
+void store_rollback(sluice_store_t *s);
+/* NULL-safe. */
+void store_finalize(store_stmt_t *st);
+/* STORE_ROW, STORE_DONE, or another value on error (store_db_fail()). */
+int store_step(store_stmt_t *st);
+/* Bind parameter i (1-based); a NULL text binds SQL NULL.  Text is copied. */
+void store_bind_text(store_stmt_t *st, int i, const char *v);
+void store_bind_int64(store_stmt_t *st, int i, int64_t v);
+/* Column col of the current row; text is borrowed until the next step. */
+const char *store_column_str(store_stmt_t *st, int col);
+size_t store_column_bytes(store_stmt_t *st, int col);
+int64_t store_column_int64(store_stmt_t *st, int col);
+int store_column_is_null(store_stmt_t *st, int col);
+
+/* ---- checks (store_check.c) -------------------------------------------- */
+
+/* One event's text, validated and serialised before the write lock is
+ * taken. */
+typedef struct {
+    char *ctx;
+    char *job_ids;
+} store_append_text_t;
+
+sluice_err store_check_launch_id(const char *id, sluice_error_t *err);
+sluice_err store_check_event_name(const char *name, sluice_error_t *err);
+/* Refuse any key named `secrets` or `secret_values` at any depth of v
+ * (NULL is fine); `what` names v in the message. */
+sluice_err store_refuse_secrets(const json_t *v, const char *what, sluice_error_t *err);
+/* Canonical text of a JSON value: compact, keys sorted.  Caller frees. */
+sluice_err store_json_text(const json_t *v, const char *what, char **out, sluice_error_t *err);
+/* sha256 hex of the canonical {site, study, request}. */
+sluice_err
+store_request_hash(const sluice_store_launch_spec_t *spec, char hex[65], sluice_error_t *err);
+sluice_err store_check_summary(const sluice_store_summary_t *sum, sluice_error_t *err);
+/* Validate one event and serialise its context and job ids into *out
+ * (free with store_append_text_free()). */
+sluice_err store_append_prepare(const char *launch_id,
+                                const char *name,
+                                const json_t *context,
+                                const sluice_store_summary_t *sum,
+                                store_append_text_t *out,
+                                sluice_error_t *err);
+void store_append_text_free(store_append_text_t *t);
+
+/* ---- rows (store_rows.c) ----------------------------------------------- */
+
+/* Parse a JSON column of `type`; a SQL NULL is json null when `nullable`.
+ * *out is a new reference. */
+sluice_err store_column_json(store_stmt_t *st,
+                             int col,
+                             const char *launch_id,
+                             const char *column,
+                             json_type type,
+                             int nullable,
+                             json_t **out,
+                             sluice_error_t *err);
+/* A launch object (new reference) from a row of SUMMARY_COLS (+ request,
+ * render when `full`). */
+sluice_err store_row_to_launch(store_stmt_t *st, int full, json_t **out, sluice_error_t *err);
+/* An event object (new reference) from columns [first..]: seq, time_ms,
+ * name, context, caller; `launch_id` is for messages. */
+sluice_err store_row_to_event(
+    store_stmt_t *st, int first, const char *launch_id, json_t **out, sluice_error_t *err);
+
+/* ---- files (store_files.c) --------------------------------------------- */
+
+/* Wall clock in ms. */
+int64_t store_now_ms(void);
+/* "<a>/<b>" as a new string (NULL when out of memory). */
+char *store_path_join(const char *a, const char *b);
+/* mkdir -p with mode 0700 for every directory created. */
+sluice_err store_make_dirs(const char *dir, sluice_error_t *err);
+/* Create the database file 0600 unless it exists (a regular file). */
+sluice_err store_make_db_file(const char *path, sluice_error_t *err);
+
+#endif /* SLUICE_STORE_INT_H */

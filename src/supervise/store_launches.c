@@ -1,0 +1,350 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* store_launches.c - launches in the store: create (idempotent on the request
+ * hash), get one, list with filters and a cursor, list the live ones.
+ *
+ * Notes:
+ * - A create writes the launch row and its `accepted` event in one write
+ *   transaction; the same launch_id with another request is
+ *   SLUICE_ECONFLICT.
+ * - The list cursor is "<created_ms>/<launch_id>" of the last row; a page
+ *   asks one row more than its limit to know whether another exists. */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sluice/store.h>
+
+#include "base/buf.h"
+#include "base/marker.h"
+#include "store_int.h"
+
+/* ---- launches --------------------------------------------------------- */
+
+sluice_err sluice_store_create_launch(sluice_store_t *store,
+                                      const sluice_store_launch_spec_t *spec,
+                                      int *existed_out,
+                                      sluice_error_t *err)
+{
+    char hash[65];
+    char *request = NULL, *render = NULL, *context = NULL;
+    store_stmt_t *st = NULL;
+    int64_t t;
+    int locked = 0, existed = 0;
+    sluice_err rc;
+
+    if (store == NULL || spec == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "create launch: store and spec are required");
+    if ((rc = store_check_launch_id(spec->launch_id, err)) != SLUICE_OK)
+        goto out;
+    if (spec->site == NULL || spec->site[0] == '\0') {
+        rc = sluice_errorf(err, SLUICE_EINVAL, "launch %s: site is required", spec->launch_id);
+        goto out;
+    }
+    if (!json_is_object(spec->request)) {
+        rc = sluice_errorf(err, SLUICE_EINVAL, "launch %s: request must be a JSON object",
+                           spec->launch_id);
+        goto out;
+    }
+    if ((spec->render != NULL && !json_is_object(spec->render)) ||
+        (spec->context != NULL && !json_is_object(spec->context))) {
+        rc = sluice_errorf(err, SLUICE_EINVAL, "launch %s: render and context must be objects",
+                           spec->launch_id);
+        goto out;
+    }
+    if ((rc = store_refuse_secrets(spec->request, "request", err)) != SLUICE_OK ||
+        (rc = store_refuse_secrets(spec->render, "render", err)) != SLUICE_OK ||
+        (rc = store_refuse_secrets(spec->context, "context", err)) != SLUICE_OK)
+        goto out;
+    if ((rc = store_request_hash(spec, hash, err)) != SLUICE_OK)
+        goto out;
+    if ((rc = store_json_text(spec->request, "request", &request, err)) != SLUICE_OK)
+        goto out;
+    if (spec->render != NULL &&
+        (rc = store_json_text(spec->render, "render", &render, err)) != SLUICE_OK)
+        goto out;
+    if (spec->context != NULL)
+        rc = store_json_text(spec->context, "context", &context, err);
+    else if ((context = strdup("{}")) == NULL)
+        rc = sluice_errorf(err, SLUICE_ENOMEM, "create launch: out of memory");
+    if (rc != SLUICE_OK)
+        goto out;
+    t = spec->time_ms != 0 ? spec->time_ms : store_now_ms();
+
+    pthread_mutex_lock(&store->mu);
+    locked = 1;
+    if ((rc = store_exec(store, "BEGIN IMMEDIATE", err)) != SLUICE_OK)
+        goto out;
+    if ((rc = store_prepare(store, "SELECT request_hash FROM launches WHERE launch_id = ?1", &st,
+                            err)) != SLUICE_OK)
+        goto out;
+    store_bind_text(st, 1, spec->launch_id);
+    switch (store_step(st)) {
+    case STORE_ROW: {
+        const char *old = store_column_str(st, 0);
+
+        if (old == NULL || strcmp(old, hash) != 0) {
+            rc =
+                sluice_errorf(err, SLUICE_ECONFLICT,
+                              "launch %s already exists with a different request", spec->launch_id);
+            goto out;
+        }
+        existed = 1;
+        break;
+    }
+    case STORE_DONE:
+        break;
+    default:
+        rc = store_db_fail(store, err, "read launch");
+        goto out;
+    }
+    store_finalize(st);
+    st = NULL;
+    if (existed) {
+        rc = store_exec(store, "COMMIT", err);
+        goto out;
+    }
+    if ((rc =
+             store_prepare(store,
+                           "INSERT INTO launches (launch_id, site, study, request, request_hash, "
+                           "render, state, created_ms, updated_ms, attempt, job_ids, terminal, "
+                           "last_seq, summary_seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'ACCEPTED', ?7, "
+                           "?7, 0, '[]', 0, 1, 1)",
+                           &st, err)) != SLUICE_OK)
+        goto out;
+    store_bind_text(st, 1, spec->launch_id);
+    store_bind_text(st, 2, spec->site);
+    store_bind_text(st, 3, spec->study);
+    store_bind_text(st, 4, request);
+    store_bind_text(st, 5, hash);
+    store_bind_text(st, 6, render);
+    store_bind_int64(st, 7, t);
+    if ((rc = store_step_done(store, st, err)) != SLUICE_OK)
+        goto out;
+    store_finalize(st);
+    st = NULL;
+    if ((rc = store_prepare(store,
+                            "INSERT INTO events (launch_id, seq, time_ms, name, context, caller) "
+                            "VALUES (?1, 1, ?2, 'accepted', ?3, ?4)",
+                            &st, err)) != SLUICE_OK)
+        goto out;
+    store_bind_text(st, 1, spec->launch_id);
+    store_bind_int64(st, 2, t);
+    store_bind_text(st, 3, context);
+    store_bind_text(st, 4, spec->caller);
+    if ((rc = store_step_done(store, st, err)) != SLUICE_OK)
+        goto out;
+    rc = store_exec(store, "COMMIT", err);
+out:
+    store_finalize(st);
+    if (locked) {
+        if (rc != SLUICE_OK)
+            store_rollback(store);
+        pthread_mutex_unlock(&store->mu);
+    }
+    free(request);
+    free(render);
+    free(context);
+    if (rc == SLUICE_OK && existed_out != NULL)
+        *existed_out = existed;
+    return rc;
+}
+
+sluice_err sluice_store_get_launch(sluice_store_t *store,
+                                   const char *launch_id,
+                                   json_t **out,
+                                   sluice_error_t *err)
+{
+    store_stmt_t *st = NULL;
+    json_t *obj = NULL;
+    sluice_err rc;
+
+    if (store == NULL || out == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "get launch: store and out are required");
+    if ((rc = store_check_launch_id(launch_id, err)) != SLUICE_OK)
+        return rc;
+    pthread_mutex_lock(&store->mu);
+    if ((rc = store_prepare(
+             store, "SELECT " SUMMARY_COLS ", request, render FROM launches WHERE launch_id = ?1",
+             &st, err)) != SLUICE_OK)
+        goto out;
+    store_bind_text(st, 1, launch_id);
+    switch (store_step(st)) {
+    case STORE_ROW:
+        rc = store_row_to_launch(st, 1, &obj, err);
+        break;
+    case STORE_DONE:
+        rc = sluice_errorf(err, SLUICE_ENOTFOUND, "launch %s: not found", launch_id);
+        break;
+    default:
+        rc = store_db_fail(store, err, "read launch");
+        break;
+    }
+    if (rc == SLUICE_OK)
+        *out = obj;
+out:
+    store_finalize(st);
+    pthread_mutex_unlock(&store->mu);
+    return rc;
+}
+
+/* Collect summaries from a prepared query into a new array. */
+static sluice_err
+collect_launches(sluice_store_t *store, store_stmt_t *st, json_t **out, sluice_error_t *err)
+{
+    json_t *arr = json_array(), *obj;
+    sluice_err rc = SLUICE_OK;
+    int r;
+
+    if (arr == NULL)
+        return sluice_errorf(err, SLUICE_ENOMEM, "list launches: out of memory");
+    while ((r = store_step(st)) == STORE_ROW) {
+        if ((rc = store_row_to_launch(st, 0, &obj, err)) != SLUICE_OK)
+            goto out;
+        if (json_array_append_new(arr, obj) != 0) {
+            rc = sluice_errorf(err, SLUICE_ENOMEM, "list launches: out of memory");
+            goto out;
+        }
+    }
+    if (r != STORE_DONE) {
+        rc = store_db_fail(store, err, "list launches");
+        goto out;
+    }
+    *out = arr;
+    arr = NULL;
+out:
+    json_decref(arr);
+    return rc;
+}
+
+sluice_err sluice_store_list_launches(sluice_store_t *store,
+                                      const sluice_store_filter_t *filter,
+                                      json_t **out,
+                                      char **next_cursor_out,
+                                      sluice_error_t *err)
+{
+    sluice_store_filter_t none = {0};
+    buf_t sql = BUF_INIT;
+    store_stmt_t *st = NULL;
+    json_t *arr = NULL;
+    char *next = NULL;
+    long long cur_created = 0;
+    const char *cur_id = NULL;
+    size_t limit;
+    int locked = 0;
+    sluice_err rc;
+
+    if (store == NULL || out == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "list launches: store and out are required");
+    if (filter == NULL)
+        filter = &none;
+    limit = filter->limit == 0 ? LIST_DEFAULT : filter->limit;
+    if (limit > LIST_MAX)
+        limit = LIST_MAX;
+    if (filter->cursor != NULL) {
+        char *end = NULL;
+
+        errno = 0;
+        cur_created = strtoll(filter->cursor, &end, 10);
+        if (errno != 0 || end == filter->cursor || *end != '/' ||
+            !marker_launch_id_ok(end + 1, strlen(end + 1))) {
+            rc = sluice_errorf(err, SLUICE_EINVAL, "cursor: malformed");
+            goto out;
+        }
+        cur_id = end + 1;
+    }
+    buf_init(&sql, 4096);
+    /* Parameters are numbered so that unused ones can simply stay NULL. */
+    if ((rc = buf_puts(&sql, "SELECT " SUMMARY_COLS " FROM launches WHERE 1")) != SLUICE_OK)
+        goto oom;
+    if (filter->state != NULL && (rc = buf_puts(&sql, " AND state = ?1")) != SLUICE_OK)
+        goto oom;
+    if (filter->site != NULL && (rc = buf_puts(&sql, " AND site = ?2")) != SLUICE_OK)
+        goto oom;
+    if (filter->study != NULL && (rc = buf_puts(&sql, " AND study = ?3")) != SLUICE_OK)
+        goto oom;
+    if (filter->terminal == SLUICE_STORE_LIVE &&
+        (rc = buf_puts(&sql, " AND terminal = 0")) != SLUICE_OK)
+        goto oom;
+    if (filter->terminal == SLUICE_STORE_TERMINAL &&
+        (rc = buf_puts(&sql, " AND terminal = 1")) != SLUICE_OK)
+        goto oom;
+    if (cur_id != NULL &&
+        (rc = buf_puts(&sql, " AND (created_ms > ?4 OR (created_ms = ?4 AND launch_id > ?5))")) !=
+            SLUICE_OK)
+        goto oom;
+    if ((rc = buf_puts(&sql, " ORDER BY created_ms, launch_id LIMIT ?6")) != SLUICE_OK)
+        goto oom;
+
+    pthread_mutex_lock(&store->mu);
+    locked = 1;
+    if ((rc = store_prepare(store, buf_str(&sql), &st, err)) != SLUICE_OK)
+        goto out;
+    if (filter->state != NULL)
+        store_bind_text(st, 1, filter->state);
+    if (filter->site != NULL)
+        store_bind_text(st, 2, filter->site);
+    if (filter->study != NULL)
+        store_bind_text(st, 3, filter->study);
+    if (cur_id != NULL) {
+        store_bind_int64(st, 4, cur_created);
+        store_bind_text(st, 5, cur_id);
+    }
+    /* One row more than asked tells whether another page exists. */
+    store_bind_int64(st, 6, (int64_t)limit + 1);
+    if ((rc = collect_launches(store, st, &arr, err)) != SLUICE_OK)
+        goto out;
+    if (json_array_size(arr) > limit) {
+        json_t *last;
+        char tmp[200];
+
+        json_array_remove(arr, limit);
+        last = json_array_get(arr, limit - 1);
+        snprintf(tmp, sizeof(tmp), "%" JSON_INTEGER_FORMAT "/%s",
+                 json_integer_value(json_object_get(last, "created_ms")),
+                 json_string_value(json_object_get(last, "launch_id")));
+        if ((next = strdup(tmp)) == NULL) {
+            rc = sluice_errorf(err, SLUICE_ENOMEM, "list launches: out of memory");
+            goto out;
+        }
+    }
+    *out = arr;
+    arr = NULL;
+    if (next_cursor_out != NULL) {
+        *next_cursor_out = next;
+        next = NULL;
+    }
+    goto out;
+oom:
+    rc = sluice_errorf(err, rc, "list launches: query too long");
+out:
+    store_finalize(st);
+    if (locked)
+        pthread_mutex_unlock(&store->mu);
+    buf_free(&sql);
+    json_decref(arr);
+    free(next);
+    return rc;
+}
+
+sluice_err sluice_store_list_live(sluice_store_t *store, json_t **out, sluice_error_t *err)
+{
+    store_stmt_t *st = NULL;
+    sluice_err rc;
+
+    if (store == NULL || out == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "list live: store and out are required");
+    pthread_mutex_lock(&store->mu);
+    if ((rc = store_prepare(store,
+                            "SELECT " SUMMARY_COLS " FROM launches WHERE terminal = 0 "
+                            "ORDER BY created_ms, launch_id",
+                            &st, err)) != SLUICE_OK)
+        goto out;
+    rc = collect_launches(store, st, out, err);
+out:
+    store_finalize(st);
+    pthread_mutex_unlock(&store->mu);
+    return rc;
+}
