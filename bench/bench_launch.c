@@ -289,7 +289,7 @@ int main(int argc, char **argv)
     size_t n = 100, rounds = 1, done = 0;
     bool sbatch = true;
     double q_seq[16], q_par[16];
-    sluice_config_opts_t co;
+    sluice_config_opts_t co = SLUICE_CONFIG_OPTS_INIT;
     sluice_config_t *cfg = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
     char base[] = "/var/tmp/sluice-bench-launch.XXXXXX";
@@ -324,7 +324,6 @@ int main(int argc, char **argv)
         printf("bench_launch: NOT RUN (no --config)\n");
         return 0;
     }
-    memset(&co, 0, sizeof(co));
     co.path = config;
     co.envp = (const char *const *)environ;
     if (sluice_config_load(&co, &cfg, &err) != SLUICE_OK) {

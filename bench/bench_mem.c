@@ -151,11 +151,10 @@ static long rss_kib(void)
 
 static sluice_launcher_t *open_launcher(sluice_store_t *store)
 {
-    sluice_launcher_opts_t o;
+    sluice_launcher_opts_t o = SLUICE_LAUNCHER_OPTS_INIT;
     sluice_launcher_t *l = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
 
-    memset(&o, 0, sizeof(o));
     o.store = store;
     o.cluster.submit = fake_submit;
     o.cluster.get_job = fake_get_job;

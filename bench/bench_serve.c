@@ -300,7 +300,7 @@ int main(int argc, char **argv)
     const char *config = NULL, *state = NULL, *bin = getenv("SLUICE_BIN");
     size_t n = 100, threads = 8;
     double rate = 500, seconds = 30, baseline_s = 10;
-    sluice_config_opts_t co;
+    sluice_config_opts_t co = SLUICE_CONFIG_OPTS_INIT;
     sluice_config_t *cfg = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
     char base[] = "/var/tmp/sluice-bench-serve.XXXXXX";
@@ -347,7 +347,6 @@ int main(int argc, char **argv)
         printf("bench_serve: NOT RUN (no sluice binary at %s; set SLUICE_BIN)\n", bin);
         return 0;
     }
-    memset(&co, 0, sizeof(co));
     co.path = config;
     co.envp = (const char *const *)environ;
     if (sluice_config_load(&co, &cfg, &err) != SLUICE_OK) {

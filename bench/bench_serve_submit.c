@@ -497,7 +497,7 @@ int main(int argc, char **argv)
     unsigned in_flight[MAX_RUNS] = {1, 4};
     long per_sec = 1000;
     bool sbatch = true, have_resv = false;
-    sluice_config_opts_t co;
+    sluice_config_opts_t co = SLUICE_CONFIG_OPTS_INIT;
     sluice_config_t *cfg = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
     char base[] = "/var/tmp/sluice-bench-serve-submit.XXXXXX";
@@ -547,7 +547,6 @@ int main(int argc, char **argv)
     }
     if (partition == NULL || partition[0] == '\0')
         partition = "debug";
-    memset(&co, 0, sizeof(co));
     co.path = config;
     co.envp = (const char *const *)environ;
     if (sluice_config_load(&co, &cfg, &err) != SLUICE_OK) {

@@ -80,8 +80,8 @@ void bench_target_from_env(bench_target_t *t)
 
 sluice_client_t *bench_client_new(const bench_target_t *t)
 {
-    sluice_auth_options_t ao;
-    sluice_client_options_t co;
+    sluice_auth_options_t ao = SLUICE_AUTH_OPTIONS_INIT;
+    sluice_client_options_t co = SLUICE_CLIENT_OPTIONS_INIT;
     sluice_auth_t *auth = NULL;
     sluice_client_t *c = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
@@ -92,7 +92,6 @@ sluice_client_t *bench_client_new(const bench_target_t *t)
                         "set SLUICE_BENCH_URL and SLUICE_BENCH_TOKEN_FILE\n");
         return NULL;
     }
-    memset(&ao, 0, sizeof(ao));
     ao.kind = SLUICE_AUTH_TOKEN_FILE;
     ao.user = t->user;
     ao.path = t->token_file;
@@ -100,7 +99,6 @@ sluice_client_t *bench_client_new(const bench_target_t *t)
         fprintf(stderr, "bench: token: %s\n", err.text);
         return NULL;
     }
-    memset(&co, 0, sizeof(co));
     co.url = t->url;
     co.api_version = t->api_version;
     co.allow_insecure_http = 1;

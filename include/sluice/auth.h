@@ -68,6 +68,13 @@ typedef struct {
     void *clock_arg;
 } sluice_auth_options_t;
 
+/* Every field zero: each one's documented default.  Declare options as
+ * `sluice_auth_options_t o = SLUICE_AUTH_OPTIONS_INIT;` and set what differs. */
+#define SLUICE_AUTH_OPTIONS_INIT                                                                   \
+    {                                                                                              \
+        0                                                                                          \
+    }
+
 typedef struct sluice_auth sluice_auth_t;
 
 /* Create a token source.  The file (if any) is read and checked now.
@@ -146,6 +153,13 @@ typedef struct {
     const char *kid;  /* header `kid`; NULL: none for HS256, "sluice" for RS256 */
     int64_t now;      /* iat; 0: time(NULL) */
 } sluice_token_mint_options_t;
+
+/* Every field zero: each one's documented default.  Declare options as
+ * `sluice_token_mint_options_t o = SLUICE_TOKEN_MINT_OPTIONS_INIT;` and set what differs. */
+#define SLUICE_TOKEN_MINT_OPTIONS_INIT                                                             \
+    {                                                                                              \
+        0                                                                                          \
+    }
 
 /* Mint a token with claims iat, exp = iat + lifespan, sun.  *out: caller
  * frees with free(). */

@@ -95,6 +95,13 @@ typedef struct {
     sluice_auth_t *auth;     /* required; the client takes ownership on success */
 } sluice_client_options_t;
 
+/* Every field zero: each one's documented default.  Declare options as
+ * `sluice_client_options_t o = SLUICE_CLIENT_OPTIONS_INIT;` and set what differs. */
+#define SLUICE_CLIENT_OPTIONS_INIT                                                                 \
+    {                                                                                              \
+        0                                                                                          \
+    }
+
 typedef struct sluice_client sluice_client_t;
 
 /* Create a client.  No request is sent (negotiation happens on first use

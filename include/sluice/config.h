@@ -198,6 +198,13 @@ typedef struct {
     bool no_required; /* skip "required" checks (rest.url, storage.root, sandbox) */
 } sluice_config_opts_t;
 
+/* Every field zero: each one's documented default.  Declare options as
+ * `sluice_config_opts_t o = SLUICE_CONFIG_OPTS_INIT;` and set what differs. */
+#define SLUICE_CONFIG_OPTS_INIT                                                                    \
+    {                                                                                              \
+        0                                                                                          \
+    }
+
 /* Build the validated site model.  On success *out receives a new object
  * (caller frees with sluice_config_free()); on failure *out is untouched and
  * `err` says "<file>:<line>:<col>: <key>: <what was expected>" (SLUICE_ECONFIG),

@@ -201,6 +201,13 @@ typedef struct {
     void *transition_arg;
 } sluice_launcher_opts_t;
 
+/* Every field zero: each one's documented default.  Declare options as
+ * `sluice_launcher_opts_t o = SLUICE_LAUNCHER_OPTS_INIT;` and set what differs. */
+#define SLUICE_LAUNCHER_OPTS_INIT                                                                  \
+    {                                                                                              \
+        0                                                                                          \
+    }
+
 typedef struct sluice_launcher sluice_launcher_t;
 
 /* Create a launcher: takes the store's supervisor lock (SLUICE_ECONFLICT

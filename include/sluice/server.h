@@ -105,6 +105,13 @@ typedef struct {
     sluice_client_t *client;
 } sluice_server_opts_t;
 
+/* Every field zero: each one's documented default.  Declare options as
+ * `sluice_server_opts_t o = SLUICE_SERVER_OPTS_INIT;` and set what differs. */
+#define SLUICE_SERVER_OPTS_INIT                                                                    \
+    {                                                                                              \
+        0                                                                                          \
+    }
+
 /* Connections accepted past max_connections only to be told 503. */
 #define SLUICE_SERVER_CONN_SPARE 64u
 

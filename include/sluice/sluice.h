@@ -4,6 +4,7 @@
 #define SLUICE_SLUICE_H
 
 #include <sluice/common.h>
+#include <sluice/accept.h>
 #include <sluice/auth.h>
 #include <sluice/client.h>
 #include <sluice/cluster.h>
@@ -15,10 +16,12 @@
 #include <sluice/launch_view.h>
 #include <sluice/launcher.h>
 #include <sluice/log.h>
+#include <sluice/ops.h>
 #include <sluice/render.h>
 #include <sluice/server.h>
 #include <sluice/slurmrest.h>
 #include <sluice/store.h>
+#include <sluice/supervisor.h>
 #include <sluice/version.h>
 
 #endif /* SLUICE_SLUICE_H */

@@ -310,7 +310,7 @@ static int print_table(const table_t *t, const char *format)
 int cmd_check(int argc, char **argv)
 {
     const char *sets[MAX_SETS];
-    sluice_config_opts_t opts;
+    sluice_config_opts_t opts = SLUICE_CONFIG_OPTS_INIT;
     sluice_config_t *cfg = NULL;
     sluice_client_t *client = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
@@ -322,7 +322,6 @@ int cmd_check(int argc, char **argv)
     int rc = CLI_EX_OK;
     int a;
 
-    memset(&opts, 0, sizeof(opts));
     for (a = 1; a < argc; a++) {
         const char *arg = argv[a];
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {

@@ -70,7 +70,7 @@ static void print_tree(const char *prefix, json_t *obj, json_t *sources)
 int cmd_config(int argc, char **argv)
 {
     const char *sets[MAX_SETS];
-    sluice_config_opts_t opts;
+    sluice_config_opts_t opts = SLUICE_CONFIG_OPTS_INIT;
     sluice_config_t *cfg = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
     json_t *j = NULL;
@@ -79,7 +79,6 @@ int cmd_config(int argc, char **argv)
     int rc = CLI_EX_OK;
     int a;
 
-    memset(&opts, 0, sizeof(opts));
     if (argc < 2) {
         usage(stderr);
         return CLI_EX_USAGE;

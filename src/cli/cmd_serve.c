@@ -167,12 +167,12 @@ static void raise_nofile(void)
 int cmd_serve(int argc, char **argv)
 {
     cli_prepare_opts_t po;
-    sluice_config_opts_t co;
+    sluice_config_opts_t co = SLUICE_CONFIG_OPTS_INIT;
     sluice_config_t *cfg = NULL;
     sluice_study_runtime_t *rt = NULL;
     sluice_supervisor_t *sup = NULL;
     sluice_supervisor_opts_t sup_opts = SLUICE_SUPERVISOR_OPTS_INIT;
-    sluice_server_opts_t so;
+    sluice_server_opts_t so = SLUICE_SERVER_OPTS_INIT;
     serve_ctx_t sc;
     sluice_error_t err = SLUICE_ERROR_INIT;
     const char *state_dir = NULL, *listen = NULL, *tokens = NULL, *socket_path = NULL;
@@ -181,8 +181,6 @@ int cmd_serve(int argc, char **argv)
     int rc = CLI_EX_OK, a, k;
 
     memset(&po, 0, sizeof(po));
-    memset(&co, 0, sizeof(co));
-    memset(&so, 0, sizeof(so));
     memset(&sc, 0, sizeof(sc));
     pthread_mutex_init(&sc.nc.mu, NULL);
     for (a = 1; a < argc; a++) {

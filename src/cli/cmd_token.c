@@ -98,7 +98,7 @@ static sluice_err read_token(const char *src, char **out, sluice_error_t *err)
 static int token_mint(int argc, char **argv)
 {
     const char *key_path = NULL, *user = NULL, *kid = NULL;
-    sluice_token_mint_options_t m;
+    sluice_token_mint_options_t m = SLUICE_TOKEN_MINT_OPTIONS_INIT;
     sluice_error_t err = SLUICE_ERROR_INIT;
     unsigned char *key = NULL;
     size_t key_len = 0;
@@ -106,7 +106,6 @@ static int token_mint(int argc, char **argv)
     char *end;
     int i, ex = CLI_EX_OK;
 
-    memset(&m, 0, sizeof(m));
     m.alg = SLUICE_JWT_HS256;
     for (i = 1; i < argc; i++) {
         if (is_help(argv[i])) {

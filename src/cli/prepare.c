@@ -98,7 +98,7 @@ char *cli_read_file(const char *path, size_t *len)
 
 int cli_prepare(const cli_prepare_opts_t *o, cli_prepared_t *out)
 {
-    sluice_config_opts_t opts;
+    sluice_config_opts_t opts = SLUICE_CONFIG_OPTS_INIT;
     sluice_accept_opts_t ao = SLUICE_ACCEPT_OPTS_INIT;
     sluice_accept_stage stage = SLUICE_ACCEPT_STAGE_NONE;
     sluice_error_t err = SLUICE_ERROR_INIT;
@@ -107,7 +107,6 @@ int cli_prepare(const cli_prepare_opts_t *o, cli_prepared_t *out)
     int rc = CLI_EX_OK;
 
     memset(out, 0, sizeof(*out));
-    memset(&opts, 0, sizeof(opts));
     cli_config_opts(&opts, o->config_path, o->sets, o->n_sets);
     if (sluice_config_load(&opts, &out->cfg, &err) != SLUICE_OK) {
         rc = cli_fail(&err);

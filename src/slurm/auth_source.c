@@ -160,12 +160,11 @@ static sluice_err refresh_locked(sluice_auth_t *a, sluice_error_t *err)
     }
     case SLUICE_AUTH_HS256_KEY:
     case SLUICE_AUTH_RS256_KEY: {
-        sluice_token_mint_options_t m;
+        sluice_token_mint_options_t m = SLUICE_TOKEN_MINT_OPTIONS_INIT;
         if (a->token != NULL && now - a->iat < a->lifespan * 8 / 10)
             break;
         if (a->key == NULL && (rc = load_key(a, err)) != SLUICE_OK)
             return rc;
-        memset(&m, 0, sizeof(m));
         m.alg = a->kind == SLUICE_AUTH_HS256_KEY ? SLUICE_JWT_HS256 : SLUICE_JWT_RS256;
         m.key = a->key;
         m.key_len = a->key_len;

@@ -418,8 +418,8 @@ sluice_err sluice_client_new_from_config(sluice_client_t **out,
                                          const sluice_config_t *cfg,
                                          sluice_error_t *err)
 {
-    sluice_auth_options_t ao;
-    sluice_client_options_t co;
+    sluice_auth_options_t ao = SLUICE_AUTH_OPTIONS_INIT;
+    sluice_client_options_t co = SLUICE_CLIENT_OPTIONS_INIT;
     sluice_auth_t *auth = NULL;
     sluice_err rc;
 
@@ -427,7 +427,6 @@ sluice_err sluice_client_new_from_config(sluice_client_t **out,
         return sluice_errorf(err, SLUICE_EINVAL, "client: NULL argument");
     if (cfg->rest.url == NULL)
         return sluice_errorf(err, SLUICE_ECONFIG, "rest.url: required");
-    memset(&ao, 0, sizeof(ao));
     ao.user = cfg->rest.user;
     ao.lifespan = cfg->rest.jwt_lifespan_s;
     ao.strict_permissions = cfg->rest.strict_permissions;
@@ -445,7 +444,6 @@ sluice_err sluice_client_new_from_config(sluice_client_t **out,
     }
     if ((rc = sluice_auth_new(&auth, &ao, err)) != SLUICE_OK)
         return rc;
-    memset(&co, 0, sizeof(co));
     co.url = cfg->rest.url;
     co.api_version = cfg->rest.api_version;
     co.allow_insecure_http = cfg->rest.allow_insecure_http;

@@ -58,13 +58,12 @@ sluice_err render_case_run(const char *dir, render_case_t *out, sluice_error_t *
     char path[4096];
     char *req = NULL;
     size_t len = 0;
-    sluice_config_opts_t opts;
+    sluice_config_opts_t opts = SLUICE_CONFIG_OPTS_INIT;
     sluice_launch_policy_t pol;
     sluice_render_ctx_t ctx;
     sluice_err rc;
 
     memset(out, 0, sizeof(*out));
-    memset(&opts, 0, sizeof(opts));
     memset(&pol, 0, sizeof(pol));
     memset(&ctx, 0, sizeof(ctx));
     snprintf(path, sizeof(path), "%s/site.yaml", dir);

@@ -55,9 +55,9 @@ int sfx_start_with(server_fixture_t *fx, const sfx_opts_t *opts, char *why, size
 {
     static const sfx_opts_t none;
     sluice_error_t err = SLUICE_ERROR_INIT;
-    sluice_config_opts_t co;
-    sluice_launcher_opts_t lo;
-    sluice_server_opts_t so;
+    sluice_config_opts_t co = SLUICE_CONFIG_OPTS_INIT;
+    sluice_launcher_opts_t lo = SLUICE_LAUNCHER_OPTS_INIT;
+    sluice_server_opts_t so = SLUICE_SERVER_OPTS_INIT;
     char path[512], root[300], lines[1024];
     const char *src = getenv("SLUICE_SOURCE_DIR");
     const char *sets[1];
@@ -79,7 +79,6 @@ int sfx_start_with(server_fixture_t *fx, const sfx_opts_t *opts, char *why, size
     snprintf(path, sizeof(path), "%s/tests/golden/render/flower-gpu/site.yaml", src ? src : ".");
     snprintf(root, sizeof(root), "storage.root=%s/storage", fx->tmp);
     sets[0] = root;
-    memset(&co, 0, sizeof(co));
     co.path = path;
     co.overrides = sets;
     co.n_overrides = 1;
@@ -92,7 +91,6 @@ int sfx_start_with(server_fixture_t *fx, const sfx_opts_t *opts, char *why, size
         goto fail;
     }
     fake_cluster_init(fx->fc, &fx->clock_ms, "sluice");
-    memset(&lo, 0, sizeof(lo));
     lo.store = fx->store;
     lo.cluster = fake_cluster_ops(fx->fc);
     lo.user = "sluice";
@@ -121,7 +119,6 @@ int sfx_start_with(server_fixture_t *fx, const sfx_opts_t *opts, char *why, size
     }
     if (opts->socket)
         snprintf(fx->sock, sizeof(fx->sock), "%s/api.sock", fx->tmp);
-    memset(&so, 0, sizeof(so));
     so.launcher = fx->launcher;
     so.store = fx->store;
     so.cfg = fx->cfg;

@@ -62,7 +62,7 @@ sluice_config_t *testbed_config(bool socket)
     buf_t yaml;
     FILE *p;
     size_t n;
-    sluice_config_opts_t opts;
+    sluice_config_opts_t opts = SLUICE_CONFIG_OPTS_INIT;
     sluice_config_t *cfg = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
 
@@ -74,7 +74,6 @@ sluice_config_t *testbed_config(bool socket)
     while ((n = fread(chunk, 1, sizeof(chunk), p)) > 0)
         cr_assert_eq(buf_append(&yaml, chunk, n), SLUICE_OK);
     cr_assert_eq(pclose(p), 0, "site-config.sh failed: %s", TESTBED_HINT);
-    memset(&opts, 0, sizeof(opts));
     opts.text = buf_str(&yaml);
     opts.text_len = yaml.len;
     opts.text_name = "testbed-site.yaml";

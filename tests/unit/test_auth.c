@@ -82,11 +82,10 @@ static char *path_of(const char *name)
 
 static char *mint_hs(const char *key, const char *user, long life, int64_t now)
 {
-    sluice_token_mint_options_t m;
+    sluice_token_mint_options_t m = SLUICE_TOKEN_MINT_OPTIONS_INIT;
     sluice_error_t err = SLUICE_ERROR_INIT;
     char *tok = NULL;
 
-    memset(&m, 0, sizeof(m));
     m.alg = SLUICE_JWT_HS256;
     m.key = (const unsigned char *)key;
     m.key_len = strlen(key);
@@ -144,10 +143,9 @@ Test(auth, token_text_forms)
 
 static sluice_auth_t *file_source(const char *path, int strict, sluice_error_t *err, int *rc)
 {
-    sluice_auth_options_t o;
+    sluice_auth_options_t o = SLUICE_AUTH_OPTIONS_INIT;
     sluice_auth_t *a = NULL;
 
-    memset(&o, 0, sizeof(o));
     o.kind = SLUICE_AUTH_TOKEN_FILE;
     o.path = path;
     o.user = "alice";
@@ -231,10 +229,9 @@ static sluice_auth_t *key_source(sluice_auth_kind kind,
                                  sluice_error_t *err,
                                  int *rc)
 {
-    sluice_auth_options_t o;
+    sluice_auth_options_t o = SLUICE_AUTH_OPTIONS_INIT;
     sluice_auth_t *a = NULL;
 
-    memset(&o, 0, sizeof(o));
     o.kind = kind;
     o.path = path;
     o.user = "alice";
@@ -429,14 +426,13 @@ Test(auth, rs256_mint_carries_kid_and_verifies_with_the_public_key)
 Test(auth, env_source_and_headers)
 {
     char *t = mint_hs("k", "bob", 1800, fake_now);
-    sluice_auth_options_t o;
+    sluice_auth_options_t o = SLUICE_AUTH_OPTIONS_INIT;
     sluice_error_t err = SLUICE_ERROR_INIT;
     sluice_auth_t *a = NULL;
     char **h = NULL;
     char want[2048];
 
     setenv("SLUICE_TEST_JWT", t, 1);
-    memset(&o, 0, sizeof(o));
     o.kind = SLUICE_AUTH_ENV;
     o.env_name = "SLUICE_TEST_JWT";
     o.user = "bob";

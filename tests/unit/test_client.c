@@ -96,18 +96,16 @@ static void push_fixture(int status, const char *version, const char *name)
 
 static void make_client(const char *version, long query_ms, size_t max_response, size_t chunk)
 {
-    sluice_auth_options_t ao;
-    sluice_client_options_t co;
+    sluice_auth_options_t ao = SLUICE_AUTH_OPTIONS_INIT;
+    sluice_client_options_t co = SLUICE_CLIENT_OPTIONS_INIT;
     sluice_auth_t *auth = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
 
-    memset(&ao, 0, sizeof(ao));
     ao.kind = SLUICE_AUTH_HS256_KEY;
     ao.path = keypath;
     ao.user = "alice";
     ao.clock = ticking_clock;
     cr_assert_eq(sluice_auth_new(&auth, &ao, &err), SLUICE_OK, "%s", err.text);
-    memset(&co, 0, sizeof(co));
     co.url = fake_url(fs);
     co.api_version = version;
     co.query_timeout_ms = query_ms;
@@ -122,17 +120,15 @@ static void make_client(const char *version, long query_ms, size_t max_response,
 /* A pinned v0.0.43 client for `url` (no fake behind it). */
 static void make_client_at(const char *url)
 {
-    sluice_auth_options_t ao;
-    sluice_client_options_t co;
+    sluice_auth_options_t ao = SLUICE_AUTH_OPTIONS_INIT;
+    sluice_client_options_t co = SLUICE_CLIENT_OPTIONS_INIT;
     sluice_auth_t *auth = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
 
-    memset(&ao, 0, sizeof(ao));
     ao.kind = SLUICE_AUTH_HS256_KEY;
     ao.path = keypath;
     ao.user = "alice";
     cr_assert_eq(sluice_auth_new(&auth, &ao, &err), SLUICE_OK, "%s", err.text);
-    memset(&co, 0, sizeof(co));
     co.url = url;
     co.api_version = "v0.0.43";
     co.auth = auth;
@@ -643,17 +639,15 @@ Test(client, negotiation_with_a_bad_token_is_auth)
 
 Test(client, pinned_version_unknown_to_sluice_is_refused_at_creation)
 {
-    sluice_auth_options_t ao;
-    sluice_client_options_t co;
+    sluice_auth_options_t ao = SLUICE_AUTH_OPTIONS_INIT;
+    sluice_client_options_t co = SLUICE_CLIENT_OPTIONS_INIT;
     sluice_auth_t *auth = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
 
-    memset(&ao, 0, sizeof(ao));
     ao.kind = SLUICE_AUTH_HS256_KEY;
     ao.path = keypath;
     ao.user = "alice";
     cr_assert_eq(sluice_auth_new(&auth, &ao, &err), SLUICE_OK, "%s", err.text);
-    memset(&co, 0, sizeof(co));
     co.url = fake_url(fs);
     co.api_version = "v0.0.39";
     co.auth = auth;

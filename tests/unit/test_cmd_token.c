@@ -121,13 +121,12 @@ Test(cmd_token, show_never_prints_the_signature)
 
 Test(cmd_token, expired_is_77_and_malformed_is_65)
 {
-    sluice_token_mint_options_t m;
+    sluice_token_mint_options_t m = SLUICE_TOKEN_MINT_OPTIONS_INIT;
     sluice_error_t err = SLUICE_ERROR_INIT;
     char *tok = NULL;
     char *out;
 
     /* A correctly signed token that expired long ago. */
-    memset(&m, 0, sizeof(m));
     m.alg = SLUICE_JWT_HS256;
     m.key = (const unsigned char *)"k";
     m.key_len = 1;

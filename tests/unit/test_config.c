@@ -45,9 +45,8 @@ static sluice_err load_text(const char *text,
                             sluice_config_t **out,
                             sluice_error_t *err)
 {
-    sluice_config_opts_t o;
+    sluice_config_opts_t o = SLUICE_CONFIG_OPTS_INIT;
 
-    memset(&o, 0, sizeof(o));
     o.text = text;
     o.text_len = strlen(text);
     o.text_name = "site.yaml";
@@ -59,13 +58,12 @@ static sluice_err load_text(const char *text,
 
 Test(config, example_site_file_loads)
 {
-    sluice_config_opts_t o;
+    sluice_config_opts_t o = SLUICE_CONFIG_OPTS_INIT;
     sluice_config_t *cfg = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
     char *path = fixture("site.yaml");
     const sluice_gpu_series_t *g;
 
-    memset(&o, 0, sizeof(o));
     o.path = path;
     o.envp = no_env;
     cr_assert_eq(sluice_config_load(&o, &cfg, &err), SLUICE_OK, "%s", err.text);
@@ -322,11 +320,10 @@ static void check_bad(const struct bad_case *bc)
 Test(config, nul_byte_is_refused_with_position)
 {
     static const char text[] = "rest:\n  url: https://h\0x\n";
-    sluice_config_opts_t o;
+    sluice_config_opts_t o = SLUICE_CONFIG_OPTS_INIT;
     sluice_config_t *cfg = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
 
-    memset(&o, 0, sizeof(o));
     o.text = text;
     o.text_len = sizeof(text) - 1;
     o.text_name = "site.yaml";
@@ -431,12 +428,11 @@ Test(config, unschedulable_switch_and_reason_list)
                                           NULL};
     sluice_config_t *cfg = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
-    sluice_launcher_opts_t lo;
+    sluice_launcher_opts_t lo = SLUICE_LAUNCHER_OPTS_INIT;
 
     cr_assert_eq(load_text(BASE, NULL, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
     cr_assert(cfg->launcher.fail_unschedulable, "default is true");
     cr_assert_eq(cfg->launcher.unschedulable_reasons.n, 0);
-    memset(&lo, 0, sizeof(lo));
     sluice_launcher_opts_from_config(cfg, &lo);
     cr_assert_not(lo.wait_unschedulable);
     cr_assert_null(lo.unschedulable_reasons, "empty list: the launcher's default");
@@ -487,11 +483,10 @@ static const char *fake_getenv(const char *name, void *arg)
 
 Test(config, getenv_callback_is_used)
 {
-    sluice_config_opts_t o;
+    sluice_config_opts_t o = SLUICE_CONFIG_OPTS_INIT;
     sluice_config_t *cfg = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
 
-    memset(&o, 0, sizeof(o));
     o.text = BASE;
     o.text_len = strlen(BASE);
     o.getenv_fn = fake_getenv;
@@ -583,13 +578,12 @@ Test(config, nvflare_slurm_yaml_accepted_whole)
     size_t i, k;
 
     for (k = 0; k < 2; k++) {
-        sluice_config_opts_t o;
+        sluice_config_opts_t o = SLUICE_CONFIG_OPTS_INIT;
         sluice_config_t *cfg = NULL;
         sluice_error_t err = SLUICE_ERROR_INIT;
         char *path = fixture(names[k]);
         bool saw_parent = false, saw_sbatch = false, saw_ics = false;
 
-        memset(&o, 0, sizeof(o));
         o.path = path;
         o.envp = env;
         cr_assert_eq(sluice_config_load(&o, &cfg, &err), SLUICE_OK, "%s: %s", names[k], err.text);
@@ -783,11 +777,10 @@ Test(config, json_redacts_url_password_and_holds_no_secret)
 
 Test(config, missing_file_is_eio)
 {
-    sluice_config_opts_t o;
+    sluice_config_opts_t o = SLUICE_CONFIG_OPTS_INIT;
     sluice_config_t *cfg = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
 
-    memset(&o, 0, sizeof(o));
     o.path = "/nonexistent/site.yaml";
     cr_assert_eq(sluice_config_load(&o, &cfg, &err), SLUICE_EIO);
     cr_assert_null(cfg);

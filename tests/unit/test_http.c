@@ -460,7 +460,7 @@ Test(http, auth_failure_invalidate_and_retry_with_a_rotated_token)
     http_request_t req = {HTTP_GET, HTTP_CLASS_QUERY, "/slurm/v0.0.40/jobs", NULL, NULL, NULL};
     http_response_t resp = HTTP_RESPONSE_INIT;
     sluice_error_t err = SLUICE_ERROR_INIT;
-    sluice_auth_options_t ao;
+    sluice_auth_options_t ao = SLUICE_AUTH_OPTIONS_INIT;
     sluice_auth_t *auth = NULL;
     rest_outcome_t o;
     char **hdrs = NULL;
@@ -474,7 +474,6 @@ Test(http, auth_failure_invalidate_and_retry_with_a_rotated_token)
     fprintf(f, "SLURM_JWT=%s\n", t1);
     fclose(f);
     chmod(path, 0600);
-    memset(&ao, 0, sizeof(ao));
     ao.kind = SLUICE_AUTH_TOKEN_FILE;
     ao.path = path;
     ao.user = "alice";

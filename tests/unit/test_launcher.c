@@ -208,10 +208,9 @@ TestSuite(launcher, .init = setup, .fini = teardown, .timeout = 240);
 static sluice_launcher_t *new_launcher(void)
 {
     sluice_error_t err = SLUICE_ERROR_INIT;
-    sluice_launcher_opts_t o;
+    sluice_launcher_opts_t o = SLUICE_LAUNCHER_OPTS_INIT;
     sluice_launcher_t *l = NULL;
 
-    memset(&o, 0, sizeof(o));
     o.store = store;
     o.cluster = fake_cluster_ops(fc);
     o.staging.prepare = h_prepare;
@@ -1065,11 +1064,10 @@ Test(launcher, one_batched_state_read_per_cycle)
 Test(launcher, read_and_submit_budgets_are_separate)
 {
     sluice_error_t err = SLUICE_ERROR_INIT;
-    sluice_launcher_opts_t o;
+    sluice_launcher_opts_t o = SLUICE_LAUNCHER_OPTS_INIT;
     sluice_launcher_t *l = NULL;
     unsigned reads;
 
-    memset(&o, 0, sizeof(o));
     o.store = store;
     o.cluster = fake_cluster_ops(fc);
     o.user = USER;
@@ -1718,11 +1716,10 @@ Test(launcher, second_supervisor_is_refused_and_orphans_are_reported)
     sluice_launcher_t *l2 = NULL;
     sluice_store_t *s2 = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
-    sluice_launcher_opts_t o;
+    sluice_launcher_opts_t o = SLUICE_LAUNCHER_OPTS_INIT;
     size_t orphans = 0;
 
     cr_assert_sluice_ok(sluice_store_open(&s2, tmp, &err), &err);
-    memset(&o, 0, sizeof(o));
     o.store = s2;
     o.cluster = fake_cluster_ops(fc);
     cr_assert_eq(sluice_launcher_new(&l2, &o, &err), SLUICE_ECONFLICT);
@@ -1954,7 +1951,7 @@ static void *idle_main(void *p)
 Test(launcher, idle_on_the_real_clock_is_woken_by_an_accept)
 {
     sluice_error_t err = SLUICE_ERROR_INIT;
-    sluice_launcher_opts_t o;
+    sluice_launcher_opts_t o = SLUICE_LAUNCHER_OPTS_INIT;
     sluice_launcher_t *l = NULL;
     sluice_launcher_request_t r;
     json_t *req = json_pack("{s:s, s:s}", "launch_id", "R1", "site", "site1");
@@ -1962,7 +1959,6 @@ Test(launcher, idle_on_the_real_clock_is_woken_by_an_accept)
     idle_arg_t a;
     pthread_t th;
 
-    memset(&o, 0, sizeof(o));
     o.store = store;
     o.cluster = fake_cluster_ops(fc);
     o.staging.prepare = h_prepare;
@@ -2216,8 +2212,8 @@ static char *rest_fixture(const char *name)
 /* A client for http://127.0.0.1:port, pinned to v0.0.43, HS256 tokens. */
 static sluice_client_t *rest_client(int port)
 {
-    sluice_auth_options_t ao;
-    sluice_client_options_t co;
+    sluice_auth_options_t ao = SLUICE_AUTH_OPTIONS_INIT;
+    sluice_client_options_t co = SLUICE_CLIENT_OPTIONS_INIT;
     sluice_auth_t *auth = NULL;
     sluice_client_t *c = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
@@ -2231,13 +2227,11 @@ static sluice_client_t *rest_client(int port)
     fputs("0123456789abcdef0123456789abcdef", f);
     fclose(f);
     cr_assert_eq(chmod(key, 0600), 0);
-    memset(&ao, 0, sizeof(ao));
     ao.kind = SLUICE_AUTH_HS256_KEY;
     ao.path = key;
     ao.user = USER;
     cr_assert_sluice_ok(sluice_auth_new(&auth, &ao, &err), &err);
     snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
-    memset(&co, 0, sizeof(co));
     co.url = url;
     co.api_version = "v0.0.43";
     co.connect_timeout_ms = 1000;
@@ -2252,10 +2246,9 @@ static sluice_client_t *rest_client(int port)
 static sluice_launcher_t *rest_launcher(sluice_client_t *c)
 {
     sluice_error_t err = SLUICE_ERROR_INIT;
-    sluice_launcher_opts_t o;
+    sluice_launcher_opts_t o = SLUICE_LAUNCHER_OPTS_INIT;
     sluice_launcher_t *l = NULL;
 
-    memset(&o, 0, sizeof(o));
     o.store = store;
     sluice_cluster_ops_rest(c, &o.cluster);
     o.user = USER;

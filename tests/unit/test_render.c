@@ -779,7 +779,7 @@ Test(render, commands_and_path_follow_the_site)
 Test(render, probe_job_uses_the_site_commands_and_a_dot_staging_dir)
 {
     char dir[600];
-    sluice_config_opts_t o;
+    sluice_config_opts_t o = SLUICE_CONFIG_OPTS_INIT;
     sluice_config_t *cfg = NULL;
     sluice_render_t *r = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
@@ -791,7 +791,6 @@ Test(render, probe_job_uses_the_site_commands_and_a_dot_staging_dir)
               "    singularity: /opt/sing/bin/singularity\n",
               dir, sizeof(dir));
     snprintf(site_path, sizeof(site_path), "%s/site.yaml", dir);
-    memset(&o, 0, sizeof(o));
     o.path = site_path;
     cr_assert_eq(sluice_config_load(&o, &cfg, &err), SLUICE_OK, "%s", err.text);
     cr_expect_eq(sluice_render_probe(cfg, "Bad/Tag", &r, &err), SLUICE_EINVAL);

@@ -385,8 +385,8 @@ static void push(int status, const char *body)
 
 static void init_client(void)
 {
-    sluice_auth_options_t ao;
-    sluice_client_options_t co;
+    sluice_auth_options_t ao = SLUICE_AUTH_OPTIONS_INIT;
+    sluice_client_options_t co = SLUICE_CLIENT_OPTIONS_INIT;
     sluice_auth_t *auth = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
     char why[512] = "";
@@ -400,13 +400,11 @@ static void init_client(void)
     cr_assert_eq(write(fd, "0123456789abcdef0123456789abcdef", 32), 32);
     fchmod(fd, 0600);
     close(fd);
-    memset(&ao, 0, sizeof(ao));
     ao.kind = SLUICE_AUTH_HS256_KEY;
     ao.path = keypath;
     ao.user = "alice";
     ao.clock = ticking_clock;
     cr_assert_eq(sluice_auth_new(&auth, &ao, &err), SLUICE_OK, "%s", err.text);
-    memset(&co, 0, sizeof(co));
     co.url = fake_url(fs);
     co.api_version = "v0.0.38";
     co.query_timeout_ms = 2000;

@@ -36,7 +36,7 @@ static void write_file(const char *path, const char *text, mode_t mode)
 
 static void setup(void)
 {
-    sluice_config_opts_t co;
+    sluice_config_opts_t co = SLUICE_CONFIG_OPTS_INIT;
     sluice_error_t err = SLUICE_ERROR_INIT;
     char path[300], text[2048];
 
@@ -56,7 +56,6 @@ static void setup(void)
              fake_url(fs), tmp, tmp, tmp);
     snprintf(path, sizeof(path), "%s/site.yaml", tmp);
     write_file(path, text, 0600);
-    memset(&co, 0, sizeof(co));
     co.path = path;
     cr_assert_sluice_ok(sluice_config_load(&co, &cfg, &err), &err);
     snprintf(state, sizeof(state), "%s/state", tmp);
