@@ -14,8 +14,9 @@
  *     full reads of changed jobs, the pending heartbeat,
  *     accounting lookups, the adaptive interval.
  *   - launcher_submit.c: the batched submit path (selection, staging
- *     threads, marker and answer commits, submit_many) and reconciliation
- *     of uncertain submits and of older attempts.
+ *     threads, marker and answer commits, submit_many).
+ *   - launcher_reconcile.c: reconciliation of uncertain submits by their
+ *     marker, and jobs of older attempts.
  *   - launcher_record.c: the table of launches, recording events and
  *     folding them back in, stats counters, the clock and budget helpers.
  *   - launcher_views.c: what a job record means before it is recorded
@@ -280,6 +281,11 @@ sluice_err launcher_submit_due(sluice_launcher_t *l, int64_t now, sluice_error_t
 /* The earliest resend of a POST that never left (a clock time in ms, after
  * `now`); -1 when none. */
 int64_t launcher_submit_wake(const sluice_launcher_t *l, int64_t now);
+
+/* ---- launcher_reconcile.c ----------------------------------------------- */
+
+/* Look for the job of an uncertain submit by its marker; adopt it, or count
+ * one absence. */
 sluice_err
 launcher_do_reconcile(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_error_t *err);
 /* Jobs of older attempts that surface late are cancelled. */
