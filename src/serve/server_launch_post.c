@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* server_launch_post.c - the create route of `sluice serve`: POST
  * /v1/launches checks the body (media type, UTF-8, JSON, secrets only on a
- * protected channel), then runs the accept pipeline (policy, parse, render,
- * dry run, secrets, sluice_launcher_accept) and answers with the view.
+ * protected channel), then runs the library's accept pipeline
+ * (sluice_accept_prepare: policy, parse, render; the dry run answers there;
+ * sluice_accept_commit: secrets and the durable accept) and answers with the
+ * view.
  *
  * Notes:
- * - The whole pipeline is launch_post(), in one piece, so that it can be
- *   replaced by one library call.
- * - An accept does not take s->mu: sluice_launcher_accept is thread-safe
+ * - An accept does not take s->mu: sluice_accept_commit is thread-safe
  *   and wakes the launcher, so a POST never waits for a running cycle.
  * - The body is wiped before the answer is sent: it may hold secrets.
  */
@@ -18,51 +18,26 @@
 
 #include <jansson.h>
 
-#include <sluice/config.h>
-#include <sluice/launch.h>
-#include <sluice/launcher.h>
-#include <sluice/ops.h>
-#include <sluice/render.h>
+#include <sluice/accept.h>
 
 #include "server_launch_post.h"
 #include "server_launches.h"
 #include "server_text.h"
 #include "server_util.h"
 
-static const char *process_getenv(const char *name, void *arg)
-{
-    (void)arg;
-    return getenv(name);
-}
-
-static const char *server_getenv_cb(const char *name, void *arg)
-{
-    sluice_server_t *s = arg;
-    return s->o.getenv_fn ? s->o.getenv_fn(name, s->o.getenv_arg) : getenv(name);
-}
-
 void launch_post(sluice_server_t *s, req_t *rq, answer_t *out)
 {
     const char *ctype = req_header(rq, "Content-Type");
     int protected_channel = rq->unix_socket || rq->tls;
-    json_t *peek = NULL, *request = NULL, *render = NULL, *view = NULL;
+    json_t *peek = NULL, *view = NULL;
     json_error_t jerr;
     sluice_error_t err = SLUICE_ERROR_INIT;
-    sluice_launch_policy_t policy;
-    sluice_launch_t *launch = NULL;
-    sluice_render_t *r = NULL;
-    sluice_render_ctx_t ctx;
-    sluice_launcher_request_t lr;
-    sluice_secret_t *secrets = NULL;
-    const sluice_study_t *study = NULL;
-    size_t n_secrets = 0;
-    char *canon = NULL, *id = NULL;
-    int existed = 0, have_policy = 0;
+    sluice_accept_opts_t ao = SLUICE_ACCEPT_OPTS_INIT;
+    sluice_accept_t *a = NULL;
+    sluice_accept_stage stage = SLUICE_ACCEPT_STAGE_NONE;
+    sluice_accept_outcome outcome = SLUICE_ACCEPT_NONE;
     sluice_err rc;
 
-    memset(&policy, 0, sizeof(policy));
-    memset(&ctx, 0, sizeof(ctx));
-    memset(&lr, 0, sizeof(lr));
     if (ctype == NULL || strncmp(ctype, "application/json", 16) != 0 ||
         (ctype[16] != '\0' && ctype[16] != ';')) {
         answer_problem(out, 415, "unsupported-media-type", "Unsupported media type",
@@ -94,77 +69,46 @@ void launch_post(sluice_server_t *s, req_t *rq, answer_t *out)
                           "secrets", NULL);
         goto out;
     }
-    /* ---- the accept pipeline ---- */
-    if (s->o.rt) {
-        const char *name = json_string_value(json_object_get(peek, "study"));
-        study = name ? sluice_study_runtime_find(s->o.rt, name) : NULL;
-    }
-    if (sluice_config_launch_policy(s->o.cfg, study, &policy, &err) != SLUICE_OK) {
+    /* ---- the accept pipeline (sluice_accept, the one for every caller) ---- */
+    ao.rt = s->o.rt;
+    ao.getenv_fn = s->o.getenv_fn; /* NULL: this process's environment */
+    ao.getenv_arg = s->o.getenv_arg;
+    ao.stat_fn = s->o.stat_fn;
+    ao.stat_arg = s->o.stat_arg;
+    ao.caller = rq->caller.name;
+    if (sluice_accept_prepare(&a, &stage, s->o.cfg, rq->body ? rq->body : "", rq->len, &ao, &err) !=
+        SLUICE_OK) {
         answer_error(out, &err);
-        goto out;
-    }
-    have_policy = 1;
-    if (sluice_launch_parse(&launch, rq->body, rq->len, &policy, 0, &err) != SLUICE_OK) {
-        answer_error(out, &err);
-        goto out;
-    }
-    ctx.attempt = 1;
-    ctx.getenv_fn = s->o.getenv_fn;
-    ctx.getenv_arg = s->o.getenv_arg;
-    ctx.stat_fn = s->o.stat_fn;
-    ctx.stat_arg = s->o.stat_arg;
-    if (ctx.getenv_fn == NULL)
-        ctx.getenv_fn = process_getenv;
-    if (sluice_render(s->o.cfg, study, launch, &ctx, &r, &err) != SLUICE_OK) {
-        answer_error(out, &err);
-        goto out;
-    }
-    if ((canon = sluice_launch_to_json(launch, &err)) == NULL ||
-        (request = json_loads(canon, 0, NULL)) == NULL ||
-        (render = sluice_render_to_json(r)) == NULL) {
-        answer_problem(out, 500, "internal", "Internal error", "out of memory");
         goto out;
     }
     if (req_arg_true(rq, "dry_run")) {
         answer_json(out, 200,
-                    json_pack("{s:b s:s s:O s:O}", "dry_run", 1, "launch_id",
-                              sluice_launch_id(launch), "request", request, "render", render));
+                    json_pack("{s:b s:s s:o s:o}", "dry_run", 1, "launch_id",
+                              sluice_accept_launch_id(a), "request",
+                              json_deep_copy(sluice_accept_request_json(a)), "render",
+                              json_deep_copy(sluice_accept_render_json(a))));
         goto out;
     }
-    if (sluice_launch_collect_secrets(launch, study, server_getenv_cb, s, &secrets, &n_secrets,
-                                      &err) != SLUICE_OK) {
+    /* Not under s->mu: an accept never waits for a launcher cycle (the
+     * launcher takes the launch at its next intake and is woken now). */
+    rc = sluice_accept_commit(a, &outcome, &stage, s->o.launcher, &err);
+    if (rc != SLUICE_OK && stage == SLUICE_ACCEPT_STAGE_SECRETS) {
         answer_problem_ex(out, 422, "invalid-request", "Invalid launch request", err.text,
                           "secret_env", NULL);
         goto out;
     }
-    lr.request = request;
-    lr.render = render;
-    lr.secrets = secrets;
-    lr.n_secrets = n_secrets;
-    lr.caller = rq->caller.name;
-    /* Not under s->mu: an accept never waits for a launcher cycle (the
-     * launcher takes the launch at its next intake and is woken now). */
-    rc = sluice_launcher_accept(s->o.launcher, &lr, &id, &existed, &err);
     atomic_store(&s->views_dirty, 1);
     if (rc == SLUICE_OK)
-        launches_view(s, id, &view, &err);
+        launches_view(s, sluice_accept_launch_id(a), &view, &err);
     if (view == NULL) {
         answer_error(out, &err);
         goto out;
     }
-    answer_json(out, existed ? 200 : 201, view);
+    answer_json(out, outcome == SLUICE_ACCEPT_EXISTED ? 200 : 201, view);
     view = NULL;
 out:
     server_wipe(rq->body, rq->len);
-    free(secrets);
-    free(id);
-    free(canon);
     json_decref(view);
     json_decref(peek);
-    json_decref(request);
-    json_decref(render);
-    sluice_render_free(r);
-    sluice_launch_free(launch);
-    if (have_policy)
-        sluice_config_launch_policy_clear(&policy);
+    sluice_accept_free(a);
 }
