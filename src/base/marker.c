@@ -111,7 +111,9 @@ bool marker_launch_id_ok(const char *id, size_t len)
               ch == '.' || ch == '_' || ch == '-'))
             return false;
     }
-    return true;
+    /* "." and ".." would name the artifacts directory itself or the store
+     * directory above it (<store>/artifacts/<launch_id>). */
+    return !(id[0] == '.' && (len == 1 || (len == 2 && id[1] == '.')));
 }
 
 sluice_err marker_check_launch_id(const char *field, const char *id, sluice_error_t *err)

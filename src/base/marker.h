@@ -37,7 +37,7 @@
 
 #define MARKER_LAUNCH_ID_MAX 128
 /* What a bad launch_id is told, after "<field>: ". */
-#define MARKER_LAUNCH_ID_RULE "expected 1 to 128 characters from [A-Za-z0-9._-]"
+#define MARKER_LAUNCH_ID_RULE "expected 1 to 128 characters from [A-Za-z0-9._-], not . or .."
 
 /* SHA-256 of data[0..len) into md.  False (md all zero) when OpenSSL
  * fails, which it does not for SHA-256 short of running out of memory. */

@@ -422,7 +422,7 @@ static const struct bad_case bad_cases[] = {
     {"{" BASE ",'colour':1," POOL "}", SLUICE_EINVAL, "colour: unknown field"},
     {"{'site':'s','command':'c'," POOL "}", SLUICE_EINVAL, "launch_id: required"},
     {"{'launch_id':'a/b','site':'s'," POOL "}", SLUICE_EINVAL,
-     "launch_id: expected 1 to 128 characters from [A-Za-z0-9._-]"},
+     "launch_id: expected 1 to 128 characters from [A-Za-z0-9._-], not . or .."},
     {"{'launch_id':'','site':'s'," POOL "}", SLUICE_EINVAL, "launch_id: must not be empty"},
     {"{'launch_id':7,'site':'s'," POOL "}", SLUICE_EINVAL, "launch_id: expected a string"},
     {"{'launch_id':'x','site':'..'," POOL "}", SLUICE_EINVAL, "site: must not be \".\" or \"..\""},

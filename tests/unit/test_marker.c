@@ -145,7 +145,8 @@ Test(marker, comment_has_the_exact_format)
 
 Test(marker, launch_id_valid_cases)
 {
-    static const char *const ok[] = {"a", "A", "0", "job-1", "a.b_c-D", ".", "..", "x.y.z"};
+    static const char *const ok[] = {"a",   "A",  "0",   "job-1", "a.b_c-D",
+                                     "...", ".a", "a..", "x.y.z"};
     char longest[MARKER_LAUNCH_ID_MAX + 1];
     size_t i;
 
@@ -161,8 +162,8 @@ Test(marker, launch_id_valid_cases)
 
 Test(marker, launch_id_invalid_cases)
 {
-    static const char *const bad[] = {"",  "a b", "a/b", "a:b",      "a\nb",
-                                      "ü", "a$",  "a;b", "../../x/", "id\t"};
+    static const char *const bad[] = {"",   "a b", "a/b", "a:b", "a\nb",     "ü",
+                                      "a$", "a;b", ".",   "..",  "../../x/", "id\t"};
     char toolong[MARKER_LAUNCH_ID_MAX + 2];
     size_t i;
 
@@ -182,10 +183,12 @@ Test(marker, launch_id_error_names_the_field)
     char toolong[MARKER_LAUNCH_ID_MAX + 2];
 
     cr_expect_eq(marker_check_launch_id("depends_on.launch_id", "a b", &err), SLUICE_EINVAL);
-    cr_expect_str_eq(err.text,
-                     "depends_on.launch_id: expected 1 to 128 characters from [A-Za-z0-9._-]");
+    cr_expect_str_eq(
+        err.text,
+        "depends_on.launch_id: expected 1 to 128 characters from [A-Za-z0-9._-], not . or ..");
     cr_expect_eq(marker_check_launch_id("launch_id", NULL, &err), SLUICE_EINVAL);
-    cr_expect_str_eq(err.text, "launch_id: expected 1 to 128 characters from [A-Za-z0-9._-]");
+    cr_expect_str_eq(err.text,
+                     "launch_id: expected 1 to 128 characters from [A-Za-z0-9._-], not . or ..");
     memset(toolong, 'a', MARKER_LAUNCH_ID_MAX + 1);
     toolong[MARKER_LAUNCH_ID_MAX + 1] = '\0';
     cr_expect_eq(marker_check_launch_id("launch_id", toolong, &err), SLUICE_EINVAL);

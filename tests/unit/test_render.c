@@ -278,7 +278,7 @@ Test(render, signalled_script_leaves_its_record)
     snprintf(cmd, sizeof(cmd),
              "cd '%s' && (env -i STUB_BIN='%s/bin:/usr/bin:/bin' STUB_OUT='%s' "
              "SLURM_JOB_NODELIST='node[01-02]' STUB_TERM_RC=1 /bin/bash job.sh >out.txt "
-             "2>err.txt & p=$!; for i in $(seq 100); do [ -f srun.started ] && break; "
+             "2>err.txt & p=$!; for i in $(seq 400); do [ -f srun.started ] && break; "
              "sleep 0.05; done; kill -TERM $p; wait $p)",
              scratch, scratch, scratch);
     status = system(cmd);
