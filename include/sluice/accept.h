@@ -87,10 +87,8 @@ typedef struct {
     bool read_secrets;
 } sluice_accept_opts_t;
 
-#define SLUICE_ACCEPT_OPTS_INIT                                                                    \
-    {                                                                                              \
-        NULL, NULL, NULL, NULL, NULL, NULL, false, false                                           \
-    }
+/* Every field zero: each one's documented default. */
+#define SLUICE_ACCEPT_OPTS_INIT {0}
 
 /* A request judged and rendered, ready to be committed. */
 typedef struct sluice_accept sluice_accept_t;

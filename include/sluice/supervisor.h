@@ -45,10 +45,8 @@ typedef struct {
     unsigned submit_in_flight;
 } sluice_supervisor_opts_t;
 
-#define SLUICE_SUPERVISOR_OPTS_INIT                                                                \
-    {                                                                                              \
-        NULL, NULL, NULL, 0                                                                        \
-    }
+/* Every field zero: each one's documented default. */
+#define SLUICE_SUPERVISOR_OPTS_INIT {0}
 
 typedef struct sluice_supervisor sluice_supervisor_t;
 
