@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* cmd_case.h - running the real `sluice` binary ($SLUICE_BIN) in a test
+ * against a scratch store directory filled through the library (the suites
+ * of `sluice status`, `ls` and `cancel`). */
+#ifndef SLUICE_TEST_CMD_CASE_H
+#define SLUICE_TEST_CMD_CASE_H
+
+/* The scratch store directory of the running test. */
+extern char cmd_dir[256];
+
+/* A new scratch directory /tmp/sluice-cmd<name>-XXXXXX (skips the test when
+ * SLUICE_BIN is not set, as outside ctest); cmd_case_teardown() removes it. */
+void cmd_case_setup(const char *name);
+void cmd_case_teardown(void);
+
+/* Run `sluice ARGS` (a printf format) with stdout and stderr into a file of
+ * the scratch directory; its exit code. */
+int cmd_sluice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* What the last cmd_sluice() printed (borrowed: valid until the next call). */
+char *cmd_output(void);
+
+/* Create launch `id` of site "tb" (state ACCEPTED) in the scratch store. */
+void cmd_add_launch(const char *id);
+
+#endif
