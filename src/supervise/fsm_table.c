@@ -44,19 +44,6 @@ static const struct {
 static const char *const lookup_names[] = {"FOUND", "NOT_FOUND", "UNAVAILABLE"};
 static const char *const source_names[] = {"live", "accounting"};
 
-/* Slurm's names, from jobdesc.h's maps (index = enum value). */
-static const char *const base_names[] = {"UNKNOWN",
-#define BASE_NAME(n) #n,
-                                         SLUICE_JOB_BASE_MAP(BASE_NAME)
-#undef BASE_NAME
-};
-
-static const char *const flag_names[] = {
-#define FLAG_NAME(n) #n,
-    SLUICE_JOB_FLAG_MAP(FLAG_NAME)
-#undef FLAG_NAME
-};
-
 static int find_name(const char *const *tab, size_t n, const char *name)
 {
     size_t i;
@@ -164,36 +151,42 @@ bool sluice_lookup_source_from_name(const char *name, sluice_lookup_source *out)
     return true;
 }
 
+/* Slurm's base and flag names are jobdesc.c's tables (one copy). */
 const char *fsm_base_name(sluice_job_base b)
 {
-    if ((unsigned)b >= FSM_COUNT(base_names))
-        return "UNKNOWN";
-    return base_names[b];
+    return sluice_job_base_name(b);
 }
 
 bool fsm_base_from_name(const char *name, sluice_job_base *out)
 {
-    int i = find_name(base_names, FSM_COUNT(base_names), name);
+    sluice_job_base b = sluice_job_base_parse(name);
 
-    if (i <= 0)
+    if (b == SLUICE_JOB_BASE_UNKNOWN)
         return false;
-    *out = (sluice_job_base)i;
+    *out = b;
     return true;
 }
 
 size_t fsm_flag_count(void)
 {
-    return FSM_COUNT(flag_names);
+    return SLUICE_JOB_FLAG_COUNT_;
 }
 
 const char *fsm_flag_name(size_t i)
 {
-    return i < FSM_COUNT(flag_names) ? flag_names[i] : NULL;
+    return i < SLUICE_JOB_FLAG_COUNT_ ? sluice_job_flag_name(UINT32_C(1) << i) : NULL;
 }
 
 int fsm_flag_from_name(const char *name)
 {
-    return find_name(flag_names, FSM_COUNT(flag_names), name);
+    uint32_t bit = sluice_job_flag_parse(name);
+    int i = 0;
+
+    if (bit == 0)
+        return -1;
+    while ((bit >> i) != 1)
+        i++;
+    return i;
 }
 
 /* ---- public face of a state -------------------------------------------- */
