@@ -31,18 +31,6 @@
 
 /* ---- events: ownership and JSON ---------------------------------------- */
 
-static void view_release(sluice_jobview_t *v)
-{
-    free(v->name);
-    free(v->comment);
-    free(v->user_name);
-    free(v->partition);
-    free(v->nodes);
-    free(v->state_reason);
-    free(v->state_description);
-    memset(v, 0, sizeof(*v));
-}
-
 void sluice_fsm_event_clear(sluice_fsm_event_t *ev)
 {
     size_t i;
@@ -57,7 +45,7 @@ void sluice_fsm_event_clear(sluice_fsm_event_t *ev)
     free(ev->pool);
     if (ev->jobs != NULL) {
         for (i = 0; i < ev->n_jobs; i++)
-            view_release(&ev->jobs[i]);
+            sluice_jobview_clear(&ev->jobs[i]);
         free(ev->jobs);
     }
     memset(ev, 0, sizeof(*ev));
