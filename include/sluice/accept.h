@@ -88,7 +88,10 @@ typedef struct {
 } sluice_accept_opts_t;
 
 /* Every field zero: each one's documented default. */
-#define SLUICE_ACCEPT_OPTS_INIT {0}
+#define SLUICE_ACCEPT_OPTS_INIT                                                                    \
+    {                                                                                              \
+        0                                                                                          \
+    }
 
 /* A request judged and rendered, ready to be committed. */
 typedef struct sluice_accept sluice_accept_t;

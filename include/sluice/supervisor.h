@@ -46,7 +46,10 @@ typedef struct {
 } sluice_supervisor_opts_t;
 
 /* Every field zero: each one's documented default. */
-#define SLUICE_SUPERVISOR_OPTS_INIT {0}
+#define SLUICE_SUPERVISOR_OPTS_INIT                                                                \
+    {                                                                                              \
+        0                                                                                          \
+    }
 
 typedef struct sluice_supervisor sluice_supervisor_t;
 

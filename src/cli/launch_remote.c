@@ -31,6 +31,7 @@
 
 #include <sluice/fsm.h>
 
+#include "base/wipe.h"
 #include "cli.h"
 #include "prepare.h"
 #include "print.h"
@@ -345,7 +346,7 @@ int cli_launch_remote(const cli_remote_opts_t *o, const char *request_path, int 
 out:
     free(f);
     if (body != NULL)
-        explicit_bzero(body, len); /* it may hold secret values */
+        wipe(body, len); /* it may hold secret values */
     free(body);
     json_decref(launch);
     cli_remote_close(r);

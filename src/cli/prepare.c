@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/wipe.h"
 #include "cli.h"
 #include "prepare.h"
 
@@ -150,14 +151,7 @@ int cli_prepare(const cli_prepare_opts_t *o, cli_prepared_t *out)
     }
     out->render = sluice_accept_render(out->accept);
 out:
-    if (data) {
-        /* The request may hold secret values. */
-        volatile char *p = data;
-        size_t k;
-        for (k = 0; k < len; k++)
-            p[k] = 0;
-        free(data);
-    }
+    wipe_free(data, len); /* the request may hold secret values */
     if (rc != CLI_EX_OK)
         cli_prepared_free(out);
     return rc;

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/wipe.h"
 #include "cli.h"
 #include "slurm/http.h"
 #include "remote.h"
@@ -152,7 +153,7 @@ int cli_remote_read_token(const char *path, char *out, size_t size)
         rc = CLI_EX_CONFIG;
     }
 out:
-    explicit_bzero(buf, sizeof(buf));
+    wipe(buf, sizeof(buf));
     close(fd);
     return rc;
 }
@@ -195,7 +196,7 @@ int cli_remote_open(const cli_remote_opts_t *o, cli_remote_t **out)
     *out = r;
     r = NULL;
 out:
-    explicit_bzero(token, sizeof(token));
+    wipe(token, sizeof(token));
     cli_remote_close(r);
     return rc;
 }
@@ -206,7 +207,7 @@ void cli_remote_close(cli_remote_t *r)
         return;
     http_client_free(r->http);
     http_client_free(r->stream);
-    explicit_bzero(r->auth, sizeof(r->auth));
+    wipe(r->auth, sizeof(r->auth));
     free(r->server);
     free(r);
 }

@@ -31,22 +31,14 @@
 #include <string.h>
 
 #include <jansson.h>
-#include <openssl/crypto.h>
 
+#include "base/wipe.h"
 #include "base/marker.h"
 #include "base/syntax.h"
 
 #include "launch_int.h"
 
 /* ---- freeing ----------------------------------------------------------- */
-
-static void wipe_free(char *s)
-{
-    if (s == NULL)
-        return;
-    OPENSSL_cleanse(s, strlen(s));
-    free(s);
-}
 
 static void pool_clear(sluice_launch_pool_t *p)
 {
@@ -97,11 +89,11 @@ void sluice_launch_free(sluice_launch_t *l)
     for (i = 0; i < l->n_secrets; i++) {
         free(l->secret_names[i]);
         if (l->secret_values != NULL)
-            wipe_free(l->secret_values[i]);
+            wipe_str_free(l->secret_values[i]);
     }
     free(l->secret_names);
     free(l->secret_values);
-    OPENSSL_cleanse(l, sizeof(*l));
+    wipe(l, sizeof(*l));
     free(l);
 }
 
@@ -597,7 +589,7 @@ static void wipe_tree_secrets(json_t *root)
     {
         if (json_is_string(v)) {
             char *p = (char *)(uintptr_t)json_string_value(v);
-            OPENSSL_cleanse(p, json_string_length(v));
+            wipe(p, json_string_length(v));
         }
     }
 }

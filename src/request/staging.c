@@ -31,6 +31,7 @@
 #include <sluice/log.h>
 #include <sluice/render.h>
 
+#include "base/wipe.h"
 #include "base/buf.h"
 #include "base/shquote.h"
 #include "staging.h"
@@ -261,14 +262,10 @@ out:
     return rc;
 }
 
-static void wipe(buf_t *b)
+/* Zero the whole buffer (it held secret values), then free it. */
+static void wipe_buf(buf_t *b)
 {
-    if (b->data) {
-        volatile char *p = b->data;
-        size_t i;
-        for (i = 0; i < b->cap; i++)
-            p[i] = 0;
-    }
+    wipe(b->data, b->cap);
     buf_free(b);
 }
 
@@ -337,7 +334,7 @@ sluice_err sluice_staging_write_secrets(int dirfd,
 nomem:
     rc = sluice_errorf(err, SLUICE_ENOMEM, "secrets: out of memory");
 out:
-    wipe(&b);
+    wipe_buf(&b);
     return rc;
 }
 
@@ -370,6 +367,6 @@ sluice_err staging_write_secret_pairs(int dirfd,
 nomem:
     rc = sluice_errorf(err, SLUICE_ENOMEM, "secrets: out of memory");
 out:
-    wipe(&b);
+    wipe_buf(&b);
     return rc;
 }

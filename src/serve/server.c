@@ -39,6 +39,7 @@
 #include <sluice/server.h>
 #include <sluice/store.h>
 
+#include "base/wipe.h"
 #include "server_access.h"
 #include "server_answer.h"
 #include "server_int.h"
@@ -419,7 +420,7 @@ static void on_completed(void *cls,
 
     (void)cls, (void)c, (void)toe;
     if (up) {
-        server_wipe(up->body, up->len);
+        wipe(up->body, up->len);
         free(up->body);
         free(up);
         *con_cls = NULL;

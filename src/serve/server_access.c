@@ -26,6 +26,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "base/wipe.h"
 #include "server_access.h"
 #include "server_util.h"
 
@@ -133,7 +134,7 @@ sluice_err server_load_tokens(sluice_server_t *s, const char *path, sluice_error
     if (s->n_tokens == 0)
         rc = sluice_errorf(err, SLUICE_EINVAL, "tokens file %s names no caller", path);
 out:
-    server_wipe(line, sizeof(line));
+    wipe(line, sizeof(line));
     if (f)
         fclose(f);
     return rc;
@@ -183,12 +184,12 @@ void server_access_free(sluice_server_t *s)
 
     for (i = 0; i < s->n_tokens; i++) {
         if (s->tokens[i].token)
-            server_wipe(s->tokens[i].token, strlen(s->tokens[i].token));
+            wipe(s->tokens[i].token, strlen(s->tokens[i].token));
         free(s->tokens[i].token);
         free(s->tokens[i].name);
     }
     /* GnuTLS keeps its own copy; ours is zeroed once the daemon is gone. */
-    server_wipe(s->key_pem, s->key_len);
+    wipe(s->key_pem, s->key_len);
     free(s->key_pem);
     free(s->cert_pem);
 }
@@ -253,7 +254,7 @@ server_read_pem(const char *path, int is_key, char **out, size_t *len_out, sluic
 out:
     close(fd);
     if (rc != SLUICE_OK) {
-        server_wipe(buf, got);
+        wipe(buf, got);
         free(buf);
         return rc;
     }

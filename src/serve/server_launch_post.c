@@ -20,6 +20,7 @@
 
 #include <sluice/accept.h>
 
+#include "base/wipe.h"
 #include "server_launch_post.h"
 #include "server_launches.h"
 #include "server_text.h"
@@ -107,7 +108,7 @@ void launch_post(sluice_server_t *s, req_t *rq, answer_t *out)
     answer_json(out, outcome == SLUICE_ACCEPT_EXISTED ? 200 : 201, view);
     view = NULL;
 out:
-    server_wipe(rq->body, rq->len);
+    wipe(rq->body, rq->len);
     json_decref(view);
     json_decref(peek);
     sluice_accept_free(a);

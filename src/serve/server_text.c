@@ -14,6 +14,7 @@
 
 #include <jansson.h>
 
+#include "base/wipe.h"
 #include "server_text.h"
 #include "server_util.h"
 
@@ -161,6 +162,6 @@ void text_utf8_field(const char *body, size_t len, char *field, size_t size)
             snprintf(field, size, "body");
         json_decref(j);
     }
-    server_wipe(copy, o);
+    wipe(copy, o);
     free(copy);
 }

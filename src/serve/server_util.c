@@ -56,12 +56,3 @@ int server_valid_id(const char *id, size_t len)
      * directory. */
     return marker_launch_id_ok(id, len) && !(len <= 2 && id[0] == '.');
 }
-
-void server_wipe(char *p, size_t n)
-{
-    volatile char *v = p;
-    size_t i;
-
-    for (i = 0; p && i < n; i++)
-        v[i] = 0;
-}

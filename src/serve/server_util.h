@@ -21,7 +21,5 @@ long long server_parse_count(const char *s);
 /* 1 when id[0..len) holds only the characters a launch id may hold (and
  * is not "." or ".."), else 0. */
 int server_valid_id(const char *id, size_t len);
-/* Zero `n` bytes at `p` (NULL allowed) in a way the compiler keeps. */
-void server_wipe(char *p, size_t n);
 
 #endif /* SLUICE_SERVER_UTIL_H */

@@ -70,7 +70,7 @@ sluice_err sluice_token_mint(const sluice_token_mint_options_t *o, char **out, s
     *out = enc;
     enc = NULL;
 out:
-    auth_wipe_str(enc);
+    wipe_str_free(enc);
     jwt_free(jwt);
     return rc;
 }

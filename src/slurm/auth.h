@@ -14,6 +14,8 @@
 #include <sluice/auth.h>
 #include <sluice/error.h>
 
+#include "base/wipe.h"
+
 /* Decode base64url (padding and the standard alphabet tolerated).  *out is
  * NUL-terminated; caller frees with free().  SLUICE_EINVAL on bad input. */
 sluice_err auth_b64url_decode(const char *in, size_t len, char **out, size_t *out_len);
@@ -26,15 +28,9 @@ auth_decode(const char *token, json_t **header_out, json_t **claims_out, sluice_
 /* Read an integer (or real) claim; 1 when present. */
 int auth_claim_int(const json_t *claims, const char *name, int64_t *out);
 
-/* Zero `n` bytes of p, then free it.  NULL-safe. */
-void auth_wipe_free(void *p, size_t n);
-
-/* Zero a NUL-terminated secret, then free it.  NULL-safe. */
-void auth_wipe_str(char *s);
-
 /* Read the token file at `path` (permissions checked; `strict`: group or
  * other read access is an error, else a warning) and parse its token.
- * *out is a new allocation (caller wipes it with auth_wipe_str());
+ * *out is a new allocation (caller wipes it with wipe_str_free());
  * *st_out (may be NULL) receives the file's identity as read. */
 sluice_err auth_load_token_file(
     const char *path, int strict, char **out, struct stat *st_out, sluice_error_t *err);

@@ -81,7 +81,7 @@ static int same_file(const struct stat *a, const struct stat *b)
 
 static void forget_token(sluice_auth_t *a)
 {
-    auth_wipe_str(a->token);
+    wipe_str_free(a->token);
     a->token = NULL;
     a->exp = 0;
     a->iat = 0;
@@ -95,7 +95,7 @@ static sluice_err load_key(sluice_auth_t *a, sluice_error_t *err)
 
     if ((rc = sluice_key_load(a->path, a->strict, &key, &len, err)) != SLUICE_OK)
         return rc;
-    auth_wipe_free(a->key, a->key_len);
+    wipe_free(a->key, a->key_len);
     a->key = key;
     a->key_len = len;
     return SLUICE_OK;
@@ -242,7 +242,7 @@ void sluice_auth_free(sluice_auth_t *a)
     if (a == NULL)
         return;
     forget_token(a);
-    auth_wipe_free(a->key, a->key_len);
+    wipe_free(a->key, a->key_len);
     free(a->user);
     free(a->path);
     free(a->env_name);
@@ -301,7 +301,7 @@ nomem:
     rc = sluice_errorf(err, SLUICE_ENOMEM, "auth: out of memory");
 out:
     sluice_auth_headers_free(h);
-    auth_wipe_str(tok);
+    wipe_str_free(tok);
     return rc;
 }
 
@@ -312,7 +312,7 @@ void sluice_auth_headers_free(char **headers)
     if (headers == NULL)
         return;
     for (i = 0; headers[i] != NULL; i++)
-        auth_wipe_str(headers[i]);
+        wipe_str_free(headers[i]);
     free(headers);
 }
 
@@ -324,7 +324,7 @@ void sluice_auth_invalidate(sluice_auth_t *a)
     forget_token(a);
     if (a->kind == SLUICE_AUTH_HS256_KEY || a->kind == SLUICE_AUTH_RS256_KEY) {
         /* Re-read the key too: it may have been rotated. */
-        auth_wipe_free(a->key, a->key_len);
+        wipe_free(a->key, a->key_len);
         a->key = NULL;
         a->key_len = 0;
     }

@@ -11,7 +11,7 @@
  *   isolation.
  * - Secrets never reach a log line or an error text: messages name the
  *   file or the claim, never the value.  Buffers holding secrets are wiped
- *   before they are freed (auth_wipe_free()).
+ *   before they are freed (wipe_free()).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,20 +26,6 @@
 #include "auth.h"
 
 #define MAX_TOKEN_FILE (64 * 1024)
-
-void auth_wipe_free(void *p, size_t n)
-{
-    if (p == NULL)
-        return;
-    explicit_bzero(p, n);
-    free(p);
-}
-
-void auth_wipe_str(char *s)
-{
-    if (s != NULL)
-        auth_wipe_free(s, strlen(s));
-}
 
 /* ---- base64url and claim decoding ------------------------------------ */
 
@@ -348,7 +334,7 @@ static sluice_err read_secret_file(const char *path,
         *st_out = st;
 out:
     if (data != NULL)
-        auth_wipe_free(data, MAX_TOKEN_FILE + 1);
+        wipe_free(data, MAX_TOKEN_FILE + 1);
     close(fd);
     return rc;
 }
@@ -365,7 +351,7 @@ sluice_err auth_load_token_file(
     rc = sluice_token_parse(data, len, out, err);
     if (rc != SLUICE_OK)
         sluice_error_prefix(err, "token file %s", path);
-    auth_wipe_free(data, len);
+    wipe_free(data, len);
     return rc;
 }
 

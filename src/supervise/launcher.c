@@ -42,8 +42,6 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include <openssl/crypto.h>
-
 #include <sluice/launcher.h>
 #include <sluice/log.h>
 

@@ -34,10 +34,9 @@
 #include <string.h>
 #include <time.h>
 
-#include <openssl/crypto.h>
-
 #include <sluice/launcher.h>
 
+#include "base/wipe.h"
 #include "launcher_int.h"
 
 struct launcher_intake_entry {
@@ -59,7 +58,7 @@ static void entry_free(launcher_intake_entry_t *e)
         return;
     for (size_t i = 0; i < e->n_secrets; i++) {
         if (e->secret_values != NULL && e->secret_values[i] != NULL)
-            OPENSSL_cleanse(e->secret_values[i], strlen(e->secret_values[i]));
+            wipe_str(e->secret_values[i]);
         if (e->secret_values != NULL)
             free(e->secret_values[i]);
         if (e->secret_names != NULL)

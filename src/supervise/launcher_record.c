@@ -29,11 +29,10 @@
 #include <string.h>
 #include <time.h>
 
-#include <openssl/crypto.h>
-
 #include <sluice/launcher.h>
 #include <sluice/log.h>
 
+#include "base/wipe.h"
 #include "launcher_int.h"
 
 static void count_event(sluice_launcher_t *l, const sluice_fsm_event_t *ev);
@@ -179,7 +178,7 @@ void launcher_launch_free(launch_t *L)
         return;
     for (size_t i = 0; i < L->n_secrets; i++) {
         if (L->secret_values[i] != NULL)
-            OPENSSL_cleanse(L->secret_values[i], strlen(L->secret_values[i]));
+            wipe_str(L->secret_values[i]);
         free(L->secret_values[i]);
         free(L->secret_names[i]);
     }

@@ -23,7 +23,6 @@ LAYERS = ["base", "site", "request", "slurm", "supervise", "serve", "cli"]
 # Public headers and the layer that implements them.
 PUBLIC = {
     "common.h": "base", "error.h": "base", "log.h": "base", "version.h": "base",
-    "syntax.h": "base", "marker.h": "base",
     "config.h": "site",
     "launch.h": "request", "jobdesc.h": "request", "render.h": "request",
     "auth.h": "slurm", "slurmrest.h": "slurm", "client.h": "slurm", "cluster.h": "slurm",
@@ -39,8 +38,8 @@ THIRD_PARTY = {
     r"jwt\.h": "src/slurm/auth.c",
     r"yaml\.h": "src/site/config_yaml.c",
     r"sqlite3\.h": "src/supervise/store.c",
-    r"libpq-fe\.h": "src/supervise/store_pg.c",
     r"microhttpd\.h": "src/serve/server.c",
+    r"openssl/": "src/base/marker.c",
 }
 MAX_LINES = int(os.environ.get("SLUICE_MAX_LINES", "800"))
 

@@ -15,6 +15,7 @@
 
 #include <criterion/criterion.h>
 
+#include "base/wipe.h"
 #include "serve/server_access.h"
 #include "serve/server_util.h"
 
@@ -177,7 +178,7 @@ Test(server_access, pem_files_are_checked_and_keys_kept_private)
     cr_assert(strstr(err.text, "readable by others") != NULL, "%s", err.text);
     cr_assert_eq(chmod(p, 0600), 0);
     cr_assert_eq(server_read_pem(p, 1, &pem, &len, &err), SLUICE_OK, "%s", err.text);
-    server_wipe(pem, len);
+    wipe(pem, len);
     cr_assert_eq(pem[0], '\0');
     free(pem);
     pem = NULL;
