@@ -9,7 +9,7 @@
  * result is checked as a whole; on any error nothing is returned.
  *
  * Notes:
- * - Only src/config.c sees libyaml.
+ * - Only src/site/config_yaml.c sees libyaml.
  * - The model holds file *paths* of secrets (JWT file, keys), never their
  *   contents; sluice_config_to_json() is safe to print.
  * - Every string in the structs below is owned by the containing object and

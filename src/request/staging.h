@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* staging.h - internal helpers of the staging module shared with the
- * launcher's staging hooks (src/staging_ops.c). */
+ * launcher's staging hooks (src/supervise/staging_ops.c). */
 #ifndef SLUICE_STAGING_INTERNAL_H
 #define SLUICE_STAGING_INTERNAL_H
 

@@ -10,12 +10,13 @@
  *   the event came from us, from another process (a CLI cancel) or from
  *   before a restart.
  *
- *   The launcher is split by concept (src/launcher_int.h names what each
- *   file owns): this file keeps the lifecycle, cancel, recording and
- *   folding events, per-launch actions (cancel, pool exits, peers,
- *   archive), pick-up, the step and stats; launcher_intake.c takes accepts
- *   from any thread; launcher_poll.c reads job states; launcher_submit.c
- *   submits in batches and reconciles.
+ *   The launcher is split by concept (launcher_int.h names what each file
+ *   owns): this file keeps the lifecycle, cancel, per-launch actions
+ *   (cancel, pool exits, peers, archive), pick-up, recovery and the step;
+ *   launcher_intake.c takes accepts from any thread; launcher_poll.c reads
+ *   job states; launcher_submit.c submits in batches; launcher_reconcile.c
+ *   reconciles uncertain submits; launcher_record.c records events and
+ *   folds them back in.  Calls go from this file down to those, never up.
  *
  * Notes:
  *   - Times: the store keeps epoch ms, the fsm epoch seconds (double).

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* launcher_int.h - what the launcher's three files share (not installed).
+/* launcher_int.h - what the launcher's files share (not installed).
  *
  * Purpose:
  *   The launcher (include/sluice/launcher.h) is one object split by

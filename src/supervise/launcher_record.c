@@ -9,8 +9,9 @@
  *   appended to the store first, then folded back in (launcher_sync_launch),
  *   whether it came from this launcher, from another process (a CLI cancel)
  *   or from before a restart.  This file is the bottom of the launcher:
- *   launcher_intake.c, launcher_poll.c, launcher_submit.c and launcher.c
- *   call it, and it calls none of them.
+ *   launcher_intake.c, launcher_poll.c, launcher_submit.c,
+ *   launcher_reconcile.c and launcher.c call it, and it calls none of them
+ *   (only launcher_views.c below it).
  *
  * Notes:
  *   - Times: the store keeps epoch ms, the fsm epoch seconds (double).

@@ -9,9 +9,7 @@
  *   durable commit, POSTed (submit_many when the cluster table has it, on a
  *   thread of its own while the next chunk is staged), and its answer
  *   committed with the rest of its chunk.  A launch whose POST has no proven
- *   answer is reconciled by its marker (job name, comment, user) in the
- *   live queue, then in accounting; only confirmed absence opens the next
- *   attempt.  Jobs of older attempts that surface late are cancelled.
+ *   answer goes to launcher_reconcile.c.
  *
  *   A POST that provably never left (SLUICE_SUBMIT_UNAVAILABLE: refused
  *   connect, TLS handshake failure, connect timeout, no usable token) is no
