@@ -11,7 +11,8 @@
  *   two hold the same rows.
  *
  * Notes:
- *   - Data only: fsm.c consults the table before and after each update.
+ *   - Tables and their lookups (Slurm's names through jobdesc.c): fsm.c consults the table before
+ * and after each update.
  *   - DONE has no row: a terminal launch accepts and ignores every event.
  */
 #include <string.h>
