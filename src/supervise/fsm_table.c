@@ -11,8 +11,8 @@
  *   two hold the same rows.
  *
  * Notes:
- *   - Tables and their lookups (Slurm's names through jobdesc.c): fsm.c consults the table before
- * and after each update.
+ *   - Tables and their lookups (Slurm's names through jobdesc.c); fsm.c
+ *     consults the transition table before and after each update.
  *   - DONE has no row: a terminal launch accepts and ignores every event.
  */
 #include <string.h>
