@@ -99,30 +99,6 @@ char *marker_comment_dup(const char *launch_id, uint32_t attempt)
     return s;
 }
 
-char *marker_probe_name_dup(const char *prefix, const char *site, const char *tag)
-{
-    const char *p = prefix != NULL && prefix[0] != '\0' ? prefix : MARKER_DEFAULT_PREFIX;
-    const char *st = site != NULL ? site : MARKER_DEFAULT_SITE;
-    const char *t = tag != NULL ? tag : "";
-    int n = snprintf(NULL, 0, "%s-%.32s-probe-%s", p, st, t);
-    char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
-
-    if (s != NULL)
-        snprintf(s, (size_t)n + 1, "%s-%.32s-probe-%s", p, st, t);
-    return s;
-}
-
-char *marker_probe_comment_dup(const char *tag)
-{
-    const char *t = tag != NULL ? tag : "";
-    int n = snprintf(NULL, 0, "sluice check --probe-job %s", t);
-    char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
-
-    if (s != NULL)
-        snprintf(s, (size_t)n + 1, "sluice check --probe-job %s", t);
-    return s;
-}
-
 bool marker_launch_id_ok(const char *id, size_t len)
 {
     size_t i;

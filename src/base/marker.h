@@ -73,13 +73,6 @@ char *
 marker_job_name_dup(const char *prefix, const char *site, const char *launch_id, uint32_t attempt);
 char *marker_comment_dup(const char *launch_id, uint32_t attempt);
 
-/* The probe job of `sluice check --probe-job` (never a launch's marker: no
- * attempt suffix, no launch_id hash): "<prefix>-<site[:32]>-probe-<tag>"
- * and the comment "sluice check --probe-job <tag>", as new strings (NULL:
- * out of memory; caller frees). */
-char *marker_probe_name_dup(const char *prefix, const char *site, const char *tag);
-char *marker_probe_comment_dup(const char *tag);
-
 /* True when id[0..len) is a valid launch_id (1 to MARKER_LAUNCH_ID_MAX
  * characters from [A-Za-z0-9._-]).  id need not be NUL-terminated. */
 bool marker_launch_id_ok(const char *id, size_t len);

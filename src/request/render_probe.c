@@ -28,7 +28,6 @@
 #include <sluice/render.h>
 
 #include "base/buf.h"
-#include "base/marker.h"
 #include "render_int.h"
 #include "base/shquote.h"
 
@@ -227,8 +226,10 @@ sluice_err sluice_render_probe(const sluice_config_t *cfg,
         goto nomem;
 
     d = &r->jobs[0];
-    d->name = marker_probe_name_dup(cfg->job_name_prefix, cfg->site_name, tag);
-    d->comment = marker_probe_comment_dup(tag);
+    d->name =
+        probe_printf("%s-%.32s-probe-%s", cfg->job_name_prefix ? cfg->job_name_prefix : "sluice",
+                     cfg->site_name, tag);
+    d->comment = probe_printf("sluice check --probe-job %s", tag);
     d->partition = dup_or_null(cfg->launcher.sbatch.partition);
     d->account = dup_or_null(cfg->launcher.sbatch.account);
     d->qos = dup_or_null(cfg->launcher.sbatch.qos);
