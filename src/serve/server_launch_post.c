@@ -56,8 +56,13 @@ void launch_post(sluice_server_t *s, req_t *rq, answer_t *out)
     if ((peek = json_loadb(rq->body ? rq->body : "", rq->len, JSON_REJECT_DUPLICATES, &jerr)) ==
             NULL ||
         !json_is_object(peek)) {
+        /* The position only: jansson's text quotes the body ("near '...'"),
+         * which may hold a secret value. */
+        char detail[128];
+        snprintf(detail, sizeof(detail), "not valid JSON (line %d, column %d)", jerr.line,
+                 jerr.column);
         answer_problem(out, 400, "malformed-json", "Malformed JSON",
-                       peek ? "the body is not a JSON object" : jerr.text);
+                       peek ? "the body is not a JSON object" : detail);
         goto out;
     }
     /* Values that crossed plain TCP are not secret any more: refuse them

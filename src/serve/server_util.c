@@ -51,8 +51,7 @@ long long server_parse_count(const char *s)
 
 int server_valid_id(const char *id, size_t len)
 {
-    /* The launch_id rule is base/marker.c's; "." and ".." (and other dot
-     * names of 2 bytes) never name a launch in a URL or in the artifacts
-     * directory. */
-    return marker_launch_id_ok(id, len) && !(len <= 2 && id[0] == '.');
+    /* The launch_id rule is base/marker.c's (it refuses "." and ".."), so
+     * every launch the parser and the store accept can be named here. */
+    return marker_launch_id_ok(id, len);
 }
