@@ -162,8 +162,12 @@ SLUICE_API bool sluice_rest_no_job_changes(const sluice_rest_envelope_t *e);
 typedef struct {
     sluice_rest_envelope_t env;
     uint64_t job_id; /* 0 when the answer carries none */
-    char *step_id;   /* "BATCH"/"batch", or NULL */
-    char *user_msg;  /* job_submit_user_msg, or NULL */
+    /* The cluster of a job id given as the string "<id>;<cluster>" (what
+     * `sbatch --parsable` prints when a federation or -M routed the job to
+     * another cluster), or NULL for a plain id. */
+    char *cluster;
+    char *step_id;  /* "BATCH"/"batch", or NULL */
+    char *user_msg; /* job_submit_user_msg, or NULL */
 } sluice_rest_submit_t;
 
 SLUICE_API void sluice_rest_submit_clear(sluice_rest_submit_t *s);

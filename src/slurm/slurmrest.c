@@ -498,6 +498,7 @@ void sluice_rest_submit_clear(sluice_rest_submit_t *s)
     sluice_rest_envelope_clear(&s->env);
     free(s->step_id);
     free(s->user_msg);
+    free(s->cluster);
     memset(s, 0, sizeof(*s));
 }
 
@@ -516,8 +517,15 @@ sluice_err sluice_rest_parse_submit(sluice_rest_version v,
         return sluice_errorf(err, SLUICE_EINVAL, "submit: NULL output");
     if ((rc = sluice_rest_parse_envelope(v, resp, &s.env, err)) != SLUICE_OK)
         goto out;
-    if ((rc = slurmrest_get_number(resp, "job_id", "", &has, &id, err)) != SLUICE_OK)
+    if (json_is_string(json_object_get(resp, "job_id"))) {
+        /* "<id>" or "<id>;<cluster>" (a job routed to another cluster) */
+        if ((rc = slurmrest_split_job_id(json_string_value(json_object_get(resp, "job_id")),
+                                         "job_id", &id, &s.cluster, err)) != SLUICE_OK)
+            goto out;
+        has = true;
+    } else if ((rc = slurmrest_get_number(resp, "job_id", "", &has, &id, err)) != SLUICE_OK) {
         goto out;
+    }
     if (has && id < 0) {
         rc = sluice_errorf(err, SLUICE_EPROTO, "job_id: negative");
         goto out;
@@ -613,9 +621,11 @@ static sluice_err parse_jobs(sluice_rest_version v,
             sluice_jobview_clear(&view);
             goto out;
         }
-        /* slurmdbd lists a requeued job once per run: keep the newest. */
+        view.other_cluster = slurmrest_other_cluster(rec, j.env.cluster);
+        /* slurmdbd lists a requeued job once per run: keep the newest.  A
+         * record of another cluster with the same id is another job. */
         for (k = 0; acct && k < j.n_jobs; k++) {
-            if (j.jobs[k].job_id == view.job_id)
+            if (j.jobs[k].job_id == view.job_id && j.jobs[k].other_cluster == view.other_cluster)
                 break;
         }
         if (acct && k < j.n_jobs) {

@@ -295,6 +295,8 @@ static sluice_lookup f_acct_job(void *arg, uint64_t id, sluice_jobview_t **v, si
     fc->n_acct++;
     if (fc->acct_down)
         return SLUICE_LOOKUP_UNAVAILABLE;
+    if (j != NULL)
+        advance(j); /* a job still queued, read only here (its live record is not ours) */
     if (j == NULL || !j->in_acct || j->acct_hidden)
         return SLUICE_LOOKUP_NOT_FOUND;
     views_of(j, true, v, n);

@@ -1722,6 +1722,7 @@ Test(launcher, second_supervisor_is_refused_and_orphans_are_reported)
     cr_assert_sluice_ok(sluice_store_open(&s2, tmp, &err), &err);
     o.store = s2;
     o.cluster = fake_cluster_ops(fc);
+    o.user = USER;
     cr_assert_eq(sluice_launcher_new(&l2, &o, &err), SLUICE_ECONFLICT);
     sluice_store_close(s2);
     orphan_name = "deadbeef";
