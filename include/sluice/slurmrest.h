@@ -193,8 +193,12 @@ SLUICE_API sluice_err sluice_rest_parse_jobs(sluice_rest_version v,
                                              sluice_error_t *err);
 
 /* GET /slurmdb/vX/job/{id} and /jobs/ answers.  Duplicate records of a
- * requeued job (same job_id) collapse to the newest (latest submission
- * time, then highest restart count, then last in the answer). */
+ * requeued job (same job_id, name, user and cluster) collapse to the newest
+ * (latest submission time, then highest restart count, then last in the
+ * answer); records of one id with another name, user or cluster are other
+ * jobs (a reused id) and are all kept.  Every record, live or accounting,
+ * says whether it belongs to another cluster (sluice_jobview_t
+ * .other_cluster). */
 SLUICE_API sluice_err sluice_rest_parse_acct_jobs(sluice_rest_version v,
                                                   const json_t *resp,
                                                   sluice_rest_jobs_t *out,

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_config.c - `sluice config show`: print the effective site configuration
- * (defaults < file < environment < --set) with the source of each value.
+ * (defaults < file < environment < --set) with the source of each value, and
+ * the Slurm identity it gives (rest.user, or the token's own user).
  *
  * Notes:
  * - The site file is --config FILE, else $SLUICE_CONFIG, else none.
@@ -24,7 +25,9 @@ static void usage(FILE *f)
                "\n"
                "Print the effective site configuration and where each value came from\n"
                "(default, file, env:<VARIABLE>, flag).  Precedence: --set > environment\n"
-               "(SLUICE_<SECTION>_<KEY>, FORGE_*) > site file > default.\n"
+               "(SLUICE_<SECTION>_<KEY>, FORGE_*) > site file > default.  The last line,\n"
+               "identity.user, is the Slurm user sluice acts as: rest.user, else the\n"
+               "token's own (its `sun` claim); the token is read, nothing is sent.\n"
                "\n"
                "options:\n"
                "  --config FILE      site YAML (default: $SLUICE_CONFIG; none if unset)\n"
@@ -46,6 +49,19 @@ static void print_value(const char *path, json_t *v, json_t *sources)
         printf("%-48s %-24s (%s)\n", path, text ? text : "?", s);
         free(text);
     }
+}
+
+/* {"user": ..., "source": ...}, or {"user": null, "error": ...} when the
+ * configuration gives no usable identity (serve, launch and check refuse it). */
+static json_t *identity_json(const sluice_config_t *cfg)
+{
+    char user[SLUICE_TOKEN_USER_MAX];
+    char source[128];
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    if (cli_identity(cfg, user, sizeof(user), source, sizeof(source), &err) != SLUICE_OK)
+        return json_pack("{s:n, s:s}", "user", "error", err.text);
+    return json_pack("{s:s, s:s}", "user", user, "source", source);
 }
 
 static void print_tree(const char *prefix, json_t *obj, json_t *sources)
@@ -129,6 +145,7 @@ int cmd_config(int argc, char **argv)
         rc = cli_fail(&err);
         goto out;
     }
+    json_object_set_new(j, "identity", identity_json(cfg));
     if (strcmp(format, "json") == 0) {
         char *text = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
         if (!text) {
@@ -139,7 +156,15 @@ int cmd_config(int argc, char **argv)
         free(text);
     } else {
         json_t *w = json_object_get(j, "warnings");
+        json_t *id = json_object_get(j, "identity");
         print_tree("", json_object_get(j, "config"), json_object_get(j, "sources"));
+        if (json_is_string(json_object_get(id, "user")))
+            printf("%-48s %-24s (%s)\n", "identity.user",
+                   json_string_value(json_object_get(id, "user")),
+                   json_string_value(json_object_get(id, "source")));
+        else
+            printf("%-48s %-24s (%s)\n", "identity.user", "-",
+                   json_string_value(json_object_get(id, "error")));
         for (i = 0; i < json_array_size(w); i++)
             fprintf(stderr, "sluice: warning: %s\n", json_string_value(json_array_get(w, i)));
     }

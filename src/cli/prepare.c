@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* prepare.c - configuration, request and render for the commands that
- * start from a launch request (`sluice render`, `sluice launch`).
+ * start from a launch request (`sluice render`, `sluice launch`), and the
+ * Slurm identity a configuration gives (`config show`, `check`).
  *
  * Notes:
  * - Configuration precedence is the config module's: --set > environment
@@ -13,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <sluice/client.h>
 
 #include "base/wipe.h"
 #include "cli.h"
@@ -37,6 +40,32 @@ void cli_config_opts(sluice_config_opts_t *opts,
     opts->envp = (const char *const *)environ;
     opts->overrides = sets;
     opts->n_overrides = n_sets;
+}
+
+sluice_err cli_identity(const sluice_config_t *cfg,
+                        char *user,
+                        size_t ucap,
+                        char *source,
+                        size_t scap,
+                        sluice_error_t *err)
+{
+    sluice_auth_t *a = NULL;
+    const char *claim;
+    sluice_err rc;
+
+    user[0] = source[0] = '\0';
+    if ((rc = sluice_client_auth_from_config(&a, cfg, err)) != SLUICE_OK)
+        return rc;
+    snprintf(user, ucap, "%s", sluice_auth_user(a));
+    claim = sluice_auth_user_claim(a);
+    if (claim != NULL)
+        snprintf(source, scap, "the `%s` claim of the token of %s", claim,
+                 cfg->rest.jwt_file != NULL ? "rest.jwt_file" : "$SLURM_JWT");
+    else
+        snprintf(source, scap, "rest.user (%s)",
+                 sluice_config_source_name(sluice_config_source(cfg, "rest.user")));
+    sluice_auth_free(a);
+    return SLUICE_OK;
 }
 
 int cli_prepare_option(cli_prepare_opts_t *o, int argc, char **argv, int *i)

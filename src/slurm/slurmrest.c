@@ -573,6 +573,18 @@ static bool newer(const sluice_jobview_t *a, const sluice_jobview_t *b)
     return true;
 }
 
+static bool same_text(const char *a, const char *b)
+{
+    return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+/* Two accounting records of one id that are runs of the same job. */
+static bool same_job(const sluice_jobview_t *a, const sluice_jobview_t *b)
+{
+    return a->other_cluster == b->other_cluster && same_text(a->name, b->name) &&
+           same_text(a->user_name, b->user_name);
+}
+
 static sluice_err parse_jobs(sluice_rest_version v,
                              const json_t *resp,
                              bool acct,
@@ -623,9 +635,10 @@ static sluice_err parse_jobs(sluice_rest_version v,
         }
         view.other_cluster = slurmrest_other_cluster(rec, j.env.cluster);
         /* slurmdbd lists a requeued job once per run: keep the newest.  A
-         * record of another cluster with the same id is another job. */
+         * record with the same id on another cluster, or of another name
+         * or user (an id Slurm reused), is another job: kept apart. */
         for (k = 0; acct && k < j.n_jobs; k++) {
-            if (j.jobs[k].job_id == view.job_id && j.jobs[k].other_cluster == view.other_cluster)
+            if (j.jobs[k].job_id == view.job_id && same_job(&j.jobs[k], &view))
                 break;
         }
         if (acct && k < j.n_jobs) {
