@@ -2389,6 +2389,27 @@ static size_t count_observed_not_found(const char *id)
     return k;
 }
 
+/* How many `adopted` events of `id` name this source. */
+static size_t count_adopted_from(const char *id, const char *source)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    json_t *evs = NULL;
+    json_t *e;
+    size_t i, k = 0;
+
+    cr_assert_sluice_ok(sluice_store_read_events(store, id, 1, 0, &evs, &err), &err);
+    json_array_foreach(evs, i, e)
+    {
+        const char *src =
+            json_string_value(json_object_get(json_object_get(e, "context"), "source"));
+        if (strcmp(json_string_value(json_object_get(e, "name")), "adopted") == 0 && src != NULL &&
+            strcmp(src, source) == 0)
+            k++;
+    }
+    json_decref(evs);
+    return k;
+}
+
 static const char *t_user(void *arg)
 {
     (void)arg;
@@ -2546,14 +2567,13 @@ Test(launcher, uncertain_post_adopts_from_accounting_that_kept_no_comment)
 
     fake_cluster_set_script(fc, quick, 1);
     fc->acct_comment_empty = true;
+    fc->live_hidden = true; /* it ran and left the queue before we looked */
     fake_cluster_push_mode(fc, FAKE_SUBMIT_LOST);
     accept_launch(l, "AC1", 1, NULL, NULL, 0);
-    fc->jobs[0].in_queue = false;
-    step(l);
-    fc->jobs[0].in_queue = false; /* ran and left the queue before we looked */
-    cr_assert_eq(run_to_end(l, "AC1", 40), 0);
+    cr_assert_eq(run_to_end(l, "AC1", 120), 0);
     cr_assert_eq(fc->n_submit, 1, "no second POST");
     cr_assert_eq(count_events("AC1", "adopted"), 1);
+    cr_assert_eq(count_adopted_from("AC1", "accounting"), 1);
     cr_assert_eq(count_events("AC1", "absence-confirmed"), 0);
     sluice_launcher_free(l);
 }
