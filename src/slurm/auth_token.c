@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* auth_token.c - token text and secret files: the base64url + JSON decoder
- * of a JWT's header and claims (no verification), the token file syntax
+ * of a JWT's header and claims (no verification), the user a token names
+ * (`sun`, else `username`), the token file syntax
  * (raw token or SLURM_JWT=<token>), and reading token and key files with
  * their permission rules.
  *

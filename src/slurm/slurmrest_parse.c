@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* slurmrest_parse.c - the helpers every slurmrestd version adapter shares:
  * lenient member getters, state names into base + flags, the accounting
- * fields that every version shapes alike, and the checks and text pieces of
- * a job description that both submit families use.
+ * fields that every version shapes alike, the checks and text pieces of a
+ * job description that both submit families use, and a record's cluster
+ * identity (another cluster, a federation, a "<id>;<cluster>" job id).
  *
  * Notes:
  * - The bottom of the adapter stack: slurmrest.c dispatches to the version
