@@ -127,6 +127,18 @@ SLUICE_API sluice_err sluice_client_auth_from_config(sluice_auth_t **out,
                                                      const sluice_config_t *cfg,
                                                      sluice_error_t *err);
 
+/* Complete a configuration without rest.user with the token's own user
+ * (sluice_client_auth_from_config() reads the token; nothing is sent), so
+ * that everything reading rest.user sees the Slurm identity: the staging
+ * owner when the service runs as root, the launcher's ownership checks
+ * (sluice_config_set_token_user()).  Commands that act on the cluster call
+ * it right after loading the configuration.  *claim_out (may be NULL): the
+ * claim the user came from ("sun", "username"; static), NULL when rest.user
+ * was already set.  Errors of sluice_client_auth_from_config(). */
+SLUICE_API sluice_err sluice_client_resolve_user(sluice_config_t *cfg,
+                                                 const char **claim_out,
+                                                 sluice_error_t *err);
+
 /* Create a client from a site configuration: the rest.* section, the
  * job_launcher.*_timeout values, and the token source of
  * sluice_client_auth_from_config() (which names the Slurm user).  Errors

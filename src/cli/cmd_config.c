@@ -53,7 +53,7 @@ static void print_value(const char *path, json_t *v, json_t *sources)
 
 /* {"user": ..., "source": ...}, or {"user": null, "error": ...} when the
  * configuration gives no usable identity (serve, launch and check refuse it). */
-static json_t *identity_json(const sluice_config_t *cfg)
+static json_t *identity_json(sluice_config_t *cfg)
 {
     char user[SLUICE_TOKEN_USER_MAX];
     char source[128];
@@ -90,6 +90,7 @@ int cmd_config(int argc, char **argv)
     sluice_config_t *cfg = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
     json_t *j = NULL;
+    json_t *id = NULL;
     const char *format = "text";
     size_t n_sets = 0, i;
     int rc = CLI_EX_OK;
@@ -140,12 +141,17 @@ int cmd_config(int argc, char **argv)
         return CLI_EX_USAGE;
     }
     cli_config_opts(&opts, opts.path, sets, n_sets);
-    if (sluice_config_load(&opts, &cfg, &err) != SLUICE_OK ||
-        sluice_config_to_json(cfg, &j, &err) != SLUICE_OK) {
+    if (sluice_config_load(&opts, &cfg, &err) != SLUICE_OK) {
         rc = cli_fail(&err);
         goto out;
     }
-    json_object_set_new(j, "identity", identity_json(cfg));
+    id = identity_json(cfg); /* first: rest.user then shows the token's user */
+    if (sluice_config_to_json(cfg, &j, &err) != SLUICE_OK) {
+        rc = cli_fail(&err);
+        goto out;
+    }
+    json_object_set_new(j, "identity", id);
+    id = NULL;
     if (strcmp(format, "json") == 0) {
         char *text = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
         if (!text) {
@@ -156,19 +162,20 @@ int cmd_config(int argc, char **argv)
         free(text);
     } else {
         json_t *w = json_object_get(j, "warnings");
-        json_t *id = json_object_get(j, "identity");
+        json_t *who = json_object_get(j, "identity");
         print_tree("", json_object_get(j, "config"), json_object_get(j, "sources"));
-        if (json_is_string(json_object_get(id, "user")))
+        if (json_is_string(json_object_get(who, "user")))
             printf("%-48s %-24s (%s)\n", "identity.user",
-                   json_string_value(json_object_get(id, "user")),
-                   json_string_value(json_object_get(id, "source")));
+                   json_string_value(json_object_get(who, "user")),
+                   json_string_value(json_object_get(who, "source")));
         else
             printf("%-48s %-24s (%s)\n", "identity.user", "-",
-                   json_string_value(json_object_get(id, "error")));
+                   json_string_value(json_object_get(who, "error")));
         for (i = 0; i < json_array_size(w); i++)
             fprintf(stderr, "sluice: warning: %s\n", json_string_value(json_array_get(w, i)));
     }
 out:
+    json_decref(id);
     json_decref(j);
     sluice_config_free(cfg);
     return rc;

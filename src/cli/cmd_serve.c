@@ -212,7 +212,9 @@ int cmd_serve(int argc, char **argv)
         }
     }
     cli_config_opts(&co, po.config_path, po.sets, po.n_sets);
-    if (sluice_config_load(&co, &cfg, &err) != SLUICE_OK) {
+    /* rest.user unset: the token's user, before staging and the launcher read it */
+    if (sluice_config_load(&co, &cfg, &err) != SLUICE_OK ||
+        sluice_client_resolve_user(cfg, NULL, &err) != SLUICE_OK) {
         rc = cli_fail(&err);
         goto out;
     }

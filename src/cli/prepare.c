@@ -42,29 +42,24 @@ void cli_config_opts(sluice_config_opts_t *opts,
     opts->n_overrides = n_sets;
 }
 
-sluice_err cli_identity(const sluice_config_t *cfg,
-                        char *user,
-                        size_t ucap,
-                        char *source,
-                        size_t scap,
-                        sluice_error_t *err)
+sluice_err cli_identity(
+    sluice_config_t *cfg, char *user, size_t ucap, char *source, size_t scap, sluice_error_t *err)
 {
-    sluice_auth_t *a = NULL;
-    const char *claim;
+    const char *claim = NULL;
     sluice_err rc;
 
     user[0] = source[0] = '\0';
-    if ((rc = sluice_client_auth_from_config(&a, cfg, err)) != SLUICE_OK)
+    if (sluice_config_source(cfg, "rest.user") == SLUICE_SRC_TOKEN)
+        return sluice_errorf(err, SLUICE_EINVAL, "identity: already resolved");
+    if ((rc = sluice_client_resolve_user(cfg, &claim, err)) != SLUICE_OK)
         return rc;
-    snprintf(user, ucap, "%s", sluice_auth_user(a));
-    claim = sluice_auth_user_claim(a);
+    snprintf(user, ucap, "%s", cfg->rest.user);
     if (claim != NULL)
         snprintf(source, scap, "the `%s` claim of the token of %s", claim,
                  cfg->rest.jwt_file != NULL ? "rest.jwt_file" : "$SLURM_JWT");
     else
         snprintf(source, scap, "rest.user (%s)",
                  sluice_config_source_name(sluice_config_source(cfg, "rest.user")));
-    sluice_auth_free(a);
     return SLUICE_OK;
 }
 

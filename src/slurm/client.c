@@ -466,6 +466,29 @@ sluice_client_auth_from_config(sluice_auth_t **out, const sluice_config_t *cfg, 
     return rc;
 }
 
+sluice_err
+sluice_client_resolve_user(sluice_config_t *cfg, const char **claim_out, sluice_error_t *err)
+{
+    sluice_auth_t *a = NULL;
+    const char *claim;
+    sluice_err rc;
+
+    if (claim_out != NULL)
+        *claim_out = NULL;
+    if (cfg == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "client: NULL argument");
+    if (cfg->rest.user != NULL && cfg->rest.user[0] != '\0')
+        return SLUICE_OK;
+    if ((rc = sluice_client_auth_from_config(&a, cfg, err)) != SLUICE_OK)
+        return rc;
+    claim = sluice_auth_user_claim(a);
+    rc = sluice_config_set_token_user(cfg, sluice_auth_user(a), claim, err);
+    if (rc == SLUICE_OK && claim_out != NULL)
+        *claim_out = claim;
+    sluice_auth_free(a);
+    return rc;
+}
+
 sluice_err sluice_client_new_from_config(sluice_client_t **out,
                                          const sluice_config_t *cfg,
                                          sluice_error_t *err)

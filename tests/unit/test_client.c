@@ -992,6 +992,8 @@ Test(client, user_is_taken_from_the_token_when_rest_user_is_unset)
     sluice_error_t err = SLUICE_ERROR_INIT;
     sluice_cluster_ops_t ops;
 
+    const char *claim = NULL;
+
     cr_assert_null(cfg->rest.user);
     cr_assert_eq(sluice_client_new_from_config(&client, cfg, &err), SLUICE_OK, "%s", err.text);
     cr_assert_str_eq(sluice_auth_user(sluice_client_auth(client)), "tokuser");
@@ -999,6 +1001,13 @@ Test(client, user_is_taken_from_the_token_when_rest_user_is_unset)
     sluice_cluster_ops_rest(client, &ops);
     cr_assert_not_null(ops.user);
     cr_assert_str_eq(ops.user(ops.arg), "tokuser");
+    /* completed, for staging and the launcher options */
+    cr_assert_eq(sluice_client_resolve_user(cfg, &claim, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_str_eq(cfg->rest.user, "tokuser");
+    cr_assert_str_eq(claim, "sun");
+    cr_assert_eq(sluice_config_source(cfg, "rest.user"), SLUICE_SRC_TOKEN);
+    cr_assert_eq(sluice_client_resolve_user(cfg, &claim, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_null(claim, "already set: nothing read");
     sluice_config_free(cfg);
     unlink(path);
 }
@@ -1018,6 +1027,8 @@ Test(client, no_user_anywhere_refuses_the_configuration)
     cr_assert_not_null(strstr(err.text, "rest.jwt_file"), "%s", err.text);
     cr_assert_null(strstr(err.text, TOKEN_NO_USER), "the token is never quoted");
     cr_assert_eq(sluice_client_auth_from_config(&a, cfg, &err), SLUICE_ECONFIG);
+    cr_assert_eq(sluice_client_resolve_user(cfg, NULL, &err), SLUICE_ECONFIG);
+    cr_assert_null(cfg->rest.user);
     sluice_config_free(cfg);
     unlink(path);
 

@@ -352,6 +352,31 @@ Test(config, rest_user_optional_only_where_the_token_names_one)
     sluice_config_free(cfg);
 }
 
+/* The token's user completes a configuration without rest.user: its
+ * source is "token:<claim>", and a configured user is never replaced. */
+Test(config, token_user_completes_rest_user)
+{
+    sluice_config_t *cfg = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    json_t *j = NULL;
+
+    cr_assert_eq(load_text(BASE, NULL, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_eq(sluice_config_set_token_user(cfg, "", "sun", &err), SLUICE_EINVAL);
+    cr_assert_eq(sluice_config_set_token_user(cfg, "tokuser", "sun", &err), SLUICE_OK, "%s",
+                 err.text);
+    cr_assert_str_eq(cfg->rest.user, "tokuser");
+    cr_assert_eq(sluice_config_source(cfg, "rest.user"), SLUICE_SRC_TOKEN);
+    cr_assert_str_eq(sluice_config_source_name(SLUICE_SRC_TOKEN), "token");
+    cr_assert_eq(sluice_config_to_json(cfg, &j, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(j, "sources"), "rest.user")),
+                     "token:sun");
+    json_decref(j);
+    cr_assert_eq(sluice_config_set_token_user(cfg, "tokuser", "sun", &err), SLUICE_OK);
+    cr_assert_eq(sluice_config_set_token_user(cfg, "mallory", "sun", &err), SLUICE_ECONFIG);
+    cr_assert_str_eq(cfg->rest.user, "tokuser");
+    sluice_config_free(cfg);
+}
+
 Test(config, nul_byte_is_refused_with_position)
 {
     static const char text[] = "rest:\n  url: https://h\0x\n";
