@@ -430,11 +430,16 @@ sluice_err
 sluice_client_auth_from_config(sluice_auth_t **out, const sluice_config_t *cfg, sluice_error_t *err)
 {
     sluice_auth_options_t ao = SLUICE_AUTH_OPTIONS_INIT;
+    bool from_token;
     sluice_err rc;
 
     if (out == NULL || cfg == NULL)
         return sluice_errorf(err, SLUICE_EINVAL, "client: NULL argument");
-    ao.user = cfg->rest.user;
+    /* A user the token gave (sluice_client_resolve_user()) is taken from the
+     * token again, so that the source keeps refusing a token for another
+     * user; it must still be the same one. */
+    from_token = sluice_config_source(cfg, "rest.user") == SLUICE_SRC_TOKEN;
+    ao.user = from_token ? NULL : cfg->rest.user;
     ao.lifespan = cfg->rest.jwt_lifespan_s;
     ao.strict_permissions = cfg->rest.strict_permissions;
     if (cfg->rest.jwt_file != NULL) {
@@ -450,6 +455,15 @@ sluice_client_auth_from_config(sluice_auth_t **out, const sluice_config_t *cfg, 
         ao.kind = SLUICE_AUTH_ENV;
     }
     rc = sluice_auth_new(out, &ao, err);
+    if (rc == SLUICE_OK && from_token && strcmp(sluice_auth_user(*out), cfg->rest.user) != 0) {
+        rc = sluice_errorf(err, SLUICE_EAUTH,
+                           "rest.user: the token of %s now names %s, not %s (the user taken from "
+                           "it before); refused",
+                           token_setting(cfg), sluice_auth_user(*out), cfg->rest.user);
+        sluice_auth_free(*out);
+        *out = NULL;
+        return rc;
+    }
     if (rc == SLUICE_ECONFIG && (cfg->rest.user == NULL || cfg->rest.user[0] == '\0')) {
         /* No identity at all: name the setting that gives one. */
         if (ao.kind == SLUICE_AUTH_HS256_KEY || ao.kind == SLUICE_AUTH_RS256_KEY)

@@ -955,6 +955,11 @@ Test(client, outcome_names)
     "eyJleHAiOjE5MDAwMDAwMDAsImlhdCI6MTcwMDAwMDAwMCwic3VuIjoi"                                     \
     "dG9rdXNlciJ9.c2ln"
 
+#define TOKEN_SUN_MALLORY                                                                          \
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."                                                        \
+    "eyJleHAiOjE5MDAwMDAwMDAsImlhdCI6MTcwMDAwMDAwMCwic3VuIjoi"                                     \
+    "bWFsbG9yeSJ9.c2ln"
+
 /* A site file naming rest.url and the token file `tok`, plus `extra`. */
 static sluice_config_t *site_with_token(const char *tok, const char *extra, char *path, size_t cap)
 {
@@ -1008,6 +1013,32 @@ Test(client, user_is_taken_from_the_token_when_rest_user_is_unset)
     cr_assert_eq(sluice_config_source(cfg, "rest.user"), SLUICE_SRC_TOKEN);
     cr_assert_eq(sluice_client_resolve_user(cfg, &claim, &err), SLUICE_OK, "%s", err.text);
     cr_assert_null(claim, "already set: nothing read");
+    /* A client made from the completed configuration still takes the user
+     * from the token, so a token rotated to another user stays refused. */
+    sluice_client_free(client);
+    client = NULL;
+    cr_assert_eq(sluice_client_new_from_config(&client, cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_str_eq(sluice_auth_user_claim(sluice_client_auth(client)), "sun");
+    {
+        char tmp_path[80];
+        FILE *f;
+        char *tok = NULL;
+
+        /* rotated as a rotator does: a new file renamed over the old one */
+        snprintf(tmp_path, sizeof(tmp_path), "%s.new", path);
+        f = fopen(tmp_path, "w");
+        cr_assert_not_null(f);
+        fputs(TOKEN_SUN_MALLORY, f);
+        fclose(f);
+        cr_assert_eq(chmod(tmp_path, 0600), 0);
+        cr_assert_eq(rename(tmp_path, path), 0);
+        cr_assert_eq(sluice_auth_token(sluice_client_auth(client), &tok, &err), SLUICE_EAUTH);
+        cr_assert_null(tok);
+    }
+    sluice_client_free(client);
+    client = NULL;
+    cr_assert_eq(sluice_client_new_from_config(&client, cfg, &err), SLUICE_EAUTH);
+    cr_assert_not_null(strstr(err.text, "now names mallory, not tokuser"), "%s", err.text);
     sluice_config_free(cfg);
     unlink(path);
 }
