@@ -93,8 +93,10 @@ typedef struct {
     unsigned not_sent_tries;
     int64_t next_post_ms; /* the next try, not before */
     /* ownership (launcher_owner.c) */
-    bool owner_ok;         /* the job's full live record matched, and its id stayed in the
-                              live view since: a state-only read (jobs/state) is trusted */
+    /* owner_ok: job owner_id's full live record matched, and the id stayed
+     * in the live view since: a state-only read (jobs/state) is trusted */
+    bool owner_ok;
+    uint64_t owner_id;
     uint64_t not_ours_id;  /* the job id last logged as naming another job (0: none) */
     unsigned not_ours_src; /* the sources (1 << sluice_lookup_source) it was logged for */
     /* reconciliation */

@@ -79,7 +79,7 @@ static sluice_err poll_one(sluice_launcher_t *l,
         return launcher_record_observed(l, L, SLUICE_LOOKUP_NOT_FOUND, SLUICE_SOURCE_LIVE, NULL, 0,
                                         err);
     }
-    if (!L->owner_ok) {
+    if (!L->owner_ok || L->owner_id != L->fsm.job_ids[0]) {
         /* The id's first sighting (or the first since it was out of
          * sight): its full record must be ours before its state is. */
         if (!launcher_take_token(l))
@@ -141,6 +141,7 @@ full:
                                             0, err);
         }
         L->owner_ok = true;
+        L->owner_id = L->fsm.job_ids[0];
         if (launcher_other_cluster(v, n)) {
             /* Ours, on another cluster or a federation: cancelled, and the
              * record ends the launch (status.c). */
