@@ -1167,3 +1167,56 @@ Test(server, retention_prunes_only_finished_and_old)
     cr_expect_eq(r.status, 200);
     hc_response_clear(&r);
 }
+
+/* The access log: one info line per request, subsystem "access", with the
+ * method, the path (no query), the status, the caller and the listener. */
+static pthread_mutex_t access_lock = PTHREAD_MUTEX_INITIALIZER;
+static char access_lines[32][256];
+static int n_access;
+
+static void access_capture(const sluice_log_record_t *rec, void *arg)
+{
+    (void)arg;
+    if (strcmp(rec->subsystem, "access") != 0)
+        return;
+    pthread_mutex_lock(&access_lock);
+    if (n_access < 32)
+        snprintf(access_lines[n_access++], sizeof(access_lines[0]), "%s", rec->msg);
+    pthread_mutex_unlock(&access_lock);
+}
+
+static int access_find(const char *needle)
+{
+    int i, found = -1;
+
+    pthread_mutex_lock(&access_lock);
+    for (i = 0; i < n_access && found < 0; i++) {
+        if (strstr(access_lines[i], needle) != NULL)
+            found = i;
+    }
+    pthread_mutex_unlock(&access_lock);
+    return found;
+}
+
+Test(server, access_log_names_method_path_status_and_caller)
+{
+    hc_response_t r;
+    int i, at;
+
+    n_access = 0;
+    sluice_log_set_records(access_capture, SLUICE_LOG_INFO, NULL);
+    cr_assert_eq(hc_request(fx.port, "GET", "/v1/healthz", NULL, NULL, 0, &r), 0);
+    hc_response_clear(&r);
+    cr_assert_eq(hc_request(fx.port, "GET", "/v1/launches/nope?token=abc", JSON_AUTH, NULL, 0, &r),
+                 0);
+    cr_assert_eq(r.status, 404);
+    hc_response_clear(&r);
+    /* on_completed runs after the answer is sent: wait for both lines. */
+    for (i = 0; i < 200 && access_find("/v1/launches/nope") < 0; i++)
+        usleep(10000);
+    sluice_log_set_records(NULL, SLUICE_LOG_WARNING, NULL);
+    cr_assert_geq(access_find("GET /v1/healthz 200 caller=- via=tcp "), 0);
+    at = access_find("GET /v1/launches/nope 404 caller=alice via=tcp ");
+    cr_assert_geq(at, 0, "%s", n_access ? access_lines[n_access - 1] : "(no line)");
+    cr_assert_null(strstr(access_lines[at], "token"), "%s", access_lines[at]);
+}
