@@ -28,10 +28,10 @@ NAME=deb_package
 . "$HERE/lib/harness.sh"
 
 [ "$(id -u)" -eq 0 ] || abort "needs root (apt-get install)"
+# shellcheck source=lib/deb.sh
+. "$HERE/lib/deb.sh"
 e2e_launch_setup deb
-debbuild=${SLUICE_DEB_BUILD:-$REPO/build-deb}
-exec 9>/tmp/sluice-e2e-deb.lock
-flock 9
+e2e_deb_lock
 cleanup() {
     if dpkg -s sluice >/dev/null 2>&1; then
         apt-get remove -y --purge sluice >/dev/null 2>&1 || dpkg --purge sluice >/dev/null 2>&1 || true
@@ -43,13 +43,7 @@ trap cleanup EXIT
 version=$(sed -n 's/^project(sluice VERSION \([0-9.]*\).*/\1/p' "$REPO/CMakeLists.txt")
 
 # ------------------------------------------------------------- 1. the package
-deb=""
-if cmake -S "$REPO" -B "$debbuild" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr \
-    -DSLUICE_BUILD_TESTS=OFF -DSLUICE_BUILD_BENCH=OFF >"$work/cmake.log" 2>&1 &&
-    cmake --build "$debbuild" -j "$(nproc)" >>"$work/cmake.log" 2>&1 &&
-    (cd "$debbuild" && rm -f ./*.deb && cpack -G DEB) >>"$work/cmake.log" 2>&1; then
-    deb=$(ls "$debbuild"/sluice_"$version"_*.deb 2>/dev/null | head -n1 || true)
-fi
+e2e_build_deb "$work/cmake.log"
 depends=""
 contents=""
 if [ -n "$deb" ]; then
