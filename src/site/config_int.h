@@ -89,7 +89,7 @@ typedef struct {
 } field_t;
 
 /* The number of rows of cfg_fields (checked where the table is). */
-#define CFG_N_FIELDS 71
+#define CFG_N_FIELDS 75
 
 extern const field_t cfg_fields[CFG_N_FIELDS];
 
