@@ -313,13 +313,13 @@ SLUICE_API const sluice_study_t *sluice_study_runtime_find(const sluice_study_ru
 /* ---- a study runtime file re-read when it changes (`sluice serve`) ---- */
 
 /* The file at `path`, for `site` (borrowed; it must outlive the source).
- * Every sluice_study_source_get() stat()s the file and reads it again when
- * its device, inode, size, modification or change time differ from the
- * version in memory.  A file that becomes missing or invalid is not
- * replaced by the last good version: get fails with SLUICE_ECONFIG and the
- * load error (naming the file, and the line and column where it applies),
- * which is logged once per version of the file, until the file is fixed.
- * Thread-safe: versions in use are reference-counted. */
+ * Every sluice_study_source_get() reads the file again and parses it when
+ * its bytes differ from the version in memory.  A file that becomes
+ * missing or invalid is not replaced by the last good version: get fails
+ * with SLUICE_ECONFIG and the load error (naming the file, and the line
+ * and column where it applies), which is logged once per content of the
+ * file, until the file is fixed.  Thread-safe: versions in use are
+ * reference-counted. */
 typedef struct sluice_study_source sluice_study_source_t;
 
 /* Open and read the file now; an unusable file is an error here (as
@@ -329,7 +329,7 @@ SLUICE_API sluice_err sluice_study_source_open(sluice_study_source_t **out,
                                                const sluice_config_t *site,
                                                sluice_error_t *err);
 
-/* The current version (re-read first when the file changed): *out is
+/* The current version (the file is read now): *out is
  * borrowed until sluice_study_source_release(src, *out).  On error *out is
  * NULL. */
 SLUICE_API sluice_err sluice_study_source_get(sluice_study_source_t *src,

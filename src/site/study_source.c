@@ -1,29 +1,27 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* study_source.c - a study runtime file that is re-read when it changes:
- * every launch that names a study sees the file as it is now (the seed:
- * "re-read for every launch"), without parsing it on every accept.
+/* study_source.c - a study runtime file that is re-read for every launch
+ * that names a study (the seed: "re-read for every launch"), parsed again
+ * only when it changed.
  *
  * Notes:
- * - Each sluice_study_source_get() stat()s the file; when its identity
- *   (device, inode, size, modification and change times) differs from the
- *   version in memory, the file is read and parsed again.  An atomic
- *   rename, an in-place rewrite and a touch all count as a change.
+ * - Each sluice_study_source_get() reads the file (at most 1 MiB) and
+ *   compares its bytes with the version in memory; only different bytes
+ *   are parsed.  Bytes, not timestamps: a rewrite in the same clock tick
+ *   of the file system, with the same size, is still seen.
  * - A version in use is never freed under its reader: every get takes a
  *   reference, released with sluice_study_source_release(); the last
  *   release of a replaced version frees it.
  * - A file that becomes unreadable or invalid is not replaced by the last
  *   good version: study launches are refused with the load error (which
  *   names the file, line and column) until the file is fixed, and the
- *   error is logged once per version of the file.  Requests that name no
- *   study never call here.
- * - One mutex guards the state; the parse runs under it (a study file is
- *   small, and a reload is rare).
+ *   error is logged once per content (or per read error) of the file.
+ *   Requests that name no study never call here.
+ * - One mutex guards the state; the read and the parse run under it (a
+ *   study file is small).
  */
-#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <sluice/log.h>
 
@@ -35,32 +33,17 @@ typedef struct snap {
     struct snap *next;
 } snap_t;
 
-/* What makes one version of the file. */
-typedef struct {
-    dev_t dev;
-    ino_t ino;
-    off_t size;
-    struct timespec mtim, ctim;
-} file_id_t;
-
 struct sluice_study_source {
     pthread_mutex_t mu;
     char *path;
     const sluice_config_t *site; /* borrowed */
     snap_t *cur;                 /* the current good version, or NULL */
     snap_t *all;                 /* every version still referenced */
-    bool have_id;                /* `id` describes the file `cur` or `bad` came from */
-    file_id_t id;
-    bool bad; /* the file at `id` cannot be used: `why` says why */
+    char *text;                  /* the bytes `cur` or `why` came from, or NULL */
+    size_t len;
+    bool bad; /* the file cannot be used now: `why` says why */
     sluice_error_t why;
 };
-
-static bool same_id(const file_id_t *a, const file_id_t *b)
-{
-    return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
-           a->mtim.tv_sec == b->mtim.tv_sec && a->mtim.tv_nsec == b->mtim.tv_nsec &&
-           a->ctim.tv_sec == b->ctim.tv_sec && a->ctim.tv_nsec == b->ctim.tv_nsec;
-}
 
 static void unref(sluice_study_source_t *src, snap_t *s)
 {
@@ -78,26 +61,45 @@ static void unref(sluice_study_source_t *src, snap_t *s)
     free(s);
 }
 
-/* Read the file again (under the mutex).  `id` is the identity stat()
- * gave before the read: a change during the read shows at the next get. */
-static void reload(sluice_study_source_t *src, const file_id_t *id)
+static void drop_current(sluice_study_source_t *src)
+{
+    if (src->cur)
+        unref(src, src->cur);
+    src->cur = NULL;
+}
+
+/* The file cannot be read: refuse until it can (logged once per reason). */
+static void unreadable(sluice_study_source_t *src, const sluice_error_t *err)
+{
+    if (!src->bad || src->text || strcmp(src->why.text, err->text) != 0)
+        sluice_log(SLUICE_LOG_ERR, "study runtime file: %s; launches that name a study are refused",
+                   err->text);
+    free(src->text);
+    src->text = NULL;
+    src->len = 0;
+    src->bad = true;
+    src->why = *err;
+    drop_current(src);
+}
+
+/* New bytes `text` (taken): parse them (under the mutex). */
+static void reparse(sluice_study_source_t *src, char *text, size_t len)
 {
     sluice_study_runtime_t *rt = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
-    snap_t *s;
+    snap_t *s = NULL;
 
-    src->id = *id;
-    src->have_id = true;
-    if (sluice_study_runtime_load(src->path, NULL, 0, src->site, &rt, &err) != SLUICE_OK ||
+    free(src->text);
+    src->text = text;
+    src->len = len;
+    if (sluice_study_runtime_load(src->path, text, len, src->site, &rt, &err) != SLUICE_OK ||
         (s = calloc(1, sizeof(*s))) == NULL) {
         if (rt)
             sluice_errorf(&err, SLUICE_ENOMEM, "%s: out of memory", src->path);
         sluice_study_runtime_free(rt);
         src->bad = true;
         src->why = err;
-        if (src->cur)
-            unref(src, src->cur);
-        src->cur = NULL;
+        drop_current(src);
         sluice_log(SLUICE_LOG_ERR,
                    "study runtime file %s changed and cannot be used; launches that name a study "
                    "are refused until it is fixed: %s",
@@ -108,8 +110,7 @@ static void reload(sluice_study_source_t *src, const file_id_t *id)
     s->refs = 1;
     s->next = src->all;
     src->all = s;
-    if (src->cur)
-        unref(src, src->cur);
+    drop_current(src);
     src->cur = s;
     src->bad = false;
     sluice_log(SLUICE_LOG_NOTICE, "study runtime file %s read (%zu studies)", src->path,
@@ -120,38 +121,21 @@ sluice_err sluice_study_source_get(sluice_study_source_t *src,
                                    const sluice_study_runtime_t **out,
                                    sluice_error_t *err)
 {
-    struct stat sb;
-    file_id_t id;
+    sluice_error_t rerr = SLUICE_ERROR_INIT;
+    char *text = NULL;
+    size_t len = 0;
     sluice_err rc = SLUICE_OK;
 
     if (!src || !out)
         return sluice_errorf(err, SLUICE_EINVAL, "sluice_study_source_get: NULL argument");
     *out = NULL;
     pthread_mutex_lock(&src->mu);
-    if (stat(src->path, &sb) != 0) {
-        int e = errno;
-        /* Log once per state: a file that stays missing is one message. */
-        if (!src->bad || src->have_id)
-            sluice_log(SLUICE_LOG_ERR,
-                       "study runtime file %s: %s; launches that name a study are refused",
-                       src->path, strerror(e));
-        src->bad = true;
-        src->have_id = false;
-        sluice_errorf(&src->why, SLUICE_ECONFIG, "%s: cannot read the study runtime file: %s",
-                      src->path, strerror(e));
-        if (src->cur)
-            unref(src, src->cur);
-        src->cur = NULL;
-    } else {
-        memset(&id, 0, sizeof(id));
-        id.dev = sb.st_dev;
-        id.ino = sb.st_ino;
-        id.size = sb.st_size;
-        id.mtim = sb.st_mtim;
-        id.ctim = sb.st_ctim;
-        if (!src->have_id || !same_id(&id, &src->id))
-            reload(src, &id);
-    }
+    if (cfg_read_file(src->path, &text, &len, &rerr) != SLUICE_OK)
+        unreadable(src, &rerr);
+    else if (src->text && len == src->len && memcmp(text, src->text, len) == 0)
+        free(text); /* unchanged: the version in memory (good or bad) */
+    else
+        reparse(src, text, len);
     if (src->bad || !src->cur) {
         /* A file the site cannot give (unreadable, invalid) is the site's
          * configuration: SLUICE_ECONFIG, whatever the reader said. */
@@ -224,6 +208,7 @@ void sluice_study_source_close(sluice_study_source_t *src)
         free(s);
     }
     pthread_mutex_destroy(&src->mu);
+    free(src->text);
     free(src->path);
     free(src);
 }
