@@ -120,8 +120,8 @@ static sluice_err find_study(sluice_accept_t *a,
     *stage = SLUICE_ACCEPT_STAGE_PARSE;
     if (rt == NULL)
         rc = sluice_errorf(err, SLUICE_EINVAL,
-                           "study: unknown study \"%s\": this service has no study runtime "
-                           "file; refused",
+                           "study: unknown study \"%s\": no study runtime file is loaded "
+                           "(--study-runtime); refused",
                            name);
     else if ((a->study = sluice_study_runtime_find(rt, name)) == NULL)
         rc = sluice_errorf(err, SLUICE_EINVAL,

@@ -337,8 +337,8 @@ Test(accept, an_unknown_study_is_refused_naming_it)
     request_with("acc-study-none", ", \"study\": \"s1\"", req, sizeof(req));
     cr_expect_eq(sluice_accept_prepare(&a, &stage, fx.cfg, req, strlen(req), &o, &err),
                  SLUICE_EINVAL);
-    cr_expect_str_eq(err.text, "study: unknown study \"s1\": this service has no study runtime "
-                               "file; refused");
+    cr_expect_str_eq(err.text, "study: unknown study \"s1\": no study runtime file is loaded "
+                               "(--study-runtime); refused");
     cr_expect_null(a);
     /* The known one is taken, with its environment. */
     o.rt = rt;
