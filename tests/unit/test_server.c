@@ -279,6 +279,20 @@ Test(server, bad_requests_get_problem_objects)
         cr_expect(strstr(r.body, "bogus") != NULL, "%s", r.body);
         hc_response_clear(&r);
     }
+    {
+        /* A study the service does not know (it has no study file): 422
+         * naming the study, never a launch without it (issue 13). */
+        char req[1200], *brace;
+        sfx_request("unknown-study", "/bin/true", req, sizeof(req));
+        brace = strrchr(req, '}');
+        snprintf(brace, sizeof(req) - (size_t)(brace - req), ", \"study\": \"atlas\"}");
+        cr_assert_eq(hc_request(fx.port, "POST", "/v1/launches", JSON_AUTH, req, strlen(req), &r),
+                     0);
+        cr_expect_eq(r.status, 422, "%s", r.body);
+        cr_expect(strstr(r.body, "\"field\":\"study\"") != NULL, "%s", r.body);
+        cr_expect(strstr(r.body, "unknown study \\\"atlas\\\"") != NULL, "%s", r.body);
+        hc_response_clear(&r);
+    }
 
     cr_assert_eq(hc_request(fx.port, "GET", "/v1/nothing-here", AUTH, NULL, 0, &r), 0);
     cr_expect_eq(r.status, 404);
