@@ -60,7 +60,7 @@ static const char serve_usage[] =
     "  --socket-group NAME   group of the socket (members may use the API without a token)\n"
     "  --config FILE         site YAML (default: $SLUICE_CONFIG)\n"
     "  --set KEY=VALUE       override one dotted site key\n"
-    "  --study-runtime FILE  study runtime file (format_version 2)\n"
+    "  --study-runtime FILE  study runtime file (format_version 2), re-read when it changes\n"
     "  --state-dir DIR       the store (default: $SLUICE_STATE_DIR, ...)\n"
     "  -h, --help            show this help\n";
 
@@ -169,7 +169,7 @@ int cmd_serve(int argc, char **argv)
     cli_prepare_opts_t po;
     sluice_config_opts_t co = SLUICE_CONFIG_OPTS_INIT;
     sluice_config_t *cfg = NULL;
-    sluice_study_runtime_t *rt = NULL;
+    sluice_study_source_t *studies = NULL;
     sluice_supervisor_t *sup = NULL;
     sluice_supervisor_opts_t sup_opts = SLUICE_SUPERVISOR_OPTS_INIT;
     sluice_server_opts_t so = SLUICE_SERVER_OPTS_INIT;
@@ -242,8 +242,10 @@ int cmd_serve(int argc, char **argv)
     sup_opts.state_dir = state_dir;
     sup_opts.on_transition = on_transition;
     sup_opts.transition_arg = &sc;
+    /* The study file is re-read when it changes (checked at each accept of
+     * a launch that names a study). */
     if ((po.study_path &&
-         sluice_study_runtime_load(po.study_path, NULL, 0, cfg, &rt, &err) != SLUICE_OK) ||
+         sluice_study_source_open(&studies, po.study_path, cfg, &err) != SLUICE_OK) ||
         sluice_supervisor_open(&sup, cfg, &sup_opts, NULL, &err) != SLUICE_OK) {
         rc = cli_fail(&err);
         goto out;
@@ -252,7 +254,7 @@ int cmd_serve(int argc, char **argv)
     so.launcher = sluice_supervisor_launcher(sup);
     so.store = sluice_supervisor_store(sup);
     so.cfg = cfg;
-    so.rt = rt;
+    so.studies = studies;
     so.listen = listen;
     so.tokens_file = tokens;
     so.socket_path = socket_path;
@@ -302,7 +304,7 @@ out:
     sluice_client_free(sc.nc.client);
     sluice_rest_nodes_clear(&sc.nc.nodes);
     pthread_mutex_destroy(&sc.nc.mu);
-    sluice_study_runtime_free(rt);
+    sluice_study_source_close(studies);
     sluice_config_free(cfg);
     return rc;
 }
