@@ -106,6 +106,7 @@ sluice_err sluice_config_launch_policy(const sluice_config_t *cfg,
                                ? (uint32_t)cfg->launcher.pending_timeout_s
                                : SLUICE_LAUNCH_DEFAULT_PENDING_TIMEOUT;
     out->allow_requeue = cfg->policy.allow_requeue;
+    out->python_path = study && study->python_path ? study->python_path : cfg->launcher.python_path;
     return SLUICE_OK;
 }
 
