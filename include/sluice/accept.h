@@ -70,8 +70,8 @@ typedef struct {
     /* The study runtime (may be NULL): the request's `study` is looked up
      * in it; a study it does not know is no study. */
     const sluice_study_runtime_t *rt;
-    /* The environment that render forwards and secret_env reads; NULL:
-     * getenv(3) of this process. */
+    /* The environment that secret_env reads; NULL: getenv(3) of this
+     * process.  (forward_env is read in the job, after setup.) */
     sluice_getenv_fn getenv_fn;
     void *getenv_arg;
     sluice_render_stat_fn stat_fn; /* image checks of the render; NULL: stat(2) */
