@@ -29,7 +29,11 @@
 #      ("mount source ... doesn't exist"), the launch ends EXECUTION_ERROR (1);
 #   6. an NVFlare-form request without a command: the site's python_path
 #      runs the worker arguments, the parent URL carries the site's
-#      parent_host, and the GPU Slurm gave the task is visible inside.
+#      parent_host, and the GPU Slurm gave the task is visible inside;
+#   7. an NVFlare node group (2 nodes, additional_node_command) under
+#      apptainer: each rank's container sees its own rank and GPU; rank 0
+#      has the request's secrets (NVFlare's job credential among them),
+#      rank 1 has none of them and gets the Cell API bootstrap instead.
 #
 # Runs as root against the testbed's slurmrestd on 127.0.0.1 only; jobs run
 # as the testbed's job user, 1 node per pool, time limit 5 min.  Last line:
@@ -38,7 +42,7 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
-TESTS=6
+TESTS=7
 NAME=apptainer_profile
 # shellcheck source=lib/harness.sh
 . "$HERE/lib/harness.sh"
@@ -258,6 +262,33 @@ if [ "$rc" -eq 0 ] &&
     pass "NVFlare form: python_path ran the worker, the parent URL got parent_host, the task's GPU is visible: $out"
 else
     fail "NVFlare form (exit $rc): $out"; show nvfl
+fi
+
+# ------------------------------------------------ 7. NVFlare node group
+# Rank 1 runs additional_node_command (split on blanks, no shell): a script
+# on the shared storage.
+cat >"$base/bin/rank.sh" <<'SH'
+#!/bin/bash
+echo "rank=$NVFL_NODE_RANK tok=${NVFLARE_JOB_AUTH_TOKEN:+set} key=${E2E_KEY:+set} api=${CLIENT_API_TYPE-unset} cuda=${CUDA_VISIBLE_DEVICES-unset} image=${APPTAINER_NAME-none}"
+SH
+chmod 0755 "$base/bin/rank.sh"
+cat >"$work/group.json" <<JSON
+{"launch_id": "group-$run", "site": "$SLUICE_TB_CLUSTER", "profile": "apptainer",
+ "args": ["$cbase/bin/rank.sh"],
+ "secrets": {"NVFLARE_JOB_AUTH_TOKEN": "tok-$run", "E2E_KEY": "key-$run"},
+ "resource_spec": {"$SLUICE_TB_CLUSTER": {"num_of_gpus": 2}},
+ "launcher_spec": {"$SLUICE_TB_CLUSTER": {"slurm": {"image": "$image", "nodes": 2, "gpus_per_node": 1,
+   "cpus_per_node": 1, "mem_per_node": 200, "time": "00:05:00",
+   "additional_node_command": "/bin/bash $cbase/bin/rank.sh"}}}}
+JSON
+launch group
+out=$(artifacts "group-$run")
+if [ "$rc" -eq 0 ] &&
+    grep -qE '^rank=0 tok=set key=set api=unset cuda=[0-9]+ image=e2e.sif$' <<<"$out" &&
+    grep -qE '^rank=1 tok= key= api=CELL_API cuda=[0-9]+ image=e2e.sif$' <<<"$out"; then
+    pass "NVFlare node group: credentials on rank 0 only, rank 1 on the Cell API bootstrap, each rank's GPU inside: $(tr '\n' ';' <<<"$out")"
+else
+    fail "NVFlare node group (exit $rc): $out"; show group
 fi
 
 finish
