@@ -265,28 +265,28 @@ else
 fi
 
 # ------------------------------------------------ 7. NVFlare node group
-# Rank 1 runs additional_node_command (split on blanks, no shell): a script
-# on the shared storage.
-cat >"$base/bin/rank.sh" <<'SH'
-#!/bin/bash
-echo "rank=$NVFL_NODE_RANK tok=${NVFLARE_JOB_AUTH_TOKEN:+set} key=${E2E_KEY:+set} api=${CLIENT_API_TYPE-unset} cuda=${CUDA_VISIBLE_DEVICES-unset} image=${APPTAINER_NAME-none}"
-SH
-chmod 0755 "$base/bin/rank.sh"
+# Rank 0 runs the site's python_path (/bin/bash) with the worker arguments;
+# rank 1 runs additional_node_command (split on blanks, no shell), which
+# lists its variables: it needs nothing but bash in the image.
 cat >"$work/group.json" <<JSON
 {"launch_id": "group-$run", "site": "$SLUICE_TB_CLUSTER", "profile": "apptainer",
- "args": ["$cbase/bin/rank.sh"],
+ "args": ["-c", "echo rank=\$NVFL_NODE_RANK tok=\${NVFLARE_JOB_AUTH_TOKEN:+set} key=\${E2E_KEY:+set} api=\${CLIENT_API_TYPE-unset} cuda=\${CUDA_VISIBLE_DEVICES-unset} image=\${APPTAINER_NAME-none}"],
  "secrets": {"NVFLARE_JOB_AUTH_TOKEN": "tok-$run", "E2E_KEY": "key-$run"},
  "resource_spec": {"$SLUICE_TB_CLUSTER": {"num_of_gpus": 2}},
  "launcher_spec": {"$SLUICE_TB_CLUSTER": {"slurm": {"image": "$image", "nodes": 2, "gpus_per_node": 1,
    "cpus_per_node": 1, "mem_per_node": 200, "time": "00:05:00",
-   "additional_node_command": "/bin/bash $cbase/bin/rank.sh"}}}}
+   "additional_node_command": "/bin/bash -c set"}}}}
 JSON
 launch group
 out=$(artifacts "group-$run")
 if [ "$rc" -eq 0 ] &&
     grep -qE '^rank=0 tok=set key=set api=unset cuda=[0-9]+ image=e2e.sif$' <<<"$out" &&
-    grep -qE '^rank=1 tok= key= api=CELL_API cuda=[0-9]+ image=e2e.sif$' <<<"$out"; then
-    pass "NVFlare node group: credentials on rank 0 only, rank 1 on the Cell API bootstrap, each rank's GPU inside: $(tr '\n' ';' <<<"$out")"
+    grep -qx 'NVFL_NODE_RANK=1' <<<"$out" && grep -qx 'CLIENT_API_TYPE=CELL_API' <<<"$out" &&
+    grep -qx 'NVFLARE_CLIENT_API_BOOTSTRAP=client_api_bootstrap_1.json' <<<"$out" &&
+    grep -qE '^CUDA_VISIBLE_DEVICES=[0-9]+$' <<<"$out" &&
+    ! grep -qE '^(NVFLARE_JOB_AUTH_TOKEN|E2E_KEY)=' <<<"$out" &&
+    ! grep -qE -- "(tok|key)-$run" <<<"$out"; then
+    pass "NVFlare node group: credentials on rank 0 only, rank 1 on the Cell API bootstrap, each rank's GPU inside: $(grep '^rank=0' <<<"$out")"
 else
     fail "NVFlare node group (exit $rc): $out"; show group
 fi
