@@ -77,8 +77,8 @@ typedef struct {
      * POLICY stage (SLUICE_ECONFIG naming the file); requests that name
      * none never look at it.  Borrowed until the prepared launch is freed. */
     sluice_study_source_t *studies;
-    /* The environment that render forwards and secret_env reads; NULL:
-     * getenv(3) of this process. */
+    /* The environment that secret_env reads; NULL: getenv(3) of this
+     * process.  (forward_env is read in the job, after setup.) */
     sluice_getenv_fn getenv_fn;
     void *getenv_arg;
     sluice_render_stat_fn stat_fn; /* image checks of the render; NULL: stat(2) */

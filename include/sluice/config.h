@@ -65,6 +65,7 @@ typedef struct {
     char *constraint;   /* Slurm feature expression; always set (fail-closed) */
     char *gres;         /* gres name, default "gpu" */
     long gpus_per_node; /* 0 = not declared */
+    char *gpu_vendor;   /* "nvidia", "amd" or "none"; NULL = job_launcher.gpu_vendor */
 } sluice_gpu_series_t;
 
 /* One entry of job_launcher.executables. */
@@ -129,6 +130,16 @@ typedef struct {
         sluice_strlist_t unschedulable_reasons; /* empty = the default list */
         long port_range_lo, port_range_hi;      /* default 29400-30399 (30400-31399) */
         char *internal_connection_security;     /* "mtls"/"clear": accepted, not used */
+        /* workspace: the NVFlare runtime workspace (the output of `nvflare
+         * deploy prepare`), an absolute path that is the same on the
+         * parent and the nodes; NULL = none.  NVFlare-form launches under
+         * a container get the NVFlare launcher's own mounts of it
+         * (docs/rendering.md, "NVFlare launcher mounts"). */
+        char *workspace;
+        /* gpu_vendor: the vendor of a pool's GPUs when its series names
+         * none: "nvidia" (apptainer --nv), "amd" (--rocm) or "none" (no
+         * flag); NULL = "nvidia". */
+        char *gpu_vendor;
     } launcher;
 
     sluice_gpu_series_t *gpu_series;
@@ -298,6 +309,7 @@ typedef struct {
     sluice_strlist_t setup;
     bool has_setup;
     char *partition, *account, *qos;
+    char *python_path; /* slurm.python_path: the worker interpreter, or NULL (the site's) */
 } sluice_study_t;
 
 typedef struct {

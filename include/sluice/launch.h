@@ -125,6 +125,11 @@ typedef struct {
      * others), and whether a request may choose the other value. */
     bool keep_going;
     bool allow_keep_going;
+    /* The worker interpreter (study slurm.python_path, else the site's
+     * job_launcher.python_path), or NULL: the command of an NVFlare-form
+     * request that gives none (its args then start with the worker
+     * module, as NVFlare's launcher runs `<python_path> -u -m ...`). */
+    const char *python_path;
 } sluice_launch_policy_t;
 
 #define SLUICE_LAUNCH_DEFAULT_PENDING_TIMEOUT 600U

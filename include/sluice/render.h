@@ -57,8 +57,10 @@ typedef struct {
      * (the job description's dependency stays NULL and the launcher fills
      * it in at submit time). */
     uint64_t dependency_job_id;
-    /* Values of the site's forward_env names, captured now.  NULL: none
-     * are forwarded (unset names are skipped either way). */
+    /* Not read by sluice_render() any more: the site's forward_env values
+     * are the job's own, read by the script after setup (NVFlare's
+     * meaning; docs/rendering.md, step 6).  Kept so that callers that set
+     * it still compile. */
     sluice_getenv_fn getenv_fn;
     void *getenv_arg;
     sluice_render_stat_fn stat_fn; /* NULL: stat(2) */

@@ -205,6 +205,20 @@ sluice_err launch_finish_pools(launch_ctx_t *c, sluice_launch_spec_t *s)
     size_t i, k;
     sluice_err rc;
 
+    /* NVFlare's launcher runs `<python_path> -u -m <worker module> ...`: a
+     * request in its form may leave the interpreter to the site (or study)
+     * and send only the module and its arguments.  The effective command
+     * is kept in the model, so a stored launch does not depend on the site
+     * file it was accepted under. */
+    if (s->nvflare_form && s->command == NULL && c->pol->python_path != NULL) {
+        if (s->n_args == 0)
+            return launch_perr(c, "args",
+                               "required when the command is the site's python_path (%s): the "
+                               "worker module and its arguments (sluice invents none)",
+                               c->pol->python_path);
+        if ((s->command = launch_strdup(c->pol->python_path)) == NULL)
+            return launch_oom(c);
+    }
     for (i = 0; i < s->n_pools; i++) {
         sluice_launch_pool_t *pool = &s->pools[i];
 
@@ -215,8 +229,9 @@ sluice_err launch_finish_pools(launch_ctx_t *c, sluice_launch_spec_t *s)
             if (s->command == NULL) {
                 if (s->nvflare_form)
                     return launch_perr(c, "command",
-                                       "required: the NVFlare form must carry the worker command "
-                                       "(sluice invents none)");
+                                       "required: the NVFlare form must carry the worker command, "
+                                       "or the site (or study) must set python_path (sluice "
+                                       "invents none)");
                 snprintf(p, sizeof(p), "pools[%zu].command", i);
                 return launch_perr(c, p, "required because the launch has no command");
             }

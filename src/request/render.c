@@ -9,7 +9,9 @@
  *                     base/marker.c)
  *   render_resolve.c  checks and resolution: image, mounts, env, secrets
  *   render_script.c   the batch script (every value through
- *                     shquote_append(); the rank wrapper)
+ *                     shquote_append())
+ *   render_container.c apptainer and enroot-pyxis flags, the GPU flag,
+ *                     the task wrapper run on every node
  *   render_paths.c    service-side and cluster-side paths
  *   render_commands.c srun, apptainer and PATH of a job; pool variables
  *   render_probe.c    the probe job of `sluice check --probe-job`

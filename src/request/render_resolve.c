@@ -14,7 +14,14 @@
  *   directory.
  * - A job image (the request's own) must be allowed by
  *   policy.allowed_images, compared on canonical paths (BYOC).
+ * - NVFlare-form launches under a container get the NVFlare launcher's own
+ *   mounts first (workspace sandbox, run directory, startup/, local/,
+ *   /etc/resolv.conf under apptainer); no request or study mount may
+ *   shadow them or take its source from the workspace.
+ * - forward_env is not read here: the script reads the job's own values
+ *   after setup (render_script.c); only the names are checked.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,6 +243,104 @@ static sluice_err check_target(render_rctx_t *c, const char *what, const char *d
     return SLUICE_OK;
 }
 
+/* True when a path has a byte that mount lists or scripts cannot carry. */
+static bool bad_path_bytes(const char *p)
+{
+    size_t i;
+
+    if (strpbrk(p, ":,"))
+        return true;
+    for (i = 0; p[i]; i++)
+        if ((unsigned char)p[i] < 0x20 || p[i] == 0x7f)
+            return true;
+    return false;
+}
+
+/* Append a launcher-owned mount (src may be NULL: the sandbox); takes src. */
+static sluice_err add_launcher_mount(render_rctx_t *c, char *src, const char *dst, bool rw)
+{
+    render_mount_t *nm = realloc(c->mounts, (c->n_mounts + 1) * sizeof(*nm));
+
+    if (!nm) {
+        free(src);
+        return sluice_errorf(c->err, SLUICE_ENOMEM, "job_launcher.workspace: out of memory");
+    }
+    c->mounts = nm;
+    nm[c->n_mounts].src = src;
+    nm[c->n_mounts].dst = strdup(dst);
+    nm[c->n_mounts].what = strdup("the NVFlare launcher's mounts");
+    nm[c->n_mounts].rw = rw;
+    nm[c->n_mounts].study = false;
+    nm[c->n_mounts].launcher = true;
+    if (!nm[c->n_mounts].dst || !nm[c->n_mounts].what) {
+        free(src);
+        free(nm[c->n_mounts].dst);
+        free(nm[c->n_mounts].what);
+        return sluice_errorf(c->err, SLUICE_ENOMEM, "job_launcher.workspace: out of memory");
+    }
+    c->n_mounts++;
+    return SLUICE_OK;
+}
+
+/* `<ws>/<name>` resolved through symlinks where this host can see it (the
+ * seed binds the real directory), else as written; a new string. */
+static char *real_or_self(const char *ws, const char *name)
+{
+    char path[PATH_MAX], real[PATH_MAX];
+
+    if ((size_t)snprintf(path, sizeof(path), "%s/%s", ws, name) >= sizeof(path))
+        return NULL;
+    if (realpath(path, real) != NULL && render_normalised(real) && !bad_path_bytes(real))
+        return strdup(real);
+    return strdup(path);
+}
+
+/* The NVFlare launcher's own mounts (manager.py, _write_job_files): a
+ * private per-attempt sandbox at the workspace path (rw), the run
+ * directory (rw), startup/ and local/ (ro, their real paths as sources)
+ * and, under apptainer, /etc/resolv.conf (ro).  Only for launches in the
+ * NVFlare form under a container, when the site names its workspace. */
+static sluice_err resolve_launcher_mounts(render_rctx_t *c)
+{
+    const char *ws = c->cfg->launcher.workspace;
+    const char *wd = c->s->workdir;
+    static const char *const ro_dirs[] = {"startup", "local", NULL};
+    char dst[PATH_MAX];
+    sluice_err rc;
+    size_t i;
+
+    if (!ws || !c->s->nvflare_form || c->profile == SLUICE_LAUNCH_PROFILE_NONE)
+        return SLUICE_OK;
+    if (!render_normalised(ws) || strcmp(ws, "/") == 0 || bad_path_bytes(ws) ||
+        forbidden_target(ws) || strlen(ws) > PATH_MAX - 16)
+        return sluice_errorf(c->err, SLUICE_ECONFIG,
+                             "job_launcher.workspace: expected an absolute normalised path "
+                             "without ':', ',' or control bytes, not a system directory");
+    if ((rc = add_launcher_mount(c, NULL, ws, true)) != SLUICE_OK)
+        return rc;
+    if (wd && render_under(ws, wd) && strcmp(wd, ws) != 0 && !bad_path_bytes(wd)) {
+        char *src = strdup(wd);
+        if (!src || (rc = add_launcher_mount(c, src, wd, true)) != SLUICE_OK)
+            return src ? rc : sluice_errorf(c->err, SLUICE_ENOMEM, "workdir: out of memory");
+    }
+    for (i = 0; ro_dirs[i]; i++) {
+        char *src = real_or_self(ws, ro_dirs[i]);
+        snprintf(dst, sizeof(dst), "%s/%s", ws, ro_dirs[i]);
+        if (!src || (rc = add_launcher_mount(c, src, dst, false)) != SLUICE_OK)
+            return src ? rc
+                       : sluice_errorf(c->err, SLUICE_ENOMEM,
+                                       "job_launcher.workspace: out of memory");
+    }
+    if (c->profile == SLUICE_LAUNCH_PROFILE_APPTAINER) {
+        char *src = strdup("/etc/resolv.conf");
+        if (!src || (rc = add_launcher_mount(c, src, "/etc/resolv.conf", false)) != SLUICE_OK)
+            return src ? rc
+                       : sluice_errorf(c->err, SLUICE_ENOMEM,
+                                       "job_launcher.workspace: out of memory");
+    }
+    return SLUICE_OK;
+}
+
 static sluice_err
 add_mount(render_rctx_t *c, const char *what, const char *src, const char *dst, bool rw, bool study)
 {
@@ -261,11 +366,30 @@ add_mount(render_rctx_t *c, const char *what, const char *src, const char *dst, 
                              "%s: target %s is not allowed (/, /proc, /sys, /dev)", what, dst);
     if ((rc = source_outside_storage(c, what, src)) != SLUICE_OK)
         return rc;
-    for (i = 0; i < c->n_mounts; i++)
-        if (render_overlap(c->mounts[i].src, src))
+    for (i = 0; i < c->n_mounts; i++) {
+        const render_mount_t *o = &c->mounts[i];
+        const char *ws = c->cfg->launcher.workspace;
+
+        if (o->launcher) {
+            /* The NVFlare launcher's own mounts are never shadowed, and no
+             * source may come from the workspace they bind. */
+            if (render_overlap(o->dst, dst))
+                return sluice_errorf(c->err, SLUICE_EINVAL,
+                                     "%s: target %s overlaps %s, a path the NVFlare launcher "
+                                     "mounts itself",
+                                     what, dst, o->dst);
+            if (ws && render_overlap(ws, src))
+                return sluice_errorf(c->err, SLUICE_EINVAL,
+                                     "%s: source %s overlaps the NVFlare workspace %s (mount "
+                                     "sources must lie outside it)",
+                                     what, src, ws);
+            continue;
+        }
+        if (render_overlap(o->src, src))
             return sluice_errorf(c->err, SLUICE_EINVAL,
-                                 "%s: source %s overlaps the source %s of %s", what, src,
-                                 c->mounts[i].src, c->mounts[i].what);
+                                 "%s: source %s overlaps the source %s of %s", what, src, o->src,
+                                 o->what);
+    }
     if ((rc = check_target(c, what, dst, study)) != SLUICE_OK)
         return rc;
     nm = realloc(c->mounts, (c->n_mounts + 1) * sizeof(*nm));
@@ -277,6 +401,7 @@ add_mount(render_rctx_t *c, const char *what, const char *src, const char *dst, 
     nm[c->n_mounts].what = strdup(what);
     nm[c->n_mounts].rw = rw;
     nm[c->n_mounts].study = study;
+    nm[c->n_mounts].launcher = false;
     if (!nm[c->n_mounts].src || !nm[c->n_mounts].dst || !nm[c->n_mounts].what) {
         free(nm[c->n_mounts].src);
         free(nm[c->n_mounts].dst);
@@ -301,6 +426,8 @@ sluice_err render_resolve_mounts(render_rctx_t *c)
                              c->s->n_mounts > 0 ? "mounts"
                              : n_ds > 0         ? "study.datasets"
                                                 : "study.secret_mounts");
+    if ((rc = resolve_launcher_mounts(c)) != SLUICE_OK)
+        return rc;
     for (i = 0; i < c->s->n_mounts; i++) {
         snprintf(what, sizeof(what), "mounts[%zu]", i);
         if ((rc = add_mount(c, what, c->s->mounts[i].source, c->s->mounts[i].target,
@@ -341,6 +468,22 @@ static sluice_err add_var(render_rctx_t *c, const char *what, const char *name, 
     return SLUICE_OK;
 }
 
+/* True when `name` is one of the site's forward_env names. */
+static bool forwarded(const render_rctx_t *c, const char *name)
+{
+    const sluice_strlist_t *fw = &c->cfg->launcher.forward_env;
+    size_t i;
+
+    for (i = 0; i < fw->n; i++)
+        if (strcmp(fw->items[i], name) == 0)
+            return true;
+    return false;
+}
+
+/* The study's and the request's env.  forward_env names are only checked:
+ * their values are the job's own after setup (NVFlare's meaning), read by
+ * the script; a name that is also set by env or study.env would have two
+ * sources, and is refused as NVFlare refuses it. */
 sluice_err render_resolve_env(render_rctx_t *c)
 {
     const sluice_strlist_t *fw = &c->cfg->launcher.forward_env;
@@ -348,22 +491,30 @@ sluice_err render_resolve_env(render_rctx_t *c)
     size_t i;
 
     for (i = 0; i < fw->n; i++) {
-        const char *v =
-            c->ctx->getenv_fn ? c->ctx->getenv_fn(fw->items[i], c->ctx->getenv_arg) : NULL;
         const char *why = launch_envname_check(fw->items[i]);
         if (why)
             return sluice_errorf(c->err, SLUICE_ECONFIG, "job_launcher.forward_env: \"%s\" %s",
                                  fw->items[i], why);
-        if (v && (rc = add_var(c, "job_launcher.forward_env", fw->items[i], v)) != SLUICE_OK)
-            return rc;
     }
-    for (i = 0; c->study && i < c->study->n_env; i++)
+    for (i = 0; c->study && i < c->study->n_env; i++) {
+        if (forwarded(c, c->study->env_names[i]))
+            return sluice_errorf(c->err, SLUICE_EINVAL,
+                                 "study.env: \"%s\" is also a job_launcher.forward_env name (its "
+                                 "value comes from the job after setup)",
+                                 c->study->env_names[i]);
         if ((rc = add_var(c, "study.env", c->study->env_names[i], c->study->env_values[i])) !=
             SLUICE_OK)
             return rc;
-    for (i = 0; i < c->s->n_env; i++)
+    }
+    for (i = 0; i < c->s->n_env; i++) {
+        if (forwarded(c, c->s->env[i].name))
+            return sluice_errorf(c->err, SLUICE_EINVAL,
+                                 "env: \"%s\" is also a job_launcher.forward_env name of the "
+                                 "site (its value comes from the job after setup)",
+                                 c->s->env[i].name);
         if ((rc = add_var(c, "env", c->s->env[i].name, c->s->env[i].value)) != SLUICE_OK)
             return rc;
+    }
     return SLUICE_OK;
 }
 
@@ -401,6 +552,61 @@ sluice_err render_collect_secret_names(render_rctx_t *c, sluice_render_t *r)
                                      "secrets: \"%s\" collides with an environment variable of "
                                      "the same name",
                                      r->secret_names[i]);
+        if (forwarded(c, r->secret_names[i]))
+            return sluice_errorf(c->err, SLUICE_EINVAL,
+                                 "secrets: \"%s\" is also a job_launcher.forward_env name of "
+                                 "the site",
+                                 r->secret_names[i]);
     }
     return SLUICE_OK;
+}
+
+/* ---- NVFlare's parent URL ------------------------------------------------ */
+
+/* NVFlare's launcher (_rewrite_parent_url) gives the worker the parent's
+ * compute-reachable address: in a tcp:// or stcp:// URL whose port is
+ * internal_port, the host becomes parent_host (bracketed when it is an
+ * IPv6 address).  Other arguments, and shared-file URLs, are left alone. */
+char *render_parent_url(const render_rctx_t *c, const char *arg)
+{
+    const char *host = c->cfg->launcher.parent_host;
+    long want = c->cfg->launcher.internal_port > 0 ? c->cfg->launcher.internal_port : 8102;
+    const char *auth, *end, *colon, *q;
+    size_t scheme_len;
+    char *endp;
+    long port;
+    buf_t b = BUF_INIT;
+    bool v6;
+
+    if (!host || !host[0] || !c->s->nvflare_form)
+        return NULL;
+    if (strncmp(arg, "tcp://", 6) == 0)
+        scheme_len = 6;
+    else if (strncmp(arg, "stcp://", 7) == 0)
+        scheme_len = 7;
+    else
+        return NULL;
+    auth = arg + scheme_len;
+    end = auth + strcspn(auth, "/?#");
+    if (memchr(auth, '@', (size_t)(end - auth)) != NULL)
+        return NULL;
+    colon = NULL;
+    for (q = auth; q < end; q++)
+        if (*q == ':')
+            colon = q;
+    if (!colon || colon == auth || colon + 1 == end)
+        return NULL;
+    if (auth[0] == '[' && colon[-1] != ']')
+        return NULL;
+    port = strtol(colon + 1, &endp, 10);
+    if (endp != end || port != want)
+        return NULL;
+    v6 = strchr(host, ':') != NULL && host[0] != '[';
+    buf_init(&b, 0);
+    if (buf_printf(&b, "%.*s%s%s%s:%ld%s", (int)scheme_len, arg, v6 ? "[" : "", host, v6 ? "]" : "",
+                   port, end) != SLUICE_OK) {
+        buf_free(&b);
+        return NULL;
+    }
+    return buf_take(&b);
 }

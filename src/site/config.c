@@ -207,6 +207,11 @@ static sluice_err apply(ctx_t *c, const field_t *f, const node_t *n)
         *(sluice_sandbox_t *)slot = sb;
         break;
     }
+    case K_GPUVENDOR:
+        if (!cfg_gpu_vendor_word(n->str))
+            return cfg_bad(c, n, key, "expected nvidia, amd or none");
+        rc = cfg_set_str(c, sp, n->str);
+        break;
     case K_ICS:
         if (strcmp(n->str, "mtls") != 0 && strcmp(n->str, "clear") != 0)
             return cfg_bad(c, n, key, "expected mtls or clear");
@@ -541,6 +546,7 @@ void sluice_config_free(sluice_config_t *cfg)
         case K_ICS:
         case K_STIME:
         case K_JOBPATH:
+        case K_GPUVENDOR:
             free(*(char **)slot);
             *(char **)slot = NULL;
             break;

@@ -72,6 +72,8 @@ const field_t cfg_fields[] = {
       0,
       0,
       NULL),
+    F("job_launcher.workspace", K_ABS, launcher.workspace, 0, 0, NULL),
+    F("job_launcher.gpu_vendor", K_GPUVENDOR, launcher.gpu_vendor, 0, 0, NULL),
     F("gpu_series", K_SERIES, gpu_series, 0, 0, NULL),
     F("policy.allowed_profiles", K_PROFILES, policy.allowed_profiles, 0, 0, NULL),
     F("policy.allowed_partitions", K_LIST, policy.allowed_partitions, 0, 0, NULL),

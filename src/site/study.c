@@ -51,6 +51,7 @@ static void study_free(sluice_study_t *s)
     free(s->partition);
     free(s->account);
     free(s->qos);
+    free(s->python_path);
 }
 
 void sluice_study_runtime_free(sluice_study_runtime_t *rt)
@@ -338,9 +339,13 @@ static sluice_err study_slurm(ctx_t *c, sluice_study_t *s, const node_t *n, cons
         } else if (strcmp(k->str, "qos") == 0) {
             if ((rc = study_str(c, v, sub, false, &s->qos)) != SLUICE_OK)
                 return rc;
+        } else if (strcmp(k->str, "python_path") == 0) {
+            if ((rc = study_str(c, v, sub, true, &s->python_path)) != SLUICE_OK)
+                return rc;
         } else {
-            return cfg_bad(c, k, sub,
-                           "unknown key (expected sandbox, setup, partition, account, qos)");
+            return cfg_bad(
+                c, k, sub,
+                "unknown key (expected sandbox, setup, partition, account, qos, python_path)");
         }
     }
     return SLUICE_OK;

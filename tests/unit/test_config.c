@@ -898,7 +898,7 @@ static const struct bad_case study_bad[] = {
      "study.yaml:5:7: studies.s.env.SLURM_JOB_ID: reserved prefix (SLURM_, SLUICE_, NVFL_)"},
     {"format_version: 2\nstudies:\n  s:\n    slurm:\n      nodes: 2\n",
      "study.yaml:5:7: studies.s.slurm.nodes: unknown key (expected sandbox, setup, partition, "
-     "account, qos)"},
+     "account, qos, python_path)"},
     {"format_version: 2\nstudies:\n  s:\n    slurm: {sandbox: none}\n    container: {image: "
      "/i.sif}\n",
      "study.yaml:5:24: studies.s: an image is not allowed when the effective sandbox is none"},

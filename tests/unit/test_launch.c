@@ -220,6 +220,53 @@ Test(launch, nvflare_single_node_maps_num_of_gpus)
     sluice_launch_free(l);
 }
 
+/* NVFlare's launcher runs `<python_path> -u -m <module> ...`: an NVFlare-form
+ * request may leave the interpreter to the site; the model keeps it, so the
+ * canonical JSON (and a reload) does not depend on the site file. */
+Test(launch, nvflare_form_takes_the_interpreter_from_python_path)
+{
+    sluice_launch_policy_t pol = policy();
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_launch_t *l = NULL;
+    char *j = q("{'launch_id':'x','site':'s','args':['-u','-m','nvflare.worker'],"
+                "'resource_spec':{'num_of_gpus':1}}");
+    char *canon;
+
+    pol.python_path = "/opt/venv/bin/python3";
+    l = parse_ok_with(j, &pol);
+    cr_expect_str_eq(sluice_launch_pool(l, 0)->command, "/opt/venv/bin/python3");
+    cr_expect_eq(sluice_launch_pool(l, 0)->n_args, 3);
+    canon = sluice_launch_to_json(l, &err);
+    cr_assert_not_null(canon, "%s", err.text);
+    cr_expect_not_null(strstr(canon, "\"command\":\"/opt/venv/bin/python3\""), "%s", canon);
+    free(canon);
+    sluice_launch_free(l);
+    free(j);
+
+    /* The request's own command wins. */
+    j = q("{'launch_id':'x','site':'s','command':'/usr/bin/python3.12','args':['-m','w'],"
+          "'resource_spec':{'num_of_gpus':1}}");
+    l = parse_ok_with(j, &pol);
+    cr_expect_str_eq(sluice_launch_pool(l, 0)->command, "/usr/bin/python3.12");
+    sluice_launch_free(l);
+    free(j);
+
+    /* No module: sluice invents none. */
+    j = q("{'launch_id':'x','site':'s','resource_spec':{'num_of_gpus':1}}");
+    cr_expect_eq(sluice_launch_parse(&l, j, strlen(j), &pol, 0, &err), SLUICE_EINVAL);
+    cr_expect_null(l);
+    cr_expect_str_eq(err.text, "args: required when the command is the site's python_path "
+                               "(/opt/venv/bin/python3): the worker module and its arguments "
+                               "(sluice invents none)");
+    free(j);
+
+    /* The native form never takes it: a pool without a command is refused. */
+    j = q("{'launch_id':'x','site':'s','args':['-m','w'],'pools':[{'name':'main'}]}");
+    cr_expect_eq(sluice_launch_parse(&l, j, strlen(j), &pol, 0, &err), SLUICE_EINVAL);
+    cr_expect_null(l);
+    free(j);
+}
+
 Test(launch, nvflare_multinode_uses_default_block_and_units)
 {
     sluice_launch_t *l = fixture("nvflare-multinode.json");
@@ -567,7 +614,8 @@ static const struct bad_case bad_cases[] = {
      "pools: not allowed in the NVFlare form (resource_spec/launcher_spec); set it under "
      "launcher_spec.<site>.slurm"},
     {"{'launch_id':'x','site':'s','resource_spec':{'num_of_gpus':1}}", SLUICE_EINVAL,
-     "command: required: the NVFlare form must carry the worker command (sluice invents none)"},
+     "command: required: the NVFlare form must carry the worker command, or the site (or study) "
+     "must set python_path (sluice invents none)"},
     {"{" BASE ",'resource_spec':{'s':{'num_of_gpus':4}},"
      "'launcher_spec':{'s':{'slurm':{'nodes':2,'gpus_per_node':1,"
      "'additional_node_command':'x'}}}}",

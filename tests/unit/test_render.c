@@ -175,7 +175,9 @@ Test(render, hostile_values_are_inert_under_bash)
     cr_assert_eq(sluice_staging_write_secrets(fd, c.launch, NULL, render_case_getenv, NULL, &err),
                  SLUICE_OK, "%s", err.text);
     close(fd);
-    st = run_script(script, NULL);
+    /* CUDA_HOME (forward_env) as the job has it after setup, not the
+     * service's value that render_case_getenv() gives. */
+    st = run_script(script, "CUDA_HOME=/opt/cuda-of-the-job");
     free(script);
     cr_assert_eq(st, 0, "the script failed (status %d)", st);
 
@@ -198,7 +200,7 @@ Test(render, hostile_values_are_inert_under_bash)
         cr_expect_str_eq(got, s->env[i].value, "%s", s->env[i].name);
     }
     cr_expect_str_eq(env_value(env, "API_KEY"), sluice_launch_secret_value(c.launch, 0));
-    cr_expect_str_eq(env_value(env, "CUDA_HOME"), "/usr/local/cuda-12.4");
+    cr_expect_str_eq(env_value(env, "CUDA_HOME"), "/opt/cuda-of-the-job");
     cr_expect_str_eq(env_value(env, "SLUICE_NODE_RANK"), "0");
     cr_expect_str_eq(env_value(env, "NVFL_NNODES"), "1");
     cr_expect_str_eq(env_value(env, "SLUICE_MASTER_ADDR"), "node01");
