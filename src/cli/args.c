@@ -37,6 +37,36 @@ static void put_indented(FILE *f, const char *text, int indent)
     }
 }
 
+/* `len` bytes of `text` from column `col`, wrapped at spaces to `width`
+ * columns, continued at column `col`; ends the line. */
+static void put_wrapped(FILE *f, const char *text, size_t len, int col, int width)
+{
+    int at = col;
+
+    while (len > 0) {
+        size_t word = 0;
+
+        while (word < len && text[word] != ' ')
+            word++;
+        if (at > col && at + 1 + (int)word > width) {
+            fprintf(f, "\n%*s", col, "");
+            at = col;
+        } else if (at > col) {
+            fputc(' ', f);
+            at++;
+        }
+        fwrite(text, 1, word, f);
+        at += (int)word;
+        text += word;
+        len -= word;
+        while (len > 0 && *text == ' ') {
+            text++;
+            len--;
+        }
+    }
+    fputc('\n', f);
+}
+
 static void put_option(FILE *f, const cli_opt_t *o)
 {
     char left[64];
@@ -62,9 +92,12 @@ void cli_help(const cli_spec_t *spec, FILE *f)
     int any = 0;
     const char *p;
 
-    for (i = 0; i < 3 && spec->synopsis[i] != NULL; i++)
-        fprintf(f, "%s sluice %s %s\n", i == 0 ? "usage:" : "   or:", spec->name,
-                spec->synopsis[i]);
+    for (i = 0; i < 3 && spec->synopsis[i] != NULL; i++) {
+        /* a long synopsis goes on under its first word */
+        int n = fprintf(f, "%s sluice %s ", i == 0 ? "usage:" : "   or:", spec->name);
+        put_indented(f, spec->synopsis[i], n);
+        fputc('\n', f);
+    }
     fprintf(f, "\n%s\n", spec->description);
     if (spec->subs != NULL) {
         fprintf(f, "\ncommands:\n");
@@ -93,7 +126,8 @@ void cli_help(const cli_spec_t *spec, FILE *f)
         const char *what = p + code + (p[code] == '\t');
 
         len = strcspn(what, "\n");
-        fprintf(f, "  %-8.*s %.*s\n", (int)code, p, (int)len, what);
+        fprintf(f, "  %-8.*s ", (int)code, p);
+        put_wrapped(f, what, len, 11, 80);
         p = what + len + (what[len] == '\n');
     }
 }

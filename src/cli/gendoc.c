@@ -495,7 +495,7 @@ static void man_page(FILE *f, const cli_spec_t *c)
                   f);
         man_option(f, c->opts[i]);
     }
-    fputs(".SH \"EXIT STATUS\"\n", f);
+    fputs(".SH \"EXIT STATUS\"\n.PD 0\n", f);
     for (const char *p = c->exit_status; *p != '\0';) {
         size_t code = strcspn(p, "\t"), len;
         const char *what = p + code + (p[code] == '\t');
@@ -508,7 +508,7 @@ static void man_page(FILE *f, const cli_spec_t *c)
         fputc('\n', f);
         p = what + len + (what[len] == '\n');
     }
-    fputs(".SH \"SEE ALSO\"\n.BR sluice (1)\n", f);
+    fputs(".PD\n.SH \"SEE ALSO\"\n.BR sluice (1)\n", f);
 }
 
 static void man_top(FILE *f, const cli_spec_t *const *cmds)
@@ -604,24 +604,40 @@ static int gen_man(const char *dir, const cli_spec_t *const *cmds)
     return rc;
 }
 
+/* Write a completion script to `path` (NULL: stdout); 0 or the exit code. */
+static int gen_script(const char *path,
+                      void (*gen)(FILE *, const cli_spec_t *const *),
+                      const cli_spec_t *const *cmds)
+{
+    FILE *f = path != NULL ? fopen(path, "w") : stdout;
+
+    if (f == NULL) {
+        fprintf(stderr, "sluice __gendoc: %s: %s\n", path, strerror(errno));
+        return CLI_EX_IOERR;
+    }
+    gen(f, cmds);
+    if (path != NULL && fclose(f) != 0) {
+        fprintf(stderr, "sluice __gendoc: %s: %s\n", path, strerror(errno));
+        return CLI_EX_IOERR;
+    }
+    return CLI_EX_OK;
+}
+
 int cli_gendoc(const cli_spec_t *spec, const cli_spec_t *const *cmds, int argc, char **argv)
 {
     cli_args_t a;
-    const char *what;
+    const char *what, *path;
     int rc;
 
     if (!cli_parse(spec, argc, argv, &a, NULL, NULL, &rc))
         return rc;
     what = a.operands[0];
-    if (strcmp(what, "bash") == 0 && a.n_operands == 1) {
-        gen_bash(stdout, cmds);
-        return CLI_EX_OK;
-    }
-    if (strcmp(what, "zsh") == 0 && a.n_operands == 1) {
-        gen_zsh(stdout, cmds);
-        return CLI_EX_OK;
-    }
-    if (strcmp(what, "man") == 0 && a.n_operands == 2)
-        return gen_man(a.operands[1], cmds);
-    return cli_usage_error(spec, "expected bash, zsh or man DIR");
+    path = a.n_operands > 1 ? a.operands[1] : NULL;
+    if (strcmp(what, "bash") == 0)
+        return gen_script(path, gen_bash, cmds);
+    if (strcmp(what, "zsh") == 0)
+        return gen_script(path, gen_zsh, cmds);
+    if (strcmp(what, "man") == 0 && path != NULL)
+        return gen_man(path, cmds);
+    return cli_usage_error(spec, "expected bash [FILE], zsh [FILE] or man DIR");
 }

@@ -27,17 +27,16 @@ static const cli_opt_t o_output = {'o',
                                    0,
                                    0,
                                    "text (default) or json (the API's field names)"};
-static const cli_opt_t o_state_dir = {
-    CLI_O_STATE_DIR,
-    "state-dir",
-    0,
-    "DIR",
-    CLI_VAL_DIR,
-    NULL,
-    0,
-    0,
-    "the store (default: $SLUICE_STATE_DIR, else /var/lib/sluice for root,\n"
-    "else $XDG_STATE_HOME/sluice)"};
+static const cli_opt_t o_state_dir = {CLI_O_STATE_DIR,
+                                      "state-dir",
+                                      0,
+                                      "DIR",
+                                      CLI_VAL_DIR,
+                                      NULL,
+                                      0,
+                                      0,
+                                      "the store (default: $SLUICE_STATE_DIR; else\n"
+                                      "/var/lib/sluice as root, else $XDG_STATE_HOME/sluice)"};
 static const cli_opt_t o_server = {CLI_O_SERVER,
                                    "server",
                                    0,
@@ -46,7 +45,7 @@ static const cli_opt_t o_server = {CLI_O_SERVER,
                                    NULL,
                                    1,
                                    0,
-                                   "the service (default: $SLUICE_SERVER; none: the local store)"};
+                                   "the service (default: $SLUICE_SERVER; none: the\nlocal store)"};
 static const cli_opt_t o_token_file = {CLI_O_TOKEN_FILE,
                                        "api-token-file",
                                        0,
@@ -82,7 +81,7 @@ static const cli_opt_t o_set = {CLI_O_SET,
                                 NULL,
                                 0,
                                 1,
-                                "override one dotted site key, e.g. rest.url=https://h:6820"};
+                                "override one dotted site key, e.g.\nrest.url=https://h:6820"};
 static const cli_opt_t o_study_runtime = {CLI_O_STUDY_RUNTIME,
                                           "study-runtime",
                                           0,
@@ -92,17 +91,16 @@ static const cli_opt_t o_study_runtime = {CLI_O_STUDY_RUNTIME,
                                           0,
                                           0,
                                           "study runtime file (format_version 2)"};
-static const cli_opt_t o_wait = {
-    CLI_O_WAIT,
-    "wait",
-    0,
-    NULL,
-    CLI_VAL_NONE,
-    NULL,
-    0,
-    0,
-    "supervise in this process until the launch ends (with --server: follow it\n"
-    "there)"};
+static const cli_opt_t o_wait = {CLI_O_WAIT,
+                                 "wait",
+                                 0,
+                                 NULL,
+                                 CLI_VAL_NONE,
+                                 NULL,
+                                 0,
+                                 0,
+                                 "supervise in this process until the launch ends\n"
+                                 "(with --server: follow it there)"};
 static const cli_opt_t o_api_version = {CLI_O_API_VERSION,
                                         "api-version",
                                         0,
@@ -120,7 +118,7 @@ static const cli_opt_t o_state = {CLI_O_STATE,
                                   NULL,
                                   0,
                                   0,
-                                  "only launches in this state (ACCEPTED, RUNNING, DONE, ...)"};
+                                  "only launches in this state (RUNNING, DONE, ...)"};
 static const cli_opt_t o_site = {
     CLI_O_SITE, "site", 0, "SITE", CLI_VAL_WORD, NULL, 0, 0, "only launches of this site"};
 static const cli_opt_t o_study = {
@@ -188,7 +186,7 @@ static const cli_opt_t o_listen = {
     NULL,
     0,
     0,
-    "address to listen on; without TLS only loopback (127.0.0.1, [::1])"};
+    "address to listen on; without TLS only loopback\n(127.0.0.1, [::1])"};
 static const cli_opt_t o_tokens = {
     CLI_O_TOKENS,
     "tokens",
@@ -198,7 +196,7 @@ static const cli_opt_t o_tokens = {
     NULL,
     0,
     0,
-    "0600 file of `<caller-name> <token> [admin]` lines (bearer tokens)"};
+    "0600 file of bearer tokens, one\n`<caller-name> <token> [admin]` a line"};
 static const cli_opt_t o_tls_cert = {CLI_O_TLS_CERT,
                                      "tls-cert",
                                      0,
@@ -216,7 +214,7 @@ static const cli_opt_t o_tls_key = {CLI_O_TLS_KEY,
                                     NULL,
                                     0,
                                     0,
-                                    "PEM private key of --tls-cert (not readable by others)"};
+                                    "PEM key of --tls-cert, not readable by others"};
 static const cli_opt_t o_socket = {
     CLI_O_SOCKET,
     "socket",
@@ -226,7 +224,7 @@ static const cli_opt_t o_socket = {
     NULL,
     0,
     0,
-    "also (or only) serve on a Unix socket (server.socket_mode, 0660)"};
+    "also (or only) serve on a Unix socket (mode:\nserver.socket_mode, 0660)"};
 static const cli_opt_t o_socket_group = {
     CLI_O_SOCKET_GROUP,
     "socket-group",
@@ -236,7 +234,7 @@ static const cli_opt_t o_socket_group = {
     NULL,
     0,
     0,
-    "group of the socket (members may use the API without a token)"};
+    "group of the socket (its members may use the API\nwithout a token)"};
 static const cli_opt_t o_probe_job = {CLI_O_PROBE_JOB,
                                       "probe-job",
                                       0,
@@ -255,7 +253,7 @@ static const cli_opt_t o_probe_timeout = {
     NULL,
     0,
     0,
-    "wait at most this long for it (default 60, 1-3600); then it is cancelled"};
+    "wait at most this long for it (default 60,\n1-3600); then it is cancelled"};
 static const cli_opt_t o_ready = {CLI_O_READY,
                                   "ready",
                                   0,
@@ -282,7 +280,7 @@ static const cli_opt_t o_key = {CLI_O_KEY,
                                 NULL,
                                 0,
                                 0,
-                                "HS256: the key file (Slurm's jwt_hs256.key); RS256: a PEM key"};
+                                "HS256: the key file (Slurm's jwt_hs256.key);\nRS256: a PEM key"};
 static const cli_opt_t o_user = {
     CLI_O_USER, "user", 0, "USER", CLI_VAL_WORD, NULL, 0, 0, "the Slurm user the token names"};
 static const cli_opt_t o_lifespan = {CLI_O_LIFESPAN,
@@ -368,7 +366,8 @@ static const cli_opt_t *const token_mint_opts[] = {&o_key, &o_user,   &o_lifespa
 static const cli_spec_t c_token_mint = {
     "token mint",
     "sign a Slurm JWT with a key file and print it",
-    {"--key FILE --user USER [--lifespan SECONDS] [--alg HS256|RS256] [--kid KID]"},
+    {"--key FILE --user USER [--lifespan SECONDS]\n"
+     "[--alg HS256|RS256] [--kid KID] [-o text|json]"},
     "Sign a token with an HS256 key file (Slurm's jwt_hs256.key) or an RS256\n"
     "private key (PEM) and print it.  With -o json: the token, its header and\n"
     "its claims.  The key is never printed.",
@@ -441,8 +440,8 @@ static const cli_opt_t *const launch_opts[] = {
 static const cli_spec_t c_launch = {
     "launch",
     "submit a launch request and supervise it to the end (--wait)",
-    {"REQUEST.json --wait [--config FILE] [--set KEY=VALUE ...] [--study-runtime FILE]\n"
-     "                     [--state-dir DIR] [-o text|json]",
+    {"REQUEST.json --wait [--config FILE] [--set KEY=VALUE ...]\n"
+     "[--study-runtime FILE] [--state-dir DIR] [-o text|json]",
      "REQUEST.json --server URL [--wait] [-o text|json]"},
     "Validate, render and submit a launch through slurmrestd, then supervise it\n"
     "until it ends, printing every transition (with -o json: one object per\n"
@@ -461,9 +460,10 @@ static const cli_spec_t c_launch = {
     1,
     1,
     "0\tSUCCEEDED\n1\tEXECUTION_ERROR\n9\tABORTED\n101-103\tdeclared by the workload\n"
-    "104\tINFRASTRUCTURE_ERROR\n64\tusage error\n65\tthe request is not valid\n66\tthe "
-    "request file does not exist\n69\tslurmrestd or the service is unavailable\n74\tthe request "
-    "cannot be read\n77\tpermission denied\n78\tthe configuration is not valid\n",
+    "104\tINFRASTRUCTURE_ERROR\n64\tusage error\n65\tthe request is not valid, another "
+    "with its launch_id is stored, or another supervisor holds the store\n66\tthe request "
+    "file does not exist\n69\tslurmrestd or the service is unavailable\n74\tthe request or "
+    "the store cannot be read\n77\tpermission denied\n78\tthe configuration is not valid\n",
     NULL,
     cmd_launch,
     0};
@@ -473,8 +473,9 @@ static const cli_opt_t *const render_opts[] = {SITE_OPTS, &o_study_runtime, &o_a
 static const cli_spec_t c_render = {
     "render",
     "print the batch script and REST body of a launch request",
-    {"REQUEST.json [--config FILE] [--set KEY=VALUE ...] [--study-runtime FILE]\n"
-     "                     [--api-version v0.0.NN] [-o text|json]"},
+    {"REQUEST.json [--config FILE] [--set KEY=VALUE ...]\n"
+     "[--study-runtime FILE] [--api-version v0.0.NN]\n"
+     "[-o text|json]"},
     "Render a launch request into its batch script and Slurm REST submit body\n"
     "and print them.  Nothing is written or submitted.  Secrets are printed by\n"
     "name only; forward_env values are read from this environment.",
@@ -515,8 +516,9 @@ static const cli_opt_t *const ls_opts[] = {&o_state,     &o_site,      &o_study,
 static const cli_spec_t c_ls = {
     "ls",
     "list launches in the store",
-    {"[--state-dir DIR | --server URL] [-o text|json] [--state STATE] [--site SITE]\n"
-     "                 [--study STUDY] [--live|--terminal] [--limit N] [--cursor CURSOR]"},
+    {"[--state-dir DIR | --server URL] [-o text|json]\n"
+     "[--state STATE] [--site SITE] [--study STUDY]\n"
+     "[--live|--terminal] [--limit N] [--cursor CURSOR]"},
     "List launches, oldest first, one page at a time.  With -o json: the page of\n"
     "GET /v1/launches (`items`, `next_cursor`).  --live and --terminal have no\n"
     "API parameter: use --state with --server.",
@@ -579,9 +581,10 @@ static const cli_opt_t *const serve_opts[] = {
 static const cli_spec_t c_serve = {
     "serve",
     "supervise launches and serve the HTTP API (/v1)",
-    {"(--listen ADDR:PORT --tokens FILE | --socket PATH) [--tls-cert FILE --tls-key FILE]\n"
-     "                    [--socket-group GROUP] [--config FILE] [--set KEY=VALUE ...]\n"
-     "                    [--study-runtime FILE] [--state-dir DIR]"},
+    {"(--listen ADDR:PORT --tokens FILE | --socket PATH)\n"
+     "[--tls-cert FILE --tls-key FILE] [--socket-group GROUP]\n"
+     "[--config FILE] [--set KEY=VALUE ...] [--study-runtime FILE]\n"
+     "[--state-dir DIR]"},
     "Supervise launches and serve the HTTP API (/v1) until SIGTERM or SIGINT.\n"
     "Each option has a site key (server.listen, server.tokens_file,\n"
     "server.socket, server.socket_group, server.tls_cert, server.tls_key); the\n"
@@ -591,9 +594,9 @@ static const cli_spec_t c_serve = {
     CLI_VAL_NONE,
     0,
     0,
-    "0\tstopped by SIGTERM or SIGINT\n64\tusage error\n66\ta file does not exist\n69\tthe "
-    "store is held by another supervisor, or slurmrestd is unavailable\n77\tpermission "
-    "denied\n78\tthe configuration is not valid\n",
+    "0\tstopped by SIGTERM or SIGINT\n64\tusage error\n65\tanother supervisor holds the "
+    "store\n66\ta file does not exist\n69\tslurmrestd is unavailable\n74\tthe store cannot "
+    "be opened\n77\tpermission denied\n78\tthe configuration is not valid\n",
     NULL,
     cmd_serve,
     0};
@@ -604,7 +607,7 @@ static const cli_spec_t c_check = {
     "check",
     "preflight the site configuration against the cluster",
     {"[--config FILE] [--set KEY=VALUE ...] [-o text|json]\n"
-     "                    [--probe-job [--probe-timeout SECONDS]]"},
+     "[--probe-job [--probe-timeout SECONDS]]"},
     "Check the site configuration against the cluster through slurmrestd:\n"
     "reachability, TLS, the negotiated API version and Slurm release, a token\n"
     "that authenticates, accounting, the configured partition, and that each\n"
@@ -628,8 +631,8 @@ static const cli_opt_t *const probe_opts[] = {&o_ready, &o_timeout, &o_output, S
 static const cli_spec_t c_probe = {
     "probe",
     "ask a running service whether it is alive or ready (exit 0/69)",
-    {"[--ready] [--server URL|unix:PATH] [--api-token-file FILE] [--api-ca FILE]\n"
-     "                    [--timeout SECONDS] [-o text|json]"},
+    {"[--ready] [--server URL|unix:PATH] [--api-token-file FILE]\n"
+     "[--api-ca FILE] [--timeout SECONDS] [-o text|json]"},
     "Exit 0 when a running `sluice serve` answers GET /v1/healthz (or /v1/readyz\n"
     "with --ready) with 200; 69 otherwise.  For container health checks and\n"
     "Kubernetes exec probes, whose images carry no curl.  Over the Unix socket\n"
@@ -664,9 +667,9 @@ static const cli_spec_t c_help = {
 static const cli_spec_t c_gendoc = {
     "__gendoc",
     "print the completions or man pages (build time)",
-    {"bash|zsh|man DIR"},
-    "Generate the bash or zsh completion script, or write the man pages into\n"
-    "DIR.  The build runs it; not for users.",
+    {"bash|zsh [FILE] | man DIR"},
+    "Write the bash or zsh completion script (to FILE, or standard output), or\n"
+    "the man pages into DIR.  The build runs it; not for users.",
     NULL,
     "WHAT",
     CLI_VAL_NONE,
