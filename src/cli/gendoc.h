@@ -13,9 +13,9 @@ void cli_help_top(const cli_spec_t *const *cmds, FILE *f);
 
 /* `sluice __gendoc bash|zsh [FILE] | man DIR`: write a completion script
  * to FILE (or stdout), or sluice.1 and one sluice-<command>.1 per command
- * and subcommand into DIR (it must exist).  The build runs it (CMakeLists.txt); the result is installed to
- * share/bash-completion/completions/sluice, share/zsh/vendor-completions/
- * _sluice and share/man/man1.  Returns the exit code. */
+ * and subcommand into DIR (it must exist).  The build runs it (CMakeLists.txt); the result is
+ * installed to share/bash-completion/completions/sluice, share/zsh/vendor-completions/ _sluice and
+ * share/man/man1.  Returns the exit code. */
 int cli_gendoc(const cli_spec_t *spec, const cli_spec_t *const *cmds, int argc, char **argv);
 
 #endif /* SLUICE_CLI_GENDOC_H */
