@@ -5,10 +5,11 @@
  * The request is validated and rendered once, accepted into the store
  * (idempotent on launch_id: running the same command again resumes the
  * same launch, it never submits a second job), submitted exactly once
- * through slurmrestd and supervised until it ends.  Each transition is
- * printed as it happens; the exit code is the launch's result code (0, 1,
- * 9, 101-104).  Usage and setup errors use sysexits (64, 65, 69, 74, 77,
- * 78).
+ * through slurmrestd and supervised until it ends.  Each transition of
+ * this launch is printed as it happens (the process supervises the store's
+ * other live launches too, silently); the exit code is the launch's result
+ * code (0, 1, 9, 101-104).  Usage and setup errors use sysexits (64, 65,
+ * 66, 69, 74, 77, 78).
  *
  * Notes:
  * - The wiring is the library's: sluice_accept_prepare() judges and
@@ -45,13 +46,17 @@
 typedef struct {
     int json;
     int wait;
-    int done_printed; /* the DONE line was printed */
+    const char *id;   /* this launch: the supervisor runs the store's others too */
+    int done_printed; /* its DONE line was printed */
 } print_ctx_t;
 
 static void on_transition(const sluice_launcher_transition_t *t, void *arg)
 {
     print_ctx_t *pc = arg;
     cli_transition_t ct;
+
+    if (pc->id == NULL || t->launch_id == NULL || strcmp(t->launch_id, pc->id) != 0)
+        return;
 
     ct.launch_id = t->launch_id;
     ct.event = t->event ? t->event : "";
@@ -88,10 +93,7 @@ static int print_final(sluice_store_t *store, const char *id, int json)
     if (sluice_launch_view_read(store, id, NULL, NULL, &view, &err) != SLUICE_OK)
         return cli_fail(&err);
     events = json_object_get(view, "events");
-    cli_transition_of(view,
-                      json_string_value(json_object_get(
-                          json_array_get(events, json_array_size(events) - 1), "name")),
-                      cli_last_slurm_state(events), &t);
+    cli_transition_of(view, NULL, cli_last_slurm_state(events), &t);
     cli_print_transition(&t, json);
     json_decref(view);
     return CLI_EX_OK;
@@ -101,7 +103,7 @@ int cmd_launch(const cli_spec_t *spec, int argc, char **argv)
 {
     cli_args_t a;
     cli_prepared_t p;
-    print_ctx_t pc = {0, 0, 0};
+    print_ctx_t pc = {0, 0, NULL, 0};
     int rc = CLI_EX_OK, result = 127;
     sluice_error_t err = SLUICE_ERROR_INIT;
     sluice_supervisor_t *sup = NULL;
@@ -127,6 +129,7 @@ int cmd_launch(const cli_spec_t *spec, int argc, char **argv)
     a.site.read_secrets = 1; /* a secret_env that is not set fails before the store opens */
     if ((rc = cli_prepare(&a.site, &p)) != CLI_EX_OK)
         return rc;
+    pc.id = sluice_accept_launch_id(p.accept);
     so.state_dir = a.state_dir;
     so.on_transition = on_transition;
     so.transition_arg = &pc;

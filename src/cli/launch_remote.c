@@ -145,7 +145,7 @@ static int refresh(follow_t *f)
 {
     json_t *l = NULL, *events;
     long status = 0;
-    const char *state, *reason, *event = "";
+    const char *state, *reason;
     int rc, result;
     cli_transition_t t;
 
@@ -157,9 +157,6 @@ static int refresh(follow_t *f)
                  ? (int)json_integer_value(json_object_get(l, "result_code"))
                  : 127;
     events = json_object_get(l, "events");
-    if (json_array_size(events) > 0)
-        event = json_string_value(
-            json_object_get(json_array_get(events, json_array_size(events) - 1), "name"));
     if (state == NULL) {
         fprintf(stderr, "sluice launch: the service's answer for %s has no state\n", f->id);
         json_decref(l);
@@ -172,16 +169,8 @@ static int refresh(follow_t *f)
      * fold: never print it then. */
     if ((strcmp(state, f->state) != 0 || result != f->result) &&
         (json_is_true(json_object_get(l, "terminal")) || !f->folded)) {
-        memset(&t, 0, sizeof(t));
+        cli_transition_of(l, NULL, cli_last_slurm_state(events), &t);
         t.launch_id = f->id;
-        t.event = event ? event : "";
-        t.state = state;
-        t.result = result;
-        t.slurm_state = cli_last_slurm_state(events);
-        t.reason = reason ? reason : "";
-        t.elapsed = (double)(json_integer_value(json_object_get(l, "updated_ms")) -
-                             json_integer_value(json_object_get(l, "created_ms"))) /
-                    1000.0;
         cli_print_transition(&t, f->json);
         snprintf(f->state, sizeof(f->state), "%s", state);
         f->result = result;

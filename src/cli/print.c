@@ -115,7 +115,22 @@ void cli_transition_of(const json_t *launch,
                        cli_transition_t *t)
 {
     const json_t *rc = json_object_get(launch, "result_code");
+    const json_t *events = json_object_get(launch, "events"), *ev, *set_by = NULL;
+    int64_t at = json_integer_value(json_object_get(launch, "updated_ms"));
+    size_t i;
 
+    /* the event that set the summary: bookkeeping after it (`archived`)
+     * moves updated_ms but changes nothing */
+    json_array_foreach(events, i, ev)
+    {
+        if (json_equal(json_object_get(ev, "seq"), json_object_get(launch, "summary_seq")))
+            set_by = ev;
+    }
+    if (set_by != NULL) {
+        at = json_integer_value(json_object_get(set_by, "time"));
+        if (event == NULL)
+            event = json_string_value(json_object_get(set_by, "name"));
+    }
     memset(t, 0, sizeof(*t));
     t->launch_id = str_or(launch, "launch_id", "?");
     t->event = event ? event : "";
@@ -123,9 +138,7 @@ void cli_transition_of(const json_t *launch,
     t->result = json_is_integer(rc) ? (int)json_integer_value(rc) : 127;
     t->slurm_state = slurm_state ? slurm_state : "";
     t->reason = str_or(launch, "reason", "");
-    t->elapsed = (double)(json_integer_value(json_object_get(launch, "updated_ms")) -
-                          json_integer_value(json_object_get(launch, "created_ms"))) /
-                 1000.0;
+    t->elapsed = (double)(at - json_integer_value(json_object_get(launch, "created_ms"))) / 1000.0;
 }
 
 void cli_print_accepted(const char *id, int existed, const char *site, size_t n_pools)

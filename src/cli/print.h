@@ -21,9 +21,10 @@ typedef struct {
 
 void cli_print_transition(const cli_transition_t *t, int json);
 
-/* The transition line of a launch's summary as it stands (the API's
- * LaunchSummary): its state, result, reason and updated_ms - created_ms;
- * `event` and `slurm_state` as known, or "". */
+/* The transition line of a launch as it stands (the API's Launch): its
+ * state, result and reason; elapsed from created_ms to the event that set
+ * them (seq summary_seq in `events`; without it updated_ms); `event` NULL:
+ * that event's name; `slurm_state` as known, or "". */
 void cli_transition_of(const json_t *launch,
                        const char *event,
                        const char *slurm_state,

@@ -304,6 +304,10 @@ static void store_with_a_finished_launch(fake_server_t *fs, char *site, char *re
                                                              created + 202, &sum, NULL, &err),
                         &err);
     json_decref(ctx);
+    /* bookkeeping after the end, as the archive writes */
+    cr_assert_sluice_ok(sluice_store_append_event(store, "done-1", "archived", NULL, NULL,
+                                                  created + 500, NULL, &err),
+                        &err);
     sluice_store_close(store);
 }
 
@@ -331,6 +335,7 @@ Test(cmd_conventions, launching_a_finished_launch_again_prints_its_final_line)
     cr_expect_str_eq(json_string_value(json_object_get(j, "state")), "DONE");
     cr_expect_eq(json_integer_value(json_object_get(j, "result_code")), 102);
     cr_expect_str_eq(json_string_value(json_object_get(j, "slurm_state")), "FAILED");
+    cr_expect_str_eq(json_string_value(json_object_get(j, "event")), "observed");
     cr_expect_null(json_object_get(j, "result"), "%s", cmd_output());
     json_decref(j);
     cr_expect_not_null(strstr(cmd_output(), "\"elapsed_s\":0.202"), "%s", cmd_output());
