@@ -215,13 +215,12 @@ static int take(const cli_spec_t *spec,
                 cli_own_fn own,
                 void *arg)
 {
+    char shown[80]; /* "-o/--output" or "--state-dir" */
     int rc;
 
-    char shown[80];
-
-    snprintf(shown, sizeof(shown), "%s%c%s--%s", o->letter ? "-" : "", o->letter ? o->letter : '-',
-             o->letter ? "/" : "", o->name);
-    if (!o->letter) /* "--name" */
+    if (o->letter)
+        snprintf(shown, sizeof(shown), "-%c/--%s", o->letter, o->name);
+    else
         snprintf(shown, sizeof(shown), "--%s", o->name);
     if (v != NULL && v[0] == '\0')
         return cli_usage_error(spec, "option '%s' needs a value", shown);
