@@ -81,7 +81,7 @@ static const cli_opt_t o_set = {CLI_O_SET,
                                 NULL,
                                 0,
                                 1,
-                                "override one dotted site key, e.g.\nrest.url=https://h:6820"};
+                                "override one dotted site key, such as\nrest.url=https://h:6820"};
 static const cli_opt_t o_study_runtime = {CLI_O_STUDY_RUNTIME,
                                           "study-runtime",
                                           0,
