@@ -51,7 +51,8 @@ typedef struct {
     unsigned attempt;      /* >= 1; 0 is taken as 1 */
     const char *run_id;    /* NULL: "<launch_id>.<attempt>" */
     uint32_t peers_wait_s; /* 0: SLUICE_RENDER_PEERS_WAIT_S */
-    bool keep_going;       /* true: a failing pool does not stop the others */
+    bool keep_going;       /* true: a failing pool does not stop the others (also when
+                              the launch's keep_going is true) */
     /* Slurm job id of the launch this one depends on; 0: not known yet
      * (the job description's dependency stays NULL and the launcher fills
      * it in at submit time). */

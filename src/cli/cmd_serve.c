@@ -181,7 +181,7 @@ int cmd_serve(const cli_spec_t *spec, int argc, char **argv)
     cli_args_t a;
     serve_opts_t o;
     sluice_config_t *cfg = NULL;
-    sluice_study_runtime_t *rt = NULL;
+    sluice_study_source_t *studies = NULL;
     sluice_supervisor_t *sup = NULL;
     sluice_supervisor_opts_t sup_opts = SLUICE_SUPERVISOR_OPTS_INIT;
     sluice_server_opts_t so = SLUICE_SERVER_OPTS_INIT;
@@ -219,8 +219,10 @@ int cmd_serve(const cli_spec_t *spec, int argc, char **argv)
     sup_opts.state_dir = a.state_dir;
     sup_opts.on_transition = on_transition;
     sup_opts.transition_arg = &sc;
+    /* The study file is re-read when it changes (checked at each accept of
+     * a launch that names a study). */
     if ((a.site.study_path &&
-         sluice_study_runtime_load(a.site.study_path, NULL, 0, cfg, &rt, &err) != SLUICE_OK) ||
+         sluice_study_source_open(&studies, a.site.study_path, cfg, &err) != SLUICE_OK) ||
         sluice_supervisor_open(&sup, cfg, &sup_opts, NULL, &err) != SLUICE_OK) {
         rc = cli_fail(&err);
         goto out;
@@ -229,7 +231,7 @@ int cmd_serve(const cli_spec_t *spec, int argc, char **argv)
     so.launcher = sluice_supervisor_launcher(sup);
     so.store = sluice_supervisor_store(sup);
     so.cfg = cfg;
-    so.rt = rt;
+    so.studies = studies;
     so.listen = listen;
     so.tokens_file = tokens;
     so.socket_path = socket_path;
@@ -279,7 +281,7 @@ out:
     sluice_client_free(sc.nc.client);
     sluice_rest_nodes_clear(&sc.nc.nodes);
     pthread_mutex_destroy(&sc.nc.mu);
-    sluice_study_runtime_free(rt);
+    sluice_study_source_close(studies);
     sluice_config_free(cfg);
     return rc;
 }

@@ -588,7 +588,7 @@ static const cli_spec_t c_serve = {
     "Supervise launches and serve the HTTP API (/v1) until SIGTERM or SIGINT.\n"
     "Each option has a site key (server.listen, server.tokens_file,\n"
     "server.socket, server.socket_group, server.tls_cert, server.tls_key); the\n"
-    "option wins.",
+    "option wins.  The study runtime file is re-read when it changes.",
     serve_opts,
     NULL,
     CLI_VAL_NONE,

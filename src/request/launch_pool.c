@@ -5,7 +5,8 @@
  *
  * Notes:
  * - Fail-closed: a series that is unknown or has no Slurm constraint is
- *   refused before anything is submitted.
+ *   refused before anything is submitted, and so is a pool that asks for
+ *   GPUs without a series when the site names no default series.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -167,14 +168,48 @@ sluice_err launch_parse_pools(launch_ctx_t *c, json_t *v, sluice_launch_spec_t *
     return SLUICE_OK;
 }
 
-/* Effective commands and the multi-node fan-out rule. */
+/* A pool that asks for GPUs without a series gets the site's default
+ * series, or is refused: without a series it has no constraint and could
+ * land on any GPU node (fail-closed, as for a series without one). */
+static sluice_err
+default_series(launch_ctx_t *c, const sluice_launch_spec_t *s, size_t i, sluice_launch_pool_t *pool)
+{
+    char p[PATH_CAP];
+    sluice_err rc;
+
+    if (pool->gpus_per_node == 0 || pool->gpu_series != NULL)
+        return SLUICE_OK;
+    if (s->nvflare_form)
+        snprintf(p, sizeof(p), "resource_spec");
+    else
+        snprintf(p, sizeof(p), "pools[%zu].gpus_per_node", i);
+    if (c->pol->default_series == NULL || c->pol->default_series[0] == '\0')
+        return launch_perr(c, p,
+                           "pool \"%s\" asks for %u GPUs per node but names no gpu_series, and the "
+                           "site names no default series (policy.default_gpu_series); refused "
+                           "before anything is submitted (fail-closed)",
+                           pool->name, pool->gpus_per_node);
+    if ((pool->gpu_series = launch_strdup(c->pol->default_series)) == NULL)
+        return launch_oom(c);
+    pool->default_series = true;
+    if ((rc = resolve_series(c, p, pool)) != SLUICE_OK)
+        return rc;
+    return SLUICE_OK;
+}
+
+/* Effective commands, the default GPU series and the multi-node fan-out
+ * rule. */
 sluice_err launch_finish_pools(launch_ctx_t *c, sluice_launch_spec_t *s)
 {
     char p[PATH_CAP];
     size_t i, k;
+    sluice_err rc;
 
     for (i = 0; i < s->n_pools; i++) {
         sluice_launch_pool_t *pool = &s->pools[i];
+
+        if ((rc = default_series(c, s, i, pool)) != SLUICE_OK)
+            return rc;
 
         if (!pool->set_command) {
             if (s->command == NULL) {

@@ -49,7 +49,9 @@ char *render_job_path(const sluice_config_t *cfg);
 typedef struct {
     char *src; /* cluster-side */
     char *dst;
+    char *what; /* the field that asked for it: "mounts[0]", "study.datasets.x" */
     bool rw;
+    bool study; /* the study's (datasets, secret_mounts), not the request's */
 } render_mount_t;
 
 typedef struct {
@@ -67,9 +69,10 @@ typedef struct {
     char *image; /* cluster-side, or NULL for profile none */
     render_mount_t *mounts;
     size_t n_mounts;
-    char *workdir;      /* where the workload starts (container or host path) */
-    char *host_workdir; /* the job's working directory on the host */
-    char *job_path;     /* PATH of the script and of the REST environment */
+    char *workdir;       /* where the workload starts (container or host path) */
+    char *host_workdir;  /* the job's working directory on the host */
+    char *job_path;      /* PATH of the script and of the REST environment */
+    const char *staging; /* the attempt's staging directory, cluster side (borrowed) */
     render_var_t *vars;
     size_t n_vars;
     sluice_error_t *err;
@@ -110,6 +113,14 @@ bool render_has_suffix(const char *s, const char *suffix);
 
 /* True for an absolute path without ".", ".." or "//" components. */
 bool render_normalised(const char *p);
+
+/* `path` (absolute, normalised) with the symbolic links of its longest
+ * existing prefix resolved (realpath(3)) and the rest appended as written:
+ * a new string, NULL when out of memory. */
+char *render_canonical(const char *path);
+
+/* True when one of `a` and `b` is the other or below it. */
+bool render_overlap(const char *a, const char *b);
 
 /* render_resolve.c: each fills its part of `c` or fails with a message
  * naming the field (into c->err). */

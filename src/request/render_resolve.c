@@ -8,6 +8,12 @@
  *   naming the field; nothing here writes the script.
  * - Paths under storage.root are translated to the cluster side
  *   (render_to_cluster()); mounts may not target the system directories.
+ * - Mount sources may not overlap the storage root (written or canonical:
+ *   another launch's staging holds its secrets); a request mount may not
+ *   sit on, in or above a study mount, and no mount on the staging
+ *   directory.
+ * - A job image (the request's own) must be allowed by
+ *   policy.allowed_images, compared on canonical paths (BYOC).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,11 +28,76 @@
 
 /* ---- checks and resolution ----------------------------------------------- */
 
+/* `path` as the service sees it: a path under storage.cluster_root (and
+ * not under storage.root) is moved to storage.root.  New string. */
+static char *service_side(const sluice_config_t *cfg, const char *path)
+{
+    if (!render_under(cfg->storage.root, path) && render_under(render_cluster_root(cfg), path))
+        return render_reroot(render_cluster_root(cfg), cfg->storage.root, path);
+    return strdup(path);
+}
+
+/* Does entry `e` of policy.allowed_images allow the canonical image
+ * `cimg`?  A directory (a trailing '/', or an existing directory) allows
+ * the files below it, a file itself; both compared canonically.  -1 when
+ * out of memory. */
+static int allowed_by(const sluice_config_t *cfg, const char *e, const char *cimg)
+{
+    size_t n = strlen(e);
+    bool dir = n > 1 && e[n - 1] == '/';
+    char *plain = strndup(e, dir ? n - 1 : n), *svc = NULL, *ce = NULL;
+    struct stat sb;
+    int ok = -1;
+
+    if (plain && (svc = service_side(cfg, plain)) != NULL && (ce = render_canonical(svc)) != NULL) {
+        if (!dir)
+            dir = stat(ce, &sb) == 0 && S_ISDIR(sb.st_mode);
+        ok = dir ? (render_under(ce, cimg) && strcmp(ce, cimg) != 0) : strcmp(ce, cimg) == 0;
+    }
+    free(plain);
+    free(svc);
+    free(ce);
+    return ok;
+}
+
+/* A job image (the request's own) needs BYOC authorisation: an entry of
+ * policy.allowed_images that allows its canonical path.  None are allowed
+ * when the list is empty.  `svc` is the service-side path.  The message
+ * names the image as the request wrote it, never where it leads. */
+static sluice_err job_image_allowed(render_rctx_t *c, const char *img, const char *svc)
+{
+    const sluice_strlist_t *al = &c->cfg->policy.allowed_images;
+    char *cimg;
+    size_t i;
+    int ok = 0;
+
+    if (al->n == 0)
+        return sluice_errorf(c->err, SLUICE_EINVAL,
+                             "image: %s is a job image, which needs BYOC authorisation, and this "
+                             "site authorises none (policy.allowed_images is empty); leave image "
+                             "out to use the study's or the site's image",
+                             img);
+    if ((cimg = render_canonical(svc)) == NULL)
+        return sluice_errorf(c->err, SLUICE_ENOMEM, "image: out of memory");
+    for (i = 0; i < al->n && ok == 0; i++)
+        ok = allowed_by(c->cfg, al->items[i], cimg);
+    free(cimg);
+    if (ok == 0)
+        return sluice_errorf(c->err, SLUICE_EINVAL,
+                             "image: %s is not an authorised job image (BYOC): no entry of "
+                             "policy.allowed_images allows its canonical path; refused",
+                             img);
+    if (ok < 0)
+        return sluice_errorf(c->err, SLUICE_ENOMEM, "image: out of memory");
+    return SLUICE_OK;
+}
+
 sluice_err render_resolve_image(render_rctx_t *c)
 {
     const char *img = c->s->image;
     const char *svc;
     char *tmp = NULL;
+    sluice_err rc;
     int st;
 
     if (c->profile == SLUICE_LAUNCH_PROFILE_NONE) {
@@ -56,12 +127,14 @@ sluice_err render_resolve_image(render_rctx_t *c)
                              "image: expected a .sqsh or .sif file (profile %s)",
                              sluice_launch_profile_name(c->profile));
     /* Check where the service can see it. */
-    svc = img;
-    if (!render_under(c->cfg->storage.root, img) &&
-        render_under(render_cluster_root(c->cfg), img)) {
-        if ((tmp = render_reroot(render_cluster_root(c->cfg), c->cfg->storage.root, img)) == NULL)
-            return sluice_errorf(c->err, SLUICE_ENOMEM, "image: out of memory");
-        svc = tmp;
+    if ((tmp = service_side(c->cfg, img)) == NULL)
+        return sluice_errorf(c->err, SLUICE_ENOMEM, "image: out of memory");
+    svc = tmp;
+    /* Authorisation first: a refused job image is not looked at (its
+     * existence is nobody's business). */
+    if (img == c->s->image && (rc = job_image_allowed(c, img, svc)) != SLUICE_OK) {
+        free(tmp);
+        return rc;
     }
     if (c->ctx->stat_fn) {
         st = c->ctx->stat_fn(svc, c->ctx->stat_arg);
@@ -69,10 +142,12 @@ sluice_err render_resolve_image(render_rctx_t *c)
         struct stat sb;
         st = (stat(svc, &sb) == 0 && S_ISREG(sb.st_mode)) ? 0 : -1;
     }
-    free(tmp);
-    if (st != 0)
+    if (st != 0) {
+        free(tmp);
         return sluice_errorf(c->err, SLUICE_EINVAL,
                              "image: %s does not exist or is not a regular file", img);
+    }
+    free(tmp);
     if ((c->image = render_to_cluster(c->cfg, img)) == NULL)
         return sluice_errorf(c->err, SLUICE_ENOMEM, "image: out of memory");
     return SLUICE_OK;
@@ -91,12 +166,82 @@ static bool forbidden_target(const char *t)
     return false;
 }
 
+/* A mount source may not overlap the storage root on either side (the
+ * staging of every launch, secrets files included), compared as written
+ * and with symbolic links resolved. */
+static sluice_err source_outside_storage(render_rctx_t *c, const char *what, const char *src)
+{
+    const char *keys[2] = {"storage.root", "storage.cluster_root"};
+    const char *roots[2] = {c->cfg->storage.root, render_cluster_root(c->cfg)};
+    char *csrc = NULL, *croot = NULL;
+    sluice_err rc = SLUICE_OK;
+    size_t i;
+
+    for (i = 0; i < 2; i++)
+        if (roots[i] && roots[i][0] && render_overlap(roots[i], src))
+            return sluice_errorf(c->err, SLUICE_EINVAL,
+                                 "%s: source %s overlaps %s %s, where sluice keeps the staging "
+                                 "of every launch; refused",
+                                 what, src, keys[i], roots[i]);
+    if ((csrc = render_canonical(src)) == NULL)
+        return sluice_errorf(c->err, SLUICE_ENOMEM, "%s: out of memory", what);
+    for (i = 0; i < 2 && rc == SLUICE_OK; i++) {
+        if (!roots[i] || !roots[i][0])
+            continue;
+        if ((croot = render_canonical(roots[i])) == NULL)
+            rc = sluice_errorf(c->err, SLUICE_ENOMEM, "%s: out of memory", what);
+        else if (render_overlap(croot, csrc))
+            rc = sluice_errorf(c->err, SLUICE_EINVAL,
+                               "%s: source %s resolves to %s, which overlaps %s %s (%s), where "
+                               "sluice keeps the staging of every launch; refused",
+                               what, src, csrc, keys[i], roots[i], croot);
+        free(croot);
+    }
+    free(csrc);
+    return rc;
+}
+
+/* Targets: one bind per target; a request mount may not sit on, inside or
+ * above a study mount (it would shadow the study's read-only dataset or
+ * secret), nor may any mount overlap the staging directory that sluice
+ * binds itself.  The message names the request's mount first. */
+static sluice_err check_target(render_rctx_t *c, const char *what, const char *dst, bool study)
+{
+    size_t i;
+
+    if (c->staging && render_overlap(c->staging, dst))
+        return sluice_errorf(c->err, SLUICE_EINVAL,
+                             "%s: target %s overlaps the launch's staging directory %s, which "
+                             "sluice binds itself; refused",
+                             what, dst, c->staging);
+    for (i = 0; i < c->n_mounts; i++) {
+        const render_mount_t *o = &c->mounts[i];
+        /* a: the mount to blame (the request's, when one of the two is),
+         * b: the other. */
+        bool swap = study && !o->study;
+        const char *aw = swap ? o->what : what, *ad = swap ? o->dst : dst;
+        const char *bw = swap ? what : o->what, *bd = swap ? dst : o->dst;
+
+        if (strcmp(o->dst, dst) == 0)
+            return sluice_errorf(c->err, SLUICE_EINVAL,
+                                 "%s: target %s is also the target of %s; refused (two binds "
+                                 "on one target: the later would hide the other)",
+                                 aw, ad, bw);
+        if ((study || o->study) && render_overlap(o->dst, dst))
+            return sluice_errorf(c->err, SLUICE_EINVAL,
+                                 "%s: target %s is %s the target %s of %s; refused (a mount may "
+                                 "not shadow a study's mount)",
+                                 aw, ad, render_under(bd, ad) ? "inside" : "above", bd, bw);
+    }
+    return SLUICE_OK;
+}
+
 static sluice_err
-add_mount(render_rctx_t *c, const char *what, const char *src, const char *dst, bool rw)
+add_mount(render_rctx_t *c, const char *what, const char *src, const char *dst, bool rw, bool study)
 {
     size_t i;
     render_mount_t *nm;
-    char *csrc = NULL;
+    sluice_err rc;
 
     if (!render_normalised(src) || !render_normalised(dst))
         return sluice_errorf(c->err, SLUICE_EINVAL,
@@ -114,35 +259,28 @@ add_mount(render_rctx_t *c, const char *what, const char *src, const char *dst, 
     if (forbidden_target(dst))
         return sluice_errorf(c->err, SLUICE_EINVAL,
                              "%s: target %s is not allowed (/, /proc, /sys, /dev)", what, dst);
-    if ((csrc = render_to_cluster(c->cfg, src)) == NULL)
-        return sluice_errorf(c->err, SLUICE_ENOMEM, "%s: out of memory", what);
-    for (i = 0; i < c->n_mounts; i++) {
-        if (render_under(c->mounts[i].src, csrc) || render_under(csrc, c->mounts[i].src)) {
-            free(csrc);
+    if ((rc = source_outside_storage(c, what, src)) != SLUICE_OK)
+        return rc;
+    for (i = 0; i < c->n_mounts; i++)
+        if (render_overlap(c->mounts[i].src, src))
             return sluice_errorf(c->err, SLUICE_EINVAL,
-                                 "%s: source %s overlaps the source %s of another mount", what, src,
-                                 c->mounts[i].src);
-        }
-        /* A repeated target (a request mount onto a study dataset's
-         * /data/<study>/<dataset>) would let the later bind hide the other. */
-        if (strcmp(c->mounts[i].dst, dst) == 0) {
-            free(csrc);
-            return sluice_errorf(c->err, SLUICE_EINVAL,
-                                 "%s: target %s is already used by another mount", what, dst);
-        }
-    }
+                                 "%s: source %s overlaps the source %s of %s", what, src,
+                                 c->mounts[i].src, c->mounts[i].what);
+    if ((rc = check_target(c, what, dst, study)) != SLUICE_OK)
+        return rc;
     nm = realloc(c->mounts, (c->n_mounts + 1) * sizeof(*nm));
-    if (!nm) {
-        free(csrc);
+    if (!nm)
         return sluice_errorf(c->err, SLUICE_ENOMEM, "%s: out of memory", what);
-    }
     c->mounts = nm;
-    nm[c->n_mounts].src = csrc;
+    nm[c->n_mounts].src = strdup(src);
     nm[c->n_mounts].dst = strdup(dst);
+    nm[c->n_mounts].what = strdup(what);
     nm[c->n_mounts].rw = rw;
-    if (!nm[c->n_mounts].src || !nm[c->n_mounts].dst) {
+    nm[c->n_mounts].study = study;
+    if (!nm[c->n_mounts].src || !nm[c->n_mounts].dst || !nm[c->n_mounts].what) {
         free(nm[c->n_mounts].src);
         free(nm[c->n_mounts].dst);
+        free(nm[c->n_mounts].what);
         return sluice_errorf(c->err, SLUICE_ENOMEM, "%s: out of memory", what);
     }
     c->n_mounts++;
@@ -153,23 +291,34 @@ sluice_err render_resolve_mounts(render_rctx_t *c)
 {
     sluice_err rc;
     size_t i, n_ds = c->study ? c->study->n_datasets : 0;
+    size_t n_sm = c->study ? c->study->n_secret_mounts : 0;
     char what[96];
 
-    if (c->profile == SLUICE_LAUNCH_PROFILE_NONE && (c->s->n_mounts > 0 || n_ds > 0))
+    if (c->profile == SLUICE_LAUNCH_PROFILE_NONE && (c->s->n_mounts > 0 || n_ds > 0 || n_sm > 0))
         return sluice_errorf(c->err, SLUICE_EINVAL,
-                             "%s: profile none has no mount namespace; mounts and datasets need "
-                             "apptainer or enroot-pyxis",
-                             c->s->n_mounts > 0 ? "mounts" : "study.datasets");
+                             "%s: profile none has no mount namespace; mounts, datasets and "
+                             "secret mounts need apptainer or enroot-pyxis",
+                             c->s->n_mounts > 0 ? "mounts"
+                             : n_ds > 0         ? "study.datasets"
+                                                : "study.secret_mounts");
     for (i = 0; i < c->s->n_mounts; i++) {
         snprintf(what, sizeof(what), "mounts[%zu]", i);
         if ((rc = add_mount(c, what, c->s->mounts[i].source, c->s->mounts[i].target,
-                            c->s->mounts[i].rw)) != SLUICE_OK)
+                            c->s->mounts[i].rw, false)) != SLUICE_OK)
             return rc;
     }
     for (i = 0; i < n_ds; i++) {
         const sluice_dataset_t *d = &c->study->datasets[i];
         snprintf(what, sizeof(what), "study.datasets.%.64s", d->name);
-        if ((rc = add_mount(c, what, d->source, d->target, !d->read_only)) != SLUICE_OK)
+        if ((rc = add_mount(c, what, d->source, d->target, !d->read_only, true)) != SLUICE_OK)
+            return rc;
+    }
+    /* Secret mounts: read-only binds of files or directories sluice never
+     * opens; only their paths reach the script. */
+    for (i = 0; i < n_sm; i++) {
+        const sluice_secret_mount_t *m = &c->study->secret_mounts[i];
+        snprintf(what, sizeof(what), "study.secret_mounts.%.64s", m->name);
+        if ((rc = add_mount(c, what, m->source, m->target, false, true)) != SLUICE_OK)
             return rc;
     }
     return SLUICE_OK;

@@ -12,6 +12,8 @@
  *   config.c          setters, YAML/env/flag layering, load and free
  *   config_json.c     `sluice config show`
  *   study.c           the study runtime file
+ *   study_source.c    the study file re-read when it changes (calls study.c
+ *                     and config_yaml.c)
  * The calls go one way: config.c and study.c call the others, which call
  * only config_value.c, config_fields.c and config_yaml.c.
  *
@@ -89,7 +91,7 @@ typedef struct {
 } field_t;
 
 /* The number of rows of cfg_fields (checked where the table is). */
-#define CFG_N_FIELDS 71
+#define CFG_N_FIELDS 75
 
 extern const field_t cfg_fields[CFG_N_FIELDS];
 

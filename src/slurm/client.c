@@ -32,6 +32,7 @@
 #include <sluice/client.h>
 #include <sluice/log.h>
 
+#include "base/log_episode.h"
 #include "client_int.h"
 #include "http.h"
 #include "restclass.h"
@@ -184,6 +185,8 @@ sluice_err client_exchange(sluice_client_t *c,
     const bool is_post = r->method == HTTP_POST;
     http_response_t resp = HTTP_RESPONSE_INIT;
     http_xfer_t last_xfer = HTTP_XFER_OK;
+    sluice_error_t xerr = SLUICE_ERROR_INIT;
+    const char *url = http_client_url(c->http);
     char *path = NULL;
     char *query = NULL;
     json_t *root = NULL;
@@ -231,10 +234,16 @@ sluice_err client_exchange(sluice_client_t *c,
         call->requests++;
         if ((unsigned)r->klass < HTTP_CLASS_COUNT_)
             atomic_fetch_add(&c->n_kind[r->klass], 1);
-        (void)http_request(c->http, &hr, &resp, NULL);
+        sluice_error_clear(&xerr);
+        (void)http_request(c->http, &hr, &resp, &xerr);
         sluice_auth_headers_free(headers);
         last_xfer = resp.xfer;
 
+        if (resp.xfer != HTTP_XFER_OK && resp.xfer != HTTP_XFER_TOO_BIG)
+            log_episode_fail(__FILE__, "slurmrestd", url, "slurmrestd unreachable at %s: %s", url,
+                             xerr.text[0] ? xerr.text : http_xfer_name(resp.xfer));
+        else
+            log_episode_ok(__FILE__, "slurmrestd", url, "slurmrestd reachable again at %s", url);
         if (resp.xfer != HTTP_XFER_OK) {
             atomic_fetch_add(&c->n_class[REST_UNAVAILABLE], 1);
             if (resp.xfer == HTTP_XFER_TOO_BIG)
@@ -270,10 +279,17 @@ sluice_err client_exchange(sluice_client_t *c,
         sluice_log(SLUICE_LOG_DEBUG, "rest: %s %s -> HTTP %ld (%s)", method_name(r->method), path,
                    resp.status, restclass_name(cls));
 
+        if (cls == REST_AUTH)
+            log_episode_fail(__FILE__, "slurm-token", url,
+                             "slurmrestd at %s refused the Slurm token (HTTP %ld); renewing it",
+                             url, resp.status);
+        else if (cls == REST_OK || cls == REST_NOT_FOUND)
+            log_episode_ok(__FILE__, "slurm-token", url,
+                           "slurmrestd at %s accepts the Slurm token again", url);
         if (cls == REST_AUTH) {
             sluice_auth_invalidate(c->auth);
             call->auth_refreshed = true;
-            sluice_log(SLUICE_LOG_NOTICE, "rest: %s %s: token refused (HTTP %ld); token renewed%s",
+            sluice_log(SLUICE_LOG_DEBUG, "rest: %s %s: token refused (HTTP %ld); token renewed%s",
                        method_name(r->method), path, resp.status,
                        is_post ? ", submit outcome uncertain"
                                : (attempt == 0 ? ", retrying once" : ""));
@@ -312,6 +328,14 @@ sluice_err client_exchange(sluice_client_t *c,
         rc = SLUICE_OK;
     } else {
         rc = fail_call(call, r, last_xfer, err);
+        /* The transport's own words ("Failed to connect to 127.0.0.1 port 1
+         * ...: Connection refused"), not only the outcome's name. */
+        if (last_xfer != HTTP_XFER_OK && xerr.text[0] != '\0' && err != NULL) {
+            const char *why = strstr(xerr.text, "): ");
+            size_t used = strlen(err->text);
+
+            snprintf(err->text + used, sizeof(err->text) - used, ": %s", why ? why + 3 : xerr.text);
+        }
         if (call->not_served)
             note_not_served(path, resp.body, err);
         if (call->outcome == SLUICE_OUTCOME_UNCERTAIN && err != NULL)

@@ -14,9 +14,9 @@
 #   1. environment: the request's env, a per-launch secret, a secret_env
 #      name and a forward_env name reach the workload; a variable of the
 #      service's environment that forward_env does not name does not;
-#   2. mounts: a request mount (source below the storage root, as the
-#      service sees it) is visible at its target; mode ro refuses writes,
-#      mode rw writes land in the source;
+#   2. mounts: a request mount (source on the nodes' filesystem, outside the
+#      storage root, which mount sources may not reach) is visible at its
+#      target; mode ro refuses writes, mode rw writes land in the source;
 #   3. HOME under --containall is not the job user's host home;
 #   4. a two-pool hetjob (a100 with a GPU, so --nv, and h100): each pool runs
 #      in its own container and learns the other's host;
@@ -54,16 +54,20 @@ if [ "$host_store" != "$clu_store" ]; then
 fi
 base="$host_store/e2e-apptainer-$run"
 cbase="$clu_store/e2e-apptainer-$run"
+# Mount sources: outside the storage root, at the same path on the nodes
+# (data) and, seen from the host, below the nodes' root (hdata).
+data="/var/tmp/sluice-e2e-apptainer-data-$run"
+hdata="$node_root$data"
 job_user=$SLUICE_TB_USER
 home_marker=
 cleanup() {
-    rm -rf "$work" "$base"
+    rm -rf "$work" "$base" "$hdata"
     if [ -n "$home_marker" ]; then rm -f "$home_marker"; fi
 }
 trap cleanup EXIT
 
 # ------------------------------------------------------------ the runtime
-mkdir -p "$base/bin" "$base/images" "$base/data-ro" "$base/data-rw"
+mkdir -p "$base/bin" "$base/images" "$hdata/data-ro" "$hdata/data-rw"
 chmod 0755 "$base" "$base/bin" "$base/images"
 if [ -n "${SLUICE_E2E_APPTAINER:-}" ]; then
     runtime=$SLUICE_E2E_APPTAINER
@@ -84,19 +88,20 @@ say "runtime: $mode ($runtime)"
 # The request names the image as the service sees it; sluice checks it there
 # and renders the cluster path.
 image="$base/images/e2e.sif"
-printf 'hello-%s\n' "$run" >"$base/data-ro/hello.txt"
-chown -R "$job_user" "$base/data-ro" "$base/data-rw"
-chmod 0755 "$base/data-ro" "$base/data-rw"
+printf 'hello-%s\n' "$run" >"$hdata/data-ro/hello.txt"
+chown -R "$job_user" "$hdata/data-ro" "$hdata/data-rw"
+chmod 0755 "$hdata" "$hdata/data-ro" "$hdata/data-rw"
 
 # -------------------------------------------------------- the site config
 site="$work/site.yaml"
 state="$work/state"
 bash "$REPO/deploy/testbed/site-config.sh" |
-    awk -v rt="$runtime" '
+    awk -v rt="$runtime" -v img="$base/images/" '
         /^  sandbox: / { print "  sandbox: apptainer"; next }
         /^  multi_node_port_range: / { print; print "  forward_env: [E2E_FWD]"; next }
         /^  executables:$/ { print; print "    apptainer: " rt; done = 1; next }
         /^gpu_series:$/ && !done { print "  executables:"; print "    apptainer: " rt }
+        /^policy:$/ { print; print "  allowed_images: [" img "]"; next }
         { print }' >"$site"
 grep -q "^    apptainer: $runtime\$" "$site" || abort "could not write executables.apptainer into $site"
 
@@ -147,8 +152,8 @@ cat >"$work/mounts.json" <<JSON
 {"launch_id": "mounts-$run", "site": "$SLUICE_TB_CLUSTER", "profile": "apptainer",
  "image": "$image", "command": "/bin/bash", "time_limit": 5,
  "args": ["-c", "echo read=\$(cat $tgt/ro/hello.txt); if (echo x >$tgt/ro/probe) 2>/dev/null; then echo ro=writable; else echo ro=refused; fi; echo rw-$run >$tgt/rw/out.txt && echo rw=written"],
- "mounts": [{"source": "$base/data-ro", "target": "$tgt/ro", "mode": "ro"},
-            {"source": "$base/data-rw", "target": "$tgt/rw", "mode": "rw"}],
+ "mounts": [{"source": "$data/data-ro", "target": "$tgt/ro", "mode": "ro"},
+            {"source": "$data/data-rw", "target": "$tgt/rw", "mode": "rw"}],
  "pools": [$pool]}
 JSON
 launch mounts
@@ -158,9 +163,9 @@ if [ "$mode" = stand-in ] && { [ -e "$node_root$tgt" ] || [ -L "$node_root$tgt/r
     leftover=" (stand-in left $tgt behind)"
 fi
 if [ "$rc" -eq 0 ] && grep -qx "read=hello-$run" <<<"$out" && grep -qx 'ro=refused' <<<"$out" &&
-    grep -qx 'rw=written' <<<"$out" && [ ! -e "$base/data-ro/probe" ] &&
-    [ "$(cat "$base/data-rw/out.txt" 2>/dev/null)" = "rw-$run" ] && [ -z "$leftover" ]; then
-    pass "mounts: source below the storage root seen at its target; ro refuses writes, rw writes reach the source"
+    grep -qx 'rw=written' <<<"$out" && [ ! -e "$hdata/data-ro/probe" ] &&
+    [ "$(cat "$hdata/data-rw/out.txt" 2>/dev/null)" = "rw-$run" ] && [ -z "$leftover" ]; then
+    pass "mounts: source seen at its target; ro refuses writes, rw writes reach the source"
 else
     fail "mounts (exit $rc)$leftover: $out"; show mounts
 fi
@@ -213,13 +218,13 @@ fi
 cat >"$work/nosrc.json" <<JSON
 {"launch_id": "nosrc-$run", "site": "$SLUICE_TB_CLUSTER", "profile": "apptainer",
  "image": "$image", "command": "/bin/bash", "args": ["-c", "echo should-not-run"], "time_limit": 5,
- "mounts": [{"source": "$base/no-such-dir", "target": "$tgt/missing", "mode": "ro"}],
+ "mounts": [{"source": "$data/no-such-dir", "target": "$tgt/missing", "mode": "ro"}],
  "pools": [$pool]}
 JSON
 launch nosrc
 out=$(artifacts "nosrc-$run")
 err=$(errors "nosrc-$run")
-if [ "$rc" -eq 1 ] && grep -q "mount source $cbase/no-such-dir doesn't exist" <<<"$err" &&
+if [ "$rc" -eq 1 ] && grep -q "mount source $data/no-such-dir doesn't exist" <<<"$err" &&
     ! grep -q 'should-not-run' <<<"$out"; then
     pass "a missing mount source is refused by the runtime; EXECUTION_ERROR (1): $(grep -m1 "doesn't exist" <<<"$err")"
 else

@@ -881,3 +881,51 @@ Test(config, study_bare_site_rejects_datasets)
                                "effective sandbox is none (no mount namespace)");
     sluice_config_free(cfg);
 }
+
+/* ---- policy keys of issue 13 ---- */
+
+Test(config, policy_default_gpu_series_images_and_keep_going)
+{
+    static const struct bad_case bad[] = {
+        {BASE "gpu_series:\n  a100: {constraint: a100}\npolicy:\n  default_gpu_series: h100\n",
+         "site.yaml:10:23: policy.default_gpu_series: \"h100\" is not a series of gpu_series"},
+        {BASE "policy:\n  default_gpu_series: h100\n",
+         "site.yaml:8:23: policy.default_gpu_series: \"h100\" is not a series of gpu_series"},
+        {BASE "policy:\n  allowed_images: [images/]\n",
+         "site.yaml:8:19: policy.allowed_images: 'images/': expected an absolute normalised path "
+         "(a directory ends with '/'; no '.', '..', ':', quote, '$' or '\\')"},
+        {BASE "policy:\n  allowed_images: [/lustre/../etc/]\n",
+         "site.yaml:8:19: policy.allowed_images: '/lustre/../etc/': expected an absolute "
+         "normalised path (a directory ends with '/'; no '.', '..', ':', quote, '$' or '\\')"},
+        {BASE "policy:\n  allowed_images: [\"/a//b.sif\"]\n",
+         "site.yaml:8:19: policy.allowed_images: '/a//b.sif': expected an absolute normalised "
+         "path (a directory ends with '/'; no '.', '..', ':', quote, '$' or '\\')"},
+        {BASE "policy:\n  keep_going: sometimes\n",
+         "site.yaml:8:15: policy.keep_going: expected true or false"},
+    };
+    static const char good[] = BASE "gpu_series:\n  a100: {constraint: a100}\n"
+                                    "policy:\n  default_gpu_series: a100\n"
+                                    "  allowed_images: [/lustre/images/, /shared/x.sif]\n"
+                                    "  keep_going: true\n  allow_keep_going: true\n";
+    sluice_config_t *cfg = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    size_t i;
+
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        check_bad(&bad[i]);
+    cr_assert_eq(load_text(good, NULL, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_expect_str_eq(cfg->policy.default_gpu_series, "a100");
+    cr_expect_eq(cfg->policy.allowed_images.n, 2);
+    cr_expect_str_eq(cfg->policy.allowed_images.items[0], "/lustre/images/");
+    cr_expect(cfg->policy.keep_going);
+    cr_expect(cfg->policy.allow_keep_going);
+    sluice_config_free(cfg);
+    /* Defaults: no default series, no job image allowed, a failing pool
+     * stops the others and a request may not change that. */
+    cr_assert_eq(load_text(BASE, NULL, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_expect_null(cfg->policy.default_gpu_series);
+    cr_expect_eq(cfg->policy.allowed_images.n, 0);
+    cr_expect_not(cfg->policy.keep_going);
+    cr_expect_not(cfg->policy.allow_keep_going);
+    sluice_config_free(cfg);
+}

@@ -440,8 +440,24 @@ Test(render, a_mount_target_used_twice_is_refused_even_across_request_and_study)
     cr_assert_eq(render_mount_onto("/data/cancer-atlas/images", &c, &err), SLUICE_EINVAL);
     cr_expect_null(c.render);
     cr_expect(strstr(err.text, "study.datasets.images") &&
-                  strstr(err.text, "target /data/cancer-atlas/images is already used"),
+                  strstr(err.text, "mounts[0]: target /data/cancer-atlas/images is also the "
+                                   "target of study.datasets.images"),
               "%s", err.text);
+    render_case_clear(&c);
+
+    /* Inside or above the dataset's target: the request's mount would
+     * shadow (part of) the study's read-only dataset. */
+    sluice_error_clear(&err);
+    cr_assert_eq(render_mount_onto("/data/cancer-atlas/images/labels", &c, &err), SLUICE_EINVAL);
+    cr_expect_str_eq(err.text, "mounts[0]: target /data/cancer-atlas/images/labels is inside the "
+                               "target /data/cancer-atlas/images of study.datasets.images; refused "
+                               "(a mount may not shadow a study's mount)");
+    render_case_clear(&c);
+    sluice_error_clear(&err);
+    cr_assert_eq(render_mount_onto("/data/cancer-atlas", &c, &err), SLUICE_EINVAL);
+    cr_expect_str_eq(err.text, "mounts[0]: target /data/cancer-atlas is above the target "
+                               "/data/cancer-atlas/images of study.datasets.images; refused (a "
+                               "mount may not shadow a study's mount)");
     render_case_clear(&c);
 }
 

@@ -119,7 +119,7 @@ SLUICE_PIDS=()
     sluice_export NVFL_MASTER_PORT '29499'
     sluice_step trainer srun --het-group=0 --nodes=2 --ntasks=2 --ntasks-per-node=1 --cpus-per-task=64 --kill-on-bad-exit=1 \
         '--container-image=/srv/images/rl-stack.sqsh' \
-        '--container-mounts=/cluster/sluice/site-1/08812ba5/attempt-1:/cluster/sluice/site-1/08812ba5/attempt-1,/cluster/sluice/datasets/rl:/data/rl:ro' \
+        '--container-mounts=/cluster/sluice/site-1/08812ba5/attempt-1:/cluster/sluice/site-1/08812ba5/attempt-1,/srv/datasets/rl:/data/rl:ro' \
         '--container-workdir=/cluster/sluice/site-1/08812ba5/attempt-1' \
         --no-container-entrypoint --no-container-mount-home --container-readonly \
         bash -c "$SLUICE_RANK_SH" sluice-rank '0' \
@@ -141,7 +141,7 @@ SLUICE_PIDS+=("$!")
     sluice_export NVFL_NODE_RANK '0'
     sluice_step rollout srun --het-group=1 --nodes=1 --ntasks=1 --ntasks-per-node=1 \
         '--container-image=/srv/images/rl-stack.sqsh' \
-        '--container-mounts=/cluster/sluice/site-1/08812ba5/attempt-1:/cluster/sluice/site-1/08812ba5/attempt-1,/cluster/sluice/datasets/rl:/data/rl:ro' \
+        '--container-mounts=/cluster/sluice/site-1/08812ba5/attempt-1:/cluster/sluice/site-1/08812ba5/attempt-1,/srv/datasets/rl:/data/rl:ro' \
         '--container-workdir=/cluster/sluice/site-1/08812ba5/attempt-1' \
         --no-container-entrypoint --no-container-mount-home --container-readonly \
         '/opt/rl/bin/worker' '--role' 'rollout'
