@@ -47,7 +47,9 @@ typedef enum {
     SLUICE_SRC_DEFAULT = 0,
     SLUICE_SRC_FILE,
     SLUICE_SRC_ENV,
-    SLUICE_SRC_FLAG
+    SLUICE_SRC_FLAG,
+    SLUICE_SRC_TOKEN /* rest.user only: the Slurm token's own user (sluice_config_set_token_user())
+                      */
 } sluice_config_source_t;
 
 SLUICE_API const char *sluice_config_source_name(sluice_config_source_t s);
@@ -236,6 +238,18 @@ SLUICE_API const sluice_gpu_series_t *sluice_config_gpu_series(const sluice_conf
 /* The path job_launcher.executables gives for command `name` ("srun",
  * "apptainer", ...), borrowed from cfg, or NULL when it names none. */
 SLUICE_API const char *sluice_config_executable(const sluice_config_t *cfg, const char *name);
+
+/* The Slurm identity of a configuration without rest.user: the user the
+ * token names (`claim`: "sun" or "username"; the slurm layer reads it:
+ * sluice_client_resolve_user()).  rest.user becomes `user`, its source
+ * SLUICE_SRC_TOKEN ("token:<claim>" in sluice_config_to_json()), so that
+ * everything reading rest.user (the staging owner, the launcher) sees the
+ * identity.  Nothing changes when rest.user is already that user;
+ * SLUICE_ECONFIG when it names another; SLUICE_EINVAL for an empty user. */
+SLUICE_API sluice_err sluice_config_set_token_user(sluice_config_t *cfg,
+                                                   const char *user,
+                                                   const char *claim,
+                                                   sluice_error_t *err);
 
 /* Where the value at dotted `key` came from (SLUICE_SRC_DEFAULT if unknown). */
 SLUICE_API sluice_config_source_t sluice_config_source(const sluice_config_t *cfg, const char *key);

@@ -4,6 +4,9 @@
  *
  * Checks, in order (a check that cannot run because an earlier one failed
  * is reported "skipped"):
+ *   identity      the Slurm user sluice acts as, and where it came from
+ *                 (rest.user, or the token's own `sun` claim); FAIL (78)
+ *                 when neither names one
  *   reachability  an HTTP answer from slurmrestd at rest.url
  *   tls           https: the handshake and verification passed
  *   version       the negotiated API version and the Slurm release
@@ -316,6 +319,8 @@ int cmd_check(const cli_spec_t *spec, int argc, char **argv)
     sluice_config_t *cfg = NULL;
     sluice_client_t *client = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
+    char user[SLUICE_TOKEN_USER_MAX] = "";
+    char source[128] = "";
     table_t *t = NULL;
     bool probe;
     long probe_timeout;
@@ -333,6 +338,10 @@ int cmd_check(const cli_spec_t *spec, int argc, char **argv)
         return CLI_EX_SOFTWARE;
     if (sluice_config_load(&opts, &cfg, &err) != SLUICE_OK) {
         add(t, "config", "FAIL", CLI_EX_CONFIG, "%s", err.text);
+    } else if (cli_identity(cfg, user, sizeof(user), source, sizeof(source), &err) ==
+               SLUICE_ECONFIG) {
+        add(t, "config", "ok", 0, "%s", opts.path ? opts.path : "(no site file)");
+        add(t, "identity", "FAIL", CLI_EX_CONFIG, "%s", err.text);
     } else if (sluice_client_new_from_config(&client, cfg, &err) != SLUICE_OK) {
         int code = err.code == SLUICE_EPERM || err.code == SLUICE_EAUTH ? CLI_EX_NOPERM
                    : err.code == SLUICE_EIO                             ? CLI_EX_NOPERM
@@ -341,6 +350,7 @@ int cmd_check(const cli_spec_t *spec, int argc, char **argv)
         add(t, "token", "FAIL", code, "%s", err.text);
     } else {
         add(t, "config", "ok", 0, "%s", opts.path ? opts.path : "(no site file)");
+        add(t, "identity", "ok", 0, "user %s from %s", user, source);
         if (cluster_checks(t, client, cfg) && probe)
             probe_row(t, client, cfg, probe_timeout);
         else if (probe)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_config.c - `sluice config show`: print the effective site configuration
- * (defaults < file < environment < --set) with the source of each value.
+ * (defaults < file < environment < --set) with the source of each value, and
+ * the Slurm identity it gives (rest.user, or the token's own user).
  *
  * Notes:
  * - The site file is --config FILE, else $SLUICE_CONFIG, else none.
@@ -34,6 +35,19 @@ static void print_value(const char *path, json_t *v, json_t *sources)
     }
 }
 
+/* {"user": ..., "source": ...}, or {"user": null, "error": ...} when the
+ * configuration gives no usable identity (serve, launch and check refuse it). */
+static json_t *identity_json(sluice_config_t *cfg)
+{
+    char user[SLUICE_TOKEN_USER_MAX];
+    char source[128];
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    if (cli_identity(cfg, user, sizeof(user), source, sizeof(source), &err) != SLUICE_OK)
+        return json_pack("{s:n, s:s}", "user", "error", err.text);
+    return json_pack("{s:s, s:s}", "user", user, "source", source);
+}
+
 static void print_tree(const char *prefix, json_t *obj, json_t *sources)
 {
     const char *key;
@@ -58,7 +72,7 @@ int cmd_config_show(const cli_spec_t *spec, int argc, char **argv)
     cli_args_t a;
     sluice_config_t *cfg = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
-    json_t *j = NULL;
+    json_t *j = NULL, *id = NULL;
     size_t i;
     int rc;
 
@@ -66,20 +80,32 @@ int cmd_config_show(const cli_spec_t *spec, int argc, char **argv)
         return rc;
     if ((rc = cli_config_load(&a.site, &cfg)) != CLI_EX_OK)
         return rc;
+    id = identity_json(cfg); /* first: rest.user then shows the token's user */
     if (sluice_config_to_json(cfg, &j, &err) != SLUICE_OK) {
         rc = cli_fail(&err);
         goto out;
     }
+    json_object_set_new(j, "identity", id);
+    id = NULL;
     if (a.json) {
         if (cli_print_json(j, 1) != 0)
             rc = CLI_EX_SOFTWARE;
     } else {
         json_t *w = json_object_get(j, "warnings");
+        json_t *who = json_object_get(j, "identity");
         print_tree("", json_object_get(j, "config"), json_object_get(j, "sources"));
+        if (json_is_string(json_object_get(who, "user")))
+            printf("%-48s %-24s (%s)\n", "identity.user",
+                   json_string_value(json_object_get(who, "user")),
+                   json_string_value(json_object_get(who, "source")));
+        else
+            printf("%-48s %-24s (%s)\n", "identity.user", "-",
+                   json_string_value(json_object_get(who, "error")));
         for (i = 0; i < json_array_size(w); i++)
             fprintf(stderr, "sluice: warning: %s\n", json_string_value(json_array_get(w, i)));
     }
 out:
+    json_decref(id);
     json_decref(j);
     sluice_config_free(cfg);
     return rc;

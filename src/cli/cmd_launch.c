@@ -133,7 +133,9 @@ int cmd_launch(const cli_spec_t *spec, int argc, char **argv)
     so.state_dir = a.state_dir;
     so.on_transition = on_transition;
     so.transition_arg = &pc;
-    if (sluice_supervisor_open(&sup, p.cfg, &so, NULL, &err) != SLUICE_OK ||
+    /* rest.user unset: the token's user, before staging and the launcher read it */
+    if (sluice_client_resolve_user(p.cfg, NULL, &err) != SLUICE_OK ||
+        sluice_supervisor_open(&sup, p.cfg, &so, NULL, &err) != SLUICE_OK ||
         sluice_accept_commit(p.accept, &outcome, NULL, sluice_supervisor_launcher(sup), &err) !=
             SLUICE_OK) {
         rc = cli_fail(&err);

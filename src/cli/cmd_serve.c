@@ -198,7 +198,12 @@ int cmd_serve(const cli_spec_t *spec, int argc, char **argv)
     pthread_mutex_init(&sc.nc.mu, NULL);
     if ((rc = cli_config_load(&a.site, &cfg)) != CLI_EX_OK)
         goto out;
-        /* Flags over the site's server: block. */
+    /* rest.user unset: the token's user, before staging and the launcher read it */
+    if (sluice_client_resolve_user(cfg, NULL, &err) != SLUICE_OK) {
+        rc = cli_fail(&err);
+        goto out;
+    }
+    /* Flags over the site's server: block. */
 #define PICK(v, key) ((v) != NULL ? (v) : cfg->server.key)
     listen = PICK(o.listen, listen);
     tokens = PICK(o.tokens, tokens_file);

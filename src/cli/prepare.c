@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* prepare.c - configuration, request and render for the commands that
- * start from a launch request (`sluice render`, `sluice launch`).
+ * start from a launch request (`sluice render`, `sluice launch`), and the
+ * Slurm identity a configuration gives (`config show`, `check`).
  *
  * Notes:
  * - Configuration precedence is the config module's: --set > environment
@@ -15,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <sluice/client.h>
 
 #include "base/wipe.h"
 #include "cli.h"
@@ -39,6 +42,27 @@ void cli_config_opts(sluice_config_opts_t *opts,
     opts->envp = (const char *const *)environ;
     opts->overrides = sets;
     opts->n_overrides = n_sets;
+}
+
+sluice_err cli_identity(
+    sluice_config_t *cfg, char *user, size_t ucap, char *source, size_t scap, sluice_error_t *err)
+{
+    const char *claim = NULL;
+    sluice_err rc;
+
+    user[0] = source[0] = '\0';
+    if (sluice_config_source(cfg, "rest.user") == SLUICE_SRC_TOKEN)
+        return sluice_errorf(err, SLUICE_EINVAL, "identity: already resolved");
+    if ((rc = sluice_client_resolve_user(cfg, &claim, err)) != SLUICE_OK)
+        return rc;
+    snprintf(user, ucap, "%s", cfg->rest.user);
+    if (claim != NULL)
+        snprintf(source, scap, "the `%s` claim of the token of %s", claim,
+                 cfg->rest.jwt_file != NULL ? "rest.jwt_file" : "$SLURM_JWT");
+    else
+        snprintf(source, scap, "rest.user (%s)",
+                 sluice_config_source_name(sluice_config_source(cfg, "rest.user")));
+    return SLUICE_OK;
 }
 
 int cli_config_load(const cli_prepare_opts_t *o, sluice_config_t **cfg)

@@ -54,6 +54,15 @@ void cli_config_opts(sluice_config_opts_t *opts,
                      const char *const *sets,
                      size_t n_sets);
 
+/* The Slurm identity of `cfg` (the token is read, no request is sent),
+ * which completes a configuration without rest.user
+ * (sluice_client_resolve_user()): `user` receives the user, `source` where
+ * it came from ("rest.user (file)", "the `sun` claim of the token of
+ * rest.jwt_file").  Call it once, before anything else reads rest.user.
+ * Errors of sluice_client_auth_from_config(), in `err`. */
+sluice_err cli_identity(
+    sluice_config_t *cfg, char *user, size_t ucap, char *source, size_t scap, sluice_error_t *err);
+
 /* The process environment, as render and secrets read it. */
 const char *cli_getenv(const char *name, void *arg);
 

@@ -334,8 +334,10 @@ static const cli_spec_t c_config_show = {
     {"[--config FILE] [--set KEY=VALUE ...] [-o text|json]"},
     "Print the effective site configuration and where each value came from\n"
     "(default, file, env:<VARIABLE>, flag).  Precedence: --set > environment\n"
-    "(SLUICE_<SECTION>_<KEY>, FORGE_*) > site file > default.  Secret material\n"
-    "never appears: the configuration holds only paths to it.",
+    "(SLUICE_<SECTION>_<KEY>, FORGE_*) > site file > default.  The last line,\n"
+    "identity.user, is the Slurm user sluice acts as: rest.user, else the\n"
+    "token's own (its `sun` claim); the token is read, nothing is sent.  Secret\n"
+    "material never appears: the configuration holds only paths to it.",
     config_show_opts,
     NULL,
     CLI_VAL_NONE,
@@ -609,8 +611,9 @@ static const cli_spec_t c_check = {
     {"[--config FILE] [--set KEY=VALUE ...] [-o text|json]\n"
      "[--probe-job [--probe-timeout SECONDS]]"},
     "Check the site configuration against the cluster through slurmrestd:\n"
-    "reachability, TLS, the negotiated API version and Slurm release, a token\n"
-    "that authenticates, accounting, the configured partition, and that each\n"
+    "the Slurm user it acts as (rest.user, or the token's own), reachability,\n"
+    "TLS, the negotiated API version and Slurm release, a token that\n"
+    "authenticates, accounting, the configured partition, and that each\n"
     "GPU series in the catalogue has a node whose features satisfy its\n"
     "constraint.  --probe-job also submits a one-node job that runs the\n"
     "configured srun (--version, and a one-task step that looks up the\n"

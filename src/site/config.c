@@ -586,9 +586,37 @@ const char *sluice_config_source_name(sluice_config_source_t s)
         return "env";
     case SLUICE_SRC_FLAG:
         return "flag";
+    case SLUICE_SRC_TOKEN:
+        return "token";
     default:
         return "default";
     }
+}
+
+sluice_err sluice_config_set_token_user(sluice_config_t *cfg,
+                                        const char *user,
+                                        const char *claim,
+                                        sluice_error_t *err)
+{
+    size_t i = cfg_field_index("rest.user");
+    char *u, *o = NULL;
+
+    if (!cfg || !user || !user[0])
+        return sluice_errorf(err, SLUICE_EINVAL, "rest.user: no user to set");
+    if (cfg->rest.user)
+        return strcmp(cfg->rest.user, user) == 0
+                   ? SLUICE_OK
+                   : sluice_errorf(err, SLUICE_ECONFIG, "rest.user: %s, but the token names %s",
+                                   cfg->rest.user, user);
+    if (!(u = cfg_dup(user)) || (claim && !(o = cfg_dup(claim)))) {
+        free(u);
+        return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+    }
+    cfg->rest.user = u;
+    cfg->priv->src[i] = (unsigned char)SLUICE_SRC_TOKEN;
+    free(cfg->priv->origin[i]);
+    cfg->priv->origin[i] = o;
+    return SLUICE_OK;
 }
 
 sluice_config_source_t sluice_config_source(const sluice_config_t *cfg, const char *key)

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* config_check.c - the checks that look at several site fields at once,
  * run after the file, the environment and --set have all been applied:
- * required fields, plain http only to loopback, one JWT source, client
- * certificate and key together, the port range, the time cap, the image
- * against the sandbox, and the policy's default GPU series and image
- * allow-list.
+ * required fields (rest.user where a key mints the token), plain http
+ * only to loopback, one JWT source, client certificate and key together,
+ * the port range, the time cap, the image against the sandbox, and the
+ * policy's default GPU series and image allow-list.
  *
  * Notes:
  * - An error names the place the offending field was set (file line,
@@ -128,6 +128,16 @@ sluice_err cfg_finalize(ctx_t *c, bool no_required)
                                  "%s: job_launcher.sandbox: required (enroot-pyxis, apptainer or "
                                  "none; or FORGE_SLURM_RUNTIME_PROFILE)",
                                  c->file);
+        /* The Slurm identity: rest.user, or the token's own user.  A
+         * minted token has no user of its own (design.md, "Identity"). */
+        if (!cfg->rest.user && !cfg->rest.jwt_file &&
+            (cfg->rest.jwt_key_file || cfg->rest.jwt_rs256_key_file))
+            return sluice_errorf(
+                c->err, SLUICE_ECONFIG,
+                "%s: rest.user: required when %s mints the token (it names "
+                "this user; set rest.user, FORGE_SLURM_REST_USER or --set "
+                "rest.user=...)",
+                c->file, cfg->rest.jwt_key_file ? "rest.jwt_key_file" : "rest.jwt_rs256_key_file");
     }
     if (cfg->rest.url && strncmp(cfg->rest.url, "http://", 7) == 0 &&
         !cfg->rest.allow_insecure_http) {

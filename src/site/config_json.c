@@ -151,8 +151,11 @@ sluice_err sluice_config_to_json(const sluice_config_t *cfg, json_t **out, sluic
         val = value_json(cfg, &cfg_fields[i]);
         if (!val || json_object_set_new(obj, p, val) != 0)
             goto nomem;
-        if (cfg->priv->src[i] == SLUICE_SRC_ENV && cfg->priv->origin[i])
-            snprintf(srcname, sizeof(srcname), "env:%s", cfg->priv->origin[i]);
+        if ((cfg->priv->src[i] == SLUICE_SRC_ENV || cfg->priv->src[i] == SLUICE_SRC_TOKEN) &&
+            cfg->priv->origin[i])
+            snprintf(srcname, sizeof(srcname), "%s:%s",
+                     sluice_config_source_name((sluice_config_source_t)cfg->priv->src[i]),
+                     cfg->priv->origin[i]);
         else
             snprintf(srcname, sizeof(srcname), "%s",
                      sluice_config_source_name((sluice_config_source_t)cfg->priv->src[i]));

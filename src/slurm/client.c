@@ -438,20 +438,32 @@ out:
     return rc;
 }
 
-sluice_err sluice_client_new_from_config(sluice_client_t **out,
-                                         const sluice_config_t *cfg,
-                                         sluice_error_t *err)
+/* Which setting holds the token source (for error text). */
+static const char *token_setting(const sluice_config_t *cfg)
+{
+    if (cfg->rest.jwt_file != NULL)
+        return "rest.jwt_file";
+    if (cfg->rest.jwt_key_file != NULL)
+        return "rest.jwt_key_file";
+    if (cfg->rest.jwt_rs256_key_file != NULL)
+        return "rest.jwt_rs256_key_file";
+    return "the SLURM_JWT environment variable";
+}
+
+sluice_err
+sluice_client_auth_from_config(sluice_auth_t **out, const sluice_config_t *cfg, sluice_error_t *err)
 {
     sluice_auth_options_t ao = SLUICE_AUTH_OPTIONS_INIT;
-    sluice_client_options_t co = SLUICE_CLIENT_OPTIONS_INIT;
-    sluice_auth_t *auth = NULL;
+    bool from_token;
     sluice_err rc;
 
     if (out == NULL || cfg == NULL)
         return sluice_errorf(err, SLUICE_EINVAL, "client: NULL argument");
-    if (cfg->rest.url == NULL)
-        return sluice_errorf(err, SLUICE_ECONFIG, "rest.url: required");
-    ao.user = cfg->rest.user;
+    /* A user the token gave (sluice_client_resolve_user()) is taken from the
+     * token again, so that the source keeps refusing a token for another
+     * user; it must still be the same one. */
+    from_token = sluice_config_source(cfg, "rest.user") == SLUICE_SRC_TOKEN;
+    ao.user = from_token ? NULL : cfg->rest.user;
     ao.lifespan = cfg->rest.jwt_lifespan_s;
     ao.strict_permissions = cfg->rest.strict_permissions;
     if (cfg->rest.jwt_file != NULL) {
@@ -466,7 +478,68 @@ sluice_err sluice_client_new_from_config(sluice_client_t **out,
     } else {
         ao.kind = SLUICE_AUTH_ENV;
     }
-    if ((rc = sluice_auth_new(&auth, &ao, err)) != SLUICE_OK)
+    rc = sluice_auth_new(out, &ao, err);
+    if (rc == SLUICE_OK && from_token && strcmp(sluice_auth_user(*out), cfg->rest.user) != 0) {
+        rc = sluice_errorf(err, SLUICE_EAUTH,
+                           "rest.user: the token of %s now names %s, not %s (the user taken from "
+                           "it before); refused",
+                           token_setting(cfg), sluice_auth_user(*out), cfg->rest.user);
+        sluice_auth_free(*out);
+        *out = NULL;
+        return rc;
+    }
+    if (rc == SLUICE_ECONFIG && (cfg->rest.user == NULL || cfg->rest.user[0] == '\0')) {
+        /* No identity at all: name the setting that gives one. */
+        if (ao.kind == SLUICE_AUTH_HS256_KEY || ao.kind == SLUICE_AUTH_RS256_KEY)
+            return sluice_errorf(err, SLUICE_ECONFIG,
+                                 "rest.user: required: the token is minted from %s and names "
+                                 "this user (set rest.user or FORGE_SLURM_REST_USER)",
+                                 token_setting(cfg));
+        sluice_error_prefix(err,
+                            "rest.user: not set, and the token of %s names no Slurm user (set "
+                            "rest.user or FORGE_SLURM_REST_USER, or use a token with a `sun` "
+                            "claim)",
+                            token_setting(cfg));
+    }
+    return rc;
+}
+
+sluice_err
+sluice_client_resolve_user(sluice_config_t *cfg, const char **claim_out, sluice_error_t *err)
+{
+    sluice_auth_t *a = NULL;
+    const char *claim;
+    sluice_err rc;
+
+    if (claim_out != NULL)
+        *claim_out = NULL;
+    if (cfg == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "client: NULL argument");
+    if (cfg->rest.user != NULL && cfg->rest.user[0] != '\0')
+        return SLUICE_OK;
+    if ((rc = sluice_client_auth_from_config(&a, cfg, err)) != SLUICE_OK)
+        return rc;
+    claim = sluice_auth_user_claim(a);
+    rc = sluice_config_set_token_user(cfg, sluice_auth_user(a), claim, err);
+    if (rc == SLUICE_OK && claim_out != NULL)
+        *claim_out = claim;
+    sluice_auth_free(a);
+    return rc;
+}
+
+sluice_err sluice_client_new_from_config(sluice_client_t **out,
+                                         const sluice_config_t *cfg,
+                                         sluice_error_t *err)
+{
+    sluice_client_options_t co = SLUICE_CLIENT_OPTIONS_INIT;
+    sluice_auth_t *auth = NULL;
+    sluice_err rc;
+
+    if (out == NULL || cfg == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "client: NULL argument");
+    if (cfg->rest.url == NULL)
+        return sluice_errorf(err, SLUICE_ECONFIG, "rest.url: required");
+    if ((rc = sluice_client_auth_from_config(&auth, cfg, err)) != SLUICE_OK)
         return rc;
     co.url = cfg->rest.url;
     co.api_version = cfg->rest.api_version;

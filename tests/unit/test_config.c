@@ -295,6 +295,15 @@ static const struct bad_case bad_cases[] = {
     {BASE "poll:\n  rpc_per_second: 5\n", "site.yaml:8:3: poll.rpc_per_second: unknown key"},
     {"storage:\n  root: /s\njob_launcher:\n  sandbox: none\n",
      "site.yaml: rest.url: required (set rest.url, FORGE_SLURM_REST_URL or --set rest.url=...)"},
+    /* no Slurm identity: a minted token has no user of its own */
+    {"rest:\n  url: https://rest.example:6820\n  jwt_key_file: /etc/slurm/jwt.key\nstorage:\n"
+     "  root: /s\njob_launcher:\n  sandbox: none\n",
+     "site.yaml: rest.user: required when rest.jwt_key_file mints the token (it names this user; "
+     "set rest.user, FORGE_SLURM_REST_USER or --set rest.user=...)"},
+    {"rest:\n  url: https://rest.example:6820\n  jwt_rs256_key_file: /etc/k.pem\nstorage:\n"
+     "  root: /s\njob_launcher:\n  sandbox: none\n",
+     "site.yaml: rest.user: required when rest.jwt_rs256_key_file mints the token (it names this "
+     "user; set rest.user, FORGE_SLURM_REST_USER or --set rest.user=...)"},
 };
 
 /* Table-driven (a loop rather than ParameterizedTest: Criterion re-executes
@@ -315,6 +324,57 @@ static void check_bad(const struct bad_case *bc)
     cr_assert_eq(load_text(bc->yaml, NULL, NULL, 0, &cfg, &err), SLUICE_ECONFIG, "%s", bc->yaml);
     cr_assert_str_eq(err.text, bc->message);
     cr_assert_eq(cfg, (sluice_config_t *)0x1, "output touched on error");
+}
+
+/* rest.user is optional only where a token can name the user itself (a
+ * token file or $SLURM_JWT: its `sun` claim, read when the client is made). */
+Test(config, rest_user_optional_only_where_the_token_names_one)
+{
+    static const char *const user_env[] = {"FORGE_SLURM_REST_USER=svc", NULL};
+    const char *key = "rest:\n  url: https://rest.example:6820\n  jwt_key_file: /etc/k\nstorage:\n"
+                      "  root: /s\njob_launcher:\n  sandbox: none\n";
+    const char *set_user[] = {"rest.user=svc"};
+    sluice_config_t *cfg = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    cr_assert_eq(load_text(BASE, NULL, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_null(cfg->rest.user);
+    sluice_config_free(cfg);
+    cr_assert_eq(load_text("rest:\n  url: https://rest.example:6820\n  jwt_file: /run/jwt\n"
+                           "storage:\n  root: /s\njob_launcher:\n  sandbox: none\n",
+                           NULL, NULL, 0, &cfg, &err),
+                 SLUICE_OK, "%s", err.text);
+    sluice_config_free(cfg);
+    cr_assert_eq(load_text(key, user_env, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_str_eq(cfg->rest.user, "svc");
+    sluice_config_free(cfg);
+    cr_assert_eq(load_text(key, NULL, set_user, 1, &cfg, &err), SLUICE_OK, "%s", err.text);
+    sluice_config_free(cfg);
+}
+
+/* The token's user completes a configuration without rest.user: its
+ * source is "token:<claim>", and a configured user is never replaced. */
+Test(config, token_user_completes_rest_user)
+{
+    sluice_config_t *cfg = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    json_t *j = NULL;
+
+    cr_assert_eq(load_text(BASE, NULL, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_eq(sluice_config_set_token_user(cfg, "", "sun", &err), SLUICE_EINVAL);
+    cr_assert_eq(sluice_config_set_token_user(cfg, "tokuser", "sun", &err), SLUICE_OK, "%s",
+                 err.text);
+    cr_assert_str_eq(cfg->rest.user, "tokuser");
+    cr_assert_eq(sluice_config_source(cfg, "rest.user"), SLUICE_SRC_TOKEN);
+    cr_assert_str_eq(sluice_config_source_name(SLUICE_SRC_TOKEN), "token");
+    cr_assert_eq(sluice_config_to_json(cfg, &j, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(j, "sources"), "rest.user")),
+                     "token:sun");
+    json_decref(j);
+    cr_assert_eq(sluice_config_set_token_user(cfg, "tokuser", "sun", &err), SLUICE_OK);
+    cr_assert_eq(sluice_config_set_token_user(cfg, "mallory", "sun", &err), SLUICE_ECONFIG);
+    cr_assert_str_eq(cfg->rest.user, "tokuser");
+    sluice_config_free(cfg);
 }
 
 Test(config, nul_byte_is_refused_with_position)
