@@ -200,6 +200,13 @@ typedef struct {
     struct {
         long rpc_per_sec; /* reads and cancels toward slurmctld; default 50 */
     } poll;
+    /* log: what the command's stderr sink shows when neither --log-level /
+     * --log-format nor SLUICE_LOG_LEVEL / SLUICE_LOG_FORMAT say (NULL:
+     * warning, text). */
+    struct {
+        char *level;  /* error | warning | notice | info | debug */
+        char *format; /* text | json | journald */
+    } log;
 
     /* Non-fatal findings ("parent.environment_setup: not used by sluice"). */
     sluice_strlist_t warnings;

@@ -232,6 +232,12 @@ static int take(const cli_spec_t *spec,
         a->inputs[a->n_inputs++].path = v;
     }
     switch (o->id) {
+    case CLI_O_LOG_LEVEL:
+    case CLI_O_LOG_FORMAT:
+        if (cli_log_option(o->id == CLI_O_LOG_LEVEL, v) != 0)
+            return cli_usage_error(spec, "option '%s' expects one of: %s; got '%s'", shown,
+                                   o->choices, v);
+        return CLI_EX_OK;
     case CLI_O_STATE_DIR:
         a->state_dir = v;
         return CLI_EX_OK;

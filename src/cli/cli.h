@@ -30,8 +30,20 @@ enum {
  * sysexit that matches its code. */
 int cli_fail(const sluice_error_t *err);
 
-/* Route library log lines to stderr at `level` or more severe. */
-void cli_log_to_stderr(int level);
+/* The log lines on stderr (cli.c): level and format come from, strongest
+ * first, --log-level / --log-format, SLUICE_LOG_LEVEL / SLUICE_LOG_FORMAT,
+ * the site file's log.level / log.format, and the default (warning, text).
+ * Each line carries an ISO-8601 UTC time, the level and the subsystem.
+ *
+ * cli_log_init() reads the environment at start: a bad value prints an
+ * error naming the variable and returns CLI_EX_USAGE (else CLI_EX_OK).
+ * cli_log_option() takes --log-level (level != 0) or --log-format (the
+ * caller reports a bad value).
+ * cli_log_site() applies a loaded site file's log keys where nothing
+ * stronger set them (the values were checked when the file loaded). */
+int cli_log_init(void);
+int cli_log_option(int level, const char *value); /* 0, or -1: not a level/format */
+void cli_log_site(const sluice_config_t *cfg);
 
 /* The commands; `spec` is the command's entry in the table, argv[0] its
  * name.  Each returns its exit code. */

@@ -322,7 +322,7 @@ int cmd_check(const cli_spec_t *spec, int argc, char **argv)
     char user[SLUICE_TOKEN_USER_MAX] = "";
     char source[128] = "";
     table_t *t = NULL;
-    bool probe;
+    bool probe, loaded;
     long probe_timeout;
     int rc = CLI_EX_OK;
 
@@ -336,7 +336,10 @@ int cmd_check(const cli_spec_t *spec, int argc, char **argv)
     t = calloc(1, sizeof(*t));
     if (t == NULL)
         return CLI_EX_SOFTWARE;
-    if (sluice_config_load(&opts, &cfg, &err) != SLUICE_OK) {
+    loaded = sluice_config_load(&opts, &cfg, &err) == SLUICE_OK;
+    if (loaded)
+        cli_log_site(cfg);
+    if (!loaded) {
         add(t, "config", "FAIL", CLI_EX_CONFIG, "%s", err.text);
     } else if (cli_identity(cfg, user, sizeof(user), source, sizeof(source), &err) ==
                SLUICE_ECONFIG) {

@@ -63,7 +63,8 @@ int main(int argc, char **argv)
     const cli_spec_t *spec;
     int used;
 
-    cli_log_to_stderr(SLUICE_LOG_WARNING);
+    if (cli_log_init() != CLI_EX_OK)
+        return CLI_EX_USAGE;
     if (argc < 2) {
         cli_help_top(cli_commands, stderr);
         return CLI_EX_USAGE;

@@ -79,6 +79,7 @@ int cli_config_load(const cli_prepare_opts_t *o, sluice_config_t **cfg)
     }
     if (sluice_config_load(&opts, cfg, &err) != SLUICE_OK)
         return cli_fail(&err);
+    cli_log_site(*cfg);
     return CLI_EX_OK;
 }
 

@@ -27,6 +27,26 @@ static const cli_opt_t o_output = {'o',
                                    0,
                                    0,
                                    "text (default) or json (the API's field names)"};
+static const cli_opt_t o_log_level = {CLI_O_LOG_LEVEL,
+                                      "log-level",
+                                      0,
+                                      "LEVEL",
+                                      CLI_VAL_CHOICE,
+                                      "error warning notice info debug",
+                                      0,
+                                      0,
+                                      "log lines on stderr from LEVEL up (default:\n"
+                                      "$SLUICE_LOG_LEVEL, else log.level, else warning)"};
+static const cli_opt_t o_log_format = {CLI_O_LOG_FORMAT,
+                                       "log-format",
+                                       0,
+                                       "FORMAT",
+                                       CLI_VAL_CHOICE,
+                                       "text json journald",
+                                       0,
+                                       0,
+                                       "log line format (default: $SLUICE_LOG_FORMAT,\n"
+                                       "else log.format, else text)"};
 static const cli_opt_t o_state_dir = {CLI_O_STATE_DIR,
                                       "state-dir",
                                       0,
@@ -306,10 +326,12 @@ static const cli_opt_t o_kid = {
 
 #define SERVICE_OPTS &o_server, &o_token_file, &o_api_ca
 #define SITE_OPTS &o_config, &o_set
+/* Every command takes these. */
+#define LOG_OPTS &o_log_level, &o_log_format
 
 /* ---- commands ----------------------------------------------------------- */
 
-static const cli_opt_t *const version_opts[] = {&o_output, NULL};
+static const cli_opt_t *const version_opts[] = {&o_output, LOG_OPTS, NULL};
 static const cli_spec_t c_version = {
     "version",
     "print the version of sluice and its library",
@@ -327,7 +349,7 @@ static const cli_spec_t c_version = {
     cmd_version,
     0};
 
-static const cli_opt_t *const config_show_opts[] = {SITE_OPTS, &o_output, NULL};
+static const cli_opt_t *const config_show_opts[] = {SITE_OPTS, &o_output, LOG_OPTS, NULL};
 static const cli_spec_t c_config_show = {
     "config show",
     "show the effective site configuration and where each value came from",
@@ -364,7 +386,7 @@ static const cli_spec_t c_config = {"config",
                                     0};
 
 static const cli_opt_t *const token_mint_opts[] = {&o_key, &o_user,   &o_lifespan, &o_alg,
-                                                   &o_kid, &o_output, NULL};
+                                                   &o_kid, &o_output, LOG_OPTS,    NULL};
 static const cli_spec_t c_token_mint = {
     "token mint",
     "sign a Slurm JWT with a key file and print it",
@@ -382,7 +404,7 @@ static const cli_spec_t c_token_mint = {
     NULL,
     cmd_token_mint,
     0};
-static const cli_opt_t *const token_show_opts[] = {&o_output, NULL};
+static const cli_opt_t *const token_show_opts[] = {&o_output, LOG_OPTS, NULL};
 static const cli_spec_t c_token_show = {
     "token show",
     "print a token's header and claims (never its signature)",
@@ -400,7 +422,7 @@ static const cli_spec_t c_token_show = {
     NULL,
     cmd_token_show,
     0};
-static const cli_opt_t *const token_check_opts[] = {&o_key, &o_alg, &o_output, NULL};
+static const cli_opt_t *const token_check_opts[] = {&o_key, &o_alg, &o_output, LOG_OPTS, NULL};
 static const cli_spec_t c_token_check = {
     "token check",
     "verify a token's signature and expiry with a key",
@@ -438,7 +460,7 @@ static const cli_spec_t c_token = {"token",
                                    0};
 
 static const cli_opt_t *const launch_opts[] = {
-    &o_wait, SITE_OPTS, &o_study_runtime, &o_state_dir, &o_output, SERVICE_OPTS, NULL};
+    &o_wait, SITE_OPTS, &o_study_runtime, &o_state_dir, &o_output, SERVICE_OPTS, LOG_OPTS, NULL};
 static const cli_spec_t c_launch = {
     "launch",
     "submit a launch request and supervise it to the end (--wait)",
@@ -471,7 +493,7 @@ static const cli_spec_t c_launch = {
     0};
 
 static const cli_opt_t *const render_opts[] = {SITE_OPTS, &o_study_runtime, &o_api_version,
-                                               &o_output, NULL};
+                                               &o_output, LOG_OPTS,         NULL};
 static const cli_spec_t c_render = {
     "render",
     "print the batch script and REST body of a launch request",
@@ -493,7 +515,8 @@ static const cli_spec_t c_render = {
     cmd_render,
     0};
 
-static const cli_opt_t *const status_opts[] = {&o_state_dir, &o_output, SERVICE_OPTS, NULL};
+static const cli_opt_t *const status_opts[] = {&o_state_dir, &o_output, SERVICE_OPTS, LOG_OPTS,
+                                               NULL};
 static const cli_spec_t c_status = {
     "status",
     "show one launch, its Slurm jobs and its event log",
@@ -514,7 +537,7 @@ static const cli_spec_t c_status = {
 
 static const cli_opt_t *const ls_opts[] = {&o_state,     &o_site,      &o_study,  &o_live,
                                            &o_terminal,  &o_limit,     &o_cursor, &o_output,
-                                           &o_state_dir, SERVICE_OPTS, NULL};
+                                           &o_state_dir, SERVICE_OPTS, LOG_OPTS,  NULL};
 static const cli_spec_t c_ls = {
     "ls",
     "list launches in the store",
@@ -535,8 +558,8 @@ static const cli_spec_t c_ls = {
     cmd_ls,
     0};
 
-static const cli_opt_t *const logs_opts[] = {&o_follow, &o_stderr, &o_state_dir, SERVICE_OPTS,
-                                             NULL};
+static const cli_opt_t *const logs_opts[] = {&o_follow,    &o_stderr, &o_state_dir,
+                                             SERVICE_OPTS, LOG_OPTS,  NULL};
 static const cli_spec_t c_logs = {
     "logs",
     "print (or follow with -f) a launch's job output",
@@ -555,7 +578,8 @@ static const cli_spec_t c_logs = {
     cmd_logs,
     0};
 
-static const cli_opt_t *const cancel_opts[] = {&o_state_dir, &o_output, SERVICE_OPTS, NULL};
+static const cli_opt_t *const cancel_opts[] = {&o_state_dir, &o_output, SERVICE_OPTS, LOG_OPTS,
+                                               NULL};
 static const cli_spec_t c_cancel = {
     "cancel",
     "ask the supervisor to cancel a launch",
@@ -578,8 +602,8 @@ static const cli_spec_t c_cancel = {
     0};
 
 static const cli_opt_t *const serve_opts[] = {
-    &o_listen,       &o_tokens, &o_tls_cert,      &o_tls_key,   &o_socket,
-    &o_socket_group, SITE_OPTS, &o_study_runtime, &o_state_dir, NULL};
+    &o_listen, &o_tokens,        &o_tls_cert,  &o_tls_key, &o_socket, &o_socket_group,
+    SITE_OPTS, &o_study_runtime, &o_state_dir, LOG_OPTS,   NULL};
 static const cli_spec_t c_serve = {
     "serve",
     "supervise launches and serve the HTTP API (/v1)",
@@ -603,8 +627,8 @@ static const cli_spec_t c_serve = {
     cmd_serve,
     0};
 
-static const cli_opt_t *const check_opts[] = {SITE_OPTS, &o_output, &o_probe_job, &o_probe_timeout,
-                                              NULL};
+static const cli_opt_t *const check_opts[] = {SITE_OPTS,        &o_output, &o_probe_job,
+                                              &o_probe_timeout, LOG_OPTS,  NULL};
 static const cli_spec_t c_check = {
     "check",
     "preflight the site configuration against the cluster",
@@ -630,7 +654,8 @@ static const cli_spec_t c_check = {
     cmd_check,
     0};
 
-static const cli_opt_t *const probe_opts[] = {&o_ready, &o_timeout, &o_output, SERVICE_OPTS, NULL};
+static const cli_opt_t *const probe_opts[] = {&o_ready,     &o_timeout, &o_output,
+                                              SERVICE_OPTS, LOG_OPTS,   NULL};
 static const cli_spec_t c_probe = {
     "probe",
     "ask a running service whether it is alive or ready (exit 0/69)",

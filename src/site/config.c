@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include <sluice/config.h>
+#include <sluice/log.h>
 
 #include "base/syntax.h"
 
@@ -210,6 +211,16 @@ static sluice_err apply(ctx_t *c, const field_t *f, const node_t *n)
     case K_GPUVENDOR:
         if (!cfg_gpu_vendor_word(n->str))
             return cfg_bad(c, n, key, "expected nvidia, amd or none");
+        rc = cfg_set_str(c, sp, n->str);
+        break;
+    case K_LOGLEVEL:
+        if (sluice_log_level_parse(n->str) < 0)
+            return cfg_bad(c, n, key, "expected error, warning, notice, info or debug");
+        rc = cfg_set_str(c, sp, n->str);
+        break;
+    case K_LOGFORMAT:
+        if (sluice_log_format_parse(n->str) < 0)
+            return cfg_bad(c, n, key, "expected text, json or journald");
         rc = cfg_set_str(c, sp, n->str);
         break;
     case K_ICS:
@@ -547,6 +558,8 @@ void sluice_config_free(sluice_config_t *cfg)
         case K_STIME:
         case K_JOBPATH:
         case K_GPUVENDOR:
+        case K_LOGLEVEL:
+        case K_LOGFORMAT:
             free(*(char **)slot);
             *(char **)slot = NULL;
             break;

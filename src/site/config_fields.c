@@ -110,6 +110,8 @@ const field_t cfg_fields[] = {
     F("submit.in_flight", K_INT, submit.in_flight, 1, 16, NULL),
     F("submit.per_sec", K_INT, submit.per_sec, 1, 100000, NULL),
     F("poll.rpc_per_sec", K_INT, poll.rpc_per_sec, 1, 100000, NULL),
+    F("log.level", K_LOGLEVEL, log.level, 0, 0, NULL),
+    F("log.format", K_LOGFORMAT, log.format, 0, 0, NULL),
 };
 
 _Static_assert(sizeof(cfg_fields) / sizeof(cfg_fields[0]) == CFG_N_FIELDS,

@@ -81,6 +81,8 @@ typedef enum {
     K_MODE,      /* octal file mode, never world-accessible */
     K_JOBPATH,   /* PATH of the job: absolute directories joined by ':' */
     K_GPUVENDOR, /* nvidia | amd | none */
+    K_LOGLEVEL,  /* error | warning | notice | info | debug (log.h's names) */
+    K_LOGFORMAT, /* text | json | journald */
 } kind_t;
 
 typedef struct {
@@ -92,7 +94,7 @@ typedef struct {
 } field_t;
 
 /* The number of rows of cfg_fields (checked where the table is). */
-#define CFG_N_FIELDS 77
+#define CFG_N_FIELDS 79
 
 extern const field_t cfg_fields[CFG_N_FIELDS];
 

@@ -75,6 +75,8 @@ static json_t *value_json(const sluice_config_t *cfg, const field_t *f)
     case K_STIME:
     case K_JOBPATH:
     case K_GPUVENDOR:
+    case K_LOGLEVEL:
+    case K_LOGFORMAT:
         s = *(char *const *)slot;
         return s ? json_string(s) : json_null();
     case K_SANDBOX:

@@ -344,3 +344,59 @@ Test(cmd_conventions, launching_a_finished_launch_again_prints_its_final_line)
     cr_expect_eq(fake_request_count(fs), 0);
     fake_stop(fs);
 }
+
+/* The log on stderr: --log-level / --log-format on every command, the
+ * SLUICE_LOG_* variables below them, log.level / log.format in the site
+ * file below those; a bad value of any of them names itself. */
+#define TEST_JWT                                                                                   \
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."                                                        \
+    "eyJleHAiOjQxMDI0NDQ4MDAsImlhdCI6MTcwMDAwMDAwMCwic3VuIjoi"                                     \
+    "YWxpY2UifQ.c2ln"
+
+Test(cmd_conventions, log_level_and_format_from_flag_environment_and_site)
+{
+    char tok[512];
+    json_t *line;
+
+    write_text("tok.jwt", TEST_JWT "\n", 0644); /* group-readable: one warning */
+    snprintf(tok, sizeof(tok), "%s/tok.jwt", cmd_dir);
+
+    /* JSON lines, one object per line, with the subsystem. */
+    cr_assert_eq(cmd_sluice_split("token show '%s' --log-format=json", tok), 0);
+    line = json_loads(cmd_errors(), 0, NULL);
+    cr_assert_not_null(line, "not one JSON line: %s", cmd_errors());
+    cr_assert_str_eq(json_string_value(json_object_get(line, "level")), "warning");
+    cr_assert_str_eq(json_string_value(json_object_get(line, "subsystem")), "auth_token");
+    cr_assert_not_null(
+        strstr(json_string_value(json_object_get(line, "msg")), "readable by group"));
+    cr_assert_not_null(json_object_get(line, "time"));
+    json_decref(line);
+    /* The text default has the time, the level and the subsystem. */
+    cr_assert_eq(cmd_sluice_split("token show '%s'", tok), 0);
+    cr_assert_not_null(strstr(cmd_errors(), "Z warning auth_token: token file "), "%s",
+                       cmd_errors());
+    /* Level error hides the warning; the environment says journald. */
+    cr_assert_eq(cmd_sluice_split("token show --log-level error '%s'", tok), 0);
+    cr_assert_str_eq(cmd_errors(), "");
+    setenv("SLUICE_LOG_FORMAT", "journald", 1);
+    cr_assert_eq(cmd_sluice_split("token show '%s'", tok), 0);
+    cr_assert(strncmp(cmd_errors(), "<4>auth_token: ", 15) == 0, "%s", cmd_errors());
+    /* ... and the flag wins over the environment. */
+    cr_assert_eq(cmd_sluice_split("token show '%s' --log-format text", tok), 0);
+    cr_assert_not_null(strstr(cmd_errors(), " warning auth_token: "), "%s", cmd_errors());
+    unsetenv("SLUICE_LOG_FORMAT");
+
+    /* Bad values name where they came from. */
+    cr_assert_eq(cmd_sluice("version --log-level=loud"), 64);
+    cr_assert_not_null(strstr(cmd_output(), "option '--log-level' expects one of"), "%s",
+                       cmd_output());
+    setenv("SLUICE_LOG_LEVEL", "loud", 1);
+    cr_assert_eq(cmd_sluice("version"), 64);
+    cr_assert_not_null(strstr(cmd_output(), "SLUICE_LOG_LEVEL: 'loud' is not a level"), "%s",
+                       cmd_output());
+    unsetenv("SLUICE_LOG_LEVEL");
+    write_text("site.yaml", "log:\n  level: info\n  format: jsonl\n", 0644);
+    cr_assert_eq(cmd_sluice("config show --config '%s/site.yaml'", cmd_dir), 78);
+    cr_assert_not_null(strstr(cmd_output(), "log.format: expected text, json or journald"), "%s",
+                       cmd_output());
+}
