@@ -17,7 +17,10 @@
 #      long before the absence rule (60 s) could have allowed a 2nd attempt,
 #      and exactly one job exists;
 #   4. slurmrestd started without its slurmdbd plugin: `sluice check` says
-#      there is no accounting (FAIL, exit 69), not "ok (HTTP 404)".
+#      there is no accounting (FAIL, exit 69), not "ok (HTTP 404)";
+#   5. (run before 4) slurmrestd stopped for 30 s while a launch runs: the
+#      log has exactly one warning line for the outage and one for the
+#      recovery, each with its timestamp, and the launch ends SUCCEEDED.
 #
 # Adds a cold testbed start (about 25 s) and a purge to its cases.  Runs as
 # root on 127.0.0.1 only.  A testbed that does not come up is a failure.
@@ -26,7 +29,7 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
-TESTS=4
+TESTS=5
 NAME=outages
 # shellcheck source=lib/harness.sh
 . "$HERE/lib/harness.sh"
@@ -196,6 +199,35 @@ if stop_restd; then
     fi
 else
     fail "refused submit: could not stop slurmrestd"
+fi
+
+# ------------- 5. slurmrestd down 30 s: one log line when it goes, one when it is back
+id="outlog-$run"
+request "$id" /bin/sleep '["45"]'
+launch "$id" &
+bg=$!
+if wait_running "$id" && stop_restd; then
+    t1=$(date +%s)
+    sleep 30
+    bash "$TB/start.sh" >"$work/start6.log" 2>&1 || say "start.sh could not bring slurmrestd back"
+    tb=$(date +%s)
+    wait "$bg" || true
+    down=$(grep -c 'slurmrestd unreachable at ' "$work/$id.out" || true)
+    up=$(grep -c 'slurmrestd reachable again at ' "$work/$id.out" || true)
+    ts='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z warning [a-z_]+: '
+    stamped=$(grep -cE "${ts}slurmrestd (unreachable|reachable again) at " "$work/$id.out" || true)
+    warnings=$(grep -cE "${ts}" "$work/$id.out" || true)
+    if [ "$(rc_of "$id")" = 0 ] && [ "$down" -eq 1 ] && [ "$up" -eq 1 ] && [ "$stamped" -eq 2 ]; then
+        pass "slurmrestd down $((tb - t1)) s: one timestamped warning for the outage, one for the recovery ($warnings warning lines in all), SUCCEEDED"
+        grep -E "${ts}" "$work/$id.out" | sed 's/^/    | /' >&2
+    else
+        fail "outage log (exit $(rc_of "$id") want 0; unreachable $down, back $up, stamped $stamped: want 1, 1, 2)"
+        show "$id"
+    fi
+else
+    fail "outage log: the launch did not run or slurmrestd could not be stopped"
+    kill "$bg" 2>/dev/null || true
+    show "$id"
 fi
 
 # ------------------------------- 4. a slurmrestd that serves no accounting
