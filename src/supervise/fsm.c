@@ -186,9 +186,9 @@ static sluice_err apply_found(sluice_fsm_launch_t *l,
                               sluice_error_t *err)
 {
     char desc[160] = "";
-    char why[96] = "";
+    char why[SLUICE_FSM_REASON_MAX] = "";
     char best_desc[160] = "";
-    char best_why[96] = "";
+    char best_why[SLUICE_FSM_REASON_MAX] = "";
     int best = -1, best_comp = 0, v, cls, rest = SLUICE_RESULT_SUCCEEDED;
     bool any_pending = false, any_live = false, any_requeue = false, hard = false, unasked = false;
     size_t i;

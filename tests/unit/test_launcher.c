@@ -1846,6 +1846,8 @@ Test(launcher, after_partner_ending_before_peers_ends_the_dependent)
 
 /* `afterok`: the partner fails while the dependent pends: the dependent is
  * cancelled (not left pending with DependencyNeverSatisfied), 104 and why. */
+#define LONG_PARTNER "flower-supernode-with-a-long-launch-id-0123456789-0123456789"
+
 Test(launcher, afterok_partner_failing_cancels_the_pending_dependent)
 {
     sluice_launcher_t *l = new_launcher();
@@ -1856,16 +1858,19 @@ Test(launcher, afterok_partner_failing_cancels_the_pending_dependent)
     char want[64];
 
     fake_cluster_set_script(fc, a, 3);
-    accept_launch(l, "F1", 1, NULL, NULL, 0);
+    accept_launch(l, LONG_PARTNER, 1, NULL, NULL, 0);
     step(l);
     fake_cluster_set_script(fc, b, 2);
-    accept_dep(l, "F2", "F1", "afterok");
-    cr_assert_eq(run_to_end(l, "F1", 40), 1);
+    accept_dep(l, "F2", LONG_PARTNER, "afterok");
+    cr_assert_eq(run_to_end(l, LONG_PARTNER, 40), 1);
     cr_assert_eq(run_to_end(l, "F2", 40), 104);
     snprintf(want, sizeof(want), "afterok:%llu", (unsigned long long)fc->jobs[0].id);
     cr_assert_str_eq(fc->jobs[1].dependency, want, "submitted with the Slurm dependency");
-    cr_assert(reason_has("F2", "dependency never satisfied: launch F1 ended EXECUTION_ERROR; "
-                               "afterok needs it to succeed"));
+    /* the whole reason, also with a long partner id (the final verdict
+     * once had a 96-byte buffer and cut it) */
+    cr_assert(reason_has("F2", "dependency never satisfied: launch " LONG_PARTNER
+                               " ended EXECUTION_ERROR; afterok needs it to succeed: slurm "
+                               "CANCELLED"));
     cr_assert_geq(fc->jobs[1].cancels, 1);
     sluice_launcher_free(l);
 }
