@@ -281,6 +281,7 @@ hand_on(sluice_launcher_t *l, launch_t *L, launch_t *D, int64_t now, sluice_erro
     sluice_error_t herr = SLUICE_ERROR_INIT;
     peer_set_t s;
     sluice_peers_t peers;
+    const sluice_jobview_t *lead;
     json_t *addrs;
     sluice_err rc = SLUICE_OK;
 
@@ -291,7 +292,8 @@ hand_on(sluice_launcher_t *l, launch_t *L, launch_t *D, int64_t now, sluice_erro
         goto out;
     memset(&peers, 0, sizeof(peers));
     peers.launch_id = D->id;
-    peers.job_id = D->views[0].het_job_id ? D->views[0].het_job_id : D->views[0].job_id;
+    lead = component(D, 0);
+    peers.job_id = lead->het_job_id ? lead->het_job_id : lead->job_id;
     peers.components = s.comp;
     peers.n_components = s.n;
     if (l->st.write_peers(l->st.arg, L->id, L->fsm.attempt > 0 ? L->fsm.attempt : 1, &peers,
@@ -304,8 +306,7 @@ hand_on(sluice_launcher_t *l, launch_t *L, launch_t *D, int64_t now, sluice_erro
         json_array_append_new(addrs, json_string(s.comp[0].nodes[i].address));
     rc = launcher_note(l, L, "peers-written",
                        json_pack("{s:s, s:s, s:o*}", "first", D->id, "nodes",
-                                 D->views[0].nodes != NULL ? D->views[0].nodes : "", "addresses",
-                                 addrs),
+                                 lead->nodes != NULL ? lead->nodes : "", "addresses", addrs),
                        err);
 out:
     peer_set_clear(&s);

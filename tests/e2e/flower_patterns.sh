@@ -143,8 +143,9 @@ show() {
         stderr_of "$id" | sed "s/^/    $id stderr| /" >&2
     done
 }
-# field TEXT KEY: the value of KEY=... in TEXT (first match).
-field() { grep -o "$2=[^ ]*" <<<"$1" | head -n 1 | cut -d= -f2-; }
+# field TEXT KEY: the value of the word KEY=... in TEXT (first match; a key
+# is a whole word: node= is not supernode_node=).
+field() { grep -oE "(^| )$2=[^ ]*" <<<"$1" | head -n 1 | sed 's/^ //' | cut -d= -f2-; }
 
 # ------------------------------------------- 1. subprocess isolation
 p1=$(port)
