@@ -11,6 +11,8 @@ packages=(
     libsqlite3-dev libmicrohttpd-dev libcriterion-dev
     # tools the tests and scripts use
     curl jq ca-certificates iproute2 procps
+    # lint.clidocs: the generated man pages and shell completions
+    groff-base man-db zsh
     # lint of deploy/ (systemd-analyze, YAML parsing, ldd/dpkg checks); serve_api.sh parses SSE with python3
     systemd python3 python3-yaml
     # the local Slurm testbed

@@ -68,10 +68,17 @@ typedef enum {
  * launch is committed). */
 typedef struct {
     /* The study runtime (may be NULL): the request's `study` is looked up
-     * in it; a study it does not know is no study. */
+     * in it.  A study it does not know (or any study, when there is no
+     * runtime) is refused at the PARSE stage: SLUICE_EINVAL, "study:
+     * unknown study ...". */
     const sluice_study_runtime_t *rt;
-    /* The environment that render forwards and secret_env reads; NULL:
-     * getenv(3) of this process. */
+    /* Or a study runtime file re-read when it changes (wins over rt): a
+     * file that is unusable now refuses requests that name a study at the
+     * POLICY stage (SLUICE_ECONFIG naming the file); requests that name
+     * none never look at it.  Borrowed until the prepared launch is freed. */
+    sluice_study_source_t *studies;
+    /* The environment that secret_env reads; NULL: getenv(3) of this
+     * process.  (forward_env is read in the job, after setup.) */
     sluice_getenv_fn getenv_fn;
     void *getenv_arg;
     sluice_render_stat_fn stat_fn; /* image checks of the render; NULL: stat(2) */
@@ -147,7 +154,7 @@ SLUICE_API sluice_err sluice_accept(sluice_accept_t **out,
 
 /* Accessors; all borrowed, valid until sluice_accept_free(). */
 SLUICE_API const char *sluice_accept_launch_id(const sluice_accept_t *a);
-/* The study the request named and the runtime knows, or NULL. */
+/* The study the request named (the runtime knows it), or NULL. */
 SLUICE_API const sluice_study_t *sluice_accept_study(const sluice_accept_t *a);
 /* The render (typed; `hold` already applied). */
 SLUICE_API const sluice_render_t *sluice_accept_render(const sluice_accept_t *a);

@@ -57,7 +57,8 @@ typedef int64_t (*sluice_clock_fn)(void *arg);
  * sluice_auth_new(). */
 typedef struct {
     sluice_auth_kind kind;
-    const char *user;        /* X-SLURM-USER-NAME and the `sun` claim; NULL: process user */
+    const char *user;        /* X-SLURM-USER-NAME and the `sun` claim of minted tokens; NULL:
+                                the token's own user (see sluice_auth_new()) */
     const char *path;        /* token file or key file */
     const char *env_name;    /* SLUICE_AUTH_ENV: variable name; NULL: "SLURM_JWT" */
     const char *kid;         /* RS256: the `kid` header; NULL: "sluice" */
@@ -78,9 +79,18 @@ typedef struct {
 typedef struct sluice_auth sluice_auth_t;
 
 /* Create a token source.  The file (if any) is read and checked now.
+ *
+ * The user (sluice_auth_user()) is opts->user when set.  Without it, a
+ * token file or variable gives it: the first token's `sun` claim, else its
+ * `username` claim (what slurmctld reads).  That user is then fixed for the
+ * source's life: a later token (a rotated file) that names another user,
+ * or none, is refused with SLUICE_EAUTH and never used, so the identity
+ * never changes silently.  A minted token needs opts->user.
+ *
  * *out: caller frees with sluice_auth_free().  Errors: SLUICE_EINVAL
  * (options), SLUICE_EPERM (file permissions), SLUICE_EIO, SLUICE_EAUTH (no
- * usable token or key), SLUICE_ENOMEM.  */
+ * usable token or key), SLUICE_ECONFIG (no user: opts->user is NULL and the
+ * token names none, or a key source without opts->user), SLUICE_ENOMEM.  */
 SLUICE_API sluice_err sluice_auth_new(sluice_auth_t **out,
                                       const sluice_auth_options_t *opts,
                                       sluice_error_t *err);
@@ -114,6 +124,23 @@ SLUICE_API sluice_err sluice_auth_expiry(sluice_auth_t *auth,
 
 /* The user name sent in X-SLURM-USER-NAME (borrowed; valid until free). */
 SLUICE_API const char *sluice_auth_user(const sluice_auth_t *auth);
+
+/* Where sluice_auth_user() came from: NULL when the options named it,
+ * "sun" or "username" when it was taken from that claim of the first
+ * token.  Static string. */
+SLUICE_API const char *sluice_auth_user_claim(const sluice_auth_t *auth);
+
+/* The longest user name a token may name, NUL included. */
+#define SLUICE_TOKEN_USER_MAX 256
+
+/* The Slurm user a token names, as slurmctld reads it: the `sun` claim,
+ * else `username` (read without verifying the signature).  `user` (cap
+ * bytes) receives it, *claim_out (may be NULL) the claim's name (static).
+ * SLUICE_ENOTFOUND when the token names no user; SLUICE_EINVAL for a
+ * malformed token or a claim that is not a user name (a non-empty string
+ * without spaces, ':' or '/'). */
+SLUICE_API sluice_err sluice_token_user(
+    const char *token, char *user, size_t cap, const char **claim_out, sluice_error_t *err);
 
 /* Extract the token from the text of a token file: the raw token, or the
  * value of a line "SLURM_JWT=<token>" ("export " allowed).  *out: caller

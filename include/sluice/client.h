@@ -114,12 +114,36 @@ SLUICE_API sluice_err sluice_client_new(sluice_client_t **out,
                                         const sluice_client_options_t *opts,
                                         sluice_error_t *err);
 
+/* The token source of a site configuration (no request is sent): chosen
+ * in this order: rest.jwt_file, rest.jwt_key_file (HS256),
+ * rest.jwt_rs256_key_file (RS256), else the SLURM_JWT environment
+ * variable.  The Slurm user is rest.user; unset, it is the token's own
+ * (its `sun`, else `username` claim), fixed from the first token on
+ * (sluice_auth_new()).  *out: caller frees with sluice_auth_free().
+ * Errors of sluice_auth_new(); SLUICE_ECONFIG naming rest.user when
+ * neither rest.user nor the token names a user, or when a key mints the
+ * token and rest.user is unset. */
+SLUICE_API sluice_err sluice_client_auth_from_config(sluice_auth_t **out,
+                                                     const sluice_config_t *cfg,
+                                                     sluice_error_t *err);
+
+/* Complete a configuration without rest.user with the token's own user
+ * (sluice_client_auth_from_config() reads the token; nothing is sent), so
+ * that everything reading rest.user sees the Slurm identity: the staging
+ * owner when the service runs as root, the launcher's ownership checks
+ * (sluice_config_set_token_user()).  Commands that act on the cluster call
+ * it right after loading the configuration.  *claim_out (may be NULL): the
+ * claim the user came from ("sun", "username"; static), NULL when rest.user
+ * was already set.  Errors of sluice_client_auth_from_config(). */
+SLUICE_API sluice_err sluice_client_resolve_user(sluice_config_t *cfg,
+                                                 const char **claim_out,
+                                                 sluice_error_t *err);
+
 /* Create a client from a site configuration: the rest.* section, the
- * job_launcher.*_timeout values, and a token source chosen in this order:
- * rest.jwt_file, rest.jwt_key_file (HS256), rest.jwt_rs256_key_file
- * (RS256), else the SLURM_JWT environment variable.  rest.user names the
- * user (default: the process user).  Errors as sluice_client_new() plus
- * those of sluice_auth_new() (SLUICE_EPERM, SLUICE_EAUTH, SLUICE_EIO). */
+ * job_launcher.*_timeout values, and the token source of
+ * sluice_client_auth_from_config() (which names the Slurm user).  Errors
+ * as sluice_client_new() plus those of sluice_client_auth_from_config()
+ * (SLUICE_EPERM, SLUICE_EAUTH, SLUICE_EIO, SLUICE_ECONFIG). */
 SLUICE_API sluice_err sluice_client_new_from_config(sluice_client_t **out,
                                                     const sluice_config_t *cfg,
                                                     sluice_error_t *err);

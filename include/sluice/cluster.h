@@ -50,6 +50,11 @@ typedef struct {
     uint64_t job_id;  /* OK: the job (hetjob: the leader) */
     int error_number; /* REJECTED: Slurm's error number */
     char detail[256]; /* REJECTED/UNCERTAIN/UNAVAILABLE: why; OK: warnings, if any */
+    /* OK: the cluster of a job id answered as "<id>;<cluster>" (a
+     * federation or multi-cluster routing sent the job elsewhere); "" for a
+     * plain id.  The launcher refuses such a job: it cancels it and ends
+     * the launch (docs/state-machine.md, "Ownership"). */
+    char cluster[64];
 } sluice_submit_result_t;
 
 /* One submit of a batch (sluice_cluster_ops_t.submit_many). */
@@ -126,6 +131,11 @@ typedef struct {
      * poll interval left to sluice (poll_max_ms 0) it picks the longest
      * interval: 2 s when true, 10 s otherwise.  NULL: false. */
     bool (*states_are_cheap)(void *arg);
+    /* Optional: the Slurm user these operations act as (the token's user:
+     * rest.user, or the token's own `sun` claim), borrowed and fixed for
+     * the table's life.  The launcher takes it when its options name no
+     * user.  NULL: unknown. */
+    const char *(*user)(void *arg);
     /* Optional: the address of one node (Slurm's NodeAddr, what slurmd is
      * reached at; its name may not resolve on the other nodes) into `out`
      * (`cap` bytes, NUL included).  FOUND with the address; NOT_FOUND when

@@ -47,7 +47,9 @@ typedef enum {
     SLUICE_SRC_DEFAULT = 0,
     SLUICE_SRC_FILE,
     SLUICE_SRC_ENV,
-    SLUICE_SRC_FLAG
+    SLUICE_SRC_FLAG,
+    SLUICE_SRC_TOKEN /* rest.user only: the Slurm token's own user (sluice_config_set_token_user())
+                      */
 } sluice_config_source_t;
 
 SLUICE_API const char *sluice_config_source_name(sluice_config_source_t s);
@@ -63,6 +65,7 @@ typedef struct {
     char *constraint;   /* Slurm feature expression; always set (fail-closed) */
     char *gres;         /* gres name, default "gpu" */
     long gpus_per_node; /* 0 = not declared */
+    char *gpu_vendor;   /* "nvidia", "amd" or "none"; NULL = job_launcher.gpu_vendor */
 } sluice_gpu_series_t;
 
 /* One entry of job_launcher.executables. */
@@ -127,6 +130,16 @@ typedef struct {
         sluice_strlist_t unschedulable_reasons; /* empty = the default list */
         long port_range_lo, port_range_hi;      /* default 29400-30399 (30400-31399) */
         char *internal_connection_security;     /* "mtls"/"clear": accepted, not used */
+        /* workspace: the NVFlare runtime workspace (the output of `nvflare
+         * deploy prepare`), an absolute path that is the same on the
+         * parent and the nodes; NULL = none.  NVFlare-form launches under
+         * a container get the NVFlare launcher's own mounts of it
+         * (docs/rendering.md, "NVFlare launcher mounts"). */
+        char *workspace;
+        /* gpu_vendor: the vendor of a pool's GPUs when its series names
+         * none: "nvidia" (apptainer --nv), "amd" (--rocm) or "none" (no
+         * flag); NULL = "nvidia". */
+        char *gpu_vendor;
     } launcher;
 
     sluice_gpu_series_t *gpu_series;
@@ -137,6 +150,19 @@ typedef struct {
         sluice_strlist_t allowed_partitions, allowed_accounts, allowed_qos; /* empty = site's */
         bool allow_requeue;                                                 /* default false */
         long max_time_minutes;                                              /* 0 = no cap */
+        /* Series of a pool that asks for GPUs and names none (the NVFlare
+         * form never names one); NULL: such a pool is refused (fail-closed). */
+        char *default_gpu_series;
+        /* Job images (a request's own image) the site authorises (BYOC):
+         * absolute files, or directories (a trailing '/', or an existing
+         * directory) whose files are allowed; compared on canonical paths.
+         * Empty (the default): every job image is refused; the study's and
+         * the site's images are trusted. */
+        sluice_strlist_t allowed_images;
+        /* Hetjobs: true = a failing pool does not stop the others (default
+         * false: it stops them); allow_keep_going lets a request choose. */
+        bool keep_going;
+        bool allow_keep_going;
     } policy;
 
     struct {
@@ -224,6 +250,18 @@ SLUICE_API const sluice_gpu_series_t *sluice_config_gpu_series(const sluice_conf
  * "apptainer", ...), borrowed from cfg, or NULL when it names none. */
 SLUICE_API const char *sluice_config_executable(const sluice_config_t *cfg, const char *name);
 
+/* The Slurm identity of a configuration without rest.user: the user the
+ * token names (`claim`: "sun" or "username"; the slurm layer reads it:
+ * sluice_client_resolve_user()).  rest.user becomes `user`, its source
+ * SLUICE_SRC_TOKEN ("token:<claim>" in sluice_config_to_json()), so that
+ * everything reading rest.user (the staging owner, the launcher) sees the
+ * identity.  Nothing changes when rest.user is already that user;
+ * SLUICE_ECONFIG when it names another; SLUICE_EINVAL for an empty user. */
+SLUICE_API sluice_err sluice_config_set_token_user(sluice_config_t *cfg,
+                                                   const char *user,
+                                                   const char *claim,
+                                                   sluice_error_t *err);
+
 /* Where the value at dotted `key` came from (SLUICE_SRC_DEFAULT if unknown). */
 SLUICE_API sluice_config_source_t sluice_config_source(const sluice_config_t *cfg, const char *key);
 
@@ -248,6 +286,13 @@ typedef struct {
     char *source; /* variable in the service's environment */
 } sluice_secret_env_t;
 
+/* A read-only secret mount (secret_mounts.<name>: {source, mount_path}). */
+typedef struct {
+    char *name;   /* [A-Za-z0-9._-] */
+    char *source; /* absolute path on the cluster, outside the storage root */
+    char *target; /* mount_path: absolute path inside the container */
+} sluice_secret_mount_t;
+
 typedef struct {
     char *name;
     char *image; /* container.image, or NULL */
@@ -257,11 +302,14 @@ typedef struct {
     size_t n_env;
     sluice_secret_env_t *secret_env;
     size_t n_secret_env;
+    sluice_secret_mount_t *secret_mounts; /* always read-only; never read by sluice */
+    size_t n_secret_mounts;
     /* slurm: overrides; UNSET / NULL when not given */
     sluice_sandbox_t sandbox;
     sluice_strlist_t setup;
     bool has_setup;
     char *partition, *account, *qos;
+    char *python_path; /* slurm.python_path: the worker interpreter, or NULL (the site's) */
 } sluice_study_t;
 
 typedef struct {
@@ -269,10 +317,11 @@ typedef struct {
     size_t n_studies;
 } sluice_study_runtime_t;
 
-/* Load a study runtime file (re-read for every launch).  `site` may be NULL;
- * when given, studies whose effective sandbox is "none" may not declare an
- * image or datasets.  `text`/`len` may replace `path` (then `path` is only
- * used in messages).  Same error and ownership rules as sluice_config_load();
+/* Load a study runtime file (sluice_study_source_t re-reads it when it
+ * changes).  `site` may be NULL; when given, studies whose effective
+ * sandbox is "none" may not declare an image, datasets or secret mounts,
+ * and secret mount sources must lie outside its storage root.  `text`/`len` may replace `path`
+ * (then `path` is only used in messages).  Same error and ownership rules as sluice_config_load();
  * caller frees with sluice_study_runtime_free(). */
 SLUICE_API sluice_err sluice_study_runtime_load(const char *path,
                                                 const char *text,
@@ -286,6 +335,40 @@ SLUICE_API void sluice_study_runtime_free(sluice_study_runtime_t *rt);
 /* Borrowed study named `name`, or NULL. */
 SLUICE_API const sluice_study_t *sluice_study_runtime_find(const sluice_study_runtime_t *rt,
                                                            const char *name);
+
+/* ---- a study runtime file re-read when it changes (`sluice serve`) ---- */
+
+/* The file at `path`, for `site` (borrowed; it must outlive the source).
+ * Every sluice_study_source_get() reads the file again and parses it when
+ * its bytes differ from the version in memory.  A file that becomes
+ * missing or invalid is not replaced by the last good version: get fails
+ * with SLUICE_ECONFIG and the load error (naming the file, and the line
+ * and column where it applies), which is logged once per content of the
+ * file, until the file is fixed.  Thread-safe: versions in use are
+ * reference-counted. */
+typedef struct sluice_study_source sluice_study_source_t;
+
+/* Open and read the file now; an unusable file is an error here (as
+ * sluice_study_runtime_load() says).  Free with sluice_study_source_close(). */
+SLUICE_API sluice_err sluice_study_source_open(sluice_study_source_t **out,
+                                               const char *path,
+                                               const sluice_config_t *site,
+                                               sluice_error_t *err);
+
+/* The current version (the file is read now): *out is
+ * borrowed until sluice_study_source_release(src, *out).  On error *out is
+ * NULL. */
+SLUICE_API sluice_err sluice_study_source_get(sluice_study_source_t *src,
+                                              const sluice_study_runtime_t **out,
+                                              sluice_error_t *err);
+SLUICE_API void sluice_study_source_release(sluice_study_source_t *src,
+                                            const sluice_study_runtime_t *rt);
+
+/* The file's path (borrowed), or NULL. */
+SLUICE_API const char *sluice_study_source_path(const sluice_study_source_t *src);
+
+/* Every version must have been released.  NULL-safe. */
+SLUICE_API void sluice_study_source_close(sluice_study_source_t *src);
 
 #ifdef __cplusplus
 }

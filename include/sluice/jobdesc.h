@@ -167,6 +167,12 @@ typedef struct {
     int64_t start_time;
     int64_t end_time;
     uint32_t restart_count;
+    /* Set by the adapters: the record belongs to another cluster than the
+     * one slurmrestd serves (its `cluster` differs from the answer's
+     * meta.slurm.cluster), or to a federation (federation_origin or
+     * federation_siblings_* set).  sluice refuses multi-cluster routing:
+     * such a record of ours ends the launch INFRASTRUCTURE_ERROR. */
+    bool other_cluster;
     /* Set by the launcher, never by a parser: slurmctld FAILED the job
      * before it started, with a pending reason that never clears (Slurm
      * 24.11 fails a job whose node count its partition cannot hold at once,

@@ -118,6 +118,18 @@ typedef struct {
     size_t n_series;
     uint32_t pending_timeout; /* the site's, seconds; 0 = 600 (NVFlare's default) */
     bool allow_requeue;
+    /* Series of a pool that asks for GPUs and names none (must be in
+     * `series`); NULL: such a pool is refused (fail-closed). */
+    const char *default_series;
+    /* Hetjobs: the site's keep_going (a failing pool does not stop the
+     * others), and whether a request may choose the other value. */
+    bool keep_going;
+    bool allow_keep_going;
+    /* The worker interpreter (study slurm.python_path, else the site's
+     * job_launcher.python_path), or NULL: the command of an NVFlare-form
+     * request that gives none (its args then start with the worker
+     * module, as NVFlare's launcher runs `<python_path> -u -m ...`). */
+    const char *python_path;
 } sluice_launch_policy_t;
 
 #define SLUICE_LAUNCH_DEFAULT_PENDING_TIMEOUT 600U
@@ -159,6 +171,9 @@ typedef struct {
     /* What the request itself said (for the canonical JSON). */
     bool set_command;
     bool set_args;
+    /* gpu_series is the policy's default_series (the request named none):
+     * left out of the canonical JSON, like every site default. */
+    bool default_series;
 } sluice_launch_pool_t;
 
 typedef struct {
@@ -185,6 +200,10 @@ typedef struct {
     sluice_launch_dep depends_condition;
     bool requeue;
     bool exclusive;
+    /* Hetjobs: true = a failing pool does not stop the other pools.  The
+     * request's value (set_keep_going), else the site's policy. */
+    bool keep_going;
+    bool set_keep_going;
     char *signal; /* normalised "<SIG>@<seconds>" (e.g. "USR1@120"), or NULL */
     char *account;
     char *qos;

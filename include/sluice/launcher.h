@@ -175,7 +175,9 @@ typedef struct {
     sluice_store_t *store; /* required, borrowed; must outlive the launcher */
     sluice_cluster_ops_t cluster;
     sluice_staging_ops_t staging;
-    const char *user;            /* Slurm user of the site identity (ownership checks) */
+    /* Slurm user of the site identity (every ownership check); NULL or "":
+     * cluster.user()'s (the token's user).  Neither: SLUICE_ECONFIG. */
+    const char *user;
     const char *site;            /* marker part; default "default" */
     const char *job_name_prefix; /* default "sluice" */
     const char *state_dir;       /* artifacts under <state_dir>/artifacts/<id>/; NULL: store dir */

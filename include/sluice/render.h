@@ -51,13 +51,16 @@ typedef struct {
     unsigned attempt;      /* >= 1; 0 is taken as 1 */
     const char *run_id;    /* NULL: "<launch_id>.<attempt>" */
     uint32_t peers_wait_s; /* 0: SLUICE_RENDER_PEERS_WAIT_S */
-    bool keep_going;       /* true: a failing pool does not stop the others */
+    bool keep_going;       /* true: a failing pool does not stop the others (also when
+                              the launch's keep_going is true) */
     /* Slurm job id of the launch this one depends on; 0: not known yet
      * (the job description's dependency stays NULL and the launcher fills
      * it in at submit time). */
     uint64_t dependency_job_id;
-    /* Values of the site's forward_env names, captured now.  NULL: none
-     * are forwarded (unset names are skipped either way). */
+    /* Not read by sluice_render() any more: the site's forward_env values
+     * are the job's own, read by the script after setup (NVFlare's
+     * meaning; docs/rendering.md, step 6).  Kept so that callers that set
+     * it still compile. */
     sluice_getenv_fn getenv_fn;
     void *getenv_arg;
     sluice_render_stat_fn stat_fn; /* NULL: stat(2) */

@@ -62,14 +62,17 @@ typedef struct {
     sluice_store_t *store;            /* required, borrowed (the launcher's store) */
     const sluice_config_t *cfg;       /* required, borrowed */
     const sluice_study_runtime_t *rt; /* may be NULL */
-    const char *listen;               /* "127.0.0.1:PORT" or "[::1]:PORT" (PORT 0 = any), or NULL */
-    const char *socket_path;          /* Unix socket to serve on, or NULL */
-    unsigned socket_mode;             /* its file mode; 0 = 0660 */
-    const char *tokens_file;          /* 0600 file of `<caller> <token> [admin]` lines; required
-                                         with `listen` */
-    const char *socket_group;         /* group to chown the socket to, or NULL */
-    const char *tls_cert;             /* PEM certificate (chain) file: TLS on `listen` */
-    const char *tls_key;              /* PEM private key file (required with tls_cert) */
+    /* The study runtime file, re-read when it changes (wins over rt; may
+     * be NULL; borrowed): see sluice_study_source_get(). */
+    sluice_study_source_t *studies;
+    const char *listen;       /* "127.0.0.1:PORT" or "[::1]:PORT" (PORT 0 = any), or NULL */
+    const char *socket_path;  /* Unix socket to serve on, or NULL */
+    unsigned socket_mode;     /* its file mode; 0 = 0660 */
+    const char *tokens_file;  /* 0600 file of `<caller> <token> [admin]` lines; required
+                                 with `listen` */
+    const char *socket_group; /* group to chown the socket to, or NULL */
+    const char *tls_cert;     /* PEM certificate (chain) file: TLS on `listen` */
+    const char *tls_key;      /* PEM private key file (required with tls_cert) */
     /* Node address lookup for GET /v1/launches/{id}: copy the address of
      * `node` into buf and return 1, or return 0 when it is unknown (the
      * answer then says null).  NULL: every address is unknown. */

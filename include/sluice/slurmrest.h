@@ -170,8 +170,12 @@ SLUICE_API bool sluice_rest_no_job_changes(const sluice_rest_envelope_t *e);
 typedef struct {
     sluice_rest_envelope_t env;
     uint64_t job_id; /* 0 when the answer carries none */
-    char *step_id;   /* "BATCH"/"batch", or NULL */
-    char *user_msg;  /* job_submit_user_msg, or NULL */
+    /* The cluster of a job id given as the string "<id>;<cluster>" (what
+     * `sbatch --parsable` prints when a federation or -M routed the job to
+     * another cluster), or NULL for a plain id. */
+    char *cluster;
+    char *step_id;  /* "BATCH"/"batch", or NULL */
+    char *user_msg; /* job_submit_user_msg, or NULL */
 } sluice_rest_submit_t;
 
 SLUICE_API void sluice_rest_submit_clear(sluice_rest_submit_t *s);
@@ -197,8 +201,12 @@ SLUICE_API sluice_err sluice_rest_parse_jobs(sluice_rest_version v,
                                              sluice_error_t *err);
 
 /* GET /slurmdb/vX/job/{id} and /jobs/ answers.  Duplicate records of a
- * requeued job (same job_id) collapse to the newest (latest submission
- * time, then highest restart count, then last in the answer). */
+ * requeued job (same job_id, name, user and cluster) collapse to the newest
+ * (latest submission time, then highest restart count, then last in the
+ * answer); records of one id with another name, user or cluster are other
+ * jobs (a reused id) and are all kept.  Every record, live or accounting,
+ * says whether it belongs to another cluster (sluice_jobview_t
+ * .other_cluster). */
 SLUICE_API sluice_err sluice_rest_parse_acct_jobs(sluice_rest_version v,
                                                   const json_t *resp,
                                                   sluice_rest_jobs_t *out,

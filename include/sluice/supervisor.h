@@ -57,10 +57,13 @@ typedef struct sluice_supervisor sluice_supervisor_t;
  * from `cfg` (borrowed: it must outlive the supervisor), make the launcher
  * with the site's options (sluice_launcher_opts_from_config) and recover
  * it.  `*orphans_out` (may be NULL) receives the number of orphan staging
- * directories recovery found.  Errors: SLUICE_ECONFLICT (the store's lock
- * is held), SLUICE_ESTORE, SLUICE_ECONFIG, SLUICE_EAUTH (no usable Slurm
- * token), SLUICE_ENOMEM, and recovery's.  Caller frees with
- * sluice_supervisor_close(). */
+ * directories recovery found.  A `cfg` without rest.user takes the Slurm
+ * user from the token: call sluice_client_resolve_user() on it first, so
+ * that staging (as root: owned by that user) sees it too; the launcher
+ * takes it from the client either way.  Errors: SLUICE_ECONFLICT (the
+ * store's lock is held), SLUICE_ESTORE, SLUICE_ECONFIG (also: no Slurm
+ * user), SLUICE_EAUTH (no usable Slurm token), SLUICE_ENOMEM, and
+ * recovery's.  Caller frees with sluice_supervisor_close(). */
 SLUICE_API sluice_err sluice_supervisor_open(sluice_supervisor_t **out,
                                              const sluice_config_t *cfg,
                                              const sluice_supervisor_opts_t *opts,

@@ -1,8 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* log.c - the library's log sink and the secret redactor.
+/* log.c - the library's log sink and the secret redactor.  The line
+ * formats and the stock stderr sink are in log_format.c.
  *
  * Notes:
- * - The sink is process-wide and set once at start (sluice_log_set()).
+ * - The sink is process-wide and set once at start (sluice_log_set(),
+ *   sluice_log_set_records() or sluice_log_to_stderr()).
+ * - Each record names its subsystem (the logging file's name, from
+ *   __FILE__ through the sluice_log() macro of log.h) and, for a message
+ *   that starts "launch <id>: ", the launch.
  * - Every message is redacted before any callback sees it: a token that
  *   slipped into a message (a curl trace, a server's echo) is still hidden.
  *   The redactor knows the shapes a credential takes here: bearer values,
@@ -14,18 +19,38 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include <sluice/log.h>
 
+/* log.h turns sluice_log() into sluice_log_from(__FILE__, ...) for sluice's
+ * own sources; here the function itself is defined. */
+#undef sluice_log
+
 static sluice_log_fn log_fn;
+static sluice_log_record_fn log_record_fn;
 static int log_max_level = SLUICE_LOG_INFO;
 static void *log_arg;
 
 void sluice_log_set(sluice_log_fn fn, int max_level, void *arg)
 {
     log_fn = fn;
+    log_record_fn = NULL;
     log_max_level = max_level;
     log_arg = arg;
+}
+
+void sluice_log_set_records(sluice_log_record_fn fn, int max_level, void *arg)
+{
+    log_fn = NULL;
+    log_record_fn = fn;
+    log_max_level = max_level;
+    log_arg = arg;
+}
+
+int sluice_log_enabled(int level)
+{
+    return (log_fn != NULL || log_record_fn != NULL) && level <= log_max_level;
 }
 
 const char *sluice_log_level_name(int level)
@@ -46,18 +71,81 @@ const char *sluice_log_level_name(int level)
     }
 }
 
-void sluice_log(int level, const char *fmt, ...)
+/* The file name without folders and extension: "src/supervise/launcher_poll.c"
+ * -> "launcher_poll", into `out`. */
+static void subsystem_of(const char *file, char *out, size_t size)
+{
+    const char *base = file ? strrchr(file, '/') : NULL;
+    size_t n;
+
+    base = base ? base + 1 : (file ? file : "");
+    n = strcspn(base, ".");
+    if (n >= size)
+        n = size - 1;
+    memcpy(out, base, n);
+    out[n] = '\0';
+}
+
+/* The id of "launch <id>: ..." (the launch_id rule's characters), into `out`;
+ * false when the message does not start so. */
+static int launch_of(const char *msg, char *out, size_t size)
+{
+    size_t n = 0;
+
+    if (strncmp(msg, "launch ", 7) != 0)
+        return 0;
+    msg += 7;
+    while (isalnum((unsigned char)msg[n]) || msg[n] == '.' || msg[n] == '_' || msg[n] == '-')
+        n++;
+    if (n == 0 || n >= size || msg[n] != ':')
+        return 0;
+    memcpy(out, msg, n);
+    out[n] = '\0';
+    return 1;
+}
+
+static void vlog(const char *file, int level, const char *fmt, va_list ap)
 {
     char msg[2048];
+
+    if (!sluice_log_enabled(level))
+        return;
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    sluice_redact(msg, sizeof(msg));
+    if (log_record_fn != NULL) {
+        char sub[64], id[129];
+        struct timespec ts;
+        sluice_log_record_t rec;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        subsystem_of(file, sub, sizeof(sub));
+        rec.time_ms = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+        rec.level = level;
+        rec.subsystem = sub;
+        rec.launch_id = launch_of(msg, id, sizeof(id)) ? id : NULL;
+        rec.msg = msg;
+        log_record_fn(&rec, log_arg);
+    } else if (log_fn != NULL) {
+        log_fn(level, msg, log_arg);
+    }
+}
+
+void sluice_log(int level, const char *fmt, ...)
+{
     va_list ap;
 
-    if (log_fn == NULL || level > log_max_level)
-        return;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
+    vlog(NULL, level, fmt, ap);
     va_end(ap);
-    sluice_redact(msg, sizeof(msg));
-    log_fn(level, msg, log_arg);
+}
+
+void sluice_log_from(const char *file, int level, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vlog(file, level, fmt, ap);
+    va_end(ap);
 }
 
 static const char redacted[] = "[REDACTED]";

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* cli.h - the sluice command: the sysexit codes, the subcommand table entry
- * (main.c), the helpers every subcommand shares (cli.c) and the entry point
- * of each subcommand (cmd_<name>.c, one file per verb). */
+/* cli.h - the sluice command: the sysexit codes, the helpers every
+ * subcommand shares (cli.c) and the entry point of each subcommand
+ * (cmd_<name>.c, one file per verb), which the table (table.c) names. */
 #ifndef SLUICE_CLI_H
 #define SLUICE_CLI_H
 
@@ -10,22 +10,20 @@
 #include <sluice/ops.h>
 #include <sluice/sluice.h>
 
+#include "table.h"
+
 /* sysexits(3) values used by every subcommand. */
 enum {
     CLI_EX_OK = 0,
     CLI_EX_USAGE = 64,
     CLI_EX_DATAERR = 65,
+    CLI_EX_NOINPUT = 66,
     CLI_EX_UNAVAILABLE = 69,
     CLI_EX_SOFTWARE = 70,
     CLI_EX_IOERR = 74,
+    CLI_EX_PROTOCOL = 76,
     CLI_EX_NOPERM = 77,
     CLI_EX_CONFIG = 78,
-};
-
-struct cli_command {
-    const char *name;
-    const char *summary;
-    int (*run)(int argc, char **argv);
 };
 
 /* Print "sluice: <message>" to stderr for an error struct and return the
@@ -35,17 +33,21 @@ int cli_fail(const sluice_error_t *err);
 /* Route library log lines to stderr at `level` or more severe. */
 void cli_log_to_stderr(int level);
 
-int cmd_version(int argc, char **argv);
-int cmd_config(int argc, char **argv);
-int cmd_token(int argc, char **argv);
-int cmd_render(int argc, char **argv);
-int cmd_status(int argc, char **argv);
-int cmd_ls(int argc, char **argv);
-int cmd_cancel(int argc, char **argv);
-int cmd_check(int argc, char **argv);
-int cmd_launch(int argc, char **argv);
-int cmd_logs(int argc, char **argv);
-int cmd_serve(int argc, char **argv);
-int cmd_probe(int argc, char **argv);
+/* The commands; `spec` is the command's entry in the table, argv[0] its
+ * name.  Each returns its exit code. */
+int cmd_version(const cli_spec_t *spec, int argc, char **argv);
+int cmd_config_show(const cli_spec_t *spec, int argc, char **argv);
+int cmd_token_mint(const cli_spec_t *spec, int argc, char **argv);
+int cmd_token_show(const cli_spec_t *spec, int argc, char **argv);
+int cmd_token_check(const cli_spec_t *spec, int argc, char **argv);
+int cmd_render(const cli_spec_t *spec, int argc, char **argv);
+int cmd_status(const cli_spec_t *spec, int argc, char **argv);
+int cmd_ls(const cli_spec_t *spec, int argc, char **argv);
+int cmd_cancel(const cli_spec_t *spec, int argc, char **argv);
+int cmd_check(const cli_spec_t *spec, int argc, char **argv);
+int cmd_launch(const cli_spec_t *spec, int argc, char **argv);
+int cmd_logs(const cli_spec_t *spec, int argc, char **argv);
+int cmd_serve(const cli_spec_t *spec, int argc, char **argv);
+int cmd_probe(const cli_spec_t *spec, int argc, char **argv);
 
 #endif /* SLUICE_CLI_H */

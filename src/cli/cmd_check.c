@@ -4,6 +4,9 @@
  *
  * Checks, in order (a check that cannot run because an earlier one failed
  * is reported "skipped"):
+ *   identity      the Slurm user sluice acts as, and where it came from
+ *                 (rest.user, or the token's own `sun` claim); FAIL (78)
+ *                 when neither names one
  *   reachability  an HTTP answer from slurmrestd at rest.url
  *   tls           https: the handshake and verification passed
  *   version       the negotiated API version and the Slurm release
@@ -20,7 +23,8 @@
  *
  * Exit codes: 0 all ok; otherwise the code of the first failing check:
  * 69 unavailable, 77 authentication, 78 configuration, 74 the probe's
- * staging directory could not be created; 64 usage.
+ * staging directory could not be created; 66 the site file does not
+ * exist; 64 usage.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -32,11 +36,10 @@
 
 #include <sluice/client.h>
 
+#include "args.h"
 #include "check_probe.h"
 #include "cli.h"
 #include "prepare.h"
-
-#define MAX_SETS 128
 #define MAX_ROWS 64
 
 typedef struct {
@@ -50,32 +53,6 @@ typedef struct {
     row_t rows[MAX_ROWS];
     size_t n;
 } table_t;
-
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: sluice check [--config FILE] [--set KEY=VALUE ...] [-o text|json]\n"
-            "                    [--probe-job [--probe-timeout SECONDS]]\n"
-            "\n"
-            "Check the site configuration against the cluster through slurmrestd:\n"
-            "reachability, TLS, the negotiated API version and Slurm release, a token\n"
-            "that authenticates, accounting, the configured partition, and that each\n"
-            "GPU series in the catalogue has a node whose features satisfy its\n"
-            "constraint.  --probe-job also submits a one-node job that runs the\n"
-            "configured srun (--version, and a one-task step that looks up the\n"
-            "container runtime) and compares srun's version with slurmctld's.\n"
-            "\n"
-            "options:\n"
-            "  --config FILE            site YAML (default: $SLUICE_CONFIG; none if unset)\n"
-            "  --set KEY=VALUE          override one dotted key, e.g. rest.url=unix:/run/s.sock\n"
-            "  -o, --output FMT         text (default) or json\n"
-            "  --probe-job              submit the probe job (uses the cluster)\n"
-            "  --probe-timeout SECONDS  wait at most this long for it (default 60, 1-3600);\n"
-            "                           then it is cancelled\n"
-            "  -h, --help               show this help\n"
-            "\n"
-            "exit: 0 all ok, 69 unavailable, 74 staging, 77 authentication, 78 configuration\n");
-}
 
 static row_t *add(table_t *t, const char *name, const char *status, int code, const char *fmt, ...)
     SLUICE_PRINTF(5, 6);
@@ -307,70 +284,64 @@ static int print_table(const table_t *t, const char *format)
     return code;
 }
 
-int cmd_check(int argc, char **argv)
+typedef struct {
+    bool probe;
+    long probe_timeout;
+} check_opts_t;
+
+static int check_option(int id, const char *v, void *arg)
 {
-    const char *sets[MAX_SETS];
+    check_opts_t *c = arg;
+    char *end = NULL;
+
+    if (id == CLI_O_PROBE_JOB) {
+        c->probe = true;
+    } else if (id == CLI_O_PROBE_TIMEOUT) {
+        c->probe_timeout = strtol(v, &end, 10);
+        if (end == v || *end != '\0' || c->probe_timeout < 1 || c->probe_timeout > 3600) {
+            fprintf(stderr,
+                    "sluice check: --probe-timeout expects seconds from 1 to 3600, not "
+                    "'%s'\n",
+                    v);
+            return CLI_EX_USAGE;
+        }
+    } else {
+        return CLI_EX_SOFTWARE;
+    }
+    return CLI_EX_OK;
+}
+
+int cmd_check(const cli_spec_t *spec, int argc, char **argv)
+{
+    cli_args_t a;
+    check_opts_t co = {false, CHECK_PROBE_TIMEOUT_S};
     sluice_config_opts_t opts = SLUICE_CONFIG_OPTS_INIT;
     sluice_config_t *cfg = NULL;
     sluice_client_t *client = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
-    const char *format = "text";
+    char user[SLUICE_TOKEN_USER_MAX] = "";
+    char source[128] = "";
     table_t *t = NULL;
-    bool probe = false;
-    long probe_timeout = CHECK_PROBE_TIMEOUT_S;
-    size_t n_sets = 0;
+    bool probe;
+    long probe_timeout;
     int rc = CLI_EX_OK;
-    int a;
 
-    for (a = 1; a < argc; a++) {
-        const char *arg = argv[a];
-        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-            usage(stdout);
-            return CLI_EX_OK;
-        } else if (strcmp(arg, "--config") == 0 && a + 1 < argc) {
-            opts.path = argv[++a];
-        } else if (strncmp(arg, "--config=", 9) == 0) {
-            opts.path = arg + 9;
-        } else if ((strcmp(arg, "--set") == 0 && a + 1 < argc) || strncmp(arg, "--set=", 6) == 0) {
-            if (n_sets == MAX_SETS) {
-                fprintf(stderr, "sluice check: too many --set options\n");
-                return CLI_EX_USAGE;
-            }
-            sets[n_sets++] = arg[5] == '=' ? arg + 6 : argv[++a];
-        } else if ((strcmp(arg, "-o") == 0 || strcmp(arg, "--output") == 0) && a + 1 < argc) {
-            format = argv[++a];
-        } else if (strncmp(arg, "--output=", 9) == 0) {
-            format = arg + 9;
-        } else if (strcmp(arg, "--probe-job") == 0) {
-            probe = true;
-        } else if ((strcmp(arg, "--probe-timeout") == 0 && a + 1 < argc) ||
-                   strncmp(arg, "--probe-timeout=", 16) == 0) {
-            const char *v = arg[15] == '=' ? arg + 16 : argv[++a];
-            char *end = NULL;
-            probe_timeout = strtol(v, &end, 10);
-            if (!v[0] || !end || *end || probe_timeout < 1 || probe_timeout > 3600) {
-                fprintf(stderr,
-                        "sluice check: --probe-timeout expects seconds from 1 to 3600, "
-                        "not '%s'\n",
-                        v);
-                return CLI_EX_USAGE;
-            }
-        } else {
-            fprintf(stderr, "sluice check: unexpected argument '%s'\n", arg);
-            usage(stderr);
-            return CLI_EX_USAGE;
-        }
-    }
-    if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0) {
-        fprintf(stderr, "sluice check: -o expects text or json, not '%s'\n", format);
-        return CLI_EX_USAGE;
-    }
-    cli_config_opts(&opts, opts.path, sets, n_sets);
+    if (!cli_parse(spec, argc, argv, &a, check_option, &co, &rc))
+        return rc;
+    probe = co.probe;
+    probe_timeout = co.probe_timeout;
+    cli_config_opts(&opts, a.site.config_path, a.site.sets, a.site.n_sets);
+    if (opts.path != NULL && (rc = cli_check_input(spec, "site file", opts.path)) != CLI_EX_OK)
+        return rc;
     t = calloc(1, sizeof(*t));
     if (t == NULL)
         return CLI_EX_SOFTWARE;
     if (sluice_config_load(&opts, &cfg, &err) != SLUICE_OK) {
         add(t, "config", "FAIL", CLI_EX_CONFIG, "%s", err.text);
+    } else if (cli_identity(cfg, user, sizeof(user), source, sizeof(source), &err) ==
+               SLUICE_ECONFIG) {
+        add(t, "config", "ok", 0, "%s", opts.path ? opts.path : "(no site file)");
+        add(t, "identity", "FAIL", CLI_EX_CONFIG, "%s", err.text);
     } else if (sluice_client_new_from_config(&client, cfg, &err) != SLUICE_OK) {
         int code = err.code == SLUICE_EPERM || err.code == SLUICE_EAUTH ? CLI_EX_NOPERM
                    : err.code == SLUICE_EIO                             ? CLI_EX_NOPERM
@@ -379,12 +350,13 @@ int cmd_check(int argc, char **argv)
         add(t, "token", "FAIL", code, "%s", err.text);
     } else {
         add(t, "config", "ok", 0, "%s", opts.path ? opts.path : "(no site file)");
+        add(t, "identity", "ok", 0, "user %s from %s", user, source);
         if (cluster_checks(t, client, cfg) && probe)
             probe_row(t, client, cfg, probe_timeout);
         else if (probe)
             add(t, "probe-job", "skipped", 0, "needs a token that authenticates");
     }
-    rc = print_table(t, format);
+    rc = print_table(t, a.json ? "json" : "text");
     sluice_client_free(client);
     sluice_config_free(cfg);
     free(t);

@@ -5,10 +5,11 @@
  * The request is validated and rendered once, accepted into the store
  * (idempotent on launch_id: running the same command again resumes the
  * same launch, it never submits a second job), submitted exactly once
- * through slurmrestd and supervised until it ends.  Each transition is
- * printed as it happens; the exit code is the launch's result code (0, 1,
- * 9, 101-104).  Usage and setup errors use sysexits (64, 65, 69, 74, 77,
- * 78).
+ * through slurmrestd and supervised until it ends.  Each transition of
+ * this launch is printed as it happens (the process supervises the store's
+ * other live launches too, silently); the exit code is the launch's result
+ * code (0, 1, 9, 101-104).  Usage and setup errors use sysexits (64, 65,
+ * 66, 69, 74, 77, 78).
  *
  * Notes:
  * - The wiring is the library's: sluice_accept_prepare() judges and
@@ -22,6 +23,9 @@
  * - Secret values (the request's `secrets` and the `secret_env` names read
  *   from this environment) stay in memory and reach only the attempt's
  *   0600 secrets.env.
+ * - A launch that had already ended when the request came again gets its
+ *   final line (state, result, reason) from the store, as a live one gets
+ *   it from its last transition, and the same exit code.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -31,47 +35,28 @@
 #include <sluice/accept.h>
 #include <sluice/supervisor.h>
 
+#include <sluice/launch_view.h>
+
+#include "args.h"
 #include "cli.h"
 #include "prepare.h"
 #include "print.h"
 #include "remote.h"
 
-static void usage(FILE *f)
-{
-    fprintf(f, "usage: sluice launch REQUEST.json --wait [--config FILE] [--set KEY=VALUE ...]\n"
-               "                     [--study-runtime FILE] [--state-dir DIR] [-o text|json]\n"
-               "       sluice launch REQUEST.json --server URL [--wait] [-o text|json]\n"
-               "\n"
-               "Validate, render and submit a launch through slurmrestd, then supervise it\n"
-               "until it ends, printing every transition.  The exit code is the result code:\n"
-               "0 succeeded, 1 execution error, 9 aborted, 101-103 declared by the workload,\n"
-               "104 infrastructure error.  Running the same request again resumes the same\n"
-               "launch; it never submits a second job.\n"
-               "\n"
-               "options:\n"
-               "  --wait                supervise in this process until the launch ends\n"
-               "                        (or POST the request to a running `sluice serve`)\n"
-               "  --config FILE         site YAML (default: $SLUICE_CONFIG)\n"
-               "  --set KEY=VALUE       override one dotted site key\n"
-               "  --study-runtime FILE  study runtime file (format_version 2)\n"
-               "  --state-dir DIR       the store (default: $SLUICE_STATE_DIR, /var/lib/sluice\n"
-               "                        for root, else $XDG_STATE_HOME/sluice)\n"
-               "  -o, --output FMT      text (default) or json (one object per transition)\n"
-               "  -h, --help            show this help\n"
-               "\n"
-               "With --server (or $SLUICE_SERVER) the request goes to a running `sluice\n"
-               "serve`, which validates, renders and supervises it; --wait then follows it\n"
-               "there and prints the same lines, with the same exit code.\n" REMOTE_USAGE);
-}
-
 typedef struct {
     int json;
+    int wait;
+    const char *id;   /* this launch: the supervisor runs the store's others too */
+    int done_printed; /* its DONE line was printed */
 } print_ctx_t;
 
 static void on_transition(const sluice_launcher_transition_t *t, void *arg)
 {
     print_ctx_t *pc = arg;
     cli_transition_t ct;
+
+    if (pc->id == NULL || t->launch_id == NULL || strcmp(t->launch_id, pc->id) != 0)
+        return;
 
     ct.launch_id = t->launch_id;
     ct.event = t->event ? t->event : "";
@@ -81,79 +66,76 @@ static void on_transition(const sluice_launcher_transition_t *t, void *arg)
     ct.reason = t->reason ? t->reason : "";
     ct.elapsed = t->elapsed;
     cli_print_transition(&ct, pc->json);
+    if (t->to == SLUICE_FSM_DONE)
+        pc->done_printed = 1;
 }
 
-int cmd_launch(int argc, char **argv)
+static int launch_option(int id, const char *v, void *arg)
 {
-    cli_prepare_opts_t po;
-    cli_remote_opts_t ro;
+    print_ctx_t *pc = arg;
+
+    (void)v;
+    if (id != CLI_O_WAIT)
+        return CLI_EX_SOFTWARE;
+    pc->wait = 1;
+    return CLI_EX_OK;
+}
+
+/* The final line of a launch that ended before this process saw it end
+ * (it had ended when the same request came again). */
+static int print_final(sluice_store_t *store, const char *id, int json)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    json_t *view = NULL;
+    cli_transition_t t;
+    const json_t *events;
+
+    if (sluice_launch_view_read(store, id, NULL, NULL, &view, &err) != SLUICE_OK)
+        return cli_fail(&err);
+    events = json_object_get(view, "events");
+    cli_transition_of(view, NULL, cli_last_slurm_state(events), &t);
+    cli_print_transition(&t, json);
+    json_decref(view);
+    return CLI_EX_OK;
+}
+
+int cmd_launch(const cli_spec_t *spec, int argc, char **argv)
+{
+    cli_args_t a;
     cli_prepared_t p;
-    print_ctx_t pc = {0};
-    const char *state_dir = NULL;
-    int wait = 0, rc = CLI_EX_OK, a, k, result = 127;
+    print_ctx_t pc = {0, 0, NULL, 0};
+    int rc = CLI_EX_OK, result = 127;
     sluice_error_t err = SLUICE_ERROR_INIT;
     sluice_supervisor_t *sup = NULL;
     sluice_supervisor_opts_t so = SLUICE_SUPERVISOR_OPTS_INIT;
     sluice_accept_outcome outcome = SLUICE_ACCEPT_NONE;
     const char *id;
 
-    memset(&po, 0, sizeof(po));
-    memset(&ro, 0, sizeof(ro));
     memset(&p, 0, sizeof(p));
-    for (a = 1; a < argc; a++) {
-        const char *arg = argv[a];
-        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-            usage(stdout);
-            return CLI_EX_OK;
-        } else if ((k = cli_prepare_option(&po, argc, argv, &a)) != 0 ||
-                   (k = cli_remote_option(&ro, argc, argv, &a)) != 0) {
-            if (k < 0)
-                return CLI_EX_USAGE;
-        } else if (strcmp(arg, "--wait") == 0) {
-            wait = 1;
-        } else if (strcmp(arg, "--state-dir") == 0 && a + 1 < argc) {
-            state_dir = argv[++a];
-        } else if ((strcmp(arg, "-o") == 0 || strcmp(arg, "--output") == 0) && a + 1 < argc) {
-            a++;
-            if (strcmp(argv[a], "json") == 0) {
-                pc.json = 1;
-            } else if (strcmp(argv[a], "text") != 0) {
-                fprintf(stderr, "sluice launch: -o expects text or json, not '%s'\n", argv[a]);
-                return CLI_EX_USAGE;
-            }
-        } else if ((arg[0] != '-' || strcmp(arg, "-") == 0) && !po.request_path) {
-            po.request_path = arg;
-        } else {
-            fprintf(stderr, "sluice launch: unexpected argument '%s'\n", arg);
-            usage(stderr);
-            return CLI_EX_USAGE;
-        }
-    }
-    if (!po.request_path) {
-        usage(stderr);
-        return CLI_EX_USAGE;
-    }
-    if (cli_remote_wanted(&ro)) {
-        if (po.config_path || po.n_sets || po.study_path || state_dir) {
-            fprintf(stderr, "sluice launch: --config, --set, --study-runtime and --state-dir "
-                            "belong to the service's side; not with --server\n");
-            return CLI_EX_USAGE;
-        }
-        return cli_launch_remote(&ro, po.request_path, wait, pc.json);
-    }
-    if (!wait) {
-        fprintf(stderr,
-                "sluice launch: a launch needs a supervisor: run it with --wait (this "
-                "process supervises it to the end), or POST it to a running `sluice serve`\n");
-        return CLI_EX_USAGE;
-    }
-    po.read_secrets = 1; /* a secret_env that is not set fails before the store opens */
-    if ((rc = cli_prepare(&po, &p)) != CLI_EX_OK)
+    if (!cli_parse(spec, argc, argv, &a, launch_option, &pc, &rc))
         return rc;
-    so.state_dir = state_dir;
+    pc.json = a.json;
+    a.site.request_path = a.operands[0];
+    if (cli_remote_wanted(&a.remote)) {
+        if (a.site.config_path || a.site.n_sets || a.site.study_path || a.state_dir)
+            return cli_usage_error(spec, "--config, --set, --study-runtime and --state-dir "
+                                         "belong to the service's side; not with --server");
+        return cli_launch_remote(&a.remote, a.site.request_path, pc.wait, pc.json);
+    }
+    if (!pc.wait)
+        return cli_usage_error(spec, "a launch needs a supervisor: run it with --wait (this "
+                                     "process supervises it to the end), or POST it to a "
+                                     "running `sluice serve` (--server)");
+    a.site.read_secrets = 1; /* a secret_env that is not set fails before the store opens */
+    if ((rc = cli_prepare(&a.site, &p)) != CLI_EX_OK)
+        return rc;
+    pc.id = sluice_accept_launch_id(p.accept);
+    so.state_dir = a.state_dir;
     so.on_transition = on_transition;
     so.transition_arg = &pc;
-    if (sluice_supervisor_open(&sup, p.cfg, &so, NULL, &err) != SLUICE_OK ||
+    /* rest.user unset: the token's user, before staging and the launcher read it */
+    if (sluice_client_resolve_user(p.cfg, NULL, &err) != SLUICE_OK ||
+        sluice_supervisor_open(&sup, p.cfg, &so, NULL, &err) != SLUICE_OK ||
         sluice_accept_commit(p.accept, &outcome, NULL, sluice_supervisor_launcher(sup), &err) !=
             SLUICE_OK) {
         rc = cli_fail(&err);
@@ -169,6 +151,11 @@ int cmd_launch(int argc, char **argv)
         goto out;
     }
     rc = result;
+    if (!pc.done_printed) {
+        int prc = print_final(sluice_supervisor_store(sup), id, pc.json);
+        if (prc != CLI_EX_OK)
+            rc = prc;
+    }
 out:
     sluice_supervisor_close(sup);
     cli_prepared_free(&p);

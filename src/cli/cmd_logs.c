@@ -9,6 +9,8 @@
  * - -f follows: new bytes are printed as they arrive (polled every 500 ms,
  *   never the whole file in memory) until the launch is over and its
  *   archived copy has been printed to the same length.
+ * - Exit codes: 0 ok, 64 usage, 66 no store there (it never creates one),
+ *   69 unknown launch, 74 the output cannot be read.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,15 +20,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "cli.h"
 #include "remote.h"
-
-static const char logs_usage[] =
-    "usage: sluice logs [--state-dir DIR | --server URL] [--stderr] [-f] LAUNCH_ID\n"
-    "\n"
-    "Print a launch's job output (stdout, or stderr with --stderr) from the shared\n"
-    "storage, or from the archive once the launch has ended.  -f follows the file\n"
-    "until the launch ends.\n" REMOTE_USAGE;
+#include "store_opts.h"
 
 /* Copy bytes of `path` from *offset to stdout; returns 0, or -1 when the
  * file cannot be opened (errno set). */
@@ -61,7 +58,7 @@ static int write_out(const char *data, size_t len, void *arg)
 }
 
 /* GET /v1/launches/{id}/logs/{stream}[?follow=true], streamed to stdout. */
-static int logs_remote(cli_remote_opts_t *o, const char *id, const char *name, int follow)
+static int logs_remote(const cli_remote_opts_t *o, const char *id, const char *name, int follow)
 {
     cli_remote_t *r = NULL;
     char path[512], esc[400];
@@ -83,11 +80,31 @@ static int logs_remote(cli_remote_opts_t *o, const char *id, const char *name, i
     return rc;
 }
 
-int cmd_logs(int argc, char **argv)
+typedef struct {
+    const char *name; /* stdout.log or stderr.log */
+    int follow;
+} logs_opts_t;
+
+static int logs_option(int id, const char *v, void *arg)
 {
-    cli_remote_opts_t ro;
-    const char *state_dir = NULL, *id = NULL, *name = "stdout.log";
-    int follow = 0, rc = CLI_EX_OK, i, k;
+    logs_opts_t *lo = arg;
+
+    (void)v;
+    if (id == 'f')
+        lo->follow = 1;
+    else if (id == CLI_O_STDERR)
+        lo->name = "stderr.log";
+    else
+        return CLI_EX_SOFTWARE;
+    return CLI_EX_OK;
+}
+
+int cmd_logs(const cli_spec_t *spec, int argc, char **argv)
+{
+    cli_args_t a;
+    logs_opts_t lo = {"stdout.log", 0};
+    const char *id, *name;
+    int follow, rc = CLI_EX_OK;
     sluice_store_t *store = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
     json_t *launch = NULL;
@@ -96,35 +113,15 @@ int cmd_logs(int argc, char **argv)
     off_t offset = 0;
     struct timespec pause = {0, 500 * 1000 * 1000};
 
-    memset(&ro, 0, sizeof(ro));
-    for (i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(logs_usage, stdout);
-            return CLI_EX_OK;
-        } else if ((k = cli_remote_option(&ro, argc, argv, &i)) != 0) {
-            if (k < 0)
-                return CLI_EX_USAGE;
-        } else if (strcmp(argv[i], "-f") == 0 || strcmp(argv[i], "--follow") == 0) {
-            follow = 1;
-        } else if (strcmp(argv[i], "--stderr") == 0) {
-            name = "stderr.log";
-        } else if (strcmp(argv[i], "--state-dir") == 0 && i + 1 < argc) {
-            state_dir = argv[++i];
-        } else if (argv[i][0] != '-' && id == NULL) {
-            id = argv[i];
-        } else {
-            fputs(logs_usage, stderr);
-            return CLI_EX_USAGE;
-        }
-    }
-    if (id == NULL) {
-        fputs(logs_usage, stderr);
-        return CLI_EX_USAGE;
-    }
-    if (cli_remote_wanted(&ro))
-        return logs_remote(&ro, id, name, follow);
-    if (sluice_store_open(&store, state_dir, &err) != SLUICE_OK)
-        return cli_fail(&err);
+    if (!cli_parse(spec, argc, argv, &a, logs_option, &lo, &rc))
+        return rc;
+    id = a.operands[0];
+    name = lo.name;
+    follow = lo.follow;
+    if (cli_remote_wanted(&a.remote))
+        return logs_remote(&a.remote, id, name, follow);
+    if ((rc = cli_store_open_existing(spec, a.state_dir, &store)) != CLI_EX_OK)
+        return rc;
     for (;;) {
         int terminal;
 

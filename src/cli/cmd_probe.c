@@ -11,34 +11,70 @@
  *   is needed, which is why the deployment files probe through it.
  * - The bearer token is read from a file and wiped after the request; it
  *   never reaches stdout, stderr or the log.
+ * - -o json prints the service's answer as it is (the API's object:
+ *   {"status": "ok"}, or {"status": "ready", "checks": {...}}).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "slurm/http.h"
+#include "args.h"
 #include "cli.h"
+#include "print.h"
 #include "remote.h"
 
-static const char probe_usage[] =
-    "usage: sluice probe [--ready] [--server URL|unix:PATH] [--api-token-file FILE]\n"
-    "                    [--api-ca FILE] [--timeout SECONDS]\n"
-    "\n"
-    "Exit 0 when a running `sluice serve` answers GET /v1/healthz (or /v1/readyz\n"
-    "with --ready) with 200; 69 otherwise.\n"
-    "\n"
-    "options:\n"
-    "  --ready                 probe /v1/readyz instead of /v1/healthz\n"
-    "  --server URL|unix:PATH  the service (default: $SLUICE_SERVER)\n"
-    "  --api-token-file FILE   bearer token for TCP (default: $SLUICE_API_TOKEN_FILE)\n"
-    "  --api-ca FILE           CA bundle for https (default: $SLUICE_API_CA)\n"
-    "  --timeout SECONDS       give up after this long (default 5, 1-300)\n"
-    "  -h, --help              show this help\n";
+typedef struct {
+    const char *path;
+    long timeout_s;
+} probe_opts_t;
 
-int cmd_probe(int argc, char **argv)
+static int probe_option(int id, const char *v, void *arg)
 {
-    cli_remote_opts_t ro = {NULL, NULL, NULL};
-    const char *path = "/v1/healthz";
+    probe_opts_t *po = arg;
+    char *end = NULL;
+
+    if (id == CLI_O_READY) {
+        po->path = "/v1/readyz";
+    } else if (id == CLI_O_TIMEOUT) {
+        po->timeout_s = strtol(v, &end, 10);
+        if (end == v || *end != '\0' || po->timeout_s < 1 || po->timeout_s > 300) {
+            fprintf(stderr, "sluice probe: --timeout: expected 1 to 300 seconds, got '%s'\n", v);
+            return CLI_EX_USAGE;
+        }
+    } else {
+        return CLI_EX_SOFTWARE;
+    }
+    return CLI_EX_OK;
+}
+
+/* A 200 answer: its body, or with json the body as the API's object. */
+static int print_answer(const char *path, const http_response_t *resp, int json)
+{
+    json_t *body;
+    int rc = CLI_EX_OK;
+
+    if (!json) {
+        printf("%s %ld %s\n", path, resp->status, resp->body ? resp->body : "");
+        return CLI_EX_OK;
+    }
+    body = resp->body ? json_loadb(resp->body, resp->body_len, 0, NULL) : NULL;
+    if (body == NULL) {
+        fprintf(stderr, "sluice probe: %s answered 200 without a JSON body\n", path);
+        return CLI_EX_PROTOCOL;
+    }
+    if (cli_print_json(body, 1) != 0)
+        rc = CLI_EX_SOFTWARE;
+    json_decref(body);
+    return rc;
+}
+
+int cmd_probe(const cli_spec_t *spec, int argc, char **argv)
+{
+    cli_args_t a;
+    probe_opts_t po = {"/v1/healthz", 5};
+    cli_remote_opts_t ro;
+    const char *path;
     char token[4096], header[4200];
     const char *headers[2] = {NULL, NULL};
     http_options_t ho;
@@ -46,39 +82,19 @@ int cmd_probe(int argc, char **argv)
     http_response_t resp = HTTP_RESPONSE_INIT;
     http_client_t *client = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
-    long timeout_s = 5;
-    int a, k, opt, rc = CLI_EX_UNAVAILABLE;
+    long timeout_s;
+    int k, rc = CLI_EX_UNAVAILABLE;
 
     token[0] = '\0';
     header[0] = '\0';
-    for (a = 1; a < argc; a++) {
-        const char *arg = argv[a];
-        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-            fputs(probe_usage, stdout);
-            return CLI_EX_OK;
-        } else if (strcmp(arg, "--ready") == 0) {
-            path = "/v1/readyz";
-        } else if ((opt = cli_remote_option(&ro, argc, argv, &a)) != 0) {
-            if (opt < 0)
-                return CLI_EX_USAGE;
-        } else if (strcmp(arg, "--timeout") == 0 && a + 1 < argc) {
-            char *end = NULL;
-            timeout_s = strtol(argv[++a], &end, 10);
-            if (end == argv[a] || *end != '\0' || timeout_s < 1 || timeout_s > 300) {
-                fprintf(stderr, "sluice probe: --timeout: expected 1 to 300 seconds, got '%s'\n",
-                        argv[a]);
-                return CLI_EX_USAGE;
-            }
-        } else {
-            fprintf(stderr, "sluice probe: unexpected argument '%s'\n", arg);
-            fputs(probe_usage, stderr);
-            return CLI_EX_USAGE;
-        }
-    }
-    if (!cli_remote_wanted(&ro)) {
-        fprintf(stderr, "sluice probe: --server (or SLUICE_SERVER) is required\n");
-        return CLI_EX_USAGE;
-    }
+    if (!cli_parse(spec, argc, argv, &a, probe_option, &po, &rc))
+        return rc;
+    ro = a.remote;
+    path = po.path;
+    timeout_s = po.timeout_s;
+    rc = CLI_EX_UNAVAILABLE;
+    if (!cli_remote_wanted(&ro))
+        return cli_usage_error(spec, "--server (or SLUICE_SERVER) is required");
     if (ro.token_file) {
         if ((rc = cli_remote_read_token(ro.token_file, token, sizeof(token))) != 0)
             goto out;
@@ -110,8 +126,7 @@ int cmd_probe(int argc, char **argv)
         goto out;
     }
     if (resp.status == 200) {
-        printf("%s %ld %s\n", path, resp.status, resp.body ? resp.body : "");
-        rc = CLI_EX_OK;
+        rc = print_answer(path, &resp, a.json);
     } else {
         fprintf(stderr, "sluice probe: %s%s answered %ld: %s\n", ro.server, path, resp.status,
                 resp.body ? resp.body : "");

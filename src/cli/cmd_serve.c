@@ -30,6 +30,7 @@
 #include <sluice/server.h>
 #include <sluice/supervisor.h>
 
+#include "args.h"
 #include "cli.h"
 #include "prepare.h"
 
@@ -41,28 +42,39 @@ static void on_signal(int sig)
     stop_flag = 1;
 }
 
-static const char serve_usage[] =
-    "usage: sluice serve (--listen ADDR:PORT --tokens FILE | --socket PATH)\n"
-    "                    [--tls-cert FILE --tls-key FILE] [--socket-group NAME]\n"
-    "                    [--config FILE]\n"
-    "                    [--set KEY=VALUE ...] [--study-runtime FILE] [--state-dir DIR]\n"
-    "\n"
-    "Supervise launches and serve the HTTP API (/v1) until SIGTERM or SIGINT.\n"
-    "Each option has a site key (server.listen, server.tokens_file, server.socket,\n"
-    "server.socket_group, server.tls_cert, server.tls_key); the option wins.\n"
-    "\n"
-    "options:\n"
-    "  --listen ADDR:PORT    address to listen on; without TLS only loopback (127.0.0.1, [::1])\n"
-    "  --tokens FILE         0600 file of `<caller-name> <token> [admin]` lines (bearer tokens)\n"
-    "  --tls-cert FILE       PEM certificate (chain): serve HTTPS on --listen\n"
-    "  --tls-key FILE        PEM private key of --tls-cert (not readable by others)\n"
-    "  --socket PATH         also (or only) serve on a Unix socket (server.socket_mode, 0660)\n"
-    "  --socket-group NAME   group of the socket (members may use the API without a token)\n"
-    "  --config FILE         site YAML (default: $SLUICE_CONFIG)\n"
-    "  --set KEY=VALUE       override one dotted site key\n"
-    "  --study-runtime FILE  study runtime file (format_version 2)\n"
-    "  --state-dir DIR       the store (default: $SLUICE_STATE_DIR, ...)\n"
-    "  -h, --help            show this help\n";
+/* The options of serve alone (NULL: the site's server: block). */
+typedef struct {
+    const char *listen, *tokens, *socket_path, *socket_group, *tls_cert, *tls_key;
+} serve_opts_t;
+
+static int serve_option(int id, const char *v, void *arg)
+{
+    serve_opts_t *o = arg;
+
+    switch (id) {
+    case CLI_O_LISTEN:
+        o->listen = v;
+        break;
+    case CLI_O_TOKENS:
+        o->tokens = v;
+        break;
+    case CLI_O_SOCKET:
+        o->socket_path = v;
+        break;
+    case CLI_O_SOCKET_GROUP:
+        o->socket_group = v;
+        break;
+    case CLI_O_TLS_CERT:
+        o->tls_cert = v;
+        break;
+    case CLI_O_TLS_KEY:
+        o->tls_key = v;
+        break;
+    default:
+        return CLI_EX_SOFTWARE;
+    }
+    return CLI_EX_OK;
+}
 
 /* Node addresses (Slurm's NodeAddr) for GET /v1/launches/{id}: a table
  * read through a client of its own (HTTP workers never share the
@@ -164,84 +176,58 @@ static void raise_nofile(void)
     }
 }
 
-int cmd_serve(int argc, char **argv)
+int cmd_serve(const cli_spec_t *spec, int argc, char **argv)
 {
-    cli_prepare_opts_t po;
-    sluice_config_opts_t co = SLUICE_CONFIG_OPTS_INIT;
+    cli_args_t a;
+    serve_opts_t o;
     sluice_config_t *cfg = NULL;
-    sluice_study_runtime_t *rt = NULL;
+    sluice_study_source_t *studies = NULL;
     sluice_supervisor_t *sup = NULL;
     sluice_supervisor_opts_t sup_opts = SLUICE_SUPERVISOR_OPTS_INIT;
     sluice_server_opts_t so = SLUICE_SERVER_OPTS_INIT;
     serve_ctx_t sc;
     sluice_error_t err = SLUICE_ERROR_INIT;
-    const char *state_dir = NULL, *listen = NULL, *tokens = NULL, *socket_path = NULL;
-    const char *socket_group = NULL, *tls_cert = NULL, *tls_key = NULL;
+    const char *listen, *tokens, *socket_path, *socket_group, *tls_cert, *tls_key;
     struct sigaction sa;
-    int rc = CLI_EX_OK, a, k;
+    int rc = CLI_EX_OK;
 
-    memset(&po, 0, sizeof(po));
+    memset(&o, 0, sizeof(o));
     memset(&sc, 0, sizeof(sc));
+    if (!cli_parse(spec, argc, argv, &a, serve_option, &o, &rc))
+        return rc;
     pthread_mutex_init(&sc.nc.mu, NULL);
-    for (a = 1; a < argc; a++) {
-        const char *arg = argv[a];
-        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-            fputs(serve_usage, stdout);
-            return CLI_EX_OK;
-        } else if ((k = cli_prepare_option(&po, argc, argv, &a)) != 0) {
-            if (k < 0)
-                return CLI_EX_USAGE;
-        } else if (strcmp(arg, "--state-dir") == 0 && a + 1 < argc) {
-            state_dir = argv[++a];
-        } else if (strcmp(arg, "--listen") == 0 && a + 1 < argc) {
-            listen = argv[++a];
-        } else if (strcmp(arg, "--socket") == 0 && a + 1 < argc) {
-            socket_path = argv[++a];
-        } else if (strcmp(arg, "--tokens") == 0 && a + 1 < argc) {
-            tokens = argv[++a];
-        } else if (strcmp(arg, "--socket-group") == 0 && a + 1 < argc) {
-            socket_group = argv[++a];
-        } else if (strcmp(arg, "--tls-cert") == 0 && a + 1 < argc) {
-            tls_cert = argv[++a];
-        } else if (strcmp(arg, "--tls-key") == 0 && a + 1 < argc) {
-            tls_key = argv[++a];
-        } else {
-            fprintf(stderr, "sluice serve: unexpected argument '%s'\n", arg);
-            fputs(serve_usage, stderr);
-            return CLI_EX_USAGE;
-        }
-    }
-    cli_config_opts(&co, po.config_path, po.sets, po.n_sets);
-    if (sluice_config_load(&co, &cfg, &err) != SLUICE_OK) {
+    if ((rc = cli_config_load(&a.site, &cfg)) != CLI_EX_OK)
+        goto out;
+    /* rest.user unset: the token's user, before staging and the launcher read it */
+    if (sluice_client_resolve_user(cfg, NULL, &err) != SLUICE_OK) {
         rc = cli_fail(&err);
         goto out;
     }
     /* Flags over the site's server: block. */
 #define PICK(v, key) ((v) != NULL ? (v) : cfg->server.key)
-    listen = PICK(listen, listen);
-    tokens = PICK(tokens, tokens_file);
-    socket_path = PICK(socket_path, socket);
-    socket_group = PICK(socket_group, socket_group);
-    tls_cert = PICK(tls_cert, tls_cert);
-    tls_key = PICK(tls_key, tls_key);
+    listen = PICK(o.listen, listen);
+    tokens = PICK(o.tokens, tokens_file);
+    socket_path = PICK(o.socket_path, socket);
+    socket_group = PICK(o.socket_group, socket_group);
+    tls_cert = PICK(o.tls_cert, tls_cert);
+    tls_key = PICK(o.tls_key, tls_key);
 #undef PICK
     if ((listen == NULL && socket_path == NULL) || (listen && tokens == NULL)) {
-        fprintf(stderr, "sluice serve: --listen with --tokens, or --socket, is required (or "
-                        "server.listen with server.tokens_file, or server.socket)\n");
-        fputs(serve_usage, stderr);
-        rc = CLI_EX_USAGE;
+        rc = cli_usage_error(spec, "--listen with --tokens, or --socket, is required (or "
+                                   "server.listen with server.tokens_file, or server.socket)");
         goto out;
     }
     if ((tls_cert == NULL) != (tls_key == NULL)) {
-        fprintf(stderr, "sluice serve: --tls-cert and --tls-key go together\n");
-        rc = CLI_EX_USAGE;
+        rc = cli_usage_error(spec, "--tls-cert and --tls-key go together");
         goto out;
     }
-    sup_opts.state_dir = state_dir;
+    sup_opts.state_dir = a.state_dir;
     sup_opts.on_transition = on_transition;
     sup_opts.transition_arg = &sc;
-    if ((po.study_path &&
-         sluice_study_runtime_load(po.study_path, NULL, 0, cfg, &rt, &err) != SLUICE_OK) ||
+    /* The study file is re-read when it changes (checked at each accept of
+     * a launch that names a study). */
+    if ((a.site.study_path &&
+         sluice_study_source_open(&studies, a.site.study_path, cfg, &err) != SLUICE_OK) ||
         sluice_supervisor_open(&sup, cfg, &sup_opts, NULL, &err) != SLUICE_OK) {
         rc = cli_fail(&err);
         goto out;
@@ -250,7 +236,7 @@ int cmd_serve(int argc, char **argv)
     so.launcher = sluice_supervisor_launcher(sup);
     so.store = sluice_supervisor_store(sup);
     so.cfg = cfg;
-    so.rt = rt;
+    so.studies = studies;
     so.listen = listen;
     so.tokens_file = tokens;
     so.socket_path = socket_path;
@@ -300,7 +286,7 @@ out:
     sluice_client_free(sc.nc.client);
     sluice_rest_nodes_clear(&sc.nc.nodes);
     pthread_mutex_destroy(&sc.nc.mu);
-    sluice_study_runtime_free(rt);
+    sluice_study_source_close(studies);
     sluice_config_free(cfg);
     return rc;
 }

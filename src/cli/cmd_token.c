@@ -8,8 +8,10 @@
  * - `check` picks the algorithm from the key (a PEM key means RS256, raw
  *   bytes mean HS256) unless --alg says otherwise, so an RSA public key is
  *   never used as an HMAC secret.
- * - Exit codes: 0 valid, 64 usage, 65 malformed token, 77 invalid or expired
- *   (sysexits; never 1).
+ * - `show` prints the user and times for people; -o json the header, the
+ *   claims and `expires_in`.
+ * - Exit codes: 0 valid, 64 usage, 65 malformed token, 66 a file that does
+ *   not exist, 77 invalid or expired (sysexits; never 1).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -19,56 +21,50 @@
 
 #include <sluice/auth.h>
 
+#include "args.h"
 #include "cli.h"
+#include "print.h"
 
 #define MAX_STDIN_TOKEN (64 * 1024)
 
-static int is_help(const char *a)
-{
-    return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
-}
+typedef struct {
+    const char *key_path, *user, *kid;
+    long lifespan;
+    sluice_jwt_alg alg; /* 0: from the key (check) or HS256 (mint) */
+} token_opts_t;
 
-static void usage(FILE *f)
+static int token_option(int id, const char *v, void *arg)
 {
-    fprintf(f, "usage: sluice token mint --key FILE --user USER [--lifespan SECONDS]\n"
-               "                         [--alg HS256|RS256] [--kid KID]\n"
-               "       sluice token show [FILE|-]\n"
-               "       sluice token check --key FILE [--alg HS256|RS256] [FILE|-]\n"
-               "\n"
-               "Mint, inspect and verify Slurm JWTs.\n"
-               "\n"
-               "  mint   sign a token with an HS256 key file (Slurm's jwt_hs256.key) or an\n"
-               "         RS256 private key (PEM) and print it\n"
-               "  show   print a token's header and claims as JSON, and its time to expiry\n"
-               "         (never the signature); the file may hold SLURM_JWT=<token>\n"
-               "  check  verify a token's signature and expiry with a key (HS256: the key\n"
-               "         file; RS256: the public key PEM); exit 0 valid, 77 invalid or\n"
-               "         expired, 65 malformed\n"
-               "\n"
-               "A token is read from FILE, or from standard input when FILE is '-' or absent.\n");
-}
+    token_opts_t *t = arg;
+    char *end = NULL;
 
-static int need_value(int i, int argc, char **argv)
-{
-    if (i + 1 >= argc) {
-        fprintf(stderr, "sluice token: option %s needs a value\n", argv[i]);
-        return 0;
+    switch (id) {
+    case CLI_O_KEY:
+        t->key_path = v;
+        break;
+    case CLI_O_USER:
+        t->user = v;
+        break;
+    case CLI_O_KID:
+        t->kid = v;
+        break;
+    case CLI_O_ALG: /* the table allows HS256 and RS256 only */
+        t->alg = strcmp(v, "RS256") == 0 ? SLUICE_JWT_RS256 : SLUICE_JWT_HS256;
+        break;
+    case CLI_O_LIFESPAN:
+        t->lifespan = strtol(v, &end, 10);
+        if (end == v || *end != '\0' || t->lifespan <= 0) {
+            fprintf(stderr,
+                    "sluice token mint: --lifespan: expected a positive number of "
+                    "seconds, got '%s'\n",
+                    v);
+            return CLI_EX_USAGE;
+        }
+        break;
+    default:
+        return CLI_EX_SOFTWARE;
     }
-    return 1;
-}
-
-static int parse_alg(const char *s, sluice_jwt_alg *out)
-{
-    if (strcmp(s, "HS256") == 0 || strcmp(s, "hs256") == 0) {
-        *out = SLUICE_JWT_HS256;
-        return 1;
-    }
-    if (strcmp(s, "RS256") == 0 || strcmp(s, "rs256") == 0) {
-        *out = SLUICE_JWT_RS256;
-        return 1;
-    }
-    fprintf(stderr, "sluice token: --alg must be HS256 or RS256\n");
-    return 0;
+    return CLI_EX_OK;
 }
 
 /* Read a token from a file (permission rules apply) or stdin ("-"). */
@@ -95,158 +91,158 @@ static sluice_err read_token(const char *src, char **out, sluice_error_t *err)
     return rc;
 }
 
-static int token_mint(int argc, char **argv)
+int cmd_token_mint(const cli_spec_t *spec, int argc, char **argv)
 {
-    const char *key_path = NULL, *user = NULL, *kid = NULL;
+    cli_args_t a;
+    token_opts_t t;
     sluice_token_mint_options_t m = SLUICE_TOKEN_MINT_OPTIONS_INIT;
     sluice_error_t err = SLUICE_ERROR_INIT;
     unsigned char *key = NULL;
     size_t key_len = 0;
     char *tok = NULL;
-    char *end;
-    int i, ex = CLI_EX_OK;
+    json_t *j = NULL;
+    int ex = CLI_EX_OK;
 
-    m.alg = SLUICE_JWT_HS256;
-    for (i = 1; i < argc; i++) {
-        if (is_help(argv[i])) {
-            usage(stdout);
-            return CLI_EX_OK;
-        } else if (strcmp(argv[i], "--key") == 0 && need_value(i, argc, argv)) {
-            key_path = argv[++i];
-        } else if (strcmp(argv[i], "--user") == 0 && need_value(i, argc, argv)) {
-            user = argv[++i];
-        } else if (strcmp(argv[i], "--kid") == 0 && need_value(i, argc, argv)) {
-            kid = argv[++i];
-        } else if (strcmp(argv[i], "--alg") == 0 && need_value(i, argc, argv)) {
-            if (!parse_alg(argv[++i], &m.alg))
-                return CLI_EX_USAGE;
-        } else if (strcmp(argv[i], "--lifespan") == 0 && need_value(i, argc, argv)) {
-            m.lifespan = strtol(argv[++i], &end, 10);
-            if (*end != '\0' || m.lifespan <= 0) {
-                fprintf(stderr, "sluice token mint: --lifespan must be a positive integer\n");
-                return CLI_EX_USAGE;
-            }
-        } else {
-            fprintf(stderr, "sluice token mint: unexpected argument '%s'\n", argv[i]);
-            return CLI_EX_USAGE;
-        }
-    }
-    if (key_path == NULL || user == NULL) {
-        fprintf(stderr, "sluice token mint: --key and --user are required\n");
-        return CLI_EX_USAGE;
-    }
-    if (sluice_key_load(key_path, 0, &key, &key_len, &err) != SLUICE_OK) {
+    memset(&t, 0, sizeof(t));
+    if (!cli_parse(spec, argc, argv, &a, token_option, &t, &ex))
+        return ex;
+    if (t.key_path == NULL || t.user == NULL)
+        return cli_usage_error(spec, "--key and --user are required");
+    if (sluice_key_load(t.key_path, 0, &key, &key_len, &err) != SLUICE_OK) {
         ex = cli_fail(&err);
         goto out;
     }
+    m.alg = t.alg ? t.alg : SLUICE_JWT_HS256;
+    m.lifespan = t.lifespan;
     m.key = key;
     m.key_len = key_len;
-    m.user = user;
-    m.kid = kid;
+    m.user = t.user;
+    m.kid = t.kid;
     if (sluice_token_mint(&m, &tok, &err) != SLUICE_OK) {
         ex = cli_fail(&err);
         goto out;
     }
-    printf("%s\n", tok);
+    if (!a.json) {
+        printf("%s\n", tok);
+    } else if (sluice_token_inspect(tok, &j, &err) != SLUICE_OK) {
+        ex = cli_fail(&err);
+    } else if (json_object_set_new(j, "token", json_string(tok)) != 0 ||
+               cli_print_json(j, 1) != 0) {
+        ex = CLI_EX_SOFTWARE;
+    }
 out:
     if (key != NULL) {
         memset(key, 0, key_len);
         free(key);
     }
-    free(tok);
-    return ex;
-}
-
-static int token_show(int argc, char **argv)
-{
-    const char *src = NULL;
-    sluice_error_t err = SLUICE_ERROR_INIT;
-    json_t *j = NULL;
-    json_t *exp;
-    char *tok = NULL;
-    char *dump = NULL;
-    int i, ex = CLI_EX_OK;
-
-    for (i = 1; i < argc; i++) {
-        if (is_help(argv[i])) {
-            usage(stdout);
-            return CLI_EX_OK;
-        }
-        if (src != NULL || (argv[i][0] == '-' && argv[i][1] != '\0')) {
-            fprintf(stderr, "sluice token show: unexpected argument '%s'\n", argv[i]);
-            return CLI_EX_USAGE;
-        }
-        src = argv[i];
-    }
-    if (read_token(src, &tok, &err) != SLUICE_OK) {
-        ex = cli_fail(&err);
-        goto out;
-    }
-    if (sluice_token_inspect(tok, &j, &err) != SLUICE_OK) {
-        ex = cli_fail(&err);
-        goto out;
-    }
-    exp = json_object_get(json_object_get(j, "claims"), "exp");
-    if (json_is_integer(exp))
-        json_object_set_new(j, "expires_in",
-                            json_integer(json_integer_value(exp) - (json_int_t)time(NULL)));
-    dump = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
-    if (dump == NULL) {
-        fprintf(stderr, "sluice token show: out of memory\n");
-        ex = CLI_EX_SOFTWARE;
-        goto out;
-    }
-    printf("%s\n", dump);
-out:
-    free(dump);
     json_decref(j);
     free(tok);
     return ex;
 }
 
-static int token_check(int argc, char **argv)
+/* `token show` for people: user, algorithm, issue and expiry times. */
+static void show_text(const json_t *j, time_t now)
 {
-    const char *key_path = NULL, *src = NULL;
+    const json_t *claims = json_object_get(j, "claims"), *header = json_object_get(j, "header");
+    const json_t *iat = json_object_get(claims, "iat"), *exp = json_object_get(claims, "exp");
+    const char *user = json_string_value(json_object_get(claims, "sun"));
+    const char *kid = json_string_value(json_object_get(header, "kid"));
+    char when[64];
+    time_t t;
+    struct tm tm;
+
+    printf("user       %s\n", user ? user : "-");
+    printf("algorithm  %s\n", json_string_value(json_object_get(header, "alg"))
+                                  ? json_string_value(json_object_get(header, "alg"))
+                                  : "-");
+    if (kid != NULL)
+        printf("key id     %s\n", kid);
+    if (json_is_integer(iat)) {
+        t = (time_t)json_integer_value(iat);
+        strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
+        printf("issued     %s\n", when);
+    }
+    if (json_is_integer(exp)) {
+        long long left = (long long)json_integer_value(exp) - (long long)now;
+        t = (time_t)json_integer_value(exp);
+        strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
+        if (left >= 0)
+            printf("expires    %s (in %lld s)\n", when, left);
+        else
+            printf("expires    %s (expired %lld s ago)\n", when, -left);
+    } else {
+        printf("expires    never\n");
+    }
+}
+
+int cmd_token_show(const cli_spec_t *spec, int argc, char **argv)
+{
+    cli_args_t a;
     sluice_error_t err = SLUICE_ERROR_INIT;
-    sluice_jwt_alg alg = 0;
+    json_t *j = NULL;
+    json_t *exp;
+    char *tok = NULL;
+    time_t now = time(NULL);
+    int ex = CLI_EX_OK;
+
+    if (!cli_parse(spec, argc, argv, &a, NULL, NULL, &ex))
+        return ex;
+    if (read_token(a.n_operands ? a.operands[0] : NULL, &tok, &err) != SLUICE_OK ||
+        sluice_token_inspect(tok, &j, &err) != SLUICE_OK) {
+        ex = cli_fail(&err);
+        goto out;
+    }
+    if (!a.json) {
+        show_text(j, now);
+        goto out;
+    }
+    exp = json_object_get(json_object_get(j, "claims"), "exp");
+    if (json_is_integer(exp))
+        json_object_set_new(j, "expires_in",
+                            json_integer(json_integer_value(exp) - (json_int_t)now));
+    if (cli_print_json(j, 1) != 0)
+        ex = CLI_EX_SOFTWARE;
+out:
+    json_decref(j);
+    free(tok);
+    return ex;
+}
+
+int cmd_token_check(const cli_spec_t *spec, int argc, char **argv)
+{
+    cli_args_t a;
+    token_opts_t t;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_jwt_alg alg;
     unsigned char *key = NULL;
     size_t key_len = 0;
     char *tok = NULL;
+    json_t *j = NULL;
     sluice_err rc;
-    int i, ex = CLI_EX_OK;
+    int ex = CLI_EX_OK;
 
-    for (i = 1; i < argc; i++) {
-        if (is_help(argv[i])) {
-            usage(stdout);
-            return CLI_EX_OK;
-        } else if (strcmp(argv[i], "--key") == 0 && need_value(i, argc, argv)) {
-            key_path = argv[++i];
-        } else if (strcmp(argv[i], "--alg") == 0 && need_value(i, argc, argv)) {
-            if (!parse_alg(argv[++i], &alg))
-                return CLI_EX_USAGE;
-        } else if (src == NULL && (argv[i][0] != '-' || argv[i][1] == '\0')) {
-            src = argv[i];
-        } else {
-            fprintf(stderr, "sluice token check: unexpected argument '%s'\n", argv[i]);
-            return CLI_EX_USAGE;
-        }
-    }
-    if (key_path == NULL) {
-        fprintf(stderr, "sluice token check: --key is required\n");
-        return CLI_EX_USAGE;
-    }
-    if (sluice_key_load(key_path, 0, &key, &key_len, &err) != SLUICE_OK) {
+    memset(&t, 0, sizeof(t));
+    if (!cli_parse(spec, argc, argv, &a, token_option, &t, &ex))
+        return ex;
+    if (t.key_path == NULL)
+        return cli_usage_error(spec, "--key is required");
+    alg = t.alg;
+    if (sluice_key_load(t.key_path, 0, &key, &key_len, &err) != SLUICE_OK) {
         ex = cli_fail(&err);
         goto out;
     }
     if (alg == 0)
         alg = key_len > 10 && memcmp(key, "-----BEGIN", 10) == 0 ? SLUICE_JWT_RS256
                                                                  : SLUICE_JWT_HS256;
-    rc = read_token(src, &tok, &err);
+    rc = read_token(a.n_operands ? a.operands[0] : NULL, &tok, &err);
     if (rc == SLUICE_OK)
         rc = sluice_token_verify(tok, alg, key, key_len, 0, &err);
-    if (rc == SLUICE_OK) {
+    if (rc == SLUICE_OK && !a.json) {
         printf("valid\n");
+    } else if (rc == SLUICE_OK) {
+        j = json_pack("{s:b s:s}", "valid", 1, "alg", alg == SLUICE_JWT_RS256 ? "RS256" : "HS256");
+        if (j == NULL || cli_print_json(j, 1) != 0)
+            ex = CLI_EX_SOFTWARE;
     } else if (rc == SLUICE_EINVAL) {
         fprintf(stderr, "sluice: %s\n", err.text);
         ex = CLI_EX_DATAERR;
@@ -261,27 +257,7 @@ out:
         memset(key, 0, key_len);
         free(key);
     }
+    json_decref(j);
     free(tok);
     return ex;
-}
-
-int cmd_token(int argc, char **argv)
-{
-    if (argc < 2) {
-        usage(stderr);
-        return CLI_EX_USAGE;
-    }
-    if (is_help(argv[1]) || strcmp(argv[1], "help") == 0) {
-        usage(stdout);
-        return CLI_EX_OK;
-    }
-    if (strcmp(argv[1], "mint") == 0)
-        return token_mint(argc - 1, argv + 1);
-    if (strcmp(argv[1], "show") == 0)
-        return token_show(argc - 1, argv + 1);
-    if (strcmp(argv[1], "check") == 0)
-        return token_check(argc - 1, argv + 1);
-    fprintf(stderr, "sluice token: unknown subcommand '%s'\n", argv[1]);
-    usage(stderr);
-    return CLI_EX_USAGE;
 }

@@ -62,26 +62,6 @@ typedef struct {
     int failed;        /* sysexit of a failed GET, or 0 */
 } follow_t;
 
-/* The Slurm state of the newest `observed` event, or "". */
-static const char *last_slurm_state(const json_t *events)
-{
-    size_t i = json_array_size(events);
-
-    while (i-- > 0) {
-        const json_t *ev = json_array_get(events, i);
-        const char *name = json_string_value(json_object_get(ev, "name"));
-        const char *st;
-
-        if (name == NULL || strcmp(name, "observed") != 0)
-            continue;
-        st = json_string_value(json_object_get(
-            json_array_get(json_object_get(json_object_get(ev, "context"), "jobs"), 0), "state"));
-        if (st != NULL)
-            return st;
-    }
-    return "";
-}
-
 /* The Slurm state an `observed` entry carries, or NULL. */
 static const char *observed_state(const json_t *ev)
 {
@@ -165,7 +145,7 @@ static int refresh(follow_t *f)
 {
     json_t *l = NULL, *events;
     long status = 0;
-    const char *state, *reason, *event = "";
+    const char *state, *reason;
     int rc, result;
     cli_transition_t t;
 
@@ -177,13 +157,10 @@ static int refresh(follow_t *f)
                  ? (int)json_integer_value(json_object_get(l, "result_code"))
                  : 127;
     events = json_object_get(l, "events");
-    if (json_array_size(events) > 0)
-        event = json_string_value(
-            json_object_get(json_array_get(events, json_array_size(events) - 1), "name"));
     if (state == NULL) {
         fprintf(stderr, "sluice launch: the service's answer for %s has no state\n", f->id);
         json_decref(l);
-        return 76;
+        return CLI_EX_PROTOCOL;
     }
     print_new_transitions(f, l);
     /* The summary's line: the terminal one, or every change when the log
@@ -192,16 +169,8 @@ static int refresh(follow_t *f)
      * fold: never print it then. */
     if ((strcmp(state, f->state) != 0 || result != f->result) &&
         (json_is_true(json_object_get(l, "terminal")) || !f->folded)) {
-        memset(&t, 0, sizeof(t));
+        cli_transition_of(l, NULL, cli_last_slurm_state(events), &t);
         t.launch_id = f->id;
-        t.event = event ? event : "";
-        t.state = state;
-        t.result = result;
-        t.slurm_state = last_slurm_state(events);
-        t.reason = reason ? reason : "";
-        t.elapsed = (double)(json_integer_value(json_object_get(l, "updated_ms")) -
-                             json_integer_value(json_object_get(l, "created_ms"))) /
-                    1000.0;
         cli_print_transition(&t, f->json);
         snprintf(f->state, sizeof(f->state), "%s", state);
         f->result = result;
@@ -307,11 +276,8 @@ int cli_launch_remote(const cli_remote_opts_t *o, const char *request_path, int 
     const char *id;
     int rc;
 
-    if ((body = cli_read_file(request_path, &len)) == NULL) {
-        fprintf(stderr, "sluice launch: cannot read %s (missing, unreadable or over 2 MiB)\n",
-                request_path);
-        return CLI_EX_IOERR;
-    }
+    if ((body = cli_read_file(request_path, &len)) == NULL)
+        return cli_read_fail("the request", request_path);
     if ((rc = cli_remote_open(o, &r)) != CLI_EX_OK)
         goto out;
     if ((rc = cli_remote_json(r, "POST", "/v1/launches", NULL, body, &status, &launch)) !=
@@ -320,7 +286,7 @@ int cli_launch_remote(const cli_remote_opts_t *o, const char *request_path, int 
     id = json_string_value(json_object_get(launch, "launch_id"));
     if (id == NULL || cli_remote_escape(id, esc, sizeof(esc)) != 0) {
         fprintf(stderr, "sluice launch: the service's answer has no launch_id\n");
-        rc = 76;
+        rc = CLI_EX_PROTOCOL;
         goto out;
     }
     if (!json)

@@ -1,70 +1,95 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* main.c - entry point of the `sluice` command: global options and the
- * subcommand table.
+/* main.c - entry point of the `sluice` command: the global options, the
+ * dispatch through the table (table.c) and `sluice help`.
  *
  * Notes:
  * - Exit codes follow sysexits(3) for every error (64 usage, 65 bad input,
- *   69 unavailable, 77 permission, 78 config); never 1.
- * - Each subcommand lives in its own cmd_<name>.c and parses its own flags;
- *   the helpers they share are in cli.c (see README.md).
+ *   66 no input, 69 unavailable, 77 permission, 78 config); never 1.
+ * - Each command parses its own options by its table entry (args.c); the
+ *   helpers they share are in cli.c (see README.md).
+ * - `help` and `__gendoc` read the whole table, so they are run from here
+ *   rather than named by it.
  */
 #include <stdio.h>
 #include <string.h>
 
+#include "args.h"
 #include "cli.h"
+#include "gendoc.h"
+#include "table.h"
 
-static const struct cli_command commands[] = {
-    {"version", "print the version of sluice and its library", cmd_version},
-    {"config", "show the effective site configuration (config show)", cmd_config},
-    {"token", "mint, show and check Slurm JWTs", cmd_token},
-    {"launch", "submit a launch request and supervise it to the end (--wait)", cmd_launch},
-    {"render", "print the batch script and REST body of a launch request", cmd_render},
-    {"status", "show one launch, its Slurm jobs and its event log", cmd_status},
-    {"ls", "list launches in the store", cmd_ls},
-    {"logs", "print (or follow with -f) a launch's job output", cmd_logs},
-    {"cancel", "ask the supervisor to cancel a launch", cmd_cancel},
-    {"serve", "supervise launches and serve the HTTP API (/v1)", cmd_serve},
-    {"check", "preflight the site configuration against the cluster", cmd_check},
-    {"probe", "ask a running service whether it is alive or ready (exit 0/69)", cmd_probe},
-};
-
-static const size_t n_commands = sizeof(commands) / sizeof(commands[0]);
-
-static void usage(FILE *f)
+/* `sluice help [COMMAND [SUBCOMMAND]]` */
+static int run_help(const cli_spec_t *spec, int argc, char **argv)
 {
-    size_t i;
+    const cli_spec_t *found;
+    cli_args_t a;
+    int rc, used;
 
-    fprintf(f, "usage: sluice [--help] [--version] <command> [<args>]\n"
-               "\n"
-               "Launch and supervise Slurm jobs through slurmrestd.\n"
-               "\n"
-               "commands:\n");
-    for (i = 0; i < n_commands; i++)
-        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
-    fprintf(f, "\nRun 'sluice <command> --help' for the options of a command.\n");
+    if (!cli_parse(spec, argc, argv, &a, NULL, NULL, &rc))
+        return rc;
+    if (a.n_operands == 0) {
+        cli_help_top(cli_commands, stdout);
+        return CLI_EX_OK;
+    }
+    found = cli_find(a.operands, a.n_operands, &used);
+    if (found == NULL || used != a.n_operands || found->hidden) {
+        fprintf(stderr, "sluice help: no command '%s%s%s'\n\n", a.operands[0],
+                a.n_operands > 1 ? " " : "", a.n_operands > 1 ? a.operands[1] : "");
+        cli_help_top(cli_commands, stderr);
+        return CLI_EX_USAGE;
+    }
+    cli_help(found, stdout);
+    return CLI_EX_OK;
+}
+
+/* A command that only has subcommands (token, config): its help, or a
+ * usage error. */
+static int run_group(const cli_spec_t *spec, int argc, char **argv)
+{
+    cli_args_t a;
+    int rc;
+
+    if (argc > 1 && argv[1][0] != '-')
+        return cli_usage_error(spec, "unknown command '%s'", argv[1]);
+    if (!cli_parse(spec, argc, argv, &a, NULL, NULL, &rc))
+        return rc;
+    return cli_usage_error(spec, "a command is required");
 }
 
 int main(int argc, char **argv)
 {
-    size_t i;
+    static char version_word[] = "version";
+    char *version_argv[] = {version_word, NULL};
+    const cli_spec_t *spec;
+    int used;
 
     cli_log_to_stderr(SLUICE_LOG_WARNING);
     if (argc < 2) {
-        usage(stderr);
+        cli_help_top(cli_commands, stderr);
         return CLI_EX_USAGE;
     }
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
-        strcmp(argv[1], "help") == 0) {
-        usage(stdout);
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        cli_help_top(cli_commands, stdout);
         return CLI_EX_OK;
     }
-    if (strcmp(argv[1], "--version") == 0)
-        return cmd_version(1, argv);
-    for (i = 0; i < n_commands; i++) {
-        if (strcmp(argv[1], commands[i].name) == 0)
-            return commands[i].run(argc - 1, argv + 1);
+    if (strcmp(argv[1], "--version") == 0 && argc == 2) {
+        spec = cli_find(version_argv, 1, &used);
+        return spec->run(spec, 1, version_argv);
     }
-    fprintf(stderr, "sluice: unknown command '%s'\n\n", argv[1]);
-    usage(stderr);
-    return CLI_EX_USAGE;
+    spec = cli_find(argv + 1, argc - 1, &used);
+    if (spec == NULL) {
+        fprintf(stderr, "sluice: unknown command '%s'\n\n", argv[1]);
+        cli_help_top(cli_commands, stderr);
+        return CLI_EX_USAGE;
+    }
+    /* the command sees its last word as argv[0] */
+    argc -= used;
+    argv += used;
+    if (spec->run != NULL)
+        return spec->run(spec, argc, argv);
+    if (strcmp(spec->name, "help") == 0)
+        return run_help(spec, argc, argv);
+    if (strcmp(spec->name, "__gendoc") == 0)
+        return cli_gendoc(spec, cli_commands, argc, argv);
+    return run_group(spec, argc, argv);
 }

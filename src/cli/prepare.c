@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* prepare.c - configuration, request and render for the commands that
- * start from a launch request (`sluice render`, `sluice launch`).
+ * start from a launch request (`sluice render`, `sluice launch`), and the
+ * Slurm identity a configuration gives (`config show`, `check`).
  *
  * Notes:
  * - Configuration precedence is the config module's: --set > environment
@@ -10,9 +11,13 @@
  *   sluice_accept_prepare(), and the render is made once here and never
  *   again for this launch.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <sluice/client.h>
 
 #include "base/wipe.h"
 #include "cli.h"
@@ -39,30 +44,61 @@ void cli_config_opts(sluice_config_opts_t *opts,
     opts->n_overrides = n_sets;
 }
 
-int cli_prepare_option(cli_prepare_opts_t *o, int argc, char **argv, int *i)
+sluice_err cli_identity(
+    sluice_config_t *cfg, char *user, size_t ucap, char *source, size_t scap, sluice_error_t *err)
 {
-    const char *arg = argv[*i];
+    const char *claim = NULL;
+    sluice_err rc;
 
-    if (strcmp(arg, "--config") == 0 || strcmp(arg, "--set") == 0 ||
-        strcmp(arg, "--study-runtime") == 0) {
-        if (*i + 1 >= argc) {
-            fprintf(stderr, "sluice: %s needs a value\n", arg);
-            return -1;
-        }
-        if (strcmp(arg, "--config") == 0) {
-            o->config_path = argv[++*i];
-        } else if (strcmp(arg, "--study-runtime") == 0) {
-            o->study_path = argv[++*i];
-        } else {
-            if (o->n_sets == CLI_MAX_SETS) {
-                fprintf(stderr, "sluice: too many --set options\n");
-                return -1;
-            }
-            o->sets[o->n_sets++] = argv[++*i];
-        }
-        return 1;
+    user[0] = source[0] = '\0';
+    if (sluice_config_source(cfg, "rest.user") == SLUICE_SRC_TOKEN)
+        return sluice_errorf(err, SLUICE_EINVAL, "identity: already resolved");
+    if ((rc = sluice_client_resolve_user(cfg, &claim, err)) != SLUICE_OK)
+        return rc;
+    snprintf(user, ucap, "%s", cfg->rest.user);
+    if (claim != NULL)
+        snprintf(source, scap, "the `%s` claim of the token of %s", claim,
+                 cfg->rest.jwt_file != NULL ? "rest.jwt_file" : "$SLURM_JWT");
+    else
+        snprintf(source, scap, "rest.user (%s)",
+                 sluice_config_source_name(sluice_config_source(cfg, "rest.user")));
+    return SLUICE_OK;
+}
+
+int cli_config_load(const cli_prepare_opts_t *o, sluice_config_t **cfg)
+{
+    sluice_config_opts_t opts = SLUICE_CONFIG_OPTS_INIT;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    *cfg = NULL;
+    cli_config_opts(&opts, o->config_path, o->sets, o->n_sets);
+    if (opts.path != NULL && access(opts.path, F_OK) != 0) {
+        int e = errno;
+        fprintf(stderr, "sluice: site file %s: %s\n", opts.path, strerror(e));
+        return e == EACCES ? CLI_EX_NOPERM : CLI_EX_NOINPUT;
     }
-    return 0;
+    if (sluice_config_load(&opts, cfg, &err) != SLUICE_OK)
+        return cli_fail(&err);
+    return CLI_EX_OK;
+}
+
+int cli_read_fail(const char *what, const char *path)
+{
+    int e = errno;
+
+    fprintf(stderr, "sluice: cannot read %s %s: %s\n", what, path,
+            e == EFBIG ? "larger than 2 MiB" : strerror(e));
+    switch (e) {
+    case ENOENT:
+    case ENOTDIR:
+        return CLI_EX_NOINPUT;
+    case EACCES:
+        return CLI_EX_NOPERM;
+    case EFBIG:
+        return CLI_EX_DATAERR;
+    default:
+        return CLI_EX_IOERR;
+    }
 }
 
 char *cli_read_file(const char *path, size_t *len)
@@ -79,6 +115,7 @@ char *cli_read_file(const char *path, size_t *len)
             if (cap > 2u * 1024u * 1024u || (nd = realloc(d, cap)) == NULL) {
                 free(d);
                 d = NULL;
+                errno = cap > 2u * 1024u * 1024u ? EFBIG : ENOMEM;
                 break;
             }
             d = nd;
@@ -88,8 +125,11 @@ char *cli_read_file(const char *path, size_t *len)
         if (r == 0)
             break;
     }
-    if (f != stdin)
+    if (f != stdin) {
+        int e = errno;
         fclose(f);
+        errno = e;
+    }
     if (d) {
         d[n] = '\0';
         *len = n;
@@ -99,7 +139,6 @@ char *cli_read_file(const char *path, size_t *len)
 
 int cli_prepare(const cli_prepare_opts_t *o, cli_prepared_t *out)
 {
-    sluice_config_opts_t opts = SLUICE_CONFIG_OPTS_INIT;
     sluice_accept_opts_t ao = SLUICE_ACCEPT_OPTS_INIT;
     sluice_accept_stage stage = SLUICE_ACCEPT_STAGE_NONE;
     sluice_error_t err = SLUICE_ERROR_INIT;
@@ -108,15 +147,14 @@ int cli_prepare(const cli_prepare_opts_t *o, cli_prepared_t *out)
     int rc = CLI_EX_OK;
 
     memset(out, 0, sizeof(*out));
-    cli_config_opts(&opts, o->config_path, o->sets, o->n_sets);
-    if (sluice_config_load(&opts, &out->cfg, &err) != SLUICE_OK) {
-        rc = cli_fail(&err);
+    if ((rc = cli_config_load(o, &out->cfg)) != CLI_EX_OK)
+        goto out;
+    if ((data = cli_read_file(o->request_path, &len)) == NULL) {
+        rc = cli_read_fail("the request", o->request_path);
         goto out;
     }
-    if ((data = cli_read_file(o->request_path, &len)) == NULL) {
-        fprintf(stderr, "sluice: cannot read the request %s (missing, unreadable or over 2 MiB)\n",
-                o->request_path);
-        rc = CLI_EX_IOERR;
+    if (o->study_path && access(o->study_path, F_OK) != 0) {
+        rc = cli_read_fail("the study runtime", o->study_path);
         goto out;
     }
     if (o->study_path &&

@@ -30,14 +30,20 @@ typedef struct {
     const sluice_render_t *render; /* borrowed from accept */
 } cli_prepared_t;
 
-/* Parse one of the shared options at argv[*i] (advancing *i past its
- * value).  Returns 1 when it was one, 0 when not, -1 on a usage error
- * (printed). */
-int cli_prepare_option(cli_prepare_opts_t *o, int argc, char **argv, int *i);
+/* Load the site configuration of o->config_path (NULL: $SLUICE_CONFIG when
+ * set, else none) with o's --set overrides into *cfg.  Returns 0, or the
+ * sysexit after printing the error: 66 when the site file does not exist,
+ * the configuration's own code (78, 74) otherwise. */
+int cli_config_load(const cli_prepare_opts_t *o, sluice_config_t **cfg);
+
+/* The sysexit for a file that cli_read_file() could not read (errno):
+ * 66 missing, 77 not readable, 65 too large, 74 otherwise; prints
+ * "sluice: cannot read <what> <path>: <reason>". */
+int cli_read_fail(const char *what, const char *path);
 
 /* Do it all; returns 0 or the sysexits code after printing the error
- * (65 bad request, 74 unreadable file, 78 bad configuration; a secret_env
- * that is not set: the code of its error, 65). */
+ * (65 bad request, 66 missing file, 74 unreadable file, 78 bad
+ * configuration; a secret_env that is not set: the code of its error, 65). */
 int cli_prepare(const cli_prepare_opts_t *o, cli_prepared_t *out);
 
 /* Fill the configuration inputs every command uses: `path` (NULL:
@@ -48,13 +54,22 @@ void cli_config_opts(sluice_config_opts_t *opts,
                      const char *const *sets,
                      size_t n_sets);
 
+/* The Slurm identity of `cfg` (the token is read, no request is sent),
+ * which completes a configuration without rest.user
+ * (sluice_client_resolve_user()): `user` receives the user, `source` where
+ * it came from ("rest.user (file)", "the `sun` claim of the token of
+ * rest.jwt_file").  Call it once, before anything else reads rest.user.
+ * Errors of sluice_client_auth_from_config(), in `err`. */
+sluice_err cli_identity(
+    sluice_config_t *cfg, char *user, size_t ucap, char *source, size_t scap, sluice_error_t *err);
+
 /* The process environment, as render and secrets read it. */
 const char *cli_getenv(const char *name, void *arg);
 
 void cli_prepared_free(cli_prepared_t *p);
 
 /* Read a whole file ("-": standard input) of at most 2 MiB; the caller
- * frees.  NULL when it cannot be read or is larger (errno may say why). */
+ * frees.  NULL when it cannot be read (errno says why; EFBIG: larger). */
 char *cli_read_file(const char *path, size_t *len);
 
 #endif /* SLUICE_CLI_PREPARE_H */

@@ -46,18 +46,34 @@ static void print_job_ids(FILE *f, const json_t *ids)
     }
 }
 
+int cli_print_json(const json_t *j, int pretty)
+{
+    size_t flags =
+        JSON_SORT_KEYS | JSON_REAL_PRECISION(15) | (pretty ? JSON_INDENT(2) : JSON_COMPACT);
+    char *text = json_dumps(j, flags | JSON_ENCODE_ANY);
+
+    if (text == NULL)
+        return -1;
+    printf("%s\n", text);
+    free(text);
+    return 0;
+}
+
 void cli_print_transition(const cli_transition_t *t, int json)
 {
     if (json) {
+        int done = t->state != NULL && strcmp(t->state, "DONE") == 0;
+        /* milliseconds, as every time of the API */
+        double elapsed =
+            (double)(int64_t)(t->elapsed * 1000.0 + (t->elapsed < 0 ? -0.5 : 0.5)) / 1000.0;
         json_t *o =
-            json_pack("{s:s s:s s:s s:i s:s s:s s:f}", "launch_id", t->launch_id, "event",
-                      t->event ? t->event : "", "state", t->state ? t->state : "?", "result",
-                      t->result, "slurm_state", t->slurm_state ? t->slurm_state : "", "reason",
-                      t->reason ? t->reason : "", "elapsed_s", t->elapsed);
-        char *text = o ? json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-        if (text)
-            printf("%s\n", text);
-        free(text);
+            json_pack("{s:s s:s s:s s:o s:s? s:s? s:f}", "launch_id", t->launch_id, "event",
+                      t->event ? t->event : "", "state", t->state ? t->state : "?", "result_code",
+                      done ? json_integer(t->result) : json_null(), "slurm_state",
+                      t->slurm_state && t->slurm_state[0] ? t->slurm_state : NULL, "reason",
+                      t->reason && t->reason[0] ? t->reason : NULL, "elapsed_s", elapsed);
+        if (o != NULL)
+            cli_print_json(o, 0);
         json_decref(o);
     } else {
         printf("[%7.1fs] %-10s", t->elapsed, t->state ? t->state : "?");
@@ -72,6 +88,57 @@ void cli_print_transition(const cli_transition_t *t, int json)
         printf("\n");
     }
     fflush(stdout);
+}
+
+const char *cli_last_slurm_state(const json_t *events)
+{
+    size_t i = json_array_size(events);
+
+    while (i-- > 0) {
+        const json_t *ev = json_array_get(events, i);
+        const char *name = json_string_value(json_object_get(ev, "name"));
+        const char *st;
+
+        if (name == NULL || strcmp(name, "observed") != 0)
+            continue;
+        st = json_string_value(json_object_get(
+            json_array_get(json_object_get(json_object_get(ev, "context"), "jobs"), 0), "state"));
+        if (st != NULL)
+            return st;
+    }
+    return "";
+}
+
+void cli_transition_of(const json_t *launch,
+                       const char *event,
+                       const char *slurm_state,
+                       cli_transition_t *t)
+{
+    const json_t *rc = json_object_get(launch, "result_code");
+    const json_t *events = json_object_get(launch, "events"), *ev, *set_by = NULL;
+    int64_t at = json_integer_value(json_object_get(launch, "updated_ms"));
+    size_t i;
+
+    /* the event that set the summary: bookkeeping after it (`archived`)
+     * moves updated_ms but changes nothing */
+    json_array_foreach(events, i, ev)
+    {
+        if (json_equal(json_object_get(ev, "seq"), json_object_get(launch, "summary_seq")))
+            set_by = ev;
+    }
+    if (set_by != NULL) {
+        at = json_integer_value(json_object_get(set_by, "time"));
+        if (event == NULL)
+            event = json_string_value(json_object_get(set_by, "name"));
+    }
+    memset(t, 0, sizeof(*t));
+    t->launch_id = str_or(launch, "launch_id", "?");
+    t->event = event ? event : "";
+    t->state = str_or(launch, "state", "?");
+    t->result = json_is_integer(rc) ? (int)json_integer_value(rc) : 127;
+    t->slurm_state = slurm_state ? slurm_state : "";
+    t->reason = str_or(launch, "reason", "");
+    t->elapsed = (double)(at - json_integer_value(json_object_get(launch, "created_ms"))) / 1000.0;
 }
 
 void cli_print_accepted(const char *id, int existed, const char *site, size_t n_pools)
@@ -90,10 +157,7 @@ void cli_print_launch(const json_t *launch, int json)
     char when[64];
 
     if (json) {
-        char *text = json_dumps(launch, JSON_INDENT(2) | JSON_SORT_KEYS);
-        if (text)
-            puts(text);
-        free(text);
+        cli_print_json(launch, 1);
         return;
     }
     printf("launch     %s\n", str_or(launch, "launch_id", "?"));
@@ -111,7 +175,8 @@ void cli_print_launch(const json_t *launch, int json)
     printf("\nevents\n");
     json_array_foreach(events, k, ev)
     {
-        char *ctx = json_dumps(json_object_get(ev, "context"), JSON_COMPACT | JSON_SORT_KEYS);
+        char *ctx = json_dumps(json_object_get(ev, "context"),
+                               JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
         format_time(json_integer_value(json_object_get(ev, "time")), when, sizeof(when));
         printf(
             "  %3lld %s %-18s %s%s%s\n", (long long)json_integer_value(json_object_get(ev, "seq")),
@@ -128,11 +193,10 @@ void cli_print_list(const json_t *items, const char *next_cursor, int json)
     char when[64];
 
     if (json) {
-        json_t *page = json_pack("{s:O s:s?}", "launches", items, "next_cursor", next_cursor);
-        char *text = page ? json_dumps(page, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
-        if (text)
-            puts(text);
-        free(text);
+        /* the page of GET /v1/launches: next_cursor is null on the last */
+        json_t *page = json_pack("{s:O s:s?}", "items", items, "next_cursor", next_cursor);
+        if (page != NULL)
+            cli_print_json(page, 1);
         json_decref(page);
         return;
     }

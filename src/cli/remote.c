@@ -23,27 +23,6 @@ struct cli_remote {
     char auth[TOKEN_MAX + 32]; /* "Authorization: Bearer <token>", or "" */
 };
 
-int cli_remote_option(cli_remote_opts_t *o, int argc, char **argv, int *i)
-{
-    const char *arg = argv[*i];
-    const char **slot = NULL;
-
-    if (strcmp(arg, "--server") == 0)
-        slot = &o->server;
-    else if (strcmp(arg, "--api-token-file") == 0)
-        slot = &o->token_file;
-    else if (strcmp(arg, "--api-ca") == 0)
-        slot = &o->ca_file;
-    else
-        return 0;
-    if (*i + 1 >= argc || argv[*i + 1][0] == '\0') {
-        fprintf(stderr, "sluice: %s needs a value\n", arg);
-        return -1;
-    }
-    *slot = argv[++*i];
-    return 1;
-}
-
 static const char *env_or(const char *value, const char *name)
 {
     const char *e;
@@ -70,7 +49,7 @@ int cli_remote_status_exit(long status)
         return CLI_EX_UNAVAILABLE;
     if (status >= 400)
         return CLI_EX_DATAERR;
-    return 76; /* EX_PROTOCOL: a status the API does not use */
+    return CLI_EX_PROTOCOL; /* a status the API does not use */
 }
 
 int cli_remote_escape(const char *s, char *out, size_t size)
@@ -110,7 +89,9 @@ int cli_remote_read_token(const char *path, char *out, size_t size)
 
     if (fd < 0) {
         fprintf(stderr, "sluice: --api-token-file %s: %s\n", path, strerror(errno));
-        return errno == EACCES ? CLI_EX_NOPERM : CLI_EX_CONFIG;
+        return errno == EACCES                       ? CLI_EX_NOPERM
+               : errno == ENOENT || errno == ENOTDIR ? CLI_EX_NOINPUT
+                                                     : CLI_EX_CONFIG;
     }
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         fprintf(stderr, "sluice: --api-token-file %s: not a regular file\n", path);
@@ -240,7 +221,7 @@ static int report_problem(const cli_remote_t *r,
 static int report_transport(const cli_remote_t *r, const sluice_error_t *err)
 {
     fprintf(stderr, "sluice: cannot reach the service at %s: %s\n", r->server, err->text);
-    return err->code == SLUICE_ETOOBIG ? 76 : CLI_EX_UNAVAILABLE;
+    return err->code == SLUICE_ETOOBIG ? CLI_EX_PROTOCOL : CLI_EX_UNAVAILABLE;
 }
 
 static int method_of(const char *method, http_method_t *m)
@@ -300,7 +281,7 @@ int cli_remote_json(cli_remote_t *r,
     if (resp.body_len > 0 && (*out = json_loadb(resp.body, resp.body_len, 0, &jerr)) == NULL) {
         fprintf(stderr, "sluice: %s: %s %s: the answer is not JSON: %s\n", r->server, method, path,
                 jerr.text);
-        rc = 76;
+        rc = CLI_EX_PROTOCOL;
     }
 out:
     http_response_free(&resp);

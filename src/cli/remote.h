@@ -13,7 +13,9 @@
  *   store; 5xx, 503 and an unreachable server -> 69; an answer that is not
  *   what the API documents -> 76.
  * - The token (from --api-token-file or $SLUICE_API_TOKEN_FILE) is read once
- *   into memory, wiped on close and never printed.
+ *   into memory, wiped on close and never printed.  A token file that does
+ *   not exist is 66, one that is empty or malformed 78.
+ * - The options themselves are parsed with every other (args.c).
  */
 #ifndef SLUICE_CLI_REMOTE_H
 #define SLUICE_CLI_REMOTE_H
@@ -24,25 +26,12 @@
 
 typedef struct cli_remote cli_remote_t;
 
-/* The options' help text, for the usage of every command that has them. */
-#define REMOTE_USAGE                                                                               \
-    "\n"                                                                                           \
-    "service options (send the command to a running `sluice serve`):\n"                            \
-    "  --server URL|unix:PATH  the service (default: $SLUICE_SERVER; none: the local store)\n"     \
-    "  --api-token-file FILE   bearer token (default: $SLUICE_API_TOKEN_FILE)\n"                   \
-    "  --api-ca FILE           CA bundle for https (default: $SLUICE_API_CA)\n"
-
-/* The client-side options every command accepts. */
+/* The service options (--server and the rest), filled by the parser. */
 typedef struct {
     const char *server;     /* --server; NULL: $SLUICE_SERVER; NULL again: local store */
     const char *token_file; /* --api-token-file; NULL: $SLUICE_API_TOKEN_FILE */
     const char *ca_file;    /* --api-ca; NULL: $SLUICE_API_CA */
 } cli_remote_opts_t;
-
-/* Parse one of --server, --api-token-file, --api-ca at argv[*i] (advancing
- * *i past its value).  Returns 1 when it was one, 0 when not, -1 on a usage
- * error (printed). */
-int cli_remote_option(cli_remote_opts_t *o, int argc, char **argv, int *i);
 
 /* Fill what the flags left unset from the environment; 1 when a server is
  * configured (the command then goes to it), 0 for the local store. */

@@ -1,62 +1,58 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* store_opts.c - the option parsing and store opening shared by the commands
- * that read the store or append a request to it: `sluice status`, `sluice
- * ls` and `sluice cancel` (cmd_status.c, cmd_ls.c, cmd_cancel.c).
+/* store_opts.c - opening an existing store for `sluice status`, `ls`,
+ * `logs` and `cancel` (see store_opts.h).
  *
  * Notes:
  * - The store is --state-dir, else $SLUICE_STATE_DIR, else the default
- *   (sluice_store_open()).
- * - Parsing stops at the first operand; options after it are the caller's
- *   to reject (its operand count check prints its usage).
+ *   (sluice_store_default_dir()).
+ * - sluice_store_open() creates a missing store, which is right for a
+ *   supervisor (`serve`, `launch --wait`) and wrong for a command that only
+ *   reads: `sluice status x` as root must not leave /var/lib/sluice/sluice.db
+ *   behind.  So the database file must exist before it is opened; a missing
+ *   one is EX_NOINPUT (66), like any missing input (docs/cli.md).
  */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "store_opts.h"
 
-int cli_store_parse(int argc, char **argv, cli_store_opts_t *o, const char *usage_text, int *rc_out)
-{
-    int i, k;
-
-    for (i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(usage_text, stdout);
-            *rc_out = CLI_EX_OK;
-            return -2;
-        } else if (strcmp(argv[i], "--state-dir") == 0 && i + 1 < argc) {
-            o->state_dir = argv[++i];
-        } else if ((k = cli_remote_option(&o->remote, argc, argv, &i)) != 0) {
-            if (k < 0) {
-                *rc_out = CLI_EX_USAGE;
-                return -1;
-            }
-        } else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
-            i++;
-            if (strcmp(argv[i], "json") == 0) {
-                o->json = 1;
-            } else if (strcmp(argv[i], "text") != 0) {
-                fprintf(stderr, "sluice: -o: expected json or text, got '%s'\n", argv[i]);
-                *rc_out = CLI_EX_USAGE;
-                return -1;
-            }
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(stderr, "sluice: unknown option '%s'\n\n", argv[i]);
-            fputs(usage_text, stderr);
-            *rc_out = CLI_EX_USAGE;
-            return -1;
-        } else {
-            break;
-        }
-    }
-    return i;
-}
-
-int cli_store_open(const cli_store_opts_t *o, sluice_store_t **out)
+int cli_store_open_existing(const cli_spec_t *spec, const char *state_dir, sluice_store_t **out)
 {
     sluice_error_t err = SLUICE_ERROR_INIT;
+    char *dir = NULL, *db = NULL;
+    int rc = CLI_EX_OK;
 
-    if (sluice_store_open(out, o->state_dir, &err) != SLUICE_OK)
+    *out = NULL;
+    if (state_dir == NULL && sluice_store_default_dir(&dir, &err) != SLUICE_OK)
         return cli_fail(&err);
-    return CLI_EX_OK;
+    if (state_dir == NULL)
+        state_dir = dir;
+    if ((db = malloc(strlen(state_dir) + sizeof("/" CLI_STORE_DB))) == NULL) {
+        free(dir);
+        return CLI_EX_SOFTWARE;
+    }
+    sprintf(db, "%s/%s", state_dir, CLI_STORE_DB);
+    if (access(db, F_OK) != 0) {
+        if (errno == EACCES) {
+            fprintf(stderr, "sluice %s: store %s: %s\n", spec->name, state_dir, strerror(errno));
+            rc = CLI_EX_NOPERM;
+        } else {
+            fprintf(stderr,
+                    "sluice %s: no store at %s (no %s there; --state-dir or $SLUICE_STATE_DIR "
+                    "names the store that `sluice serve` or `sluice launch --wait` uses)\n",
+                    spec->name, state_dir, CLI_STORE_DB);
+            rc = CLI_EX_NOINPUT;
+        }
+        goto out;
+    }
+    if (sluice_store_open(out, state_dir, &err) != SLUICE_OK)
+        rc = cli_fail(&err);
+out:
+    free(db);
+    free(dir);
+    return rc;
 }

@@ -1,32 +1,23 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* store_opts.h - the options that `sluice status`, `sluice ls` and `sluice
- * cancel` share (--state-dir, -o json|text and the --server options), and
- * the opening of the local store they read. */
+/* store_opts.h - the opening of the local store by the commands that read
+ * it or append a request to it (`sluice status`, `ls`, `logs`, `cancel`):
+ * they never create one. */
 #ifndef SLUICE_CLI_STORE_OPTS_H
 #define SLUICE_CLI_STORE_OPTS_H
 
 #include <sluice/store.h>
 
-#include "remote.h"
+#include "table.h"
 
-/* Filled by cli_store_parse(); zero it before.  Borrows from argv. */
-typedef struct {
-    const char *state_dir; /* --state-dir; NULL: $SLUICE_STATE_DIR or the default */
-    int json;              /* -o json */
-    cli_remote_opts_t remote;
-} cli_store_opts_t;
+/* The file whose presence makes a directory a store (store.h). */
+#define CLI_STORE_DB "sluice.db"
 
-/* Parse the shared options from argv[1] on, up to the first operand.
- * Returns the index of that operand (argc when there is none); -2 after
- * printing `usage_text` for --help (*rc_out = 0); -1 after printing a
- * usage error (*rc_out = 64).  An unknown option prints `usage_text` to
- * stderr. */
-int cli_store_parse(
-    int argc, char **argv, cli_store_opts_t *o, const char *usage_text, int *rc_out);
-
-/* Open the store of o->state_dir into *out (caller closes it with
+/* Open the store of `state_dir` (NULL: $SLUICE_STATE_DIR, else the
+ * default) into *out when one exists there (caller closes it with
  * sluice_store_close()).  Returns 0, or the sysexit after printing the
- * error. */
-int cli_store_open(const cli_store_opts_t *o, sluice_store_t **out);
+ * error: 66 when there is no store ("sluice status: no store at DIR ..."),
+ * 77 when the directory may not be searched, the store's own codes
+ * otherwise.  Nothing is created. */
+int cli_store_open_existing(const cli_spec_t *spec, const char *state_dir, sluice_store_t **out);
 
 #endif /* SLUICE_CLI_STORE_OPTS_H */

@@ -380,7 +380,7 @@ static const char *const native_keys[] = {
     "launch_id",  "site",    "study",      "profile",   "image",   "command",    "args",
     "workdir",    "env",     "secret_env", "secrets",   "mounts",  "time_limit", "pending_timeout",
     "depends_on", "requeue", "signal",     "exclusive", "account", "qos",        "partition",
-    "pools",      NULL};
+    "keep_going", "pools",   NULL};
 static const char *const nvflare_only[] = {"resource_spec", "launcher_spec", NULL};
 static const char *const native_only[] = {"pools", "image", "time_limit", "pending_timeout", NULL};
 
@@ -536,6 +536,17 @@ static sluice_err parse_root(launch_ctx_t *c, json_t *root, sluice_launch_t *l)
     if ((x = json_object_get(root, "exclusive")) != NULL &&
         (rc = launch_want_bool(c, x, "exclusive", &s->exclusive)) != SLUICE_OK)
         return rc;
+    s->keep_going = pol->keep_going;
+    if ((x = json_object_get(root, "keep_going")) != NULL) {
+        if ((rc = launch_want_bool(c, x, "keep_going", &s->keep_going)) != SLUICE_OK)
+            return rc;
+        if (s->keep_going != pol->keep_going && !pol->allow_keep_going)
+            return launch_perr(c, "keep_going",
+                               "site policy does not let a request choose it (the site's value "
+                               "is %s: policy.allow_keep_going is false)",
+                               pol->keep_going ? "true" : "false");
+        s->set_keep_going = true;
+    }
     if ((x = json_object_get(root, "signal")) != NULL) {
         if ((rc = launch_want_string(c, x, "signal", 32, false, &str)) != SLUICE_OK)
             return rc;

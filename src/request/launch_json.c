@@ -88,6 +88,8 @@ static json_t *canonical(const sluice_launch_t *l)
         bad |= set_new(o, "requeue", json_true());
     if (s->exclusive)
         bad |= set_new(o, "exclusive", json_true());
+    if (s->set_keep_going)
+        bad |= set_new(o, "keep_going", json_boolean(s->keep_going));
     bad |= set_str(o, "signal", s->signal);
     bad |= set_str(o, "account", s->account);
     bad |= set_str(o, "qos", s->qos);
@@ -102,7 +104,8 @@ static json_t *canonical(const sluice_launch_t *l)
             bad = 1;
             break;
         }
-        bad |= set_str(x, "gpu_series", p->gpu_series);
+        if (!p->default_series)
+            bad |= set_str(x, "gpu_series", p->gpu_series);
         if (p->cpus_per_node)
             bad |= set_new(x, "cpus_per_node", json_integer(p->cpus_per_node));
         if (p->mem_per_node_mib)

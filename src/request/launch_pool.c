@@ -5,7 +5,8 @@
  *
  * Notes:
  * - Fail-closed: a series that is unknown or has no Slurm constraint is
- *   refused before anything is submitted.
+ *   refused before anything is submitted, and so is a pool that asks for
+ *   GPUs without a series when the site names no default series.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -167,21 +168,70 @@ sluice_err launch_parse_pools(launch_ctx_t *c, json_t *v, sluice_launch_spec_t *
     return SLUICE_OK;
 }
 
-/* Effective commands and the multi-node fan-out rule. */
+/* A pool that asks for GPUs without a series gets the site's default
+ * series, or is refused: without a series it has no constraint and could
+ * land on any GPU node (fail-closed, as for a series without one). */
+static sluice_err
+default_series(launch_ctx_t *c, const sluice_launch_spec_t *s, size_t i, sluice_launch_pool_t *pool)
+{
+    char p[PATH_CAP];
+    sluice_err rc;
+
+    if (pool->gpus_per_node == 0 || pool->gpu_series != NULL)
+        return SLUICE_OK;
+    if (s->nvflare_form)
+        snprintf(p, sizeof(p), "resource_spec");
+    else
+        snprintf(p, sizeof(p), "pools[%zu].gpus_per_node", i);
+    if (c->pol->default_series == NULL || c->pol->default_series[0] == '\0')
+        return launch_perr(c, p,
+                           "pool \"%s\" asks for %u GPUs per node but names no gpu_series, and the "
+                           "site names no default series (policy.default_gpu_series); refused "
+                           "before anything is submitted (fail-closed)",
+                           pool->name, pool->gpus_per_node);
+    if ((pool->gpu_series = launch_strdup(c->pol->default_series)) == NULL)
+        return launch_oom(c);
+    pool->default_series = true;
+    if ((rc = resolve_series(c, p, pool)) != SLUICE_OK)
+        return rc;
+    return SLUICE_OK;
+}
+
+/* Effective commands, the default GPU series and the multi-node fan-out
+ * rule. */
 sluice_err launch_finish_pools(launch_ctx_t *c, sluice_launch_spec_t *s)
 {
     char p[PATH_CAP];
     size_t i, k;
+    sluice_err rc;
 
+    /* NVFlare's launcher runs `<python_path> -u -m <worker module> ...`: a
+     * request in its form may leave the interpreter to the site (or study)
+     * and send only the module and its arguments.  The effective command
+     * is kept in the model, so a stored launch does not depend on the site
+     * file it was accepted under. */
+    if (s->nvflare_form && s->command == NULL && c->pol->python_path != NULL) {
+        if (s->n_args == 0)
+            return launch_perr(c, "args",
+                               "required when the command is the site's python_path (%s): the "
+                               "worker module and its arguments (sluice invents none)",
+                               c->pol->python_path);
+        if ((s->command = launch_strdup(c->pol->python_path)) == NULL)
+            return launch_oom(c);
+    }
     for (i = 0; i < s->n_pools; i++) {
         sluice_launch_pool_t *pool = &s->pools[i];
+
+        if ((rc = default_series(c, s, i, pool)) != SLUICE_OK)
+            return rc;
 
         if (!pool->set_command) {
             if (s->command == NULL) {
                 if (s->nvflare_form)
                     return launch_perr(c, "command",
-                                       "required: the NVFlare form must carry the worker command "
-                                       "(sluice invents none)");
+                                       "required: the NVFlare form must carry the worker command, "
+                                       "or the site (or study) must set python_path (sluice "
+                                       "invents none)");
                 snprintf(p, sizeof(p), "pools[%zu].command", i);
                 return launch_perr(c, p, "required because the launch has no command");
             }

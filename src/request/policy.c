@@ -106,6 +106,10 @@ sluice_err sluice_config_launch_policy(const sluice_config_t *cfg,
                                ? (uint32_t)cfg->launcher.pending_timeout_s
                                : SLUICE_LAUNCH_DEFAULT_PENDING_TIMEOUT;
     out->allow_requeue = cfg->policy.allow_requeue;
+    out->default_series = cfg->policy.default_gpu_series;
+    out->keep_going = cfg->policy.keep_going;
+    out->allow_keep_going = cfg->policy.allow_keep_going;
+    out->python_path = study && study->python_path ? study->python_path : cfg->launcher.python_path;
     return SLUICE_OK;
 }
 

@@ -9,7 +9,9 @@
  *                     base/marker.c)
  *   render_resolve.c  checks and resolution: image, mounts, env, secrets
  *   render_script.c   the batch script (every value through
- *                     shquote_append(); the rank wrapper)
+ *                     shquote_append())
+ *   render_container.c apptainer and enroot-pyxis flags, the GPU flag,
+ *                     the task wrapper run on every node
  *   render_paths.c    service-side and cluster-side paths
  *   render_commands.c srun, apptainer and PATH of a job; pool variables
  *   render_probe.c    the probe job of `sluice check --probe-job`
@@ -155,6 +157,12 @@ static sluice_err check_pools(render_rctx_t *c)
 
     for (i = 0; i < c->s->n_pools; i++) {
         const sluice_launch_pool_t *p = &c->s->pools[i];
+        if (p->gpus_per_node > 0 && (!p->constraint || !p->constraint[0]))
+            return sluice_errorf(c->err, SLUICE_EINVAL,
+                                 "pools[%zu] (%s): %u GPUs per node without a GPU series "
+                                 "constraint (no gpu_series and no policy.default_gpu_series); "
+                                 "refused (fail-closed)",
+                                 i, p->name, p->gpus_per_node);
         if (p->gpu_series) {
             const sluice_gpu_series_t *gs = sluice_config_gpu_series(c->cfg, p->gpu_series);
             if (!gs || !gs->constraint || !gs->constraint[0])
@@ -233,6 +241,7 @@ sluice_err sluice_render(const sluice_config_t *cfg,
                          sluice_error_t *err)
 {
     static const sluice_render_ctx_t zero_ctx;
+    sluice_render_ctx_t rctx;
     render_rctx_t c;
     sluice_render_t *r = NULL;
     sluice_err rc = SLUICE_OK;
@@ -247,7 +256,11 @@ sluice_err sluice_render(const sluice_config_t *cfg,
     c.study = study;
     c.l = launch;
     c.s = sluice_launch_spec(launch);
-    c.ctx = ctx ? ctx : &zero_ctx;
+    /* The launch's keep_going (request within policy, else the site's)
+     * joins the C option of the same name. */
+    rctx = ctx ? *ctx : zero_ctx;
+    rctx.keep_going = rctx.keep_going || c.s->keep_going;
+    c.ctx = &rctx;
     c.err = err;
     buf_init(&t, 0);
     if (!cfg->storage.root || cfg->storage.root[0] != '/')
@@ -259,6 +272,13 @@ sluice_err sluice_render(const sluice_config_t *cfg,
     if (study && c.s->study && strcmp(study->name, c.s->study) != 0)
         return sluice_errorf(err, SLUICE_EINVAL, "study: runtime given for \"%s\", not \"%s\"",
                              study->name, c.s->study);
+    /* A launch that names a study never runs without it (its datasets,
+     * secrets and partition would silently go missing). */
+    if (!study && c.s->study)
+        return sluice_errorf(err, SLUICE_EINVAL,
+                             "study: unknown study \"%s\" (not in the study runtime file); "
+                             "refused",
+                             c.s->study);
     c.profile = c.s->effective_profile == SLUICE_LAUNCH_PROFILE_UNSET ? SLUICE_LAUNCH_PROFILE_NONE
                                                                       : c.s->effective_profile;
     if (c.s->time_limit == 0 && cfg->policy.max_time_minutes > 0 &&
@@ -293,6 +313,7 @@ sluice_err sluice_render(const sluice_config_t *cfg,
         goto out;
     }
 
+    c.staging = r->staging_cluster;
     if ((rc = check_pools(&c)) != SLUICE_OK || (rc = render_resolve_image(&c)) != SLUICE_OK ||
         (rc = render_resolve_mounts(&c)) != SLUICE_OK ||
         (rc = render_resolve_env(&c)) != SLUICE_OK ||
@@ -368,6 +389,7 @@ out:
     for (i = 0; i < c.n_mounts; i++) {
         free(c.mounts[i].src);
         free(c.mounts[i].dst);
+        free(c.mounts[i].what);
     }
     free(c.mounts);
     free(c.vars);

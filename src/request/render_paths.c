@@ -4,7 +4,8 @@
  * a path must have before it goes into a script or a mount.
  *
  * Notes:
- * - Every function is pure; new strings are the caller's to free().
+ * - Every function is pure but render_canonical(), which reads the file
+ *   system (realpath(3)); new strings are the caller's to free().
  */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -74,4 +75,41 @@ bool render_normalised(const char *p)
     return p[0] == '/' && !strstr(p, "//") && !strstr(p, "/./") && !strstr(p, "/../") &&
            !render_has_suffix(p, "/..") && !render_has_suffix(p, "/.") &&
            (strlen(p) == 1 || !render_has_suffix(p, "/"));
+}
+
+bool render_overlap(const char *a, const char *b)
+{
+    return render_under(a, b) || render_under(b, a);
+}
+
+char *render_canonical(const char *path)
+{
+    char *head = strdup(path), *real = NULL, *cut;
+    buf_t b = BUF_INIT;
+    size_t kept;
+
+    if (!head)
+        return NULL;
+    buf_init(&b, 0);
+    /* Shorten `head` one component at a time until realpath() knows it;
+     * "/" always resolves. */
+    for (;;) {
+        if ((real = realpath(head[0] ? head : "/", NULL)) != NULL)
+            break;
+        if ((cut = strrchr(head, '/')) == NULL)
+            break;
+        *cut = '\0';
+    }
+    kept = strlen(head);
+    free(head);
+    if (!real)
+        return strdup(path);
+    if (buf_append(&b, real, render_root_len(real)) != SLUICE_OK ||
+        buf_puts(&b, path + kept) != SLUICE_OK || (b.len == 0 && buf_puts(&b, "/") != SLUICE_OK)) {
+        free(real);
+        buf_free(&b);
+        return NULL;
+    }
+    free(real);
+    return buf_take(&b);
 }

@@ -6,15 +6,20 @@
  * - Every value goes through shquote_append(): nothing a caller sends can
  *   become shell syntax.  Trusted text is limited to the site's and the
  *   study's `setup` lines.
- * - Multi-node pools with an additional_node_command run a fixed rank
- *   wrapper (`bash -c "$SLUICE_RANK_SH" sluice-rank ...`) whose only
- *   inputs are quoted argument words; it picks rank 0's command or the
- *   other ranks' command from SLURM_NODEID.  Under apptainer it runs
- *   outside the container (so it still sees SLURM_*), under enroot-pyxis
- *   inside it (srun enters the container first), which needs bash in the
- *   image.
- * - Under apptainer (--cleanenv) every exported workload variable is also
- *   exported as APPTAINERENV_<NAME>, which apptainer injects as <NAME>.
+ * - Every variable sluice exports is recorded (SLUICE_EXPORTED): under
+ *   apptainer each is mirrored as APPTAINERENV_<NAME>, which --containall
+ *   passes in as <NAME>; under enroot-pyxis the list is srun's --export
+ *   and pyxis' --container-env (render_container.c).
+ * - forward_env is read after setup: the values the job has then, not the
+ *   service's (NVFlare's meaning: "module load" sets them).
+ * - Steps that run on the nodes through a task wrapper (apptainer, and
+ *   multi-node pools with an additional_node_command) get the wrapper's
+ *   fixed text (render_task_wrapper) and quoted argument words only.
+ * - A multi-node pool without an additional_node_command leaves the
+ *   fan-out to the application (profile none): its command runs in the
+ *   batch step itself, as NVFlare runs it, so the application's own srun
+ *   gets the whole allocation; a later component of a hetjob runs it with
+ *   `srun --overlap` on its first node.
  * - srun and apptainer come from render_srun() and render_apptainer(), the
  *   same commands the probe job uses (render_int.h).
  */
@@ -80,19 +85,6 @@ static void free_words(char **v, size_t n)
 
 /* ---- the script ---------------------------------------------------------- */
 
-/* The rank wrapper: fixed text, no value inside.  Arguments: the count and
- * words of a prefix (the container launcher, may be 0), the count and
- * words of rank 0's command, then the other ranks' command. */
-static const char rank_wrapper[] =
-    "set -eu\n"
-    "np=$1; shift; pre=(\"${@:1:$np}\"); shift \"$np\"\n"
-    "nc=$1; shift; cmd=(\"${@:1:$nc}\"); shift \"$nc\"\n"
-    "r=${SLURM_NODEID:-0}\n"
-    "export SLUICE_NODE_RANK=\"$r\" NVFL_NODE_RANK=\"$r\"\n"
-    "export APPTAINERENV_SLUICE_NODE_RANK=\"$r\" APPTAINERENV_NVFL_NODE_RANK=\"$r\"\n"
-    "if [ \"$r\" = 0 ] || [ \"$#\" -eq 0 ]; then exec ${pre[@]+\"${pre[@]}\"} \"${cmd[@]}\"; fi\n"
-    "exec ${pre[@]+\"${pre[@]}\"} \"$@\"\n";
-
 static const char script_functions[] =
     "sluice_die() {\n"
     "    local code=$1\n"
@@ -102,8 +94,29 @@ static const char script_functions[] =
     "}\n"
     "sluice_export() {\n"
     "    export \"$1=$2\"\n"
+    "    SLUICE_EXPORTED+=(\"$1\")\n"
     "    if [ \"$SLUICE_PROFILE\" = apptainer ]; then export \"APPTAINERENV_$1=$2\"; fi\n"
     "}\n";
+
+/* enroot-pyxis: the exported names, comma-joined (srun --export and pyxis
+ * --container-env). */
+static const char names_function[] = "sluice_names() {\n"
+                                     "    local IFS=,\n"
+                                     "    printf '%s' \"${SLUICE_EXPORTED[*]}\"\n"
+                                     "}\n";
+
+/* apptainer, after setup: the runtime's settings come from sluice only. */
+static const char apptainer_reset[] =
+    "# apptainer takes its settings from sluice only: whatever setup left in\n"
+    "# APPTAINER_* / SINGULARITY_* (binds, options, variables) is dropped, and\n"
+    "# the container's variables are mirrored again from the exported ones.\n"
+    "for sluice_n in ${!APPTAINER_@} ${!APPTAINERENV_@} ${!SINGULARITY_@} "
+    "${!SINGULARITYENV_@}; do\n"
+    "    unset \"$sluice_n\"\n"
+    "done\n"
+    "for sluice_n in ${SLUICE_EXPORTED[@]+\"${SLUICE_EXPORTED[@]}\"}; do\n"
+    "    if [ -n \"${!sluice_n+x}\" ]; then export \"APPTAINERENV_$sluice_n=${!sluice_n}\"; fi\n"
+    "done\n";
 
 static const char host_function[] =
     "# First host of a Slurm hostlist: scontrol when present, else pure bash\n"
@@ -266,81 +279,52 @@ out:
     return rc;
 }
 
-/* Container launcher words for apptainer. */
-static sluice_err apptainer_words(render_rctx_t *c,
-                                  const sluice_launch_pool_t *p,
-                                  const char *staging,
-                                  char ***out,
-                                  size_t *n_out)
+/* The command and arguments of rank 0 (the worker): NVFlare's parent URL
+ * gets the site's parent_host (render_parent_url()). */
+static sluice_err emit_command(const render_rctx_t *c, buf_t *b, const sluice_launch_pool_t *p)
 {
-    char **w = calloc(16 + 2 * c->n_mounts, sizeof(char *));
-    size_t n = 0, i;
-    buf_t m = BUF_INIT;
-
-    if (!w)
-        return SLUICE_ENOMEM;
-    buf_init(&m, 0);
-    w[n++] = strdup(render_apptainer(c->cfg));
-    w[n++] = strdup("exec");
-    w[n++] = strdup("--containall");
-    w[n++] = strdup("--cleanenv");
-    w[n++] = strdup("--no-home");
-    w[n++] = strdup("--pwd");
-    w[n++] = strdup(c->workdir);
-    w[n++] = strdup("--bind");
-    if (buf_printf(&m, "%s:%s", staging, staging) != SLUICE_OK)
-        goto fail;
-    w[n++] = buf_take(&m);
-    for (i = 0; i < c->n_mounts; i++) {
-        w[n++] = strdup("--bind");
-        if (buf_printf(&m, "%s:%s:%s", c->mounts[i].src, c->mounts[i].dst,
-                       c->mounts[i].rw ? "rw" : "ro") != SLUICE_OK)
-            goto fail;
-        w[n++] = buf_take(&m);
-    }
-    if (p->gpus_per_node > 0)
-        w[n++] = strdup("--nv");
-    w[n++] = strdup(c->image);
-    for (i = 0; i < n; i++)
-        if (!w[i])
-            goto fail;
-    *out = w;
-    *n_out = n;
-    return SLUICE_OK;
-fail:
-    buf_free(&m);
-    free_words(w, n);
-    return SLUICE_ENOMEM;
-}
-
-static sluice_err emit_pyxis_opts(render_rctx_t *c, buf_t *b, const char *staging)
-{
-    sluice_err rc;
-    buf_t m = BUF_INIT;
+    sluice_err rc = SLUICE_OK;
     size_t i;
 
-    buf_init(&m, 0);
-    if ((rc = buf_printf(&m, "--container-image=%s", c->image)) != SLUICE_OK)
-        goto out;
-    P(" \\\n        ");
-    Q(buf_str(&m));
-    buf_reset(&m);
-    if ((rc = buf_printf(&m, "--container-mounts=%s:%s", staging, staging)) != SLUICE_OK)
-        goto out;
-    for (i = 0; i < c->n_mounts; i++)
-        if ((rc = buf_printf(&m, ",%s:%s%s", c->mounts[i].src, c->mounts[i].dst,
-                             c->mounts[i].rw ? "" : ":ro")) != SLUICE_OK)
+    P(" ");
+    Q(p->command);
+    for (i = 0; i < p->n_args; i++) {
+        char *u = render_parent_url(c, p->args[i]);
+        P(" ");
+        rc = shquote_append(b, u ? u : p->args[i]);
+        free(u);
+        if (rc != SLUICE_OK)
             goto out;
-    P(" \\\n        ");
-    Q(buf_str(&m));
-    buf_reset(&m);
-    if ((rc = buf_printf(&m, "--container-workdir=%s", c->workdir)) != SLUICE_OK)
-        goto out;
-    P(" \\\n        ");
-    Q(buf_str(&m));
-    P(" \\\n        --no-container-entrypoint --no-container-mount-home --container-readonly");
+    }
 out:
-    buf_free(&m);
+    return rc;
+}
+
+/* The names only rank 0 of a node group keeps: the request's own secrets
+ * (per-launch credentials) and NVFlare's job credentials. */
+static sluice_err emit_credentials(const render_rctx_t *c, buf_t *b)
+{
+    sluice_err rc = SLUICE_OK;
+    size_t i, j, n = sluice_launch_secret_count(c->l), k;
+    bool dup[8] = {false};
+
+    for (j = 0; render_rank0_credentials[j] && j < 8; j++)
+        for (i = 0; i < n && !dup[j]; i++)
+            dup[j] = strcmp(sluice_launch_secret_name(c->l, i), render_rank0_credentials[j]) == 0;
+    for (k = n, j = 0; render_rank0_credentials[j] && j < 8; j++)
+        k += !dup[j];
+    PF(" '%zu'", k);
+    for (i = 0; i < n; i++) {
+        P(" ");
+        Q(sluice_launch_secret_name(c->l, i));
+    }
+    for (j = 0; render_rank0_credentials[j] && j < 8; j++) {
+        if (dup[j])
+            continue;
+        P(" ");
+        Q(render_rank0_credentials[j]);
+    }
+out:
     return rc;
 }
 
@@ -351,10 +335,13 @@ static sluice_err emit_pool(render_rctx_t *c, buf_t *b, const sluice_render_t *r
     char var[64];
     char num[32];
     char **pre = NULL, **add = NULL;
-    size_t n_pre = 0, n_add = 0;
+    size_t n_pre = 0, n_add = 0, i;
     bool multi = p->nodes > 1;
-    bool wrapper = multi && p->additional_node_command != NULL;
-    uint32_t step_nodes = (multi && !wrapper) ? 1 : p->nodes;
+    bool group = multi && p->additional_node_command != NULL; /* launcher-owned ranks */
+    bool app_owned = multi && !group;                         /* the application fans out */
+    bool apptainer = c->profile == SLUICE_LAUNCH_PROFILE_APPTAINER;
+    bool wrapper = group || apptainer;
+    uint32_t step_nodes = app_owned ? 1 : p->nodes;
 
     render_pool_var(p->name, var, sizeof(var));
     PF("\n# pool %s: component %zu, %u node(s), one task per node\n(\n", p->name, k, p->nodes);
@@ -370,63 +357,83 @@ static sluice_err emit_pool(render_rctx_t *c, buf_t *b, const sluice_render_t *r
     if ((rc = emit_export(b, "    ", "SLUICE_MASTER_PORT", num)) != SLUICE_OK ||
         (rc = emit_export(b, "    ", "NVFL_MASTER_PORT", num)) != SLUICE_OK)
         goto out;
-    if (!wrapper) {
+    if (!group) {
         if ((rc = emit_export(b, "    ", "SLUICE_NODE_RANK", "0")) != SLUICE_OK ||
             (rc = emit_export(b, "    ", "NVFL_NODE_RANK", "0")) != SLUICE_OK)
             goto out;
+    }
+    if (app_owned && k == 0) {
+        /* In the batch step, on the allocation's first node: the
+         * application's own srun gets every node of the allocation. */
+        P("    cd -- ");
+        Q(c->workdir);
+        PF("\n    sluice_step %s", p->name);
+        if ((rc = emit_command(c, b, p)) != SLUICE_OK)
+            goto out;
+        P("\n) &\nSLUICE_PIDS+=(\"$!\")\n");
+        goto out;
     }
     PF("    sluice_step %s ", p->name);
     if (render_srun(c->cfg))
         Q(render_srun(c->cfg));
     else
         P("srun");
+    if (app_owned)
+        P(" --overlap");
     if (c->s->n_pools > 1)
         PF(" --het-group=%zu", k);
     PF(" --nodes=%u --ntasks=%u --ntasks-per-node=1", step_nodes, step_nodes);
     if (p->cpus_per_node > 0)
         PF(" --cpus-per-task=%u", p->cpus_per_node);
     if (step_nodes > 1)
-        P(" --kill-on-bad-exit=1");
+        P(" --kill-on-bad-exit=1 --wait=0");
     if (c->profile == SLUICE_LAUNCH_PROFILE_NONE) {
         P(" \\\n        ");
         Q("--chdir");
         P(" ");
         Q(c->workdir);
     } else if (c->profile == SLUICE_LAUNCH_PROFILE_ENROOT_PYXIS) {
-        if ((rc = emit_pyxis_opts(c, b, r->staging_cluster)) != SLUICE_OK)
+        if ((rc = render_emit_pyxis_opts(c, b, r->staging_cluster)) != SLUICE_OK)
             goto out;
-    } else if ((rc = apptainer_words(c, p, r->staging_cluster, &pre, &n_pre)) != SLUICE_OK) {
+    } else if ((rc = render_apptainer_words(c, p, r->staging_cluster, &pre, &n_pre)) != SLUICE_OK) {
         goto out;
     }
     P(" \\\n       ");
-    if (wrapper) {
+    if (!wrapper) {
+        if ((rc = emit_command(c, b, p)) != SLUICE_OK)
+            goto out;
+        P("\n) &\nSLUICE_PIDS+=(\"$!\")\n");
+        goto out;
+    }
+    PF(" bash -c \"$SLUICE_TASK_SH\" sluice-task '%s%s'",
+       apptainer ? "a" : (group && c->s->nvflare_form ? "" : "-"),
+       group && c->s->nvflare_form ? "n" : "");
+    if (group) {
+        if ((rc = emit_credentials(c, b)) != SLUICE_OK)
+            goto out;
+    } else {
+        P(" '0'");
+    }
+    PF(" \\\n        '%zu'", n_pre);
+    if ((rc = emit_words(b, pre, n_pre)) != SLUICE_OK)
+        goto out;
+    PF(" \\\n        '%zu'", p->n_args + 1);
+    if ((rc = emit_command(c, b, p)) != SLUICE_OK)
+        goto out;
+    if (group) {
         if ((add = split_words(p->additional_node_command, &n_add)) == NULL) {
             rc = SLUICE_ENOMEM;
             goto out;
         }
-        PF(" bash -c \"$SLUICE_RANK_SH\" sluice-rank '%zu'", n_pre);
-        if ((rc = emit_words(b, pre, n_pre)) != SLUICE_OK)
-            goto out;
-        PF(" \\\n        '%zu' ", p->n_args + 1);
-        Q(p->command);
-        if ((rc = emit_words(b, p->args, p->n_args)) != SLUICE_OK)
-            goto out;
         P(" \\\n       ");
         if ((rc = emit_words(b, add, n_add)) != SLUICE_OK)
-            goto out;
-    } else {
-        if ((rc = emit_words(b, pre, n_pre)) != SLUICE_OK)
-            goto out;
-        if (n_pre > 0)
-            P(" \\\n       ");
-        P(" ");
-        Q(p->command);
-        if ((rc = emit_words(b, p->args, p->n_args)) != SLUICE_OK)
             goto out;
     }
     P("\n) &\nSLUICE_PIDS+=(\"$!\")\n");
 out:
-    free_words(pre, n_pre);
+    for (i = 0; pre && i < n_pre; i++)
+        free(pre[i]);
+    free(pre);
     free_words(add, n_add);
     return rc;
 }
@@ -439,7 +446,8 @@ sluice_err render_emit_script(render_rctx_t *c, sluice_render_t *r, char **out)
     char num[32];
     size_t i, k;
     uint32_t wait_s = c->ctx->peers_wait_s ? c->ctx->peers_wait_s : SLUICE_RENDER_PEERS_WAIT_S;
-    bool any_wrapper = false;
+    bool any_wrapper = c->profile == SLUICE_LAUNCH_PROFILE_APPTAINER, sandbox = false;
+    const sluice_strlist_t *fw = &c->cfg->launcher.forward_env;
     const sluice_strlist_t *setup_site = &c->cfg->launcher.setup;
     const sluice_strlist_t *setup_study =
         (c->study && c->study->has_setup) ? &c->study->setup : NULL;
@@ -448,8 +456,8 @@ sluice_err render_emit_script(render_rctx_t *c, sluice_render_t *r, char **out)
     P("#!/bin/bash\n");
     PF("# Batch script of sluice launch %s, attempt %u (rendered once; do not edit).\n",
        r->launch_id, r->attempt);
-    P("# Steps: requeue guard, identity, peers, environment, secrets, setup,\n"
-      "# component hosts, one srun step per pool, exit status per pool.\n"
+    P("# Steps: requeue guard, identity, peers, environment, secrets, setup and\n"
+      "# forward_env, component hosts, one srun step per pool, exit status per pool.\n"
       "# See docs/rendering.md.\n");
     P("set -euo pipefail\nset +x\numask 077\n");
     P("export PATH=");
@@ -463,7 +471,10 @@ sluice_err render_emit_script(render_rctx_t *c, sluice_render_t *r, char **out)
     Q(sluice_launch_profile_name(c->profile));
     PF("\nSLUICE_STOP_ON_FAILURE=%d\n", c->ctx->keep_going ? 0 : 1);
     P("export HOME=\"$SLUICE_STAGING\"\n");
+    P("SLUICE_EXPORTED=()\n");
     P(script_functions);
+    if (c->profile == SLUICE_LAUNCH_PROFILE_ENROOT_PYXIS)
+        P(names_function);
 
     if (!s->requeue) {
         P("\n# 1. Requeue is off for this launch: a requeued job must not run twice.\n");
@@ -507,8 +518,8 @@ sluice_err render_emit_script(render_rctx_t *c, sluice_render_t *r, char **out)
     }
 
     if (c->n_vars > 0) {
-        P("\n# 4. Environment: the site's forward_env (captured at render time), the\n"
-          "# study's env, the request's env.  Nothing else of the service leaks in.\n");
+        P("\n# 4. Environment: the study's env, the request's env.  Nothing of the\n"
+          "# service's environment leaks in (forward_env is read after setup, step 6).\n");
         for (i = 0; i < c->n_vars; i++)
             if ((rc = emit_export(b, "", c->vars[i].name, c->vars[i].value)) != SLUICE_OK)
                 goto out;
@@ -539,6 +550,16 @@ sluice_err render_emit_script(render_rctx_t *c, sluice_render_t *r, char **out)
         for (i = 0; setup_study && i < setup_study->n; i++)
             PF("%s\n", setup_study->items[i]);
         P("set -u\n");
+        if (c->profile == SLUICE_LAUNCH_PROFILE_APPTAINER)
+            P(apptainer_reset);
+    }
+    if (fw->n > 0) {
+        P("\n# 6b. forward_env: the values the job has now, after setup (unset names\n"
+          "# are skipped).\nfor sluice_n in");
+        if ((rc = emit_words(b, fw->items, fw->n)) != SLUICE_OK)
+            goto out;
+        P("; do\n    if [ -n \"${!sluice_n+x}\" ]; then sluice_export \"$sluice_n\" "
+          "\"${!sluice_n}\"; fi\ndone\n");
     }
 
     P("\n# 7. First host of every component, and its address.\n");
@@ -561,14 +582,21 @@ sluice_err render_emit_script(render_rctx_t *c, sluice_render_t *r, char **out)
         if (s->pools[k].nodes > 1 && s->pools[k].additional_node_command)
             any_wrapper = true;
     }
+    for (i = 0; i < c->n_mounts; i++)
+        if (!c->mounts[i].src)
+            sandbox = true;
 
     P("\n# 8. One step per pool; each records its exit status in exit/<pool>.\n");
     P("mkdir -p -- \"$SLUICE_STAGING/exit\"\n");
+    if (sandbox)
+        P("# The NVFlare workspace as the container sees it: private to this attempt.\n"
+          "mkdir -p -- \"$SLUICE_STAGING/sandbox\"\n");
     P(step_function);
     if (any_wrapper) {
-        P("# Rank wrapper of multi-node pools: rank 0 runs the command, the other\n"
-          "# ranks the pool's additional_node_command.\nSLUICE_RANK_SH=");
-        Q(rank_wrapper);
+        P("# Task wrapper, run on every node of a step: the task's Slurm and GPU\n"
+          "# variables into the container (apptainer); rank 0 runs the command, the\n"
+          "# other ranks the pool's additional_node_command.\nSLUICE_TASK_SH=");
+        Q(render_task_wrapper);
         P("\n");
     }
     P("SLUICE_POOLS=(");

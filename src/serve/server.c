@@ -59,6 +59,12 @@ typedef struct {
     int answered;          /* a refusal was queued before the body ended */
     int discard;           /* declared too large: read and thrown away, then 413 */
     struct timespec start; /* the headers were complete (body deadline) */
+    /* For the access log line (on_completed). */
+    unsigned status; /* the answer's status; 0 when none was queued */
+    char method[8];  /* "GET", ... (cut) */
+    char path[200];  /* the path, percent-decoded (cut) */
+    char caller[48]; /* who sent it, or "" */
+    const char *via; /* "unix", "tls" or "tcp" */
 } upload_t;
 
 /* ---- waiting streams ---------------------------------------------------- */
@@ -269,6 +275,8 @@ static enum MHD_Result answer_request(const listener_t *li,
             rq.peer_fd = ci ? ci->connect_fd : -1;
         }
         routes_dispatch(li->s, &rq, &a);
+        up->status = a.status;
+        snprintf(up->caller, sizeof(up->caller), "%s", rq.caller.name);
         ret = queue_answer(li->s, c, &a);
     }
     free(headers.kv);
@@ -340,11 +348,15 @@ static enum MHD_Result on_request(void *cls,
         if ((up = calloc(1, sizeof(*up))) == NULL)
             return MHD_NO;
         clock_gettime(CLOCK_MONOTONIC, &up->start);
+        snprintf(up->method, sizeof(up->method), "%s", method);
+        snprintf(up->path, sizeof(up->path), "%s", url);
+        up->via = li->unix_socket ? "unix" : (li->tls ? "tls" : "tcp");
         *con_cls = up;
         /* Past the connection limit: a clean 503, and the connection closes. */
         if (atomic_load(&s->open_conns) > s->o.max_connections) {
             atomic_fetch_add(&s->refused_busy, 1);
             up->answered = 1;
+            up->status = 503;
             return refuse(s, c, 503, "busy", "Too many connections",
                           "the service has too many open connections; retry shortly", 1);
         }
@@ -359,6 +371,7 @@ static enum MHD_Result on_request(void *cls,
                 return MHD_YES;
             }
             up->answered = 1;
+            up->status = 413;
             return refuse(s, c, 413, "too-large", "Payload too large", too_large_detail, 0);
         }
         return MHD_YES;
@@ -405,10 +418,42 @@ static enum MHD_Result on_request(void *cls,
         return MHD_YES;
     if (up->discard) {
         up->answered = 1;
+        up->status = 413;
         return refuse(s, c, 413, "too-large", "Payload too large", too_large_detail, 0);
     }
     atomic_fetch_add(&s->requests, 1);
     return answer_request(li, c, url, method, up);
+}
+
+/* One access log line per request, at info level, subsystem "access":
+ * method, path (never the query: it may name a launch's filters, and the
+ * redactor sees the line anyway), status, caller, listener, duration, and
+ * how the connection ended when it was not a normal completion. */
+static void access_log(const upload_t *up, enum MHD_RequestTerminationCode toe)
+{
+    const char *end = "";
+
+    if (!sluice_log_enabled(SLUICE_LOG_INFO) || up->method[0] == '\0')
+        return;
+    switch (toe) {
+    case MHD_REQUEST_TERMINATED_COMPLETED_OK:
+        break;
+    case MHD_REQUEST_TERMINATED_TIMEOUT_REACHED:
+        end = " (timed out)";
+        break;
+    case MHD_REQUEST_TERMINATED_CLIENT_ABORT:
+        end = " (client closed)";
+        break;
+    case MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN:
+        end = " (service stopping)";
+        break;
+    default:
+        end = " (closed on error)";
+        break;
+    }
+    sluice_log_from("access", SLUICE_LOG_INFO, "%s %s %u caller=%s via=%s %.1f ms%s", up->method,
+                    up->path, up->status, up->caller[0] ? up->caller : "-", up->via,
+                    server_elapsed_s(&up->start) * 1000.0, end);
 }
 
 static void on_completed(void *cls,
@@ -418,8 +463,9 @@ static void on_completed(void *cls,
 {
     upload_t *up = *con_cls;
 
-    (void)cls, (void)c, (void)toe;
+    (void)cls, (void)c;
     if (up) {
+        access_log(up, toe);
         wipe(up->body, up->len);
         free(up->body);
         free(up);

@@ -112,11 +112,26 @@ void answer_problem_ex(answer_t *a,
                        const char *field,
                        const char *allow)
 {
+    answer_problem_more(a, status, slug, title, detail, field, allow, NULL);
+}
+
+void answer_problem_more(answer_t *a,
+                         unsigned status,
+                         const char *slug,
+                         const char *title,
+                         const char *detail,
+                         const char *field,
+                         const char *allow,
+                         json_t *more)
+{
     json_t *j = json_pack("{s:s+ s:s s:i s:s}", "type", "urn:sluice:problem:", slug, "title", title,
                           "status", (int)status, "detail", detail ? detail : title);
     char *text;
 
     answer_clear(a);
+    if (j && more)
+        json_object_update_missing(j, more);
+    json_decref(more);
     if (j && field)
         json_object_set_new(j, "field", json_string(field));
     text = j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS) : NULL;

@@ -89,6 +89,16 @@ void answer_problem_ex(answer_t *a,
                        const char *detail,
                        const char *field,
                        const char *allow);
+/* answer_problem_ex() with the members of `more` (taken; may be NULL) added
+ * to the problem object (RFC 9457 extension members). */
+void answer_problem_more(answer_t *a,
+                         unsigned status,
+                         const char *slug,
+                         const char *title,
+                         const char *detail,
+                         const char *field,
+                         const char *allow,
+                         json_t *more);
 void answer_problem(
     answer_t *a, unsigned status, const char *slug, const char *title, const char *detail);
 /* The problem answer for a sluice error: 404 not found, 409 conflict or

@@ -5,9 +5,16 @@
  * Notes:
  * - The readiness check uses the launcher's cluster client, so it takes
  *   s->mu: one user of that client at a time.
+ * - Readiness answers every check, ready or not: store (the directory is
+ *   writable), slurmrestd (a ping answers), token (more than 60 s left).
+ *   Not ready is a 503 problem that carries the same checks.  Only this
+ *   route depends on slurmrestd: every read of the store keeps working
+ *   while it is down.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -23,32 +30,72 @@ void health_live(sluice_server_t *s, req_t *rq, answer_t *out)
     answer_json(out, 200, json_pack("{s:s}", "status", "ok"));
 }
 
+/* One check's answer: {"state": "ok" | "failed" | "not checked", "detail"?}. */
+static json_t *check(const char *state, const char *detail)
+{
+    json_t *j = json_pack("{s:s}", "state", state);
+
+    if (j && detail && detail[0])
+        json_object_set_new(j, "detail", json_string(detail));
+    return j;
+}
+
 void health_ready(sluice_server_t *s, req_t *rq, answer_t *out)
 {
     sluice_error_t err = SLUICE_ERROR_INIT;
     int store_ok = access(sluice_store_dir(s->o.store), W_OK) == 0;
-    int cluster_ok = 1;
+    int rest_ok = 1, token_ok = 1;
+    int64_t ttl = -1;
+    json_t *checks, *tok;
+    const char *failed = NULL;
+    char detail[sizeof(err.text) + 64];
 
     (void)rq;
     if (s->o.ready) {
         /* the cluster client is the launcher's: one user at a time */
         pthread_mutex_lock(&s->mu);
-        cluster_ok = s->o.ready(s->o.cluster_arg, &err) == SLUICE_OK;
+        rest_ok = s->o.ready(s->o.cluster_arg, &err) == SLUICE_OK;
+        if (s->o.token_ttl_s)
+            ttl = s->o.token_ttl_s(s->o.cluster_arg);
         pthread_mutex_unlock(&s->mu);
+    } else if (s->o.token_ttl_s) {
+        ttl = s->o.token_ttl_s(s->o.cluster_arg);
     }
+    /* A token that is about to expire fails its own check, not slurmrestd's. */
+    if (!rest_ok && err.code == SLUICE_EAUTH && ttl >= 0 && ttl < 60)
+        rest_ok = 1;
+    if (ttl >= 0 && ttl < 60)
+        token_ok = 0;
 
-    if (!store_ok) {
-        answer_problem(out, 503, "not-ready", "Not ready", "the store directory is not writable");
+    tok = check(s->o.token_ttl_s == NULL ? "not checked"
+                                         : (ttl < 0 ? "unknown" : (token_ok ? "ok" : "failed")),
+                token_ok ? NULL : "the Slurm token expires in less than 60 s");
+    if (tok && ttl >= 0)
+        json_object_set_new(tok, "expires_in_s", json_integer(ttl));
+    checks = json_pack(
+        "{s:o s:o s:o}", "store",
+        check(store_ok ? "ok" : "failed", store_ok ? NULL : "the store directory is not writable"),
+        "slurmrestd",
+        check(s->o.ready == NULL ? "not checked" : (rest_ok ? "ok" : "failed"),
+              rest_ok ? NULL : (err.text[0] ? err.text : "slurmrestd is not reachable")),
+        "token", tok);
+    if (!store_ok)
+        failed = "store: the store directory is not writable";
+    else if (!rest_ok)
+        failed = "slurmrestd";
+    else if (!token_ok)
+        failed = "token: the Slurm token expires in less than 60 s";
+    if (failed == NULL) {
+        answer_json(out, 200, json_pack("{s:s s:o}", "status", "ready", "checks", checks));
         return;
     }
-    if (!cluster_ok) {
-        answer_problem(out, 503, "not-ready", "Not ready",
-                       err.text[0] ? err.text : "slurmrestd is not reachable");
-        return;
+    if (strcmp(failed, "slurmrestd") == 0) {
+        snprintf(detail, sizeof(detail), "slurmrestd: %s",
+                 err.text[0] ? err.text : "slurmrestd is not reachable");
+        failed = detail;
     }
-    answer_json(out, 200,
-                json_pack("{s:s s:{s:s s:s}}", "status", "ready", "checks", "store", "ok",
-                          "slurmrestd", s->o.ready ? "ok" : "not checked"));
+    answer_problem_more(out, 503, "not-ready", "Not ready", failed, NULL, NULL,
+                        json_pack("{s:o}", "checks", checks));
 }
 
 void health_metrics(sluice_server_t *s, req_t *rq, answer_t *out)

@@ -77,6 +77,7 @@ void launch_post(sluice_server_t *s, req_t *rq, answer_t *out)
     }
     /* ---- the accept pipeline (sluice_accept, the one for every caller) ---- */
     ao.rt = s->o.rt;
+    ao.studies = s->o.studies;     /* the study file as it is now */
     ao.getenv_fn = s->o.getenv_fn; /* NULL: this process's environment */
     ao.getenv_arg = s->o.getenv_arg;
     ao.stat_fn = s->o.stat_fn;

@@ -207,6 +207,11 @@ static sluice_err apply(ctx_t *c, const field_t *f, const node_t *n)
         *(sluice_sandbox_t *)slot = sb;
         break;
     }
+    case K_GPUVENDOR:
+        if (!cfg_gpu_vendor_word(n->str))
+            return cfg_bad(c, n, key, "expected nvidia, amd or none");
+        rc = cfg_set_str(c, sp, n->str);
+        break;
     case K_ICS:
         if (strcmp(n->str, "mtls") != 0 && strcmp(n->str, "clear") != 0)
             return cfg_bad(c, n, key, "expected mtls or clear");
@@ -541,6 +546,7 @@ void sluice_config_free(sluice_config_t *cfg)
         case K_ICS:
         case K_STIME:
         case K_JOBPATH:
+        case K_GPUVENDOR:
             free(*(char **)slot);
             *(char **)slot = NULL;
             break;
@@ -586,9 +592,37 @@ const char *sluice_config_source_name(sluice_config_source_t s)
         return "env";
     case SLUICE_SRC_FLAG:
         return "flag";
+    case SLUICE_SRC_TOKEN:
+        return "token";
     default:
         return "default";
     }
+}
+
+sluice_err sluice_config_set_token_user(sluice_config_t *cfg,
+                                        const char *user,
+                                        const char *claim,
+                                        sluice_error_t *err)
+{
+    size_t i = cfg_field_index("rest.user");
+    char *u, *o = NULL;
+
+    if (!cfg || !user || !user[0])
+        return sluice_errorf(err, SLUICE_EINVAL, "rest.user: no user to set");
+    if (cfg->rest.user)
+        return strcmp(cfg->rest.user, user) == 0
+                   ? SLUICE_OK
+                   : sluice_errorf(err, SLUICE_ECONFIG, "rest.user: %s, but the token names %s",
+                                   cfg->rest.user, user);
+    if (!(u = cfg_dup(user)) || (claim && !(o = cfg_dup(claim)))) {
+        free(u);
+        return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+    }
+    cfg->rest.user = u;
+    cfg->priv->src[i] = (unsigned char)SLUICE_SRC_TOKEN;
+    free(cfg->priv->origin[i]);
+    cfg->priv->origin[i] = o;
+    return SLUICE_OK;
 }
 
 sluice_config_source_t sluice_config_source(const sluice_config_t *cfg, const char *key)

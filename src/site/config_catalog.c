@@ -41,6 +41,7 @@ void cfg_series_free(sluice_gpu_series_t *s, size_t n)
         free(s[i].name);
         free(s[i].constraint);
         free(s[i].gres);
+        free(s[i].gpu_vendor);
     }
     free(s);
 }
@@ -189,8 +190,16 @@ sluice_err cfg_set_series(ctx_t *c, const node_t *n, const char *key)
                     goto out;
                 }
                 s[ns - 1].gpus_per_node = g;
+            } else if (strcmp(sk->str, "gpu_vendor") == 0) {
+                if (sv->kind != N_SCALAR || !cfg_gpu_vendor_word(sv->str)) {
+                    rc = cfg_bad(c, sv, sub2, "expected nvidia, amd or none");
+                    goto out;
+                }
+                if ((rc = cfg_set_str(c, &s[ns - 1].gpu_vendor, sv->str)) != SLUICE_OK)
+                    goto out;
             } else {
-                rc = cfg_bad(c, sk, sub2, "unknown key (expected constraint, gres, gpus_per_node)");
+                rc = cfg_bad(c, sk, sub2,
+                             "unknown key (expected constraint, gres, gpus_per_node, gpu_vendor)");
                 goto out;
             }
         }

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* config_check.c - the checks that look at several site fields at once,
  * run after the file, the environment and --set have all been applied:
- * required fields, plain http only to loopback, one JWT source, client
- * certificate and key together, the port range, the time cap and the image
- * against the sandbox.
+ * required fields (rest.user where a key mints the token), plain http
+ * only to loopback, one JWT source, client certificate and key together,
+ * the port range, the time cap, the image against the sandbox, and the
+ * policy's default GPU series and image allow-list.
  *
  * Notes:
  * - An error names the place the offending field was set (file line,
@@ -12,6 +13,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "base/syntax.h"
 
 #include "config_int.h"
 
@@ -73,6 +76,37 @@ static bool is_set(const sluice_config_t *cfg, const char *path)
     return cfg->priv->src[cfg_field_index(path)] != SLUICE_SRC_DEFAULT;
 }
 
+/* policy.default_gpu_series names a series of the catalogue (which has a
+ * constraint: config_catalog.c refuses one without); every entry of
+ * policy.allowed_images is an absolute normalised path, a directory when it
+ * ends with '/'. */
+static sluice_err check_policy(ctx_t *c)
+{
+    const sluice_config_t *cfg = c->cfg;
+    size_t i, n;
+
+    if (cfg->policy.default_gpu_series) {
+        for (i = 0; i < cfg->n_gpu_series; i++)
+            if (strcmp(cfg->gpu_series[i].name, cfg->policy.default_gpu_series) == 0)
+                break;
+        if (i == cfg->n_gpu_series)
+            return bad_at(c, "policy.default_gpu_series", "\"%s\" is not a series of gpu_series",
+                          cfg->policy.default_gpu_series);
+    }
+    for (i = 0; i < cfg->policy.allowed_images.n; i++) {
+        const char *e = cfg->policy.allowed_images.items[i];
+        n = strlen(e);
+        if (n > 1 && e[n - 1] == '/')
+            n--;
+        if (!syntax_path_plain(e, n))
+            return bad_at(c, "policy.allowed_images",
+                          "'%.64s': expected an absolute normalised path (a directory ends with "
+                          "'/'; no '.', '..', ':', quote, '$' or '\\')",
+                          e);
+    }
+    return SLUICE_OK;
+}
+
 sluice_err cfg_finalize(ctx_t *c, bool no_required)
 {
     sluice_config_t *cfg = c->cfg;
@@ -94,6 +128,16 @@ sluice_err cfg_finalize(ctx_t *c, bool no_required)
                                  "%s: job_launcher.sandbox: required (enroot-pyxis, apptainer or "
                                  "none; or FORGE_SLURM_RUNTIME_PROFILE)",
                                  c->file);
+        /* The Slurm identity: rest.user, or the token's own user.  A
+         * minted token has no user of its own (design.md, "Identity"). */
+        if (!cfg->rest.user && !cfg->rest.jwt_file &&
+            (cfg->rest.jwt_key_file || cfg->rest.jwt_rs256_key_file))
+            return sluice_errorf(
+                c->err, SLUICE_ECONFIG,
+                "%s: rest.user: required when %s mints the token (it names "
+                "this user; set rest.user, FORGE_SLURM_REST_USER or --set "
+                "rest.user=...)",
+                c->file, cfg->rest.jwt_key_file ? "rest.jwt_key_file" : "rest.jwt_rs256_key_file");
     }
     if (cfg->rest.url && strncmp(cfg->rest.url, "http://", 7) == 0 &&
         !cfg->rest.allow_insecure_http) {
@@ -133,5 +177,5 @@ sluice_err cfg_finalize(ctx_t *c, bool no_required)
                       cfg->launcher.sbatch.time_minutes, cfg->policy.max_time_minutes);
     if (cfg->launcher.image && cfg->launcher.sandbox == SLUICE_SANDBOX_NONE)
         return bad_at(c, "job_launcher.image", "not allowed when job_launcher.sandbox is none");
-    return SLUICE_OK;
+    return check_policy(c);
 }

@@ -12,6 +12,8 @@
  *   config.c          setters, YAML/env/flag layering, load and free
  *   config_json.c     `sluice config show`
  *   study.c           the study runtime file
+ *   study_source.c    the study file re-read when it changes (calls study.c
+ *                     and config_yaml.c)
  * The calls go one way: config.c and study.c call the others, which call
  * only config_value.c, config_fields.c and config_yaml.c.
  *
@@ -78,6 +80,7 @@ typedef enum {
     K_EXECS,     /* executables map */
     K_MODE,      /* octal file mode, never world-accessible */
     K_JOBPATH,   /* PATH of the job: absolute directories joined by ':' */
+    K_GPUVENDOR, /* nvidia | amd | none */
 } kind_t;
 
 typedef struct {
@@ -89,7 +92,7 @@ typedef struct {
 } field_t;
 
 /* The number of rows of cfg_fields (checked where the table is). */
-#define CFG_N_FIELDS 71
+#define CFG_N_FIELDS 77
 
 extern const field_t cfg_fields[CFG_N_FIELDS];
 
@@ -136,6 +139,8 @@ bool cfg_oneline_ok(const char *s); /* 1-4096 bytes, no control byte */
 bool cfg_env_name_ok(const char *s);
 bool cfg_bool_word(const char *s, bool *out);
 bool cfg_sandbox_word(const char *s, sluice_sandbox_t *out);
+/* nvidia | amd | none (job_launcher.gpu_vendor, gpu_series.<name>.gpu_vendor). */
+bool cfg_gpu_vendor_word(const char *s);
 
 /* Replace *slot with a copy of v. */
 sluice_err cfg_set_str(ctx_t *c, char **slot, const char *v);

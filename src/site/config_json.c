@@ -74,6 +74,7 @@ static json_t *value_json(const sluice_config_t *cfg, const field_t *f)
     case K_ICS:
     case K_STIME:
     case K_JOBPATH:
+    case K_GPUVENDOR:
         s = *(char *const *)slot;
         return s ? json_string(s) : json_null();
     case K_SANDBOX:
@@ -109,8 +110,9 @@ static json_t *value_json(const sluice_config_t *cfg, const field_t *f)
         for (i = 0; o && i < cfg->n_gpu_series; i++) {
             const sluice_gpu_series_t *g = &cfg->gpu_series[i];
             json_object_set_new(o, g->name,
-                                json_pack("{s:s s:s s:I}", "constraint", g->constraint, "gres",
-                                          g->gres, "gpus_per_node", (json_int_t)g->gpus_per_node));
+                                json_pack("{s:s s:s s:I s:s?}", "constraint", g->constraint, "gres",
+                                          g->gres, "gpus_per_node", (json_int_t)g->gpus_per_node,
+                                          "gpu_vendor", g->gpu_vendor));
         }
         return o;
     }
@@ -151,8 +153,11 @@ sluice_err sluice_config_to_json(const sluice_config_t *cfg, json_t **out, sluic
         val = value_json(cfg, &cfg_fields[i]);
         if (!val || json_object_set_new(obj, p, val) != 0)
             goto nomem;
-        if (cfg->priv->src[i] == SLUICE_SRC_ENV && cfg->priv->origin[i])
-            snprintf(srcname, sizeof(srcname), "env:%s", cfg->priv->origin[i]);
+        if ((cfg->priv->src[i] == SLUICE_SRC_ENV || cfg->priv->src[i] == SLUICE_SRC_TOKEN) &&
+            cfg->priv->origin[i])
+            snprintf(srcname, sizeof(srcname), "%s:%s",
+                     sluice_config_source_name((sluice_config_source_t)cfg->priv->src[i]),
+                     cfg->priv->origin[i]);
         else
             snprintf(srcname, sizeof(srcname), "%s",
                      sluice_config_source_name((sluice_config_source_t)cfg->priv->src[i]));

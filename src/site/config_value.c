@@ -144,6 +144,11 @@ bool cfg_sandbox_word(const char *s, sluice_sandbox_t *out)
     return true;
 }
 
+bool cfg_gpu_vendor_word(const char *s)
+{
+    return strcmp(s, "nvidia") == 0 || strcmp(s, "amd") == 0 || strcmp(s, "none") == 0;
+}
+
 bool cfg_env_name_ok(const char *s)
 {
     return syntax_envname_reason(s) == NULL;

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* study.c - the study runtime file (format_version: 2): per study, the
- * image, datasets, environment, secret environment and Slurm settings.
+ * image, datasets, environment, secret environment, read-only secret
+ * mounts and Slurm settings.
  *
  * Notes:
  * - Strict like the site file: unknown keys are errors, with the file,
  *   line and column of the offending key.
  * - The site config, when given, decides the effective sandbox, which
- *   refuses images and datasets where it is none.
+ *   refuses images, datasets and secret mounts where it is none.
  * - Variable names are checked by base/syntax.h, like launch requests.
  */
 #include <stdio.h>
@@ -40,10 +41,17 @@ static void study_free(sluice_study_t *s)
         free(s->secret_env[i].source);
     }
     free(s->secret_env);
+    for (i = 0; i < s->n_secret_mounts; i++) {
+        free(s->secret_mounts[i].name);
+        free(s->secret_mounts[i].source);
+        free(s->secret_mounts[i].target);
+    }
+    free(s->secret_mounts);
     cfg_strlist_clear(&s->setup);
     free(s->partition);
     free(s->account);
     free(s->qos);
+    free(s->python_path);
 }
 
 void sluice_study_runtime_free(sluice_study_runtime_t *rt)
@@ -207,6 +215,103 @@ static sluice_err study_secret_env(ctx_t *c, sluice_study_t *s, const node_t *n,
     return SLUICE_OK;
 }
 
+/* An absolute path as written is its normalised form, without ':' or ','
+ * (they separate mount lists). */
+static bool mount_path_ok(const char *p)
+{
+    char *norm = NULL;
+    bool ok;
+
+    if (syntax_path_normalize(&norm, p, "path", NULL) != SLUICE_OK)
+        return false;
+    ok = strcmp(norm, p) == 0 && !strpbrk(p, ":,");
+    free(norm);
+    return ok;
+}
+
+/* True when one of the paths is the other or below it. */
+static bool paths_overlap(const char *a, const char *b)
+{
+    size_t na = strlen(a), nb = strlen(b), n = na < nb ? na : nb;
+
+    if (strcmp(a, "/") == 0 || strcmp(b, "/") == 0)
+        return true;
+    return strncmp(a, b, n) == 0 && (a[n] == '\0' || a[n] == '/') && (b[n] == '\0' || b[n] == '/');
+}
+
+/* secret_mounts: {NAME: {source: /abs, mount_path: /abs, mode: ro}} (the
+ * NVFlare study format).  Read-only always; `items` (Kubernetes-only) is
+ * refused.  The source must lie outside the storage root, where the
+ * staging of every launch lives; render checks it again with symbolic
+ * links resolved.  sluice never opens a source: only its path reaches the
+ * script. */
+static sluice_err study_secret_mounts(
+    ctx_t *c, sluice_study_t *s, const node_t *n, const char *key, const sluice_config_t *site)
+{
+    static const char *const forbidden[] = {"/proc", "/sys", "/dev"};
+    size_t i, j;
+    sluice_err rc;
+    bool bad;
+    char sub[300], sub2[340];
+
+    if (n->kind != N_MAP)
+        return cfg_bad(c, n, key, "expected a mapping of name to {source, mount_path}");
+    s->secret_mounts = calloc(n->n / 2 + 1, sizeof(*s->secret_mounts));
+    if (!s->secret_mounts)
+        return sluice_errorf(c->err, SLUICE_ENOMEM, "out of memory");
+    for (i = 0; i < n->n; i += 2) {
+        const node_t *k = n->kids[i], *v = n->kids[i + 1];
+        sluice_secret_mount_t *m = &s->secret_mounts[s->n_secret_mounts++];
+        snprintf(sub, sizeof(sub), "%.200s.%.64s", key, k->str);
+        if (!cfg_name_ok(k->str))
+            return cfg_bad(c, k, sub, "secret mount names use [A-Za-z0-9._-]");
+        if (v->kind != N_MAP)
+            return cfg_bad(c, v, sub, "expected a mapping with source and mount_path");
+        if ((rc = cfg_set_str(c, &m->name, k->str)) != SLUICE_OK)
+            return rc;
+        for (j = 0; j < v->n; j += 2) {
+            const node_t *mk = v->kids[j], *mv = v->kids[j + 1];
+            snprintf(sub2, sizeof(sub2), "%s.%.32s", sub, mk->str);
+            if (strcmp(mk->str, "source") == 0 || strcmp(mk->str, "mount_path") == 0) {
+                char **slot = mk->str[0] == 's' ? &m->source : &m->target;
+                if ((rc = study_str(c, mv, sub2, true, slot)) != SLUICE_OK)
+                    return rc;
+                if (!mount_path_ok(*slot))
+                    return cfg_bad(c, mv, sub2,
+                                   "expected a normalised absolute path (no '.', '..', '//', "
+                                   "trailing '/', ':' or ',')");
+            } else if (strcmp(mk->str, "mode") == 0) {
+                if (mv->kind != N_SCALAR || strcmp(mv->str, "ro") != 0)
+                    return cfg_bad(c, mv, sub2, "expected ro (secret mounts are always read-only)");
+            } else if (strcmp(mk->str, "items") == 0) {
+                return cfg_bad(c, mk, sub2,
+                               "Kubernetes-only; point source at a directory that holds only "
+                               "the intended files");
+            } else {
+                return cfg_bad(c, mk, sub2, "unknown key (expected source, mount_path, mode)");
+            }
+        }
+        if (!m->source)
+            return cfg_bad(c, v, sub, "source is required");
+        if (!m->target)
+            return cfg_bad(c, v, sub, "mount_path is required");
+        bad = strcmp(m->target, "/") == 0;
+        for (j = 0; j < sizeof(forbidden) / sizeof(forbidden[0]); j++)
+            bad = bad || paths_overlap(forbidden[j], m->target);
+        if (bad)
+            return cfg_bad(c, v, sub, "mount_path %s is not allowed (/, /proc, /sys, /dev)",
+                           m->target);
+        if (site && site->storage.root && paths_overlap(site->storage.root, m->source))
+            return cfg_bad(c, v, sub, "source %s overlaps storage.root %s; refused", m->source,
+                           site->storage.root);
+        if (site && site->storage.cluster_root &&
+            paths_overlap(site->storage.cluster_root, m->source))
+            return cfg_bad(c, v, sub, "source %s overlaps storage.cluster_root %s; refused",
+                           m->source, site->storage.cluster_root);
+    }
+    return SLUICE_OK;
+}
+
 static sluice_err study_slurm(ctx_t *c, sluice_study_t *s, const node_t *n, const char *key)
 {
     size_t i;
@@ -234,9 +339,13 @@ static sluice_err study_slurm(ctx_t *c, sluice_study_t *s, const node_t *n, cons
         } else if (strcmp(k->str, "qos") == 0) {
             if ((rc = study_str(c, v, sub, false, &s->qos)) != SLUICE_OK)
                 return rc;
+        } else if (strcmp(k->str, "python_path") == 0) {
+            if ((rc = study_str(c, v, sub, true, &s->python_path)) != SLUICE_OK)
+                return rc;
         } else {
-            return cfg_bad(c, k, sub,
-                           "unknown key (expected sandbox, setup, partition, account, qos)");
+            return cfg_bad(
+                c, k, sub,
+                "unknown key (expected sandbox, setup, partition, account, qos, python_path)");
         }
     }
     return SLUICE_OK;
@@ -248,7 +357,7 @@ static sluice_err study_one(
     size_t i;
     sluice_err rc;
     char key[160], sub[300];
-    const node_t *image_node = NULL, *ds_node = NULL;
+    const node_t *image_node = NULL, *ds_node = NULL, *sm_node = NULL;
     sluice_sandbox_t eff;
 
     snprintf(key, sizeof(key), "studies.%.64s", k->str);
@@ -282,12 +391,17 @@ static sluice_err study_one(
         } else if (strcmp(sk->str, "secret_env") == 0) {
             if ((rc = study_secret_env(c, s, sv, sub)) != SLUICE_OK)
                 return rc;
+        } else if (strcmp(sk->str, "secret_mounts") == 0) {
+            if ((rc = study_secret_mounts(c, s, sv, sub, site)) != SLUICE_OK)
+                return rc;
+            sm_node = sv;
         } else if (strcmp(sk->str, "slurm") == 0) {
             if ((rc = study_slurm(c, s, sv, sub)) != SLUICE_OK)
                 return rc;
         } else {
             return cfg_bad(c, sk, sub,
-                           "unknown key (expected container, datasets, env, secret_env, slurm)");
+                           "unknown key (expected container, datasets, env, secret_env, "
+                           "secret_mounts, slurm)");
         }
     }
     eff = s->sandbox ? s->sandbox : (site ? site->launcher.sandbox : SLUICE_SANDBOX_UNSET);
@@ -298,6 +412,10 @@ static sluice_err study_one(
         return cfg_bad(c, ds_node, key,
                        "datasets are not allowed when the effective sandbox is none (no mount "
                        "namespace)");
+    if (eff == SLUICE_SANDBOX_NONE && sm_node && s->n_secret_mounts)
+        return cfg_bad(c, sm_node, key,
+                       "secret_mounts are not allowed when the effective sandbox is none (no "
+                       "mount namespace)");
     return SLUICE_OK;
 }
 

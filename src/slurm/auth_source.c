@@ -9,6 +9,10 @@
  * (after an AUTH failure) drops the cached token, and for keys the key, so
  * the next use reads everything again.
  *
+ * Identity: the user is the options' user, or the first token's own (its
+ * `sun`, else `username` claim); a user taken from a token is fixed, and
+ * a later token that names another user is refused, never used.
+ *
  * Notes:
  * - Every entry point that reads or drops the token takes the source's
  *   lock; refresh_locked() runs with it held.
@@ -16,7 +20,7 @@
  *   variable) and the expiry only.
  */
 #include <pthread.h>
-#include <pwd.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +38,8 @@
 struct sluice_auth {
     pthread_mutex_t lock;
     sluice_auth_kind kind;
-    char *user;
+    char *user;             /* NULL only until the first token names it */
+    const char *user_claim; /* "sun"/"username": taken from the first token; NULL: options */
     char *path;
     char *env_name;
     char *kid;
@@ -51,7 +56,8 @@ struct sluice_auth {
     int64_t iat; /* minted tokens: issue time */
     int64_t exp; /* 0 when unknown */
     int64_t warned_exp;
-    struct stat ident; /* token file identity when it was read */
+    struct stat ident;   /* token file identity when it was read */
+    struct stat refused; /* the last token file refused for its user (logged once) */
 };
 
 static int64_t now_of(const sluice_auth_t *a)
@@ -63,14 +69,9 @@ static int64_t now_of(const sluice_auth_t *a)
 
 /* ---- token source ---------------------------------------------------- */
 
-static char *process_user(void)
+static const char *source_name(const sluice_auth_t *a)
 {
-    struct passwd pw, *res = NULL;
-    char buf[4096];
-
-    if (getpwuid_r(geteuid(), &pw, buf, sizeof(buf), &res) == 0 && res != NULL)
-        return strdup(res->pw_name);
-    return NULL;
+    return a->path != NULL ? a->path : a->env_name;
 }
 
 static int same_file(const struct stat *a, const struct stat *b)
@@ -99,6 +100,50 @@ static sluice_err load_key(sluice_auth_t *a, sluice_error_t *err)
     a->key = key;
     a->key_len = len;
     return SLUICE_OK;
+}
+
+/* The user of a token just read.  The first one names the source's user
+ * when the options did not; after that a token must name that same user.
+ * Called with a->lock held (or before the source is shared). */
+static sluice_err
+check_user(sluice_auth_t *a, const char *tok, const struct stat *st, sluice_error_t *err)
+{
+    char user[SLUICE_TOKEN_USER_MAX];
+    const char *claim = NULL;
+    sluice_error_t uerr = SLUICE_ERROR_INIT;
+    sluice_err rc;
+
+    if (a->user != NULL && a->user_claim == NULL)
+        return SLUICE_OK; /* named by the options: the token is the site's business */
+    rc = sluice_token_user(tok, user, sizeof(user), &claim, &uerr);
+    if (a->user == NULL) {
+        if (rc != SLUICE_OK)
+            return sluice_errorf(err, SLUICE_ECONFIG,
+                                 "auth: no user given, and the token from %s cannot name one: %s",
+                                 source_name(a), uerr.text);
+        if ((a->user = strdup(user)) == NULL)
+            return sluice_errorf(err, SLUICE_ENOMEM, "auth: out of memory");
+        a->user_claim = claim;
+        sluice_log(SLUICE_LOG_INFO, "slurm user %s taken from the `%s` claim of the token from %s",
+                   a->user, claim, source_name(a));
+        return SLUICE_OK;
+    }
+    if (rc == SLUICE_OK && strcmp(user, a->user) == 0)
+        return SLUICE_OK;
+    if (st == NULL || !same_file(st, &a->refused)) {
+        if (st != NULL)
+            a->refused = *st;
+        sluice_log(SLUICE_LOG_ERR,
+                   "critical: the token from %s names %s%s, not %s (the user taken from the "
+                   "first token): refused; restart sluice to change its Slurm identity",
+                   source_name(a), rc == SLUICE_OK ? "user " : "",
+                   rc == SLUICE_OK ? user : "no user", a->user);
+    }
+    return sluice_errorf(err, SLUICE_EAUTH,
+                         "auth: the token from %s names %s%s, not %s (the user taken from the "
+                         "first token); refused",
+                         source_name(a), rc == SLUICE_OK ? "user " : "",
+                         rc == SLUICE_OK ? user : "no user", a->user);
 }
 
 static void note_expiry(sluice_auth_t *a, int64_t now)
@@ -137,6 +182,11 @@ static sluice_err refresh_locked(sluice_auth_t *a, sluice_error_t *err)
             break;
         if ((rc = auth_load_token_file(a->path, a->strict, &tok, &st, err)) != SLUICE_OK)
             return rc;
+        if ((rc = check_user(a, tok, &st, err)) != SLUICE_OK) {
+            wipe_str_free(tok);
+            forget_token(a); /* the old one is not used either: the file has changed */
+            return rc;
+        }
         if (a->token != NULL)
             sluice_log(SLUICE_LOG_INFO, "token file %s re-read", a->path);
         forget_token(a);
@@ -153,6 +203,10 @@ static sluice_err refresh_locked(sluice_auth_t *a, sluice_error_t *err)
                                  a->env_name);
         if ((rc = sluice_token_parse(v, strlen(v), &tok, err)) != SLUICE_OK) {
             sluice_error_prefix(err, "environment variable %s", a->env_name);
+            return rc;
+        }
+        if ((rc = check_user(a, tok, NULL, err)) != SLUICE_OK) {
+            wipe_str_free(tok);
             return rc;
         }
         a->token = tok;
@@ -206,18 +260,22 @@ sluice_auth_new(sluice_auth_t **out, const sluice_auth_options_t *opts, sluice_e
         return sluice_errorf(err, SLUICE_EINVAL,
                              "auth: lifespan and warn_before_expiry must "
                              "not be negative");
+    if ((opts->kind == SLUICE_AUTH_HS256_KEY || opts->kind == SLUICE_AUTH_RS256_KEY) &&
+        (opts->user == NULL || opts->user[0] == '\0'))
+        return sluice_errorf(err, SLUICE_ECONFIG,
+                             "auth: a minted token needs a user (its `sun` claim); none given");
     a = calloc(1, sizeof(*a));
     if (a == NULL)
         return sluice_errorf(err, SLUICE_ENOMEM, "auth: out of memory");
     pthread_mutex_init(&a->lock, NULL);
     a->kind = opts->kind;
-    a->user = opts->user != NULL ? strdup(opts->user) : process_user();
+    a->user = opts->user != NULL && opts->user[0] != '\0' ? strdup(opts->user) : NULL;
     a->path = opts->path != NULL ? strdup(opts->path) : NULL;
     a->env_name = strdup(opts->env_name != NULL ? opts->env_name : "SLURM_JWT");
     a->kid = strdup(opts->kid != NULL ? opts->kid : "sluice");
-    if (a->user == NULL || a->env_name == NULL || a->kid == NULL ||
-        (opts->path != NULL && a->path == NULL)) {
-        rc = sluice_errorf(err, SLUICE_ENOMEM, "auth: out of memory or unknown process user");
+    if ((opts->user != NULL && opts->user[0] != '\0' && a->user == NULL) || a->env_name == NULL ||
+        a->kid == NULL || (opts->path != NULL && a->path == NULL)) {
+        rc = sluice_errorf(err, SLUICE_ENOMEM, "auth: out of memory");
         goto out;
     }
     a->lifespan = opts->lifespan > 0 ? opts->lifespan : SLUICE_AUTH_DEFAULT_LIFESPAN;
@@ -360,5 +418,10 @@ sluice_auth_expiry(sluice_auth_t *a, int64_t *exp_out, int64_t *remaining_out, s
 
 const char *sluice_auth_user(const sluice_auth_t *a)
 {
-    return a != NULL ? a->user : "";
+    return a != NULL && a->user != NULL ? a->user : "";
+}
+
+const char *sluice_auth_user_claim(const sluice_auth_t *a)
+{
+    return a != NULL ? a->user_claim : NULL;
 }

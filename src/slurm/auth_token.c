@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* auth_token.c - token text and secret files: the base64url + JSON decoder
- * of a JWT's header and claims (no verification), the token file syntax
+ * of a JWT's header and claims (no verification), the user a token names
+ * (`sun`, else `username`), the token file syntax
  * (raw token or SLURM_JWT=<token>), and reading token and key files with
  * their permission rules.
  *
@@ -15,6 +16,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -172,6 +175,56 @@ int auth_claim_int(const json_t *claims, const char *name, int64_t *out)
         }
     }
     return 0;
+}
+
+/* A user name as a claim may carry it: printable, no spaces, short. */
+static bool plausible_user(const char *s)
+{
+    size_t n = strlen(s);
+
+    if (n == 0 || n > SLUICE_TOKEN_USER_MAX - 1)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c <= ' ' || c == 0x7f || c == ':' || c == '/')
+            return false;
+    }
+    return true;
+}
+
+sluice_err sluice_token_user(
+    const char *token, char *user, size_t cap, const char **claim_out, sluice_error_t *err)
+{
+    static const char *const claims[] = {"sun", "username"};
+    json_t *c = NULL;
+    sluice_err rc;
+
+    if (user == NULL || cap == 0)
+        return sluice_errorf(err, SLUICE_EINVAL, "token: no output");
+    user[0] = '\0';
+    if ((rc = auth_decode(token, NULL, &c, err)) != SLUICE_OK)
+        return rc;
+    for (size_t i = 0; i < sizeof(claims) / sizeof(claims[0]); i++) {
+        const json_t *v = json_object_get(c, claims[i]);
+        if (v == NULL)
+            continue;
+        if (!json_is_string(v) || !plausible_user(json_string_value(v)) ||
+            strlen(json_string_value(v)) >= cap) {
+            json_decref(c);
+            return sluice_errorf(err, SLUICE_EINVAL,
+                                 "token: the `%s` claim is not a user name (a non-empty string "
+                                 "without spaces, at most %d bytes)",
+                                 claims[i], SLUICE_TOKEN_USER_MAX - 1);
+        }
+        snprintf(user, cap, "%s", json_string_value(v));
+        if (claim_out != NULL)
+            *claim_out = claims[i];
+        json_decref(c);
+        return SLUICE_OK;
+    }
+    json_decref(c);
+    return sluice_errorf(err, SLUICE_ENOTFOUND,
+                         "token: names no user (no `sun` or `username` claim)");
 }
 
 sluice_err sluice_token_inspect(const char *token, json_t **out, sluice_error_t *err)

@@ -32,6 +32,7 @@
 #include <sluice/client.h>
 #include <sluice/log.h>
 
+#include "base/log_episode.h"
 #include "client_int.h"
 #include "http.h"
 #include "restclass.h"
@@ -184,6 +185,8 @@ sluice_err client_exchange(sluice_client_t *c,
     const bool is_post = r->method == HTTP_POST;
     http_response_t resp = HTTP_RESPONSE_INIT;
     http_xfer_t last_xfer = HTTP_XFER_OK;
+    sluice_error_t xerr = SLUICE_ERROR_INIT;
+    const char *url = http_client_url(c->http);
     char *path = NULL;
     char *query = NULL;
     json_t *root = NULL;
@@ -231,10 +234,16 @@ sluice_err client_exchange(sluice_client_t *c,
         call->requests++;
         if ((unsigned)r->klass < HTTP_CLASS_COUNT_)
             atomic_fetch_add(&c->n_kind[r->klass], 1);
-        (void)http_request(c->http, &hr, &resp, NULL);
+        sluice_error_clear(&xerr);
+        (void)http_request(c->http, &hr, &resp, &xerr);
         sluice_auth_headers_free(headers);
         last_xfer = resp.xfer;
 
+        if (resp.xfer != HTTP_XFER_OK && resp.xfer != HTTP_XFER_TOO_BIG)
+            log_episode_fail(__FILE__, "slurmrestd", url, "slurmrestd unreachable at %s: %s", url,
+                             xerr.text[0] ? xerr.text : http_xfer_name(resp.xfer));
+        else
+            log_episode_ok(__FILE__, "slurmrestd", url, "slurmrestd reachable again at %s", url);
         if (resp.xfer != HTTP_XFER_OK) {
             atomic_fetch_add(&c->n_class[REST_UNAVAILABLE], 1);
             if (resp.xfer == HTTP_XFER_TOO_BIG)
@@ -270,10 +279,17 @@ sluice_err client_exchange(sluice_client_t *c,
         sluice_log(SLUICE_LOG_DEBUG, "rest: %s %s -> HTTP %ld (%s)", method_name(r->method), path,
                    resp.status, restclass_name(cls));
 
+        if (cls == REST_AUTH)
+            log_episode_fail(__FILE__, "slurm-token", url,
+                             "slurmrestd at %s refused the Slurm token (HTTP %ld); renewing it",
+                             url, resp.status);
+        else if (cls == REST_OK || cls == REST_NOT_FOUND)
+            log_episode_ok(__FILE__, "slurm-token", url,
+                           "slurmrestd at %s accepts the Slurm token again", url);
         if (cls == REST_AUTH) {
             sluice_auth_invalidate(c->auth);
             call->auth_refreshed = true;
-            sluice_log(SLUICE_LOG_NOTICE, "rest: %s %s: token refused (HTTP %ld); token renewed%s",
+            sluice_log(SLUICE_LOG_DEBUG, "rest: %s %s: token refused (HTTP %ld); token renewed%s",
                        method_name(r->method), path, resp.status,
                        is_post ? ", submit outcome uncertain"
                                : (attempt == 0 ? ", retrying once" : ""));
@@ -312,6 +328,14 @@ sluice_err client_exchange(sluice_client_t *c,
         rc = SLUICE_OK;
     } else {
         rc = fail_call(call, r, last_xfer, err);
+        /* The transport's own words ("Failed to connect to 127.0.0.1 port 1
+         * ...: Connection refused"), not only the outcome's name. */
+        if (last_xfer != HTTP_XFER_OK && xerr.text[0] != '\0' && err != NULL) {
+            const char *why = strstr(xerr.text, "): ");
+            size_t used = strlen(err->text);
+
+            snprintf(err->text + used, sizeof(err->text) - used, ": %s", why ? why + 3 : xerr.text);
+        }
         if (call->not_served)
             note_not_served(path, resp.body, err);
         if (call->outcome == SLUICE_OUTCOME_UNCERTAIN && err != NULL)
@@ -414,20 +438,32 @@ out:
     return rc;
 }
 
-sluice_err sluice_client_new_from_config(sluice_client_t **out,
-                                         const sluice_config_t *cfg,
-                                         sluice_error_t *err)
+/* Which setting holds the token source (for error text). */
+static const char *token_setting(const sluice_config_t *cfg)
+{
+    if (cfg->rest.jwt_file != NULL)
+        return "rest.jwt_file";
+    if (cfg->rest.jwt_key_file != NULL)
+        return "rest.jwt_key_file";
+    if (cfg->rest.jwt_rs256_key_file != NULL)
+        return "rest.jwt_rs256_key_file";
+    return "the SLURM_JWT environment variable";
+}
+
+sluice_err
+sluice_client_auth_from_config(sluice_auth_t **out, const sluice_config_t *cfg, sluice_error_t *err)
 {
     sluice_auth_options_t ao = SLUICE_AUTH_OPTIONS_INIT;
-    sluice_client_options_t co = SLUICE_CLIENT_OPTIONS_INIT;
-    sluice_auth_t *auth = NULL;
+    bool from_token;
     sluice_err rc;
 
     if (out == NULL || cfg == NULL)
         return sluice_errorf(err, SLUICE_EINVAL, "client: NULL argument");
-    if (cfg->rest.url == NULL)
-        return sluice_errorf(err, SLUICE_ECONFIG, "rest.url: required");
-    ao.user = cfg->rest.user;
+    /* A user the token gave (sluice_client_resolve_user()) is taken from the
+     * token again, so that the source keeps refusing a token for another
+     * user; it must still be the same one. */
+    from_token = sluice_config_source(cfg, "rest.user") == SLUICE_SRC_TOKEN;
+    ao.user = from_token ? NULL : cfg->rest.user;
     ao.lifespan = cfg->rest.jwt_lifespan_s;
     ao.strict_permissions = cfg->rest.strict_permissions;
     if (cfg->rest.jwt_file != NULL) {
@@ -442,7 +478,68 @@ sluice_err sluice_client_new_from_config(sluice_client_t **out,
     } else {
         ao.kind = SLUICE_AUTH_ENV;
     }
-    if ((rc = sluice_auth_new(&auth, &ao, err)) != SLUICE_OK)
+    rc = sluice_auth_new(out, &ao, err);
+    if (rc == SLUICE_OK && from_token && strcmp(sluice_auth_user(*out), cfg->rest.user) != 0) {
+        rc = sluice_errorf(err, SLUICE_EAUTH,
+                           "rest.user: the token of %s now names %s, not %s (the user taken from "
+                           "it before); refused",
+                           token_setting(cfg), sluice_auth_user(*out), cfg->rest.user);
+        sluice_auth_free(*out);
+        *out = NULL;
+        return rc;
+    }
+    if (rc == SLUICE_ECONFIG && (cfg->rest.user == NULL || cfg->rest.user[0] == '\0')) {
+        /* No identity at all: name the setting that gives one. */
+        if (ao.kind == SLUICE_AUTH_HS256_KEY || ao.kind == SLUICE_AUTH_RS256_KEY)
+            return sluice_errorf(err, SLUICE_ECONFIG,
+                                 "rest.user: required: the token is minted from %s and names "
+                                 "this user (set rest.user or FORGE_SLURM_REST_USER)",
+                                 token_setting(cfg));
+        sluice_error_prefix(err,
+                            "rest.user: not set, and the token of %s names no Slurm user (set "
+                            "rest.user or FORGE_SLURM_REST_USER, or use a token with a `sun` "
+                            "claim)",
+                            token_setting(cfg));
+    }
+    return rc;
+}
+
+sluice_err
+sluice_client_resolve_user(sluice_config_t *cfg, const char **claim_out, sluice_error_t *err)
+{
+    sluice_auth_t *a = NULL;
+    const char *claim;
+    sluice_err rc;
+
+    if (claim_out != NULL)
+        *claim_out = NULL;
+    if (cfg == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "client: NULL argument");
+    if (cfg->rest.user != NULL && cfg->rest.user[0] != '\0')
+        return SLUICE_OK;
+    if ((rc = sluice_client_auth_from_config(&a, cfg, err)) != SLUICE_OK)
+        return rc;
+    claim = sluice_auth_user_claim(a);
+    rc = sluice_config_set_token_user(cfg, sluice_auth_user(a), claim, err);
+    if (rc == SLUICE_OK && claim_out != NULL)
+        *claim_out = claim;
+    sluice_auth_free(a);
+    return rc;
+}
+
+sluice_err sluice_client_new_from_config(sluice_client_t **out,
+                                         const sluice_config_t *cfg,
+                                         sluice_error_t *err)
+{
+    sluice_client_options_t co = SLUICE_CLIENT_OPTIONS_INIT;
+    sluice_auth_t *auth = NULL;
+    sluice_err rc;
+
+    if (out == NULL || cfg == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "client: NULL argument");
+    if (cfg->rest.url == NULL)
+        return sluice_errorf(err, SLUICE_ECONFIG, "rest.url: required");
+    if ((rc = sluice_client_auth_from_config(&auth, cfg, err)) != SLUICE_OK)
         return rc;
     co.url = cfg->rest.url;
     co.api_version = cfg->rest.api_version;

@@ -60,6 +60,8 @@ op_submit(void *arg, const sluice_jobdesc_t *descs, size_t n, sluice_submit_resu
     case SLUICE_OUTCOME_OK:
         if (sub.job_id != 0) {
             out->job_id = sub.job_id;
+            if (sub.cluster != NULL) /* "<id>;<cluster>": the launcher refuses it */
+                snprintf(out->cluster, sizeof(out->cluster), "%s", sub.cluster);
             o = SLUICE_SUBMIT_OK;
         } else {
             /* A 200 without a job id proves nothing either way. */
@@ -296,10 +298,17 @@ static sluice_lookup op_node_address(void *arg, const char *node, char *out, siz
     return r;
 }
 
+/* The token's user: fixed for the client's life (sluice_auth_new()). */
+static const char *op_user(void *arg)
+{
+    return sluice_auth_user(sluice_client_auth(arg));
+}
+
 void sluice_cluster_ops_rest(sluice_client_t *client, sluice_cluster_ops_t *out)
 {
     memset(out, 0, sizeof(*out));
     out->states_are_cheap = op_states_are_cheap;
+    out->user = op_user;
     out->submit = op_submit;
     out->get_job = op_get_job;
     out->job_states = op_job_states;
@@ -390,6 +399,15 @@ static void pool_submit_many(void *arg,
                 r->failed[k] = true;
                 sluice_log(SLUICE_LOG_WARNING, "submit client %zu: %s (fewer POSTs in flight)", k,
                            err.text);
+            } else if (strcmp(op_user(r->extra[k]), op_user(r->main)) != 0) {
+                /* A token rotated to another user since: never submit as it. */
+                sluice_log(SLUICE_LOG_ERR,
+                           "critical: submit client %zu: the token now names user %s, not %s; "
+                           "not used (fewer POSTs in flight)",
+                           k, op_user(r->extra[k]), op_user(r->main));
+                sluice_client_free(r->extra[k]);
+                r->extra[k] = NULL;
+                r->failed[k] = true;
             }
         }
         if (r->extra[k] == NULL)
@@ -488,10 +506,16 @@ static sluice_lookup p_node_address(void *a, const char *node, char *out, size_t
     return op_node_address(MAIN(a), node, out, cap);
 }
 
+static const char *p_user(void *a)
+{
+    return op_user(MAIN(a));
+}
+
 void sluice_cluster_rest_ops(sluice_cluster_rest_t *r, sluice_cluster_ops_t *out)
 {
     memset(out, 0, sizeof(*out));
     out->states_are_cheap = p_states_are_cheap;
+    out->user = p_user;
     out->submit = p_submit;
     out->submit_many = pool_submit_many;
     out->get_job = p_get_job;

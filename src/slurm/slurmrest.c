@@ -518,6 +518,7 @@ void sluice_rest_submit_clear(sluice_rest_submit_t *s)
     sluice_rest_envelope_clear(&s->env);
     free(s->step_id);
     free(s->user_msg);
+    free(s->cluster);
     memset(s, 0, sizeof(*s));
 }
 
@@ -536,8 +537,15 @@ sluice_err sluice_rest_parse_submit(sluice_rest_version v,
         return sluice_errorf(err, SLUICE_EINVAL, "submit: NULL output");
     if ((rc = sluice_rest_parse_envelope(v, resp, &s.env, err)) != SLUICE_OK)
         goto out;
-    if ((rc = slurmrest_get_number(resp, "job_id", "", &has, &id, err)) != SLUICE_OK)
+    if (json_is_string(json_object_get(resp, "job_id"))) {
+        /* "<id>" or "<id>;<cluster>" (a job routed to another cluster) */
+        if ((rc = slurmrest_split_job_id(json_string_value(json_object_get(resp, "job_id")),
+                                         "job_id", &id, &s.cluster, err)) != SLUICE_OK)
+            goto out;
+        has = true;
+    } else if ((rc = slurmrest_get_number(resp, "job_id", "", &has, &id, err)) != SLUICE_OK) {
         goto out;
+    }
     if (has && id < 0) {
         rc = sluice_errorf(err, SLUICE_EPROTO, "job_id: negative");
         goto out;
@@ -583,6 +591,18 @@ static bool newer(const sluice_jobview_t *a, const sluice_jobview_t *b)
     if (b->restart_count != a->restart_count)
         return b->restart_count > a->restart_count;
     return true;
+}
+
+static bool same_text(const char *a, const char *b)
+{
+    return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+/* Two accounting records of one id that are runs of the same job. */
+static bool same_job(const sluice_jobview_t *a, const sluice_jobview_t *b)
+{
+    return a->other_cluster == b->other_cluster && same_text(a->name, b->name) &&
+           same_text(a->user_name, b->user_name);
 }
 
 static sluice_err parse_jobs(sluice_rest_version v,
@@ -633,9 +653,12 @@ static sluice_err parse_jobs(sluice_rest_version v,
             sluice_jobview_clear(&view);
             goto out;
         }
-        /* slurmdbd lists a requeued job once per run: keep the newest. */
+        view.other_cluster = slurmrest_other_cluster(rec, j.env.cluster);
+        /* slurmdbd lists a requeued job once per run: keep the newest.  A
+         * record with the same id on another cluster, or of another name
+         * or user (an id Slurm reused), is another job: kept apart. */
         for (k = 0; acct && k < j.n_jobs; k++) {
-            if (j.jobs[k].job_id == view.job_id)
+            if (j.jobs[k].job_id == view.job_id && same_job(&j.jobs[k], &view))
                 break;
         }
         if (acct && k < j.n_jobs) {

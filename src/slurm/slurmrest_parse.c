@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* slurmrest_parse.c - the helpers every slurmrestd version adapter shares:
  * lenient member getters, state names into base + flags, the accounting
- * fields that every version shapes alike, and the checks and text pieces of
- * a job description that both submit families use.
+ * fields that every version shapes alike, the checks and text pieces of a
+ * job description that both submit families use, and a record's cluster
+ * identity (another cluster, a federation, a "<id>;<cluster>" job id).
  *
  * Notes:
  * - The bottom of the adapter stack: slurmrest.c dispatches to the version
@@ -281,4 +282,67 @@ bad:
     return sluice_errorf(err, SLUICE_EINVAL,
                          "jobs[%zu].signal: \"%.40s\" is not [B:]NAME[@SECONDS] (e.g. USR1@120)", i,
                          spec);
+}
+
+/* ---- cluster identity ------------------------------------------------------ */
+
+/* A cluster name as Slurm writes it: printable, no spaces or ';', short. */
+static bool cluster_name_ok(const char *s)
+{
+    size_t n = strlen(s);
+
+    if (n == 0 || n > 63)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c <= ' ' || c >= 0x7f || c == ';')
+            return false;
+    }
+    return true;
+}
+
+sluice_err slurmrest_split_job_id(
+    const char *text, const char *path, int64_t *id, char **cluster, sluice_error_t *err)
+{
+    char *end = NULL;
+    unsigned long long v;
+
+    *cluster = NULL;
+    if (text == NULL || !isdigit((unsigned char)text[0]))
+        goto bad;
+    errno = 0;
+    v = strtoull(text, &end, 10);
+    if (errno != 0 || v == 0 || v > INT64_MAX)
+        goto bad;
+    if (*end == ';') {
+        if (!cluster_name_ok(end + 1))
+            goto bad;
+        if ((*cluster = strdup(end + 1)) == NULL)
+            return sluice_errorf(err, SLUICE_ENOMEM, "%s: out of memory", path);
+    } else if (*end != '\0') {
+        goto bad;
+    }
+    *id = (int64_t)v;
+    return SLUICE_OK;
+bad:
+    return sluice_errorf(err, SLUICE_EPROTO, "%s: expected a job id or \"<id>;<cluster>\"", path);
+}
+
+/* A string member that is set and not empty. */
+static bool has_text(const json_t *rec, const char *key)
+{
+    const char *v = json_string_value(json_object_get(rec, key));
+
+    return v != NULL && v[0] != '\0';
+}
+
+bool slurmrest_other_cluster(const json_t *rec, const char *local)
+{
+    const char *cluster = json_string_value(json_object_get(rec, "cluster"));
+
+    if (has_text(rec, "federation_origin") || has_text(rec, "federation_siblings_active") ||
+        has_text(rec, "federation_siblings_viable"))
+        return true;
+    return cluster != NULL && cluster[0] != '\0' && local != NULL && local[0] != '\0' &&
+           strcmp(cluster, local) != 0;
 }

@@ -72,4 +72,18 @@ sluice_err slurmrest_gres(const sluice_jobdesc_t *d, const char *prefix, char **
 sluice_err slurmrest_split_signal(
     const char *spec, size_t i, bool *batch_only, char **name, long *delay, sluice_error_t *err);
 
+/* ---- cluster identity (docs/state-machine.md, "Ownership") --------------- */
+
+/* A job id given as a string: "<id>" or "<id>;<cluster>" (a job routed to
+ * another cluster).  *cluster is a new allocation (free()) holding the part
+ * after ';', or NULL.  SLUICE_EPROTO naming `path` for anything else. */
+sluice_err slurmrest_split_job_id(
+    const char *text, const char *path, int64_t *id, char **cluster, sluice_error_t *err);
+
+/* Whether a job record (live or accounting) belongs to another cluster
+ * than `local` (the answer's meta.slurm.cluster; NULL or "" when the
+ * answer names none, as v0.0.38's), or to a federation: federation_origin
+ * or federation_siblings_active/_viable set and not empty. */
+bool slurmrest_other_cluster(const json_t *rec, const char *local);
+
 #endif /* SLUICE_SLURMREST_PARSE_H */

@@ -10,7 +10,9 @@
  * Notes:
  * - The request is parsed once (the launch model); the study it names is
  *   found with a lenient peek first, because the policy the strict parse
- *   needs depends on it.
+ *   needs depends on it.  A study the runtime does not know is refused;
+ *   with a study source (opts.studies) the file is looked at as it is now,
+ *   and the version used is held until the accept is freed.
  * - The canonical request and the render go to the launcher as the JSON
  *   values the model and the render built: no text in between.
  * - The secret values are borrowed from the launch (its own copies, wiped
@@ -27,8 +29,11 @@
 #include <sluice/ops.h>
 
 struct sluice_accept {
-    const sluice_study_t *study; /* borrowed from opts.rt, or NULL */
-    sluice_launch_t *launch;     /* holds the secret values */
+    const sluice_study_t *study; /* borrowed from opts.rt or from `rt`, or NULL */
+    /* The version of opts.studies the study came from: held until free. */
+    sluice_study_source_t *source;
+    const sluice_study_runtime_t *rt;
+    sluice_launch_t *launch; /* holds the secret values */
     sluice_render_t *render;
     json_t *request_json; /* canonical request: no secret values */
     json_t *render_json;
@@ -82,23 +87,50 @@ const char *sluice_accept_stage_name(sluice_accept_stage s)
 }
 
 /* The study the request names, looked up before the strict parse (which
- * needs the study's policy).  A body that is not JSON has no study: the
- * parse then says what is wrong with it. */
-static const sluice_study_t *
-peek_study(const sluice_study_runtime_t *rt, const char *request, size_t len)
+ * needs the study's policy): in opts.studies as the file is now (its
+ * version is held until the accept is freed), else in opts.rt.  A study
+ * name the runtime does not know is refused (the launch would run without
+ * the study's datasets, secrets and partition).  A body that is not JSON,
+ * or a name that is not a name, has no study here: the strict parse then
+ * says what is wrong with it. */
+static sluice_err find_study(sluice_accept_t *a,
+                             const sluice_accept_opts_t *opts,
+                             const char *request,
+                             size_t len,
+                             sluice_accept_stage *stage,
+                             sluice_error_t *err)
 {
-    const sluice_study_t *study = NULL;
-    json_t *peek;
-    const char *name;
+    const sluice_study_runtime_t *rt = opts->rt;
+    json_t *peek = json_loadb(request, len, 0, NULL);
+    const char *name = json_string_value(json_object_get(peek, "study"));
+    sluice_err rc = SLUICE_OK;
+    size_t n = name ? strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                   "0123456789._-")
+                    : 0;
 
+    if (name == NULL || n == 0 || n > SLUICE_LAUNCH_MAX_NAME || name[n] != '\0')
+        goto out;
+    if (opts->studies != NULL) {
+        *stage = SLUICE_ACCEPT_STAGE_POLICY;
+        if ((rc = sluice_study_source_get(opts->studies, &a->rt, err)) != SLUICE_OK)
+            goto out;
+        a->source = opts->studies;
+        rt = a->rt;
+    }
+    *stage = SLUICE_ACCEPT_STAGE_PARSE;
     if (rt == NULL)
-        return NULL;
-    peek = json_loadb(request, len, 0, NULL);
-    name = json_string_value(json_object_get(peek, "study"));
-    if (name != NULL)
-        study = sluice_study_runtime_find(rt, name);
+        rc = sluice_errorf(err, SLUICE_EINVAL,
+                           "study: unknown study \"%s\": no study runtime file is loaded "
+                           "(--study-runtime); refused",
+                           name);
+    else if ((a->study = sluice_study_runtime_find(rt, name)) == NULL)
+        rc = sluice_errorf(err, SLUICE_EINVAL,
+                           "study: unknown study \"%s\" (not in the study runtime file); "
+                           "refused",
+                           name);
+out:
     json_decref(peek);
-    return study;
+    return rc;
 }
 
 sluice_err sluice_accept_prepare(sluice_accept_t **out,
@@ -133,7 +165,8 @@ sluice_err sluice_accept_prepare(sluice_accept_t **out,
     }
     a->getenv_fn = opts->getenv_fn ? opts->getenv_fn : process_getenv;
     a->getenv_arg = opts->getenv_fn ? opts->getenv_arg : NULL;
-    a->study = peek_study(opts->rt, request ? request : "", len);
+    if ((rc = find_study(a, opts, request ? request : "", len, &stage, err)) != SLUICE_OK)
+        goto out;
 
     stage = SLUICE_ACCEPT_STAGE_POLICY;
     if ((rc = sluice_config_launch_policy(cfg, a->study, &policy, err)) != SLUICE_OK)
@@ -287,6 +320,7 @@ void sluice_accept_free(sluice_accept_t *a)
     json_decref(a->render_json);
     sluice_render_free(a->render);
     sluice_launch_free(a->launch); /* wipes the secret values */
+    sluice_study_source_release(a->source, a->rt);
     free(a->caller);
     free(a);
 }

@@ -249,21 +249,11 @@ static sluice_err get_ids(const json_t *ctx, sluice_fsm_event_t *ev, sluice_erro
     return SLUICE_OK;
 }
 
-static const char *const view_keys[] = {"job_id",
-                                        "het_job_id",
-                                        "het_job_offset",
-                                        "state",
-                                        "flags",
-                                        "state_reason",
-                                        "state_description",
-                                        "nodes",
-                                        "exit_code",
-                                        "exit_signal",
-                                        "derived_exit_code",
-                                        "derived_exit_signal",
-                                        "restart_count",
-                                        "failed_unschedulable",
-                                        NULL};
+static const char *const view_keys[] = {
+    "job_id",        "het_job_id",           "het_job_offset",    "state",
+    "flags",         "state_reason",         "state_description", "nodes",
+    "exit_code",     "exit_signal",          "derived_exit_code", "derived_exit_signal",
+    "restart_count", "failed_unschedulable", "other_cluster",     NULL};
 
 static sluice_err
 view_from_json(const json_t *o, sluice_jobview_t *v, const char *path, sluice_error_t *err)
@@ -351,6 +341,10 @@ view_from_json(const json_t *o, sluice_jobview_t *v, const char *path, sluice_er
     v->failed_unschedulable = json_is_true(f);
     if (v->failed_unschedulable && v->base != SLUICE_JOB_FAILED)
         return sluice_errorf(err, SLUICE_EINVAL, "%s.failed_unschedulable: only with FAILED", path);
+    f = json_object_get(o, "other_cluster");
+    if (f != NULL && !json_is_boolean(f))
+        return sluice_errorf(err, SLUICE_EINVAL, "%s.other_cluster: must be a boolean", path);
+    v->other_cluster = json_is_true(f);
     return SLUICE_OK;
 }
 
@@ -603,6 +597,8 @@ static json_t *view_to_json(const sluice_jobview_t *v)
         put(o, "restart_count", json_integer(v->restart_count), &ok);
     if (v->failed_unschedulable)
         put(o, "failed_unschedulable", json_true(), &ok);
+    if (v->other_cluster)
+        put(o, "other_cluster", json_true(), &ok);
     json_decref(flags);
     if (!ok) {
         json_decref(o);

@@ -112,7 +112,19 @@ sluice_err sluice_launcher_new(sluice_launcher_t **out,
     l->store = opts->store;
     l->cl = opts->cluster;
     l->st = opts->staging;
-    l->user = launcher_dup_or(opts->user, "");
+    /* The Slurm identity every ownership check compares: the options', else
+     * the cluster's (the token's user).  Without one nothing could ever be
+     * adopted or cancelled, so there is no launcher. */
+    if ((opts->user == NULL || opts->user[0] == '\0') && opts->cluster.user != NULL)
+        l->user = launcher_dup_or(opts->cluster.user(opts->cluster.arg), "");
+    else
+        l->user = launcher_dup_or(opts->user, "");
+    if (l->user != NULL && l->user[0] == '\0') {
+        rc = sluice_errorf(err, SLUICE_ECONFIG,
+                           "launcher: no Slurm user (rest.user, or the token's own user): "
+                           "ownership of a job cannot be checked");
+        goto fail;
+    }
     l->site = launcher_dup_or(opts->site, "default");
     l->prefix = launcher_dup_or(opts->job_name_prefix, "sluice");
     l->state_dir = launcher_dup_or(opts->state_dir, sluice_store_dir(opts->store));
@@ -298,18 +310,10 @@ static sluice_err do_cancel(sluice_launcher_t *l, launch_t *L, sluice_error_t *e
     if (r == SLUICE_LOOKUP_NOT_FOUND)
         return launcher_record_observed(l, L, SLUICE_LOOKUP_NOT_FOUND, SLUICE_SOURCE_LIVE, NULL, 0,
                                         err);
-    for (size_t i = 0; i < n && why == NULL; i++) {
-        if (!launcher_same_str(v[i].name, L->fsm.job_name))
-            why = "job name";
-        else if (!launcher_same_str(v[i].comment, L->fsm.comment))
-            why = "comment marker";
-        else if (!launcher_same_str(v[i].user_name, l->user))
-            why = "user";
-    }
-    if (n == 0)
-        why = "empty record";
+    why = launcher_mismatch(l, L, v, n, SLUICE_SOURCE_LIVE); /* launcher_owner.c */
     if (why != NULL) {
         L->cancel_refused = true;
+        L->owner_ok = false;
         sluice_log(SLUICE_LOG_ERR,
                    "critical: launch %s: job %" PRIu64 " does not match our %s; cancel refused",
                    L->id, id, why);

@@ -17,6 +17,8 @@
  *     threads, marker and answer commits, submit_many).
  *   - launcher_reconcile.c: reconciliation of uncertain submits by their
  *     marker, and jobs of older attempts.
+ *   - launcher_owner.c: whether a record is the launch's job (the
+ *     ownership rule), jobs that went to another cluster.
  *   - launcher_record.c: the table of launches, recording events and
  *     folding them back in, stats counters, the clock and budget helpers.
  *   - launcher_views.c: what a job record means before it is recorded
@@ -96,6 +98,13 @@ typedef struct {
     int64_t not_sent_since_ms; /* its first try: the submit budget runs from here */
     unsigned not_sent_tries;
     int64_t next_post_ms; /* the next try, not before */
+    /* ownership (launcher_owner.c) */
+    /* owner_ok: job owner_id's full live record matched, and the id stayed
+     * in the live view since: a state-only read (jobs/state) is trusted */
+    bool owner_ok;
+    uint64_t owner_id;
+    uint64_t not_ours_id;  /* the job id last logged as naming another job (0: none) */
+    unsigned not_ours_src; /* the sources (1 << sluice_lookup_source) it was logged for */
     /* reconciliation */
     unsigned absent_count;
     int64_t last_recon_ms;
@@ -260,6 +269,50 @@ sluice_err launcher_poll_live(sluice_launcher_t *l, int64_t now, sluice_error_t 
 sluice_err
 launcher_do_accounting(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_error_t *err);
 void launcher_adapt_interval(sluice_launcher_t *l, int64_t now);
+
+/* ---- launcher_owner.c ---------------------------------------------------- */
+
+/* Why one record is not the job with leader id `id` (0: any id), marker
+ * `name` and `comment` and our user, as `src` shows it: NULL when it is.
+ * Accounting compares the comment only where one was kept. */
+const char *launcher_view_mismatch(const sluice_launcher_t *l,
+                                   const sluice_jobview_t *v,
+                                   uint64_t id,
+                                   const char *name,
+                                   const char *comment,
+                                   sluice_lookup_source src);
+/* Why the records of L's job are not L's (every component must be): NULL
+ * when they are, "empty record" for none. */
+const char *launcher_mismatch(const sluice_launcher_t *l,
+                              const launch_t *L,
+                              const sluice_jobview_t *v,
+                              size_t n,
+                              sluice_lookup_source src);
+/* Keep only the records that are L's job on this cluster (a record of
+ * another cluster with the same id is another job), compacted to the
+ * front (the others are cleared); returns how many.  None kept: *why says
+ * what the first one got wrong. */
+size_t launcher_keep_owned(const sluice_launcher_t *l,
+                           const launch_t *L,
+                           sluice_jobview_t *v,
+                           size_t n,
+                           sluice_lookup_source src,
+                           const char **why);
+/* True when a record belongs to another cluster or a federation. */
+bool launcher_other_cluster(const sluice_jobview_t *v, size_t n);
+/* L's job id names another job in `src`: logged (and a `job-not-ours`
+ * event) once per id and source. */
+sluice_err launcher_not_ours(sluice_launcher_t *l,
+                             launch_t *L,
+                             uint64_t id,
+                             sluice_lookup_source src,
+                             const char *why,
+                             sluice_error_t *err);
+/* Cancel a job of ours that went to another cluster (`cluster`: its name
+ * when known, else NULL) and log it; `out` receives the reason the launch
+ * ends with ("multi-cluster routing is unsupported: ..."). */
+void launcher_cancel_other_cluster(
+    sluice_launcher_t *l, launch_t *L, uint64_t id, const char *cluster, char *out, size_t cap);
 
 /* ---- launcher_views.c ---------------------------------------------------- */
 

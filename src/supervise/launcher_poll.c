@@ -13,6 +13,15 @@
  *   between cycles.  What is seen is recorded through
  *   launcher_record_observed() (launcher_record.c).
  *
+ * Ownership (launcher_owner.c): jobs/state answers ids and states only, no
+ * name.  So the first sighting of a job id in the live view is read in
+ * full, and its record must be the launch's (id, name, comment, user)
+ * before any state-only read of that id is trusted; that trust lasts only
+ * while the id stays in the live view (a read that does not show it, or
+ * an unavailable one, ends it).  A full record that is not ours counts as
+ * the job's absence from the live view; an accounting record that is not
+ * ours as a miss.  Neither is ever cancelled.
+ *
  * Notes:
  *   - Reads spend the launcher's read budget (launcher_take_token()); a
  *     launch over budget is read next cycle.
@@ -57,15 +66,25 @@ static sluice_err poll_one(sluice_launcher_t *l,
     sluice_lookup r;
     sluice_err rc;
 
-    if (batch == SLUICE_LOOKUP_UNAVAILABLE)
+    if (batch == SLUICE_LOOKUP_UNAVAILABLE) {
+        L->owner_ok = false; /* the id was out of sight */
         return launcher_record_observed(l, L, SLUICE_LOOKUP_UNAVAILABLE, SLUICE_SOURCE_LIVE, NULL,
                                         0, err);
+    }
     L->have_batch = true;
     L->batch_base = st->present ? st->base : SLUICE_JOB_BASE_UNKNOWN;
     if (!st->present) {
         L->have_state = false;
+        L->owner_ok = false;
         return launcher_record_observed(l, L, SLUICE_LOOKUP_NOT_FOUND, SLUICE_SOURCE_LIVE, NULL, 0,
                                         err);
+    }
+    if (!L->owner_ok || L->owner_id != L->fsm.job_ids[0]) {
+        /* The id's first sighting (or the first since it was out of
+         * sight): its full record must be ours before its state is. */
+        if (!launcher_take_token(l))
+            return SLUICE_OK; /* over budget: read it next cycle */
+        goto full;
     }
     if (L->have_state && !L->last_unavailable && L->n_views > 0 && st->base == L->last_base &&
         st->flags == L->last_flags) {
@@ -109,6 +128,26 @@ full:
     L->pending_polls = 0;
     r = l->cl.get_job(l->cl.arg, L->fsm.job_ids[0], &v, &n);
     if (r == SLUICE_LOOKUP_FOUND && n > 0) {
+        const char *why = launcher_mismatch(l, L, v, n, SLUICE_SOURCE_LIVE);
+        if (why != NULL) {
+            /* The id names another job: ours is not in the live view. */
+            launcher_views_free(v, n);
+            L->have_state = false;
+            L->owner_ok = false;
+            if ((rc = launcher_not_ours(l, L, L->fsm.job_ids[0], SLUICE_SOURCE_LIVE, why, err)) !=
+                SLUICE_OK)
+                return rc;
+            return launcher_record_observed(l, L, SLUICE_LOOKUP_NOT_FOUND, SLUICE_SOURCE_LIVE, NULL,
+                                            0, err);
+        }
+        L->owner_ok = true;
+        L->owner_id = L->fsm.job_ids[0];
+        if (launcher_other_cluster(v, n)) {
+            /* Ours, on another cluster or a federation: cancelled, and the
+             * record ends the launch (status.c). */
+            char reason[SLUICE_FSM_DETAIL_MAX];
+            launcher_cancel_other_cluster(l, L, L->fsm.job_ids[0], NULL, reason, sizeof(reason));
+        }
         /* Keep the base a flag hides (v0.0.38) before the old views go. */
         (void)launcher_fill_hidden_bases(L->views, L->n_views, v, n);
         launcher_views_free(L->views, L->n_views);
@@ -197,7 +236,23 @@ launcher_do_accounting(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_er
     r = l->cl.acct_job(l->cl.arg, L->fsm.job_ids[0], &v, &n);
     if (r == SLUICE_LOOKUP_UNAVAILABLE)
         L->next_acct_ms = now + UNAVAILABLE_RETRY_MS;
-    rc = launcher_record_observed(l, L, r, SLUICE_SOURCE_ACCOUNTING, v, n, err);
+    if (r == SLUICE_LOOKUP_FOUND) {
+        /* Accounting may hold an older or newer job with the same id (a
+         * reused id, another cluster's): only ours counts. */
+        const char *why = NULL;
+        n = launcher_keep_owned(l, L, v, n, SLUICE_SOURCE_ACCOUNTING, &why);
+        if (n == 0) {
+            r = SLUICE_LOOKUP_NOT_FOUND;
+            if ((rc = launcher_not_ours(l, L, L->fsm.job_ids[0], SLUICE_SOURCE_ACCOUNTING, why,
+                                        err)) != SLUICE_OK) {
+                launcher_views_free(v, n);
+                return rc;
+            }
+        }
+    }
+    rc = launcher_record_observed(l, L, r, SLUICE_SOURCE_ACCOUNTING,
+                                  r == SLUICE_LOOKUP_FOUND ? v : NULL,
+                                  r == SLUICE_LOOKUP_FOUND ? n : 0, err);
     launcher_views_free(v, n);
     return rc;
 }

@@ -7,8 +7,11 @@
  *   its marker (job name, comment, user: base/marker.c) in the live queue,
  *   then in accounting from a little before the POST; a job found is
  *   adopted, and only confirmed absence (the absence rule of the state
- *   machine) opens the next attempt.  Jobs of older attempts that surface
- *   late are cancelled.
+ *   machine) opens the next attempt.  A job of ours found on another
+ *   cluster or in a federation is not adopted: it is cancelled and the
+ *   launch ends (submit-rejected, "multi-cluster routing is
+ *   unsupported").  Jobs of older attempts that surface late are
+ *   cancelled.  Which records are ours is launcher_owner.c's rule.
  *
  * Notes:
  *   - Reads spend the launcher's read budget (launcher_take_token()).
@@ -34,31 +37,55 @@ static uint64_t leader_of(const sluice_jobview_t *v)
     return v->het_job_id != 0 ? v->het_job_id : v->job_id;
 }
 
-/* Views of our marker: name and user always, the comment when present. */
+/* Leaders of the jobs that carry our marker (launcher_owner.c: name and
+ * user, the comment in the live view and where accounting kept one).
+ * *other (may be NULL) is set when one of them is on another cluster or
+ * in a federation; its leader is then ids[0]. */
 static size_t owned_leaders(const sluice_launcher_t *l,
                             const sluice_jobview_t *v,
                             size_t n,
                             const char *name,
                             const char *comment,
-                            bool need_comment,
+                            sluice_lookup_source src,
                             uint64_t *ids,
-                            size_t max)
+                            size_t max,
+                            bool *other)
 {
     size_t k = 0;
 
+    if (other != NULL)
+        *other = false;
     for (size_t i = 0; i < n; i++) {
         uint64_t id = leader_of(&v[i]);
-        bool dup = false;
-        if (!launcher_same_str(v[i].name, name) || !launcher_same_str(v[i].user_name, l->user))
+        size_t j;
+        if (launcher_view_mismatch(l, &v[i], 0, name, comment, src) != NULL)
             continue;
-        if ((need_comment || v[i].comment != NULL) && !launcher_same_str(v[i].comment, comment))
-            continue;
-        for (size_t j = 0; j < k; j++)
-            dup = dup || ids[j] == id;
-        if (!dup && k < max)
+        for (j = 0; j < k && ids[j] != id; j++)
+            ;
+        if (j == k && k < max)
             ids[k++] = id;
+        if (v[i].other_cluster && other != NULL && !*other && j < k) {
+            uint64_t t = ids[0];
+            ids[0] = ids[j];
+            ids[j] = t;
+            *other = true;
+        }
     }
     return k;
+}
+
+/* Our job, found on another cluster or in a federation: never adopted;
+ * cancelled, and the launch ends with the reason. */
+static sluice_err refuse_other_cluster(
+    sluice_launcher_t *l, launch_t *L, uint64_t id, sluice_lookup_source src, sluice_error_t *err)
+{
+    char reason[SLUICE_FSM_DETAIL_MAX];
+    char detail[SLUICE_FSM_DETAIL_MAX + 32];
+
+    launcher_cancel_other_cluster(l, L, id, NULL, reason, sizeof(reason));
+    snprintf(detail, sizeof(detail), "%s (found in %s by its marker)", reason,
+             sluice_lookup_source_name(src));
+    return launcher_record_simple(l, L, SLUICE_EV_SUBMIT_REJECTED, detail, err);
 }
 
 static sluice_err
@@ -95,8 +122,12 @@ launcher_do_reconcile(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_err
     launcher_take_token(l);
     r = l->cl.find_live_by_name(l->cl.arg, L->fsm.job_name, l->user, &v, &n);
     if (r == SLUICE_LOOKUP_FOUND) {
-        k = owned_leaders(l, v, n, L->fsm.job_name, L->fsm.comment, true, ids, SLUICE_FSM_MAX_JOBS);
+        bool other = false;
+        k = owned_leaders(l, v, n, L->fsm.job_name, L->fsm.comment, SLUICE_SOURCE_LIVE, ids,
+                          SLUICE_FSM_MAX_JOBS, &other);
         launcher_views_free(v, n);
+        if (other)
+            return refuse_other_cluster(l, L, ids[0], SLUICE_SOURCE_LIVE, err);
         if (k > 0)
             return adopt(l, L, ids[0], SLUICE_SOURCE_LIVE, err);
         sluice_log(SLUICE_LOG_WARNING, "launch %s: a job named %s is not ours (comment/user)",
@@ -111,9 +142,12 @@ launcher_do_reconcile(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_err
     r = l->cl.find_acct_by_name(l->cl.arg, L->fsm.job_name, l->user,
                                 post_ms / 1000 - ACCT_WINDOW_BEFORE_S, now / 1000 + 1, &v, &n);
     if (r == SLUICE_LOOKUP_FOUND) {
-        k = owned_leaders(l, v, n, L->fsm.job_name, L->fsm.comment, false, ids,
-                          SLUICE_FSM_MAX_JOBS);
+        bool other = false;
+        k = owned_leaders(l, v, n, L->fsm.job_name, L->fsm.comment, SLUICE_SOURCE_ACCOUNTING, ids,
+                          SLUICE_FSM_MAX_JOBS, &other);
         launcher_views_free(v, n);
+        if (other)
+            return refuse_other_cluster(l, L, ids[0], SLUICE_SOURCE_ACCOUNTING, err);
         if (k > 0)
             return adopt(l, L, ids[0], SLUICE_SOURCE_ACCOUNTING, err);
     } else if (r == SLUICE_LOOKUP_UNAVAILABLE) {
@@ -165,7 +199,8 @@ launcher_do_old_attempts(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_
                 v[i].name = NULL;
             }
         }
-        k = owned_leaders(l, v, n, name, comment, true, ids, SLUICE_FSM_MAX_JOBS);
+        k = owned_leaders(l, v, n, name, comment, SLUICE_SOURCE_LIVE, ids, SLUICE_FSM_MAX_JOBS,
+                          NULL);
         launcher_views_free(v, n);
         for (size_t i = 0; i < k && rc == SLUICE_OK; i++) {
             sluice_error_t cerr = SLUICE_ERROR_INIT;

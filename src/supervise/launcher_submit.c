@@ -465,6 +465,18 @@ static sluice_err chunk_answer(sluice_launcher_t *l, chunk_t *c, sluice_error_t 
         c->who[m++] = L;
         switch (c->oc[i]) {
         case SLUICE_SUBMIT_OK:
+            if (res->cluster[0] != '\0') {
+                /* "<id>;<cluster>": the job went to another cluster.  Not
+                 * adopted: cancelled (it carries our marker), and the
+                 * launch ends. */
+                char reason[SLUICE_FSM_DETAIL_MAX];
+                res->cluster[sizeof(res->cluster) - 1] = '\0';
+                launcher_cancel_other_cluster(l, L, res->job_id, res->cluster, reason,
+                                              sizeof(reason));
+                ev->type = SLUICE_EV_SUBMIT_REJECTED;
+                ev->detail = strdup(reason);
+                break;
+            }
             ev->type = SLUICE_EV_SUBMITTED;
             ev->job_ids[0] = res->job_id;
             ev->n_job_ids = 1;

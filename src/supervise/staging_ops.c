@@ -17,6 +17,9 @@
  *   attempt k's (superseded) in artifacts/<id>/attempt-<k>/.
  * - peers.env is written to a temporary name and renamed, so a waiting
  *   dependent never reads half a file.
+ * - prepare marks the launch directory with the store's identity, and the
+ *   recovery's scan (list_staging) leaves out what another store marked
+ *   (staging_owner.c).
  */
 /* nftw() is an X/Open interface. */
 #ifndef _XOPEN_SOURCE
@@ -42,10 +45,12 @@
 #include "base/buf.h"
 #include "base/shquote.h"
 #include "request/staging.h"
+#include "staging_owner.h"
 
 typedef struct {
     const sluice_config_t *cfg;
     sluice_store_t *store;
+    char store_id[STAGING_OWNER_ID_LEN + 1];
 } staging_ctx_t;
 
 /* The stored render of a launch (new reference) or NULL with err set. */
@@ -179,6 +184,8 @@ static sluice_err prepare(void *arg,
         if (aside[0] != '\0' && (rc = carry_peers(aside, fd, err)) != SLUICE_OK)
             goto out;
     }
+    if ((rc = staging_owner_mark(dir, c->store_id, err)) != SLUICE_OK)
+        goto out;
     if (n_secrets > 0) {
         names = calloc(n_secrets, sizeof(*names));
         values = calloc(n_secrets, sizeof(*values));
@@ -590,8 +597,15 @@ static sluice_err list_staging(void *arg, char ***names_out, size_t *n_out, slui
                    : sluice_errorf(err, SLUICE_EIO, "staging: %s: %s", site_dir, strerror(errno));
     while ((e = readdir(d)) != NULL) {
         char **grown;
+        char launch_dir[4500];
         if (e->d_name[0] == '.')
             continue;
+        snprintf(launch_dir, sizeof(launch_dir), "%s/%s", site_dir, e->d_name);
+        if (staging_owner_foreign(launch_dir, c->store_id)) {
+            sluice_log(SLUICE_LOG_DEBUG, "staging directory %s belongs to another store",
+                       launch_dir);
+            continue;
+        }
         grown = realloc(names, (n + 1) * sizeof(*names));
         if (grown == NULL || (grown[n] = strdup(e->d_name)) == NULL) {
             size_t i;
@@ -627,6 +641,13 @@ sluice_err sluice_staging_ops_new(const sluice_config_t *cfg,
         return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
     c->cfg = cfg;
     c->store = store;
+    {
+        sluice_err rc = staging_owner_store_id(sluice_store_dir(store), c->store_id, err);
+        if (rc != SLUICE_OK) {
+            free(c);
+            return rc;
+        }
+    }
     out->prepare = prepare;
     out->sync = sync_staging;
     out->read_pool_exits = read_pool_exits;

@@ -36,9 +36,13 @@ bool status_requeued(const sluice_jobview_t *v)
 }
 
 /* Reference section 8.1: final = base not PENDING/RUNNING/SUSPENDED and no
- * COMPLETING/STAGE_OUT flag and no requeue flag. */
+ * COMPLETING/STAGE_OUT flag and no requeue flag.  A record of another
+ * cluster or a federation is final whatever its state: sluice refuses
+ * multi-cluster routing (the launcher cancels the job). */
 status_class status_classify(const sluice_jobview_t *v)
 {
+    if (v->other_cluster)
+        return STATUS_FINAL;
     if (status_requeued(v))
         return STATUS_PENDING;
     switch (v->base) {
@@ -159,7 +163,8 @@ static bool failed_by_slurm(const sluice_jobview_t *v)
  * that verdict. */
 bool status_hard_infra(const sluice_jobview_t *v)
 {
-    return (v->flags & INFRA_FLAGS) != 0 || infra_base(v->base) || failed_by_slurm(v);
+    return (v->flags & INFRA_FLAGS) != 0 || infra_base(v->base) || failed_by_slurm(v) ||
+           v->other_cluster;
 }
 
 /* CANCELLED although sluice did not cancel it.  That is an admin's scancel,
@@ -180,6 +185,12 @@ int status_component_verdict(const sluice_fsm_launch_t *l,
     int wc;
     bool failed;
 
+    if (v->other_cluster) {
+        snprintf(why, cap,
+                 "multi-cluster routing is unsupported (the job went to another "
+                 "cluster or a federation)");
+        return SLUICE_RESULT_INFRASTRUCTURE_ERROR;
+    }
     if (v->flags & INFRA_FLAGS) {
         snprintf(why, cap, "infrastructure flag");
         return SLUICE_RESULT_INFRASTRUCTURE_ERROR;

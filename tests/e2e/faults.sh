@@ -221,7 +221,7 @@ if "$REPO/deploy/testbed/env.sh" --token 1 | tr -d '\n' >"$token" && [ -s "$toke
     expired_ok=1
 fi
 sleep 2
-left=$("$SLUICE" token show "$token" 2>/dev/null | jq -r '.expires_in' 2>/dev/null || echo none)
+left=$("$SLUICE" token show "$token" -o json 2>/dev/null | jq -r '.expires_in' 2>/dev/null || echo none)
 if ! [[ "$left" =~ ^-[0-9]+$ ]]; then
     expired_ok=0 # not expired: the case would prove nothing
 fi

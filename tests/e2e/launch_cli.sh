@@ -5,11 +5,15 @@
 # code) and what the workload reported:
 #
 #   1. a two-pool hetjob (a100 + h100 series) succeeds, each pool learns the
-#      other's host, and re-running the same request resumes (no 2nd job);
+#      other's host, and re-running the same request resumes (no 2nd job)
+#      and prints the launch's final line again;
 #   2. a hetjob whose rollout pool exits 3 ends EXECUTION_ERROR (1) and the
 #      reason names the pool;
-#   3. a workload exit of 102 is kept as the result code;
-#   4. `sluice cancel` from another process while the job runs ends ABORTED (9);
+#   3. a workload exit of 102 is kept as the result code; with -o json every
+#      line is an object, result_code null until DONE (then 102) and
+#      elapsed_s to the millisecond;
+#   4. `sluice cancel ID --state-dir D` (the operand first) from another
+#      process while the job runs ends ABORTED (9);
 #   5. a 2-node pool: every rank gets its rank, the node count and the
 #      master address and port;
 #   6. a per-launch secret reaches the workload, and its value is found
@@ -33,15 +37,17 @@ NAME=launch_cli
 e2e_launch_setup launch
 trap 'rm -rf "$work"' EXIT
 
-# launch NAME: run `sluice launch --wait` on $work/NAME.json; sets $rc and
-# leaves the output in $work/NAME.out.
+# launch NAME [ARG...]: run `sluice launch --wait` on $work/NAME.json; sets
+# $rc and leaves the output in $work/NAME.out (stderr in $work/NAME.err).
 launch() {
+    local name=$1
+    shift
     rc=0
-    timeout 300 "$SLUICE" launch "$work/$1.json" --wait --config "$site" --state-dir "$state" \
-        >"$work/$1.out" 2>&1 || rc=$?
+    timeout 300 "$SLUICE" launch "$work/$name.json" --wait --config "$site" --state-dir "$state" \
+        "$@" >"$work/$name.out" 2>"$work/$name.err" || rc=$?
 }
 artifacts() { cat "$state/artifacts/$1/stdout.log" 2>/dev/null || true; }
-show() { sed 's/^/    | /' "$work/$1.out" >&2; }
+show() { sed 's/^/    | /' "$work/$1.out" "$work/$1.err" >&2; }
 
 # ---------------------------------------------------------------- 1. hetjob
 cat >"$work/het.json" <<JSON
@@ -60,9 +66,10 @@ out=$(artifacts "het-$run")
 if [ "$rc" -eq 0 ] && grep -q '^trainer=tb1 sees rollout=tb[23]$' <<<"$out" &&
     grep -q '^rollout=tb[23] sees trainer=tb1$' <<<"$out"; then
     launch het
-    jobs_before=$("$SLUICE" status --state-dir "$state" -o json "het-$run" | grep -c '"submitted"' || true)
-    if [ "$rc" -eq 0 ] && grep -q 'already known' "$work/het.out" && [ "$jobs_before" -eq 1 ]; then
-        pass "hetjob succeeded on both series; re-run resumed without a second job"
+    jobs_before=$("$SLUICE" status "het-$run" --output=json --state-dir="$state" | grep -c '"submitted"' || true)
+    if [ "$rc" -eq 0 ] && grep -q 'already known' "$work/het.out" && [ "$jobs_before" -eq 1 ] &&
+        grep -q '\] DONE .*result=SUCCEEDED(0)' "$work/het.out"; then
+        pass "hetjob succeeded on both series; re-run resumed without a second job and printed its final line"
     else
         fail "hetjob re-run (exit $rc, submitted events $jobs_before)"; show het
     fi
@@ -93,11 +100,16 @@ cat >"$work/code.json" <<JSON
  "command": "/bin/bash", "args": ["-c", "exit 102"], "time_limit": 5,
  "pools": [{"name": "main", "nodes": 1, "cpus_per_node": 1, "mem_per_node_mib": 200}]}
 JSON
-launch code
-if [ "$rc" -eq 102 ]; then
-    pass "workload exit 102 is kept as the result code"
+launch code -o json
+# every line an object; no result before DONE; elapsed to the ms
+bad=$(jq -c 'select((.state == "DONE" and .result_code != 102) or
+                    (.state != "DONE" and .result_code != null) or has("result") or
+                    (.elapsed_s | type) != "number")' "$work/code.out" 2>&1 || echo "not JSON lines")
+if [ "$rc" -eq 102 ] && [ -z "$bad" ] && jq -e 'select(.state == "DONE")' "$work/code.out" >/dev/null &&
+    ! grep -qE '"elapsed_s":-?[0-9]+\.[0-9]{4,}' "$work/code.out"; then
+    pass "workload exit 102 is kept as the result code; JSON lines with result_code null until DONE"
 else
-    fail "exit 102 (got $rc)"; show code
+    fail "exit 102 (got $rc; lines not as the API names them: $bad)"; show code
 fi
 
 # ------------------------------------------------------------- 4. cancel
@@ -110,14 +122,15 @@ JSON
 bg=$!
 running=0
 for _ in $(seq 1 60); do
-    if "$SLUICE" status --state-dir "$state" "cancel-$run" 2>/dev/null | grep -q '^state      RUNNING'; then
+    if "$SLUICE" status "cancel-$run" --state-dir "$state" 2>/dev/null | grep -q '^state      RUNNING'; then
         running=1
         break
     fi
     sleep 1
 done
 if [ "$running" -eq 1 ]; then
-    "$SLUICE" cancel --state-dir "$state" "cancel-$run" >/dev/null
+    # a script's order: the operand first
+    "$SLUICE" cancel "cancel-$run" --state-dir "$state" >/dev/null
 fi
 wait "$bg" || true
 crc=$(cat "$work/cancel.rc" 2>/dev/null || echo none)

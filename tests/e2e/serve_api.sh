@@ -105,7 +105,7 @@ req GET /v1/readyz -H "$AUTH"
 r=$code
 rbody=$(cat "$work/body")
 req GET /v1/metrics -H "$AUTH"
-if [ "$h" = 200 ] && [ "$r" = 200 ] && grep -q '"slurmrestd": *"ok"' <<<"$rbody" &&
+if [ "$h" = 200 ] && [ "$r" = 200 ] && grep -q '"slurmrestd": *{"state": *"ok"' <<<"$rbody" &&
     [ "$code" = 200 ] && grep -q '^sluice_launches{state="RUNNING"} 0$' "$work/body"; then
     pass "healthz, readyz (slurmrestd checked) and metrics answer"
 else

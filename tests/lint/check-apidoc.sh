@@ -3,7 +3,9 @@
 # same routes: every path + method of the OpenAPI document has a
 # "### METHOD /path" section in docs/api.md and vice versa, and each
 # section's "Answers:" line lists exactly the response statuses the
-# document gives that operation.  Needs Debian's python3 with python3-yaml.
+# document gives that operation; and the document's info.version is the
+# project's version (CMakeLists.txt), the one the binary reports.  Needs
+# Debian's python3 with python3-yaml.
 set -euo pipefail
 src="${1:?usage: check-apidoc.sh SRC_DIR}"
 py=/usr/bin/python3
@@ -11,10 +13,11 @@ py=/usr/bin/python3
     echo "check-apidoc: $py with the yaml module is needed (deploy/install-deps.sh)" >&2
     exit 1
 }
-exec "$py" - "$src/openapi/sluice-v1.yaml" "$src/docs/api.md" <<'PY'
+exec "$py" - "$src/openapi/sluice-v1.yaml" "$src/docs/api.md" "$src/CMakeLists.txt" <<'PY'
 import re, sys, yaml
 spec = yaml.safe_load(open(sys.argv[1]))
 doc = open(sys.argv[2]).read()
+project = re.search(r"project\(sluice VERSION (\S+)", open(sys.argv[3]).read())
 methods = {"get", "put", "post", "delete", "patch", "head", "options", "trace"}
 want = {}
 for path, item in spec.get("paths", {}).items():
@@ -31,6 +34,11 @@ for sec in sections:
     ans = re.search(r"^Answers: (.*)$", sec, re.M)
     have[(m.group(1), m.group(2))] = sorted(re.findall(r"`(\d{3})`", ans.group(1))) if ans else None
 bad = []
+doc_version = str(spec.get("info", {}).get("version"))
+if not project:
+    bad.append("CMakeLists.txt has no 'project(sluice VERSION x.y.z'")
+elif doc_version != project.group(1):
+    bad.append(f"openapi info.version is {doc_version}, the project's version is {project.group(1)}")
 for k in sorted(set(want) - set(have)):
     bad.append(f"{k[0]} {k[1]} is in the OpenAPI document but not in docs/api.md")
 for k in sorted(set(have) - set(want)):

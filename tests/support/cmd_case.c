@@ -14,6 +14,7 @@
 
 char cmd_dir[256];
 static char out_path[300];
+static char err_path[300];
 static const char *bin;
 
 void cmd_case_setup(const char *name)
@@ -24,6 +25,7 @@ void cmd_case_setup(const char *name)
     snprintf(cmd_dir, sizeof(cmd_dir), "/tmp/sluice-cmd%s-XXXXXX", name);
     cr_assert_not_null(mkdtemp(cmd_dir));
     snprintf(out_path, sizeof(out_path), "%s/out.txt", cmd_dir);
+    snprintf(err_path, sizeof(err_path), "%s/err.txt", cmd_dir);
 }
 
 void cmd_case_teardown(void)
@@ -50,17 +52,55 @@ int cmd_sluice(const char *fmt, ...)
     return WEXITSTATUS(st);
 }
 
-char *cmd_output(void)
+int cmd_sluice_split(const char *fmt, ...)
 {
-    static char text[65536];
-    FILE *f = fopen(out_path, "r");
+    char args[1024], cmd[2048];
+    va_list ap;
+    int st;
+
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof(args), fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof(cmd), "'%s' %s >'%s' 2>'%s'", bin, args, out_path, err_path);
+    st = system(cmd);
+    cr_assert(WIFEXITED(st), "%s", cmd);
+    return WEXITSTATUS(st);
+}
+
+static char *slurp(const char *path, char *text, size_t size)
+{
+    FILE *f = fopen(path, "r");
     size_t n;
 
-    cr_assert_not_null(f);
-    n = fread(text, 1, sizeof(text) - 1, f);
+    cr_assert_not_null(f, "%s", path);
+    n = fread(text, 1, size - 1, f);
     text[n] = '\0';
     fclose(f);
     return text;
+}
+
+char *cmd_output(void)
+{
+    static char text[65536];
+
+    return slurp(out_path, text, sizeof(text));
+}
+
+char *cmd_errors(void)
+{
+    static char text[65536];
+
+    return slurp(err_path, text, sizeof(text));
+}
+
+json_t *cmd_output_json(void)
+{
+    json_error_t jerr;
+    const char *text = cmd_output();
+    json_t *j = json_loads(text, 0, &jerr);
+
+    cr_assert_not_null(j, "not JSON (%s): %s", jerr.text, text);
+    return j;
 }
 
 void cmd_add_launch(const char *id)

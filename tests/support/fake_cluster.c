@@ -77,6 +77,8 @@ uint64_t fake_cluster_add_job(
     j->pending_reason = fc->pending_reason;
     j->pending_desc = fc->pending_desc;
     j->unstarted_reason = fc->unstarted_reason;
+    j->acct_comment_empty = fc->acct_comment_empty;
+    j->other_cluster = fc->other_cluster;
     return j->id;
 }
 
@@ -87,6 +89,7 @@ static const fake_stage_t *stage(const fake_job_t *j)
 
 static void views_of(const fake_job_t *j, bool acct, sluice_jobview_t **out, size_t *n_out)
 {
+    bool fc_comment_empty = j->acct_comment_empty;
     sluice_jobview_t *v = calloc(j->n_comp, sizeof(*v));
     const fake_stage_t *s = stage(j);
 
@@ -94,9 +97,10 @@ static void views_of(const fake_job_t *j, bool acct, sluice_jobview_t **out, siz
         v[k].job_id = j->id + k;
         v[k].het_job_id = j->n_comp > 1 ? j->id : 0;
         v[k].het_job_offset = (uint32_t)k;
-        v[k].name = strdup(j->name);
-        v[k].comment = acct ? NULL : strdup(j->comment);
-        v[k].user_name = strdup(j->user);
+        v[k].name = strdup(acct && j->acct_name[0] ? j->acct_name : j->name);
+        v[k].comment = !acct ? strdup(j->comment) : fc_comment_empty ? strdup("") : NULL;
+        v[k].other_cluster = j->other_cluster;
+        v[k].user_name = strdup(acct && j->acct_user[0] ? j->acct_user : j->user);
         v[k].partition = strdup("debug");
         v[k].nodes = s->base == SLUICE_JOB_PENDING ? NULL
                      : j->unstarted_reason != NULL ? strdup("")
@@ -153,6 +157,10 @@ f_submit(void *arg, const sluice_jobdesc_t *d, size_t n, sluice_submit_result_t 
     if (mode == FAKE_SUBMIT_LOST) {
         snprintf(out->detail, sizeof(out->detail), "timeout waiting for the answer");
         return SLUICE_SUBMIT_UNCERTAIN;
+    }
+    if (mode == FAKE_SUBMIT_OTHER_CLUSTER) {
+        fake_cluster_job(fc, id)->other_cluster = true;
+        snprintf(out->cluster, sizeof(out->cluster), "elsewhere");
     }
     out->job_id = id;
     return SLUICE_SUBMIT_OK;
@@ -295,6 +303,8 @@ static sluice_lookup f_acct_job(void *arg, uint64_t id, sluice_jobview_t **v, si
     fc->n_acct++;
     if (fc->acct_down)
         return SLUICE_LOOKUP_UNAVAILABLE;
+    if (j != NULL)
+        advance(j); /* a job still queued, read only here (its live record is not ours) */
     if (j == NULL || !j->in_acct || j->acct_hidden)
         return SLUICE_LOOKUP_NOT_FOUND;
     views_of(j, true, v, n);

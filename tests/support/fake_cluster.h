@@ -39,6 +39,7 @@ typedef enum {
     FAKE_SUBMIT_LOST,     /* the job is created but the answer is lost (UNCERTAIN) */
     FAKE_SUBMIT_DROP,     /* UNCERTAIN and nothing was created */
     FAKE_SUBMIT_NOT_SENT, /* UNAVAILABLE: provably never sent (refused connect), nothing created */
+    FAKE_SUBMIT_OTHER_CLUSTER, /* OK with "<id>;elsewhere": the job went to another cluster */
 } fake_submit_mode;
 
 typedef struct {
@@ -63,6 +64,10 @@ typedef struct {
      * shown as one slurmctld failed before it started: no nodes, start_time
      * = end_time (Slurm 24.11's BadConstraints failure). */
     const char *unstarted_reason;
+    bool other_cluster;      /* its records say another cluster or a federation */
+    bool acct_comment_empty; /* its accounting record keeps "" as the comment */
+    char acct_user[64];      /* set: accounting names this user (another job's record) */
+    char acct_name[64];      /* set: accounting names this job name */
 } fake_job_t;
 
 typedef struct {
@@ -75,9 +80,11 @@ typedef struct {
     size_t n_script;
     bool live_down;
     bool acct_down;
-    bool cancel_noop; /* DELETE accepted, job unaffected (a late COMPLETED wins the race) */
-    bool acct_hidden; /* new jobs never reach accounting */
-    bool live_hidden; /* new jobs are never in the live queue (ran and left at once) */
+    bool cancel_noop;        /* DELETE accepted, job unaffected (a late COMPLETED wins the race) */
+    bool acct_hidden;        /* new jobs never reach accounting */
+    bool live_hidden;        /* new jobs are never in the live queue (ran and left at once) */
+    bool acct_comment_empty; /* accounting keeps "" as the comment (no job_comment flag) */
+    bool other_cluster;      /* new jobs' records say another cluster (a federation) */
     const char *user;
     const char *pending_reason; /* given to later jobs (fake_job_t) */
     const char *pending_desc;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <dirent.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 
@@ -291,4 +292,136 @@ Test(accept, secret_values_never_reach_the_store_or_the_log)
     cr_expect(strstr(log_text, SECRET_VALUE) == NULL, "%s", log_text);
     sluice_log_set(NULL, 0, NULL);
     sluice_accept_free(a);
+}
+
+/* ---- studies (issue 13) ---------------------------------------------------- */
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+
+    cr_assert_not_null(f, "%s", path);
+    fputs(text, f);
+    fclose(f);
+}
+
+#define STUDY_V1 "format_version: 2\nstudies:\n  s1:\n    env: {STUDY_MARK: v1}\n"
+/* The same size as STUDY_V1, written at once: seen by its bytes. */
+#define STUDY_V2 "format_version: 2\nstudies:\n  s1:\n    env: {STUDY_MARK: v2}\n"
+
+/* A study the runtime does not know is refused, naming it: the launch would
+ * otherwise run without the study's datasets, secrets and partition. */
+Test(accept, an_unknown_study_is_refused_naming_it)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_accept_opts_t o = opts();
+    sluice_accept_stage stage = SLUICE_ACCEPT_STAGE_NONE;
+    sluice_study_runtime_t *rt = NULL;
+    sluice_accept_t *a = NULL;
+    char req[1200];
+    json_t *row = NULL;
+
+    cr_assert_sluice_ok(
+        sluice_study_runtime_load("study.yaml", STUDY_V1, strlen(STUDY_V1), fx.cfg, &rt, &err),
+        &err);
+    o.rt = rt;
+    request_with("acc-study-typo", ", \"study\": \"s2\"", req, sizeof(req));
+    cr_expect_eq(sluice_accept(NULL, NULL, &stage, fx.launcher, fx.cfg, req, strlen(req), &o, &err),
+                 SLUICE_EINVAL);
+    cr_expect_eq(stage, SLUICE_ACCEPT_STAGE_PARSE);
+    cr_expect_str_eq(err.text, "study: unknown study \"s2\" (not in the study runtime file); "
+                               "refused");
+    cr_expect_eq(sluice_store_get_launch(fx.store, "acc-study-typo", &row, &err), SLUICE_ENOTFOUND);
+    /* Without any study runtime, every study is unknown. */
+    o.rt = NULL;
+    request_with("acc-study-none", ", \"study\": \"s1\"", req, sizeof(req));
+    cr_expect_eq(sluice_accept_prepare(&a, &stage, fx.cfg, req, strlen(req), &o, &err),
+                 SLUICE_EINVAL);
+    cr_expect_str_eq(err.text, "study: unknown study \"s1\": no study runtime file is loaded "
+                               "(--study-runtime); refused");
+    cr_expect_null(a);
+    /* The known one is taken, with its environment. */
+    o.rt = rt;
+    cr_assert_sluice_ok(sluice_accept_prepare(&a, &stage, fx.cfg, req, strlen(req), &o, &err),
+                        &err);
+    cr_expect_str_eq(sluice_accept_study(a)->name, "s1");
+    cr_expect_not_null(strstr(sluice_accept_render(a)->script, "sluice_export STUDY_MARK 'v1'"));
+    sluice_accept_free(a);
+    sluice_study_runtime_free(rt);
+}
+
+static int count_of(const char *hay, const char *needle)
+{
+    int n = 0;
+
+    for (; (hay = strstr(hay, needle)) != NULL; hay++)
+        n++;
+    return n;
+}
+
+/* `sluice serve`'s study source: the file is re-read when it changes; a
+ * version in use survives the reload; an unusable file refuses study
+ * launches (logged once), never requests that name no study. */
+Test(accept, the_study_file_is_reread_when_it_changes)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_accept_opts_t o = opts();
+    sluice_accept_stage stage = SLUICE_ACCEPT_STAGE_NONE;
+    sluice_study_source_t *src = NULL;
+    sluice_accept_t *a1 = NULL, *a2 = NULL;
+    char path[300], req[1200], plain[1200];
+
+    snprintf(path, sizeof(path), "%s/study_runtime.yaml", fx.tmp);
+    write_text(path, STUDY_V1);
+    cr_assert_sluice_ok(sluice_study_source_open(&src, path, fx.cfg, &err), &err);
+    o.studies = src;
+    request_with("acc-reload", ", \"study\": \"s1\"", req, sizeof(req));
+    cr_assert_sluice_ok(sluice_accept_prepare(&a1, &stage, fx.cfg, req, strlen(req), &o, &err),
+                        &err);
+    cr_expect_not_null(strstr(sluice_accept_render(a1)->script, "STUDY_MARK 'v1'"));
+
+    /* Rewritten in place while a1 still holds the first version. */
+    write_text(path, STUDY_V2);
+    cr_assert_sluice_ok(sluice_accept_prepare(&a2, &stage, fx.cfg, req, strlen(req), &o, &err),
+                        &err);
+    cr_expect_not_null(strstr(sluice_accept_render(a2)->script, "STUDY_MARK 'v2'"), "%s",
+                       sluice_accept_render(a2)->script);
+    /* The first version is still whole for its reader (ASan watches). */
+    cr_expect_str_eq(sluice_accept_study(a1)->env_values[0], "v1");
+    sluice_accept_free(a1);
+    sluice_accept_free(a2);
+    a1 = a2 = NULL;
+
+    /* Invalid now: study launches are refused with the file's own error
+     * (naming the file), logged once; a request without a study goes on. */
+    log_text[0] = '\0';
+    sluice_log_set(capture_log, SLUICE_LOG_DEBUG, NULL);
+    write_text(path, "format_version: 3\nstudies: {}\n");
+    cr_expect_eq(sluice_accept_prepare(&a1, &stage, fx.cfg, req, strlen(req), &o, &err),
+                 SLUICE_ECONFIG);
+    cr_expect_eq(stage, SLUICE_ACCEPT_STAGE_POLICY);
+    cr_expect(strstr(err.text, path) && strstr(err.text, "format_version"), "%s", err.text);
+    cr_expect_eq(sluice_accept_prepare(&a1, &stage, fx.cfg, req, strlen(req), &o, &err),
+                 SLUICE_ECONFIG);
+    cr_expect_eq(count_of(log_text, "cannot be used"), 1, "%s", log_text);
+    sfx_request("acc-reload-plain", "/bin/true", plain, sizeof(plain));
+    cr_assert_sluice_ok(sluice_accept_prepare(&a1, &stage, fx.cfg, plain, strlen(plain), &o, &err),
+                        &err);
+    sluice_accept_free(a1);
+    a1 = NULL;
+
+    /* Missing: refused, naming the file. */
+    cr_assert_eq(unlink(path), 0);
+    cr_expect_eq(sluice_accept_prepare(&a1, &stage, fx.cfg, req, strlen(req), &o, &err),
+                 SLUICE_ECONFIG);
+    cr_expect(strstr(err.text, path) != NULL, "%s", err.text);
+
+    /* Fixed: taken again. */
+    write_text(path, STUDY_V1);
+    cr_assert_sluice_ok(sluice_accept_prepare(&a1, &stage, fx.cfg, req, strlen(req), &o, &err),
+                        &err);
+    cr_expect_not_null(strstr(sluice_accept_render(a1)->script, "STUDY_MARK 'v1'"));
+    sluice_accept_free(a1);
+    sluice_log_set(NULL, 0, NULL);
+    sluice_study_source_close(src);
 }

@@ -491,3 +491,175 @@ Test(auth, inspect_never_returns_the_signature)
     cr_assert_eq(sluice_token_inspect("eyJ.eyJ.x", &j, &err), SLUICE_EINVAL);
     free(t);
 }
+
+/* ---- identity: the user a token names ------------------------------------ */
+
+/* A compact token with these claims (an unverified signature: sluice reads
+ * claims without verifying). */
+static char *raw_token(const char *claims_json)
+{
+    static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    const char *parts[2] = {"{\"alg\":\"HS256\",\"typ\":\"JWT\"}", claims_json};
+    char *out = calloc(1, 4096);
+    size_t k = 0;
+
+    cr_assert_not_null(out);
+    for (int p = 0; p < 2; p++) {
+        const unsigned char *s = (const unsigned char *)parts[p];
+        size_t n = strlen(parts[p]);
+        for (size_t i = 0; i < n; i += 3) {
+            unsigned v = (unsigned)s[i] << 16 | (i + 1 < n ? (unsigned)s[i + 1] << 8 : 0) |
+                         (i + 2 < n ? s[i + 2] : 0);
+            out[k++] = tbl[(v >> 18) & 63];
+            out[k++] = tbl[(v >> 12) & 63];
+            if (i + 1 < n)
+                out[k++] = tbl[(v >> 6) & 63];
+            if (i + 2 < n)
+                out[k++] = tbl[v & 63];
+        }
+        out[k++] = '.';
+    }
+    memcpy(out + k, "c2ln", 4);
+    return out;
+}
+
+static sluice_auth_t *file_source_as(const char *user, sluice_error_t *err, int *rc)
+{
+    sluice_auth_options_t o = SLUICE_AUTH_OPTIONS_INIT;
+    sluice_auth_t *a = NULL;
+
+    o.kind = SLUICE_AUTH_TOKEN_FILE;
+    o.path = path_of("tok");
+    o.user = user;
+    o.clock = test_clock;
+    *rc = sluice_auth_new(&a, &o, err);
+    return a;
+}
+
+Test(auth, token_user_reads_sun_then_username)
+{
+    char user[SLUICE_TOKEN_USER_MAX];
+    const char *claim = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    char *t = mint_hs("k", "alice", 60, fake_now);
+    char *u = raw_token("{\"exp\":1900000000,\"username\":\"carol\"}");
+    char *both = raw_token("{\"sun\":\"dave\",\"username\":\"erin\"}");
+    char *none = raw_token("{\"exp\":1900000000}");
+    char *bad = raw_token("{\"sun\":\"two words\"}");
+    char *num = raw_token("{\"sun\":1000}");
+
+    cr_assert_eq(sluice_token_user(t, user, sizeof(user), &claim, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_str_eq(user, "alice");
+    cr_assert_str_eq(claim, "sun");
+    cr_assert_eq(sluice_token_user(u, user, sizeof(user), &claim, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_str_eq(user, "carol");
+    cr_assert_str_eq(claim, "username");
+    cr_assert_eq(sluice_token_user(both, user, sizeof(user), &claim, &err), SLUICE_OK);
+    cr_assert_str_eq(user, "dave", "sun wins, as in slurmctld");
+    cr_assert_eq(sluice_token_user(none, user, sizeof(user), NULL, &err), SLUICE_ENOTFOUND);
+    cr_assert_not_null(strstr(err.text, "names no user"), "%s", err.text);
+    cr_assert_eq(sluice_token_user(bad, user, sizeof(user), NULL, &err), SLUICE_EINVAL);
+    cr_assert_eq(sluice_token_user(num, user, sizeof(user), NULL, &err), SLUICE_EINVAL);
+    cr_assert_eq(sluice_token_user("not-a-token", user, sizeof(user), NULL, &err), SLUICE_EINVAL);
+    free(t);
+    free(u);
+    free(both);
+    free(none);
+    free(bad);
+    free(num);
+}
+
+/* No user in the options: the token's `sun` claim is the user, sent as
+ * X-SLURM-USER-NAME; a token naming nobody is refused (no identity). */
+Test(auth, user_is_taken_from_the_token_when_none_is_given)
+{
+    char *t = mint_hs("k", "bob", 1800, fake_now);
+    char *none = raw_token("{\"exp\":1900000000,\"iat\":1700000000}");
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_auth_t *a;
+    char **h = NULL;
+    int rc;
+
+    write_file(path_of("tok"), t, strlen(t), 0600);
+    a = file_source_as(NULL, &err, &rc);
+    cr_assert_eq(rc, SLUICE_OK, "%s", err.text);
+    cr_assert_str_eq(sluice_auth_user(a), "bob");
+    cr_assert_str_eq(sluice_auth_user_claim(a), "sun");
+    cr_assert_eq(sluice_auth_headers(a, &h, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_str_eq(h[0], "X-SLURM-USER-NAME: bob");
+    sluice_auth_headers_free(h);
+    sluice_auth_free(a);
+
+    /* named by the options: kept, whatever the token says */
+    a = file_source_as("alice", &err, &rc);
+    cr_assert_eq(rc, SLUICE_OK, "%s", err.text);
+    cr_assert_str_eq(sluice_auth_user(a), "alice");
+    cr_assert_null(sluice_auth_user_claim(a));
+    sluice_auth_free(a);
+
+    write_file(path_of("tok"), none, strlen(none), 0600);
+    a = file_source_as(NULL, &err, &rc);
+    cr_assert_eq(rc, SLUICE_ECONFIG, "%s", err.text);
+    cr_assert_null(a);
+    cr_assert_not_null(strstr(err.text, "names no user"), "%s", err.text);
+    cr_assert_null(strstr(err.text, none), "the token is never quoted");
+    free(t);
+    free(none);
+}
+
+/* A rotated token file that names another user is refused, not followed:
+ * the identity taken from the first token never changes silently. */
+Test(auth, rotated_token_for_another_user_is_refused)
+{
+    char *t1 = mint_hs("k", "bob", 1800, fake_now);
+    char *t2 = mint_hs("k", "mallory", 1800, fake_now + 5);
+    char *t3 = mint_hs("k", "bob", 1800, fake_now + 10);
+    char *t4 = raw_token("{\"exp\":1900000000}");
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_auth_t *a;
+    char *got = NULL;
+    int rc;
+
+    write_file(path_of("tok"), t1, strlen(t1), 0600);
+    a = file_source_as(NULL, &err, &rc);
+    cr_assert_eq(rc, SLUICE_OK, "%s", err.text);
+    write_file(path_of("tok"), t2, strlen(t2), 0600);
+    logged[0] = '\0';
+    cr_assert_eq(sluice_auth_token(a, &got, &err), SLUICE_EAUTH);
+    cr_assert_null(got);
+    cr_assert_not_null(strstr(err.text, "names user mallory, not bob"), "%s", err.text);
+    cr_assert_eq(sluice_auth_token(a, &got, &err), SLUICE_EAUTH, "still refused");
+    cr_assert_str_eq(sluice_auth_user(a), "bob");
+    {
+        /* logged once for that file */
+        const char *first = strstr(logged, "names user mallory");
+        cr_assert_not_null(first, "%s", logged);
+        cr_assert_null(strstr(first + 1, "names user mallory"), "%s", logged);
+    }
+    cr_assert_null(strstr(logged, t2));
+    write_file(path_of("tok"), t4, strlen(t4), 0600);
+    cr_assert_eq(sluice_auth_token(a, &got, &err), SLUICE_EAUTH, "a token naming nobody");
+    write_file(path_of("tok"), t3, strlen(t3), 0600);
+    cr_assert_eq(sluice_auth_token(a, &got, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_str_eq(got, t3);
+    free(got);
+    sluice_auth_free(a);
+    free(t1);
+    free(t2);
+    free(t3);
+    free(t4);
+}
+
+Test(auth, minted_token_needs_a_user)
+{
+    sluice_auth_options_t o = SLUICE_AUTH_OPTIONS_INIT;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_auth_t *a = NULL;
+
+    write_file(path_of("key"), "supersecretkey", 14, 0600);
+    o.kind = SLUICE_AUTH_HS256_KEY;
+    o.path = path_of("key");
+    cr_assert_eq(sluice_auth_new(&a, &o, &err), SLUICE_ECONFIG);
+    cr_assert_null(a);
+    cr_assert_not_null(strstr(err.text, "needs a user"), "%s", err.text);
+}

@@ -413,3 +413,93 @@ Test(cli_remote, problems_become_clear_errors_with_sysexits)
     cr_expect_eq(r.code, 64, "%s", r.err);
     run_free(&r);
 }
+
+/* Every "elapsed_s": in `text` has at most three decimals (ms). */
+static int elapsed_is_ms(const char *text)
+{
+    for (const char *p = strstr(text, "\"elapsed_s\":"); p != NULL;
+         p = strstr(p + 1, "\"elapsed_s\":")) {
+        const char *v = p + strlen("\"elapsed_s\":");
+        size_t digits = strspn(v, "-0123456789");
+        if (v[digits] == '.' && strspn(v + digits + 1, "0123456789") > 3)
+            return 0;
+    }
+    return 1;
+}
+
+Test(cli_remote, json_lines_have_the_api_names_and_no_result_before_the_end)
+{
+    char req[300];
+    run_t r;
+    char *line, *save = NULL;
+    int lines = 0, done = 0;
+
+    request_file("json-1", "/bin/true", req, sizeof(req));
+    r = run("launch '%s' --wait -o json " REMOTE, req, url, fx.token_file);
+    cr_assert_eq(r.code, 0, "%s %s", r.out, r.err);
+    cr_expect(elapsed_is_ms(r.out), "%s", r.out);
+    for (line = strtok_r(r.out, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+        json_t *j = json_loads(line, 0, NULL);
+        const char *state;
+
+        cr_assert_not_null(j, "%s", line);
+        state = json_string_value(json_object_get(j, "state"));
+        cr_assert_not_null(state, "%s", line);
+        cr_expect_null(json_object_get(j, "result"), "%s", line);
+        cr_expect(json_is_number(json_object_get(j, "elapsed_s")), "%s", line);
+        if (strcmp(state, "DONE") == 0) {
+            done++;
+            cr_expect(json_is_integer(json_object_get(j, "result_code")), "%s", line);
+            cr_expect_eq(json_integer_value(json_object_get(j, "result_code")), 0, "%s", line);
+        } else {
+            /* a live launch has no result yet: null, as in the API */
+            cr_expect(json_is_null(json_object_get(j, "result_code")), "%s", line);
+        }
+        lines++;
+        json_decref(j);
+    }
+    cr_expect_geq(lines, 2);
+    cr_expect_eq(done, 1);
+    run_free(&r);
+}
+
+Test(cli_remote, options_after_the_operand_as_the_readme_shows)
+{
+    char req[300];
+    run_t r;
+    json_t *j;
+
+    request_file("order-1", "/bin/true", req, sizeof(req));
+    r = run("launch '%s' --wait " REMOTE, req, url, fx.token_file);
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    run_free(&r);
+    /* sluice status LAUNCH_ID --server ... --api-token-file tok */
+    r = run("status order-1 " REMOTE, url, fx.token_file);
+    cr_expect_eq(r.code, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "launch     order-1\n") == r.out, "%s", r.out);
+    run_free(&r);
+    r = run("status order-1 --server=%s --api-token-file='%s' --output=json", url, fx.token_file);
+    cr_expect_eq(r.code, 0, "%s", r.err);
+    j = json_loads(r.out, 0, NULL);
+    cr_expect_str_eq(json_string_value(json_object_get(j, "launch_id")), "order-1");
+    json_decref(j);
+    run_free(&r);
+    /* cancel -o json: the launch as DELETE answers it */
+    r = run("cancel order-1 -o json " REMOTE, url, fx.token_file);
+    cr_expect_eq(r.code, 0, "%s", r.err);
+    j = json_loads(r.out, 0, NULL);
+    cr_expect(json_is_true(json_object_get(j, "terminal")), "%s", r.out);
+    json_decref(j);
+    run_free(&r);
+    /* probe -o json: the service's own answer */
+    r = run("probe --server 'unix:%s' -o json", fx.sock);
+    cr_expect_eq(r.code, 0, "%s", r.err);
+    j = json_loads(r.out, 0, NULL);
+    cr_expect_str_eq(json_string_value(json_object_get(j, "status")), "ok", "%s", r.out);
+    json_decref(j);
+    run_free(&r);
+    r = run("probe --output=json --server %s", url);
+    cr_expect_eq(r.code, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "\"status\": \"ok\"") != NULL, "%s", r.out);
+    run_free(&r);
+}

@@ -989,3 +989,150 @@ Test(client, outcome_names)
     cr_assert_str_eq(sluice_outcome_name(SLUICE_OUTCOME_TOO_LARGE), "too-large");
     cr_assert_str_eq(sluice_outcome_name((sluice_outcome)99), "unknown");
 }
+
+/* ---- identity --------------------------------------------------------------- */
+
+#define TOKEN_NO_USER                                                                              \
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJleHAiOjE5MDAwMDAwMDAsImlhdCI6MTcwMDAwMDAwMH0.c2ln"
+#define TOKEN_SUN_TOKUSER                                                                          \
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."                                                        \
+    "eyJleHAiOjE5MDAwMDAwMDAsImlhdCI6MTcwMDAwMDAwMCwic3VuIjoi"                                     \
+    "dG9rdXNlciJ9.c2ln"
+
+#define TOKEN_SUN_MALLORY                                                                          \
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."                                                        \
+    "eyJleHAiOjE5MDAwMDAwMDAsImlhdCI6MTcwMDAwMDAwMCwic3VuIjoi"                                     \
+    "bWFsbG9yeSJ9.c2ln"
+
+/* A site file naming rest.url and the token file `tok`, plus `extra`. */
+static sluice_config_t *site_with_token(const char *tok, const char *extra, char *path, size_t cap)
+{
+    sluice_config_opts_t o = SLUICE_CONFIG_OPTS_INIT;
+    static const char *const no_env[] = {NULL};
+    sluice_config_t *cfg = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    char text[1024];
+    int fd;
+
+    snprintf(path, cap, "/tmp/sluice-client-tok-XXXXXX");
+    fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    cr_assert_eq(write(fd, tok, strlen(tok)), (ssize_t)strlen(tok));
+    fchmod(fd, 0600);
+    close(fd);
+    snprintf(text, sizeof(text),
+             "rest:\n  url: %s\n  api_version: v0.0.43\n  jwt_file: %s\n%s"
+             "storage:\n  root: /tmp\njob_launcher:\n  sandbox: none\n",
+             fake_url(fs), path, extra);
+    o.text = text;
+    o.text_len = strlen(text);
+    o.text_name = "site.yaml";
+    o.envp = no_env;
+    cr_assert_eq(sluice_config_load(&o, &cfg, &err), SLUICE_OK, "%s", err.text);
+    return cfg;
+}
+
+/* rest.user unset: the token's `sun` claim is the Slurm user of the client
+ * and of the cluster operations (the launcher's ownership checks). */
+Test(client, user_is_taken_from_the_token_when_rest_user_is_unset)
+{
+    char path[64];
+    sluice_config_t *cfg = site_with_token(TOKEN_SUN_TOKUSER, "", path, sizeof(path));
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_cluster_ops_t ops;
+
+    const char *claim = NULL;
+
+    cr_assert_null(cfg->rest.user);
+    cr_assert_eq(sluice_client_new_from_config(&client, cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_str_eq(sluice_auth_user(sluice_client_auth(client)), "tokuser");
+    cr_assert_str_eq(sluice_auth_user_claim(sluice_client_auth(client)), "sun");
+    sluice_cluster_ops_rest(client, &ops);
+    cr_assert_not_null(ops.user);
+    cr_assert_str_eq(ops.user(ops.arg), "tokuser");
+    /* completed, for staging and the launcher options */
+    cr_assert_eq(sluice_client_resolve_user(cfg, &claim, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_str_eq(cfg->rest.user, "tokuser");
+    cr_assert_str_eq(claim, "sun");
+    cr_assert_eq(sluice_config_source(cfg, "rest.user"), SLUICE_SRC_TOKEN);
+    cr_assert_eq(sluice_client_resolve_user(cfg, &claim, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_null(claim, "already set: nothing read");
+    /* A client made from the completed configuration still takes the user
+     * from the token, so a token rotated to another user stays refused. */
+    sluice_client_free(client);
+    client = NULL;
+    cr_assert_eq(sluice_client_new_from_config(&client, cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_str_eq(sluice_auth_user_claim(sluice_client_auth(client)), "sun");
+    {
+        char tmp_path[80];
+        FILE *f;
+        char *tok = NULL;
+
+        /* rotated as a rotator does: a new file renamed over the old one */
+        snprintf(tmp_path, sizeof(tmp_path), "%s.new", path);
+        f = fopen(tmp_path, "w");
+        cr_assert_not_null(f);
+        fputs(TOKEN_SUN_MALLORY, f);
+        fclose(f);
+        cr_assert_eq(chmod(tmp_path, 0600), 0);
+        cr_assert_eq(rename(tmp_path, path), 0);
+        cr_assert_eq(sluice_auth_token(sluice_client_auth(client), &tok, &err), SLUICE_EAUTH);
+        cr_assert_null(tok);
+    }
+    sluice_client_free(client);
+    client = NULL;
+    cr_assert_eq(sluice_client_new_from_config(&client, cfg, &err), SLUICE_EAUTH);
+    cr_assert_not_null(strstr(err.text, "now names mallory, not tokuser"), "%s", err.text);
+    sluice_config_free(cfg);
+    unlink(path);
+}
+
+/* Neither rest.user nor a user in the token: the configuration is refused,
+ * and the error names rest.user. */
+Test(client, no_user_anywhere_refuses_the_configuration)
+{
+    char path[64];
+    sluice_config_t *cfg = site_with_token(TOKEN_NO_USER, "", path, sizeof(path));
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_auth_t *a = NULL;
+
+    cr_assert_eq(sluice_client_new_from_config(&client, cfg, &err), SLUICE_ECONFIG);
+    cr_assert_null(client);
+    cr_assert(strncmp(err.text, "rest.user: not set", 18) == 0, "%s", err.text);
+    cr_assert_not_null(strstr(err.text, "rest.jwt_file"), "%s", err.text);
+    cr_assert_null(strstr(err.text, TOKEN_NO_USER), "the token is never quoted");
+    cr_assert_eq(sluice_client_auth_from_config(&a, cfg, &err), SLUICE_ECONFIG);
+    cr_assert_eq(sluice_client_resolve_user(cfg, NULL, &err), SLUICE_ECONFIG);
+    cr_assert_null(cfg->rest.user);
+    sluice_config_free(cfg);
+    unlink(path);
+
+    /* rest.user set: the token need not name anyone */
+    cfg = site_with_token(TOKEN_NO_USER, "  user: svc\n", path, sizeof(path));
+    cr_assert_eq(sluice_client_new_from_config(&client, cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_str_eq(sluice_auth_user(sluice_client_auth(client)), "svc");
+    sluice_config_free(cfg);
+    unlink(path);
+}
+
+/* A submit answer whose job id is "<id>;<cluster>" (the job went to another
+ * cluster): the cluster ops report the id and the cluster, and the
+ * launcher refuses it. */
+Test(client, submit_answer_with_a_cluster_suffix_names_the_cluster)
+{
+    sluice_submit_result_t res;
+
+    ready_client("v0.0.43", 5000);
+    memset(&res, 0, sizeof(res));
+    cr_assert_eq(ops_submit(200, "{\"job_id\":\"4242;elsewhere\",\"step_id\":\"batch\"}", &res),
+                 SLUICE_SUBMIT_OK, "%s", res.detail);
+    cr_assert_eq(res.job_id, 4242);
+    cr_assert_str_eq(res.cluster, "elsewhere");
+    memset(&res, 0, sizeof(res));
+    cr_assert_eq(ops_submit(200, "{\"job_id\":4243,\"step_id\":\"batch\"}", &res),
+                 SLUICE_SUBMIT_OK);
+    cr_assert_eq(res.job_id, 4243);
+    cr_assert_str_eq(res.cluster, "");
+    cr_assert_eq(ops_submit(200, "{\"job_id\":\"4244;\",\"step_id\":\"batch\"}", &res),
+                 SLUICE_SUBMIT_UNCERTAIN, "a garbled id proves nothing");
+}

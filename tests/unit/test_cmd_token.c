@@ -92,7 +92,14 @@ Test(cmd_token, mint_show_check_round_trip)
     out = slurp("tok");
     cr_assert_eq(strncmp(out, "eyJ", 3), 0, "%s", out);
 
+    /* for people by default, the header and claims with -o json */
     cr_assert_eq(run("'%s' token show %s/tok > %s/show", bin, dir, dir), 0);
+    out = slurp("show");
+    cr_assert_not_null(strstr(out, "user       alice\n"), "%s", out);
+    cr_assert_not_null(strstr(out, "algorithm  HS256\n"), "%s", out);
+    cr_assert_not_null(strstr(out, "(in "), "%s", out);
+    cr_assert_null(strstr(out, "cluster-secret-key"));
+    cr_assert_eq(run("'%s' token show %s/tok -o json > %s/show", bin, dir, dir), 0);
     out = slurp("show");
     cr_assert_not_null(strstr(out, "\"sun\": \"alice\""), "%s", out);
     cr_assert_not_null(strstr(out, "\"expires_in\""), "%s", out);

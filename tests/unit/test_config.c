@@ -295,6 +295,15 @@ static const struct bad_case bad_cases[] = {
     {BASE "poll:\n  rpc_per_second: 5\n", "site.yaml:8:3: poll.rpc_per_second: unknown key"},
     {"storage:\n  root: /s\njob_launcher:\n  sandbox: none\n",
      "site.yaml: rest.url: required (set rest.url, FORGE_SLURM_REST_URL or --set rest.url=...)"},
+    /* no Slurm identity: a minted token has no user of its own */
+    {"rest:\n  url: https://rest.example:6820\n  jwt_key_file: /etc/slurm/jwt.key\nstorage:\n"
+     "  root: /s\njob_launcher:\n  sandbox: none\n",
+     "site.yaml: rest.user: required when rest.jwt_key_file mints the token (it names this user; "
+     "set rest.user, FORGE_SLURM_REST_USER or --set rest.user=...)"},
+    {"rest:\n  url: https://rest.example:6820\n  jwt_rs256_key_file: /etc/k.pem\nstorage:\n"
+     "  root: /s\njob_launcher:\n  sandbox: none\n",
+     "site.yaml: rest.user: required when rest.jwt_rs256_key_file mints the token (it names this "
+     "user; set rest.user, FORGE_SLURM_REST_USER or --set rest.user=...)"},
 };
 
 /* Table-driven (a loop rather than ParameterizedTest: Criterion re-executes
@@ -315,6 +324,57 @@ static void check_bad(const struct bad_case *bc)
     cr_assert_eq(load_text(bc->yaml, NULL, NULL, 0, &cfg, &err), SLUICE_ECONFIG, "%s", bc->yaml);
     cr_assert_str_eq(err.text, bc->message);
     cr_assert_eq(cfg, (sluice_config_t *)0x1, "output touched on error");
+}
+
+/* rest.user is optional only where a token can name the user itself (a
+ * token file or $SLURM_JWT: its `sun` claim, read when the client is made). */
+Test(config, rest_user_optional_only_where_the_token_names_one)
+{
+    static const char *const user_env[] = {"FORGE_SLURM_REST_USER=svc", NULL};
+    const char *key = "rest:\n  url: https://rest.example:6820\n  jwt_key_file: /etc/k\nstorage:\n"
+                      "  root: /s\njob_launcher:\n  sandbox: none\n";
+    const char *set_user[] = {"rest.user=svc"};
+    sluice_config_t *cfg = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    cr_assert_eq(load_text(BASE, NULL, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_null(cfg->rest.user);
+    sluice_config_free(cfg);
+    cr_assert_eq(load_text("rest:\n  url: https://rest.example:6820\n  jwt_file: /run/jwt\n"
+                           "storage:\n  root: /s\njob_launcher:\n  sandbox: none\n",
+                           NULL, NULL, 0, &cfg, &err),
+                 SLUICE_OK, "%s", err.text);
+    sluice_config_free(cfg);
+    cr_assert_eq(load_text(key, user_env, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_str_eq(cfg->rest.user, "svc");
+    sluice_config_free(cfg);
+    cr_assert_eq(load_text(key, NULL, set_user, 1, &cfg, &err), SLUICE_OK, "%s", err.text);
+    sluice_config_free(cfg);
+}
+
+/* The token's user completes a configuration without rest.user: its
+ * source is "token:<claim>", and a configured user is never replaced. */
+Test(config, token_user_completes_rest_user)
+{
+    sluice_config_t *cfg = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    json_t *j = NULL;
+
+    cr_assert_eq(load_text(BASE, NULL, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_eq(sluice_config_set_token_user(cfg, "", "sun", &err), SLUICE_EINVAL);
+    cr_assert_eq(sluice_config_set_token_user(cfg, "tokuser", "sun", &err), SLUICE_OK, "%s",
+                 err.text);
+    cr_assert_str_eq(cfg->rest.user, "tokuser");
+    cr_assert_eq(sluice_config_source(cfg, "rest.user"), SLUICE_SRC_TOKEN);
+    cr_assert_str_eq(sluice_config_source_name(SLUICE_SRC_TOKEN), "token");
+    cr_assert_eq(sluice_config_to_json(cfg, &j, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(j, "sources"), "rest.user")),
+                     "token:sun");
+    json_decref(j);
+    cr_assert_eq(sluice_config_set_token_user(cfg, "tokuser", "sun", &err), SLUICE_OK);
+    cr_assert_eq(sluice_config_set_token_user(cfg, "mallory", "sun", &err), SLUICE_ECONFIG);
+    cr_assert_str_eq(cfg->rest.user, "tokuser");
+    sluice_config_free(cfg);
 }
 
 Test(config, nul_byte_is_refused_with_position)
@@ -838,7 +898,7 @@ static const struct bad_case study_bad[] = {
      "study.yaml:5:7: studies.s.env.SLURM_JOB_ID: reserved prefix (SLURM_, SLUICE_, NVFL_)"},
     {"format_version: 2\nstudies:\n  s:\n    slurm:\n      nodes: 2\n",
      "study.yaml:5:7: studies.s.slurm.nodes: unknown key (expected sandbox, setup, partition, "
-     "account, qos)"},
+     "account, qos, python_path)"},
     {"format_version: 2\nstudies:\n  s:\n    slurm: {sandbox: none}\n    container: {image: "
      "/i.sif}\n",
      "study.yaml:5:24: studies.s: an image is not allowed when the effective sandbox is none"},
@@ -879,5 +939,53 @@ Test(config, study_bare_site_rejects_datasets)
                  SLUICE_ECONFIG);
     cr_assert_str_eq(err.text, "study.yaml:5:7: studies.s: datasets are not allowed when the "
                                "effective sandbox is none (no mount namespace)");
+    sluice_config_free(cfg);
+}
+
+/* ---- policy keys of issue 13 ---- */
+
+Test(config, policy_default_gpu_series_images_and_keep_going)
+{
+    static const struct bad_case bad[] = {
+        {BASE "gpu_series:\n  a100: {constraint: a100}\npolicy:\n  default_gpu_series: h100\n",
+         "site.yaml:10:23: policy.default_gpu_series: \"h100\" is not a series of gpu_series"},
+        {BASE "policy:\n  default_gpu_series: h100\n",
+         "site.yaml:8:23: policy.default_gpu_series: \"h100\" is not a series of gpu_series"},
+        {BASE "policy:\n  allowed_images: [images/]\n",
+         "site.yaml:8:19: policy.allowed_images: 'images/': expected an absolute normalised path "
+         "(a directory ends with '/'; no '.', '..', ':', quote, '$' or '\\')"},
+        {BASE "policy:\n  allowed_images: [/lustre/../etc/]\n",
+         "site.yaml:8:19: policy.allowed_images: '/lustre/../etc/': expected an absolute "
+         "normalised path (a directory ends with '/'; no '.', '..', ':', quote, '$' or '\\')"},
+        {BASE "policy:\n  allowed_images: [\"/a//b.sif\"]\n",
+         "site.yaml:8:19: policy.allowed_images: '/a//b.sif': expected an absolute normalised "
+         "path (a directory ends with '/'; no '.', '..', ':', quote, '$' or '\\')"},
+        {BASE "policy:\n  keep_going: sometimes\n",
+         "site.yaml:8:15: policy.keep_going: expected true or false"},
+    };
+    static const char good[] = BASE "gpu_series:\n  a100: {constraint: a100}\n"
+                                    "policy:\n  default_gpu_series: a100\n"
+                                    "  allowed_images: [/lustre/images/, /shared/x.sif]\n"
+                                    "  keep_going: true\n  allow_keep_going: true\n";
+    sluice_config_t *cfg = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    size_t i;
+
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        check_bad(&bad[i]);
+    cr_assert_eq(load_text(good, NULL, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_expect_str_eq(cfg->policy.default_gpu_series, "a100");
+    cr_expect_eq(cfg->policy.allowed_images.n, 2);
+    cr_expect_str_eq(cfg->policy.allowed_images.items[0], "/lustre/images/");
+    cr_expect(cfg->policy.keep_going);
+    cr_expect(cfg->policy.allow_keep_going);
+    sluice_config_free(cfg);
+    /* Defaults: no default series, no job image allowed, a failing pool
+     * stops the others and a request may not change that. */
+    cr_assert_eq(load_text(BASE, NULL, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_expect_null(cfg->policy.default_gpu_series);
+    cr_expect_eq(cfg->policy.allowed_images.n, 0);
+    cr_expect_not(cfg->policy.keep_going);
+    cr_expect_not(cfg->policy.allow_keep_going);
     sluice_config_free(cfg);
 }

@@ -1850,3 +1850,48 @@ Test(fsm, observed_found_needs_known_states)
     cr_assert_eq(r.l.state, SLUICE_FSM_PENDING);
     run_done(&r);
 }
+
+/* Our job's record on another cluster or in a federation: multi-cluster
+ * routing is refused, the launch ends INFRASTRUCTURE_ERROR whatever the
+ * state or the cancel intent, and replay agrees (the mark is stored). */
+Test(fsm, record_of_another_cluster_ends_the_launch)
+{
+    sluice_jobview_t v = V(SLUICE_JOB_PENDING, 0, false, 0, 0);
+    sluice_jobview_t c = V(SLUICE_JOB_CANCELLED, 0, true, 0, 15);
+    json_t *bad = json_loads("{\"seq\":0,\"time\":1,\"name\":\"observed\",\"context\":{"
+                             "\"lookup\":\"FOUND\",\"source\":\"live\",\"jobs\":[{\"job_id\":1,"
+                             "\"state\":\"PENDING\",\"other_cluster\":1}]}}",
+                             0, NULL);
+    sluice_fsm_event_t ev;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    run_t r;
+
+    v.other_cluster = true;
+    run_init(&r, NULL);
+    to_submitted(&r);
+    cr_assert_eq(observe(&r, v, 5), SLUICE_OK, "%s", r.err.text);
+    cr_assert_eq(r.l.state, SLUICE_FSM_DONE);
+    cr_assert_eq(r.l.result, SLUICE_RESULT_INFRASTRUCTURE_ERROR);
+    cr_assert(strstr(r.l.reason, "multi-cluster routing is unsupported") != NULL, "%s", r.l.reason);
+    {
+        json_t *ctx = json_object_get(json_array_get(r.log, 3), "context");
+        json_t *job = json_array_get(json_object_get(ctx, "jobs"), 0);
+        cr_assert(json_is_true(json_object_get(job, "other_cluster")),
+                  "the mark is in the stored event");
+    }
+    run_done(&r);
+
+    /* after the caller's cancel: still not ABORTED */
+    c.other_cluster = true;
+    run_init(&r, NULL);
+    to_running(&r);
+    cr_assert_eq(step(&r, E_cancel(6)), SLUICE_OK);
+    cr_assert_eq(observe(&r, c, 7), SLUICE_OK, "%s", r.err.text);
+    cr_assert_eq(r.l.result, SLUICE_RESULT_INFRASTRUCTURE_ERROR, "%s", r.l.reason);
+    run_done(&r);
+
+    memset(&ev, 0, sizeof(ev));
+    cr_assert_eq(sluice_fsm_event_from_json(bad, &ev, &err), SLUICE_EINVAL);
+    cr_assert(strstr(err.text, "other_cluster") != NULL, "%s", err.text);
+    json_decref(bad);
+}

@@ -45,6 +45,7 @@ static sluice_launch_policy_t policy(void)
     p.n_series = 3;
     p.pending_timeout = 600;
     p.allow_requeue = false;
+    p.default_series = "a100"; /* GPU pools without a series (the NVFlare form) */
     return p;
 }
 
@@ -217,6 +218,53 @@ Test(launch, nvflare_single_node_maps_num_of_gpus)
     cr_assert_str_eq(s->image, "/shared/images/nvflare-job.sif");
     cr_assert_str_eq(s->pools[0].command, "/usr/bin/python3");
     sluice_launch_free(l);
+}
+
+/* NVFlare's launcher runs `<python_path> -u -m <module> ...`: an NVFlare-form
+ * request may leave the interpreter to the site; the model keeps it, so the
+ * canonical JSON (and a reload) does not depend on the site file. */
+Test(launch, nvflare_form_takes_the_interpreter_from_python_path)
+{
+    sluice_launch_policy_t pol = policy();
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_launch_t *l = NULL;
+    char *j = q("{'launch_id':'x','site':'s','args':['-u','-m','nvflare.worker'],"
+                "'resource_spec':{'num_of_gpus':1}}");
+    char *canon;
+
+    pol.python_path = "/opt/venv/bin/python3";
+    l = parse_ok_with(j, &pol);
+    cr_expect_str_eq(sluice_launch_pool(l, 0)->command, "/opt/venv/bin/python3");
+    cr_expect_eq(sluice_launch_pool(l, 0)->n_args, 3);
+    canon = sluice_launch_to_json(l, &err);
+    cr_assert_not_null(canon, "%s", err.text);
+    cr_expect_not_null(strstr(canon, "\"command\":\"/opt/venv/bin/python3\""), "%s", canon);
+    free(canon);
+    sluice_launch_free(l);
+    free(j);
+
+    /* The request's own command wins. */
+    j = q("{'launch_id':'x','site':'s','command':'/usr/bin/python3.12','args':['-m','w'],"
+          "'resource_spec':{'num_of_gpus':1}}");
+    l = parse_ok_with(j, &pol);
+    cr_expect_str_eq(sluice_launch_pool(l, 0)->command, "/usr/bin/python3.12");
+    sluice_launch_free(l);
+    free(j);
+
+    /* No module: sluice invents none. */
+    j = q("{'launch_id':'x','site':'s','resource_spec':{'num_of_gpus':1}}");
+    cr_expect_eq(sluice_launch_parse(&l, j, strlen(j), &pol, 0, &err), SLUICE_EINVAL);
+    cr_expect_null(l);
+    cr_expect_str_eq(err.text, "args: required when the command is the site's python_path "
+                               "(/opt/venv/bin/python3): the worker module and its arguments "
+                               "(sluice invents none)");
+    free(j);
+
+    /* The native form never takes it: a pool without a command is refused. */
+    j = q("{'launch_id':'x','site':'s','args':['-m','w'],'pools':[{'name':'main'}]}");
+    cr_expect_eq(sluice_launch_parse(&l, j, strlen(j), &pol, 0, &err), SLUICE_EINVAL);
+    cr_expect_null(l);
+    free(j);
 }
 
 Test(launch, nvflare_multinode_uses_default_block_and_units)
@@ -566,7 +614,8 @@ static const struct bad_case bad_cases[] = {
      "pools: not allowed in the NVFlare form (resource_spec/launcher_spec); set it under "
      "launcher_spec.<site>.slurm"},
     {"{'launch_id':'x','site':'s','resource_spec':{'num_of_gpus':1}}", SLUICE_EINVAL,
-     "command: required: the NVFlare form must carry the worker command (sluice invents none)"},
+     "command: required: the NVFlare form must carry the worker command, or the site (or study) "
+     "must set python_path (sluice invents none)"},
     {"{" BASE ",'resource_spec':{'s':{'num_of_gpus':4}},"
      "'launcher_spec':{'s':{'slurm':{'nodes':2,'gpus_per_node':1,"
      "'additional_node_command':'x'}}}}",
@@ -684,6 +733,130 @@ Test(launch, policy_without_lists_refuses_choices)
     cr_assert_eq(sluice_launch_parse(&l, j, strlen(j), &pol, 0, &err), SLUICE_EINVAL);
     cr_assert_str_eq(err.text, "profile: \"none\" is not allowed by site policy");
     free(j);
+}
+
+/* ---- fail-closed GPU series (issue 13) ----------------------------------- */
+
+/* A pool that asks for GPUs and names no series has no constraint: it could
+ * land on any GPU node.  Without a site default it is refused, in both
+ * forms, naming the field. */
+Test(launch, gpu_pool_without_series_is_refused_without_a_site_default)
+{
+    static const struct {
+        const char *json, *text;
+    } cases[] = {
+        {"{" BASE ",'pools':[{'name':'p','gpus_per_node':2}]}",
+         "pools[0].gpus_per_node: pool \"p\" asks for 2 GPUs per node but names no gpu_series, "
+         "and the site names no default series (policy.default_gpu_series); refused before "
+         "anything is submitted (fail-closed)"},
+        {"{" BASE ",'resource_spec':{'num_of_gpus':1}}",
+         "resource_spec: pool \"main\" asks for 1 GPUs per node but names no gpu_series, and the "
+         "site names no default series (policy.default_gpu_series); refused before anything is "
+         "submitted (fail-closed)"},
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        sluice_launch_policy_t pol = policy();
+        sluice_error_t err = SLUICE_ERROR_INIT;
+        sluice_launch_t *l = NULL;
+        char *j = q(cases[i].json);
+
+        pol.default_series = NULL;
+        cr_expect_eq(sluice_launch_parse(&l, j, strlen(j), &pol, 0, &err), SLUICE_EINVAL,
+                     "case %zu", i);
+        cr_expect_str_eq(err.text, cases[i].text, "case %zu", i);
+        cr_expect_null(l);
+        sluice_launch_free(l);
+        free(j);
+    }
+}
+
+/* With a site default the pool gets its series and constraint; the
+ * canonical JSON leaves the default out (like every site default), and a
+ * CPU-only pool gets no series. */
+Test(launch, gpu_pool_without_series_takes_the_site_default)
+{
+    sluice_launch_policy_t pol = policy();
+    char *j = q("{" BASE ",'pools':[{'name':'p','gpus_per_node':2},{'name':'c'}]}");
+    sluice_launch_t *l = parse_ok_with(j, &pol);
+    char *out = sluice_launch_to_json(l, NULL);
+
+    cr_assert_str_eq(sluice_launch_pool(l, 0)->gpu_series, "a100");
+    cr_assert_str_eq(sluice_launch_pool(l, 0)->constraint, "gpu_a100");
+    cr_assert_str_eq(sluice_launch_pool(l, 0)->gres, "gpu:a100");
+    cr_assert(sluice_launch_pool(l, 0)->default_series);
+    cr_assert_null(sluice_launch_pool(l, 1)->gpu_series);
+    cr_assert_null(sluice_launch_pool(l, 1)->constraint);
+    cr_assert_null(strstr(out, "gpu_series"), "%s", out);
+    free(out);
+    sluice_launch_free(l);
+    free(j);
+    /* The default is a catalogue series like any other: its per-node cap
+     * applies, and a default without a constraint is refused. */
+    {
+        sluice_error_t err = SLUICE_ERROR_INIT;
+        j = q("{" BASE ",'pools':[{'name':'p','gpus_per_node':9}]}");
+        cr_assert_eq(sluice_launch_parse(&l, j, strlen(j), &pol, 0, &err), SLUICE_EINVAL);
+        cr_assert_str_eq(err.text, "pools[0].gpus_per_node: pool \"p\" asks for 9 GPUs per node; "
+                                   "series \"a100\" has 8 per node");
+        pol.default_series = "h100";
+        cr_assert_eq(sluice_launch_parse(&l, j, strlen(j), &pol, 0, &err), SLUICE_EINVAL);
+        cr_assert(strstr(err.text, "GPU series \"h100\", which has no slurm_constraint"), "%s",
+                  err.text);
+        free(j);
+    }
+}
+
+/* ---- keep_going (hetjob: stop the other pools when one fails) ------------ */
+
+Test(launch, keep_going_within_policy)
+{
+    sluice_launch_policy_t pol = policy();
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_launch_t *l = NULL;
+    char *on = q("{" BASE ",'keep_going':true," POOL "}");
+    char *off = q("{" BASE ",'keep_going':false," POOL "}");
+    char *none = q("{" BASE "," POOL "}");
+    char *bad = q("{" BASE ",'keep_going':1," POOL "}");
+    char *out;
+
+    /* The site's value when the request says nothing; not in the JSON. */
+    l = parse_ok_with(none, &pol);
+    cr_assert_not(sluice_launch_spec(l)->keep_going);
+    out = sluice_launch_to_json(l, NULL);
+    cr_assert_null(strstr(out, "keep_going"));
+    free(out);
+    sluice_launch_free(l);
+    pol.keep_going = true;
+    l = parse_ok_with(none, &pol);
+    cr_assert(sluice_launch_spec(l)->keep_going);
+    sluice_launch_free(l);
+    /* The site's own value may always be repeated; another needs
+     * allow_keep_going. */
+    l = parse_ok_with(on, &pol);
+    cr_assert(sluice_launch_spec(l)->keep_going);
+    sluice_launch_free(l);
+    cr_assert_eq(sluice_launch_parse(&l, off, strlen(off), &pol, 0, &err), SLUICE_EINVAL);
+    cr_assert_str_eq(err.text, "keep_going: site policy does not let a request choose it (the "
+                               "site's value is true: policy.allow_keep_going is false)");
+    pol.keep_going = false;
+    cr_assert_eq(sluice_launch_parse(&l, on, strlen(on), &pol, 0, &err), SLUICE_EINVAL);
+    cr_assert_str_eq(err.text, "keep_going: site policy does not let a request choose it (the "
+                               "site's value is false: policy.allow_keep_going is false)");
+    pol.allow_keep_going = true;
+    l = parse_ok_with(on, &pol);
+    cr_assert(sluice_launch_spec(l)->keep_going);
+    out = sluice_launch_to_json(l, NULL);
+    cr_assert_not_null(strstr(out, "\"keep_going\":true"), "%s", out);
+    free(out);
+    sluice_launch_free(l);
+    cr_assert_eq(sluice_launch_parse(&l, bad, strlen(bad), &pol, 0, &err), SLUICE_EINVAL);
+    cr_assert_str_eq(err.text, "keep_going: expected true or false");
+    free(on);
+    free(off);
+    free(none);
+    free(bad);
 }
 
 /* ---- value syntaxes ----------------------------------------------------- */

@@ -1730,6 +1730,7 @@ Test(launcher, second_supervisor_is_refused_and_orphans_are_reported)
     cr_assert_sluice_ok(sluice_store_open(&s2, tmp, &err), &err);
     o.store = s2;
     o.cluster = fake_cluster_ops(fc);
+    o.user = USER;
     cr_assert_eq(sluice_launcher_new(&l2, &o, &err), SLUICE_ECONFLICT);
     sluice_store_close(s2);
     orphan_name = "deadbeef";
@@ -2561,4 +2562,267 @@ Test(launcher, post_sent_then_dropped_stays_uncertain)
     sluice_launcher_free(l);
     sluice_client_free(c);
     fake_stop(fs);
+}
+
+/* ---- identity and ownership (docs/state-machine.md, "Ownership") ---------- */
+
+/* How many `observed` events of `id` say NOT_FOUND. */
+static size_t count_observed_not_found(const char *id)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    json_t *evs = NULL;
+    json_t *e;
+    size_t i, k = 0;
+
+    cr_assert_sluice_ok(sluice_store_read_events(store, id, 1, 0, &evs, &err), &err);
+    json_array_foreach(evs, i, e)
+    {
+        const char *lk =
+            json_string_value(json_object_get(json_object_get(e, "context"), "lookup"));
+        if (strcmp(json_string_value(json_object_get(e, "name")), "observed") == 0 && lk != NULL &&
+            strcmp(lk, "NOT_FOUND") == 0)
+            k++;
+    }
+    json_decref(evs);
+    return k;
+}
+
+/* How many `adopted` events of `id` name this source. */
+static size_t count_adopted_from(const char *id, const char *source)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    json_t *evs = NULL;
+    json_t *e;
+    size_t i, k = 0;
+
+    cr_assert_sluice_ok(sluice_store_read_events(store, id, 1, 0, &evs, &err), &err);
+    json_array_foreach(evs, i, e)
+    {
+        const char *src =
+            json_string_value(json_object_get(json_object_get(e, "context"), "source"));
+        if (strcmp(json_string_value(json_object_get(e, "name")), "adopted") == 0 && src != NULL &&
+            strcmp(src, source) == 0)
+            k++;
+    }
+    json_decref(evs);
+    return k;
+}
+
+static const char *t_user(void *arg)
+{
+    (void)arg;
+    return USER;
+}
+
+/* No user in the options: the cluster's (the token's) is the identity, and
+ * it is what the cancel's ownership check compares, so the launch can be
+ * cancelled.  No user anywhere: no launcher (nothing could be adopted or
+ * cancelled, and every lost POST would become a duplicate). */
+Test(launcher, user_comes_from_the_cluster_or_the_launcher_is_refused)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_launcher_opts_t o = SLUICE_LAUNCHER_OPTS_INIT;
+    sluice_launcher_t *l = NULL;
+    fake_stage_t slow[] = {{SLUICE_JOB_RUNNING, 0, 0, 0, 50}, {SLUICE_JOB_COMPLETED, 0, 0, 0, 2}};
+
+    o.store = store;
+    o.cluster = fake_cluster_ops(fc);
+    o.site = "site1";
+    o.now_ms = t_now;
+    o.sleep_ms = t_sleep;
+    o.rpc_per_sec = 100000;
+    cr_assert_eq(sluice_launcher_new(&l, &o, &err), SLUICE_ECONFIG);
+    cr_assert_null(l);
+    cr_assert_not_null(strstr(err.text, "no Slurm user"), "%s", err.text);
+    o.cluster.user = t_user;
+    cr_assert_sluice_ok(sluice_launcher_new(&l, &o, &err), &err);
+    cr_assert_sluice_ok(sluice_launcher_recover(l, NULL, &err), &err);
+    accept_launch(l, "ID1", 1, NULL, NULL, 0);
+    cr_assert_eq(run_to_end(l, "ID1", 20), 0);
+    fake_cluster_set_script(fc, slow, 2);
+    accept_launch(l, "ID2", 1, NULL, NULL, 0);
+    step(l);
+    step(l);
+    cr_assert_sluice_ok(sluice_launcher_cancel(l, "ID2", "alice", &err), &err);
+    cr_assert_eq(run_to_end(l, "ID2", 20), 9);
+    cr_assert_eq(fc->n_cancel, 1, "the job is ours: the DELETE went");
+    cr_assert_eq(count_events("ID2", "cancel-refused"), 0);
+    sluice_launcher_free(l);
+}
+
+/* The submit answer names job X, but X's live record is another job
+ * (another user and comment: the id was reused).  It is never adopted: its
+ * state is not the launch's, a caller's cancel sends no DELETE, and with no
+ * record of ours anywhere the launch ends INFRASTRUCTURE_ERROR once
+ * accounting's misses are spent.  Each view's mismatch is logged once. */
+Test(launcher, reused_job_id_at_its_first_sighting_is_neither_adopted_nor_cancelled)
+{
+    sluice_launcher_t *l = new_launcher();
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    fake_stage_t run_ok[] = {{SLUICE_JOB_RUNNING, 0, 0, 0, 100},
+                             {SLUICE_JOB_COMPLETED, 0, 0, 0, 2}};
+
+    fake_cluster_set_script(fc, run_ok, 2);
+    accept_launch(l, "RU1", 1, NULL, NULL, 0);
+    step(l);
+    cr_assert_eq(fc->n_jobs, 1);
+    cr_assert_eq(fc->n_get, 0, "not read yet");
+    snprintf(fc->jobs[0].user, sizeof(fc->jobs[0].user), "mallory");
+    snprintf(fc->jobs[0].comment, sizeof(fc->jobs[0].comment), "someone else's");
+    for (int i = 0; i < 3; i++)
+        step(l);
+    cr_assert_geq(fc->n_get, 1, "the first sighting is read in full");
+    cr_assert_geq(count_events("RU1", "job-not-ours"), 1);
+    cr_assert_eq(count_events("RU1", "observed"), count_observed_not_found("RU1"),
+                 "no record of the other job was taken as the launch's");
+    cr_assert_sluice_ok(sluice_launcher_cancel(l, "RU1", "alice", &err), &err);
+    cr_assert_eq(run_to_end(l, "RU1", 80), 104);
+    cr_assert(reason_has("RU1", "accounting has no record"));
+    cr_assert_eq(fc->n_cancel, 0, "no DELETE for another's job");
+    cr_assert_eq(count_events("RU1", "job-not-ours"), 2, "once live, once in accounting");
+    sluice_launcher_free(l);
+}
+
+/* A job read as ours and followed through jobs/state; then the live view is
+ * out of sight (an outage) and the id comes back naming another job that
+ * completes.  The trust of state-only reads ended with the outage: the
+ * next read is a full one, the other job is not followed, its success is
+ * not the launch's, and nothing is cancelled. */
+Test(launcher, job_id_reused_while_out_of_sight_is_not_followed)
+{
+    sluice_launcher_t *l = new_launcher();
+    fake_stage_t slow[] = {{SLUICE_JOB_RUNNING, 0, 0, 0, 100}};
+    fake_job_t *j;
+    unsigned gets;
+
+    fake_cluster_set_script(fc, slow, 1);
+    accept_launch(l, "RU2", 1, NULL, NULL, 0);
+    for (int i = 0; i < 3; i++)
+        step(l);
+    gets = fc->n_get;
+    cr_assert_eq(gets, 1, "one full read at the first sighting");
+    for (int i = 0; i < 5; i++)
+        step(l);
+    cr_assert_eq(fc->n_get, gets, "an unchanged, trusted id is read through jobs/state only");
+    fc->live_down = true;
+    step(l);
+    fc->live_down = false;
+    j = &fc->jobs[0];
+    snprintf(j->name, sizeof(j->name), "someone-elses-job");
+    snprintf(j->user, sizeof(j->user), "mallory");
+    j->stages[0] = (fake_stage_t){SLUICE_JOB_RUNNING, 0, 0, 0, 1};
+    j->stages[1] = (fake_stage_t){SLUICE_JOB_COMPLETED, 0, 0, 0, 2};
+    j->n_stages = 2;
+    j->pos = 0;
+    j->polls = 0;
+    cr_assert_eq(run_to_end(l, "RU2", 80), 104, "another job's success is not ours");
+    cr_assert_gt(fc->n_get, gets, "read in full after the outage");
+    cr_assert_eq(fc->n_cancel, 0);
+    cr_assert_geq(count_events("RU2", "job-not-ours"), 1);
+    sluice_launcher_free(l);
+}
+
+/* The job left the live queue; accounting's record of its id names another
+ * user, or another job name: not ours, a healthy miss (logged once), never
+ * a result. */
+Test(launcher, accounting_record_of_another_user_or_name_is_a_miss)
+{
+    const char *ids[] = {"AR1", "AR2"};
+
+    fake_stage_t slow[] = {{SLUICE_JOB_RUNNING, 0, 0, 0, 100}};
+
+    fake_cluster_set_script(fc, slow, 1);
+    for (int k = 0; k < 2; k++) {
+        sluice_launcher_t *l = new_launcher();
+        fake_job_t *j;
+
+        accept_launch(l, ids[k], 1, NULL, NULL, 0);
+        for (int i = 0; i < 3; i++)
+            step(l);
+        j = &fc->jobs[fc->n_jobs - 1];
+        /* it completed and left the live queue between two reads */
+        j->stages[0] = (fake_stage_t){SLUICE_JOB_COMPLETED, 0, 0, 0, 0};
+        j->in_queue = false;
+        if (k == 0)
+            snprintf(j->acct_user, sizeof(j->acct_user), "mallory");
+        else
+            snprintf(j->acct_name, sizeof(j->acct_name), "sluice-other-deadbeef.1");
+        cr_assert_eq(run_to_end(l, ids[k], 80), 104, "%s", ids[k]);
+        cr_assert(reason_has(ids[k], "accounting has no record"));
+        cr_assert_eq(count_events(ids[k], "job-not-ours"), 1, "%s: logged once", ids[k]);
+        cr_assert_eq(fc->n_cancel, 0);
+        sluice_launcher_free(l);
+    }
+}
+
+/* Accounting without AccountingStoreFlags=job_comment keeps an empty
+ * comment: reconciliation still adopts the job by name and user (no second
+ * POST, no duplicate). */
+Test(launcher, uncertain_post_adopts_from_accounting_that_kept_no_comment)
+{
+    sluice_launcher_t *l = new_launcher();
+    fake_stage_t quick[] = {{SLUICE_JOB_COMPLETED, 0, 0, 0, 0}};
+
+    fake_cluster_set_script(fc, quick, 1);
+    fc->acct_comment_empty = true;
+    fc->live_hidden = true; /* it ran and left the queue before we looked */
+    fake_cluster_push_mode(fc, FAKE_SUBMIT_LOST);
+    accept_launch(l, "AC1", 1, NULL, NULL, 0);
+    cr_assert_eq(run_to_end(l, "AC1", 120), 0);
+    cr_assert_eq(fc->n_submit, 1, "no second POST");
+    cr_assert_eq(count_events("AC1", "adopted"), 1);
+    cr_assert_eq(count_adopted_from("AC1", "accounting"), 1);
+    cr_assert_eq(count_events("AC1", "absence-confirmed"), 0);
+    sluice_launcher_free(l);
+}
+
+/* "<id>;<cluster>" in the submit answer: the job went to another cluster.
+ * Not adopted; cancelled (it carries our marker); the launch ends
+ * INFRASTRUCTURE_ERROR "multi-cluster routing is unsupported". */
+Test(launcher, submit_answer_naming_another_cluster_is_cancelled_and_ends_the_launch)
+{
+    sluice_launcher_t *l = new_launcher();
+
+    fake_cluster_push_mode(fc, FAKE_SUBMIT_OTHER_CLUSTER);
+    accept_launch(l, "FC1", 1, NULL, NULL, 0);
+    cr_assert_eq(run_to_end(l, "FC1", 10), 104);
+    cr_assert(reason_has("FC1", "multi-cluster routing is unsupported"));
+    cr_assert(reason_has("FC1", ";elsewhere"));
+    cr_assert_eq(fc->n_submit, 1);
+    cr_assert_eq(fc->jobs[0].cancels, 1, "the job was cancelled");
+    cr_assert_eq(count_events("FC1", "submitted"), 0, "never adopted");
+    sluice_launcher_free(l);
+}
+
+/* A plain job id whose record says another cluster or a federation: our
+ * job (its marker matches), so it is cancelled, and the launch ends with
+ * the same reason. */
+Test(launcher, live_record_on_another_cluster_is_cancelled_and_ends_the_launch)
+{
+    sluice_launcher_t *l = new_launcher();
+
+    fc->other_cluster = true;
+    accept_launch(l, "FC2", 1, NULL, NULL, 0);
+    cr_assert_eq(run_to_end(l, "FC2", 10), 104);
+    cr_assert(reason_has("FC2", "multi-cluster routing is unsupported"));
+    cr_assert_eq(fc->jobs[0].cancels, 1);
+    cr_assert_eq(fc->n_cancel, 1, "cancelled once");
+    sluice_launcher_free(l);
+}
+
+/* Reconciliation finds the lost POST's job on another cluster: never
+ * adopted, cancelled, and the launch ends (no second attempt). */
+Test(launcher, reconcile_refuses_a_job_on_another_cluster)
+{
+    sluice_launcher_t *l = new_launcher();
+
+    fc->other_cluster = true;
+    fake_cluster_push_mode(fc, FAKE_SUBMIT_LOST);
+    accept_launch(l, "FC3", 1, NULL, NULL, 0);
+    cr_assert_eq(run_to_end(l, "FC3", 30), 104);
+    cr_assert(reason_has("FC3", "multi-cluster routing is unsupported"));
+    cr_assert_eq(count_events("FC3", "adopted"), 0);
+    cr_assert_eq(fc->jobs[0].cancels, 1);
+    cr_assert_eq(fc->n_submit, 1);
+    sluice_launcher_free(l);
 }

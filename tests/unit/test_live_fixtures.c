@@ -108,6 +108,7 @@ static const sluice_jobview_t *one_job(const live_t *f, sluice_rest_jobs_t *jobs
     x = &jobs->jobs[0];
     cr_assert_gt(x->job_id, 0, "%s", f->id);
     cr_assert_str_eq(x->user_name, USER, "%s", f->id);
+    cr_assert_not(x->other_cluster, "%s: the testbed's own job read as another cluster's", f->id);
     cr_assert_str_eq(x->name, name, "%s: name %s", f->id, x->name);
     snprintf(comment, sizeof(comment), "sluice:record:%s", name);
     cr_assert_str_eq(x->comment, comment, "%s", f->id);
@@ -208,6 +209,7 @@ static void check_het_pair(const live_t *f, const sluice_rest_jobs_t *jobs)
                      (unsigned long long)x->het_job_id, (unsigned long long)leader);
         cr_assert_eq(x->het_job_offset, k, "%s: [%u] offset %u", f->id, k, x->het_job_offset);
         cr_assert_str_eq(x->user_name, USER, "%s", f->id);
+        cr_assert_not(x->other_cluster, "%s: [%u] read as another cluster's", f->id, k);
         cr_assert_str_eq(x->name, "rec-het", "%s: name %s", f->id, x->name);
         cr_assert(sluice_job_base_is_terminal(x->base), "%s: [%u] %s", f->id, k,
                   sluice_job_base_name(x->base));
@@ -363,6 +365,8 @@ one_record(const live_t *f, sluice_rest_jobs_t *jobs, const char *name)
     cr_assert_eq(jobs->n_jobs, 1, "%s: %zu records", f->id, jobs->n_jobs);
     x = &jobs->jobs[0];
     cr_assert_str_eq(x->user_name, USER, "%s", f->id);
+    cr_assert_not(x->other_cluster, "%s: the testbed's own record read as another cluster's",
+                  f->id);
     cr_assert_str_eq(x->name, name, "%s: name %s", f->id, x->name);
     cr_assert_eq(x->het_job_id, 0, "%s", f->id);
     cr_assert(x->has_exit, "%s", f->id);

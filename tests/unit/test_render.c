@@ -175,7 +175,9 @@ Test(render, hostile_values_are_inert_under_bash)
     cr_assert_eq(sluice_staging_write_secrets(fd, c.launch, NULL, render_case_getenv, NULL, &err),
                  SLUICE_OK, "%s", err.text);
     close(fd);
-    st = run_script(script, NULL);
+    /* CUDA_HOME (forward_env) as the job has it after setup, not the
+     * service's value that render_case_getenv() gives. */
+    st = run_script(script, "CUDA_HOME=/opt/cuda-of-the-job");
     free(script);
     cr_assert_eq(st, 0, "the script failed (status %d)", st);
 
@@ -198,7 +200,7 @@ Test(render, hostile_values_are_inert_under_bash)
         cr_expect_str_eq(got, s->env[i].value, "%s", s->env[i].name);
     }
     cr_expect_str_eq(env_value(env, "API_KEY"), sluice_launch_secret_value(c.launch, 0));
-    cr_expect_str_eq(env_value(env, "CUDA_HOME"), "/usr/local/cuda-12.4");
+    cr_expect_str_eq(env_value(env, "CUDA_HOME"), "/opt/cuda-of-the-job");
     cr_expect_str_eq(env_value(env, "SLUICE_NODE_RANK"), "0");
     cr_expect_str_eq(env_value(env, "NVFL_NNODES"), "1");
     cr_expect_str_eq(env_value(env, "SLUICE_MASTER_ADDR"), "node01");
@@ -440,8 +442,24 @@ Test(render, a_mount_target_used_twice_is_refused_even_across_request_and_study)
     cr_assert_eq(render_mount_onto("/data/cancer-atlas/images", &c, &err), SLUICE_EINVAL);
     cr_expect_null(c.render);
     cr_expect(strstr(err.text, "study.datasets.images") &&
-                  strstr(err.text, "target /data/cancer-atlas/images is already used"),
+                  strstr(err.text, "mounts[0]: target /data/cancer-atlas/images is also the "
+                                   "target of study.datasets.images"),
               "%s", err.text);
+    render_case_clear(&c);
+
+    /* Inside or above the dataset's target: the request's mount would
+     * shadow (part of) the study's read-only dataset. */
+    sluice_error_clear(&err);
+    cr_assert_eq(render_mount_onto("/data/cancer-atlas/images/labels", &c, &err), SLUICE_EINVAL);
+    cr_expect_str_eq(err.text, "mounts[0]: target /data/cancer-atlas/images/labels is inside the "
+                               "target /data/cancer-atlas/images of study.datasets.images; refused "
+                               "(a mount may not shadow a study's mount)");
+    render_case_clear(&c);
+    sluice_error_clear(&err);
+    cr_assert_eq(render_mount_onto("/data/cancer-atlas", &c, &err), SLUICE_EINVAL);
+    cr_expect_str_eq(err.text, "mounts[0]: target /data/cancer-atlas is above the target "
+                               "/data/cancer-atlas/images of study.datasets.images; refused (a "
+                               "mount may not shadow a study's mount)");
     render_case_clear(&c);
 }
 

@@ -279,6 +279,20 @@ Test(server, bad_requests_get_problem_objects)
         cr_expect(strstr(r.body, "bogus") != NULL, "%s", r.body);
         hc_response_clear(&r);
     }
+    {
+        /* A study the service does not know (it has no study file): 422
+         * naming the study, never a launch without it (issue 13). */
+        char req[1200], *brace;
+        sfx_request("unknown-study", "/bin/true", req, sizeof(req));
+        brace = strrchr(req, '}');
+        snprintf(brace, sizeof(req) - (size_t)(brace - req), ", \"study\": \"atlas\"}");
+        cr_assert_eq(hc_request(fx.port, "POST", "/v1/launches", JSON_AUTH, req, strlen(req), &r),
+                     0);
+        cr_expect_eq(r.status, 422, "%s", r.body);
+        cr_expect(strstr(r.body, "\"field\":\"study\"") != NULL, "%s", r.body);
+        cr_expect(strstr(r.body, "unknown study \\\"atlas\\\"") != NULL, "%s", r.body);
+        hc_response_clear(&r);
+    }
 
     cr_assert_eq(hc_request(fx.port, "GET", "/v1/nothing-here", AUTH, NULL, 0, &r), 0);
     cr_expect_eq(r.status, 404);
@@ -1166,4 +1180,155 @@ Test(server, retention_prunes_only_finished_and_old)
     cr_assert_eq(hc_request(fx.port, "GET", "/v1/launches/live-1", AUTH, NULL, 0, &r), 0);
     cr_expect_eq(r.status, 200);
     hc_response_clear(&r);
+}
+
+/* The access log: one info line per request, subsystem "access", with the
+ * method, the path (no query), the status, the caller and the listener. */
+static pthread_mutex_t access_lock = PTHREAD_MUTEX_INITIALIZER;
+static char access_lines[32][256];
+static int n_access;
+
+static void access_capture(const sluice_log_record_t *rec, void *arg)
+{
+    (void)arg;
+    if (strcmp(rec->subsystem, "access") != 0)
+        return;
+    pthread_mutex_lock(&access_lock);
+    if (n_access < 32)
+        snprintf(access_lines[n_access++], sizeof(access_lines[0]), "%s", rec->msg);
+    pthread_mutex_unlock(&access_lock);
+}
+
+static int access_find(const char *needle)
+{
+    int i, found = -1;
+
+    pthread_mutex_lock(&access_lock);
+    for (i = 0; i < n_access && found < 0; i++) {
+        if (strstr(access_lines[i], needle) != NULL)
+            found = i;
+    }
+    pthread_mutex_unlock(&access_lock);
+    return found;
+}
+
+Test(server, access_log_names_method_path_status_and_caller)
+{
+    hc_response_t r;
+    int i, at;
+
+    n_access = 0;
+    sluice_log_set_records(access_capture, SLUICE_LOG_INFO, NULL);
+    cr_assert_eq(hc_request(fx.port, "GET", "/v1/healthz", NULL, NULL, 0, &r), 0);
+    hc_response_clear(&r);
+    cr_assert_eq(hc_request(fx.port, "GET", "/v1/launches/nope?token=abc", JSON_AUTH, NULL, 0, &r),
+                 0);
+    cr_assert_eq(r.status, 404);
+    hc_response_clear(&r);
+    /* on_completed runs after the answer is sent: wait for both lines. */
+    for (i = 0; i < 200 && access_find("/v1/launches/nope") < 0; i++)
+        usleep(10000);
+    sluice_log_set_records(NULL, SLUICE_LOG_WARNING, NULL);
+    cr_assert_geq(access_find("GET /v1/healthz 200 caller=- via=tcp "), 0);
+    at = access_find("GET /v1/launches/nope 404 caller=alice via=tcp ");
+    cr_assert_geq(at, 0, "%s", n_access ? access_lines[n_access - 1] : "(no line)");
+    cr_assert_null(strstr(access_lines[at], "token"), "%s", access_lines[at]);
+}
+
+/* /v1/readyz answers every check, ready or not; slurmrestd down fails only
+ * readiness, and the store's reads keep working. */
+static volatile int rest_down;
+static volatile long long ttl_left = 3000;
+
+static sluice_err fake_ready(void *arg, sluice_error_t *err)
+{
+    (void)arg;
+    if (rest_down)
+        return sluice_errorf(err, SLUICE_ETRANSPORT,
+                             "GET /slurm/v0.0.43/ping: unavailable (not-sent): Failed to connect "
+                             "to 127.0.0.1 port 1: Connection refused");
+    return SLUICE_OK;
+}
+
+static int64_t fake_ttl(void *arg)
+{
+    (void)arg;
+    return ttl_left;
+}
+
+static void with_ready_hooks(sluice_server_opts_t *so, void *arg)
+{
+    (void)arg;
+    so->ready = fake_ready;
+    so->token_ttl_s = fake_ttl;
+}
+
+static void ready_setup(void)
+{
+    char why[256];
+
+    rest_down = 0;
+    ttl_left = 3000;
+    cr_assert_eq(sfx_start(&fx, with_ready_hooks, NULL, why, sizeof(why)), 0, "%s", why);
+}
+
+TestSuite(readyz, .init = ready_setup, .fini = teardown, .timeout = 60);
+
+static json_t *ready_checks(int want_status)
+{
+    hc_response_t r;
+    json_t *j, *checks;
+
+    cr_assert_eq(hc_request(fx.port, "GET", "/v1/readyz", AUTH, NULL, 0, &r), 0);
+    cr_assert_eq(r.status, want_status, "%s", r.body);
+    j = body_json(&r);
+    hc_response_clear(&r);
+    checks = json_incref(json_object_get(j, "checks"));
+    cr_assert_not_null(checks);
+    json_decref(j);
+    return checks;
+}
+
+static const char *state_of(json_t *checks, const char *name)
+{
+    return json_string_value(json_object_get(json_object_get(checks, name), "state"));
+}
+
+Test(readyz, every_check_is_answered_and_reads_survive_slurmrestd_down)
+{
+    json_t *c = ready_checks(200);
+    hc_response_t r;
+
+    cr_assert_str_eq(state_of(c, "store"), "ok");
+    cr_assert_str_eq(state_of(c, "slurmrestd"), "ok");
+    cr_assert_str_eq(state_of(c, "token"), "ok");
+    cr_assert_eq(json_integer_value(json_object_get(json_object_get(c, "token"), "expires_in_s")),
+                 3000);
+    json_decref(c);
+
+    rest_down = 1;
+    c = ready_checks(503);
+    cr_assert_str_eq(state_of(c, "store"), "ok");
+    cr_assert_str_eq(state_of(c, "slurmrestd"), "failed");
+    cr_assert_not_null(
+        strstr(json_string_value(json_object_get(json_object_get(c, "slurmrestd"), "detail")),
+               "Connection refused"));
+    cr_assert_str_eq(state_of(c, "token"), "ok");
+    json_decref(c);
+    /* The store's reads do not depend on slurmrestd. */
+    cr_assert_eq(post("/v1/launches", "rd-1", "/bin/true", &r), 201);
+    hc_response_clear(&r);
+    cr_assert_eq(hc_request(fx.port, "GET", "/v1/launches", AUTH, NULL, 0, &r), 0);
+    cr_assert_eq(r.status, 200);
+    hc_response_clear(&r);
+    cr_assert_eq(hc_request(fx.port, "GET", "/v1/launches/rd-1", AUTH, NULL, 0, &r), 0);
+    cr_assert_eq(r.status, 200);
+    hc_response_clear(&r);
+
+    rest_down = 0;
+    ttl_left = 30;
+    c = ready_checks(503);
+    cr_assert_str_eq(state_of(c, "slurmrestd"), "ok");
+    cr_assert_str_eq(state_of(c, "token"), "failed");
+    json_decref(c);
 }

@@ -619,3 +619,135 @@ Test(slurmrest, job_state_ids_are_checked)
     json_decref(j);
     cr_assert_eq(sluice_rest_parse_job_states(SLUICE_REST_V0038, j, &s, &err), SLUICE_EUNSUPPORTED);
 }
+
+/* ---- another cluster, a federation (docs/state-machine.md, "Ownership") ---- */
+
+/* A live record whose cluster differs from the answer's meta cluster, or
+ * that carries federation fields, is another cluster's; the fixtures'
+ * own records are not. */
+Test(slurmrest, records_of_another_cluster_or_a_federation)
+{
+    for (int v = 0; v < SLUICE_REST_VERSION_COUNT_; v++) {
+        sluice_rest_jobs_t jobs = {0};
+        sluice_error_t err = SLUICE_ERROR_INIT;
+        json_t *j = fixture(v, "job_running");
+        json_t *rec = json_array_get(json_object_get(j, "jobs"), 0);
+        json_t *meta = json_object_get(j, "meta");
+        json_t *sl = json_object_get(meta, v == SLUICE_REST_V0038 ? "Slurm" : "slurm");
+
+        cr_assert_eq(sluice_rest_parse_jobs(v, j, &jobs, &err), SLUICE_OK, "%s", err.text);
+        cr_assert_not(jobs.jobs[0].other_cluster, "%s", V(v));
+        sluice_rest_jobs_clear(&jobs);
+        /* the local cluster's own name, and empty federation fields (as
+         * every release reports them outside a federation) */
+        json_object_set_new(rec, "cluster", json_string("testbed"));
+        json_object_set_new(rec, "federation_origin", json_string(""));
+        json_object_set_new(rec, "federation_siblings_active", json_string(""));
+        cr_assert_eq(sluice_rest_parse_jobs(v, j, &jobs, &err), SLUICE_OK, "%s", err.text);
+        cr_assert_not(jobs.jobs[0].other_cluster, "%s", V(v));
+        sluice_rest_jobs_clear(&jobs);
+        json_object_set_new(rec, "federation_origin", json_string("fed1"));
+        cr_assert_eq(sluice_rest_parse_jobs(v, j, &jobs, &err), SLUICE_OK, "%s", err.text);
+        cr_assert(jobs.jobs[0].other_cluster, "%s: federation_origin", V(v));
+        sluice_rest_jobs_clear(&jobs);
+        json_object_set_new(rec, "federation_origin", json_string(""));
+        json_object_set_new(rec, "federation_siblings_viable", json_string("c1,c2"));
+        cr_assert_eq(sluice_rest_parse_jobs(v, j, &jobs, &err), SLUICE_OK, "%s", err.text);
+        cr_assert(jobs.jobs[0].other_cluster, "%s: siblings", V(v));
+        sluice_rest_jobs_clear(&jobs);
+        json_object_del(rec, "federation_siblings_viable");
+        json_object_set_new(rec, "cluster", json_string("elsewhere"));
+        cr_assert_eq(sluice_rest_parse_jobs(v, j, &jobs, &err), SLUICE_OK, "%s", err.text);
+        /* v0.0.38 answers name no cluster of their own: nothing to compare */
+        cr_assert_eq(jobs.jobs[0].other_cluster, v != SLUICE_REST_V0038, "%s: cluster", V(v));
+        sluice_rest_jobs_clear(&jobs);
+        if (sl != NULL)
+            json_object_set_new(sl, "cluster", json_string("elsewhere"));
+        cr_assert_eq(sluice_rest_parse_jobs(v, j, &jobs, &err), SLUICE_OK, "%s", err.text);
+        cr_assert_not(jobs.jobs[0].other_cluster, "%s: the answer's own cluster", V(v));
+        sluice_rest_jobs_clear(&jobs);
+        json_decref(j);
+    }
+}
+
+/* Accounting: the same id on two clusters is two jobs (never collapsed as
+ * a requeue), and the one of another cluster says so. */
+Test(slurmrest, accounting_same_id_on_another_cluster_is_another_job)
+{
+    for (int v = SLUICE_REST_V0040; v < SLUICE_REST_VERSION_COUNT_; v++) {
+        sluice_rest_jobs_t jobs = {0};
+        sluice_error_t err = SLUICE_ERROR_INIT;
+        json_t *j = fixture(v, "acct_completed");
+        json_t *arr = json_object_get(j, "jobs");
+        json_t *other = json_deep_copy(json_array_get(arr, 0));
+
+        json_object_set_new(other, "cluster", json_string("elsewhere"));
+        json_array_append_new(arr, other);
+        cr_assert_eq(sluice_rest_parse_acct_jobs(v, j, &jobs, &err), SLUICE_OK, "%s", err.text);
+        cr_assert_eq(jobs.n_jobs, 2, "%s", V(v));
+        cr_assert_eq(jobs.jobs[0].job_id, jobs.jobs[1].job_id);
+        cr_assert_not(jobs.jobs[0].other_cluster, "%s", V(v));
+        cr_assert(jobs.jobs[1].other_cluster, "%s", V(v));
+        sluice_rest_jobs_clear(&jobs);
+        json_decref(j);
+    }
+}
+
+/* A reused id: accounting holds our old record and another user's newer
+ * one.  Both are kept (the launcher picks its own); runs of one requeued
+ * job still collapse. */
+Test(slurmrest, accounting_reused_id_keeps_both_jobs)
+{
+    for (int v = 0; v < SLUICE_REST_VERSION_COUNT_; v++) {
+        sluice_rest_jobs_t jobs = {0};
+        sluice_error_t err = SLUICE_ERROR_INIT;
+        json_t *j = fixture(v, "acct_completed");
+        json_t *arr = json_object_get(j, "jobs");
+        json_t *other = json_deep_copy(json_array_get(arr, 0));
+        json_t *tm = json_object_get(other, "time");
+
+        json_object_set_new(other, "user", json_string("mallory"));
+        json_object_set_new(tm, "submission", json_integer(T0 + 86400));
+        json_array_append_new(arr, other);
+        cr_assert_eq(sluice_rest_parse_acct_jobs(v, j, &jobs, &err), SLUICE_OK, "%s", err.text);
+        cr_assert_eq(jobs.n_jobs, 2, "%s", V(v));
+        cr_assert_str_eq(jobs.jobs[0].user_name, "alice");
+        cr_assert_str_eq(jobs.jobs[1].user_name, "mallory");
+        sluice_rest_jobs_clear(&jobs);
+        json_decref(j);
+    }
+}
+
+/* A job id as a string: "<id>" or "<id>;<cluster>" (routed elsewhere). */
+Test(slurmrest, submit_job_id_with_a_cluster_suffix)
+{
+    static const char *const bad[] = {"\"77;\"", "\"x;c\"", "\"77;a b\"", "\"77x\"",
+                                      "\"0;c\"", "\"-5\"",  "\"77;c;d\""};
+
+    for (int v = 0; v < SLUICE_REST_VERSION_COUNT_; v++) {
+        sluice_rest_submit_t s = {0};
+        sluice_error_t err = SLUICE_ERROR_INIT;
+        json_t *j = parse("{\"job_id\":\"77;cluster2\",\"step_id\":\"batch\"}");
+
+        cr_assert_eq(sluice_rest_parse_submit(v, j, &s, &err), SLUICE_OK, "%s", err.text);
+        cr_assert_eq(s.job_id, 77);
+        cr_assert_str_eq(s.cluster, "cluster2");
+        sluice_rest_submit_clear(&s);
+        json_decref(j);
+        j = parse("{\"job_id\":\"78\"}");
+        cr_assert_eq(sluice_rest_parse_submit(v, j, &s, &err), SLUICE_OK, "%s", err.text);
+        cr_assert_eq(s.job_id, 78);
+        cr_assert_null(s.cluster);
+        sluice_rest_submit_clear(&s);
+        json_decref(j);
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+            char text[64];
+            snprintf(text, sizeof(text), "{\"job_id\":%s}", bad[i]);
+            j = parse(text);
+            cr_assert_eq(sluice_rest_parse_submit(v, j, &s, &err), SLUICE_EPROTO, "%s", text);
+            cr_assert_not_null(strstr(err.text, "job_id"), "%s", err.text);
+            cr_assert_null(s.cluster);
+            json_decref(j);
+        }
+    }
+}

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Batch script of sluice launch flower-supernode-1, attempt 1 (rendered once; do not edit).
-# Steps: requeue guard, identity, peers, environment, secrets, setup,
-# component hosts, one srun step per pool, exit status per pool.
+# Steps: requeue guard, identity, peers, environment, secrets, setup and
+# forward_env, component hosts, one srun step per pool, exit status per pool.
 # See docs/rendering.md.
 set -euo pipefail
 set +x
@@ -11,6 +11,7 @@ SLUICE_STAGING='/cluster/sluice/site-1/08bc7e9d/attempt-1'
 SLUICE_PROFILE='none'
 SLUICE_STOP_ON_FAILURE=1
 export HOME="$SLUICE_STAGING"
+SLUICE_EXPORTED=()
 sluice_die() {
     local code=$1
     shift
@@ -19,6 +20,7 @@ sluice_die() {
 }
 sluice_export() {
     export "$1=$2"
+    SLUICE_EXPORTED+=("$1")
     if [ "$SLUICE_PROFILE" = apptainer ]; then export "APPTAINERENV_$1=$2"; fi
 }
 
@@ -34,14 +36,16 @@ sluice_export SLUICE_RUN_ID 'flower-supernode-1.1'
 sluice_export NVFL_RUN_ID 'flower-supernode-1.1'
 sluice_export SLUICE_STAGING "$SLUICE_STAGING"
 
-# 4. Environment: the site's forward_env (captured at render time), the
-# study's env, the request's env.  Nothing else of the service leaks in.
-sluice_export CUDA_HOME '/usr/local/cuda-12.4'
-
 # 6. Setup lines of the site and the study (trusted shell).
 set +u
 module load cuda
 set -u
+
+# 6b. forward_env: the values the job has now, after setup (unset names
+# are skipped).
+for sluice_n in 'CUDA_HOME'; do
+    if [ -n "${!sluice_n+x}" ]; then sluice_export "$sluice_n" "${!sluice_n}"; fi
+done
 
 # 7. First host of every component, and its address.
 # First host of a Slurm hostlist: scontrol when present, else pure bash

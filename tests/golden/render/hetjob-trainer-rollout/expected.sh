@@ -1,7 +1,7 @@
 #!/bin/bash
 # Batch script of sluice launch rl-run-17, attempt 1 (rendered once; do not edit).
-# Steps: requeue guard, identity, peers, environment, secrets, setup,
-# component hosts, one srun step per pool, exit status per pool.
+# Steps: requeue guard, identity, peers, environment, secrets, setup and
+# forward_env, component hosts, one srun step per pool, exit status per pool.
 # See docs/rendering.md.
 set -euo pipefail
 set +x
@@ -11,6 +11,7 @@ SLUICE_STAGING='/cluster/sluice/site-1/08812ba5/attempt-1'
 SLUICE_PROFILE='enroot-pyxis'
 SLUICE_STOP_ON_FAILURE=1
 export HOME="$SLUICE_STAGING"
+SLUICE_EXPORTED=()
 sluice_die() {
     local code=$1
     shift
@@ -19,7 +20,12 @@ sluice_die() {
 }
 sluice_export() {
     export "$1=$2"
+    SLUICE_EXPORTED+=("$1")
     if [ "$SLUICE_PROFILE" = apptainer ]; then export "APPTAINERENV_$1=$2"; fi
+}
+sluice_names() {
+    local IFS=,
+    printf '%s' "${SLUICE_EXPORTED[*]}"
 }
 
 # 1. Requeue is off for this launch: a requeued job must not run twice.
@@ -34,14 +40,16 @@ sluice_export SLUICE_RUN_ID 'rl-run-17.1'
 sluice_export NVFL_RUN_ID 'rl-run-17.1'
 sluice_export SLUICE_STAGING "$SLUICE_STAGING"
 
-# 4. Environment: the site's forward_env (captured at render time), the
-# study's env, the request's env.  Nothing else of the service leaks in.
-sluice_export CUDA_HOME '/usr/local/cuda-12.4'
-
 # 6. Setup lines of the site and the study (trusted shell).
 set +u
 module load cuda
 set -u
+
+# 6b. forward_env: the values the job has now, after setup (unset names
+# are skipped).
+for sluice_n in 'CUDA_HOME'; do
+    if [ -n "${!sluice_n+x}" ]; then sluice_export "$sluice_n" "${!sluice_n}"; fi
+done
 
 # 7. First host of every component, and its address.
 # First host of a Slurm hostlist: scontrol when present, else pure bash
@@ -110,16 +118,32 @@ sluice_step() {
     printf '%s\n' "$rc" >"$SLUICE_STAGING/exit/$pool"
     return "$rc"
 }
-# Rank wrapper of multi-node pools: rank 0 runs the command, the other
-# ranks the pool's additional_node_command.
-SLUICE_RANK_SH='set -eu
+# Task wrapper, run on every node of a step: the task's Slurm and GPU
+# variables into the container (apptainer); rank 0 runs the command, the
+# other ranks the pool's additional_node_command.
+SLUICE_TASK_SH='set -eu
+mode=$1; shift
+nk=$1; shift; cred=("${@:1:$nk}"); shift "$nk"
 np=$1; shift; pre=("${@:1:$np}"); shift "$np"
 nc=$1; shift; cmd=("${@:1:$nc}"); shift "$nc"
 r=${SLURM_NODEID:-0}
 export SLUICE_NODE_RANK="$r" NVFL_NODE_RANK="$r"
-export APPTAINERENV_SLUICE_NODE_RANK="$r" APPTAINERENV_NVFL_NODE_RANK="$r"
-if [ "$r" = 0 ] || [ "$#" -eq 0 ]; then exec ${pre[@]+"${pre[@]}"} "${cmd[@]}"; fi
-exec ${pre[@]+"${pre[@]}"} "$@"
+case $mode in *a*)
+    export APPTAINERENV_SLUICE_NODE_RANK="$r" APPTAINERENV_NVFL_NODE_RANK="$r"
+    for n in CUDA_VISIBLE_DEVICES GPU_DEVICE_ORDINAL ROCR_VISIBLE_DEVICES ZE_AFFINITY_MASK; do unset "APPTAINERENV_$n"; done
+    for n in CUDA_VISIBLE_DEVICES GPU_DEVICE_ORDINAL ROCR_VISIBLE_DEVICES ZE_AFFINITY_MASK SLURMD_NODENAME ${!SLURM_@}; do
+        if [ -n "${!n+x}" ]; then export "APPTAINERENV_$n=${!n}"; fi
+    done ;;
+esac
+if [ "$r" != 0 ] && [ "$#" -gt 0 ]; then
+    for n in ${cred[@]+"${cred[@]}"}; do unset "$n" "APPTAINERENV_$n"; done
+    case $mode in *n*)
+        export CLIENT_API_TYPE=CELL_API NVFLARE_CLIENT_API_BOOTSTRAP=client_api_bootstrap_1.json
+        export APPTAINERENV_CLIENT_API_TYPE=CELL_API APPTAINERENV_NVFLARE_CLIENT_API_BOOTSTRAP=client_api_bootstrap_1.json ;;
+    esac
+    exec ${pre[@]+"${pre[@]}"} "$@"
+fi
+exec ${pre[@]+"${pre[@]}"} "${cmd[@]}"
 '
 SLUICE_POOLS=(trainer rollout)
 SLUICE_PIDS=()
@@ -133,12 +157,16 @@ SLUICE_PIDS=()
     sluice_export NVFL_MASTER_ADDR "$SLUICE_POOL_TRAINER_HOST"
     sluice_export SLUICE_MASTER_PORT '29499'
     sluice_export NVFL_MASTER_PORT '29499'
-    sluice_step trainer srun --het-group=0 --nodes=2 --ntasks=2 --ntasks-per-node=1 --cpus-per-task=64 --kill-on-bad-exit=1 \
+    sluice_step trainer srun --het-group=0 --nodes=2 --ntasks=2 --ntasks-per-node=1 --cpus-per-task=64 --kill-on-bad-exit=1 --wait=0 \
+        "--export=$(sluice_names),HOME" \
         '--container-image=/srv/images/rl-stack.sqsh' \
-        '--container-mounts=/cluster/sluice/site-1/08812ba5/attempt-1:/cluster/sluice/site-1/08812ba5/attempt-1,/cluster/sluice/datasets/rl:/data/rl:ro' \
+        '--container-mounts=/cluster/sluice/site-1/08812ba5/attempt-1:/cluster/sluice/site-1/08812ba5/attempt-1,/srv/datasets/rl:/data/rl:ro' \
         '--container-workdir=/cluster/sluice/site-1/08812ba5/attempt-1' \
-        --no-container-entrypoint --no-container-mount-home --container-readonly \
-        bash -c "$SLUICE_RANK_SH" sluice-rank '0' \
+        "--container-env=$(sluice_names),CUDA_VISIBLE_DEVICES,GPU_DEVICE_ORDINAL,ROCR_VISIBLE_DEVICES,ZE_AFFINITY_MASK" \
+        --container-readonly --no-container-mount-home --no-container-entrypoint \
+        --no-container-remap-root \
+        bash -c "$SLUICE_TASK_SH" sluice-task '-' '3' 'NVFLARE_JOB_AUTH_TOKEN' 'NVFLARE_JOB_TOKEN_SIGNATURE' 'NVFLARE_JOB_SSID' \
+        '0' \
         '3' '/opt/rl/bin/trainer' '--role' 'trainer' \
         '/opt/rl/bin/trainer' '--role' 'trainer-follower'
 ) &
@@ -156,10 +184,13 @@ SLUICE_PIDS+=("$!")
     sluice_export SLUICE_NODE_RANK '0'
     sluice_export NVFL_NODE_RANK '0'
     sluice_step rollout srun --het-group=1 --nodes=1 --ntasks=1 --ntasks-per-node=1 \
+        "--export=$(sluice_names),HOME" \
         '--container-image=/srv/images/rl-stack.sqsh' \
-        '--container-mounts=/cluster/sluice/site-1/08812ba5/attempt-1:/cluster/sluice/site-1/08812ba5/attempt-1,/cluster/sluice/datasets/rl:/data/rl:ro' \
+        '--container-mounts=/cluster/sluice/site-1/08812ba5/attempt-1:/cluster/sluice/site-1/08812ba5/attempt-1,/srv/datasets/rl:/data/rl:ro' \
         '--container-workdir=/cluster/sluice/site-1/08812ba5/attempt-1' \
-        --no-container-entrypoint --no-container-mount-home --container-readonly \
+        "--container-env=$(sluice_names),CUDA_VISIBLE_DEVICES,GPU_DEVICE_ORDINAL,ROCR_VISIBLE_DEVICES,ZE_AFFINITY_MASK" \
+        --container-readonly --no-container-mount-home --no-container-entrypoint \
+        --no-container-remap-root \
         '/opt/rl/bin/worker' '--role' 'rollout'
 ) &
 SLUICE_PIDS+=("$!")

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Batch script of sluice launch nvfl-client-site1-job42, attempt 1 (rendered once; do not edit).
-# Steps: requeue guard, identity, peers, environment, secrets, setup,
-# component hosts, one srun step per pool, exit status per pool.
+# Steps: requeue guard, identity, peers, environment, secrets, setup and
+# forward_env, component hosts, one srun step per pool, exit status per pool.
 # See docs/rendering.md.
 set -euo pipefail
 set +x
@@ -11,6 +11,7 @@ SLUICE_STAGING='/cluster/sluice/site-1/2225e8a5/attempt-1'
 SLUICE_PROFILE='apptainer'
 SLUICE_STOP_ON_FAILURE=1
 export HOME="$SLUICE_STAGING"
+SLUICE_EXPORTED=()
 sluice_die() {
     local code=$1
     shift
@@ -19,6 +20,7 @@ sluice_die() {
 }
 sluice_export() {
     export "$1=$2"
+    SLUICE_EXPORTED+=("$1")
     if [ "$SLUICE_PROFILE" = apptainer ]; then export "APPTAINERENV_$1=$2"; fi
 }
 
@@ -34,14 +36,25 @@ sluice_export SLUICE_RUN_ID 'nvfl-client-site1-job42.1'
 sluice_export NVFL_RUN_ID 'nvfl-client-site1-job42.1'
 sluice_export SLUICE_STAGING "$SLUICE_STAGING"
 
-# 4. Environment: the site's forward_env (captured at render time), the
-# study's env, the request's env.  Nothing else of the service leaks in.
-sluice_export CUDA_HOME '/usr/local/cuda-12.4'
-
 # 6. Setup lines of the site and the study (trusted shell).
 set +u
 module load cuda
 set -u
+# apptainer takes its settings from sluice only: whatever setup left in
+# APPTAINER_* / SINGULARITY_* (binds, options, variables) is dropped, and
+# the container's variables are mirrored again from the exported ones.
+for sluice_n in ${!APPTAINER_@} ${!APPTAINERENV_@} ${!SINGULARITY_@} ${!SINGULARITYENV_@}; do
+    unset "$sluice_n"
+done
+for sluice_n in ${SLUICE_EXPORTED[@]+"${SLUICE_EXPORTED[@]}"}; do
+    if [ -n "${!sluice_n+x}" ]; then export "APPTAINERENV_$sluice_n=${!sluice_n}"; fi
+done
+
+# 6b. forward_env: the values the job has now, after setup (unset names
+# are skipped).
+for sluice_n in 'CUDA_HOME'; do
+    if [ -n "${!sluice_n+x}" ]; then sluice_export "$sluice_n" "${!sluice_n}"; fi
+done
 
 # 7. First host of every component, and its address.
 # First host of a Slurm hostlist: scontrol when present, else pure bash
@@ -88,6 +101,8 @@ sluice_export SLUICE_POOL_MAIN_ADDR "$(sluice_node_addr "$SLUICE_POOL_MAIN_HOST"
 
 # 8. One step per pool; each records its exit status in exit/<pool>.
 mkdir -p -- "$SLUICE_STAGING/exit"
+# The NVFlare workspace as the container sees it: private to this attempt.
+mkdir -p -- "$SLUICE_STAGING/sandbox"
 # Run one pool's step; record its exit status in exit/<pool>.  TERM is
 # passed on to srun, which stops the step's tasks.
 sluice_step() {
@@ -104,6 +119,33 @@ sluice_step() {
     printf '%s\n' "$rc" >"$SLUICE_STAGING/exit/$pool"
     return "$rc"
 }
+# Task wrapper, run on every node of a step: the task's Slurm and GPU
+# variables into the container (apptainer); rank 0 runs the command, the
+# other ranks the pool's additional_node_command.
+SLUICE_TASK_SH='set -eu
+mode=$1; shift
+nk=$1; shift; cred=("${@:1:$nk}"); shift "$nk"
+np=$1; shift; pre=("${@:1:$np}"); shift "$np"
+nc=$1; shift; cmd=("${@:1:$nc}"); shift "$nc"
+r=${SLURM_NODEID:-0}
+export SLUICE_NODE_RANK="$r" NVFL_NODE_RANK="$r"
+case $mode in *a*)
+    export APPTAINERENV_SLUICE_NODE_RANK="$r" APPTAINERENV_NVFL_NODE_RANK="$r"
+    for n in CUDA_VISIBLE_DEVICES GPU_DEVICE_ORDINAL ROCR_VISIBLE_DEVICES ZE_AFFINITY_MASK; do unset "APPTAINERENV_$n"; done
+    for n in CUDA_VISIBLE_DEVICES GPU_DEVICE_ORDINAL ROCR_VISIBLE_DEVICES ZE_AFFINITY_MASK SLURMD_NODENAME ${!SLURM_@}; do
+        if [ -n "${!n+x}" ]; then export "APPTAINERENV_$n=${!n}"; fi
+    done ;;
+esac
+if [ "$r" != 0 ] && [ "$#" -gt 0 ]; then
+    for n in ${cred[@]+"${cred[@]}"}; do unset "$n" "APPTAINERENV_$n"; done
+    case $mode in *n*)
+        export CLIENT_API_TYPE=CELL_API NVFLARE_CLIENT_API_BOOTSTRAP=client_api_bootstrap_1.json
+        export APPTAINERENV_CLIENT_API_TYPE=CELL_API APPTAINERENV_NVFLARE_CLIENT_API_BOOTSTRAP=client_api_bootstrap_1.json ;;
+    esac
+    exec ${pre[@]+"${pre[@]}"} "$@"
+fi
+exec ${pre[@]+"${pre[@]}"} "${cmd[@]}"
+'
 SLUICE_POOLS=(main)
 SLUICE_PIDS=()
 
@@ -119,8 +161,9 @@ SLUICE_PIDS=()
     sluice_export SLUICE_NODE_RANK '0'
     sluice_export NVFL_NODE_RANK '0'
     sluice_step main srun --nodes=1 --ntasks=1 --ntasks-per-node=1 --cpus-per-task=8 \
-        'apptainer' 'exec' '--containall' '--cleanenv' '--no-home' '--pwd' '/cluster/sluice/site-1/2225e8a5/attempt-1' '--bind' '/cluster/sluice/site-1/2225e8a5/attempt-1:/cluster/sluice/site-1/2225e8a5/attempt-1' '--nv' '/srv/images/nvflare-job.sif' \
-        '/usr/bin/python3' '-u' '-m' 'nvflare.private.fed.app.client.worker_process' '-m' '/srv/sluice/ws/site-1' '-s' 'fed_client.json'
+        bash -c "$SLUICE_TASK_SH" sluice-task 'a' '0' \
+        '25' 'apptainer' 'exec' '--userns' '--containall' '--cleanenv' '--no-eval' '--no-privs' '--no-mount' 'bind-paths,hostfs' '--bind' '/cluster/sluice/site-1/2225e8a5/attempt-1:/cluster/sluice/site-1/2225e8a5/attempt-1' '--bind' '/cluster/sluice/site-1/2225e8a5/attempt-1/sandbox:/lustre/proj123/nvflare/site-1:rw' '--bind' '/lustre/proj123/nvflare/site-1/job42:/lustre/proj123/nvflare/site-1/job42:rw' '--bind' '/lustre/proj123/nvflare/site-1/startup:/lustre/proj123/nvflare/site-1/startup:ro' '--bind' '/lustre/proj123/nvflare/site-1/local:/lustre/proj123/nvflare/site-1/local:ro' '--bind' '/etc/resolv.conf:/etc/resolv.conf:ro' '--pwd' '/lustre/proj123/nvflare/site-1/job42' '--nv' '/srv/images/nvflare-job.sif' \
+        '16' '/usr/bin/python3' '-u' '-m' 'nvflare.private.fed.app.client.worker_process' '-m' '/lustre/proj123/nvflare/site-1' '-w' '/lustre/proj123/nvflare/site-1/startup' '-n' 'job42' '-c' 'site-1' '-p' 'tcp://nvflare-site1.internal:8102' '-s' 'fed_client.json'
 ) &
 SLUICE_PIDS+=("$!")
 

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* args.h - the command line of every `sluice` command, parsed by its entry
+ * in the table (table.h) with getopt_long, and the help made from it.
+ *
+ * Notes:
+ * - GNU conventions: options and operands in any order, `--opt value` and
+ *   `--opt=value`, `-o json` and `-ojson`, unambiguous abbreviations of long
+ *   options, `--` ends the options.  The order does not depend on
+ *   $POSIXLY_CORRECT.
+ * - A usage error prints "sluice <command>: <what>" naming the option or the
+ *   argument, then the command's help, to stderr, and is exit 64.
+ * - An input file named by an option or an operand (CLI_VAL_INFILE) that
+ *   does not exist is exit 66 (EX_NOINPUT), before anything else is done
+ *   but after the whole line has been found well-formed (a usage error
+ *   wins).
+ */
+#ifndef SLUICE_CLI_ARGS_H
+#define SLUICE_CLI_ARGS_H
+
+#include <stdio.h>
+
+#include "prepare.h"
+#include "remote.h"
+#include "table.h"
+
+#define CLI_MAX_OPERANDS 4
+#define CLI_MAX_INPUTS 8
+
+/* What the parser fills in: the options shared by several commands, and
+ * the operands in their order.  Borrows from argv. */
+typedef struct {
+    const char *state_dir;    /* --state-dir; NULL: $SLUICE_STATE_DIR or the default */
+    int json;                 /* -o json */
+    cli_remote_opts_t remote; /* --server, --api-token-file, --api-ca */
+    cli_prepare_opts_t site;  /* --config, --set, --study-runtime (not request_path) */
+    char *operands[CLI_MAX_OPERANDS];
+    int n_operands;
+    struct {
+        const char *what; /* the option's name, NULL: the operand */
+        const char *path;
+    } inputs[CLI_MAX_INPUTS]; /* checked once the whole line parsed */
+    int n_inputs;
+} cli_args_t;
+
+/* A command's own option (one that is not shared): `value` is NULL for a
+ * flag.  Returns 0, or CLI_EX_USAGE after printing what is wrong with the
+ * value ("sluice ls: --limit: expected 1 to 1000, got '0'"); the parser
+ * then prints the help. */
+typedef int (*cli_own_fn)(int id, const char *value, void *arg);
+
+/* Parse argv (argv[0] is the command's name) by `spec` into *a (zeroed
+ * first).  Returns 1 when the command should run; 0 when it is over, with
+ * *rc: 0 after --help (printed to stdout), 64 after a usage error, 66 for a
+ * missing input file (both printed to stderr).  `own` may be NULL when the
+ * command has no options of its own. */
+int cli_parse(const cli_spec_t *spec,
+              int argc,
+              char **argv,
+              cli_args_t *a,
+              cli_own_fn own,
+              void *arg,
+              int *rc);
+
+/* The help of `spec`: usage lines, description, options, subcommands,
+ * exit status. */
+void cli_help(const cli_spec_t *spec, FILE *f);
+
+/* Print "sluice <command>: <message>", a blank line and the command's help
+ * to stderr; returns CLI_EX_USAGE. */
+int cli_usage_error(const cli_spec_t *spec, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* 0 when `path` exists; otherwise prints "sluice <command>: <what> <path>:
+ * <reason>" and returns 66 (it does not exist) or 77 (a directory on its
+ * way may not be searched).  "-" (standard input) always exists. */
+int cli_check_input(const cli_spec_t *spec, const char *what, const char *path);
+
+#endif /* SLUICE_CLI_ARGS_H */
