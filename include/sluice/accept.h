@@ -126,7 +126,10 @@ SLUICE_API sluice_err sluice_accept_prepare(sluice_accept_t **out,
  * commit when this returns.  `*outcome_out` (may be NULL) is NEW or
  * EXISTED on success, CONFLICT with SLUICE_ECONFLICT.  On failure
  * `*failed_out` (may be NULL) is SECRETS (SLUICE_EINVAL naming the variable
- * that is not set, never a value) or STORE (the launcher's codes:
+ * that is not set, never a value), PARSE (SLUICE_EINVAL "depends_on.
+ * launch_id: ...": the launch depended on is unknown to the store, or has
+ * ended without meeting the condition; sluice_launcher_check_dependency())
+ * or STORE (the launcher's codes:
  * SLUICE_ECONFLICT, SLUICE_ESTATE, SLUICE_ESTORE, ...).  A prepared launch
  * may be committed again (e.g. to another launcher); it stays the
  * caller's.  Thread-safe as sluice_launcher_accept() is. */

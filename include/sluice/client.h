@@ -285,6 +285,17 @@ SLUICE_API sluice_err sluice_client_ping(sluice_client_t *c,
                                          sluice_call_t *call,
                                          sluice_error_t *err);
 
+/* GET node/{name}: that node's record (its `address` is Slurm's NodeAddr).
+ * OK with the record in *out (the caller clears it with
+ * sluice_rest_nodes_clear()); NOT_FOUND (SLUICE_ENOTFOUND) when slurmctld's
+ * healthy answer holds no record of that name; every other outcome as for
+ * any GET. */
+SLUICE_API sluice_err sluice_client_node(sluice_client_t *c,
+                                         const char *name,
+                                         sluice_rest_nodes_t *out,
+                                         sluice_call_t *call,
+                                         sluice_error_t *err);
+
 /* ---- helpers used by `sluice check` ------------------------------------ */
 
 /* Does a node with the comma-separated `features` satisfy `constraint`?

@@ -136,6 +136,14 @@ typedef struct {
      * the table's life.  The launcher takes it when its options name no
      * user.  NULL: unknown. */
     const char *(*user)(void *arg);
+    /* Optional: the address of one node (Slurm's NodeAddr, what slurmd is
+     * reached at; its name may not resolve on the other nodes) into `out`
+     * (`cap` bytes, NUL included).  FOUND with the address; NOT_FOUND when
+     * slurmctld's healthy answer has no such node, or a record without an
+     * address, or one that does not fit `cap`; UNAVAILABLE when nothing is
+     * known.  NULL: no address can be read (peers.env is then not written:
+     * see launcher.h). */
+    sluice_lookup (*node_address)(void *arg, const char *node, char *out, size_t cap);
 } sluice_cluster_ops_t;
 
 /* ---- over the slurmrestd client ------------------------------------------ */

@@ -105,7 +105,8 @@ typedef enum {
     XX(POOL_EXITS_READ, "pool-exits-read")                                                         \
     XX(UNSCHEDULABLE, "unschedulable")                                                             \
     XX(SUBMIT_RESENT, "submit-resent")                                                             \
-    XX(CANCEL_WITHDRAWN, "cancel-withdrawn")
+    XX(CANCEL_WITHDRAWN, "cancel-withdrawn")                                                       \
+    XX(DEPENDENCY_FAILED, "dependency-failed")
 
 typedef enum {
 #define SLUICE_FSM_EVENT_ENUM(id, name) SLUICE_EV_##id,
@@ -187,8 +188,9 @@ typedef struct {
     char *comment;                         /* submit-started: marker comment */
     uint64_t job_ids[SLUICE_FSM_MAX_JOBS]; /* submitted, adopted */
     size_t n_job_ids;
-    char *detail; /* submit-uncertain, submit-rejected, observed (optional), unschedulable */
-    sluice_lookup lookup;        /* observed */
+    char *detail;         /* submit-uncertain, submit-rejected, observed (optional), unschedulable,
+                             dependency-failed */
+    sluice_lookup lookup; /* observed */
     sluice_lookup_source source; /* observed, adopted */
     sluice_jobview_t *jobs;      /* observed FOUND: one per component (owned) */
     size_t n_jobs;
@@ -227,6 +229,8 @@ typedef enum {
     SLUICE_CANCEL_REQUEUE,         /* requeued although requeue is not allowed */
     SLUICE_CANCEL_UNSCHEDULABLE,   /* a pending reason that can never clear: ends
                                       INFRASTRUCTURE_ERROR */
+    SLUICE_CANCEL_DEPENDENCY,      /* the launch it depends on can no longer satisfy
+                                      the condition: ends INFRASTRUCTURE_ERROR */
 } sluice_cancel_intent;
 
 typedef struct {
@@ -283,6 +287,8 @@ typedef struct {
     bool unasked_cancel;
     int verdict_rest;    /* best verdict of the other components (SUCCEEDED: none) */
     int slurm_exit_code; /* batch exit code of the final observation */
+    /* dependency-failed: why the dependency can never be satisfied */
+    char dependency[SLUICE_FSM_DETAIL_MAX];
 } sluice_fsm_launch_t;
 
 /* Start a launch in NEW with the given settings (NULL = defaults). */

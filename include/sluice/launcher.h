@@ -75,6 +75,26 @@ typedef struct {
     bool signalled;
 } sluice_pool_exit_t;
 
+/* The partner of a dependent launch as handed on in peers.env: the nodes of
+ * each of its job's components (hetjob order), each with the address Slurm
+ * reaches it at (NodeAddr, read through slurmrestd), never a guess. */
+typedef struct {
+    const char *name;    /* node name, as Slurm lists it */
+    const char *address; /* its NodeAddr */
+} sluice_peer_node_t;
+
+typedef struct {
+    const sluice_peer_node_t *nodes; /* Slurm's order; nodes[0] is the first host */
+    size_t n_nodes;
+} sluice_peer_component_t;
+
+typedef struct {
+    const char *launch_id; /* the launch depended on */
+    uint64_t job_id;       /* its job (a hetjob: the leader's id) */
+    const sluice_peer_component_t *components;
+    size_t n_components;
+} sluice_peers_t;
+
 /* Staging hooks; any member may be NULL (then the step is skipped and
  * counts as done). */
 typedef struct {
@@ -106,17 +126,19 @@ typedef struct {
                                   size_t max,
                                   size_t *n_out,
                                   sluice_error_t *err);
-    /* Write `peers.env` into the dependent launch's staging: the nodes of
-     * the first launch's job (one view per component). */
+    /* Write `peers.env` into the dependent launch's staging (atomically:
+     * a waiting script never reads half a file): the partner's launch and
+     * job id, and the names and addresses of its nodes, per component and
+     * per pool (docs/rendering.md, "peers.env").  Called once the partner
+     * runs and every address is known; a failure is retried next cycle. */
     sluice_err (*write_peers)(void *arg,
                               const char *dependent_id,
                               uint32_t dependent_attempt,
-                              const char *first_id,
-                              const sluice_jobview_t *views,
-                              size_t n_views,
+                              const sluice_peers_t *peers,
                               sluice_error_t *err);
-    /* Copy stdout/stderr into `artifact_dir`, then remove the launch's
-     * staging. */
+    /* Copy stdout/stderr into `artifact_dir` (those of an attempt k that a
+     * later attempt superseded into `artifact_dir`/attempt-<k>/), then
+     * remove the launch's staging. */
     sluice_err (*archive)(void *arg,
                           const char *launch_id,
                           uint32_t attempt,
@@ -248,6 +270,19 @@ SLUICE_API sluice_err sluice_launcher_accept(sluice_launcher_t *l,
                                              char **launch_id_out,
                                              int *existed_out,
                                              sluice_error_t *err);
+
+/* The dependency rule at accept time (docs/state-machine.md,
+ * "Dependencies"): SLUICE_OK when `request` (a canonical request object)
+ * has no depends_on, when its partner is a launch the store knows that can
+ * still satisfy the condition, or when the store already holds the
+ * request's own launch_id (a repeat: sluice_launcher_accept() decides).
+ * Otherwise SLUICE_EINVAL, the text starting "depends_on.launch_id: " and
+ * naming the partner: it is unknown, or it has ended and the condition can
+ * never be met (after: it must be running; afterok: it did not succeed).
+ * Reads the store only: thread-safe as sluice_launcher_accept() is. */
+SLUICE_API sluice_err sluice_launcher_check_dependency(sluice_launcher_t *l,
+                                                       const json_t *request,
+                                                       sluice_error_t *err);
 
 /* Record the caller's intent to cancel (idempotent: nothing is written for
  * a launch that is DONE or already cancelled by a caller). */

@@ -31,7 +31,9 @@ extern "C" {
  * reuses it when a previous cycle created it) and writes secrets.env
  * without an fsync per file; `sync` makes every such write durable with one
  * syncfs of the storage file system (directory entries included);
- * `archive` copies stdout.log and stderr.log into the artifact directory
+ * `write_peers` writes peers.env (the variables of docs/rendering.md);
+ * `archive` copies stdout.log and stderr.log into the artifact directory,
+ * those of every superseded attempt k into its attempt-<k>/ subdirectory,
  * and removes the launch's staging.  Caller frees with
  * sluice_staging_ops_free(). */
 SLUICE_API sluice_err sluice_staging_ops_new(const sluice_config_t *cfg,

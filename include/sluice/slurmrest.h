@@ -109,6 +109,14 @@ SLUICE_API sluice_err sluice_rest_path_nodes(sluice_rest_version v,
                                              char **out,
                                              sluice_error_t *err);
 SLUICE_API sluice_err sluice_rest_path_ping(sluice_rest_version v, char **out, sluice_error_t *err);
+/* GET /slurm/vX/node/{name} (one node's record; the answer has the shape
+ * of GET nodes/, parsed by sluice_rest_parse_nodes()).  `name`: 1 to
+ * SLUICE_REST_NODE_NAME_MAX bytes, percent-encoded in the path. */
+#define SLUICE_REST_NODE_NAME_MAX 255
+SLUICE_API sluice_err sluice_rest_path_node(sluice_rest_version v,
+                                            const char *name,
+                                            char **out,
+                                            sluice_error_t *err);
 
 /* ---- submit body -------------------------------------------------------- */
 

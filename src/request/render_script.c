@@ -140,6 +140,21 @@ static const char host_function[] =
     "    inner=${inner%%,*}\n"
     "    inner=${inner%%-*}\n"
     "    printf '%s%s\\n' \"$pre\" \"$inner\"\n"
+    "}\n"
+    "# A node's address as Slurm reaches it (NodeAddr; the name may not resolve\n"
+    "# on the other nodes): scontrol when present, else the name, which is what\n"
+    "# NodeAddr defaults to.\n"
+    "sluice_node_addr() {\n"
+    "    local rec w words\n"
+    "    if command -v scontrol >/dev/null 2>&1 && rec=$(scontrol show node -o \"$1\" "
+    "2>/dev/null); then\n"
+    "        read -r -a words <<<\"$rec\"\n"
+    "        for w in \"${words[@]}\"; do\n"
+    "            case $w in NodeAddr=?*) printf '%s\\n' \"${w#NodeAddr=}\"; return 0 ;; esac\n"
+    "        done\n"
+    "    fi\n"
+    "    printf 'sluice: no NodeAddr known for %s; using its name\\n' \"$1\" >&2\n"
+    "    printf '%s\\n' \"$1\"\n"
     "}\n";
 
 static const char step_function[] =
@@ -488,7 +503,8 @@ sluice_err render_emit_script(render_rctx_t *c, sluice_render_t *r, char **out)
         P("\n# 3. This launch starts after launch ");
         Q(s->depends_on);
         PF(": wait (at most %u s) for the\n# peers.env that sluice writes when that launch "
-           "runs, then load it.\n",
+           "runs, then load it: its job and\n# the names and addresses of its nodes "
+           "(SLUICE_PEER_HOST is the first node's\n# address; docs/rendering.md, peers.env).\n",
            wait_s);
         PF("sluice_deadline=$((SECONDS + %u))\n", wait_s);
         P("while [ ! -f \"$SLUICE_STAGING/peers.env\" ]; do\n");
@@ -546,7 +562,7 @@ sluice_err render_emit_script(render_rctx_t *c, sluice_render_t *r, char **out)
           "\"${!sluice_n}\"; fi\ndone\n");
     }
 
-    P("\n# 7. First host of every component.\n");
+    P("\n# 7. First host of every component, and its address.\n");
     P(host_function);
     for (k = 0; k < s->n_pools; k++) {
         char var[64];
@@ -561,6 +577,8 @@ sluice_err render_emit_script(render_rctx_t *c, sluice_render_t *r, char **out)
         PF("    sluice_die %d \"no host known for pool %s\"\nfi\n", SLUICE_RENDER_EXIT_HOSTS,
            s->pools[k].name);
         PF("sluice_export SLUICE_POOL_%s_HOST \"$SLUICE_POOL_%s_HOST\"\n", var, var);
+        PF("sluice_export SLUICE_POOL_%s_ADDR \"$(sluice_node_addr \"$SLUICE_POOL_%s_HOST\")\"\n",
+           var, var);
         if (s->pools[k].nodes > 1 && s->pools[k].additional_node_command)
             any_wrapper = true;
     }

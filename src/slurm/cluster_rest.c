@@ -270,6 +270,34 @@ static bool op_states_are_cheap(void *arg)
     return info.negotiated && info.version != SLUICE_REST_V0038;
 }
 
+/* One node's NodeAddr (GET node/{name}); a record without an address, or
+ * one too long for `out`, is NOT_FOUND: never a guessed address. */
+static sluice_lookup op_node_address(void *arg, const char *node, char *out, size_t cap)
+{
+    sluice_rest_nodes_t nodes;
+    sluice_call_t call;
+    sluice_lookup r;
+    const char *addr = NULL;
+
+    memset(&nodes, 0, sizeof(nodes));
+    memset(&call, 0, sizeof(call));
+    if (cap > 0)
+        out[0] = '\0';
+    sluice_client_node(arg, node, &nodes, &call, NULL);
+    r = lookup_of(&call);
+    for (size_t i = 0; r == SLUICE_LOOKUP_FOUND && i < nodes.n_nodes && addr == NULL; i++) {
+        if (nodes.nodes[i].name != NULL && strcmp(nodes.nodes[i].name, node) == 0)
+            addr = nodes.nodes[i].address;
+    }
+    if (r == SLUICE_LOOKUP_FOUND &&
+        (addr == NULL || addr[0] == '\0' || strlen(addr) >= cap || strpbrk(addr, " \t\n") != NULL))
+        r = SLUICE_LOOKUP_NOT_FOUND;
+    if (r == SLUICE_LOOKUP_FOUND)
+        memcpy(out, addr, strlen(addr) + 1);
+    sluice_rest_nodes_clear(&nodes);
+    return r;
+}
+
 /* The token's user: fixed for the client's life (sluice_auth_new()). */
 static const char *op_user(void *arg)
 {
@@ -288,6 +316,7 @@ void sluice_cluster_ops_rest(sluice_client_t *client, sluice_cluster_ops_t *out)
     out->find_acct_by_name = op_find_acct_by_name;
     out->acct_job = op_acct_job;
     out->cancel = op_cancel;
+    out->node_address = op_node_address;
     out->arg = client;
 }
 
@@ -472,6 +501,11 @@ static bool p_states_are_cheap(void *a)
     return op_states_are_cheap(MAIN(a));
 }
 
+static sluice_lookup p_node_address(void *a, const char *node, char *out, size_t cap)
+{
+    return op_node_address(MAIN(a), node, out, cap);
+}
+
 static const char *p_user(void *a)
 {
     return op_user(MAIN(a));
@@ -490,5 +524,6 @@ void sluice_cluster_rest_ops(sluice_cluster_rest_t *r, sluice_cluster_ops_t *out
     out->find_acct_by_name = p_find_acct;
     out->acct_job = p_acct_job;
     out->cancel = p_cancel;
+    out->node_address = p_node_address;
     out->arg = r;
 }

@@ -157,6 +157,26 @@ sluice_err sluice_rest_path_ping(sluice_rest_version v, char **out, sluice_error
     return simple_path(v, "slurm", "ping/", out, err);
 }
 
+/* GET /slurm/vX/node/{name}: the same path on every version (v0.0.38 too). */
+sluice_err
+sluice_rest_path_node(sluice_rest_version v, const char *name, char **out, sluice_error_t *err)
+{
+    const slurmrest_info_t *info = NULL;
+    buf_t b = BUF_INIT;
+    sluice_err rc;
+
+    if ((rc = path_start(v, out, &info, err)) != SLUICE_OK)
+        return rc;
+    if (name == NULL || name[0] == '\0' || strlen(name) > SLUICE_REST_NODE_NAME_MAX)
+        return sluice_errorf(err, SLUICE_EINVAL, "rest path: node name empty or longer than %d",
+                             SLUICE_REST_NODE_NAME_MAX);
+    buf_init(&b, PATH_MAX_LEN);
+    rc = buf_printf(&b, "/slurm/%s/node/", info->name);
+    if (rc == SLUICE_OK)
+        rc = encode(&b, name);
+    return finish(&b, rc, out, err);
+}
+
 static sluice_err
 id_path(sluice_rest_version v, const char *prefix, uint64_t job_id, char **out, sluice_error_t *err)
 {

@@ -230,6 +230,11 @@ sluice_err sluice_accept_commit(sluice_accept_t *a,
     }
     if ((rc = gather_secrets(a, err)) != SLUICE_OK)
         goto out;
+    /* A partner the store does not know, or one that has ended without
+     * meeting the condition: refused here, naming depends_on.launch_id. */
+    stage = SLUICE_ACCEPT_STAGE_PARSE;
+    if ((rc = sluice_launcher_check_dependency(launcher, a->request_json, err)) != SLUICE_OK)
+        goto out;
     stage = SLUICE_ACCEPT_STAGE_STORE;
     req.request = a->request_json;
     req.render = a->render_json;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* fsm.c - the launcher state machine: the pure update and the due actions.
+/* fsm.c - the launcher state machine: the pure update.
  *
  * Purpose:
  *   Owns sluice_fsm_apply(): turn the events the launcher records into one
@@ -21,7 +21,8 @@
  *
  * Notes:
  *   - No I/O, no clock: every time comes from an event or from the `now`
- *     argument of sluice_fsm_due().  The trace goes through sluice_log().
+ *     argument of sluice_fsm_due() (fsm_table.c).  The trace goes through
+ *     sluice_log().
  *   - A refused event leaves the launch byte-for-byte unchanged.
  *   - change_state() is the only writer of `state`; it runs the on-enter
  *     action of the state entered.  set_state() also records the reason;
@@ -185,9 +186,9 @@ static sluice_err apply_found(sluice_fsm_launch_t *l,
                               sluice_error_t *err)
 {
     char desc[160] = "";
-    char why[96] = "";
+    char why[SLUICE_FSM_REASON_MAX] = "";
     char best_desc[160] = "";
-    char best_why[96] = "";
+    char best_why[SLUICE_FSM_REASON_MAX] = "";
     int best = -1, best_comp = 0, v, cls, rest = SLUICE_RESULT_SUCCEEDED;
     bool any_pending = false, any_live = false, any_requeue = false, hard = false, unasked = false;
     size_t i;
@@ -377,6 +378,14 @@ static sluice_err check_reason(const sluice_fsm_event_t *ev, sluice_error_t *err
     if (ev->detail == NULL || ev->detail[0] == '\0' || strlen(ev->detail) >= SLUICE_FSM_NAME_MAX)
         return sluice_errorf(err, SLUICE_EINVAL, "context.detail: 1 to %d characters",
                              SLUICE_FSM_NAME_MAX - 1);
+    return SLUICE_OK;
+}
+
+static sluice_err check_text(const sluice_fsm_event_t *ev, sluice_error_t *err)
+{
+    if (ev->detail == NULL || ev->detail[0] == '\0' || strlen(ev->detail) >= SLUICE_FSM_DETAIL_MAX)
+        return sluice_errorf(err, SLUICE_EINVAL, "context.detail: 1 to %d bytes",
+                             SLUICE_FSM_DETAIL_MAX - 1);
     return SLUICE_OK;
 }
 
@@ -601,6 +610,28 @@ static sluice_err on_unschedulable(sluice_fsm_launch_t *l,
     return SLUICE_OK;
 }
 
+/* The launch this one depends on can no longer satisfy the condition
+ * (docs/state-machine.md, "Dependencies"): DONE before any job; a job is
+ * cancelled (intent DEPENDENCY). */
+static sluice_err on_dependency_failed(sluice_fsm_launch_t *l,
+                                       const sluice_fsm_event_t *ev,
+                                       sluice_fsm_transition_t *tr,
+                                       sluice_error_t *err)
+{
+    if (l->intent != SLUICE_CANCEL_NONE || l->settling)
+        return refuse(l, ev, err, NULL);
+    copy_str(l->dependency, sizeof(l->dependency), ev->detail);
+    if (l->n_job_ids == 0) {
+        set_state(l, tr, SLUICE_FSM_DONE, SLUICE_RESULT_INFRASTRUCTURE_ERROR,
+                  "dependency never satisfied: %s", l->dependency);
+        return SLUICE_OK;
+    }
+    l->intent = SLUICE_CANCEL_DEPENDENCY;
+    set_state(l, tr, SLUICE_FSM_CANCELLING, 0, "dependency never satisfied: %s; cancelling",
+              l->dependency);
+    return SLUICE_OK;
+}
+
 static sluice_err on_secret_unavailable(sluice_fsm_launch_t *l,
                                         const sluice_fsm_event_t *ev,
                                         sluice_fsm_transition_t *tr,
@@ -688,6 +719,7 @@ static const struct {
     [SLUICE_EV_SUBMIT_RESENT] = {NULL, "no POST of this attempt is waiting to be sent",
                                  on_submit_resent},
     [SLUICE_EV_CANCEL_WITHDRAWN] = {NULL, NULL, on_cancel_withdrawn},
+    [SLUICE_EV_DEPENDENCY_FAILED] = {check_text, NULL, on_dependency_failed},
 };
 
 sluice_err sluice_fsm_apply(sluice_fsm_launch_t *l,
@@ -741,40 +773,4 @@ sluice_err sluice_fsm_apply(sluice_fsm_launch_t *l,
     if (out != NULL)
         *out = tr;
     return SLUICE_OK;
-}
-
-/* ---- what is due ------------------------------------------------------- */
-
-unsigned sluice_fsm_due(const sluice_fsm_launch_t *l, double now)
-{
-    unsigned due = 0;
-
-    switch (l->state) {
-    case SLUICE_FSM_ACCEPTED:
-        return SLUICE_DUE_SUBMIT;
-    case SLUICE_FSM_RECONCILING:
-        return SLUICE_DUE_RECONCILE;
-    case SLUICE_FSM_RETRYING:
-        return SLUICE_DUE_NEW_ATTEMPT;
-    case SLUICE_FSM_PENDING:
-    case SLUICE_FSM_RUNNING:
-    case SLUICE_FSM_CANCELLING:
-        if (l->settling)
-            return SLUICE_DUE_POOL_EXITS;
-        if (l->left_queue) {
-            if (!l->has_miss || now - l->last_miss_time >= l->cfg.miss_spacing)
-                due |= SLUICE_DUE_ACCOUNTING_LOOKUP;
-        } else {
-            due |= SLUICE_DUE_LIVE_LOOKUP;
-        }
-        if (l->state == SLUICE_FSM_CANCELLING && !l->left_queue &&
-            (!l->cancel_sent || now - l->cancel_sent_time >= l->cfg.cancel_resend))
-            due |= SLUICE_DUE_CANCEL;
-        if (l->state == SLUICE_FSM_PENDING && l->intent == SLUICE_CANCEL_NONE &&
-            l->cfg.pending_timeout > 0 && l->pending_observed >= l->cfg.pending_timeout)
-            due |= SLUICE_DUE_PENDING_TIMEOUT;
-        return due;
-    default:
-        return 0;
-    }
 }

@@ -2,9 +2,10 @@
 /* fsm_int.h - what the four files of the state machine share.
  *
  * Owns nothing; declares the internal interface between:
- *   - fsm_table.c: the name tables and the transition table (and lookups in them);
+ *   - fsm_table.c: the name tables and the transition table (and lookups in them),
+ *                  and the due actions (sluice_fsm_due: what each state asks for);
  *   - status.c:    a Slurm job record (and the pool exit files) -> a verdict;
- *   - fsm.c:       the pure update (sluice_fsm_apply) and the due actions;
+ *   - fsm.c:       the pure update (sluice_fsm_apply);
  *   - fsm_json.c:  the event codec (events <-> JSON) and replay.
  *
  * Notes:

@@ -74,6 +74,7 @@ static const char *const *context_keys(sluice_fsm_event_type t)
     case SLUICE_EV_SUBMIT_UNCERTAIN:
     case SLUICE_EV_SUBMIT_REJECTED:
     case SLUICE_EV_UNSCHEDULABLE:
+    case SLUICE_EV_DEPENDENCY_FAILED:
         return detail;
     case SLUICE_EV_ADOPTED:
         return adopted;
@@ -416,6 +417,8 @@ static sluice_err parse_context(const json_t *ctx, sluice_fsm_event_t *ev, sluic
         return get_text(ctx, "detail", true, SLUICE_FSM_DETAIL_MAX, &ev->detail, "context", err);
     case SLUICE_EV_UNSCHEDULABLE:
         return get_str(ctx, "detail", true, SLUICE_FSM_NAME_MAX, &ev->detail, "context", err);
+    case SLUICE_EV_DEPENDENCY_FAILED:
+        return get_str(ctx, "detail", true, SLUICE_FSM_DETAIL_MAX, &ev->detail, "context", err);
     case SLUICE_EV_ADOPTED:
         if ((rc = get_int(ctx, "attempt", true, 1, UINT32_MAX - 1, &n, NULL, "context", err)) !=
             SLUICE_OK)
@@ -649,6 +652,7 @@ sluice_err sluice_fsm_event_to_json(const sluice_fsm_event_t *ev, json_t **out, 
         put(ctx, "detail", ev->detail ? text_json(ev->detail) : json_null(), &ok);
         break;
     case SLUICE_EV_UNSCHEDULABLE:
+    case SLUICE_EV_DEPENDENCY_FAILED:
         put(ctx, "detail", ev->detail ? json_string(ev->detail) : json_null(), &ok);
         break;
     case SLUICE_EV_OBSERVED:

@@ -13,6 +13,8 @@
  * Notes:
  *   - Tables and their lookups (Slurm's names through jobdesc.c); fsm.c
  *     consults the transition table before and after each update.
+ *   - sluice_fsm_due() is here too: per state, the side effects it asks the
+ *     launcher for (a table in code).
  *   - DONE has no row: a terminal launch accepts and ignores every event.
  */
 #include <string.h>
@@ -217,6 +219,7 @@ static const fsm_row_t rows[] = {
     ROW(ACCEPTED, SUBMIT_STARTED, SUBMITTING),
     ROW(ACCEPTED, CANCEL_REQUESTED, DONE),
     ROW(ACCEPTED, SECRET_UNAVAILABLE, DONE),
+    ROW(ACCEPTED, DEPENDENCY_FAILED, DONE),
 
     ROW(SUBMITTING, SUBMIT_RESENT, SUBMITTING),
     ROW(SUBMITTING, SUBMITTED, PENDING),
@@ -241,6 +244,7 @@ static const fsm_row_t rows[] = {
     ROW(RETRYING, SUBMIT_STARTED, SUBMITTING),
     ROW(RETRYING, CANCEL_REQUESTED, DONE),
     ROW(RETRYING, SECRET_UNAVAILABLE, DONE),
+    ROW(RETRYING, DEPENDENCY_FAILED, DONE),
 
     ROW(PENDING, OBSERVED, PENDING),
     ROW(PENDING, OBSERVED, RUNNING),
@@ -250,6 +254,7 @@ static const fsm_row_t rows[] = {
     ROW(PENDING, CANCEL_REQUESTED, CANCELLING),
     ROW(PENDING, PENDING_TIMEOUT, CANCELLING),
     ROW(PENDING, UNSCHEDULABLE, CANCELLING),
+    ROW(PENDING, DEPENDENCY_FAILED, CANCELLING),
     ROW(PENDING, POOL_EXIT, PENDING),
     ROW(PENDING, POOL_EXITS_READ, DONE),
 
@@ -260,6 +265,7 @@ static const fsm_row_t rows[] = {
     ROW(RUNNING, CANCEL_REQUESTED, RUNNING),
     ROW(RUNNING, CANCEL_REQUESTED, CANCELLING),
     ROW(RUNNING, POOL_EXIT, RUNNING),
+    ROW(RUNNING, DEPENDENCY_FAILED, CANCELLING),
     ROW(RUNNING, POOL_EXITS_READ, DONE),
 
     ROW(CANCELLING, OBSERVED, CANCELLING),
@@ -327,6 +333,42 @@ void sluice_fsm_launch_init(sluice_fsm_launch_t *l, const sluice_fsm_config_t *c
     l->last_seq = -1;
 }
 
+/* ---- what is due ------------------------------------------------------- */
+
+unsigned sluice_fsm_due(const sluice_fsm_launch_t *l, double now)
+{
+    unsigned due = 0;
+
+    switch (l->state) {
+    case SLUICE_FSM_ACCEPTED:
+        return SLUICE_DUE_SUBMIT;
+    case SLUICE_FSM_RECONCILING:
+        return SLUICE_DUE_RECONCILE;
+    case SLUICE_FSM_RETRYING:
+        return SLUICE_DUE_NEW_ATTEMPT;
+    case SLUICE_FSM_PENDING:
+    case SLUICE_FSM_RUNNING:
+    case SLUICE_FSM_CANCELLING:
+        if (l->settling)
+            return SLUICE_DUE_POOL_EXITS;
+        if (l->left_queue) {
+            if (!l->has_miss || now - l->last_miss_time >= l->cfg.miss_spacing)
+                due |= SLUICE_DUE_ACCOUNTING_LOOKUP;
+        } else {
+            due |= SLUICE_DUE_LIVE_LOOKUP;
+        }
+        if (l->state == SLUICE_FSM_CANCELLING && !l->left_queue &&
+            (!l->cancel_sent || now - l->cancel_sent_time >= l->cfg.cancel_resend))
+            due |= SLUICE_DUE_CANCEL;
+        if (l->state == SLUICE_FSM_PENDING && l->intent == SLUICE_CANCEL_NONE &&
+            l->cfg.pending_timeout > 0 && l->pending_observed >= l->cfg.pending_timeout)
+            due |= SLUICE_DUE_PENDING_TIMEOUT;
+        return due;
+    default:
+        return 0;
+    }
+}
+
 bool sluice_fsm_is_terminal(const sluice_fsm_launch_t *l)
 {
     return l->state == SLUICE_FSM_DONE;
@@ -348,7 +390,7 @@ bool sluice_fsm_launch_equal(const sluice_fsm_launch_t *a, const sluice_fsm_laun
           SAME(has_pending) && SAME(first_pending) && SAME(prev_pending) && SAME(last_pending) &&
           SAME(pending_observed) && SAME(n_components) && SAME(n_pools) && SAME(settling) &&
           SAME(settle_time) && SAME(verdict) && SAME_STR(verdict_reason) && SAME(unasked_cancel) &&
-          SAME(verdict_rest) && SAME(slurm_exit_code)))
+          SAME(verdict_rest) && SAME(slurm_exit_code) && SAME_STR(dependency)))
         return false;
     for (i = 0; i < a->n_job_ids && i < SLUICE_FSM_MAX_JOBS; i++) {
         if (!SAME(job_ids[i]))

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* launcher.c - the supervisor: lifecycle, cancel, recording, archive,
- * peers, recover, and the cycle that drives the rest.
+ * recover, and the cycle that drives the rest (peers: launcher_peers.c).
  *
  * Purpose:
  *   Drive every live launch of one store through the state machine.  The
@@ -12,7 +12,8 @@
  *
  *   The launcher is split by concept (launcher_int.h names what each file
  *   owns): this file keeps the lifecycle, cancel, per-launch actions
- *   (cancel, pool exits, peers, archive), pick-up, recovery and the step;
+ *   (cancel, pool exits, archive), pick-up, recovery and the step;
+ *   launcher_peers.c judges dependencies and writes peers.env;
  *   launcher_intake.c takes accepts from any thread; launcher_poll.c reads
  *   job states; launcher_submit.c submits in batches; launcher_reconcile.c
  *   reconciles uncertain submits; launcher_record.c records events and
@@ -187,6 +188,7 @@ void sluice_launcher_free(sluice_launcher_t *l)
     for (size_t i = 0; i < l->n; i++)
         launcher_launch_free(l->v[i]);
     free(l->v);
+    json_decref(l->node_addrs);
     launcher_intake_free(l);
     if (l->store != NULL)
         sluice_store_unlock_supervisor(l->store);
@@ -393,28 +395,6 @@ static sluice_err do_pool_exits(sluice_launcher_t *l, launch_t *L, int64_t now, 
     return launcher_record_simple(l, L, SLUICE_EV_POOL_EXITS_READ, NULL, err);
 }
 
-static sluice_err do_peers(sluice_launcher_t *l, launch_t *L, sluice_error_t *err)
-{
-    launch_t *D;
-    sluice_error_t herr = SLUICE_ERROR_INIT;
-
-    if (L->peers_written || L->dep_id == NULL || L->fsm.state == SLUICE_FSM_DONE)
-        return SLUICE_OK;
-    D = launcher_find_launch(l, L->dep_id);
-    if (D == NULL || D->fsm.state != SLUICE_FSM_RUNNING || D->n_views == 0)
-        return SLUICE_OK;
-    if (l->st.write_peers != NULL &&
-        l->st.write_peers(l->st.arg, L->id, L->fsm.attempt > 0 ? L->fsm.attempt : 1, D->id,
-                          D->views, D->n_views, &herr) != SLUICE_OK) {
-        sluice_log(SLUICE_LOG_WARNING, "launch %s: peers.env: %s", L->id, herr.text);
-        return SLUICE_OK;
-    }
-    return launcher_note(l, L, "peers-written",
-                         json_pack("{s:s, s:s}", "first", D->id, "nodes",
-                                   D->views[0].nodes != NULL ? D->views[0].nodes : ""),
-                         err);
-}
-
 static sluice_err do_archive(sluice_launcher_t *l, launch_t *L, sluice_error_t *err)
 {
     char dir[4096];
@@ -554,7 +534,7 @@ sluice_err sluice_launcher_step(sluice_launcher_t *l, sluice_error_t *err)
     if (rc != SLUICE_OK)
         return rc;
     for (size_t i = 0; i < l->n && rc == SLUICE_OK; i++)
-        rc = do_peers(l, l->v[i], err);
+        rc = launcher_do_dependency(l, l->v[i], now, err);
     for (size_t i = 0; i < l->n && rc == SLUICE_OK;) {
         launch_t *L = l->v[i];
         if (L->fsm.state == SLUICE_FSM_DONE && !L->archived)

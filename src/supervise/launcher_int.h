@@ -23,6 +23,9 @@
  *     folding them back in, stats counters, the clock and budget helpers.
  *   - launcher_views.c: what a job record means before it is recorded
  *     (never-clearing pending reasons, hidden bases).
+ *   - launcher_peers.c: a launch that depends on another: the rule of each
+ *     condition, the Slurm dependency of its submit, peers.env (called by
+ *     launcher.c and launcher_submit.c).
  *
  * Notes:
  *   - Everything here runs on the launcher's one thread (staging workers
@@ -70,6 +73,9 @@ typedef struct {
     size_t n_secrets;
     bool has_secrets;
     bool peers_written;
+    bool dep_settled;        /* the partner ended and the condition was met (or
+                                peers.env is written): nothing more to check */
+    int64_t peers_warned_ms; /* last warning that peers.env waits for addresses */
     bool archived;
     bool cancel_refused;
     /* poll cache */
@@ -127,6 +133,7 @@ struct sluice_launcher {
     size_t n;
     size_t cap;
     int64_t gseq;
+    json_t *node_addrs; /* launcher_peers.c: node -> [NodeAddr, read at ms] */
     /* the budgets (launcher_record.c: refilled once a step) */
     struct {
         double reads; /* reads and cancels */
@@ -334,6 +341,23 @@ sluice_err launcher_submit_due(sluice_launcher_t *l, int64_t now, sluice_error_t
 /* The earliest resend of a POST that never left (a clock time in ms, after
  * `now`); -1 when none. */
 int64_t launcher_submit_wake(const sluice_launcher_t *l, int64_t now);
+
+/* ---- launcher_peers.c ---------------------------------------------------- */
+
+typedef enum {
+    LAUNCHER_DEP_NONE,   /* no dependency, or the partner ended and it is met */
+    LAUNCHER_DEP_WAIT,   /* the partner has no job yet (or cannot be read now) */
+    LAUNCHER_DEP_SLURM,  /* submit with the Slurm dependency written to `buf` */
+    LAUNCHER_DEP_FAILED, /* it can never be met: why in `buf` */
+} launcher_dep_t;
+
+/* Before a submit of L: what its dependency asks for. */
+launcher_dep_t launcher_dependency(sluice_launcher_t *l, launch_t *L, char *buf, size_t cap);
+/* Once L has a job: record `dependency-failed` when its partner can no
+ * longer satisfy the condition; for `after`, write peers.env once the
+ * partner runs and every node's address is read. */
+sluice_err
+launcher_do_dependency(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_error_t *err);
 
 /* ---- launcher_reconcile.c ----------------------------------------------- */
 

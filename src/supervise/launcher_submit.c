@@ -107,32 +107,12 @@ out:
     return rc;
 }
 
-/* The Slurm dependency of a launch: NULL when none (or not resolvable), and
- * *wait set when the first launch has no job yet. */
-static bool dependency_for(sluice_launcher_t *l, launch_t *L, char *buf, size_t size, bool *wait)
-{
-    launch_t *D;
-
-    *wait = false;
-    if (L->dep_id == NULL || L->dep_id[0] == '\0')
-        return false;
-    D = launcher_find_launch(l, L->dep_id);
-    if (D == NULL || D->fsm.state == SLUICE_FSM_DONE)
-        return false;
-    if (D->fsm.n_job_ids == 0) {
-        *wait = true;
-        return false;
-    }
-    snprintf(buf, size, "%s:%" PRIu64, L->dep_cond, D->fsm.job_ids[0]);
-    return true;
-}
-
 /* One launch of a submit batch. */
 typedef struct {
     launch_t *L;
     uint32_t attempt;
-    bool resend;  /* the attempt's POST never left: same attempt, no new marker */
-    char dep[64]; /* Slurm dependency when has_dep */
+    bool resend; /* the attempt's POST never left: same attempt, no new marker */
+    char dep[SLUICE_FSM_DETAIL_MAX]; /* Slurm dependency when has_dep (or why it failed) */
     bool has_dep;
     bool staged;
     sluice_error_t perr; /* why staging failed */
@@ -159,17 +139,26 @@ static sluice_err batch_select(sluice_launcher_t *l,
                                bool *waited,
                                sluice_error_t *err)
 {
-    bool wait = false;
-
     *ready_out = false;
     memset(b, 0, sizeof(*b));
     b->L = L;
     b->resend = L->not_sent;
     b->attempt = L->not_sent ? L->fsm.attempt : L->fsm.attempt + 1;
-    b->has_dep = dependency_for(l, L, b->dep, sizeof(b->dep), &wait);
-    if (wait) {
+    switch (launcher_dependency(l, L, b->dep, sizeof(b->dep))) {
+    case LAUNCHER_DEP_WAIT:
         *waited = true;
         return SLUICE_OK;
+    case LAUNCHER_DEP_FAILED:
+        /* A resend has no fsm way out before its answer: it goes without
+         * the dependency and the rule for a launch with a job ends it. */
+        if (!L->not_sent)
+            return launcher_record_simple(l, L, SLUICE_EV_DEPENDENCY_FAILED, b->dep, err);
+        break;
+    case LAUNCHER_DEP_SLURM:
+        b->has_dep = true;
+        break;
+    case LAUNCHER_DEP_NONE:
+        break;
     }
     if (L->needs_secrets && !L->has_secrets)
         return launcher_record_simple(l, L, SLUICE_EV_SECRET_UNAVAILABLE, NULL, err);

@@ -11,7 +11,10 @@
  * - A later attempt of the same launch (after a confirmed absence) runs in
  *   the rendered directory too, because the stored script and job
  *   descriptions name it; the earlier attempt's directory is first renamed
- *   to "<dir>.superseded-by-<n>" so its files stay for inspection.
+ *   to "<dir>.superseded-by-<n>" so its files stay for inspection, and its
+ *   peers.env (if any) is carried into the new directory.  The archive
+ *   keeps the logs of every attempt: the final one's in artifacts/<id>/,
+ *   attempt k's (superseded) in artifacts/<id>/attempt-<k>/.
  * - peers.env is written to a temporary name and renamed, so a waiting
  *   dependent never reads half a file.
  * - prepare marks the launch directory with the store's identity, and the
@@ -23,6 +26,7 @@
 #define _XOPEN_SOURCE 700
 #endif
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -39,7 +43,6 @@
 #include <sluice/render.h>
 
 #include "base/buf.h"
-#include "base/hostlist.h"
 #include "base/shquote.h"
 #include "request/staging.h"
 #include "staging_owner.h"
@@ -73,6 +76,37 @@ static const char *staging_dir_of(const json_t *render)
     return json_string_value(json_object_get(json_object_get(render, "staging"), "service"));
 }
 
+/* peers.env of the attempt moved aside, into the new attempt's directory
+ * (`dirfd`): the partner was handed on once, for the launch, and a later
+ * attempt waits for the same file.  Nothing to do when there is none. */
+static sluice_err carry_peers(const char *aside, int dirfd, sluice_error_t *err)
+{
+    char path[4400];
+    buf_t b;
+    FILE *f;
+    size_t n;
+    char chunk[4096];
+    sluice_err rc = SLUICE_OK;
+
+    snprintf(path, sizeof(path), "%s/peers.env", aside);
+    if ((f = fopen(path, "re")) == NULL)
+        return errno == ENOENT
+                   ? SLUICE_OK
+                   : sluice_errorf(err, SLUICE_EIO, "staging: %s: %s", path, strerror(errno));
+    buf_init(&b, 1 << 22);
+    while (rc == SLUICE_OK && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+        rc = buf_append(&b, chunk, n);
+    if (rc == SLUICE_OK && ferror(f))
+        rc = sluice_errorf(err, SLUICE_EIO, "staging: read %s", path);
+    else if (rc != SLUICE_OK)
+        rc = sluice_errorf(err, rc, "staging: %s too large", path);
+    fclose(f);
+    if (rc == SLUICE_OK)
+        rc = staging_write_file(dirfd, "peers.env", buf_str(&b), b.len, 0600, false, err);
+    buf_free(&b);
+    return rc;
+}
+
 static sluice_err prepare(void *arg,
                           const char *launch_id,
                           uint32_t attempt,
@@ -87,10 +121,12 @@ static sluice_err prepare(void *arg,
     sluice_render_t r;
     sluice_render_file_t file;
     const char **names = NULL, **values = NULL;
+    char aside[4200];
     int fd = -1;
     size_t i;
     sluice_err rc = SLUICE_OK;
 
+    aside[0] = '\0';
     /* The launcher's copy when it has one: no store read on the submit path. */
     if (given != NULL)
         render = json_incref((json_t *)(uintptr_t)given);
@@ -104,11 +140,12 @@ static sluice_err prepare(void *arg,
         goto out;
     }
     fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd >= 0 && attempt > (uint32_t)json_integer_value(json_object_get(render, "attempt"))) {
-        /* A new attempt: keep the previous one's files aside. */
-        char aside[4200];
-        struct stat st;
+    if (attempt > (uint32_t)json_integer_value(json_object_get(render, "attempt")))
         snprintf(aside, sizeof(aside), "%s.superseded-by-%u", dir, attempt);
+    if (fd >= 0 && aside[0] != '\0') {
+        /* A new attempt: keep the previous one's files aside (archived
+         * with the launch as artifacts/<id>/attempt-<n-1>/). */
+        struct stat st;
         close(fd);
         fd = -1;
         if (stat(aside, &st) != 0 && rename(dir, aside) != 0) {
@@ -143,6 +180,8 @@ static sluice_err prepare(void *arg,
         /* not fsync'd here: the launcher calls sync (one syncfs) before the
          * markers of the chunk are committed */
         if ((rc = staging_create(c->cfg, &r, true, false, &fd, err)) != SLUICE_OK)
+            goto out;
+        if (aside[0] != '\0' && (rc = carry_peers(aside, fd, err)) != SLUICE_OK)
             goto out;
     }
     if ((rc = staging_owner_mark(dir, c->store_id, err)) != SLUICE_OK)
@@ -262,31 +301,99 @@ static sluice_err read_pool_exits(void *arg,
     return SLUICE_OK;
 }
 
+/* The name of pool `k` of a stored render ("pools": names, or objects
+ * with a name), or NULL. */
+static const char *pool_name(const json_t *render, size_t k)
+{
+    const json_t *p = json_array_get(json_object_get(render, "pools"), k);
+
+    return json_is_string(p) ? json_string_value(p) : json_string_value(json_object_get(p, "name"));
+}
+
+/* NAME='value' and a newline. */
+static sluice_err put_var(buf_t *b, const char *prefix, const char *stem, const char *value)
+{
+    if (buf_printf(b, "%s%s=", prefix, stem) != SLUICE_OK ||
+        shquote_append(b, value) != SLUICE_OK || buf_puts(b, "\n") != SLUICE_OK)
+        return SLUICE_ENOMEM;
+    return SLUICE_OK;
+}
+
+/* The four variables of one component: <prefix>HOST (the first node's
+ * address), NODE (its name), NODES and ADDRS (every node, blank-separated,
+ * in the same order). */
+static sluice_err put_component(buf_t *b, const char *prefix, const sluice_peer_component_t *c)
+{
+    buf_t names = BUF_INIT, addrs = BUF_INIT;
+    sluice_err rc = SLUICE_OK;
+
+    buf_init(&names, 1 << 20);
+    buf_init(&addrs, 1 << 20);
+    for (size_t i = 0; i < c->n_nodes && rc == SLUICE_OK; i++) {
+        rc = buf_printf(&names, "%s%s", i ? " " : "", c->nodes[i].name);
+        if (rc == SLUICE_OK)
+            rc = buf_printf(&addrs, "%s%s", i ? " " : "", c->nodes[i].address);
+    }
+    if (rc == SLUICE_OK)
+        rc = put_var(b, prefix, "HOST", c->nodes[0].address);
+    if (rc == SLUICE_OK)
+        rc = put_var(b, prefix, "NODE", c->nodes[0].name);
+    if (rc == SLUICE_OK)
+        rc = put_var(b, prefix, "NODES", buf_str(&names));
+    if (rc == SLUICE_OK)
+        rc = put_var(b, prefix, "ADDRS", buf_str(&addrs));
+    buf_free(&names);
+    buf_free(&addrs);
+    return rc;
+}
+
+/* A node name or address goes into a blank-separated list: none may be
+ * empty or hold a blank. */
+static bool peers_ok(const sluice_peers_t *p)
+{
+    if (p == NULL || p->launch_id == NULL || p->n_components == 0 || p->components == NULL)
+        return false;
+    for (size_t k = 0; k < p->n_components; k++) {
+        const sluice_peer_component_t *c = &p->components[k];
+        if (c->n_nodes == 0 || c->nodes == NULL)
+            return false;
+        for (size_t i = 0; i < c->n_nodes; i++) {
+            const char *n = c->nodes[i].name, *a = c->nodes[i].address;
+            if (n == NULL || a == NULL || n[0] == '\0' || a[0] == '\0' || strpbrk(n, " \t\n") ||
+                strpbrk(a, " \t\n"))
+                return false;
+        }
+    }
+    return true;
+}
+
 static sluice_err write_peers(void *arg,
                               const char *dependent_id,
                               uint32_t dependent_attempt,
-                              const char *first_id,
-                              const sluice_jobview_t *views,
-                              size_t n_views,
+                              const sluice_peers_t *p,
                               sluice_error_t *err)
 {
     staging_ctx_t *c = arg;
-    json_t *render;
+    json_t *render, *partner = NULL;
     const char *dir;
     buf_t b;
-    char host[256], tmp[4400], final[4400];
+    char stem[96];
     int fd = -1;
-    size_t i;
     sluice_err rc = SLUICE_OK;
 
     (void)dependent_attempt;
     if ((render = stored_render(c, dependent_id, err)) == NULL)
         return err ? err->code : SLUICE_ESTORE;
     dir = staging_dir_of(render);
-    buf_init(&b, 1 << 20);
-    if (dir == NULL || n_views == 0 || views[0].nodes == NULL) {
-        rc = sluice_errorf(err, SLUICE_EINVAL, "peers for %s: no nodes known for %s", dependent_id,
-                           first_id);
+    buf_init(&b, 1 << 22);
+    if (dir == NULL || !peers_ok(p)) {
+        rc = sluice_errorf(err, SLUICE_EINVAL,
+                           "peers for %s: no nodes, or a node without an address", dependent_id);
+        goto out;
+    }
+    /* The partner's pool names name the per-pool variables. */
+    if ((partner = stored_render(c, p->launch_id, err)) == NULL) {
+        rc = err ? err->code : SLUICE_ESTORE;
         goto out;
     }
     if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
@@ -294,43 +401,43 @@ static sluice_err write_peers(void *arg,
                            strerror(errno));
         goto out;
     }
-    if ((rc = hostlist_first(views[0].nodes, host, sizeof(host), err)) != SLUICE_OK)
-        goto out;
-    if (buf_puts(&b,
-                 "# written by sluice when the partner launch started\nSLUICE_PEER_LAUNCH_ID=") !=
-            SLUICE_OK ||
-        shquote_append(&b, first_id) != SLUICE_OK ||
-        buf_printf(&b, "\nSLUICE_PEER_JOB_ID=%llu\n",
-                   (unsigned long long)(views[0].het_job_id ? views[0].het_job_id
-                                                            : views[0].job_id)) != SLUICE_OK ||
-        buf_puts(&b, "SLUICE_PEER_HOST=") != SLUICE_OK || shquote_append(&b, host) != SLUICE_OK ||
-        buf_puts(&b, "\nSLUICE_PEER_NODES=") != SLUICE_OK ||
-        shquote_append(&b, views[0].nodes) != SLUICE_OK || buf_puts(&b, "\n") != SLUICE_OK) {
-        rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
-        goto out;
-    }
-    for (i = 1; i < n_views; i++) {
-        if (views[i].nodes == NULL)
+    rc = buf_puts(&b, "# written by sluice when the partner launch ran: its job, and the names\n"
+                      "# and addresses (NodeAddr) of its nodes (docs/rendering.md, peers.env)\n");
+    if (rc == SLUICE_OK)
+        rc = put_var(&b, "SLUICE_PEER_", "LAUNCH_ID", p->launch_id);
+    if (rc == SLUICE_OK)
+        rc = buf_printf(&b, "SLUICE_PEER_JOB_ID=%llu\n", (unsigned long long)p->job_id);
+    if (rc == SLUICE_OK)
+        rc = put_component(&b, "SLUICE_PEER_", &p->components[0]);
+    for (size_t k = 0; k < p->n_components && rc == SLUICE_OK; k++) {
+        const char *pool = pool_name(partner, k);
+        size_t i, n = pool != NULL ? strlen(pool) : 0;
+
+        if (n == 0 || n + 14 > sizeof(stem))
             continue;
-        if ((rc = hostlist_first(views[i].nodes, host, sizeof(host), err)) != SLUICE_OK)
-            goto out;
-        if (buf_printf(&b, "SLUICE_PEER_HOST_%zu=", i) != SLUICE_OK ||
-            shquote_append(&b, host) != SLUICE_OK || buf_puts(&b, "\n") != SLUICE_OK) {
-            rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
-            goto out;
-        }
+        memcpy(stem, "SLUICE_PEER_", 12);
+        for (i = 0; i < n; i++)
+            stem[12 + i] = pool[i] == '-' ? '_' : (char)toupper((unsigned char)pool[i]);
+        stem[12 + n] = '_';
+        stem[13 + n] = '\0';
+        rc = put_component(&b, stem, &p->components[k]);
     }
-    snprintf(tmp, sizeof(tmp), "peers.env.tmp");
-    unlinkat(fd, tmp, 0);
-    if ((rc = staging_write_file(fd, tmp, buf_str(&b), b.len, 0600, true, err)) != SLUICE_OK)
+    if (rc != SLUICE_OK) {
+        rc = sluice_errorf(err, SLUICE_ENOMEM, "peers for %s: out of memory", dependent_id);
         goto out;
-    snprintf(final, sizeof(final), "%s/peers.env", dir);
-    if (renameat(fd, tmp, fd, "peers.env") != 0)
-        rc = sluice_errorf(err, SLUICE_EIO, "peers: rename to %s: %s", final, strerror(errno));
+    }
+    unlinkat(fd, "peers.env.tmp", 0);
+    if ((rc = staging_write_file(fd, "peers.env.tmp", buf_str(&b), b.len, 0600, true, err)) !=
+        SLUICE_OK)
+        goto out;
+    if (renameat(fd, "peers.env.tmp", fd, "peers.env") != 0)
+        rc = sluice_errorf(err, SLUICE_EIO, "peers: rename to %s/peers.env: %s", dir,
+                           strerror(errno));
 out:
     if (fd >= 0)
         close(fd);
     buf_free(&b);
+    json_decref(partner);
     json_decref(render);
     return rc;
 }
@@ -375,6 +482,65 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
     return remove(path) != 0 && errno != ENOENT ? -1 : 0;
 }
 
+/* stdout.log and stderr.log of `from` into `to_dir` (created 0700); a log
+ * that does not exist is skipped. */
+static sluice_err copy_logs(const char *from, const char *to_dir, sluice_error_t *err)
+{
+    static const char *const logs[] = {"stdout.log", "stderr.log"};
+    char src[4400], dst[4400];
+    sluice_err rc = SLUICE_OK;
+
+    if (mkdir(to_dir, 0700) != 0 && errno != EEXIST)
+        return sluice_errorf(err, SLUICE_EIO, "archive: %s: %s", to_dir, strerror(errno));
+    for (size_t i = 0; i < 2 && rc == SLUICE_OK; i++) {
+        snprintf(src, sizeof(src), "%s/%s", from, logs[i]);
+        snprintf(dst, sizeof(dst), "%s/%s", to_dir, logs[i]);
+        rc = copy_file(src, dst, err);
+    }
+    return rc;
+}
+
+/* The logs of every attempt a later one superseded (prepare moved its
+ * directory to "<dir>.superseded-by-<n>": attempt n-1's files) into
+ * <artifact_dir>/attempt-<n-1>/. */
+static sluice_err archive_superseded(const char *dir, const char *artifact_dir, sluice_error_t *err)
+{
+    char parent[4400], from[4400], to[4400];
+    const char *base;
+    size_t blen;
+    DIR *d;
+    struct dirent *e;
+    sluice_err rc = SLUICE_OK;
+
+    snprintf(parent, sizeof(parent), "%s", dir);
+    base = strrchr(dir, '/');
+    if (base == NULL || strrchr(parent, '/') == NULL)
+        return SLUICE_OK;
+    *strrchr(parent, '/') = '\0';
+    base++;
+    blen = strlen(base);
+    if ((d = opendir(parent)) == NULL)
+        return errno == ENOENT
+                   ? SLUICE_OK
+                   : sluice_errorf(err, SLUICE_EIO, "archive: %s: %s", parent, strerror(errno));
+    while (rc == SLUICE_OK && (e = readdir(d)) != NULL) {
+        const char *tail = e->d_name + blen;
+        char *end;
+        unsigned long n;
+
+        if (strncmp(e->d_name, base, blen) != 0 || strncmp(tail, ".superseded-by-", 15) != 0)
+            continue;
+        n = strtoul(tail + 15, &end, 10);
+        if (*end != '\0' || n < 2 || n > UINT32_MAX)
+            continue;
+        snprintf(from, sizeof(from), "%s/%s", parent, e->d_name);
+        snprintf(to, sizeof(to), "%s/attempt-%lu", artifact_dir, n - 1);
+        rc = copy_logs(from, to, err);
+    }
+    closedir(d);
+    return rc;
+}
+
 static sluice_err archive(void *arg,
                           const char *launch_id,
                           uint32_t attempt,
@@ -384,9 +550,7 @@ static sluice_err archive(void *arg,
     staging_ctx_t *c = arg;
     json_t *render;
     const char *dir;
-    char from[4400], to[4400], launch_dir[4400];
-    static const char *const logs[] = {"stdout.log", "stderr.log"};
-    size_t i;
+    char launch_dir[4400];
     sluice_err rc = SLUICE_OK;
 
     (void)attempt;
@@ -395,16 +559,10 @@ static sluice_err archive(void *arg,
     dir = staging_dir_of(render);
     if (dir == NULL)
         goto out;
-    if (mkdir(artifact_dir, 0700) != 0 && errno != EEXIST) {
-        rc = sluice_errorf(err, SLUICE_EIO, "archive: %s: %s", artifact_dir, strerror(errno));
+    /* The final attempt's logs at the top, every earlier one's beside. */
+    if ((rc = copy_logs(dir, artifact_dir, err)) != SLUICE_OK ||
+        (rc = archive_superseded(dir, artifact_dir, err)) != SLUICE_OK)
         goto out;
-    }
-    for (i = 0; i < 2; i++) {
-        snprintf(from, sizeof(from), "%s/%s", dir, logs[i]);
-        snprintf(to, sizeof(to), "%s/%s", artifact_dir, logs[i]);
-        if ((rc = copy_file(from, to, err)) != SLUICE_OK)
-            goto out;
-    }
     /* Remove the whole launch directory (<sha8>/), every attempt in it. */
     snprintf(launch_dir, sizeof(launch_dir), "%s", dir);
     {

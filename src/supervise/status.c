@@ -218,6 +218,8 @@ int status_component_verdict(const sluice_fsm_launch_t *l,
             snprintf(why, cap, "pending timeout");
         else if (l->intent == SLUICE_CANCEL_UNSCHEDULABLE)
             snprintf(why, cap, "pending reason %s can never clear", l->unschedulable);
+        else if (l->intent == SLUICE_CANCEL_DEPENDENCY)
+            snprintf(why, cap, "dependency never satisfied: %s", l->dependency);
         else
             snprintf(why, cap, "cancelled without the caller's intent");
         return SLUICE_RESULT_INFRASTRUCTURE_ERROR;

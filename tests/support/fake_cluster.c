@@ -391,6 +391,20 @@ static sluice_err f_cancel(void *arg, uint64_t id, int signal, sluice_error_t *e
     return SLUICE_OK;
 }
 
+static sluice_lookup f_node_address(void *arg, const char *node, char *out, size_t cap)
+{
+    fake_cluster_t *fc = arg;
+
+    fc->n_node_lookups++;
+    if (fc->nodes_down)
+        return SLUICE_LOOKUP_UNAVAILABLE;
+    if ((fc->no_addr_node != NULL && strcmp(node, fc->no_addr_node) == 0) ||
+        strncmp(node, "node", 4) != 0)
+        return SLUICE_LOOKUP_NOT_FOUND;
+    snprintf(out, cap, "10.0.0.%s", node + 4);
+    return SLUICE_LOOKUP_FOUND;
+}
+
 sluice_cluster_ops_t fake_cluster_ops(fake_cluster_t *fc)
 {
     sluice_cluster_ops_t o;
@@ -404,6 +418,7 @@ sluice_cluster_ops_t fake_cluster_ops(fake_cluster_t *fc)
     o.find_acct_by_name = f_find_acct;
     o.acct_job = f_acct_job;
     o.cancel = f_cancel;
+    o.node_address = f_node_address;
     o.arg = fc;
     return o;
 }

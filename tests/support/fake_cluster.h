@@ -91,6 +91,11 @@ typedef struct {
     const char *unstarted_reason;
     const int64_t *clock_ms;
     bool no_submit_many; /* leave submit_many NULL in the ops table */
+    /* node_address: "node<N>" is at "10.0.0.<N>"; nodes_down answers
+     * UNAVAILABLE, a node named no_addr_node NOT_FOUND */
+    bool nodes_down;
+    const char *no_addr_node;
+    unsigned n_node_lookups;
     /* submit_many: what the launcher asked for, and what really overlapped */
     unsigned n_submit_many, last_in_flight, max_batch, max_active;
     /* counters */

@@ -399,6 +399,50 @@ Test(client, ops_submit_unavailable_only_when_the_post_never_left)
     fs = fake_start(0);
 }
 
+/* node_address (peers.env): GET node/{name} on every version; the address
+ * is the record's NodeAddr; an unknown node or a record without an address
+ * is NOT_FOUND, an outage UNAVAILABLE; never the name instead. */
+Test(client, node_address_reads_nodeaddr_on_every_version)
+{
+    static const char *const versions[] = {"v0.0.38", "v0.0.42", "v0.0.45"};
+    static const char *const live[] = {"nodes_live2205_one", "nodes_live2411_one",
+                                       "nodes_live2605_one"};
+    sluice_cluster_ops_t ops;
+    char addr[64], want[64];
+
+    for (size_t i = 0; i < 3; i++) {
+        ready_client(versions[i], 5000);
+        sluice_cluster_ops_rest(client, &ops);
+        push_fixture(200, versions[i], live[i]);
+        cr_assert_eq(ops.node_address(ops.arg, "tb1", addr, sizeof(addr)), SLUICE_LOOKUP_FOUND);
+        cr_assert_str_eq(addr, "127.0.0.1");
+        snprintf(want, sizeof(want), "/slurm/%s/node/tb1", versions[i]);
+        cr_assert_str_eq(fake_request(fs, fake_request_count(fs) - 1)->target, want);
+        /* a record of another node, or one without an address (fixture node2) */
+        push_fixture(200, versions[i], "nodes_basic");
+        cr_assert_eq(ops.node_address(ops.arg, "tb1", addr, sizeof(addr)), SLUICE_LOOKUP_NOT_FOUND);
+        push_fixture(200, versions[i], "nodes_basic");
+        cr_assert_eq(ops.node_address(ops.arg, "node2", addr, sizeof(addr)),
+                     SLUICE_LOOKUP_NOT_FOUND, "node2 has no address: never its name");
+        cr_assert_str_eq(addr, "");
+        push_fixture(200, versions[i], "nodes_basic");
+        cr_assert_eq(ops.node_address(ops.arg, "node1", addr, 4), SLUICE_LOOKUP_NOT_FOUND,
+                     "does not fit: never cut");
+        push(503, "{}");
+        cr_assert_eq(ops.node_address(ops.arg, "tb1", addr, sizeof(addr)),
+                     SLUICE_LOOKUP_UNAVAILABLE);
+        sluice_client_free(client);
+        client = NULL;
+    }
+    /* 24.11/26.05 answer an unknown node 200, errors[] and no record */
+    ready_client("v0.0.42", 5000);
+    sluice_cluster_ops_rest(client, &ops);
+    push(200, "{\"nodes\": [], \"errors\": [{\"description\": \"Failure to query node "
+              "nosuch\", \"error_number\": 0, \"error\": \"No error\", \"source\": "
+              "\"_dump_nodes\"}], \"warnings\": [], \"meta\": {}}");
+    cr_assert_eq(ops.node_address(ops.arg, "nosuch", addr, sizeof(addr)), SLUICE_LOOKUP_NOT_FOUND);
+}
+
 Test(client, rejected_submit_keeps_the_slurm_error)
 {
     sluice_call_t call;

@@ -1319,6 +1319,61 @@ Test(fsm, unschedulable_cancels_and_ends_infrastructure_error)
     run_done(&r);
 }
 
+/* ---- dependencies ------------------------------------------------------ */
+
+/* dependency-failed: before any job the launch ends at once; with a job it
+ * is cancelled and ends INFRASTRUCTURE_ERROR with the reason; not while a
+ * cancel intent is there; detail required. */
+Test(fsm, dependency_failed_ends_or_cancels_the_dependent)
+{
+    char why[] = "launch P ended EXECUTION_ERROR; afterok needs it to succeed";
+    sluice_fsm_event_t ev = E(SLUICE_EV_DEPENDENCY_FAILED, 2);
+    run_t r;
+
+    ev.detail = why;
+    run_init(&r, NULL);
+    cr_assert_eq(step(&r, E(SLUICE_EV_ACCEPTED, 1)), SLUICE_OK);
+    cr_assert_eq(step(&r, ev), SLUICE_OK, "%s", r.err.text);
+    cr_assert_eq(r.l.state, SLUICE_FSM_DONE);
+    cr_assert_eq(r.l.result, SLUICE_RESULT_INFRASTRUCTURE_ERROR);
+    cr_assert_str_eq(r.l.reason, "dependency never satisfied: launch P ended EXECUTION_ERROR; "
+                                 "afterok needs it to succeed");
+    run_done(&r);
+
+    run_init(&r, NULL);
+    to_submitted(&r);
+    observe(&r, V(SLUICE_JOB_PENDING, 0, false, 0, 0), 1);
+    cr_assert_eq(step(&r, ev), SLUICE_OK, "%s", r.err.text);
+    cr_assert_eq(r.l.state, SLUICE_FSM_CANCELLING);
+    cr_assert_eq(r.l.intent, SLUICE_CANCEL_DEPENDENCY);
+    cr_assert(sluice_fsm_due(&r.l, 2) & SLUICE_DUE_CANCEL);
+    cr_assert_eq(step(&r, ev), SLUICE_ESTATE, "once");
+    step(&r, E(SLUICE_EV_CANCEL_SENT, 3));
+    observe(&r, V(SLUICE_JOB_CANCELLED, 0, true, 0, 15), 4);
+    cr_assert_eq(r.l.state, SLUICE_FSM_DONE);
+    cr_assert_eq(r.l.result, SLUICE_RESULT_INFRASTRUCTURE_ERROR);
+    cr_assert(strstr(r.l.reason, "dependency never satisfied: launch P ended EXECUTION_ERROR") !=
+                  NULL,
+              "%s", r.l.reason);
+    run_done(&r);
+
+    /* a running dependent (after: waiting for peers.env) is cancelled too */
+    run_init(&r, NULL);
+    to_running(&r);
+    cr_assert_eq(step(&r, ev), SLUICE_OK, "%s", r.err.text);
+    cr_assert_eq(r.l.state, SLUICE_FSM_CANCELLING);
+    run_done(&r);
+
+    /* the caller's abort first: nothing to add */
+    run_init(&r, NULL);
+    to_running(&r);
+    cr_assert_eq(step(&r, E_cancel(2)), SLUICE_OK);
+    cr_assert_eq(step(&r, ev), SLUICE_ESTATE);
+    ev.detail = NULL;
+    cr_assert_eq(step(&r, ev), SLUICE_EINVAL, "detail required");
+    run_done(&r);
+}
+
 /* A cancel for a waiting job that was not sent yet is withdrawn when the
  * launcher's fresh read shows the job started; a sent cancel, or the
  * caller's, is not. */
@@ -1477,6 +1532,7 @@ Test(fsm, json_round_trip_every_event)
     evs[SLUICE_EV_POOL_EXIT] = E_pool(pool, 3, 0, 13.5);
     evs[SLUICE_EV_POOL_EXIT].signalled = true;
     evs[SLUICE_EV_UNSCHEDULABLE].detail = reason;
+    evs[SLUICE_EV_DEPENDENCY_FAILED].detail = detail;
     evs[SLUICE_EV_ACCEPTED].by = by;
     for (i = 0; i < SLUICE_EV_COUNT_; i++) {
         json_t *a = NULL, *b = NULL;

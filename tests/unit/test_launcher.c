@@ -40,6 +40,9 @@ static unsigned submits_at_sync;    /* POSTs made when the last sync ran */
 static const char *fail_prepare_id; /* this launch's next prepare fails once */
 static bool fail_prepare_once;
 static char peers_dependent[64];
+static char peers_first[64];  /* the partner named in the last peers.env */
+static char peers_addrs[128]; /* component 0's "name=address ..." of the last one */
+static size_t peers_components;
 static const char *orphan_name;
 static sluice_pool_exit_t pool_exits[4];
 static size_t n_pool_exits;
@@ -128,17 +131,20 @@ static sluice_err h_exits(void *arg,
     return SLUICE_OK;
 }
 
-static sluice_err h_peers(void *arg,
-                          const char *dep,
-                          uint32_t attempt,
-                          const char *first,
-                          const sluice_jobview_t *v,
-                          size_t n,
-                          sluice_error_t *err)
+static sluice_err
+h_peers(void *arg, const char *dep, uint32_t attempt, const sluice_peers_t *p, sluice_error_t *err)
 {
-    (void)arg, (void)attempt, (void)first, (void)v, (void)n, (void)err;
+    (void)arg, (void)attempt, (void)err;
     n_peers++;
     snprintf(peers_dependent, sizeof(peers_dependent), "%s", dep);
+    snprintf(peers_first, sizeof(peers_first), "%s", p->launch_id);
+    peers_components = p->n_components;
+    peers_addrs[0] = '\0';
+    for (size_t i = 0; p->n_components > 0 && i < p->components[0].n_nodes; i++) {
+        size_t used = strlen(peers_addrs);
+        snprintf(peers_addrs + used, sizeof(peers_addrs) - used, "%s%s=%s", i ? " " : "",
+                 p->components[0].nodes[i].name, p->components[0].nodes[i].address);
+    }
     return SLUICE_OK;
 }
 
@@ -181,6 +187,8 @@ static void setup(void)
     fail_prepare_id = NULL;
     fail_prepare_once = false;
     peers_dependent[0] = '\0';
+    peers_first[0] = peers_addrs[0] = '\0';
+    peers_components = 0;
     orphan_name = NULL;
     n_pool_exits = 0;
     kill_countdown = -1;
@@ -1748,12 +1756,202 @@ Test(launcher, dependency_writes_peers_once)
     cr_assert_eq(run_to_end(l, "F2", 30), 0);
     cr_assert_eq(n_peers, 1);
     cr_assert_str_eq(peers_dependent, "F2");
+    cr_assert_str_eq(peers_first, "F1");
+    cr_assert_eq(peers_components, 1);
+    /* names and the addresses slurmrestd gave for them, never the names */
+    cr_assert_str_eq(peers_addrs, "node1=10.0.0.1 node2=10.0.0.2");
+    cr_assert_eq(fc->n_node_lookups, 2);
     cr_assert_eq(count_events("F2", "peers-written"), 1);
     {
         char want[64];
         snprintf(want, sizeof(want), "after:%llu", (unsigned long long)fc->jobs[0].id);
         cr_assert_str_eq(fc->jobs[1].dependency, want);
     }
+    sluice_launcher_free(l);
+}
+
+static void accept_dep(sluice_launcher_t *l, const char *id, const char *on, const char *cond)
+{
+    accept_launch(l, id, 1,
+                  json_pack("{s:{s:s, s:s}}", "depends_on", "launch_id", on, "condition", cond),
+                  NULL, 0);
+}
+
+static const char *state_of(const char *id)
+{
+    static char st[32];
+    json_t *r = row(id);
+
+    snprintf(st, sizeof(st), "%s", json_string_value(json_object_get(r, "state")));
+    json_decref(r);
+    return st;
+}
+
+/* The partner's addresses cannot be read yet (slurmrestd answers nothing):
+ * peers.env is not written with names instead; once they can be read it
+ * is written with them. */
+Test(launcher, peers_wait_until_every_address_is_read)
+{
+    sluice_launcher_t *l = new_launcher();
+    fake_stage_t s[] = {{SLUICE_JOB_PENDING, 0, 0, 0, 1},
+                        {SLUICE_JOB_RUNNING, 0, 0, 0, 12},
+                        {SLUICE_JOB_COMPLETED, 0, 0, 0, 2}};
+
+    fake_cluster_set_script(fc, s, 3);
+    fc->nodes_down = true;
+    accept_launch(l, "F1", 1, NULL, NULL, 0);
+    accept_dep(l, "F2", "F1", "after");
+    for (int i = 0; i < 6; i++)
+        step(l);
+    cr_assert_str_eq(state_of("F1"), "RUNNING");
+    cr_assert_gt(fc->n_node_lookups, 0, "the addresses were asked for");
+    cr_assert_eq(n_peers, 0, "no peers.env without every address");
+    cr_assert_eq(count_events("F2", "peers-written"), 0);
+    fc->nodes_down = false;
+    step(l);
+    cr_assert_eq(n_peers, 1);
+    cr_assert_str_eq(peers_addrs, "node1=10.0.0.1 node2=10.0.0.2");
+    cr_assert_eq(run_to_end(l, "F1", 40), 0);
+    cr_assert_eq(run_to_end(l, "F2", 40), 0);
+    sluice_launcher_free(l);
+}
+
+/* `after`: the partner ends before its nodes could be handed on (here: no
+ * address could be read): the dependent, which would wait for peers.env
+ * in vain, is cancelled and ends INFRASTRUCTURE_ERROR saying why. */
+Test(launcher, after_partner_ending_before_peers_ends_the_dependent)
+{
+    sluice_launcher_t *l = new_launcher();
+    fake_stage_t a[] = {{SLUICE_JOB_PENDING, 0, 0, 0, 1},
+                        {SLUICE_JOB_RUNNING, 0, 0, 0, 3},
+                        {SLUICE_JOB_COMPLETED, 0, 0, 0, 2}};
+    fake_stage_t b[] = {{SLUICE_JOB_PENDING, 0, 0, 0, 1},
+                        {SLUICE_JOB_RUNNING, 0, 0, 0, 30},
+                        {SLUICE_JOB_COMPLETED, 0, 0, 0, 2}};
+
+    fc->nodes_down = true;
+    fake_cluster_set_script(fc, a, 3);
+    accept_launch(l, "F1", 1, NULL, NULL, 0);
+    step(l);
+    fake_cluster_set_script(fc, b, 3);
+    accept_dep(l, "F2", "F1", "after");
+    cr_assert_eq(run_to_end(l, "F1", 40), 0);
+    cr_assert_eq(run_to_end(l, "F2", 40), 104);
+    cr_assert(reason_has("F2", "dependency never satisfied: launch F1 ended SUCCEEDED before its "
+                               "nodes were handed on"));
+    cr_assert_eq(count_events("F2", "dependency-failed"), 1);
+    cr_assert_geq(fc->jobs[1].cancels, 1, "the waiting dependent's job was cancelled");
+    cr_assert_eq(n_peers, 0);
+    sluice_launcher_free(l);
+}
+
+/* `afterok`: the partner fails while the dependent pends: the dependent is
+ * cancelled (not left pending with DependencyNeverSatisfied), 104 and why. */
+#define LONG_PARTNER "flower-supernode-with-a-long-launch-id-0123456789-0123456789"
+
+Test(launcher, afterok_partner_failing_cancels_the_pending_dependent)
+{
+    sluice_launcher_t *l = new_launcher();
+    fake_stage_t a[] = {{SLUICE_JOB_PENDING, 0, 0, 0, 1},
+                        {SLUICE_JOB_RUNNING, 0, 0, 0, 2},
+                        {SLUICE_JOB_FAILED, 0, 3, 0, 2}};
+    fake_stage_t b[] = {{SLUICE_JOB_PENDING, 0, 0, 0, 60}, {SLUICE_JOB_COMPLETED, 0, 0, 0, 2}};
+    char want[64];
+
+    fake_cluster_set_script(fc, a, 3);
+    accept_launch(l, LONG_PARTNER, 1, NULL, NULL, 0);
+    step(l);
+    fake_cluster_set_script(fc, b, 2);
+    accept_dep(l, "F2", LONG_PARTNER, "afterok");
+    cr_assert_eq(run_to_end(l, LONG_PARTNER, 40), 1);
+    cr_assert_eq(run_to_end(l, "F2", 40), 104);
+    snprintf(want, sizeof(want), "afterok:%llu", (unsigned long long)fc->jobs[0].id);
+    cr_assert_str_eq(fc->jobs[1].dependency, want, "submitted with the Slurm dependency");
+    /* the whole reason, also with a long partner id (the final verdict
+     * once had a 96-byte buffer and cut it) */
+    cr_assert(reason_has("F2", "dependency never satisfied: launch " LONG_PARTNER
+                               " ended EXECUTION_ERROR; afterok needs it to succeed: slurm "
+                               "CANCELLED"));
+    cr_assert_geq(fc->jobs[1].cancels, 1);
+    sluice_launcher_free(l);
+}
+
+/* A partner that ended before the dependent's submit: per condition. */
+Test(launcher, partner_ended_before_the_submit_follows_the_condition)
+{
+    sluice_launcher_t *l = new_launcher();
+    fake_stage_t fail[] = {{SLUICE_JOB_PENDING, 0, 0, 0, 1},
+                           {SLUICE_JOB_RUNNING, 0, 0, 0, 1},
+                           {SLUICE_JOB_FAILED, 0, 3, 0, 2}};
+    fake_stage_t ok[] = {{SLUICE_JOB_PENDING, 0, 0, 0, 1},
+                         {SLUICE_JOB_RUNNING, 0, 0, 0, 1},
+                         {SLUICE_JOB_COMPLETED, 0, 0, 0, 2}};
+
+    fake_cluster_set_script(fc, fail, 3);
+    accept_launch(l, "P1", 1, NULL, NULL, 0);
+    cr_assert_eq(run_to_end(l, "P1", 40), 1);
+    for (int i = 0; i < 3; i++)
+        step(l); /* archived and no longer tracked: read from the store */
+    fake_cluster_set_script(fc, ok, 3);
+    accept_dep(l, "OK", "P1", "afterok");
+    accept_dep(l, "AF", "P1", "after");
+    accept_dep(l, "ANY", "P1", "afterany");
+    accept_dep(l, "NONE", "nobody", "afterany");
+    cr_assert_eq(run_to_end(l, "OK", 20), 104);
+    cr_assert(reason_has("OK", "launch P1 ended EXECUTION_ERROR; afterok needs it to succeed"));
+    cr_assert_eq(run_to_end(l, "AF", 20), 104);
+    cr_assert(reason_has("AF", "(after needs it running)"));
+    cr_assert_eq(run_to_end(l, "NONE", 20), 104);
+    cr_assert(reason_has("NONE", "dependency never satisfied: launch nobody is not known"));
+    cr_assert_eq(run_to_end(l, "ANY", 20), 0, "afterany is met by any end");
+    cr_assert_eq(fc->n_submit, 2, "only P1 and ANY were submitted");
+    cr_assert_str_eq(fc->jobs[1].dependency, "", "ANY went without a Slurm dependency");
+    sluice_launcher_free(l);
+}
+
+/* The rule at accept: an unknown partner, and one that ended without
+ * meeting the condition, are refused naming depends_on.launch_id. */
+Test(launcher, check_dependency_at_accept)
+{
+    sluice_launcher_t *l = new_launcher();
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    fake_stage_t fail[] = {{SLUICE_JOB_PENDING, 0, 0, 0, 1},
+                           {SLUICE_JOB_RUNNING, 0, 0, 0, 1},
+                           {SLUICE_JOB_FAILED, 0, 3, 0, 2}};
+    json_t *r;
+
+#define REQ(id, on, cond)                                                                          \
+    json_pack("{s:s, s:{s:s, s:s}}", "launch_id", id, "depends_on", "launch_id", on, "condition",  \
+              cond)
+    r = REQ("D1", "ghost", "after");
+    cr_assert_eq(sluice_launcher_check_dependency(l, r, &err), SLUICE_EINVAL);
+    cr_assert(strstr(err.text, "depends_on.launch_id: no launch \"ghost\" is known") == err.text,
+              "%s", err.text);
+    json_decref(r);
+    fake_cluster_set_script(fc, fail, 3);
+    accept_launch(l, "P1", 1, NULL, NULL, 0);
+    r = REQ("D2", "P1", "afterok");
+    sluice_error_clear(&err);
+    cr_assert_sluice_ok(sluice_launcher_check_dependency(l, r, &err), &err); /* still live */
+    cr_assert_eq(run_to_end(l, "P1", 40), 1);
+    cr_assert_eq(sluice_launcher_check_dependency(l, r, &err), SLUICE_EINVAL);
+    cr_assert_str_eq(err.text,
+                     "depends_on.launch_id: launch P1 ended EXECUTION_ERROR; afterok needs it to "
+                     "succeed");
+    json_decref(r);
+    r = REQ("D3", "P1", "after");
+    cr_assert_eq(sluice_launcher_check_dependency(l, r, &err), SLUICE_EINVAL);
+    cr_assert(strstr(err.text, "(after needs it running)") != NULL, "%s", err.text);
+    json_decref(r);
+    r = REQ("D4", "P1", "afterany");
+    sluice_error_clear(&err);
+    cr_assert_sluice_ok(sluice_launcher_check_dependency(l, r, &err), &err);
+    json_decref(r);
+    /* a repeat of a stored launch is the launcher's to judge */
+    r = REQ("P1", "ghost", "after");
+    cr_assert_sluice_ok(sluice_launcher_check_dependency(l, r, &err), &err);
+    json_decref(r);
+#undef REQ
     sluice_launcher_free(l);
 }
 

@@ -103,6 +103,12 @@ Test(slurmrest, paths_per_version)
     PATH_IS(sluice_rest_path_diag(SLUICE_REST_V0042, &p_, &e_), "/slurm/v0.0.42/diag/");
     PATH_IS(sluice_rest_path_nodes(SLUICE_REST_V0042, &p_, &e_), "/slurm/v0.0.42/nodes/");
     PATH_IS(sluice_rest_path_ping(SLUICE_REST_V0038, &p_, &e_), "/slurm/v0.0.38/ping/");
+    /* one node: the same path on every version, the name percent-encoded */
+    PATH_IS(sluice_rest_path_node(SLUICE_REST_V0038, "tb1", &p_, &e_), "/slurm/v0.0.38/node/tb1");
+    PATH_IS(sluice_rest_path_node(SLUICE_REST_V0045, "gpu-07.a", &p_, &e_),
+            "/slurm/v0.0.45/node/gpu-07.a");
+    PATH_IS(sluice_rest_path_node(SLUICE_REST_V0042, "n/../x y", &p_, &e_),
+            "/slurm/v0.0.42/node/n%2F..%2Fx%20y");
 }
 
 Test(slurmrest, path_errors)
@@ -118,6 +124,8 @@ Test(slurmrest, path_errors)
     cr_assert_eq(sluice_rest_path_job(SLUICE_REST_V0043, 0, &p, &err), SLUICE_EINVAL);
     cr_assert_eq(sluice_rest_path_job(SLUICE_REST_VERSION_COUNT_, 1, &p, &err), SLUICE_EINVAL);
     cr_assert_eq(sluice_rest_path_cancel(SLUICE_REST_V0043, 1, "", &p, &err), SLUICE_EINVAL);
+    cr_assert_eq(sluice_rest_path_node(SLUICE_REST_V0043, "", &p, &err), SLUICE_EINVAL);
+    cr_assert_eq(sluice_rest_path_node(SLUICE_REST_V0043, NULL, &p, &err), SLUICE_EINVAL);
     cr_assert_null(p);
 }
 

@@ -47,7 +47,7 @@ for sluice_n in 'CUDA_HOME'; do
     if [ -n "${!sluice_n+x}" ]; then sluice_export "$sluice_n" "${!sluice_n}"; fi
 done
 
-# 7. First host of every component.
+# 7. First host of every component, and its address.
 # First host of a Slurm hostlist: scontrol when present, else pure bash
 # ("node[03-05,9]" -> "node03").
 sluice_first_host() {
@@ -69,16 +69,32 @@ sluice_first_host() {
     inner=${inner%%-*}
     printf '%s%s\n' "$pre" "$inner"
 }
+# A node's address as Slurm reaches it (NodeAddr; the name may not resolve
+# on the other nodes): scontrol when present, else the name, which is what
+# NodeAddr defaults to.
+sluice_node_addr() {
+    local rec w words
+    if command -v scontrol >/dev/null 2>&1 && rec=$(scontrol show node -o "$1" 2>/dev/null); then
+        read -r -a words <<<"$rec"
+        for w in "${words[@]}"; do
+            case $w in NodeAddr=?*) printf '%s\n' "${w#NodeAddr=}"; return 0 ;; esac
+        done
+    fi
+    printf 'sluice: no NodeAddr known for %s; using its name\n' "$1" >&2
+    printf '%s\n' "$1"
+}
 SLUICE_POOL_SUPERNODE_HOST=$(sluice_first_host "${SLURM_JOB_NODELIST_HET_GROUP_0:-}")
 if [ -z "$SLUICE_POOL_SUPERNODE_HOST" ]; then
     sluice_die 99 "no host known for pool supernode"
 fi
 sluice_export SLUICE_POOL_SUPERNODE_HOST "$SLUICE_POOL_SUPERNODE_HOST"
+sluice_export SLUICE_POOL_SUPERNODE_ADDR "$(sluice_node_addr "$SLUICE_POOL_SUPERNODE_HOST")"
 SLUICE_POOL_SUPEREXEC_HOST=$(sluice_first_host "${SLURM_JOB_NODELIST_HET_GROUP_1:-}")
 if [ -z "$SLUICE_POOL_SUPEREXEC_HOST" ]; then
     sluice_die 99 "no host known for pool superexec"
 fi
 sluice_export SLUICE_POOL_SUPEREXEC_HOST "$SLUICE_POOL_SUPEREXEC_HOST"
+sluice_export SLUICE_POOL_SUPEREXEC_ADDR "$(sluice_node_addr "$SLUICE_POOL_SUPEREXEC_HOST")"
 
 # 8. One step per pool; each records its exit status in exit/<pool>.
 mkdir -p -- "$SLUICE_STAGING/exit"
@@ -114,7 +130,7 @@ SLUICE_PIDS=()
     sluice_export NVFL_NODE_RANK '0'
     sluice_step supernode srun --het-group=0 --nodes=1 --ntasks=1 --ntasks-per-node=1 --cpus-per-task=1 \
         '--chdir' '/cluster/sluice/site-1/96afd6a8/attempt-1' \
-        'flower-supernode' '--isolation' 'process' '--clientappio-api-address' '0.0.0.0:9094'
+        '/bin/sh' '-c' 'export FLWR_HOME="${SLURM_TMPDIR:-/tmp}/flower-$SLURM_JOB_ID"; exec flower-supernode --superlink fleet-supergrid.flower.ai:443 --auth-supernode-private-key /srv/sluice/keys/supernode-3.key --isolation process --host "$SLUICE_POOL_SUPERNODE_ADDR" --port 9094'
 ) &
 SLUICE_PIDS+=("$!")
 
@@ -131,7 +147,7 @@ SLUICE_PIDS+=("$!")
     sluice_export NVFL_NODE_RANK '0'
     sluice_step superexec srun --het-group=1 --nodes=1 --ntasks=1 --ntasks-per-node=1 --cpus-per-task=4 \
         '--chdir' '/cluster/sluice/site-1/96afd6a8/attempt-1' \
-        '/bin/sh' '-c' 'exec flower-superexec --insecure --plugin-type clientapp --appio-api-address "$SLUICE_POOL_SUPERNODE_HOST:9094"'
+        '/bin/bash' '-c' 'export FLWR_HOME="${SLURM_TMPDIR:-/tmp}/flower-$SLURM_JOB_ID"; if [[ -z "${CUDA_VISIBLE_DEVICES:-}" ]]; then echo "Slurm did not assign a GPU to this job." >&2; exit 1; fi; api="$SLUICE_POOL_SUPERNODE_ADDR:9094"; for _ in {1..30}; do if bash -c "</dev/tcp/${api%:*}/${api##*:}" 2>/dev/null; then exec flower-superexec --insecure --plugin-type clientapp --runtime-api-address "$api"; fi; sleep 2; done; echo "SuperNode Runtime API did not start on $api." >&2; exit 1'
 ) &
 SLUICE_PIDS+=("$!")
 

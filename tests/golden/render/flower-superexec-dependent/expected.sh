@@ -1,5 +1,5 @@
 #!/bin/bash
-# Batch script of sluice launch flower-superexec-2, attempt 1 (rendered once; do not edit).
+# Batch script of sluice launch flower-superexec-4, attempt 1 (rendered once; do not edit).
 # Steps: requeue guard, identity, peers, environment, secrets, setup and
 # forward_env, component hosts, one srun step per pool, exit status per pool.
 # See docs/rendering.md.
@@ -7,7 +7,7 @@ set -euo pipefail
 set +x
 umask 077
 export PATH='/usr/local/bin:/usr/bin:/bin' LANG='C.UTF-8'
-SLUICE_STAGING='/cluster/sluice/site-1/2ebf78d6/attempt-1'
+SLUICE_STAGING='/cluster/sluice/site-1/d7adf11a/attempt-1'
 SLUICE_PROFILE='none'
 SLUICE_STOP_ON_FAILURE=1
 export HOME="$SLUICE_STAGING"
@@ -30,14 +30,16 @@ if [ "${SLURM_RESTART_COUNT:-0}" != 0 ]; then
 fi
 
 # 2. Identity of the launch.
-sluice_export SLUICE_LAUNCH_ID 'flower-superexec-2'
+sluice_export SLUICE_LAUNCH_ID 'flower-superexec-4'
 sluice_export SLUICE_ATTEMPT '1'
-sluice_export SLUICE_RUN_ID 'flower-superexec-2.1'
-sluice_export NVFL_RUN_ID 'flower-superexec-2.1'
+sluice_export SLUICE_RUN_ID 'flower-superexec-4.1'
+sluice_export NVFL_RUN_ID 'flower-superexec-4.1'
 sluice_export SLUICE_STAGING "$SLUICE_STAGING"
 
-# 3. This launch starts after launch 'flower-supernode-1': wait (at most 300 s) for the
-# peers.env that sluice writes when that launch runs, then load it.
+# 3. This launch starts after launch 'flower-supernode-4': wait (at most 300 s) for the
+# peers.env that sluice writes when that launch runs, then load it: its job and
+# the names and addresses of its nodes (SLUICE_PEER_HOST is the first node's
+# address; docs/rendering.md, peers.env).
 sluice_deadline=$((SECONDS + 300))
 while [ ! -f "$SLUICE_STAGING/peers.env" ]; do
     if [ "$SECONDS" -ge "$sluice_deadline" ]; then
@@ -59,7 +61,7 @@ for sluice_n in 'CUDA_HOME'; do
     if [ -n "${!sluice_n+x}" ]; then sluice_export "$sluice_n" "${!sluice_n}"; fi
 done
 
-# 7. First host of every component.
+# 7. First host of every component, and its address.
 # First host of a Slurm hostlist: scontrol when present, else pure bash
 # ("node[03-05,9]" -> "node03").
 sluice_first_host() {
@@ -81,11 +83,26 @@ sluice_first_host() {
     inner=${inner%%-*}
     printf '%s%s\n' "$pre" "$inner"
 }
+# A node's address as Slurm reaches it (NodeAddr; the name may not resolve
+# on the other nodes): scontrol when present, else the name, which is what
+# NodeAddr defaults to.
+sluice_node_addr() {
+    local rec w words
+    if command -v scontrol >/dev/null 2>&1 && rec=$(scontrol show node -o "$1" 2>/dev/null); then
+        read -r -a words <<<"$rec"
+        for w in "${words[@]}"; do
+            case $w in NodeAddr=?*) printf '%s\n' "${w#NodeAddr=}"; return 0 ;; esac
+        done
+    fi
+    printf 'sluice: no NodeAddr known for %s; using its name\n' "$1" >&2
+    printf '%s\n' "$1"
+}
 SLUICE_POOL_SUPEREXEC_HOST=$(sluice_first_host "${SLURM_JOB_NODELIST:-}")
 if [ -z "$SLUICE_POOL_SUPEREXEC_HOST" ]; then
     sluice_die 99 "no host known for pool superexec"
 fi
 sluice_export SLUICE_POOL_SUPEREXEC_HOST "$SLUICE_POOL_SUPEREXEC_HOST"
+sluice_export SLUICE_POOL_SUPEREXEC_ADDR "$(sluice_node_addr "$SLUICE_POOL_SUPEREXEC_HOST")"
 
 # 8. One step per pool; each records its exit status in exit/<pool>.
 mkdir -p -- "$SLUICE_STAGING/exit"
@@ -115,13 +132,13 @@ SLUICE_PIDS=()
     sluice_export NVFL_NNODES '1'
     sluice_export SLUICE_MASTER_ADDR "$SLUICE_POOL_SUPEREXEC_HOST"
     sluice_export NVFL_MASTER_ADDR "$SLUICE_POOL_SUPEREXEC_HOST"
-    sluice_export SLUICE_MASTER_PORT '30237'
-    sluice_export NVFL_MASTER_PORT '30237'
+    sluice_export SLUICE_MASTER_PORT '29986'
+    sluice_export NVFL_MASTER_PORT '29986'
     sluice_export SLUICE_NODE_RANK '0'
     sluice_export NVFL_NODE_RANK '0'
     sluice_step superexec srun --nodes=1 --ntasks=1 --ntasks-per-node=1 --cpus-per-task=4 \
-        '--chdir' '/cluster/sluice/site-1/2ebf78d6/attempt-1' \
-        '/bin/sh' '-c' 'exec flower-superexec --insecure --plugin-type clientapp --appio-api-address "$SLUICE_PEER_SUPERNODE_HOST:9094"'
+        '--chdir' '/cluster/sluice/site-1/d7adf11a/attempt-1' \
+        '/bin/bash' '-c' 'export FLWR_HOME="${SLURM_TMPDIR:-/tmp}/flower-$SLURM_JOB_ID"; api="$SLUICE_PEER_HOST:9094"; for _ in {1..30}; do if bash -c "</dev/tcp/${api%:*}/${api##*:}" 2>/dev/null; then exec flower-superexec --insecure --plugin-type clientapp --runtime-api-address "$api"; fi; sleep 2; done; echo "SuperNode Runtime API did not become ready on $api." >&2; exit 1'
 ) &
 SLUICE_PIDS+=("$!")
 

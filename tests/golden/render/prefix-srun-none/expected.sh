@@ -47,7 +47,7 @@ for sluice_n in 'CUDA_HOME'; do
     if [ -n "${!sluice_n+x}" ]; then sluice_export "$sluice_n" "${!sluice_n}"; fi
 done
 
-# 7. First host of every component.
+# 7. First host of every component, and its address.
 # First host of a Slurm hostlist: scontrol when present, else pure bash
 # ("node[03-05,9]" -> "node03").
 sluice_first_host() {
@@ -69,11 +69,26 @@ sluice_first_host() {
     inner=${inner%%-*}
     printf '%s%s\n' "$pre" "$inner"
 }
+# A node's address as Slurm reaches it (NodeAddr; the name may not resolve
+# on the other nodes): scontrol when present, else the name, which is what
+# NodeAddr defaults to.
+sluice_node_addr() {
+    local rec w words
+    if command -v scontrol >/dev/null 2>&1 && rec=$(scontrol show node -o "$1" 2>/dev/null); then
+        read -r -a words <<<"$rec"
+        for w in "${words[@]}"; do
+            case $w in NodeAddr=?*) printf '%s\n' "${w#NodeAddr=}"; return 0 ;; esac
+        done
+    fi
+    printf 'sluice: no NodeAddr known for %s; using its name\n' "$1" >&2
+    printf '%s\n' "$1"
+}
 SLUICE_POOL_SUPERNODE_HOST=$(sluice_first_host "${SLURM_JOB_NODELIST:-}")
 if [ -z "$SLUICE_POOL_SUPERNODE_HOST" ]; then
     sluice_die 99 "no host known for pool supernode"
 fi
 sluice_export SLUICE_POOL_SUPERNODE_HOST "$SLUICE_POOL_SUPERNODE_HOST"
+sluice_export SLUICE_POOL_SUPERNODE_ADDR "$(sluice_node_addr "$SLUICE_POOL_SUPERNODE_HOST")"
 
 # 8. One step per pool; each records its exit status in exit/<pool>.
 mkdir -p -- "$SLUICE_STAGING/exit"

@@ -1,0 +1,184 @@
+#!/bin/bash
+# Batch script of sluice launch flower-supernode-4, attempt 1 (rendered once; do not edit).
+# Steps: requeue guard, identity, peers, environment, secrets, setup and
+# forward_env, component hosts, one srun step per pool, exit status per pool.
+# See docs/rendering.md.
+set -euo pipefail
+set +x
+umask 077
+export PATH='/usr/local/bin:/usr/bin:/bin' LANG='C.UTF-8'
+SLUICE_STAGING='/cluster/sluice/site-1/c2d1327f/attempt-1'
+SLUICE_PROFILE='none'
+SLUICE_STOP_ON_FAILURE=1
+export HOME="$SLUICE_STAGING"
+SLUICE_EXPORTED=()
+sluice_die() {
+    local code=$1
+    shift
+    printf 'sluice: %s\n' "$*" >&2
+    exit "$code"
+}
+sluice_export() {
+    export "$1=$2"
+    SLUICE_EXPORTED+=("$1")
+    if [ "$SLUICE_PROFILE" = apptainer ]; then export "APPTAINERENV_$1=$2"; fi
+}
+
+# 1. Requeue is off for this launch: a requeued job must not run twice.
+if [ "${SLURM_RESTART_COUNT:-0}" != 0 ]; then
+    sluice_die 96 "job was requeued (SLURM_RESTART_COUNT=$SLURM_RESTART_COUNT) but requeue is off for this launch; refusing to run twice"
+fi
+
+# 2. Identity of the launch.
+sluice_export SLUICE_LAUNCH_ID 'flower-supernode-4'
+sluice_export SLUICE_ATTEMPT '1'
+sluice_export SLUICE_RUN_ID 'flower-supernode-4.1'
+sluice_export NVFL_RUN_ID 'flower-supernode-4.1'
+sluice_export SLUICE_STAGING "$SLUICE_STAGING"
+
+# 6. Setup lines of the site and the study (trusted shell).
+set +u
+module load cuda
+set -u
+
+# 6b. forward_env: the values the job has now, after setup (unset names
+# are skipped).
+for sluice_n in 'CUDA_HOME'; do
+    if [ -n "${!sluice_n+x}" ]; then sluice_export "$sluice_n" "${!sluice_n}"; fi
+done
+
+# 7. First host of every component, and its address.
+# First host of a Slurm hostlist: scontrol when present, else pure bash
+# ("node[03-05,9]" -> "node03").
+sluice_first_host() {
+    local l=$1 pre rest inner hs
+    if [ -z "$l" ]; then return 0; fi
+    if command -v scontrol >/dev/null 2>&1 && hs=$(scontrol show hostnames "$l" 2>/dev/null); then
+        printf '%s\n' "${hs%%$'\n'*}"
+        return 0
+    fi
+    pre=${l%%[[,]*}
+    rest=${l:${#pre}}
+    if [ "${rest:0:1}" != "[" ]; then
+        printf '%s\n' "$pre"
+        return 0
+    fi
+    inner=${rest:1}
+    inner=${inner%%]*}
+    inner=${inner%%,*}
+    inner=${inner%%-*}
+    printf '%s%s\n' "$pre" "$inner"
+}
+# A node's address as Slurm reaches it (NodeAddr; the name may not resolve
+# on the other nodes): scontrol when present, else the name, which is what
+# NodeAddr defaults to.
+sluice_node_addr() {
+    local rec w words
+    if command -v scontrol >/dev/null 2>&1 && rec=$(scontrol show node -o "$1" 2>/dev/null); then
+        read -r -a words <<<"$rec"
+        for w in "${words[@]}"; do
+            case $w in NodeAddr=?*) printf '%s\n' "${w#NodeAddr=}"; return 0 ;; esac
+        done
+    fi
+    printf 'sluice: no NodeAddr known for %s; using its name\n' "$1" >&2
+    printf '%s\n' "$1"
+}
+SLUICE_POOL_SUPERNODE_HOST=$(sluice_first_host "${SLURM_JOB_NODELIST:-}")
+if [ -z "$SLUICE_POOL_SUPERNODE_HOST" ]; then
+    sluice_die 99 "no host known for pool supernode"
+fi
+sluice_export SLUICE_POOL_SUPERNODE_HOST "$SLUICE_POOL_SUPERNODE_HOST"
+sluice_export SLUICE_POOL_SUPERNODE_ADDR "$(sluice_node_addr "$SLUICE_POOL_SUPERNODE_HOST")"
+
+# 8. One step per pool; each records its exit status in exit/<pool>.
+mkdir -p -- "$SLUICE_STAGING/exit"
+# Run one pool's step; record its exit status in exit/<pool>.  TERM is
+# passed on to srun, which stops the step's tasks.
+sluice_step() {
+    local pool=$1 rc=0 child
+    shift
+    "$@" &
+    child=$!
+    trap 'kill -TERM "$child" 2>/dev/null || true' TERM
+    wait "$child" || rc=$?
+    while kill -0 "$child" 2>/dev/null; do
+        rc=0
+        wait "$child" || rc=$?
+    done
+    printf '%s\n' "$rc" >"$SLUICE_STAGING/exit/$pool"
+    return "$rc"
+}
+SLUICE_POOLS=(supernode)
+SLUICE_PIDS=()
+
+# pool supernode: component 0, 1 node(s), one task per node
+(
+    sluice_export SLUICE_POOL 'supernode'
+    sluice_export SLUICE_NNODES '1'
+    sluice_export NVFL_NNODES '1'
+    sluice_export SLUICE_MASTER_ADDR "$SLUICE_POOL_SUPERNODE_HOST"
+    sluice_export NVFL_MASTER_ADDR "$SLUICE_POOL_SUPERNODE_HOST"
+    sluice_export SLUICE_MASTER_PORT '29856'
+    sluice_export NVFL_MASTER_PORT '29856'
+    sluice_export SLUICE_NODE_RANK '0'
+    sluice_export NVFL_NODE_RANK '0'
+    sluice_step supernode srun --nodes=1 --ntasks=1 --ntasks-per-node=1 --cpus-per-task=1 \
+        '--chdir' '/cluster/sluice/site-1/c2d1327f/attempt-1' \
+        '/bin/sh' '-c' 'export FLWR_HOME="${SLURM_TMPDIR:-/tmp}/flower-$SLURM_JOB_ID"; exec flower-supernode --superlink fleet-supergrid.flower.ai:443 --auth-supernode-private-key /srv/sluice/keys/supernode-4.key --isolation process --host "$SLUICE_POOL_SUPERNODE_ADDR" --port 9094'
+) &
+SLUICE_PIDS+=("$!")
+
+# 9. Wait; stop the other pools when one fails (unless keep_going); exit
+# with the first failing code.
+SLUICE_FIRST_RC=0
+SLUICE_FIRST_POOL=
+sluice_stopped=0
+sluice_signalled=0
+sluice_record_first() {
+    SLUICE_FIRST_POOL=$1
+    SLUICE_FIRST_RC=$2
+    if [ "$sluice_signalled" = 0 ]; then
+        printf '%s %s\n' "$1" "$2" >"$SLUICE_STAGING/exit/.first"
+    fi
+}
+sluice_scan() {
+    local p rc
+    for p in "${SLUICE_POOLS[@]}"; do
+        if [ -z "$SLUICE_FIRST_POOL" ] && [ -s "$SLUICE_STAGING/exit/$p" ]; then
+            rc=$(<"$SLUICE_STAGING/exit/$p")
+            if [ "$rc" != 0 ]; then sluice_record_first "$p" "$rc"; fi
+        fi
+    done
+}
+sluice_alive() {
+    local pid
+    for pid in "${SLUICE_PIDS[@]}"; do
+        if kill -0 "$pid" 2>/dev/null; then return 0; fi
+    done
+    return 1
+}
+trap 'sluice_signalled=1; { : >"$SLUICE_STAGING/exit/.signalled"; } 2>/dev/null || true; kill -TERM "${SLUICE_PIDS[@]}" 2>/dev/null || true' TERM INT
+while sluice_alive; do
+    wait -n 2>/dev/null || true
+    sluice_scan
+    if [ -n "$SLUICE_FIRST_POOL" ] && [ "$SLUICE_STOP_ON_FAILURE" = 1 ] &&
+        [ "$sluice_stopped" = 0 ]; then
+        sluice_stopped=1
+        printf 'sluice: pool %s failed (exit %s); stopping the other pools\n' \
+            "$SLUICE_FIRST_POOL" "$SLUICE_FIRST_RC" >&2
+        kill -TERM "${SLUICE_PIDS[@]}" 2>/dev/null || true
+    fi
+done
+wait || true
+sluice_scan
+for sluice_p in "${SLUICE_POOLS[@]}"; do
+    if [ -z "$SLUICE_FIRST_POOL" ] && [ ! -s "$SLUICE_STAGING/exit/$sluice_p" ]; then
+        printf '1\n' >"$SLUICE_STAGING/exit/$sluice_p"
+        sluice_record_first "$sluice_p" 1
+    fi
+done
+if [ "$SLUICE_FIRST_RC" != 0 ]; then
+    printf 'sluice: pool %s failed with exit code %s\n' "$SLUICE_FIRST_POOL" "$SLUICE_FIRST_RC" >&2
+    exit "$SLUICE_FIRST_RC"
+fi
+exit 0

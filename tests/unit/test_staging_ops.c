@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_staging_ops.c - the staging hooks on a real directory tree
+ * (sluice_staging_ops_new): the archive keeps every attempt's logs,
+ * peers.env holds names and addresses in variables the dependent's script
+ * reads, a node without an address is never written, and a later attempt
+ * gets the peers.env its predecessor had.  Launches are accepted through
+ * the accept pipeline into a temporary store (flower-gpu golden site). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include <sluice/accept.h>
+#include <sluice/ops.h>
+#include <sluice/sluice.h>
+
+#include "fake_cluster.h"
+#include "render_case.h"
+#include "sluice_assert.h"
+
+static char tmp[128];
+static int64_t clock_ms = 1700000000000;
+static fake_cluster_t fc;
+static sluice_config_t *cfg;
+static sluice_store_t *store;
+static sluice_launcher_t *launcher;
+static sluice_staging_ops_t ops;
+
+static void setup(void)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_config_opts_t co = SLUICE_CONFIG_OPTS_INIT;
+    sluice_launcher_opts_t lo = SLUICE_LAUNCHER_OPTS_INIT;
+    const char *src = getenv("SLUICE_SOURCE_DIR");
+    char site[512], root[300], state[200];
+    const char *sets[1];
+
+    strcpy(tmp, "/tmp/sluice-stgops-XXXXXX");
+    cr_assert_not_null(mkdtemp(tmp));
+    snprintf(site, sizeof(site), "%s/tests/golden/render/flower-gpu/site.yaml", src ? src : ".");
+    snprintf(root, sizeof(root), "storage.root=%s/storage", tmp);
+    snprintf(state, sizeof(state), "%s/state", tmp);
+    cr_assert_eq(mkdir(root + strlen("storage.root="), 0700), 0);
+    sets[0] = root;
+    co.path = site;
+    co.overrides = sets;
+    co.n_overrides = 1;
+    cr_assert_sluice_ok(sluice_config_load(&co, &cfg, &err), &err);
+    cr_assert_sluice_ok(sluice_store_open(&store, state, &err), &err);
+    fake_cluster_init(&fc, &clock_ms, "sluice");
+    lo.store = store;
+    lo.cluster = fake_cluster_ops(&fc);
+    lo.user = "sluice";
+    lo.site = "site-1";
+    cr_assert_sluice_ok(sluice_launcher_new(&launcher, &lo, &err), &err);
+    cr_assert_sluice_ok(sluice_staging_ops_new(cfg, store, &ops, &err), &err);
+}
+
+static void teardown(void)
+{
+    char cmd[256];
+
+    sluice_staging_ops_free(&ops);
+    sluice_launcher_free(launcher);
+    sluice_store_close(store);
+    sluice_config_free(cfg);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+    if (system(cmd) != 0)
+        fprintf(stderr, "cannot remove %s\n", tmp);
+}
+
+TestSuite(staging_ops, .init = setup, .fini = teardown, .timeout = 60);
+
+/* Accept `json` through the accept pipeline; returns its staging directory
+ * (the service's view) in `dir`. */
+static void accept_json(const char *json, char *dir, size_t cap)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_accept_opts_t o = SLUICE_ACCEPT_OPTS_INIT;
+    sluice_accept_t *a = NULL;
+    const sluice_render_t *r;
+
+    o.getenv_fn = render_case_getenv;
+    cr_assert_sluice_ok(sluice_accept(&a, NULL, NULL, launcher, cfg, json, strlen(json), &o, &err),
+                        &err);
+    r = sluice_accept_render(a);
+    snprintf(dir, cap, "%s", r->staging_service);
+    sluice_accept_free(a);
+}
+
+static void accept_pools(const char *id, const char *pools, const char *dep, char *dir, size_t cap)
+{
+    char json[2048];
+
+    snprintf(json, sizeof(json),
+             "{\"launch_id\": \"%s\", \"site\": \"site-1\", \"profile\": \"none\", "
+             "\"time_limit\": 10, \"partition\": \"cpu\", \"command\": \"/bin/true\"%s%s%s, "
+             "\"pools\": [%s]}",
+             id, dep ? ", \"depends_on\": {\"launch_id\": \"" : "", dep ? dep : "",
+             dep ? "\", \"condition\": \"after\"}" : "", pools);
+    accept_json(json, dir, cap);
+}
+
+static void write_text(const char *dir, const char *name, const char *text)
+{
+    char path[600];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    f = fopen(path, "w");
+    cr_assert_not_null(f, "%s", path);
+    fputs(text, f);
+    fclose(f);
+}
+
+static char *slurp(const char *path)
+{
+    return render_case_slurp(path, NULL);
+}
+
+#define POOL1 "{\"name\": \"main\", \"cpus_per_node\": 1, \"mem_per_node_mib\": 64}"
+
+/* A launch that needed attempt 2 keeps attempt 1's stdout and stderr:
+ * artifacts/<id>/ holds the final attempt's, attempt-1/ the first's. */
+Test(staging_ops, archive_keeps_every_attempts_logs)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    char dir[512], art[512], path[700], launch_dir[512];
+    char *text;
+    struct stat st;
+
+    accept_pools("twice", POOL1, NULL, dir, sizeof(dir));
+    cr_assert_sluice_ok(ops.prepare(ops.arg, "twice", 1, NULL, NULL, 0, &err), &err);
+    write_text(dir, "stdout.log", "attempt one out\n");
+    write_text(dir, "stderr.log", "attempt one err\n");
+    cr_assert_sluice_ok(ops.prepare(ops.arg, "twice", 2, NULL, NULL, 0, &err), &err);
+    write_text(dir, "stdout.log", "attempt two out\n");
+    write_text(dir, "stderr.log", "attempt two err\n");
+    snprintf(art, sizeof(art), "%s/artifacts-twice", tmp);
+    cr_assert_sluice_ok(ops.archive(ops.arg, "twice", 2, art, &err), &err);
+
+    snprintf(path, sizeof(path), "%s/stdout.log", art);
+    cr_assert_str_eq(text = slurp(path), "attempt two out\n");
+    free(text);
+    snprintf(path, sizeof(path), "%s/stderr.log", art);
+    cr_assert_str_eq(text = slurp(path), "attempt two err\n");
+    free(text);
+    snprintf(path, sizeof(path), "%s/attempt-1/stdout.log", art);
+    text = slurp(path);
+    cr_assert_not_null(text, "attempt 1's stdout was not archived (%s)", path);
+    cr_assert_str_eq(text, "attempt one out\n");
+    free(text);
+    snprintf(path, sizeof(path), "%s/attempt-1/stderr.log", art);
+    cr_assert_str_eq(text = slurp(path), "attempt one err\n");
+    free(text);
+    snprintf(path, sizeof(path), "%s/attempt-2", art);
+    cr_assert_neq(stat(path, &st), 0, "the final attempt is not repeated in attempt-2/");
+    /* and the staging of every attempt is gone */
+    snprintf(launch_dir, sizeof(launch_dir), "%s", dir);
+    *strrchr(launch_dir, '/') = '\0';
+    cr_assert_neq(stat(launch_dir, &st), 0, "%s removed", launch_dir);
+}
+
+static void peers_two_components(sluice_peers_t *p, sluice_peer_component_t comp[2])
+{
+    static const sluice_peer_node_t sn[] = {{"tb1", "10.1.0.1"}};
+    static const sluice_peer_node_t se[] = {{"tb2", "10.1.0.2"}, {"tb3", "10.1.0.3"}};
+
+    comp[0].nodes = sn;
+    comp[0].n_nodes = 1;
+    comp[1].nodes = se;
+    comp[1].n_nodes = 2;
+    memset(p, 0, sizeof(*p));
+    p->launch_id = "partner";
+    p->job_id = 4242;
+    p->components = comp;
+    p->n_components = 2;
+}
+
+#define PARTNER_POOLS                                                                              \
+    "{\"name\": \"supernode\", \"cpus_per_node\": 1, \"mem_per_node_mib\": 64}, "                  \
+    "{\"name\": \"super-exec\", \"nodes\": 2, \"cpus_per_node\": 1, \"mem_per_node_mib\": 64}"
+
+/* peers.env: the partner's launch and job, the first component's first
+ * node (address and name) and every node, then the same per pool of the
+ * partner; the dependent's script sources it with `set -u`. */
+Test(staging_ops, peers_env_holds_names_and_addresses_per_pool)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_peers_t p;
+    sluice_peer_component_t comp[2];
+    char pdir[512], ddir[512], path[700], cmd[1024], *text;
+    FILE *sh;
+    char out[512] = "";
+
+    accept_pools("partner", PARTNER_POOLS, NULL, pdir, sizeof(pdir));
+    accept_pools("dependent", POOL1, "partner", ddir, sizeof(ddir));
+    cr_assert_sluice_ok(ops.prepare(ops.arg, "dependent", 1, NULL, NULL, 0, &err), &err);
+    peers_two_components(&p, comp);
+    cr_assert_sluice_ok(ops.write_peers(ops.arg, "dependent", 1, &p, &err), &err);
+    snprintf(path, sizeof(path), "%s/peers.env", ddir);
+    text = slurp(path);
+    cr_assert_not_null(text);
+    cr_assert_str_eq(text,
+                     "# written by sluice when the partner launch ran: its job, and the names\n"
+                     "# and addresses (NodeAddr) of its nodes (docs/rendering.md, peers.env)\n"
+                     "SLUICE_PEER_LAUNCH_ID='partner'\n"
+                     "SLUICE_PEER_JOB_ID=4242\n"
+                     "SLUICE_PEER_HOST='10.1.0.1'\n"
+                     "SLUICE_PEER_NODE='tb1'\n"
+                     "SLUICE_PEER_NODES='tb1'\n"
+                     "SLUICE_PEER_ADDRS='10.1.0.1'\n"
+                     "SLUICE_PEER_SUPERNODE_HOST='10.1.0.1'\n"
+                     "SLUICE_PEER_SUPERNODE_NODE='tb1'\n"
+                     "SLUICE_PEER_SUPERNODE_NODES='tb1'\n"
+                     "SLUICE_PEER_SUPERNODE_ADDRS='10.1.0.1'\n"
+                     "SLUICE_PEER_SUPER_EXEC_HOST='10.1.0.2'\n"
+                     "SLUICE_PEER_SUPER_EXEC_NODE='tb2'\n"
+                     "SLUICE_PEER_SUPER_EXEC_NODES='tb2 tb3'\n"
+                     "SLUICE_PEER_SUPER_EXEC_ADDRS='10.1.0.2 10.1.0.3'\n");
+    free(text);
+    /* what the rendered peers block does with it */
+    snprintf(cmd, sizeof(cmd),
+             "bash -c 'set -eu; . \"$0\"; printf \"%%s|%%s|%%s\" \"$SLUICE_PEER_HOST\" "
+             "\"$SLUICE_PEER_SUPER_EXEC_ADDRS\" \"$SLUICE_PEER_LAUNCH_ID\"' '%s'",
+             path);
+    sh = popen(cmd, "r");
+    cr_assert_not_null(sh);
+    cr_assert_not_null(fgets(out, sizeof(out), sh));
+    cr_assert_eq(pclose(sh), 0);
+    cr_assert_str_eq(out, "10.1.0.1|10.1.0.2 10.1.0.3|partner");
+}
+
+/* A node without an address is never written (nor a name in its place):
+ * the hook fails and leaves no peers.env. */
+Test(staging_ops, peers_env_refuses_a_node_without_an_address)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_peers_t p;
+    sluice_peer_component_t comp[2];
+    static const sluice_peer_node_t bad[] = {{"tb2", "10.1.0.2"}, {"tb3", ""}};
+    char pdir[512], ddir[512], path[700];
+    struct stat st;
+
+    accept_pools("partner", PARTNER_POOLS, NULL, pdir, sizeof(pdir));
+    accept_pools("dependent", POOL1, "partner", ddir, sizeof(ddir));
+    cr_assert_sluice_ok(ops.prepare(ops.arg, "dependent", 1, NULL, NULL, 0, &err), &err);
+    peers_two_components(&p, comp);
+    comp[1].nodes = bad;
+    cr_assert_eq(ops.write_peers(ops.arg, "dependent", 1, &p, &err), SLUICE_EINVAL);
+    snprintf(path, sizeof(path), "%s/peers.env", ddir);
+    cr_assert_neq(stat(path, &st), 0, "no peers.env");
+}
+
+/* A later attempt of the dependent (after a confirmed absence) starts with
+ * the peers.env of the attempt it superseded: the partner was handed on
+ * once, and the new attempt waits for the same file. */
+Test(staging_ops, a_new_attempt_keeps_peers_env)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_peers_t p;
+    sluice_peer_component_t comp[2];
+    char pdir[512], ddir[512], path[700], *a, *b;
+
+    accept_pools("partner", PARTNER_POOLS, NULL, pdir, sizeof(pdir));
+    accept_pools("dependent", POOL1, "partner", ddir, sizeof(ddir));
+    cr_assert_sluice_ok(ops.prepare(ops.arg, "dependent", 1, NULL, NULL, 0, &err), &err);
+    peers_two_components(&p, comp);
+    cr_assert_sluice_ok(ops.write_peers(ops.arg, "dependent", 1, &p, &err), &err);
+    snprintf(path, sizeof(path), "%s/peers.env", ddir);
+    a = slurp(path);
+    cr_assert_sluice_ok(ops.prepare(ops.arg, "dependent", 2, NULL, NULL, 0, &err), &err);
+    b = slurp(path);
+    cr_assert_not_null(b, "attempt 2 has peers.env");
+    cr_assert_str_eq(a, b);
+    free(a);
+    free(b);
+}
