@@ -27,6 +27,7 @@
  *   final line (state, result, reason) from the store, as a live one gets
  *   it from its last transition, and the same exit code.
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +42,7 @@
 #include "cli.h"
 #include "prepare.h"
 #include "print.h"
+#include "progress.h"
 #include "remote.h"
 
 typedef struct {
@@ -48,6 +50,9 @@ typedef struct {
     int wait;
     const char *id;   /* this launch: the supervisor runs the store's others too */
     int done_printed; /* its DONE line was printed */
+    double heartbeat_s;
+    const char *heartbeat_text; /* --heartbeat, checked after parsing */
+    cli_progress_t progress;
 } print_ctx_t;
 
 static void on_transition(const sluice_launcher_transition_t *t, void *arg)
@@ -65,6 +70,7 @@ static void on_transition(const sluice_launcher_transition_t *t, void *arg)
     ct.slurm_state = t->slurm_state ? t->slurm_state : "";
     ct.reason = t->reason ? t->reason : "";
     ct.elapsed = t->elapsed;
+    cli_progress_clear(&pc->progress);
     cli_print_transition(&ct, pc->json);
     if (t->to == SLUICE_FSM_DONE)
         pc->done_printed = 1;
@@ -74,11 +80,68 @@ static int launch_option(int id, const char *v, void *arg)
 {
     print_ctx_t *pc = arg;
 
-    (void)v;
+    if (id == CLI_O_HEARTBEAT) {
+        pc->heartbeat_text = v;
+        return CLI_EX_OK;
+    }
     if (id != CLI_O_WAIT)
         return CLI_EX_SOFTWARE;
     pc->wait = 1;
     return CLI_EX_OK;
+}
+
+/* --heartbeat or $SLUICE_HEARTBEAT_S: whole seconds, 0 for never. */
+static int heartbeat_of(const char *text, double *out)
+{
+    char *end = NULL;
+    long v;
+
+    if (text == NULL || text[0] == '\0') {
+        *out = CLI_PROGRESS_HEARTBEAT_S;
+        return 0;
+    }
+    errno = 0;
+    v = strtol(text, &end, 10);
+    if (errno != 0 || end == text || *end != '\0' || v < 0 || v > 86400)
+        return -1;
+    *out = (double)v;
+    return 0;
+}
+
+/* sluice_launcher_wait() with the progress between steps: step, show, idle
+ * (at most a second while a status line is drawn). */
+static sluice_err wait_with_progress(
+    sluice_supervisor_t *sup, const char *id, print_ctx_t *pc, int *result, sluice_error_t *err)
+{
+    sluice_launcher_t *l = sluice_supervisor_launcher(sup);
+    sluice_store_t *store = sluice_supervisor_store(sup);
+    sluice_err rc = SLUICE_OK;
+
+    for (;;) {
+        json_t *view = NULL;
+        const char *state;
+        int64_t ms;
+
+        if ((rc = sluice_launch_view_read(store, id, NULL, NULL, &view, err)) != SLUICE_OK)
+            break;
+        state = json_string_value(json_object_get(view, "state"));
+        if (state != NULL && strcmp(state, "DONE") == 0) {
+            const json_t *code = json_object_get(view, "result_code");
+            *result = json_is_integer(code) ? (int)json_integer_value(code) : 127;
+            json_decref(view);
+            break;
+        }
+        cli_progress_tick(&pc->progress, view);
+        json_decref(view);
+        if ((rc = sluice_launcher_step(l, err)) != SLUICE_OK)
+            break;
+        ms = sluice_launcher_next_interval_ms(l);
+        if (pc->progress.tty && ms > 1000)
+            ms = 1000;
+        (void)sluice_launcher_idle(l, ms);
+    }
+    cli_progress_clear(&pc->progress);
+    return rc;
 }
 
 /* The final line of a launch that ended before this process saw it end
@@ -103,7 +166,7 @@ int cmd_launch(const cli_spec_t *spec, int argc, char **argv)
 {
     cli_args_t a;
     cli_prepared_t p;
-    print_ctx_t pc = {0, 0, NULL, 0};
+    print_ctx_t pc;
     int rc = CLI_EX_OK, result = 127;
     sluice_error_t err = SLUICE_ERROR_INIT;
     sluice_supervisor_t *sup = NULL;
@@ -112,9 +175,21 @@ int cmd_launch(const cli_spec_t *spec, int argc, char **argv)
     const char *id;
 
     memset(&p, 0, sizeof(p));
+    memset(&pc, 0, sizeof(pc));
     if (!cli_parse(spec, argc, argv, &a, launch_option, &pc, &rc))
         return rc;
     pc.json = a.json;
+    if (pc.heartbeat_text != NULL && heartbeat_of(pc.heartbeat_text, &pc.heartbeat_s) != 0)
+        return cli_usage_error(spec,
+                               "option '--heartbeat' expects whole seconds from 0 to 86400; "
+                               "got '%s'",
+                               pc.heartbeat_text);
+    if (pc.heartbeat_text == NULL &&
+        heartbeat_of(getenv("SLUICE_HEARTBEAT_S"), &pc.heartbeat_s) != 0) {
+        fprintf(stderr, "sluice launch: SLUICE_HEARTBEAT_S: expected whole seconds from 0 to "
+                        "86400\n");
+        return CLI_EX_USAGE;
+    }
     a.site.request_path = a.operands[0];
     if (cli_remote_wanted(&a.remote)) {
         if (a.site.config_path || a.site.n_sets || a.site.study_path || a.state_dir)
@@ -145,8 +220,8 @@ int cmd_launch(const cli_spec_t *spec, int argc, char **argv)
     if (!pc.json)
         cli_print_accepted(id, outcome == SLUICE_ACCEPT_EXISTED, p.cfg->site_name,
                            p.render->n_jobs);
-    if (sluice_launcher_wait(sluice_supervisor_launcher(sup), id, NULL, NULL, &result, &err) !=
-        SLUICE_OK) {
+    cli_progress_init(&pc.progress, pc.json, pc.heartbeat_s);
+    if (wait_with_progress(sup, id, &pc, &result, &err) != SLUICE_OK) {
         rc = cli_fail(&err);
         goto out;
     }

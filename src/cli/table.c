@@ -111,6 +111,16 @@ static const cli_opt_t o_study_runtime = {CLI_O_STUDY_RUNTIME,
                                           0,
                                           0,
                                           "study runtime file (format_version 2)"};
+static const cli_opt_t o_heartbeat = {CLI_O_HEARTBEAT,
+                                      "heartbeat",
+                                      0,
+                                      "SECONDS",
+                                      CLI_VAL_WORD,
+                                      NULL,
+                                      0,
+                                      0,
+                                      "off a terminal, print the state every SECONDS\n"
+                                      "(default: $SLUICE_HEARTBEAT_S, else 300; 0: never)"};
 static const cli_opt_t o_wait = {CLI_O_WAIT,
                                  "wait",
                                  0,
@@ -459,8 +469,9 @@ static const cli_spec_t c_token = {"token",
                                    NULL,
                                    0};
 
-static const cli_opt_t *const launch_opts[] = {
-    &o_wait, SITE_OPTS, &o_study_runtime, &o_state_dir, &o_output, SERVICE_OPTS, LOG_OPTS, NULL};
+static const cli_opt_t *const launch_opts[] = {&o_wait,          &o_heartbeat, SITE_OPTS,
+                                               &o_study_runtime, &o_state_dir, &o_output,
+                                               SERVICE_OPTS,     LOG_OPTS,     NULL};
 static const cli_spec_t c_launch = {
     "launch",
     "submit a launch request and supervise it to the end (--wait)",

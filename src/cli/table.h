@@ -62,6 +62,7 @@ enum {
     CLI_O_LIFESPAN,
     CLI_O_ALG,
     CLI_O_KID,
+    CLI_O_HEARTBEAT,
     CLI_O_LOG_LEVEL,
     CLI_O_LOG_FORMAT,
 };
