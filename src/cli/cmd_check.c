@@ -26,11 +26,13 @@
  * staging directory could not be created; 66 the site file does not
  * exist; 64 usage.
  */
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -72,6 +74,40 @@ static row_t *add(table_t *t, const char *name, const char *status, int code, co
     vsnprintf(r->detail, sizeof(r->detail), fmt, ap);
     va_end(ap);
     return r;
+}
+
+/* The uid contract (docs/operations.md): each staging directory is made
+ * 0700 as sluice's uid, and the job runs as the Slurm user, so the two must
+ * be one uid, unless sluice runs as root and hands staging to that user.
+ * Known only where the user has an account on this host. */
+static void uid_contract_row(table_t *t, const char *user)
+{
+    struct passwd pw, *res = NULL;
+    char buf[4096];
+    unsigned me = (unsigned)geteuid();
+    int known = user[0] != '\0' && getpwnam_r(user, &pw, buf, sizeof(buf), &res) == 0 && res;
+
+    if (me == 0 && known)
+        add(t, "uid-contract", "ok", 0, "root: each staging directory is handed to %s (uid %u)",
+            user, (unsigned)pw.pw_uid);
+    else if (me == 0)
+        add(t, "uid-contract", "warn", 0,
+            "root, and %s has no account on this host: staging stays root's (0700), which a job "
+            "running as %s cannot read",
+            user, user);
+    else if (!known)
+        add(t, "uid-contract", "warn", 0,
+            "sluice runs as uid %u and %s has no account on this host: staging is made 0700 as "
+            "uid %u, so %s must be uid %u on the cluster (--probe-job proves it)",
+            me, user, me, user, me);
+    else if ((unsigned)pw.pw_uid == me)
+        add(t, "uid-contract", "ok", 0, "sluice runs as %s (uid %u), the user the jobs run as",
+            user, me);
+    else
+        add(t, "uid-contract", "FAIL", CLI_EX_NOPERM,
+            "sluice runs as uid %u but the jobs run as %s (uid %u): staging is made 0700 as uid "
+            "%u, so no job could read it; run sluice as %s (uid %u)",
+            me, user, (unsigned)pw.pw_uid, me, user, (unsigned)pw.pw_uid);
 }
 
 /* Is `part` one of the comma-separated names in `list`? */
@@ -354,6 +390,7 @@ int cmd_check(const cli_spec_t *spec, int argc, char **argv)
     } else {
         add(t, "config", "ok", 0, "%s", opts.path ? opts.path : "(no site file)");
         add(t, "identity", "ok", 0, "user %s from %s", user, source);
+        uid_contract_row(t, user);
         if (cluster_checks(t, client, cfg) && probe)
             probe_row(t, client, cfg, probe_timeout);
         else if (probe)

@@ -10,7 +10,11 @@
 #      cluster, the storage root bound at the same path, the Slurm JWT
 #      copied in as a secret file), `sluice check` passes;
 #   3. the demo hetjob runs to SUCCEEDED and both pools' output is archived
-#      into the store inside the root.
+#      into the store inside the root;
+#   4. the uid contract: with rest.user given an account in the image, `sluice
+#      check` as that uid says ok, and as the Containerfile's default uid 10001
+#      it fails (exit 77) naming both uids, before any launch could fail on
+#      the cluster.
 #
 # Runs as root (debootstrap, chroot, mount).  The root is cached in
 # /var/tmp/sluice-roots/runtime-bookworm.  Last line:
@@ -19,7 +23,7 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
-TESTS=3
+TESTS=4
 NAME=container_rootfs
 # shellcheck source=lib/harness.sh
 . "$HERE/lib/harness.sh"
@@ -116,6 +120,32 @@ if [ "$rc" -eq 0 ] && grep -q '^trainer on ' <<<"$out" && grep -q '^rollout on '
 else
     sed 's/^/    | /' "$work/demo.out" >&2 2>/dev/null || true
     fail "demo: exit $rc, output: $out"
+fi
+
+# ------------------------------------------------------- 4. the uid contract
+urc=0
+okrc=0
+if [ "$made" -eq 1 ]; then
+    chroot "$root" useradd --non-unique --uid "$job_uid" --gid "$job_gid" --no-create-home \
+        --shell /usr/sbin/nologin "$SLUICE_TB_USER" 2>/dev/null || true
+    chmod 0755 "$root/run/secrets"
+    install -m 0444 "$SLUICE_TB_TOKEN_FILE" "$root/run/secrets/slurm-jwt"
+    inside "$job_uid" "$job_gid" /usr/bin/sluice check --config /etc/sluice/site.yaml \
+        >"$work/uid-ok.out" 2>&1 || okrc=$?
+    # /etc/sluice is the service group's (0750): uid 10001 reads a copy.
+    install -m 0644 "$root/etc/sluice/site.yaml" "$root/tmp/site-10001.yaml"
+    inside 10001 10001 /usr/bin/sluice check --config /tmp/site-10001.yaml \
+        >"$work/uid.out" 2>&1 || urc=$?
+    chroot "$root" userdel "$SLUICE_TB_USER" >/dev/null 2>&1 || true
+else
+    urc=127
+fi
+if [ "$okrc" -eq 0 ] && grep -Eq '^uid-contract +ok ' "$work/uid-ok.out" && [ "$urc" -eq 77 ] &&
+    grep -Eq "^uid-contract +FAIL +sluice runs as uid 10001 but the jobs run as $SLUICE_TB_USER \(uid $job_uid\)" "$work/uid.out"; then
+    pass "uid contract: ok as uid $job_uid; as uid 10001 check fails (exit 77) naming both uids"
+else
+    sed 's/^/    | /' "$work/uid-ok.out" "$work/uid.out" >&2 2>/dev/null || true
+    fail "uid contract: exit $okrc / $urc (want 0 / 77)"
 fi
 
 finish
