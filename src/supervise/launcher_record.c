@@ -365,6 +365,52 @@ static sluice_err stage_event(
     return SLUICE_OK;
 }
 
+/* What an operator must see at warning level, once per event (so once per
+ * launch and attempt, never once per cycle): an uncertain submit, the
+ * results of reconciling it, an accounting miss, a pending timeout.
+ * `before` is the launch as it was before the event. */
+static void
+warn_event(const launch_t *L, const sluice_fsm_launch_t *before, const sluice_fsm_event_t *ev)
+{
+    switch (ev->type) {
+    case SLUICE_EV_SUBMIT_UNCERTAIN:
+        sluice_log(SLUICE_LOG_WARNING,
+                   "launch %s: submit of attempt %u uncertain (%s): reconciling by its marker "
+                   "before any new attempt",
+                   L->id, (unsigned)L->fsm.attempt, ev->detail ? ev->detail : "no answer");
+        break;
+    case SLUICE_EV_ADOPTED:
+        if (before->state == SLUICE_FSM_RECONCILING)
+            sluice_log(SLUICE_LOG_WARNING,
+                       "launch %s: reconciled: job %llu of attempt %u found in the %s view and "
+                       "adopted",
+                       L->id, ev->n_job_ids ? (unsigned long long)ev->job_ids[0] : 0ULL,
+                       (unsigned)ev->attempt, sluice_lookup_source_name(ev->source));
+        break;
+    case SLUICE_EV_ABSENCE_CONFIRMED:
+        sluice_log(SLUICE_LOG_WARNING,
+                   "launch %s: reconciled: no job of attempt %u exists (absence confirmed); %s",
+                   L->id, (unsigned)before->attempt,
+                   L->fsm.state == SLUICE_FSM_DONE ? "the launch ends" : "a new attempt may start");
+        break;
+    case SLUICE_EV_OBSERVED:
+        if (ev->source == SLUICE_SOURCE_ACCOUNTING && ev->lookup == SLUICE_LOOKUP_NOT_FOUND &&
+            L->fsm.misses > before->misses)
+            sluice_log(SLUICE_LOG_WARNING,
+                       "launch %s: accounting has no record of job %llu (miss %u of %u)", L->id,
+                       L->fsm.n_job_ids ? (unsigned long long)L->fsm.job_ids[0] : 0ULL,
+                       L->fsm.misses, L->fsm.cfg.miss_budget);
+        break;
+    case SLUICE_EV_PENDING_TIMEOUT:
+        sluice_log(SLUICE_LOG_WARNING,
+                   "launch %s: pending for over %.0f s (pending_timeout): cancelling its job",
+                   L->id, L->fsm.cfg.pending_timeout);
+        break;
+    default:
+        break;
+    }
+}
+
 /* Append an fsm event (summary computed on a copy), then fold it in. */
 sluice_err launcher_record(sluice_launcher_t *l,
                            launch_t *L,
@@ -373,6 +419,7 @@ sluice_err launcher_record(sluice_launcher_t *l,
                            sluice_error_t *err)
 {
     staged_t s;
+    sluice_fsm_launch_t before = L->fsm;
     sluice_err rc;
 
     if ((rc = stage_event(l, L, ev, &s, err)) != SLUICE_OK)
@@ -391,7 +438,9 @@ out:
         return rc;
     count_event(l, ev);
     l->activity = true;
-    return launcher_sync_launch(l, L, false, err);
+    rc = launcher_sync_launch(l, L, false, err);
+    warn_event(L, &before, ev);
+    return rc;
 }
 
 /* Record one fsm event for each of `n` launches in ONE store transaction,
@@ -430,8 +479,12 @@ sluice_err launcher_record_many(sluice_launcher_t *l,
     if ((rc = sluice_store_append_many(l->store, items, n, err)) != SLUICE_OK)
         goto out;
     l->activity = true;
-    for (size_t i = 0; i < n && rc == SLUICE_OK; i++)
+    for (size_t i = 0; i < n && rc == SLUICE_OK; i++) {
+        sluice_fsm_launch_t before = who[i]->fsm;
+
         rc = launcher_sync_launch(l, who[i], false, err);
+        warn_event(who[i], &before, &evs[i]);
+    }
 out:
     for (size_t i = 0; s != NULL && i < staged; i++)
         staged_clear(&s[i]);

@@ -2826,3 +2826,65 @@ Test(launcher, reconcile_refuses_a_job_on_another_cluster)
     cr_assert_eq(fc->n_submit, 1);
     sluice_launcher_free(l);
 }
+
+/* ---- what an operator sees at warning level -------------------------------- */
+
+static char warned[64][512];
+static int n_warned;
+
+static void capture_warnings(int level, const char *msg, void *arg)
+{
+    (void)arg;
+    if (level <= SLUICE_LOG_WARNING && n_warned < 64)
+        snprintf(warned[n_warned++], sizeof(warned[0]), "%s", msg);
+}
+
+static int warned_with(const char *a, const char *b)
+{
+    int i, n = 0;
+
+    for (i = 0; i < n_warned; i++)
+        if (strstr(warned[i], a) != NULL && (b == NULL || strstr(warned[i], b) != NULL))
+            n++;
+    return n;
+}
+
+/* An uncertain submit, the reconciliation's result, each accounting miss
+ * and a pending timeout are each one warning line naming the launch; none
+ * repeats per cycle. */
+Test(launcher, operator_warnings_once_per_event)
+{
+    sluice_launcher_t *l = new_launcher();
+    fake_stage_t quick[] = {{SLUICE_JOB_COMPLETED, 0, 0, 0, 0}};
+    fake_stage_t stuck[] = {{SLUICE_JOB_PENDING, 0, 0, 0, 100000}};
+    fake_stage_t vanish[] = {{SLUICE_JOB_RUNNING, 0, 0, 0, 2},
+                             {SLUICE_JOB_BASE_UNKNOWN, 0, 0, 0, 1}};
+
+    n_warned = 0;
+    sluice_log_set(capture_warnings, SLUICE_LOG_WARNING, NULL);
+    fake_cluster_set_script(fc, quick, 1);
+    fc->live_hidden = true;
+    fake_cluster_push_mode(fc, FAKE_SUBMIT_LOST);
+    accept_launch(l, "W1", 1, NULL, NULL, 0);
+    cr_assert_eq(run_to_end(l, "W1", 120), 0);
+    cr_assert_eq(warned_with("launch W1: submit of attempt 1 uncertain", NULL), 1);
+    cr_assert_eq(warned_with("launch W1: reconciled: job ", "adopted"), 1);
+    sluice_launcher_free(l);
+    fc->live_hidden = false;
+
+    l = new_launcher();
+    fake_cluster_set_script(fc, stuck, 1);
+    accept_launch(l, "W2", 1, json_pack("{s:i}", "pending_timeout", 20), NULL, 0);
+    cr_assert_eq(run_to_end(l, "W2", 60), 104);
+    cr_assert_eq(warned_with("launch W2: pending for over 20 s", "cancelling"), 1);
+    sluice_launcher_free(l);
+
+    l = new_launcher();
+    fake_cluster_set_script(fc, vanish, 2);
+    accept_launch(l, "W3", 1, NULL, NULL, 0);
+    cr_assert_eq(run_to_end(l, "W3", 60), 104);
+    cr_assert_eq(warned_with("launch W3: accounting has no record of job", "of 5)"), 5);
+    cr_assert_eq(warned_with("launch W3: accounting has no record of job", "miss 5 of 5"), 1);
+    sluice_launcher_free(l);
+    sluice_log_set(NULL, SLUICE_LOG_WARNING, NULL);
+}
