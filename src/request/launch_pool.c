@@ -34,9 +34,10 @@ static sluice_err resolve_series(launch_ctx_t *c, const char *path, sluice_launc
         if (ser->constraint == NULL || ser->constraint[0] == '\0')
             return launch_perr(
                 c, path,
-                "pool \"%s\" asks for GPU series \"%s\", which has no slurm_constraint "
-                "in the site catalogue; refused before anything is submitted",
-                pool->name, pool->gpu_series);
+                "pool \"%s\" asks for GPU series \"%s\", which has no constraint in the "
+                "site catalogue (gpu_series.%s.constraint); refused before anything is "
+                "submitted",
+                pool->name, pool->gpu_series, pool->gpu_series);
         if (ser->max_gpus_per_node != 0 && pool->gpus_per_node > ser->max_gpus_per_node)
             return launch_perr(
                 c, path, "pool \"%s\" asks for %u GPUs per node; series \"%s\" has %u per node",

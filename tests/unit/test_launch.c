@@ -495,7 +495,8 @@ static const struct bad_case bad_cases[] = {
     {"{" BASE ",'pools':[{'name':'p','gpu':1}]}", SLUICE_EINVAL, "pools[0].gpu: unknown field"},
     {"{" BASE ",'pools':[{'name':'trainer','gpu_series':'h100','gpus_per_node':8}]}", SLUICE_EINVAL,
      "pools[0].gpu_series: pool \"trainer\" asks for GPU series \"h100\", which has no "
-     "slurm_constraint in the site catalogue; refused before anything is submitted"},
+     "constraint in the site catalogue (gpu_series.h100.constraint); refused before anything is "
+     "submitted"},
     {"{" BASE ",'pools':[{'name':'p','gpu_series':'v100'}]}", SLUICE_EINVAL,
      "pools[0].gpu_series: pool \"p\": unknown GPU series \"v100\" (not in the site catalogue)"},
     {"{" BASE ",'pools':[{'name':'p','gpu_series':'l40s','gpus_per_node':8}]}", SLUICE_EINVAL,
@@ -802,8 +803,9 @@ Test(launch, gpu_pool_without_series_takes_the_site_default)
                                    "series \"a100\" has 8 per node");
         pol.default_series = "h100";
         cr_assert_eq(sluice_launch_parse(&l, j, strlen(j), &pol, 0, &err), SLUICE_EINVAL);
-        cr_assert(strstr(err.text, "GPU series \"h100\", which has no slurm_constraint"), "%s",
-                  err.text);
+        cr_assert(
+            strstr(err.text, "GPU series \"h100\", which has no constraint in the site catalogue"),
+            "%s", err.text);
         free(j);
     }
 }
