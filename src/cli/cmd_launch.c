@@ -195,7 +195,7 @@ int cmd_launch(const cli_spec_t *spec, int argc, char **argv)
         if (a.site.config_path || a.site.n_sets || a.site.study_path || a.state_dir)
             return cli_usage_error(spec, "--config, --set, --study-runtime and --state-dir "
                                          "belong to the service's side; not with --server");
-        return cli_launch_remote(&a.remote, a.site.request_path, pc.wait, pc.json);
+        return cli_launch_remote(&a.remote, a.site.request_path, pc.wait, pc.json, pc.heartbeat_s);
     }
     if (!pc.wait)
         return cli_usage_error(spec, "a launch needs a supervisor: run it with --wait (this "

@@ -35,6 +35,7 @@
 #include "cli.h"
 #include "prepare.h"
 #include "print.h"
+#include "progress.h"
 #include "remote.h"
 
 typedef struct {
@@ -55,11 +56,12 @@ typedef struct {
     /* the SSE parser */
     char line[65536];
     size_t line_len;
-    char event_id[32]; /* of the event being read */
-    char last_id[32];  /* of the last complete event */
-    int ours;          /* the event being read is about this launch */
-    int done;          /* the launch is over */
-    int failed;        /* sysexit of a failed GET, or 0 */
+    char event_id[32];       /* of the event being read */
+    char last_id[32];        /* of the last complete event */
+    int ours;                /* the event being read is about this launch */
+    int done;                /* the launch is over */
+    int failed;              /* sysexit of a failed GET, or 0 */
+    cli_progress_t progress; /* status line / heartbeat between transitions */
 } follow_t;
 
 /* The Slurm state an `observed` entry carries, or NULL. */
@@ -151,6 +153,7 @@ static int refresh(follow_t *f)
 
     if ((rc = cli_remote_json(f->r, "GET", f->path, NULL, NULL, &status, &l)) != CLI_EX_OK)
         return rc;
+    cli_progress_clear(&f->progress);
     state = json_string_value(json_object_get(l, "state"));
     reason = json_string_value(json_object_get(l, "reason"));
     result = json_is_integer(json_object_get(l, "result_code"))
@@ -177,6 +180,8 @@ static int refresh(follow_t *f)
         snprintf(f->reason, sizeof(f->reason), "%s", reason ? reason : "");
     }
     f->done = json_is_true(json_object_get(l, "terminal"));
+    if (!f->done)
+        cli_progress_tick(&f->progress, l);
     json_decref(l);
     return CLI_EX_OK;
 }
@@ -198,6 +203,19 @@ static int sse_line(follow_t *f, const char *line)
         f->event_id[0] = '\0';
         f->ours = 0;
         return f->done;
+    }
+    if (line[0] == ':') {
+        /* The service's keep-alive (every ~10 s of silence): a moment to
+         * show the launch's progress, read afresh. */
+        json_t *l = NULL;
+        long status = 0;
+
+        if (!f->json &&
+            cli_remote_json(f->r, "GET", f->path, NULL, NULL, &status, &l) == CLI_EX_OK &&
+            !json_is_true(json_object_get(l, "terminal")))
+            cli_progress_tick(&f->progress, l);
+        json_decref(l);
+        return 0;
     }
     if (strncmp(line, "id: ", 4) == 0) {
         snprintf(f->event_id, sizeof(f->event_id), "%s", line + 4);
@@ -265,7 +283,8 @@ static int follow(follow_t *f)
     return CLI_EX_OK;
 }
 
-int cli_launch_remote(const cli_remote_opts_t *o, const char *request_path, int wait, int json)
+int cli_launch_remote(
+    const cli_remote_opts_t *o, const char *request_path, int wait, int json, double heartbeat_s)
 {
     cli_remote_t *r = NULL;
     follow_t *f = NULL;
@@ -307,7 +326,10 @@ int cli_launch_remote(const cli_remote_opts_t *o, const char *request_path, int 
     f->json = json;
     f->result = 127;
     snprintf(f->path, sizeof(f->path), "/v1/launches/%s", esc);
-    if ((rc = follow(f)) == CLI_EX_OK)
+    cli_progress_init(&f->progress, json, heartbeat_s);
+    rc = follow(f);
+    cli_progress_clear(&f->progress);
+    if (rc == CLI_EX_OK)
         rc = f->result;
 out:
     free(f);

@@ -87,6 +87,7 @@ int cli_remote_escape(const char *s, char *out, size_t size);
 /* `sluice launch --server`: POST the request file, and with `wait` follow
  * the launch to its end (launch_remote.c).  Returns the launch's result
  * code with `wait`, 0 without, or a sysexit after printing the error. */
-int cli_launch_remote(const cli_remote_opts_t *o, const char *request_path, int wait, int json);
+int cli_launch_remote(
+    const cli_remote_opts_t *o, const char *request_path, int wait, int json, double heartbeat_s);
 
 #endif /* SLUICE_CLI_REMOTE_H */
