@@ -16,23 +16,18 @@
 #include <sluice/store.h>
 
 #include "render_case.h"
+#include "scratch.h"
 
 static char scratch[256];
 
 static void setup(void)
 {
-    snprintf(scratch, sizeof(scratch), "/tmp/sluice-render-XXXXXX");
-    cr_assert_not_null(mkdtemp(scratch));
+    scratch_make(scratch, sizeof(scratch), "render");
 }
 
 static void teardown(void)
 {
-    char cmd[512];
-    if (getenv("KEEP_SCRATCH"))
-        return;
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", scratch);
-    if (system(cmd) != 0)
-        cr_log_warn("cleanup of %s failed", scratch);
+    scratch_remove(scratch);
 }
 
 TestSuite(render, .init = setup, .fini = teardown, .timeout = 60);

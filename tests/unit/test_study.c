@@ -12,22 +12,18 @@
 #include <sluice/config.h>
 
 #include "cmd_case.h"
+#include "scratch.h"
 
 static char scratch[256];
 
 static void setup(void)
 {
-    snprintf(scratch, sizeof(scratch), "/tmp/sluice-study-XXXXXX");
-    cr_assert_not_null(mkdtemp(scratch));
+    scratch_make(scratch, sizeof(scratch), "study");
 }
 
 static void teardown(void)
 {
-    char cmd[512];
-
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", scratch);
-    if (system(cmd) != 0)
-        cr_log_warn("cleanup of %s failed", scratch);
+    scratch_remove(scratch);
 }
 
 TestSuite(study, .init = setup, .fini = teardown, .timeout = 30);
