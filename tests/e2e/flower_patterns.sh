@@ -42,7 +42,7 @@ NAME=flower_patterns
 
 e2e_launch_setup flower
 EXAMPLES=$REPO/deploy/examples/requests
-WAIT_S=${SLUICE_E2E_FLOWER_WAIT:-450}
+WAIT_S=${SLUICE_E2E_FLOWER_WAIT:-240}
 host_store=$SLUICE_TB_STORAGE_ROOT
 clu_store=${SLUICE_TB_CLUSTER_STORAGE_ROOT:-$SLUICE_TB_STORAGE_ROOT}
 base="$host_store/e2e-flower-$run"
