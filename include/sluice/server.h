@@ -87,8 +87,9 @@ typedef struct {
     void *getenv_arg;
     sluice_render_stat_fn stat_fn;
     void *stat_arg;
-    /* Readiness of the cluster side (slurmrestd reachable with a valid
-     * token): SLUICE_OK or an error whose text says why.  NULL: ready. */
+    /* Readiness of slurmrestd (it answers a ping): SLUICE_OK or an error
+     * whose text says why.  NULL: not checked.  The token's time left is
+     * the separate token_ttl_s check. */
     sluice_err (*ready)(void *arg, sluice_error_t *err);
     /* Seconds until the Slurm token expires, or < 0 when unknown. */
     int64_t (*token_ttl_s)(void *arg);

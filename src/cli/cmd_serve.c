@@ -137,17 +137,13 @@ static sluice_err ready(void *arg, sluice_error_t *err)
 {
     serve_ctx_t *sc = arg;
     sluice_rest_ping_t ping;
-    int64_t left = 0;
     sluice_err rc;
 
+    /* slurmrestd only: the token's time left is its own check (token_ttl) */
     memset(&ping, 0, sizeof(ping));
     if ((rc = sluice_client_ping(sc->client, &ping, NULL, err)) != SLUICE_OK)
         return rc;
     sluice_rest_ping_clear(&ping);
-    if (sluice_auth_expiry(sluice_client_auth(sc->client), NULL, &left, NULL) == SLUICE_OK &&
-        left < 60)
-        return sluice_errorf(err, SLUICE_EAUTH, "the Slurm token expires in %lld s",
-                             (long long)left);
     return SLUICE_OK;
 }
 

@@ -61,9 +61,6 @@ void health_ready(sluice_server_t *s, req_t *rq, answer_t *out)
     } else if (s->o.token_ttl_s) {
         ttl = s->o.token_ttl_s(s->o.cluster_arg);
     }
-    /* A token that is about to expire fails its own check, not slurmrestd's. */
-    if (!rest_ok && err.code == SLUICE_EAUTH && ttl >= 0 && ttl < 60)
-        rest_ok = 1;
     if (ttl >= 0 && ttl < 60)
         token_ok = 0;
 
