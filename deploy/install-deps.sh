@@ -15,6 +15,8 @@ packages=(
     groff-base man-db zsh
     # lint of deploy/ (systemd-analyze, YAML parsing, ldd/dpkg checks); serve_api.sh parses SSE with python3
     systemd python3 python3-yaml
+    # tests/e2e/python_client.sh: a venv to pip-install clients/python into, offline
+    python3-venv
     # the local Slurm testbed
     munge mariadb-server slurmdbd slurmctld slurmd slurmrestd slurm-client
     slurm-wlm-jwt-plugin slurm-wlm-mysql-plugin
