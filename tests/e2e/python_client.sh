@@ -184,7 +184,6 @@ check 4 "(follow_logs|check_logs)"
 check 5 "(global event stream|check_global_resume)"
 check 6 "(per-launch event stream|check_launch_resume)"
 check 7 "problems"
-grep '^NOTE ' "$work/live.out" | sed "s/^/$NAME: /" || true
 
 # ------------------------------------------------ 8. the NVFlare launcher
 for p in "${pids[@]:1}"; do wait "$p" 2>/dev/null || true; done
