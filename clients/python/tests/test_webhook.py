@@ -1,10 +1,12 @@
 import hashlib
 import hmac
 import json
+import os
+import tempfile
 import unittest
 
 import _path  # noqa: F401
-from sluice_client import WebhookVerificationError, sign_webhook, verify_webhook
+from sluice_client import WebhookVerificationError, load_webhook_secret, sign_webhook, verify_webhook
 
 SECRET = "s3cret-value"
 BODY = json.dumps({"delivery_id": "d-1", "launch_id": "L1", "gseq": 12,
@@ -47,6 +49,15 @@ class WebhookTest(unittest.TestCase):
         for secret, h, body in bad:
             with self.assertRaises(WebhookVerificationError):
                 verify_webhook(secret, h, body, now=TS)
+
+    def test_secret_file_like_the_service(self):
+        with tempfile.NamedTemporaryFile("wb", delete=False) as f:
+            f.write(SECRET.encode() + b" \n\n")
+        try:
+            self.assertEqual(load_webhook_secret(f.name), SECRET.encode())
+            self.assertEqual(verify_webhook(load_webhook_secret(f.name), headers(), BODY, now=TS).gseq, 12)
+        finally:
+            os.unlink(f.name)
 
     def test_too_old_and_tolerance_off(self):
         with self.assertRaises(WebhookVerificationError):

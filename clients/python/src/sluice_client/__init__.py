@@ -54,7 +54,7 @@ from .models import (  # noqa: E402
 )
 from .sse import Message, SSEParser  # noqa: E402
 from .stream import EventStream, RetryPolicy  # noqa: E402
-from .webhook import WebhookDelivery, WebhookVerificationError, sign_webhook, verify_webhook  # noqa: E402
+from .webhook import WebhookDelivery, WebhookVerificationError, load_webhook_secret, sign_webhook, verify_webhook  # noqa: E402
 from .client import Client  # noqa: E402
 
 __all__ = [
@@ -64,5 +64,5 @@ __all__ = [
     "SluiceError", "TransportError", "ProtocolError", "BadRequest", "Unauthorized", "Forbidden", "NotFound",
     "MethodNotAllowed", "Conflict", "WrongState", "PayloadTooLarge", "UnsupportedMediaType", "InvalidRequest",
     "InternalError", "ServiceUnavailable", "WaitTimeout", "problem_error",
-    "SSEParser", "Message", "verify_webhook", "sign_webhook", "WebhookDelivery", "WebhookVerificationError",
+    "SSEParser", "Message", "verify_webhook", "load_webhook_secret", "sign_webhook", "WebhookDelivery", "WebhookVerificationError",
 ]

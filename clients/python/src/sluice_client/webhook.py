@@ -45,6 +45,13 @@ def sign_webhook(secret: Union[str, bytes], timestamp: Union[int, str], body: Un
     return "sha256=" + mac.hexdigest()
 
 
+def load_webhook_secret(path: str) -> bytes:
+    """The secret as the service reads ``webhooks.secret_file``: the file's
+    bytes without trailing whitespace."""
+    with open(path, "rb") as f:
+        return f.read().rstrip(b" \t\r\n")
+
+
 def _header(headers: Mapping[str, str], name: str) -> Optional[str]:
     get = getattr(headers, "get", None)
     if get is not None:
