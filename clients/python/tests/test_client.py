@@ -39,6 +39,13 @@ class ClientAgainstFakeTest(unittest.TestCase):
         first = [x for x in self.srv.state.seen if x[1].startswith("/v1/launches/L1/events")][0]
         self.assertEqual(first[2], "1")
 
+    def test_since_now_is_pinned_to_the_resource_version(self):
+        # a reconnection before the first event must not skip events: "now"
+        # becomes the list's (or the launch's) resource version
+        self.assertEqual(self.c.events(since_now=True).last_event_id, 6)
+        self.assertEqual(self.c.launch_events("L1", since_now=True).last_event_id, 6)
+        self.assertIsNone(self.c.events().last_event_id)
+
     def test_follow_logs_resumes_at_offset(self):
         chunks = list(self.c.follow_logs("L1"))
         self.assertEqual(b"".join(chunks), b"abcdef")
