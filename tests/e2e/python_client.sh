@@ -181,7 +181,7 @@ check() { # N NAME: the live line of check NAME
 check 2 "hetjob"
 check 3 "cancel"
 check 4 "(follow_logs|check_logs)"
-check 5 "(global event stream|check_global_resume)"
+check 5 "(global .*event stream|check_global_resume)"
 check 6 "(per-launch event stream|check_launch_resume)"
 check 7 "problems"
 
