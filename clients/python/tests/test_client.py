@@ -30,6 +30,14 @@ class ClientAgainstFakeTest(unittest.TestCase):
         self.assertEqual(leis[:2], [None, "3"])
         self.assertTrue(all(x[3] == "Bearer tok-unit" for x in self.srv.state.seen))
 
+    def test_event_filters_in_the_query(self):
+        with self.c.events(launch_id="L1", state="RUNNING", site="s1") as s:
+            next(s)
+        path = [x[1] for x in self.srv.state.seen if x[1].startswith("/v1/events")][0]
+        self.assertEqual(path, "/v1/events?launch_id=L1&state=RUNNING&site=s1")
+        with self.assertRaises(ValueError):
+            self.c.get("")
+
     def test_launch_stream_ends_after_done(self):
         s = self.c.launch_events("L1", after=1)
         got = [(e.gseq, e.state) for e in s]
