@@ -138,6 +138,10 @@ class Handler(BaseHTTPRequestHandler):
             if self.headers.get("If-None-Match") == etag:
                 return self._send(304, headers={"ETag": etag})
             return self._send(200, d, headers={"ETag": etag})
+        if u.path == "/v1/launches/L2":  # live for ever; no per-launch stream (an older service)
+            d = self._launch("L1")
+            d.update(launch_id="L2", state="RUNNING", terminal=False, result_code=None, events=d["events"][:4])
+            return self._send(200, d)
         if u.path == "/v1/launches":
             cur = int(q.get("cursor", ["0"])[0])
             items = [{"launch_id": "P%d" % i, "site": "s", "state": "DONE", "terminal": True} for i in range(5)]

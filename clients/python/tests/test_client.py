@@ -1,5 +1,6 @@
 import os
 import tempfile
+import time
 import unittest
 
 import _path  # noqa: F401
@@ -71,6 +72,14 @@ class ClientAgainstFakeTest(unittest.TestCase):
 
     def test_wait_returns_final(self):
         self.assertEqual(self.c.wait("L1", timeout=10).result_code, 0)
+
+    def test_wait_timeout_and_polling_fallback(self):
+        t0 = time.monotonic()
+        with self.assertRaises(sc.WaitTimeout):
+            self.c.wait("L2", timeout=0.6, poll_interval=0.1)
+        self.assertLess(time.monotonic() - t0, 3)
+        gets = [x[1] for x in self.srv.state.seen if x[1] == "/v1/launches/L2"]
+        self.assertGreater(len(gets), 2)  # polled: the per-launch route answered 404
 
     def test_pages(self):
         pages = list(self.c.pages(limit=2))

@@ -306,15 +306,17 @@ class Client:
                         break
         except (NotFound, MethodNotAllowed):
             pass  # a service without GET /v1/launches/{id}/events: poll
+        pause = 0.2  # the stream saw DONE: a GET may lag a moment behind
         while True:
             launch = self.get(launch_id)
             assert launch is not None
             if launch.terminal:
                 return launch
-            left = _deadline_timeout(deadline, poll_interval)
+            left = _deadline_timeout(deadline, pause)
             if left is not None and left <= 0:
                 raise WaitTimeout("launch %s is still %s after %s s" % (launch_id, launch.state, timeout))
-            time.sleep(min(poll_interval, left) if left is not None else poll_interval)
+            time.sleep(left if left is not None else pause)
+            pause = min(poll_interval, pause * 2)
 
 
 __all__ = ["Client", "Response", "SluiceError"]
