@@ -65,9 +65,12 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
 
     def _drop(self):
-        self.wfile.flush()
-        self.connection.shutdown(socket.SHUT_RDWR)
         self.close_connection = True
+        try:
+            self.wfile.flush()
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass  # the client left first
 
     def _sse(self, key, events, end):
         lei = self.headers.get("Last-Event-ID")

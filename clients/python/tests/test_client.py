@@ -99,7 +99,7 @@ class ClientAgainstFakeTest(unittest.TestCase):
             self.c.create({"site": "s"})
         self.assertEqual([e.path for e in cm.exception.errors], ["launch_id", "pools"])
         with self.assertRaises(sc.NotFound):
-            self.c.get("L2")
+            self.c.get("L9")
 
     def test_transport_error(self):
         c = sc.Client("unix:/nonexistent/sock", retry=sc.RetryPolicy(attempts=1, base=0.01))
