@@ -237,6 +237,22 @@ SLUICE_API sluice_err sluice_launch_parse(sluice_launch_t **out,
                                           unsigned flags,
                                           sluice_error_t *err);
 
+/* sluice_launch_parse() that names every field error: the checks go on
+ * after a bad field (a field whose value is bad is left out of the checks
+ * that read it), and each error is appended to `errors` (may be NULL) as
+ * {path, reason}, in the order of the request document.  err->text is the
+ * first of them ("<path>: <reason>").  An error of the request as a whole
+ * (not JSON, not an object, too big, out of memory) stops at once and is
+ * in `err` only: `errors` then gains nothing.  The caller owns `errors`
+ * (sluice_errlist_clear()). */
+SLUICE_API sluice_err sluice_launch_parse_all(sluice_launch_t **out,
+                                              const char *data,
+                                              size_t len,
+                                              const sluice_launch_policy_t *policy,
+                                              unsigned flags,
+                                              sluice_errlist_t *errors,
+                                              sluice_error_t *err);
+
 /* Free a model; secret values are zeroed first.  NULL-safe. */
 SLUICE_API void sluice_launch_free(sluice_launch_t *l);
 
