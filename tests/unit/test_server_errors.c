@@ -127,3 +127,95 @@ Test(server_errors, malformed_json_names_line_and_column)
     cr_expect(strstr(detail, "launch_id") == NULL, "%s", detail);
     json_decref(p);
 }
+
+static json_t *get_doc(const char *path, const char *want_type, char **text)
+{
+    hc_response_t r;
+    char hdr[128];
+    json_t *j = NULL;
+    json_error_t jerr;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    /* no Authorization header: a public route */
+    cr_assert_eq(hc_request(fx.port, "GET", path, NULL, NULL, 0, &r), 0);
+    cr_assert_eq(r.status, 200, "%s: %d %s", path, r.status, r.body);
+    cr_expect_str_eq(hc_header(&r, "Content-Type", hdr, sizeof(hdr)), want_type);
+    if (strcmp(want_type, "application/json") == 0)
+        cr_assert_not_null(j = json_loads(r.body, 0, &jerr), "%s", jerr.text);
+    else
+        cr_assert_eq(sluice_yaml_to_json("served", r.body, strlen(r.body), &j, &err), SLUICE_OK,
+                     "%s", err.text);
+    if (text != NULL)
+        *text = strdup(r.body);
+    hc_response_clear(&r);
+    return j;
+}
+
+static int count_refs(json_t *j, const char *prefix)
+{
+    const char *k;
+    json_t *v;
+    size_t i;
+    int n = 0;
+
+    if (json_is_array(j)) {
+        json_array_foreach(j, i, v) n += count_refs(v, prefix);
+        return n;
+    }
+    json_object_foreach(j, k, v)
+    {
+        if (strcmp(k, "$ref") == 0 && json_is_string(v) &&
+            strncmp(json_string_value(v), prefix, strlen(prefix)) == 0)
+            n++;
+        n += count_refs(v, prefix);
+    }
+    return n;
+}
+
+Test(server_errors, the_openapi_document_is_served_with_the_binary_version)
+{
+    json_t *j = get_doc("/v1/openapi.json", "application/json", NULL), *y;
+    json_t *schemas = json_object_get(json_object_get(j, "components"), "schemas");
+    json_t *paths = json_object_get(j, "paths");
+
+    cr_expect_str_eq(json_string_value(json_object_get(json_object_get(j, "info"), "version")),
+                     sluice_version());
+    cr_expect_str_eq(sluice_version(), SLUICE_VERSION_STRING);
+    cr_expect_str_eq(json_string_value(json_object_get(j, "openapi")), "3.1.0");
+    cr_expect_not_null(json_object_get(paths, "/v1/openapi.json"));
+    cr_expect_not_null(json_object_get(paths, "/v1/launches"));
+    /* one piece: the request schemas are inside, every $ref is local */
+    cr_expect_not_null(json_object_get(schemas, "LaunchRequest"));
+    cr_expect_not_null(json_object_get(schemas, "FieldError"));
+    cr_expect_eq(count_refs(j, "./"), 0);
+    cr_expect_gt(count_refs(j, "#/components/schemas/LaunchRequest"), 0);
+    /* core schema: booleans are JSON booleans, quoted numbers strings */
+    cr_expect(json_is_true(json_object_get(
+        json_object_get(json_object_get(json_object_get(j, "components"), "parameters"),
+                        "LaunchId"),
+        "required")));
+    cr_expect(json_is_object(json_object_get(
+        json_object_get(json_object_get(paths, "/v1/healthz"), "get"), "responses")));
+    cr_expect_not_null(json_object_get(
+        json_object_get(json_object_get(json_object_get(paths, "/v1/healthz"), "get"), "responses"),
+        "200"));
+
+    /* the YAML answer is the same value */
+    y = get_doc("/v1/openapi.yaml", "application/yaml", NULL);
+    cr_expect(json_equal(j, y), "the YAML and the JSON documents differ");
+    json_decref(y);
+    json_decref(j);
+}
+
+Test(server_errors, the_openapi_document_needs_no_token_and_only_get)
+{
+    hc_response_t r;
+
+    cr_assert_eq(hc_request(fx.port, "POST", "/v1/openapi.json", NULL, "", 0, &r), 0);
+    cr_expect_eq(r.status, 405);
+    hc_response_clear(&r);
+    /* another route still needs one */
+    cr_assert_eq(hc_request(fx.port, "GET", "/v1/launches", NULL, NULL, 0, &r), 0);
+    cr_expect_eq(r.status, 401);
+    hc_response_clear(&r);
+}
