@@ -12,7 +12,8 @@
  *    mapped with the NVFlare Slurm launcher's rules.
  *
  * Every error names the JSON path and the reason, for example
- * "pools[1].gpus_per_node: expected an integer >= 0".  On error nothing is
+ * "pools[1].gpus_per_node: expected an integer >= 0"; sluice_launch_parse_all()
+ * names every one of them, not only the first.  On error nothing is
  * returned: there is no half-built model.
  *
  * Secrets: per-launch secret values (`secrets`) live in a separate area of

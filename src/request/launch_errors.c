@@ -13,10 +13,13 @@
  *   (launch_failed()).
  * - Out of memory stops the walk (launch_fatal()).
  * - Document order: each error's path is looked up in the parse tree (key
- *   positions and array indexes); a field the request lacks ("required")
- *   sorts before its present siblings, as its parent's own errors do.
- *   Errors at the same place keep the order they were found in.
+ *   positions and array indexes; a parent's own error before its
+ *   children's).  Errors about a field the request lacks ("required") have
+ *   no place in it: they follow all the others, in the order they were
+ *   found (the schema's).  Errors at the same place keep the order they
+ *   were found in.
  */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,7 +140,7 @@ static void doc_key(json_t *root, const char *path, int *key)
             unsigned long i = strtoul(s + 1, &end, 10);
 
             if (*end != ']' || !json_is_array(cur) || i >= json_array_size(cur))
-                return; /* not in the request: -1 */
+                break;
             key[d] = (int)i;
             cur = json_array_get(cur, i);
             s = end + 1;
@@ -149,10 +152,15 @@ static void doc_key(json_t *root, const char *path, int *key)
                 s++;
             key[d] = json_is_object(cur) ? key_pos(cur, s, &v, &n) : -1;
             if (key[d] < 0)
-                return;
+                break;
             cur = v;
             s += n;
         }
+    }
+    if (d < KEY_DEPTH && *s != '\0') { /* a field the request lacks: after all */
+        for (d = 0; d < KEY_DEPTH; d++)
+            key[d] = -1;
+        key[0] = INT_MAX;
     }
 }
 

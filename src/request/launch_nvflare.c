@@ -90,10 +90,9 @@ sluice_err launch_parse_nvflare(launch_ctx_t *c, json_t *root, sluice_launch_spe
     uint64_t n = 0, num_gpus = 0;
     bool has_gpus = false, has_gpn = false;
     const char *str = NULL;
-    sluice_err rc;
-
-    size_t before = c->n_errors;
+    size_t before = c->n_errors; /* the cross-checks need this form's fields good */
     sluice_error_t e = SLUICE_ERROR_INIT;
+    sluice_err rc;
 
     memset(&nv, 0, sizeof(nv));
     if (rs != NULL) {

@@ -109,10 +109,10 @@ Test(launch_errors, every_field_of_one_pool)
 
 Test(launch_errors, top_level_fields_unknown_keys_and_lists)
 {
-    /* a missing required field comes before the fields that are there */
+    /* a field the request lacks has no place in it: its error comes last */
     static const char *const paths[] = {
-        "site",      "colour",  "env.LD_PRELOAD", "secret_env[1]", "mounts[0].source",
-        "mounts[1]", "requeue", "signal",         "partition",     "args[1]",
+        "colour",  "env.LD_PRELOAD", "secret_env[1]", "mounts[0].source", "mounts[1]",
+        "requeue", "signal",         "partition",     "args[1]",          "site",
     };
 
     expect_paths("{'launch_id':'x','command':'c','colour':1,'env':{'LD_PRELOAD':'x','OK':'y'},"
@@ -138,6 +138,15 @@ Test(launch_errors, a_bad_field_brings_no_echo)
                  "'pools':[{'name':'a'},{'name':'b','nodes':0}]}",
                  p2, 2);
     expect_paths("{" HEAD ",'pools':[{'name':'a','gpus_per_node':99,'gpu_series':'a100'}]}", p3, 1);
+}
+
+Test(launch_errors, missing_fields_follow_in_schema_order)
+{
+    /* launch_id and site are missing, pools[0].command is not there either:
+     * after the errors of the fields that are, in the order found */
+    static const char *const paths[] = {"pools[1].nodes", "launch_id", "site", "pools[0].command"};
+
+    expect_paths("{'pools':[{'name':'a'},{'name':'b','nodes':0,'command':'c'}]}", paths, 4);
 }
 
 Test(launch_errors, cross_field_checks_still_run_on_good_fields)
