@@ -65,8 +65,10 @@ typedef struct {
     int64_t created_ms;
     char *dep_id; /* depends_on.launch_id */
     char *dep_cond;
-    json_t *render; /* the stored render, kept from the intake until the
-                       first POST (NULL: read it from the store) */
+    json_t *render;     /* the stored render, kept from the intake until the
+                           first POST (NULL: read it from the store) */
+    uint64_t intake_ns; /* monotonic time the intake handed it over; 0 once
+                           its first submit began (timing.h: queue) */
     bool needs_secrets;
     char **secret_names; /* owned copies (values zeroed on free) */
     char **secret_values;

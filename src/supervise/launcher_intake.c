@@ -36,6 +36,7 @@
 
 #include <sluice/launcher.h>
 
+#include "base/timing.h"
 #include "base/wipe.h"
 #include "launcher_int.h"
 
@@ -44,7 +45,8 @@ struct launcher_intake_entry {
     char *id;
     char *site;
     int64_t created_ms;
-    json_t *request; /* deep copies: the caller keeps its own */
+    uint64_t committed_ns; /* monotonic: when its store write committed */
+    json_t *request;       /* deep copies: the caller keeps its own */
     json_t *render;
     bool existed;
     char **secret_names;
@@ -189,6 +191,7 @@ sluice_err sluice_launcher_accept(sluice_launcher_t *l,
     const char *id;
     char *id_copy = NULL;
     int existed = 0;
+    uint64_t t0, t1;
     sluice_err rc;
 
     if (l == NULL)
@@ -217,8 +220,13 @@ sluice_err sluice_launcher_accept(sluice_launcher_t *l,
     if ((rc = entry_new(req, id, spec.site, &e, err)) != SLUICE_OK)
         goto out;
     e->created_ms = spec.time_ms;
+    t0 = timing_now_ns();
     pthread_mutex_lock(&l->in.mu);
+    t1 = timing_now_ns();
     rc = sluice_store_create_launch(l->store, &spec, &existed, err);
+    e->committed_ns = timing_now_ns();
+    timing_add(SLUICE_TIMING_ACCEPT_WAIT, 1, t1 - t0);
+    timing_add(SLUICE_TIMING_ACCEPT_COMMIT, 1, e->committed_ns - t1);
     if (rc == SLUICE_OK && (!existed || e->n_secrets > 0)) {
         /* A known launch goes on the intake only to hand over secret values
          * (kept when it is still ACCEPTED and has none in memory). */
@@ -300,6 +308,11 @@ sluice_err launcher_intake_drain(sluice_launcher_t *l, bool clear_wake, sluice_e
         }
         if (L != NULL)
             give_secrets(L, e);
+        if (L != NULL && !e->existed && e->committed_ns != 0) {
+            L->intake_ns = timing_now_ns();
+            timing_add(SLUICE_TIMING_INTAKE_DELAY, 1,
+                       L->intake_ns > e->committed_ns ? L->intake_ns - e->committed_ns : 0);
+        }
         /* Only a new launch's render: a repeated accept's render may differ
          * from the stored one (the request hash does not cover it). */
         if (L != NULL && !e->existed && L->render == NULL && L->fsm.state == SLUICE_FSM_ACCEPTED &&
