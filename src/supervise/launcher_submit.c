@@ -777,15 +777,32 @@ int64_t launcher_submit_wake(const sluice_launcher_t *l, int64_t now)
  * launcher's next wake-up (launcher_submit_wake()). */
 sluice_err launcher_submit_due(sluice_launcher_t *l, int64_t now, sluice_error_t *err)
 {
+    int64_t start = now;
+    int dep_rounds = 0;
     sluice_err rc = SLUICE_OK;
 
-    for (int round = 0; round < 4 && rc == SLUICE_OK && !l->dead; round++) {
+    while (rc == SLUICE_OK && !l->dead) {
         size_t n = 0, posted = 0;
         bool waited = false;
 
         rc = submit_round(l, now, &n, &posted, &waited, err);
-        if (n == 0 || !waited)
+        if (rc != SLUICE_OK || n == 0)
             break;
+        if (waited && ++dep_rounds < 4)
+            continue;
+        /* Launches accepted while this round ran go out now, not after a
+         * whole cycle (pick-up, read, actions, idle): the intake is drained
+         * and another round runs, for at most one poll interval, so the
+         * batched read is never put off longer than the read hold allows. */
+        if (atomic_load(&l->in.n_new) == 0)
+            break;
+        now = launcher_now_ms(l);
+        if (now - start >= l->o.poll_min_ms)
+            break;
+        launcher_intake_lock(l);
+        rc = launcher_intake_drain(l, false, err);
+        launcher_intake_unlock(l);
+        launcher_budget_refill(l, now);
     }
     return rc;
 }
