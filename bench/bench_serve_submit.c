@@ -35,13 +35,25 @@
  * Baseline: an `sbatch --hold` loop of N jobs as the calling user, run
  * before and after the service runs; ratios against the faster loop are
  * checked against the targets (>= 2.5x sequential, >= 5x with 4 in flight).
+ * Issue 16: in the same round the raw client (bench_submit's path:
+ * sluice_client_submit, held jobs, K keep-alive clients) submits N jobs
+ * before each service run, and the service's throughput is compared with
+ * it (target >= 80 %).  --rounds N repeats everything N times and prints
+ * the median and minimum of every ratio with the load average.  After each
+ * service run the breakdown per launch is read from the service's
+ * GET /v1/metrics (sluice_submit_phase_*: include/sluice/timing.h) and from
+ * the store's events (accepted -> submit-started -> submitted).  With
+ * SLUICE_BIN_BEFORE set, every service run is made with both binaries, in
+ * alternating order, so that before and after share the round's load,
+ * loops and raw client.
  * Every job made is cancelled (DELETE through REST after the service has
  * stopped; scancel for the loop's jobs), and squeue is checked for them.
  *
  * usage: bench_serve_submit --config SITE.yaml [--submit 100]
- *            [--in-flight 1,4] [--per-sec 1000] [--state-dir DIR]
- *            [--no-sbatch]
- * Environment: SLUICE_BIN (default ./sluice), SLURM_CONF and the testbed's
+ *            [--in-flight 1,4] [--per-sec 1000] [--rounds 1]
+ *            [--state-dir DIR] [--no-sbatch]
+ * Environment: SLUICE_BIN (default ./sluice), SLUICE_BIN_BEFORE (optional),
+ * SLURM_CONF and the testbed's
  * variables (eval "$(deploy/testbed/env.sh)").  Needs root for the
  * reservation (scontrol create reservation).  Exit 0 whenever it ran.
  */
@@ -732,10 +744,13 @@ int main(int argc, char **argv)
     sluice_error_t err = SLUICE_ERROR_INIT;
     char base[] = "/var/tmp/sluice-bench-serve-submit.XXXXXX";
     char resv[64], cmd[800];
-    run_result_t res[MAX_RUNS];
-    static run_result_t bd[MAX_ROUNDS * MAX_RUNS];
-    static double v_rate[MAX_ROUNDS * MAX_RUNS], v_raw[MAX_ROUNDS * MAX_RUNS],
-        v_sb[MAX_ROUNDS * MAX_RUNS], v_rawsb[MAX_ROUNDS * MAX_RUNS], load[MAX_ROUNDS];
+    run_result_t res[2][MAX_RUNS];
+    /* [b]: 0 the binary measured (SLUICE_BIN), 1 SLUICE_BIN_BEFORE when set */
+    static run_result_t bd[2][MAX_ROUNDS * MAX_RUNS];
+    static double v_rate[2][MAX_ROUNDS * MAX_RUNS], v_raw[2][MAX_ROUNDS * MAX_RUNS],
+        v_sb[2][MAX_ROUNDS * MAX_RUNS], v_rawsb[MAX_ROUNDS * MAX_RUNS], load[MAX_ROUNDS];
+    const char *before = getenv("SLUICE_BIN_BEFORE"), *bins[2];
+    size_t nb = 1;
     size_t rounds = 1;
     idlist_t all = {NULL, 0, 0};
     long left;
@@ -784,6 +799,14 @@ int main(int argc, char **argv)
     }
     if (partition == NULL || partition[0] == '\0')
         partition = "debug";
+    bins[0] = bin;
+    bins[1] = before;
+    if (before != NULL && before[0] != '\0' && access(before, X_OK) == 0) {
+        nb = 2;
+        printf("serve-submit: before/after in the same rounds: SLUICE_BIN_BEFORE=%s and "
+               "SLUICE_BIN=%s, in alternating order\n",
+               before, bin);
+    }
     co.path = config;
     co.envp = (const char *const *)environ;
     if (sluice_config_load(&co, &cfg, &err) != SLUICE_OK) {
@@ -827,7 +850,13 @@ int main(int argc, char **argv)
             r_sb1 = sbatch_loop(partition, n, "before", &all);
         for (size_t r = 0; r < n_runs; r++) {
             raw[r] = raw_client(n, in_flight[r], &all);
-            run_service(bin, config, cfg, state, resv, in_flight[r], per_sec, n, &all, &res[r]);
+            for (size_t j = 0; j < nb; j++) {
+                size_t b = rd % 2 == 0 ? j : nb - 1 - j; /* alternate which goes first */
+                if (nb > 1)
+                    printf("-- %s\n", b == 0 ? "after (SLUICE_BIN)" : "before (SLUICE_BIN_BEFORE)");
+                run_service(bins[b], config, cfg, state, resv, in_flight[r], per_sec, n, &all,
+                            &res[b][r]);
+            }
         }
         if (sbatch)
             r_sb2 = sbatch_loop(partition, n, "after", &all);
@@ -837,19 +866,20 @@ int main(int argc, char **argv)
         if (r_base > 0)
             printf("sbatch --hold loop: faster of the two %.1f jobs/s (before %.1f, after %.1f)\n",
                    r_base, r_sb1, r_sb2);
-        for (size_t r = 0; r < n_runs; r++) {
-            size_t i = rd * MAX_RUNS + r;
-            v_rate[i] = res[r].rate;
-            v_raw[i] = raw[r] > 0 ? res[r].rate / raw[r] : 0.0;
-            v_sb[i] = r_base > 0 ? res[r].rate / r_base : 0.0;
-            v_rawsb[i] = r_base > 0 ? raw[r] / r_base : 0.0;
-            bd[i] = res[r];
-            printf("round %zu in_flight=%u: service %.1f/s, raw client %.1f/s, sbatch loop %.1f/s: "
-                   "service = %.0f%% of the raw client, %.2fx the loop (raw client %.2fx); load "
-                   "%.2f-%.2f\n",
-                   rd + 1, res[r].in_flight, res[r].rate, raw[r], r_base, 100.0 * v_raw[i], v_sb[i],
-                   v_rawsb[i], la0, la1);
-        }
+        for (size_t r = 0; r < n_runs; r++)
+            for (size_t b = 0; b < nb; b++) {
+                size_t i = rd * MAX_RUNS + r;
+                v_rate[b][i] = res[b][r].rate;
+                v_raw[b][i] = raw[r] > 0 ? res[b][r].rate / raw[r] : 0.0;
+                v_sb[b][i] = r_base > 0 ? res[b][r].rate / r_base : 0.0;
+                v_rawsb[i] = r_base > 0 ? raw[r] / r_base : 0.0;
+                bd[b][i] = res[b][r];
+                printf("round %zu in_flight=%u%s: service %.1f/s, raw client %.1f/s, sbatch loop "
+                       "%.1f/s: service = %.0f%% of the raw client, %.2fx the loop (raw client "
+                       "%.2fx); load %.2f-%.2f\n",
+                       rd + 1, in_flight[r], b ? " BEFORE" : "", res[b][r].rate, raw[r], r_base,
+                       100.0 * v_raw[b][i], v_sb[b][i], v_rawsb[i], la0, la1);
+            }
     }
 
     /* Median and minimum over the rounds, per in-flight setting. */
@@ -861,51 +891,54 @@ int main(int argc, char **argv)
         med_min(tmp, rounds, &lmed, &lmin);
         printf("== summary over %zu rounds (load average 1 min: median %.2f, min %.2f, max %.2f)\n",
                rounds, lmed, lmin, lmax);
-        for (size_t r = 0; r < n_runs; r++) {
-            double med[4], mn[4], *vs[4] = {v_rate, v_raw, v_sb, v_rawsb};
-            double ph[SLUICE_TIMING_COUNT], pmed, pmin;
-            for (int q = 0; q < 4; q++) {
+        for (size_t b = 0; b < nb; b++)
+            for (size_t r = 0; r < n_runs; r++) {
+                double med[4], mn[4], *vs[4] = {v_rate[b], v_raw[b], v_sb[b], v_rawsb};
+                double ph[SLUICE_TIMING_COUNT], pmed, pmin;
+                for (int q = 0; q < 4; q++) {
+                    for (size_t rd = 0; rd < rounds; rd++)
+                        tmp[rd] = vs[q][rd * MAX_RUNS + r];
+                    med_min(tmp, rounds, &med[q], &mn[q]);
+                }
+                printf("in_flight=%u%s: service %.1f/s (min %.1f); service/raw client %.0f%% (min "
+                       "%.0f%%); service/sbatch loop %.2fx (min %.2fx); raw client/sbatch loop "
+                       "%.2fx (min %.2fx)\n",
+                       in_flight[r], b ? " BEFORE" : "", med[0], mn[0], 100 * med[1], 100 * mn[1],
+                       med[2], mn[2], med[3], mn[3]);
+                printf("  breakdown in_flight=%u%s, ms per launch, median (min) over the rounds:\n",
+                       in_flight[r], b ? " BEFORE" : "");
                 for (size_t rd = 0; rd < rounds; rd++)
-                    tmp[rd] = vs[q][rd * MAX_RUNS + r];
-                med_min(tmp, rounds, &med[q], &mn[q]);
-            }
-            printf("in_flight=%u: service %.1f/s (min %.1f); service/raw client %.0f%% (min "
-                   "%.0f%%); service/sbatch loop %.2fx (min %.2fx); raw client/sbatch loop "
-                   "%.2fx (min %.2fx)\n",
-                   in_flight[r], med[0], mn[0], 100 * med[1], 100 * mn[1], med[2], mn[2], med[3],
-                   mn[3]);
-            printf("  breakdown in_flight=%u, ms per launch, median (min) over the rounds:\n",
-                   in_flight[r]);
-            for (size_t rd = 0; rd < rounds; rd++)
-                tmp[rd] = bd[rd * MAX_RUNS + r].post_p50;
-            med_min(tmp, rounds, &pmed, &pmin);
-            printf("    %-28s %8.3f (%8.3f)\n", "client POST -> 201 (p50)", pmed, pmin);
-            for (int k = 0; k < SLUICE_TIMING_COUNT; k++) {
+                    tmp[rd] = bd[b][rd * MAX_RUNS + r].post_p50;
+                med_min(tmp, rounds, &pmed, &pmin);
+                printf("    %-28s %8.3f (%8.3f)\n", "client POST -> 201 (p50)", pmed, pmin);
+                for (int k = 0; k < SLUICE_TIMING_COUNT; k++) {
+                    for (size_t rd = 0; rd < rounds; rd++)
+                        tmp[rd] = bd[b][rd * MAX_RUNS + r].phase_ms[k];
+                    med_min(tmp, rounds, &ph[k], &pmin);
+                    printf("    %-28s %8.3f (%8.3f)\n",
+                           k == SLUICE_TIMING_READ ? "read (ms per read)" : sluice_timing_name(k),
+                           ph[k], pmin);
+                }
                 for (size_t rd = 0; rd < rounds; rd++)
-                    tmp[rd] = bd[rd * MAX_RUNS + r].phase_ms[k];
-                med_min(tmp, rounds, &ph[k], &pmin);
-                printf("    %-28s %8.3f (%8.3f)\n", sluice_timing_name(k), ph[k], pmin);
-            }
-            for (size_t rd = 0; rd < rounds; rd++)
-                tmp[rd] = bd[rd * MAX_RUNS + r].acc_to_mark;
-            med_min(tmp, rounds, &pmed, &pmin);
-            printf("    %-28s %8.3f (%8.3f)\n", "accepted -> submit-started", pmed, pmin);
-            for (size_t rd = 0; rd < rounds; rd++)
-                tmp[rd] = bd[rd * MAX_RUNS + r].mark_to_sub;
-            med_min(tmp, rounds, &pmed, &pmin);
-            printf("    %-28s %8.3f (%8.3f)\n", "submit-started -> submitted", pmed, pmin);
-            if (in_flight[r] == 1 || in_flight[r] == 4) {
-                char name[96];
-                snprintf(name, sizeof(name), "serve submit %s vs raw client (median)",
-                         in_flight[r] == 1 ? "sequential" : "4 in flight");
-                bench_target(name, med[1], 0.80, true);
-                if (sbatch) {
-                    snprintf(name, sizeof(name), "serve submit %s vs sbatch loop (median)",
+                    tmp[rd] = bd[b][rd * MAX_RUNS + r].acc_to_mark;
+                med_min(tmp, rounds, &pmed, &pmin);
+                printf("    %-28s %8.3f (%8.3f)\n", "accepted -> submit-started", pmed, pmin);
+                for (size_t rd = 0; rd < rounds; rd++)
+                    tmp[rd] = bd[b][rd * MAX_RUNS + r].mark_to_sub;
+                med_min(tmp, rounds, &pmed, &pmin);
+                printf("    %-28s %8.3f (%8.3f)\n", "submit-started -> submitted", pmed, pmin);
+                if (b == 0 && (in_flight[r] == 1 || in_flight[r] == 4)) {
+                    char name[96];
+                    snprintf(name, sizeof(name), "serve submit %s vs raw client (median)",
                              in_flight[r] == 1 ? "sequential" : "4 in flight");
-                    bench_target(name, med[2], in_flight[r] == 1 ? 2.5 : 5.0, true);
+                    bench_target(name, med[1], 0.80, true);
+                    if (sbatch) {
+                        snprintf(name, sizeof(name), "serve submit %s vs sbatch loop (median)",
+                                 in_flight[r] == 1 ? "sequential" : "4 in flight");
+                        bench_target(name, med[2], in_flight[r] == 1 ? 2.5 : 5.0, true);
+                    }
                 }
             }
-        }
     }
 
     /* Cancelled jobs leave squeue's default view at once. */

@@ -33,6 +33,8 @@ typedef enum {
     SLUICE_TIMING_MARKER_COMMIT, /* the chunk's submit-started commit */
     SLUICE_TIMING_POST,          /* the chunk's POSTs to slurmrestd */
     SLUICE_TIMING_ANSWER_COMMIT, /* the chunk's submitted commit */
+    SLUICE_TIMING_READ,          /* the launcher's batched state read: count = reads, not
+                                    launches (it blocks the launcher's submits meanwhile) */
     SLUICE_TIMING_COUNT
 } sluice_timing_phase;
 

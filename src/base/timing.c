@@ -10,8 +10,8 @@ static _Atomic uint64_t counts[SLUICE_TIMING_COUNT];
 static _Atomic uint64_t sums[SLUICE_TIMING_COUNT];
 
 static const char *const names[SLUICE_TIMING_COUNT] = {
-    "parse", "render",  "accept_wait",   "accept_commit", "intake_delay",
-    "queue", "staging", "marker_commit", "post",          "answer_commit",
+    "parse",   "render",        "accept_wait", "accept_commit", "intake_delay", "queue",
+    "staging", "marker_commit", "post",        "answer_commit", "read",
 };
 
 uint64_t timing_now_ns(void)

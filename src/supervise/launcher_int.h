@@ -272,6 +272,12 @@ void launcher_intake_unlock(sluice_launcher_t *l);
  * to act on what it took (the start of a step); at the end of a step the
  * wake-up stays, so launches taken in then are submitted at once. */
 sluice_err launcher_intake_drain(sluice_launcher_t *l, bool clear_wake, sluice_error_t *err);
+/* launcher_intake_drain() under the intake lock, the wake flag kept: the
+ * submit rounds take in launches accepted while a round ran. */
+sluice_err launcher_intake_take(sluice_launcher_t *l, sluice_error_t *err);
+/* The launch's first submit starts now: its time since the intake handed it
+ * over is counted (timing.h: queue). */
+void launcher_intake_queued(launch_t *L, uint64_t now_ns);
 
 /* ---- launcher_poll.c ---------------------------------------------------- */
 

@@ -432,6 +432,24 @@ sluice_err launcher_intake_drain(sluice_launcher_t *l, bool clear_wake, sluice_e
     return rc;
 }
 
+sluice_err launcher_intake_take(sluice_launcher_t *l, sluice_error_t *err)
+{
+    sluice_err rc;
+
+    pthread_mutex_lock(&l->in.mu);
+    rc = launcher_intake_drain(l, false, err);
+    pthread_mutex_unlock(&l->in.mu);
+    return rc;
+}
+
+void launcher_intake_queued(launch_t *L, uint64_t now_ns)
+{
+    if (L->intake_ns == 0) /* not its first submit */
+        return;
+    timing_add(SLUICE_TIMING_QUEUE, 1, now_ns > L->intake_ns ? now_ns - L->intake_ns : 0);
+    L->intake_ns = 0;
+}
+
 void sluice_launcher_wake(sluice_launcher_t *l)
 {
     if (l == NULL || !l->in.ready)

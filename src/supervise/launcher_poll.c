@@ -33,6 +33,7 @@
 
 #include <sluice/launcher.h>
 
+#include "base/timing.h"
 #include "launcher_int.h"
 
 #define UNAVAILABLE_RETRY_MS 5000
@@ -175,6 +176,7 @@ sluice_err launcher_poll_live(sluice_launcher_t *l, int64_t now, sluice_error_t 
     sluice_lookup batch;
     sluice_err rc = SLUICE_OK;
     int64_t hold;
+    uint64_t t_read;
     bool backlog = false;
 
     for (size_t i = 0; i < l->n; i++) {
@@ -215,12 +217,14 @@ sluice_err launcher_poll_live(sluice_launcher_t *l, int64_t now, sluice_error_t 
             ids[k++] = L->fsm.job_ids[0];
         }
     }
+    t_read = timing_now_ns();
     batch = l->cl.job_states(l->cl.arg, ids, k, st);
     /* The hold above counts from the END of the read: a read slower than
      * the interval (v0.0.38's whole table) would otherwise run again in the
      * very next cycle, and submits would get only the gaps between reads. */
     l->poll.last_read_ms = l->o.now_ms(l->o.clock_arg);
     l->poll.last_read_took_ms = l->poll.last_read_ms > now ? l->poll.last_read_ms - now : 0;
+    timing_since(SLUICE_TIMING_READ, 1, t_read);
     for (size_t i = 0; i < k && rc == SLUICE_OK; i++)
         rc = poll_one(l, who[i], batch, &st[i], now, err);
 out:

@@ -554,10 +554,7 @@ chunk_prepare(sluice_launcher_t *l, batch_entry_t *b, size_t *n, sluice_error_t 
     sluice_err rc = SLUICE_OK;
 
     for (size_t i = 0; i < *n; i++)
-        if (b[i].L->intake_ns != 0) { /* its first submit: since the intake took it */
-            timing_add(SLUICE_TIMING_QUEUE, 1, t0 > b[i].L->intake_ns ? t0 - b[i].L->intake_ns : 0);
-            b[i].L->intake_ns = 0;
-        }
+        launcher_intake_queued(b[i].L, t0);
     *n = stage_batch(l, b, *n);
     if (*n > 0 && l->st.sync != NULL) {
         sluice_error_t serr = SLUICE_ERROR_INIT;
@@ -772,7 +769,9 @@ int64_t launcher_submit_wake(const sluice_launcher_t *l, int64_t now)
 /* Every launch due for a submit this cycle goes into one batch, as far as
  * the submit budget reaches; POSTs that provably never left go again once
  * their backoff has passed.  A launch that waits for its dependency's job
- * gets another round once the batch gave that job an id.  Nothing here
+ * gets another round once the batch gave that job an id.  Launches accepted
+ * while a round ran go out in another round (the intake drained again), for
+ * at most one poll interval, not after a whole cycle.  Nothing here
  * sleeps (the step may hold the server's lock): the next resend is the
  * launcher's next wake-up (launcher_submit_wake()). */
 sluice_err launcher_submit_due(sluice_launcher_t *l, int64_t now, sluice_error_t *err)
@@ -790,18 +789,10 @@ sluice_err launcher_submit_due(sluice_launcher_t *l, int64_t now, sluice_error_t
             break;
         if (waited && ++dep_rounds < 4)
             continue;
-        /* Launches accepted while this round ran go out now, not after a
-         * whole cycle (pick-up, read, actions, idle): the intake is drained
-         * and another round runs, for at most one poll interval, so the
-         * batched read is never put off longer than the read hold allows. */
-        if (atomic_load(&l->in.n_new) == 0)
+        if (atomic_load(&l->in.n_new) == 0 ||
+            (now = launcher_now_ms(l)) - start >= l->o.poll_min_ms)
             break;
-        now = launcher_now_ms(l);
-        if (now - start >= l->o.poll_min_ms)
-            break;
-        launcher_intake_lock(l);
-        rc = launcher_intake_drain(l, false, err);
-        launcher_intake_unlock(l);
+        rc = launcher_intake_take(l, err);
         launcher_budget_refill(l, now);
     }
     return rc;
