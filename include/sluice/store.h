@@ -278,6 +278,8 @@ SLUICE_API sluice_err sluice_store_events_since(sluice_store_t *store,
 typedef struct {
     const char *launch_id; /* NULL: any launch */
     const char *site;      /* NULL: any site (the launch's site) */
+    const char *state;     /* NULL: any; else only events whose `state` (the
+                              launch's state right after them) is this */
 } sluice_store_event_filter_t;
 
 /* sluice_store_events_since() with filters: the events with gseq >

@@ -25,6 +25,7 @@
 
 #include <jansson.h>
 
+#include <sluice/fsm.h>
 #include <sluice/store.h>
 
 #include "server_sse.h"
@@ -38,6 +39,7 @@ typedef struct {
     int one_launch;      /* 1: the stream of launch_id only, ends when it is done */
     char launch_id[136]; /* one_launch, or the launch_id filter ("" none) */
     char site[136];      /* the site filter ("" none) */
+    char state[32];      /* the state filter ("" none) */
     int64_t done_gseq;   /* one_launch: the terminal event's gseq, 0 while live */
     int gone;            /* one_launch: the launch no longer exists */
     char *pending;
@@ -105,6 +107,7 @@ static sluice_err sse_fill(sse_t *e, sluice_error_t *err)
     memset(&f, 0, sizeof(f));
     f.launch_id = e->launch_id[0] ? e->launch_id : NULL;
     f.site = e->site[0] ? e->site : NULL;
+    f.state = e->state[0] ? e->state : NULL;
     pthread_mutex_lock(&e->s->rmu);
     if (e->one_launch)
         rc = sluice_store_launch_events_after(e->s->rstore, e->launch_id, e->after, SSE_BATCH, &evs,
@@ -236,6 +239,23 @@ static int filter_value(const char *name, const char *v, char *dst, answer_t *ou
     return 0;
 }
 
+/* Copy the state filter of `rq` into e->state; 0, or -1 with a 400 in
+ * `out` when it names no launcher state. */
+static int state_filter(const req_t *rq, sse_t *e, answer_t *out)
+{
+    const char *v = req_arg(rq, "state");
+    sluice_fsm_state st;
+
+    if (v == NULL)
+        return 0;
+    if (!sluice_fsm_state_from_name(v, &st)) {
+        bad_query(out, "state", "state must be a launcher state name such as RUNNING or DONE");
+        return -1;
+    }
+    snprintf(e->state, sizeof(e->state), "%s", sluice_fsm_state_name(st));
+    return 0;
+}
+
 void sse_get(sluice_server_t *s, req_t *rq, answer_t *out)
 {
     int64_t from = 0;
@@ -244,6 +264,7 @@ void sse_get(sluice_server_t *s, req_t *rq, answer_t *out)
     if ((e = calloc(1, sizeof(*e))) == NULL)
         return; /* no answer */
     if (filter_value("launch_id", req_arg(rq, "launch_id"), e->launch_id, out) != 0 ||
+        state_filter(rq, e, out) != 0 ||
         filter_value("site", req_arg(rq, "site"), e->site, out) != 0 ||
         sse_start(s, rq, &from, out) != 0) {
         free(e);

@@ -9,9 +9,9 @@
 #include "server_int.h"
 #include "server_req.h"
 
-/* GET /v1/events: every event (filtered by ?launch_id=, ?site=) from
- * Last-Event-ID, else ?after=, else ?since=now, else the first event; 400
- * invalid-query naming a bad parameter. */
+/* GET /v1/events: every event (filtered by ?launch_id=, ?site=, ?state=)
+ * from Last-Event-ID, else ?after=, else ?since=now, else the first event;
+ * 400 invalid-query naming a bad parameter. */
 void sse_get(sluice_server_t *s, req_t *rq, answer_t *out);
 /* GET /v1/launches/{id}/events: launch rq->id's events from the same
  * marks; 404 for an unknown launch; the stream ends after the event that

@@ -468,13 +468,15 @@ static sluice_err feed_locked(sluice_store_t *store,
     buf_init(&sql, 512);
     /* Parameters are numbered so that unused ones can simply stay NULL. */
     rc = buf_puts(&sql, "SELECT e.gseq, e.launch_id, e.seq, e.time_ms, e.name, e.context, "
-                        "e.caller FROM events e");
+                        "e.caller, e.state, e.gseq FROM events e");
     if (rc == SLUICE_OK && f->site != NULL)
         rc = buf_puts(&sql, " JOIN launches l ON l.launch_id = e.launch_id AND l.site = ?4");
     if (rc == SLUICE_OK)
         rc = buf_puts(&sql, " WHERE e.gseq > ?1");
     if (rc == SLUICE_OK && f->launch_id != NULL)
         rc = buf_puts(&sql, " AND e.launch_id = ?3");
+    if (rc == SLUICE_OK && f->state != NULL)
+        rc = buf_puts(&sql, " AND e.state = ?5");
     if (rc == SLUICE_OK)
         rc = buf_puts(&sql, " ORDER BY e.gseq LIMIT ?2");
     if (rc != SLUICE_OK) {
@@ -489,6 +491,8 @@ static sluice_err feed_locked(sluice_store_t *store,
         store_bind_text(st, 3, f->launch_id);
     if (f->site != NULL)
         store_bind_text(st, 4, f->site);
+    if (f->state != NULL)
+        store_bind_text(st, 5, f->state);
     if ((arr = json_array()) == NULL) {
         rc = sluice_errorf(err, SLUICE_ENOMEM, "events: out of memory");
         goto out;
