@@ -117,6 +117,12 @@ static sluice_err sse_fill(sse_t *e, sluice_error_t *err)
     pthread_mutex_unlock(&e->s->rmu);
     if (rc != SLUICE_OK)
         return rc;
+    /* A done launch's stream stops at its DONE event, even when later
+     * events (archived) came in the same batch. */
+    while (e->one_launch && e->done_gseq > 0 && json_array_size(evs) > 0 &&
+           json_integer_value(json_object_get(json_array_get(evs, json_array_size(evs) - 1),
+                                              "gseq")) > e->done_gseq)
+        json_array_remove(evs, json_array_size(evs) - 1);
     if (sse_frame(e, evs) != 0)
         rc = sluice_errorf(err, SLUICE_ENOMEM, "event stream: out of memory");
     else if (!e->one_launch && next > e->after)
