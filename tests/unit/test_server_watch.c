@@ -5,6 +5,7 @@
  * /v1/events, resource versions on list and get with ETag and
  * If-None-Match, Location on create, and 400 for bad list parameters.
  * Only loopback traffic. */
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -442,4 +443,39 @@ Test(server_watch, global_stream_state_filter)
         cr_expect_neq(jint(ev, "seq"), 1, "accepted is not DONE");
     }
     json_decref(evs);
+}
+
+Test(server_watch, waiting_launch_streams_hold_no_worker)
+{
+    hc_response_t r;
+    int fds[16];
+    size_t i;
+
+    cr_assert_eq(post("idle-1", "/bin/true", &r), 201);
+    hc_response_clear(&r);
+    /* more waiting watchers of a live launch than worker threads (4) */
+    for (i = 0; i < 16; i++) {
+        fds[i] = hc_open_get(fx.port, "/v1/launches/idle-1/events?since=now", AUTH);
+        cr_assert_geq(fds[i], 0);
+    }
+    usleep(200 * 1000);
+    cr_assert_eq(get("/v1/launches/idle-1", NULL, &r), 200);
+    hc_response_clear(&r);
+    /* each of them then gets the rest of the launch and its end */
+    finish("idle-1");
+    for (i = 0; i < 16; i++) {
+        char buf[65536];
+        size_t n = 0;
+        ssize_t k;
+        struct pollfd p = {fds[i], POLLIN, 0};
+
+        while (n < sizeof(buf) - 1 && poll(&p, 1, 5000) == 1 &&
+               (k = read(fds[i], buf + n, sizeof(buf) - 1 - n)) > 0)
+            n += (size_t)k;
+        buf[n] = '\0';
+        cr_expect(strstr(buf, "HTTP/1.1 200") == buf, "watcher %zu: %.200s", i, buf);
+        cr_expect_not_null(strstr(buf, "event: cancel-requested\n"), "watcher %zu", i);
+        cr_expect_not_null(strstr(buf, "\"state\":\"DONE\""), "watcher %zu", i);
+        close(fds[i]);
+    }
 }
