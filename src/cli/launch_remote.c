@@ -25,7 +25,8 @@
  *   other launch's event nor the store's history is read.  A dropped
  *   stream is resumed from the mark; after five failures in a row the
  *   command gives up with 69.  The service ends the stream once the launch
- *   is done.
+ *   is done.  An older service, whose reads carry no resource_version, is
+ *   followed through /v1/events from its oldest event.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +49,7 @@ typedef struct {
     const char *id;
     char path[512];   /* /v1/launches/<id> */
     char events[520]; /* /v1/launches/<id>/events */
+    int per_launch;   /* the service has resource versions (and that stream) */
     int json;
     /* the launch's log folded so far */
     sluice_fsm_launch_t fsm;
@@ -154,6 +156,8 @@ static void mark_read(follow_t *f, const json_t *l)
     const json_t *rv = json_object_get(l, "resource_version");
     long long v = json_is_integer(rv) ? (long long)json_integer_value(rv) : -1;
 
+    if (v >= 0)
+        f->per_launch = 1;
     if (v >= 0 && (f->last_id[0] == '\0' || v > strtoll(f->last_id, NULL, 10)))
         snprintf(f->last_id, sizeof(f->last_id), "%lld", v);
 }
@@ -277,8 +281,11 @@ static int follow(follow_t *f)
         f->line_len = 0;
         f->event_id[0] = '\0';
         f->ours = 0;
-        rc = cli_remote_stream(f->r, f->events, NULL, "text/event-stream",
-                               f->last_id[0] ? f->last_id : NULL, on_sse, f, &ended);
+        /* A service without resource versions has no per-launch stream
+         * either: follow its global one from the start, as before. */
+        rc = cli_remote_stream(f->r, f->per_launch ? f->events : "/v1/events", NULL,
+                               "text/event-stream", f->last_id[0] ? f->last_id : NULL, on_sse, f,
+                               &ended);
         if (f->failed)
             return f->failed;
         if (f->done)
