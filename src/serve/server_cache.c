@@ -106,7 +106,7 @@ static int64_t views_catch_up(sluice_server_t *s)
     return upto;
 }
 
-char *server_cache_get(sluice_server_t *s, const char *id, int64_t *upto_out)
+char *server_cache_get(sluice_server_t *s, const char *id, int64_t *upto_out, int64_t *version_out)
 {
     size_t k = view_slot(id);
     int64_t upto = views_catch_up(s);
@@ -116,15 +116,18 @@ char *server_cache_get(sluice_server_t *s, const char *id, int64_t *upto_out)
     if (upto >= 0) {
         pthread_mutex_lock(&s->vmu);
         if (v->text != NULL && strcmp(v->id, id) == 0 && s->last_event[k] <= v->built_at_gseq &&
-            server_elapsed_s(&s->started) - v->built_s < VIEW_MAX_AGE_S)
+            server_elapsed_s(&s->started) - v->built_s < VIEW_MAX_AGE_S) {
             text = strdup(v->text);
+            *version_out = v->version;
+        }
         pthread_mutex_unlock(&s->vmu);
     }
     *upto_out = upto;
     return text;
 }
 
-void server_cache_put(sluice_server_t *s, const char *id, int64_t upto, const char *text)
+void server_cache_put(
+    sluice_server_t *s, const char *id, int64_t upto, const char *text, int64_t version)
 {
     view_slot_t *v = &s->views[view_slot(id)];
 
@@ -136,6 +139,7 @@ void server_cache_put(sluice_server_t *s, const char *id, int64_t upto, const ch
             v->text = keep;
             snprintf(v->id, sizeof(v->id), "%s", id);
             v->built_at_gseq = upto;
+            v->version = version;
             v->built_s = server_elapsed_s(&s->started);
         }
         pthread_mutex_unlock(&s->vmu);

@@ -54,6 +54,7 @@ typedef struct {
     char id[136];
     char *text;
     int64_t built_at_gseq; /* every event up to this one was seen before the read */
+    int64_t version;       /* the launch's resource version in text (its ETag) */
     double built_s;        /* monotonic */
 } view_slot_t;
 
