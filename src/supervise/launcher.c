@@ -416,7 +416,7 @@ static sluice_err do_archive(sluice_launcher_t *l, launch_t *L, sluice_error_t *
 
 static sluice_err act_on(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_error_t *err)
 {
-    unsigned due = sluice_fsm_due(&L->fsm, launcher_fsm_time(now));
+    unsigned due = launcher_fsm_due(L, launcher_fsm_time(now));
     sluice_err rc = SLUICE_OK;
     char why[SLUICE_FSM_NAME_MAX];
 
@@ -433,13 +433,13 @@ static sluice_err act_on(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_
         !(L->have_batch && L->batch_base != L->views[0].base) &&
         launcher_unschedulable(l, L->views, L->n_views, why, sizeof(why)))
         rc = launcher_record_simple(l, L, SLUICE_EV_UNSCHEDULABLE, why, err);
-    due = sluice_fsm_due(&L->fsm, launcher_fsm_time(now));
+    due = launcher_fsm_due(L, launcher_fsm_time(now));
     if (rc == SLUICE_OK && (due & SLUICE_DUE_PENDING_TIMEOUT))
         rc = launcher_record_simple(l, L, SLUICE_EV_PENDING_TIMEOUT, NULL, err);
-    due = sluice_fsm_due(&L->fsm, launcher_fsm_time(now));
+    due = launcher_fsm_due(L, launcher_fsm_time(now));
     if (rc == SLUICE_OK && (due & SLUICE_DUE_CANCEL))
         rc = do_cancel(l, L, err);
-    due = sluice_fsm_due(&L->fsm, launcher_fsm_time(now));
+    due = launcher_fsm_due(L, launcher_fsm_time(now));
     if (rc == SLUICE_OK && (due & SLUICE_DUE_POOL_EXITS))
         rc = do_pool_exits(l, L, now, err);
     if (rc == SLUICE_OK && (due & SLUICE_DUE_ACCOUNTING_LOOKUP) && L->fsm.n_job_ids > 0)
