@@ -161,7 +161,9 @@ SLUICE_API uint64_t sluice_server_pruned_launches(const sluice_server_t *s);
 SLUICE_API uint64_t sluice_server_pruned_logs(const sluice_server_t *s);
 
 /* Count one transition for /v1/metrics (call from the launcher's
- * on_transition callback).  NULL-safe. */
+ * on_transition callback, which runs after the event's commit); it also
+ * wakes the waiting event streams, so watchers see the transition at once
+ * instead of at the next follow_poll_ms tick.  NULL-safe. */
 SLUICE_API void sluice_server_count_transition(sluice_server_t *s);
 
 /* Count launches removed by retention pruning for /v1/metrics (call with

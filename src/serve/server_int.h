@@ -90,6 +90,10 @@ struct sluice_server {
     struct MHD_Connection **waiting;
     size_t n_waiting, cap_waiting;
     int no_more_suspend;
+    /* wakes (server_wake_streams): a count, and the ticker's condition */
+    atomic_ullong wake_gen;
+    pthread_cond_t wake_cv; /* with wait_mu */
+    int wake_due;           /* under wait_mu: a wake is asked for */
     pthread_t ticker;
     int ticker_started;
     atomic_int stopping;
@@ -118,5 +122,10 @@ struct sluice_server {
     pthread_mutex_t prune_mu;
     atomic_ullong pruned_logs;
 };
+
+/* server.c: resume every waiting stream now (after a commit), not at the
+ * next tick.  Any thread; cheap (a signal to the ticker, which serves a
+ * burst of wakes as one). */
+void server_wake_streams(struct sluice_server *s);
 
 #endif /* SLUICE_SERVER_INTERNAL_H */

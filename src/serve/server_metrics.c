@@ -219,6 +219,8 @@ sluice_err server_metrics_render(sluice_server_t *s, char **text_out)
 
 void sluice_server_count_transition(sluice_server_t *s)
 {
-    if (s)
-        atomic_fetch_add(&s->transitions, 1);
+    if (s == NULL)
+        return;
+    atomic_fetch_add(&s->transitions, 1);
+    server_wake_streams(s); /* the transition is committed: watchers look now */
 }
