@@ -21,7 +21,9 @@
  *
  * usage: bench_startup --config SITE.yaml [--finished 100000] [--live 1000]
  *                      [--runs 3] [--dir DIR]
- * Environment: SLUICE_BIN (default ./sluice).  Exit 0 whenever it ran.
+ * Environment: SLUICE_BIN (default ./sluice); BENCH_KEEP=1 keeps DIR, and a
+ * later run with the same --dir reuses its store (DIR/pristine, copied to
+ * DIR/full before each start).  Exit 0 whenever it ran.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -100,6 +102,7 @@ static void one_start(const char *bin,
     pid_t pid;
 
     *listen_s = *ready_s = -1;
+    unlink(log); /* never read the previous run's port */
     if ((pid = fork()) < 0)
         return;
     if (pid == 0) {
@@ -167,7 +170,8 @@ int main(int argc, char **argv)
     const char *config = NULL, *dir = NULL, *bin = getenv("SLUICE_BIN");
     size_t finished = 100000, live = 1000, runs = 3;
     char base[] = "/dev/shm/sluice-bench-startup.XXXXXX";
-    char d_empty[600], d_full[600], tokens[600], log[600], cmd[700];
+    char d_empty[600], d_full[600], d_pristine[600], tokens[600], log[600], cmd[2000];
+    struct stat sb;
     double le[16], re[16], lf[16], rf[16];
     FILE *f;
 
@@ -208,6 +212,7 @@ int main(int argc, char **argv)
     }
     snprintf(d_empty, sizeof(d_empty), "%s/empty", dir);
     snprintf(d_full, sizeof(d_full), "%s/full", dir);
+    snprintf(d_pristine, sizeof(d_pristine), "%s/pristine", dir);
     snprintf(tokens, sizeof(tokens), "%s/tokens", dir);
     snprintf(log, sizeof(log), "%s/serve.log", dir);
     if ((f = fopen(tokens, "w")) == NULL) {
@@ -217,11 +222,21 @@ int main(int argc, char **argv)
     fprintf(f, "bench %s\n", API_TOKEN);
     fclose(f);
     chmod(tokens, 0600);
-    if (build_store(d_empty, 0, 0) != 0 || build_store(d_full, finished, live) != 0) {
+    snprintf(cmd, sizeof(cmd), "%s/sluice.db", d_pristine);
+    if (stat(cmd, &sb) == 0) {
+        printf("store: reusing %s (built by an earlier run with BENCH_KEEP=1)\n", d_pristine);
+    } else if (build_store(d_empty, 0, 0) != 0 || build_store(d_pristine, finished, live) != 0) {
         printf("bench_startup: NOT RUN (the stores could not be built)\n");
         goto out;
     }
     for (size_t r = 0; r < runs; r++) {
+        /* every start gets the store as built: the service's cycles change
+         * it (the stand-in's job ids are not found, launches end) */
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s' && cp -a '%s' '%s'", d_full, d_pristine, d_full);
+        if (system(cmd) != 0) {
+            printf("bench_startup: NOT RUN (cannot copy the store)\n");
+            goto out;
+        }
         one_start(bin, config, d_empty, tokens, log, &le[r], &re[r]);
         one_start(bin, config, d_full, tokens, log, &lf[r], &rf[r]);
         printf("run %zu: empty store: listening %.3f s, ready %.3f s; %zu finished + %zu live: "
