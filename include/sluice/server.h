@@ -94,6 +94,11 @@ typedef struct {
     /* Seconds until the Slurm token expires, or < 0 when unknown. */
     int64_t (*token_ttl_s)(void *arg);
     void *cluster_arg;
+    /* 1: ready and token_ttl_s touch nothing of the launcher's (a client
+     * of their own, their own lock), so readiness is answered without
+     * waiting for a running launcher cycle (a first cycle over 1,000 live
+     * launches takes seconds).  0: they run under the launcher's mutex. */
+    int ready_unlocked;
     unsigned threads;        /* worker threads; 0 = 4 */
     unsigned follow_poll_ms; /* how often waiting streams look again; 0 = 250 */
     /* Hostile or slow clients (docs/service.md).  conn_timeout_s: a

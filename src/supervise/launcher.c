@@ -618,10 +618,12 @@ static sluice_err recover_locked(sluice_launcher_t *l, size_t *orphans_out, slui
 
         if (id == NULL)
             continue;
-        if (L == NULL && (rc = launcher_load_launch(l, id, &L, err)) != SLUICE_OK)
+        if (L == NULL) { /* loading folds its whole log in */
+            if ((rc = launcher_load_launch(l, id, &L, err)) != SLUICE_OK)
+                goto out;
+        } else if ((rc = launcher_sync_launch(l, L, true, err)) != SLUICE_OK) {
             goto out;
-        if ((rc = launcher_sync_launch(l, L, true, err)) != SLUICE_OK)
-            goto out;
+        }
         if (L->fsm.state == SLUICE_FSM_ACCEPTED && L->needs_secrets && !L->has_secrets) {
             rc = launcher_record_simple(l, L, SLUICE_EV_SECRET_UNAVAILABLE, NULL, err);
         } else if (L->fsm.state == SLUICE_FSM_SUBMITTING && L->fsm.n_job_ids == 0) {
