@@ -140,19 +140,31 @@ out:
 static long count_state(uint16_t port, const char *state)
 {
     bench_conn_t *c = bench_conn_new(port, API_TOKEN);
-    char path[128], *body = NULL;
-    long n = -1;
-    json_t *j;
+    char path[512], cursor[256] = "";
+    long n = 0;
 
     if (c == NULL)
         return -1;
-    snprintf(path, sizeof(path), "/v1/launches?state=%s&limit=1000", state);
-    if (bench_conn_request(c, "GET", path, NULL, &body) == 200 &&
-        (j = json_loads(body, 0, NULL)) != NULL) {
-        n = (long)json_array_size(json_object_get(j, "items"));
+    /* pages of 200: the bench client takes answers up to 256 KiB */
+    do {
+        char *body = NULL;
+        json_t *j;
+        const char *next;
+
+        snprintf(path, sizeof(path), "/v1/launches?state=%s&limit=200%s%s", state,
+                 cursor[0] ? "&cursor=" : "", cursor);
+        if (bench_conn_request(c, "GET", path, NULL, &body) != 200 ||
+            (j = json_loads(body, 0, NULL)) == NULL) {
+            free(body);
+            n = -1;
+            break;
+        }
+        free(body);
+        n += (long)json_array_size(json_object_get(j, "items"));
+        next = json_string_value(json_object_get(j, "next_cursor"));
+        snprintf(cursor, sizeof(cursor), "%s", next ? next : "");
         json_decref(j);
-    }
-    free(body);
+    } while (cursor[0]);
     bench_conn_free(c);
     return n;
 }

@@ -164,19 +164,31 @@ static double loadavg(void)
 static long count_state(uint16_t port, const char *state)
 {
     bench_conn_t *c = bench_conn_new(port, API_TOKEN);
-    char path[128], *body = NULL;
-    long n = -1;
-    json_t *j;
+    char path[512], cursor[256] = "";
+    long n = 0;
 
     if (c == NULL)
         return -1;
-    snprintf(path, sizeof(path), "/v1/launches?state=%s&limit=1000", state);
-    if (bench_conn_request(c, "GET", path, NULL, &body) == 200 &&
-        (j = json_loads(body, 0, NULL)) != NULL) {
-        n = (long)json_array_size(json_object_get(j, "items"));
+    /* pages of 200: the bench client takes answers up to 256 KiB */
+    do {
+        char *body = NULL;
+        json_t *j;
+        const char *next;
+
+        snprintf(path, sizeof(path), "/v1/launches?state=%s&limit=200%s%s", state,
+                 cursor[0] ? "&cursor=" : "", cursor);
+        if (bench_conn_request(c, "GET", path, NULL, &body) != 200 ||
+            (j = json_loads(body, 0, NULL)) == NULL) {
+            free(body);
+            n = -1;
+            break;
+        }
+        free(body);
+        n += (long)json_array_size(json_object_get(j, "items"));
+        next = json_string_value(json_object_get(j, "next_cursor"));
+        snprintf(cursor, sizeof(cursor), "%s", next ? next : "");
         json_decref(j);
-    }
-    free(body);
+    } while (cursor[0]);
     bench_conn_free(c);
     return n;
 }
@@ -408,14 +420,42 @@ int main(int argc, char **argv)
         size_t cancelled = 0;
         double t_c;
 
+        uint64_t *jobs = calloc(n, sizeof(*jobs));
+        size_t nj = 0;
+
+        /* The first 100 through the API; past that their jobs are cancelled
+         * in Slurm (each DELETE waits for the launcher's mutex, about one
+         * cycle, so 1,000 of them take minutes) and the launcher ends the
+         * launches when it sees them CANCELLED. */
         if (c != NULL) {
             for (size_t i = 0; i < n; i++) {
-                char path[256];
+                char path[256], *body = NULL;
+                json_t *j;
                 snprintf(path, sizeof(path), "/v1/launches/%s", ids[i]);
-                cancelled += bench_conn_request(c, "DELETE", path, NULL, NULL) == 202;
+                if (i < 100) {
+                    cancelled += bench_conn_request(c, "DELETE", path, NULL, NULL) == 202;
+                } else if (jobs != NULL &&
+                           bench_conn_request(c, "GET", path, NULL, &body) == 200 &&
+                           (j = json_loads(body, 0, NULL)) != NULL) {
+                    json_t *id = json_array_get(json_object_get(j, "job_ids"), 0);
+                    if (json_is_integer(id))
+                        jobs[nj++] = (uint64_t)json_integer_value(id);
+                    json_decref(j);
+                }
+                free(body);
             }
             bench_conn_free(c);
         }
+        if (nj > 0) {
+            bench_target_t tg;
+            sluice_client_t *cl;
+            bench_target_from_env(&tg);
+            if ((cl = bench_client_new(&tg)) != NULL) {
+                cancelled += bench_cancel_all(cl, jobs, nj);
+                sluice_client_free(cl);
+            }
+        }
+        free(jobs);
         t_c = bench_now();
         while (bench_now() - t_c < 120.0 && count_state(port, "DONE") < (long)n)
             usleep(500000);

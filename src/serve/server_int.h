@@ -43,7 +43,7 @@
 #include <sluice/server.h>
 
 #define MAX_TOKENS 256
-#define VIEW_SLOTS 512u     /* cached GET /v1/launches/{id} answers */
+#define VIEW_SLOTS 4096u    /* cached GET /v1/launches/{id} answers (2-way: 2,048 pairs) */
 #define N_CYCLE_BUCKETS 11u /* server_metrics.c checks its table against it */
 
 struct MHD_Daemon; /* only server.c uses these */
