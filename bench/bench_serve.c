@@ -434,8 +434,7 @@ int main(int argc, char **argv)
                 snprintf(path, sizeof(path), "/v1/launches/%s", ids[i]);
                 if (i < 100) {
                     cancelled += bench_conn_request(c, "DELETE", path, NULL, NULL) == 202;
-                } else if (jobs != NULL &&
-                           bench_conn_request(c, "GET", path, NULL, &body) == 200 &&
+                } else if (jobs != NULL && bench_conn_request(c, "GET", path, NULL, &body) == 200 &&
                            (j = json_loads(body, 0, NULL)) != NULL) {
                     json_t *id = json_array_get(json_object_get(j, "job_ids"), 0);
                     if (json_is_integer(id))

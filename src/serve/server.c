@@ -49,6 +49,7 @@
 #include "server_routes.h"
 #include "server_text.h"
 #include "server_util.h"
+#include "server_wake.h"
 
 #define DEFAULT_CONN_TIMEOUT_S 30u
 #define DEFAULT_MAX_CONNECTIONS 4096u
@@ -112,17 +113,6 @@ static void resume_all(sluice_server_t *s)
 {
     pthread_mutex_lock(&s->wait_mu);
     resume_locked(s);
-    pthread_mutex_unlock(&s->wait_mu);
-}
-
-void server_wake_streams(sluice_server_t *s)
-{
-    if (s == NULL)
-        return;
-    atomic_fetch_add(&s->wake_gen, 1);
-    pthread_mutex_lock(&s->wait_mu);
-    s->wake_due = 1;
-    pthread_cond_signal(&s->wake_cv);
     pthread_mutex_unlock(&s->wait_mu);
 }
 

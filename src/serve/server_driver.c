@@ -22,6 +22,7 @@
 #include "server_int.h"
 #include "server_metrics.h"
 #include "server_util.h"
+#include "server_wake.h"
 
 sluice_err sluice_server_step(sluice_server_t *s, sluice_error_t *err)
 {

@@ -5,6 +5,7 @@
  *
  * Who owns what (lowest first; a file calls only files above it):
  * - server_util.c: clocks, sleeps, decimal counts, launch ids, wiping.
+ * - server_wake.c: asking the ticker to resume waiting streams now.
  * - server_text.c: UTF-8 and control-byte checks, %XX decoding.
  * - server_answer.c: an answer as plain data; JSON and problem bodies.
  * - server_req.c: a request as plain data; header and query lookups.
@@ -122,10 +123,5 @@ struct sluice_server {
     pthread_mutex_t prune_mu;
     atomic_ullong pruned_logs;
 };
-
-/* server.c: resume every waiting stream now (after a commit), not at the
- * next tick.  Any thread; cheap (a signal to the ticker, which serves a
- * burst of wakes as one). */
-void server_wake_streams(struct sluice_server *s);
 
 #endif /* SLUICE_SERVER_INTERNAL_H */

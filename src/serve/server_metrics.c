@@ -19,6 +19,7 @@
 #include <jansson.h>
 
 #include "server_metrics.h"
+#include "server_wake.h"
 
 /* Upper bounds (seconds) of the launcher-cycle latency histogram. */
 static const double cycle_buckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
