@@ -10,7 +10,8 @@
 # non-default instance); BENCH_SIZES (10,100,1000,10000), BENCH_CYCLES (20),
 # BENCH_BASELINE_CYCLES (3,2,1,0: none at 10,000), BENCH_SUBMIT_JOBS (200), BENCH_LIVE
 # (10000), BENCH_FINISHED (100000), BENCH_LATENCY_RUNS (3), BENCH_SERVE_LAUNCHES
-# (100), BENCH_SERVE_RATE (500), BENCH_SERVE_SECONDS (30), BENCH_SERVE_SUBMIT (100);
+# (100), BENCH_SERVE_RATE (500), BENCH_SERVE_SECONDS (30), BENCH_SERVE_SUBMIT (100),
+# BENCH_SERVE_SUBMIT_ROUNDS (5: issue 16 reports the median and minimum of 5 rounds);
 # issue 16: BENCH_SERVE16_LAUNCHES (1000), BENCH_SERVE16_RATE (1000),
 # BENCH_FANOUT_WATCHERS (200).
 set -uo pipefail
@@ -65,10 +66,11 @@ echo "== 2f. issue 16: SSE fan-out, 200 per-launch watchers (every event within 
 echo "== 2g. issue 16: sluice serve startup with 100,000 finished + 1,000 live launches (<= 1 s)"
 "$BUILD/bench/bench_startup" --config "$site" --finished "${BENCH_FINISHED:-100000}" --live 1000
 rm -f "$site"
-echo "== 2d. submit throughput through sluice serve (HTTP POSTs; jobs pending on a future reservation)"
+echo "== 2d. submit throughput through sluice serve (HTTP POSTs; jobs pending on a future reservation), the raw client in the same rounds, the breakdown per launch"
 site=$(mktemp /tmp/sluice-bench-site.XXXXXX)
 bash "$REPO/deploy/testbed/site-config.sh" >"$site"
-"$BUILD/bench/bench_serve_submit" --config "$site" --submit "${BENCH_SERVE_SUBMIT:-100}"
+"$BUILD/bench/bench_serve_submit" --config "$site" --submit "${BENCH_SERVE_SUBMIT:-100}" \
+    --rounds "${BENCH_SERVE_SUBMIT_ROUNDS:-5}"
 rm -f "$site"
 echo "== 3. memory"
 "$BUILD/bench/bench_mem" --live "${BENCH_LIVE:-10000}" --finished "${BENCH_FINISHED:-100000}"
