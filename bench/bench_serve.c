@@ -419,9 +419,11 @@ int main(int argc, char **argv)
         bench_conn_t *c = bench_conn_new(port, API_TOKEN);
         size_t cancelled = 0;
         double t_c;
-
         uint64_t *jobs = calloc(n, sizeof(*jobs));
-        size_t nj = 0;
+        bench_target_t tg;
+        sluice_client_t *cl;
+
+        bench_target_from_env(&tg);
 
         /* The first 100 through the API; past that their jobs are cancelled
          * in Slurm (each DELETE waits for the launcher's mutex, about one
@@ -432,34 +434,35 @@ int main(int argc, char **argv)
                 char path[256], *body = NULL;
                 json_t *j;
                 snprintf(path, sizeof(path), "/v1/launches/%s", ids[i]);
-                if (i < 100) {
-                    cancelled += bench_conn_request(c, "DELETE", path, NULL, NULL) == 202;
-                } else if (jobs != NULL && bench_conn_request(c, "GET", path, NULL, &body) == 200 &&
-                           (j = json_loads(body, 0, NULL)) != NULL) {
+                if (jobs != NULL && bench_conn_request(c, "GET", path, NULL, &body) == 200 &&
+                    (j = json_loads(body, 0, NULL)) != NULL) {
                     json_t *id = json_array_get(json_object_get(j, "job_ids"), 0);
                     if (json_is_integer(id))
-                        jobs[nj++] = (uint64_t)json_integer_value(id);
+                        jobs[i] = (uint64_t)json_integer_value(id);
                     json_decref(j);
                 }
                 free(body);
+                if (i < 100)
+                    cancelled += bench_conn_request(c, "DELETE", path, NULL, NULL) == 202;
             }
             bench_conn_free(c);
         }
-        if (nj > 0) {
-            bench_target_t tg;
-            sluice_client_t *cl;
-            bench_target_from_env(&tg);
-            if ((cl = bench_client_new(&tg)) != NULL) {
-                cancelled += bench_cancel_all(cl, jobs, nj);
-                sluice_client_free(cl);
-            }
+        if (jobs != NULL && n > 100 && (cl = bench_client_new(&tg)) != NULL) {
+            cancelled += bench_cancel_all(cl, jobs + 100, n - 100);
+            sluice_client_free(cl);
         }
-        free(jobs);
         t_c = bench_now();
         while (bench_now() - t_c < 120.0 && count_state(port, "DONE") < (long)n)
             usleep(500000);
         printf("cleanup: %zu cancels accepted; %ld of %zu launches DONE after %.1f s\n", cancelled,
                count_state(port, "DONE"), n, bench_now() - t_c);
+        /* a cancel the service had not sent yet when it stops: no job is
+         * left behind (cancelling an ended job again is harmless) */
+        if (jobs != NULL && (cl = bench_client_new(&tg)) != NULL) {
+            (void)bench_cancel_all(cl, jobs, n < 100 ? n : 100);
+            sluice_client_free(cl);
+        }
+        free(jobs);
     }
 out:
     bench_serve_stop(pid);
