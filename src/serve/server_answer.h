@@ -16,7 +16,7 @@
 #include <sluice/error.h>
 
 #define ANSWER_MAX_HEADERS 6
-#define ANSWER_HEADER_MAX 96 /* longest header value + 1 */
+#define ANSWER_HEADER_MAX 160 /* longest header value + 1 (Location: 13 + a 128-byte id) */
 
 /* What a stream's read function returns besides a byte count (> 0). */
 #define ANSWER_STREAM_WAIT 0     /* nothing new: wait for the ticker */
