@@ -97,7 +97,7 @@ static const char *const migrations[] = {
      * delivery, independent of its launch (pruning a launch leaves its
      * deliveries); the cursor and the counters are `webhooks.*` keys of
      * meta, written by store_webhooks_start() and after. */
-    "CREATE TABLE webhook_deliveries ("
+    "CREATE TABLE IF NOT EXISTS webhook_deliveries ("
     "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
     "  delivery_id TEXT NOT NULL UNIQUE,"
     "  url TEXT NOT NULL,"
@@ -110,7 +110,7 @@ static const char *const migrations[] = {
     "  dead INTEGER NOT NULL DEFAULT 0 CHECK (dead IN (0, 1)),"
     "  last_error TEXT,"
     "  created_ms INTEGER NOT NULL);"
-    "CREATE INDEX webhook_deliveries_by_url ON webhook_deliveries (dead, url, id);",
+    "CREATE INDEX IF NOT EXISTS webhook_deliveries_by_url ON webhook_deliveries (dead, url, id);",
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

@@ -172,10 +172,10 @@ store_webhooks_start(sluice_store_t *s, int64_t now_ms, size_t *revived_out, slu
 /* Columns of a fill row: 0 gseq, 1 launch_id, 2 state, 3 previous state,
  * 4 terminal, 5 result_code, 6 reason, 7 request, then the event columns
  * store_row_to_event() reads from 8: seq, time_ms, name, context, caller,
- * state, gseq. */
+ * state, gseq; 15 the launch's state now. */
 #define FILL_SQL                                                                                   \
     "SELECT e.gseq, e.launch_id, e.state, p.state, l.terminal, l.result_code, l.reason, "          \
-    "l.request, e.seq, e.time_ms, e.name, e.context, e.caller, e.state, e.gseq "                   \
+    "l.request, e.seq, e.time_ms, e.name, e.context, e.caller, e.state, e.gseq, l.state "          \
     "FROM events e JOIN launches l ON l.launch_id = e.launch_id "                                  \
     "LEFT JOIN events p ON p.launch_id = e.launch_id AND p.seq = e.seq - 1 "                       \
     "WHERE e.gseq > ?1 ORDER BY e.gseq LIMIT ?2"
@@ -206,7 +206,8 @@ static char *make_body(store_stmt_t *st,
     if (store_row_to_event(st, 8, launch_id, &ev, err) != SLUICE_OK)
         return NULL;
     json_object_set_new(ev, "launch_id", json_string(launch_id));
-    if (store_column_int64(st, 4) == 1) {
+    if (store_column_int64(st, 4) == 1 && store_column_str(st, 15) != NULL &&
+        strcmp(store_column_str(st, 15), state) == 0) {
         /* A terminal launch's state never changes again, so the transition
          * into it is this one: its result is the launch's. */
         if (!store_column_is_null(st, 5))
