@@ -267,14 +267,12 @@ static sluice_err insert_row(sluice_store_t *s,
     return rc;
 }
 
-static sluice_err fill_locked(sluice_store_t *s,
-                              const store_webhook_fill_t *f,
-                              size_t *queued,
-                              int *full,
-                              sluice_error_t *err)
+static sluice_err fill_locked(
+    sluice_store_t *s, store_webhook_fill_t *f, size_t *queued, int *full, sluice_error_t *err)
 {
     store_stmt_t *st = NULL;
     int64_t cursor = 0, count = 0, room, now = f->now_ms != 0 ? f->now_ms : store_now_ms();
+    int64_t limit = f->max_events > 0 ? (int64_t)f->max_events : 256, looked = 0;
     char uid[40];
     char *lurl = NULL;
     sluice_err rc;
@@ -297,7 +295,7 @@ static sluice_err fill_locked(sluice_store_t *s,
     if ((rc = store_prepare(s, FILL_SQL, &st, err)) != SLUICE_OK)
         goto out;
     store_bind_int64(st, 1, cursor);
-    store_bind_int64(st, 2, f->max_events > 0 ? (int64_t)f->max_events : 256);
+    store_bind_int64(st, 2, limit);
     while ((r = store_step(st)) == STORE_ROW) {
         const char *state = store_column_str(st, 2), *prev = store_column_str(st, 3);
         int transition = state != NULL && (prev == NULL || strcmp(prev, state) != 0);
@@ -322,7 +320,9 @@ static sluice_err fill_locked(sluice_store_t *s,
             *queued += (size_t)(site + own);
         }
         cursor = store_column_int64(st, 0);
+        looked++;
     }
+    f->more = !*full && looked == limit;
     if (r != STORE_ROW && r != STORE_DONE) {
         rc = store_db_fail(s, err, "webhooks: read events");
         goto out;
@@ -337,7 +337,7 @@ out:
 }
 
 sluice_err store_webhooks_fill(sluice_store_t *s,
-                               const store_webhook_fill_t *f,
+                               store_webhook_fill_t *f,
                                size_t *queued_out,
                                int *full_out,
                                sluice_error_t *err)

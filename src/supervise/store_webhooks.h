@@ -51,6 +51,7 @@ typedef struct {
     size_t queue_max;  /* >= 1 */
     size_t max_events; /* events looked at in one call; 0: 256 */
     int64_t now_ms;    /* 0: now */
+    bool more;         /* out: max_events were looked at; more may wait */
 } store_webhook_fill_t;
 
 /* One queued delivery (strings owned; free with store_webhook_rows_free). */
@@ -87,7 +88,7 @@ store_webhooks_start(sluice_store_t *s, int64_t now_ms, size_t *revived_out, slu
  * (may be NULL): rows added; `*full_out` (may be NULL): 1 when the bound
  * stopped the cursor. */
 sluice_err store_webhooks_fill(sluice_store_t *s,
-                               const store_webhook_fill_t *f,
+                               store_webhook_fill_t *f,
                                size_t *queued_out,
                                int *full_out,
                                sluice_error_t *err);

@@ -259,8 +259,14 @@ sluice_err webhooks_pass(webhooks_t *w, int64_t now, size_t *posted_out, sluice_
     f.arg = (void *)(uintptr_t)w->cfg;
     f.queue_max = (size_t)w->cfg->webhooks.queue_max;
     f.now_ms = now;
-    if ((rc = store_webhooks_fill(w->store, &f, &queued, &full, err)) != SLUICE_OK)
-        return rc;
+    /* Catch up with a long log (many events that are no transitions)
+     * without waiting a second per batch. */
+    for (i = 0; i < 64; i++) {
+        if ((rc = store_webhooks_fill(w->store, &f, &queued, &full, err)) != SLUICE_OK)
+            return rc;
+        if (!f.more)
+            break;
+    }
     if (full && !w->full_logged)
         sluice_log(SLUICE_LOG_WARNING,
                    "webhook queue full (webhooks.queue_max %ld deliveries): new transitions wait "

@@ -223,6 +223,29 @@ Test(webhooks, history_before_the_first_start_is_not_sent)
     sluice_store_close(s);
 }
 
+Test(webhooks, a_long_log_is_read_in_batches_that_say_more_is_waiting)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_store_t *s = open_store();
+    store_webhook_fill_t f;
+    size_t n = 0, total = 0, batches = 0;
+
+    start(s);
+    run_launch(s, "m1", NULL); /* 6 events, 4 transitions */
+    memset(&f, 0, sizeof(f));
+    f.site_url = "http://127.0.0.1:9/h";
+    f.queue_max = 100;
+    f.max_events = 2;
+    do {
+        cr_assert_sluice_ok(store_webhooks_fill(s, &f, &n, NULL, &err), &err);
+        total += n;
+        batches++;
+    } while (f.more);
+    cr_assert_eq(total, 4);
+    cr_assert_eq(batches, 4, "2 + 2 + 2 events, then an empty batch says no more");
+    sluice_store_close(s);
+}
+
 Test(webhooks, a_full_queue_stops_the_cursor_and_loses_nothing)
 {
     sluice_store_t *s = open_store();
