@@ -76,13 +76,14 @@ stop_receiver() {
 start_serve() {
     "$SLUICE" serve --config "$site" --state-dir "$state" --socket "$sock" >>"$work/serve.log" 2>&1 &
     serve_pid=$!
-    for _ in $(seq 1 100); do
+    # recovery reads the cluster before the socket opens: allow 60 s
+    for _ in $(seq 1 600); do
         [ -S "$sock" ] && curl -s -o /dev/null --unix-socket "$sock" http://localhost/v1/healthz &&
             return 0
         sleep 0.1
     done
-    cat "$work/serve.log" >&2
-    abort "sluice serve did not start"
+    tail -20 "$work/serve.log" >&2
+    abort "sluice serve did not start within 60 s"
 }
 # stop_serve SIGNAL
 stop_serve() {
