@@ -30,8 +30,7 @@ sluice_err launch_parse_webhook(launch_ctx_t *c, json_t *v, sluice_launch_spec_t
 
     if (!json_is_object(v))
         return launch_perr(c, "webhook", "expected an object {\"url\": \"https://...\"}");
-    if ((rc = launch_check_keys(c, v, "webhook", keys)) != SLUICE_OK)
-        return rc;
+    LAUNCH_GO_ON(c, launch_check_keys(c, v, "webhook", keys));
     if ((x = json_object_get(v, "url")) == NULL)
         return launch_perr(c, "webhook.url", "required");
     if ((rc = launch_want_string(c, x, "webhook.url", WEBHOOK_URL_MAX, false, &url)) != SLUICE_OK)
