@@ -200,6 +200,22 @@ typedef struct {
     struct {
         long rpc_per_sec; /* reads and cancels toward slurmctld; default 50 */
     } poll;
+    /* webhooks: a signed POST of each transition of a launch (docs/api.md,
+     * "Webhooks").  On when `url` is set or allow_request_urls is true;
+     * then secret_file is required. */
+    struct {
+        char *url;                /* the site's receiver for every launch, or NULL */
+        char *secret_file;        /* the HMAC key file (its path; the worker reads it) */
+        long queue_max;           /* undelivered deliveries kept in the store, default 10000 */
+        long timeout_s;           /* one POST, connect included, default 10 */
+        long retry_initial_s;     /* the first retry's delay, default 5 */
+        long retry_max_s;         /* the longest delay between attempts, default 3600 */
+        long max_attempts;        /* then the delivery is dead (kept), default 20 */
+        bool allow_insecure_http; /* http:// to a non-loopback host */
+        bool allow_request_urls;  /* a request's webhook.url, when it matches a prefix */
+        sluice_strlist_t request_url_prefixes; /* the allow-list of request URLs */
+    } webhooks;
+
     /* log: what the command's stderr sink shows when neither --log-level /
      * --log-format nor SLUICE_LOG_LEVEL / SLUICE_LOG_FORMAT say (NULL:
      * warning, text). */

@@ -131,6 +131,14 @@ typedef struct {
      * request that gives none (its args then start with the worker
      * module, as NVFlare's launcher runs `<python_path> -u -m ...`). */
     const char *python_path;
+    /* Webhooks (docs/api.md): a request may name `webhook.url` only when
+     * allow_webhook_urls is set and the URL starts with one of
+     * webhook_prefixes (boundary rule of site/webhook_url.h); plain http
+     * only to loopback unless webhook_allow_insecure_http. */
+    bool allow_webhook_urls;
+    char *const *webhook_prefixes;
+    size_t n_webhook_prefixes;
+    bool webhook_allow_insecure_http;
 } sluice_launch_policy_t;
 
 #define SLUICE_LAUNCH_DEFAULT_PENDING_TIMEOUT 600U
@@ -212,6 +220,9 @@ typedef struct {
     sluice_launch_pool_t *pools; /* 1..SLUICE_LAUNCH_MAX_POOLS */
     size_t n_pools;
     bool nvflare_form; /* the request used resource_spec/launcher_spec */
+    /* webhook.url: this launch's own webhook receiver (besides the site's),
+     * or NULL.  Allowed by the policy's webhook_* fields only. */
+    char *webhook_url;
 } sluice_launch_spec_t;
 
 typedef struct sluice_launch sluice_launch_t;

@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* marker.c - the exactly-once marker (job name + comment), the launch_id
- * rule and SHA-256 hex: the one implementation of each (marker.h).
+ * rule, SHA-256 hex and HMAC-SHA256 hex: the one implementation of each
+ * (marker.h), and the only file that includes OpenSSL.
  */
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 
 #include "marker.h"
 
@@ -47,6 +50,23 @@ bool marker_sha256_hex(const char *text, char hex[MARKER_SHA256_HEX_SIZE])
         return false;
     }
     to_hex(md, sizeof(md), hex);
+    return true;
+}
+
+bool marker_hmac_sha256_hex(
+    const void *key, size_t key_len, const void *data, size_t len, char hex[MARKER_SHA256_HEX_SIZE])
+{
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int n = 0;
+
+    hex[0] = '\0';
+    if (key == NULL || data == NULL || key_len > (size_t)INT_MAX)
+        return false;
+    /* HMAC() accepts a NULL key only with length 0; give it a real pointer. */
+    if (HMAC(EVP_sha256(), key_len > 0 ? key : "", (int)key_len, data, len, md, &n) == NULL ||
+        n != MARKER_SHA256_LEN)
+        return false;
+    to_hex(md, MARKER_SHA256_LEN, hex);
     return true;
 }
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* marker.h - the exactly-once marker: how sluice names its own Slurm jobs,
- * the launch_id rule, and SHA-256 hex (internal).
+ * the launch_id rule, SHA-256 hex and HMAC-SHA256 hex (internal).
  *
  * A launch's jobs carry two marks by which the supervisor finds them again
  * after a crash, and tells them from anybody else's:
@@ -46,6 +46,17 @@ bool marker_sha256(const void *data, size_t len, unsigned char md[MARKER_SHA256_
 /* Lower-case hex SHA-256 of the string `text` into hex (64 digits + NUL).
  * False (hex "") when marker_sha256() fails. */
 bool marker_sha256_hex(const char *text, char hex[MARKER_SHA256_HEX_SIZE]);
+
+/* HMAC-SHA256 (RFC 2104, FIPS 198-1) of data[0..len) under key[0..key_len)
+ * in lower-case hex into hex (64 digits + NUL): the webhook signature
+ * (docs/api.md, "Webhooks").  False (hex "") for a NULL key or data or
+ * when OpenSSL fails.  The key is never copied or logged; the caller wipes
+ * its own copy. */
+bool marker_hmac_sha256_hex(const void *key,
+                            size_t key_len,
+                            const void *data,
+                            size_t len,
+                            char hex[MARKER_SHA256_HEX_SIZE]);
 
 /* The first 8 hex digits of sha256(text) into hex ("00000000" in the
  * failure case of marker_sha256()). */

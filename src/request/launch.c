@@ -79,6 +79,7 @@ void sluice_launch_free(sluice_launch_t *l)
     }
     free(s->mounts);
     free(s->depends_on);
+    free(s->webhook_url);
     free(s->signal);
     free(s->account);
     free(s->qos);
@@ -415,7 +416,7 @@ static const char *const native_keys[] = {
     "launch_id",  "site",    "study",      "profile",   "image",   "command",    "args",
     "workdir",    "env",     "secret_env", "secrets",   "mounts",  "time_limit", "pending_timeout",
     "depends_on", "requeue", "signal",     "exclusive", "account", "qos",        "partition",
-    "keep_going", "pools",   NULL};
+    "keep_going", "pools",   "webhook",    NULL};
 static const char *const nvflare_only[] = {"resource_spec", "launcher_spec", NULL};
 static const char *const native_only[] = {"pools", "image", "time_limit", "pending_timeout", NULL};
 
@@ -630,6 +631,7 @@ static sluice_err parse_root(launch_ctx_t *c, json_t *root, sluice_launch_t *l)
         }
     }
     OPTIONAL(c, root, "depends_on", x, parse_depends(c, x, s));
+    OPTIONAL(c, root, "webhook", x, launch_parse_webhook(c, x, s));
     LAUNCH_GO_ON(c, parse_flags(c, root, s));
 
     /* The NVFlare form's blocks are keyed by the site: without a valid

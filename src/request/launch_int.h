@@ -10,9 +10,11 @@
  *   launch_pool.c     the native pools, series resolution, fan-out rule
  *   launch_nvflare.c  the NVFlare resource_spec/launcher_spec form
  *   launch_json.c     canonical JSON and hash
+ *   launch_webhook.c  the request's own webhook receiver (`webhook.url`)
  * The calls go one way: launch.c calls the others; launch_pool.c,
- * launch_nvflare.c and launch_json.c call only launch_get.c and
- * launch_errors.c.
+ * launch_nvflare.c, launch_webhook.c and launch_json.c call only
+ * launch_get.c and launch_errors.c (launch_webhook.c also
+ * site/webhook_url.c).
  *
  * Every getter returns SLUICE_OK or an error written into ctx->err as
  * "<json path>: <reason>"; strings they hand out are new (caller frees
@@ -129,6 +131,8 @@ sluice_err launch_parse_pools(launch_ctx_t *c, json_t *v, sluice_launch_spec_t *
 /* Effective commands and the multi-node fan-out rule, for either form. */
 sluice_err launch_finish_pools(launch_ctx_t *c, sluice_launch_spec_t *s);
 sluice_err launch_parse_nvflare(launch_ctx_t *c, json_t *root, sluice_launch_spec_t *s);
+/* `webhook: {"url": ...}` against the policy's webhook_* fields. */
+sluice_err launch_parse_webhook(launch_ctx_t *c, json_t *v, sluice_launch_spec_t *s);
 /* Fill l->hash from the canonical JSON. */
 sluice_err launch_compute_hash(sluice_launch_t *l, sluice_error_t *err);
 

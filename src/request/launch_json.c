@@ -118,6 +118,8 @@ static json_t *canonical(const sluice_launch_t *l)
         bad |= json_array_append_new(a, x);
     }
     bad |= set_new(o, "pools", a);
+    if (s->webhook_url != NULL)
+        bad |= set_new(o, "webhook", json_pack("{s:s}", "url", s->webhook_url));
     if (bad) {
         json_decref(o);
         return NULL;

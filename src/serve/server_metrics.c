@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* server_metrics.c - the Prometheus text of GET /v1/metrics: launches by
  * state, the supervisor's and the HTTP side's counters, the REST client's
- * and the launcher's statistics, and the launcher-cycle histogram.
+ * and the launcher's statistics, the webhook outbox, and the
+ * launcher-cycle histogram.
  *
  * Notes:
  * - Counters are atomics in the server struct, bumped where things happen;
@@ -19,6 +20,8 @@
 #include <jansson.h>
 
 #include <sluice/timing.h>
+
+#include "supervise/store_webhooks.h"
 
 #include "server_metrics.h"
 #include "server_wake.h"
@@ -140,6 +143,35 @@ static void metrics_counters(sluice_server_t *s, FILE *m)
                 sluice_timing_name((int)i), tm[i].count);
 }
 
+/* The webhook outbox (supervise/store_webhooks.h): read from the store,
+ * whose counters survive restarts; all zero while webhooks are off. */
+static void metrics_webhooks(sluice_server_t *s, FILE *m)
+{
+    store_webhook_stats_t w;
+    sluice_err rc;
+
+    pthread_mutex_lock(&s->rmu);
+    rc = store_webhooks_stats(s->rstore, &w, NULL);
+    pthread_mutex_unlock(&s->rmu);
+    if (rc != SLUICE_OK)
+        return;
+    fprintf(m,
+            "# HELP sluice_webhook_queue_depth Webhook deliveries in the store, by state (dead: "
+            "out of attempts, kept).\n"
+            "# TYPE sluice_webhook_queue_depth gauge\n"
+            "sluice_webhook_queue_depth{state=\"pending\"} %" PRId64 "\n"
+            "sluice_webhook_queue_depth{state=\"dead\"} %" PRId64 "\n"
+            "# HELP sluice_webhook_deliveries_total Webhook deliveries settled, by outcome "
+            "(failed: out of attempts).\n"
+            "# TYPE sluice_webhook_deliveries_total counter\n"
+            "sluice_webhook_deliveries_total{outcome=\"delivered\"} %" PRId64 "\n"
+            "sluice_webhook_deliveries_total{outcome=\"failed\"} %" PRId64 "\n"
+            "# HELP sluice_webhook_retries_total Failed webhook attempts scheduled again.\n"
+            "# TYPE sluice_webhook_retries_total counter\n"
+            "sluice_webhook_retries_total %" PRId64 "\n",
+            w.pending, w.dead, w.delivered, w.failed, w.retries);
+}
+
 sluice_err server_metrics_render(sluice_server_t *s, char **text_out)
 {
     json_t *by_state = json_object(), *items = NULL, *it;
@@ -226,6 +258,7 @@ sluice_err server_metrics_render(sluice_server_t *s, char **text_out)
                     ttl);
     }
     metrics_counters(s, m);
+    metrics_webhooks(s, m);
     fclose(m);
     json_decref(by_state);
     if (text == NULL)

@@ -379,6 +379,11 @@ static sluice_err set_defaults(sluice_config_t *cfg, sluice_error_t *err)
     cfg->submit.in_flight = 4;
     cfg->submit.per_sec = 200;
     cfg->poll.rpc_per_sec = 50;
+    cfg->webhooks.queue_max = 10000;
+    cfg->webhooks.timeout_s = 10;
+    cfg->webhooks.retry_initial_s = 5;
+    cfg->webhooks.retry_max_s = 3600;
+    cfg->webhooks.max_attempts = 20;
     return SLUICE_OK;
 }
 

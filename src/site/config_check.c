@@ -4,7 +4,8 @@
  * required fields (rest.user where a key mints the token), plain http
  * only to loopback, one JWT source, client certificate and key together,
  * the port range, the time cap, the image against the sandbox, and the
- * policy's default GPU series and image allow-list.
+ * policy's default GPU series and image allow-list, the webhook URLs and
+ * their secret.
  *
  * Notes:
  * - An error names the place the offending field was set (file line,
@@ -17,6 +18,7 @@
 #include "base/syntax.h"
 
 #include "config_int.h"
+#include "webhook_url.h"
 
 static bool is_loopback_host(const char *h, size_t n)
 {
@@ -107,10 +109,41 @@ static sluice_err check_policy(ctx_t *c)
     return SLUICE_OK;
 }
 
+/* webhooks: every URL follows webhook_url.h; a receiver needs the secret
+ * that signs for it; request URLs need an allow-list. */
+static sluice_err check_webhooks(ctx_t *c)
+{
+    const sluice_config_t *cfg = c->cfg;
+    const char *why;
+    size_t i;
+
+    if (cfg->webhooks.url &&
+        (why = webhook_url_problem(cfg->webhooks.url, cfg->webhooks.allow_insecure_http)) != NULL)
+        return bad_at(c, "webhooks.url", "%s", why);
+    for (i = 0; i < cfg->webhooks.request_url_prefixes.n; i++) {
+        const char *e = cfg->webhooks.request_url_prefixes.items[i];
+        if ((why = webhook_url_problem(e, cfg->webhooks.allow_insecure_http)) != NULL)
+            return bad_at(c, "webhooks.request_url_prefixes", "'%.96s': %s", e, why);
+    }
+    if (cfg->webhooks.allow_request_urls && cfg->webhooks.request_url_prefixes.n == 0)
+        return bad_at(c, "webhooks.allow_request_urls",
+                      "needs webhooks.request_url_prefixes (the URL prefixes a request may "
+                      "name; any URL would let a caller make the service post anywhere)");
+    if ((cfg->webhooks.url || cfg->webhooks.allow_request_urls) && !cfg->webhooks.secret_file)
+        return bad_at(c, cfg->webhooks.url ? "webhooks.url" : "webhooks.allow_request_urls",
+                      "needs webhooks.secret_file (every delivery is signed)");
+    if (cfg->webhooks.retry_initial_s > cfg->webhooks.retry_max_s)
+        return bad_at(c, "webhooks.retry_initial_s",
+                      "%lds is more than webhooks.retry_max_s (%lds)",
+                      cfg->webhooks.retry_initial_s, cfg->webhooks.retry_max_s);
+    return SLUICE_OK;
+}
+
 sluice_err cfg_finalize(ctx_t *c, bool no_required)
 {
     sluice_config_t *cfg = c->cfg;
     int n_jwt = 0;
+    sluice_err rc;
 
     if (!no_required) {
         if (!cfg->rest.url)
@@ -177,5 +210,7 @@ sluice_err cfg_finalize(ctx_t *c, bool no_required)
                       cfg->launcher.sbatch.time_minutes, cfg->policy.max_time_minutes);
     if (cfg->launcher.image && cfg->launcher.sandbox == SLUICE_SANDBOX_NONE)
         return bad_at(c, "job_launcher.image", "not allowed when job_launcher.sandbox is none");
+    if ((rc = check_webhooks(c)) != SLUICE_OK)
+        return rc;
     return check_policy(c);
 }

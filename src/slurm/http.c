@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* http.c - libcurl transport to slurmrestd.
+/* http.c - libcurl transport to slurmrestd (and the POSTs of webhooks,
+ * supervise/webhooks.c, through the same client API).
  *
  * The only file of sluice that includes <curl/curl.h>.  One easy handle per
  * client is reused for every request (under c->lock) so that keep-alive
@@ -487,7 +488,8 @@ sluice_err http_request_stream(http_client_t *c,
                              "http: %s %s has both a body and a query string "
                              "(slurmrestd rejects that)",
                              mname, req->path);
-    if (req->path[0] != '/')
+    /* "" is the base URL itself (a webhook's URL, path included). */
+    if (req->path[0] != '/' && req->path[0] != '\0')
         return sluice_errorf(err, SLUICE_EINVAL, "http: path '%s' must start with '/'", req->path);
     buf_init(&sink.body, c->max_response);
     errbuf[0] = '\0';

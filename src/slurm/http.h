@@ -75,7 +75,8 @@ typedef struct {
 typedef struct {
     http_method_t method;
     http_class_t klass;
-    const char *path;           /* "/slurm/v0.0.40/jobs"; appended to the base URL */
+    const char *path;           /* "/slurm/v0.0.40/jobs"; appended to the base URL ("": the
+                                   base URL itself, as a webhook is posted to its URL) */
     const char *query;          /* already encoded, without '?'; NULL for none */
     const char *body;           /* JSON text; NULL for none */
     const char *const *headers; /* NULL-terminated "Name: value" lines; may be NULL */

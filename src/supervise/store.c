@@ -94,6 +94,24 @@ static const char *const migrations[] = {
     "UPDATE events SET state = (SELECT l.state FROM launches l "
     "  WHERE l.launch_id = events.launch_id AND l.last_seq = events.seq) "
     "  WHERE state IS NULL;",
+    /* 2 -> 3: the webhook outbox (store_webhooks.c): one row per queued
+     * delivery, independent of its launch (pruning a launch leaves its
+     * deliveries); the cursor and the counters are `webhooks.*` keys of
+     * meta, written by store_webhooks_start() and after. */
+    "CREATE TABLE IF NOT EXISTS webhook_deliveries ("
+    "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  delivery_id TEXT NOT NULL UNIQUE,"
+    "  url TEXT NOT NULL,"
+    "  launch_id TEXT NOT NULL,"
+    "  gseq INTEGER NOT NULL,"
+    "  event_name TEXT NOT NULL,"
+    "  body TEXT NOT NULL,"
+    "  attempts INTEGER NOT NULL DEFAULT 0,"
+    "  next_attempt_ms INTEGER NOT NULL,"
+    "  dead INTEGER NOT NULL DEFAULT 0 CHECK (dead IN (0, 1)),"
+    "  last_error TEXT,"
+    "  created_ms INTEGER NOT NULL);"
+    "CREATE INDEX IF NOT EXISTS webhook_deliveries_by_url ON webhook_deliveries (dead, url, id);",
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

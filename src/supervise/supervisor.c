@@ -10,6 +10,9 @@
  *   submits exactly as `sluice serve` does.
  * - The launcher is made last because it takes the store's lock; freeing
  *   it first releases the lock before anything else goes.
+ * - The webhook worker (webhooks.c; only when the site turns webhooks on)
+ *   starts after recovery and stops first.  Every transition the launcher
+ *   reports wakes it before the caller's own callback runs.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,13 +20,27 @@
 #include <sluice/ops.h>
 #include <sluice/supervisor.h>
 
+#include "webhooks.h"
+
 struct sluice_supervisor {
     sluice_store_t *store;
     sluice_client_t *client;
     sluice_cluster_rest_t *cluster;
     sluice_launcher_opts_t lo; /* holds the staging table */
     sluice_launcher_t *launcher;
+    webhooks_t *webhooks; /* NULL unless the site turns webhooks on */
+    sluice_launcher_transition_fn user_fn;
+    void *user_arg;
 };
+
+static void on_transition(const sluice_launcher_transition_t *t, void *arg)
+{
+    sluice_supervisor_t *sup = arg;
+
+    webhooks_poke(sup->webhooks);
+    if (sup->user_fn != NULL)
+        sup->user_fn(t, sup->user_arg);
+}
 
 sluice_err sluice_supervisor_open(sluice_supervisor_t **out,
                                   const sluice_config_t *cfg,
@@ -52,10 +69,13 @@ sluice_err sluice_supervisor_open(sluice_supervisor_t **out,
     sluice_launcher_opts_from_config(cfg, &sup->lo);
     if (opts->submit_in_flight > 0)
         sup->lo.submit_in_flight = opts->submit_in_flight;
-    sup->lo.on_transition = opts->on_transition;
-    sup->lo.transition_arg = opts->transition_arg;
+    sup->user_fn = opts->on_transition;
+    sup->user_arg = opts->transition_arg;
+    sup->lo.on_transition = on_transition;
+    sup->lo.transition_arg = sup;
     if ((rc = sluice_launcher_new(&sup->launcher, &sup->lo, err)) != SLUICE_OK ||
-        (rc = sluice_launcher_recover(sup->launcher, orphans_out, err)) != SLUICE_OK)
+        (rc = sluice_launcher_recover(sup->launcher, orphans_out, err)) != SLUICE_OK ||
+        (rc = webhooks_new(&sup->webhooks, sup->store, cfg, true, err)) != SLUICE_OK)
         goto out;
     *out = sup;
     sup = NULL;
@@ -68,6 +88,7 @@ void sluice_supervisor_close(sluice_supervisor_t *sup)
 {
     if (sup == NULL)
         return;
+    webhooks_free(sup->webhooks);
     sluice_launcher_free(sup->launcher);
     sluice_staging_ops_free(&sup->lo.staging);
     sluice_cluster_rest_free(sup->cluster);

@@ -112,6 +112,39 @@ Test(http, post_sends_json_body_with_content_type)
     http_response_free(&resp);
 }
 
+/* A webhook is posted to its URL, path included: the request path "" is
+ * the base URL itself (supervise/webhooks.c); "/" keeps a trailing slash. */
+Test(http, empty_path_posts_to_the_base_url_itself)
+{
+    fake_response_t r = {.status = 204, .body = ""};
+    const char *hdrs[] = {"X-Sluice-Delivery: d-1", NULL};
+    http_request_t req = {HTTP_POST, HTTP_CLASS_SUBMIT, "", NULL, "{\"a\":1}", hdrs};
+    http_response_t resp = HTTP_RESPONSE_INIT;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    const fake_request_t *rec;
+    char url[256], v[64];
+
+    snprintf(url, sizeof(url), "%s/hooks/sluice", fake_url(fs));
+    make_client(url, 0, 0);
+    fake_push(fs, &r);
+    cr_assert_eq(http_request(client, &req, &resp, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_eq(resp.status, 204);
+    rec = fake_request(fs, 0);
+    cr_assert_str_eq(rec->method, "POST");
+    cr_assert_str_eq(rec->target, "/hooks/sluice");
+    cr_assert_str_eq(rec->body, "{\"a\":1}");
+    cr_assert(fake_header(rec, "X-Sluice-Delivery", v, sizeof(v)));
+    cr_assert_str_eq(v, "d-1");
+    http_response_free(&resp);
+    req.path = "/";
+    fake_push(fs, &r);
+    cr_assert_eq(http_request(client, &req, &resp, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_str_eq(fake_request(fs, 1)->target, "/hooks/sluice/");
+    http_response_free(&resp);
+    req.path = "hooks";
+    cr_assert_eq(http_request(client, &req, &resp, &err), SLUICE_EINVAL);
+}
+
 Test(http, delete_uses_delete_method_and_reports_status)
 {
     fake_response_t r = {.status = 404, .body = "{}"};

@@ -29,6 +29,42 @@ Test(marker, sha256_hex_matches_the_fips_180_vectors)
     cr_expect_str_eq(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
 }
 
+/* ---- HMAC-SHA256 (the webhook signature) -------------------------------- */
+
+/* RFC 4231, test cases 1, 2, 3 and 6 (a key longer than the block). */
+Test(marker, hmac_sha256_matches_the_rfc_4231_vectors)
+{
+    char hex[MARKER_SHA256_HEX_SIZE];
+    unsigned char k1[20], k3[20], d3[50], k6[131];
+    const char *d6 = "Test Using Larger Than Block-Size Key - Hash Key First";
+
+    memset(k1, 0x0b, sizeof(k1));
+    cr_assert(marker_hmac_sha256_hex(k1, sizeof(k1), "Hi There", 8, hex));
+    cr_expect_str_eq(hex, "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
+    cr_assert(marker_hmac_sha256_hex("Jefe", 4, "what do ya want for nothing?", 28, hex));
+    cr_expect_str_eq(hex, "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+    memset(k3, 0xaa, sizeof(k3));
+    memset(d3, 0xdd, sizeof(d3));
+    cr_assert(marker_hmac_sha256_hex(k3, sizeof(k3), d3, sizeof(d3), hex));
+    cr_expect_str_eq(hex, "773ea91e36800e46854db8ebd09181a72959098b3ef8c122d9635514ced565fe");
+    memset(k6, 0xaa, sizeof(k6));
+    cr_assert(marker_hmac_sha256_hex(k6, sizeof(k6), d6, strlen(d6), hex));
+    cr_expect_str_eq(hex, "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+}
+
+/* The signed text of a delivery is "<timestamp>.<body>" (docs/api.md);
+ * the value is Python's hmac.new(b"k", ..., sha256). */
+Test(marker, hmac_sha256_signs_a_webhook_payload)
+{
+    char hex[MARKER_SHA256_HEX_SIZE];
+    const char *text = "1700000000.{\"a\":1}";
+
+    cr_assert(marker_hmac_sha256_hex("k", 1, text, strlen(text), hex));
+    cr_expect_str_eq(hex, "1b6ad1bc9bf48c52ce01939866d5877c6cc4e87ddad27e16673cb8c4964394a3");
+    cr_expect_not(marker_hmac_sha256_hex(NULL, 0, text, strlen(text), hex));
+    cr_expect_str_eq(hex, "");
+}
+
 Test(marker, sha256_raw_bytes_agree_with_the_hex)
 {
     unsigned char md[MARKER_SHA256_LEN];
