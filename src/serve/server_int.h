@@ -99,6 +99,8 @@ struct sluice_server {
     atomic_uint open_conns;
     atomic_ullong refused_busy, refused_too_large, body_timeouts, pruned;
     atomic_ullong cycle_le[N_CYCLE_BUCKETS], cycle_count, cycle_errors, cycle_sum_us;
+    atomic_ullong cycle_last_us, cycle_max_us; /* the newest and the longest cycle */
+    atomic_llong cycle_last_end_ms;            /* CLOCK_MONOTONIC when it ended; 0: none yet */
     /* the GET view cache (server_cache.c) */
     pthread_mutex_t vmu;
     struct timespec started;
