@@ -15,6 +15,9 @@ packages=(
     groff-base man-db zsh
     # lint of deploy/ (systemd-analyze, YAML parsing, ldd/dpkg checks); serve_api.sh parses SSE with python3
     systemd python3 python3-yaml
+    # e2e ui_browser.sh: the status page in headless Chromium (WebDriver), and
+    # socat as the local proxy from loopback TCP to the Unix socket
+    chromium chromium-driver socat
     # the local Slurm testbed
     munge mariadb-server slurmdbd slurmctld slurmd slurmrestd slurm-client
     slurm-wlm-jwt-plugin slurm-wlm-mysql-plugin

@@ -14,6 +14,7 @@
   const STATES = ['ACCEPTED', 'SUBMITTING', 'PENDING', 'RUNNING', 'RETRYING', 'CANCELLING', 'DONE'];
   const LOG_MAX = 256 * 1024; /* characters kept per log pane */
   const STATUS_EVERY_MS = 10000;
+  const CONTEXT_MAX = 120; /* characters of an event's context shown */
 
   const $ = (id) => document.getElementById(id);
   const launches = new Map(); /* launch_id -> summary */
@@ -170,8 +171,9 @@
     if (l.result_code === null || l.result_code === undefined) {
       td.textContent = '';
     } else {
-      td.textContent = String(l.result_code) + (l.reason ? ' ' + l.reason : '');
+      td.textContent = String(l.result_code);
       td.className = l.result_code === 0 ? 'result-ok' : 'result-bad';
+      if (l.reason) td.title = l.reason;
     }
     return td;
   }
@@ -350,6 +352,14 @@
     return JSON.stringify(c);
   }
 
+  /* A context cell: the first CONTEXT_MAX characters, all of it on hover. */
+  function ctxCell(c) {
+    const full = ctxText(c);
+    const td = el('td', 'mono context', full.length > CONTEXT_MAX ? full.slice(0, CONTEXT_MAX) + ' …' : full);
+    if (full.length > CONTEXT_MAX) td.title = full;
+    return td;
+  }
+
   function addEvent(ev) {
     if (!selected || selected.events.has(ev.seq)) return;
     selected.events.set(ev.seq, ev);
@@ -357,7 +367,7 @@
     tr.dataset.seq = ev.seq;
     tr.append(el('td', 'mono', ev.seq), el('td', 'dim', fmtTime(ev.time)), el('td', 'mono', ev.name),
       el('td', ev.state ? 'state state-' + ev.state : '', ev.state || ''), el('td', 'dim', ev.caller || ''),
-      el('td', 'mono context', ctxText(ev.context)));
+      ctxCell(ev.context));
     const body = $('d-events').tBodies[0];
     const after = [...body.rows].find((r) => Number(r.dataset.seq) > ev.seq);
     body.insertBefore(tr, after || null);
