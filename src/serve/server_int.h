@@ -18,7 +18,8 @@
  * - handlers, each building an answer from a request: server_health.c
  *   (healthz, readyz, metrics), server_launches.c (list, get, cancel, the
  *   launch view), server_launch_post.c (POST /v1/launches), server_logs.c
- *   (job output), server_sse.c (the event stream).
+ *   (job output), server_sse.c (the event stream), server_status.c
+ *   (/v1/status), server_ui.c (the status page's files).
  * - server_routes.c: the route table and the dispatch through it.
  * - server.c: everything that calls libmicrohttpd (the only file that
  *   includes <microhttpd.h>): daemon start and stop, the request entry,
