@@ -84,6 +84,15 @@ static const char *const migrations[] = {
     "  caller TEXT,"
     "  UNIQUE (launch_id, seq));"
     "INSERT INTO meta (key, value) VALUES ('schema_created_by', 'sluice store v1');",
+    /* 1 -> 2: each event records the launch's state right after it, so
+     * that watchers can filter on it and need no replay.  Older events get
+     * the state where it is certain: `accepted` is ACCEPTED, and a launch's
+     * newest event has the launch's state; the others stay NULL. */
+    "ALTER TABLE events ADD COLUMN state TEXT;"
+    "UPDATE events SET state = 'ACCEPTED' WHERE name = 'accepted';"
+    "UPDATE events SET state = (SELECT l.state FROM launches l "
+    "  WHERE l.launch_id = events.launch_id AND l.last_seq = events.seq) "
+    "  WHERE state IS NULL;",
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

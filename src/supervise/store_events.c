@@ -67,8 +67,9 @@ static sluice_err append_locked(sluice_store_t *store,
         sum = NULL;
     }
     if ((rc = store_prepare(store,
-                            "INSERT INTO events (launch_id, seq, time_ms, name, context, caller) "
-                            "VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                            "INSERT INTO events (launch_id, seq, time_ms, name, context, caller, "
+                            "state) VALUES (?1, ?2, ?3, ?4, ?5, ?6, coalesce(?7, (SELECT state "
+                            "FROM launches WHERE launch_id = ?1)))",
                             &st, err)) != SLUICE_OK)
         goto out;
     store_bind_text(st, 1, launch_id);
@@ -77,6 +78,9 @@ static sluice_err append_locked(sluice_store_t *store,
     store_bind_text(st, 4, name);
     store_bind_text(st, 5, txt->ctx);
     store_bind_text(st, 6, caller);
+    /* The state after this event: the summary's, or the launch's own when
+     * the event does not change it. */
+    store_bind_text(st, 7, sum != NULL ? sum->state : NULL);
     if ((rc = store_step_done(store, st, err)) != SLUICE_OK)
         goto out;
     store_finalize(st);
@@ -268,7 +272,7 @@ static sluice_err read_events_locked(sluice_store_t *store,
     store_finalize(st);
     st = NULL;
     if ((rc = store_prepare(store,
-                            "SELECT seq, time_ms, name, context, caller FROM events "
+                            "SELECT seq, time_ms, name, context, caller, state, gseq FROM events "
                             "WHERE launch_id = ?1 AND seq >= ?2 ORDER BY seq LIMIT ?3",
                             &st, err)) != SLUICE_OK)
         goto out;
@@ -375,7 +379,7 @@ sluice_err sluice_store_events_since(sluice_store_t *store,
     pthread_mutex_lock(&store->mu);
     if ((rc = store_prepare(
              store,
-             "SELECT gseq, launch_id, seq, time_ms, name, context, caller FROM events "
+             "SELECT gseq, launch_id, seq, time_ms, name, context, caller, state, gseq FROM events "
              "WHERE gseq > ?1 ORDER BY gseq LIMIT ?2",
              &st, err)) != SLUICE_OK)
         goto out;

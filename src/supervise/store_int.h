@@ -126,7 +126,7 @@ sluice_err store_column_json(store_stmt_t *st,
  * render when `full`). */
 sluice_err store_row_to_launch(store_stmt_t *st, int full, json_t **out, sluice_error_t *err);
 /* An event object (new reference) from columns [first..]: seq, time_ms,
- * name, context, caller; `launch_id` is for messages. */
+ * name, context, caller, state, gseq; `launch_id` is for messages. */
 sluice_err store_row_to_event(
     store_stmt_t *st, int first, const char *launch_id, json_t **out, sluice_error_t *err);
 

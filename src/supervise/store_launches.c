@@ -126,8 +126,8 @@ sluice_err sluice_store_create_launch(sluice_store_t *store,
     store_finalize(st);
     st = NULL;
     if ((rc = store_prepare(store,
-                            "INSERT INTO events (launch_id, seq, time_ms, name, context, caller) "
-                            "VALUES (?1, 1, ?2, 'accepted', ?3, ?4)",
+                            "INSERT INTO events (launch_id, seq, time_ms, name, context, caller, "
+                            "state) VALUES (?1, 1, ?2, 'accepted', ?3, ?4, 'ACCEPTED')",
                             &st, err)) != SLUICE_OK)
         goto out;
     store_bind_text(st, 1, spec->launch_id);

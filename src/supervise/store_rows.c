@@ -111,7 +111,8 @@ out:
 }
 
 /* An event object from columns [first..]: seq, time_ms, name, context,
- * caller; `launch_id` is for messages. */
+ * caller, state, gseq; `launch_id` is for messages.  `state` is null for
+ * an event stored before schema 2 whose state was not certain. */
 sluice_err store_row_to_event(
     store_stmt_t *st, int first, const char *launch_id, json_t **out, sluice_error_t *err)
 {
@@ -124,9 +125,11 @@ sluice_err store_row_to_event(
     if ((rc = store_column_json(st, first + 3, launch_id, "context", JSON_OBJECT, 0, &context,
                                 err)) != SLUICE_OK)
         return rc;
-    ev = json_pack("{s:I, s:I, s:s, s:o, s:s?}", "seq", (json_int_t)store_column_int64(st, first),
-                   "time", (json_int_t)store_column_int64(st, first + 1), "name", name, "context",
-                   context, "caller", store_column_str(st, first + 4));
+    ev = json_pack(
+        "{s:I, s:I, s:s, s:o, s:s?, s:s?, s:I}", "seq", (json_int_t)store_column_int64(st, first),
+        "time", (json_int_t)store_column_int64(st, first + 1), "name", name, "context", context,
+        "caller", store_column_str(st, first + 4), "state", store_column_str(st, first + 5), "gseq",
+        (json_int_t)store_column_int64(st, first + 6));
     if (ev == NULL)
         return sluice_errorf(err, SLUICE_ENOMEM, "launch %s: out of memory", launch_id);
     *out = ev;

@@ -218,7 +218,11 @@ Test(store, refuses_a_newer_schema_and_leaves_the_file_alone)
     cr_assert_null(s);
     cr_assert(strstr(err.text, db) != NULL, "%s", err.text);
     cr_assert(strstr(err.text, "version 7") != NULL, "%s", err.text);
-    cr_assert(strstr(err.text, "version 1") != NULL, "%s", err.text);
+    {
+        char mine[32];
+        snprintf(mine, sizeof(mine), "version %d", SLUICE_STORE_SCHEMA_VERSION);
+        cr_assert(strstr(err.text, mine) != NULL, "%s", err.text);
+    }
     after = slurp(db, &na);
     cr_assert_eq(na, nb);
     cr_assert_eq(memcmp(before, after, nb), 0);
@@ -561,6 +565,80 @@ Test(store, global_event_cursor_walks_every_launch_in_order)
     cr_assert_sluice_ok(sluice_store_events_since(s, next, 0, &evs, &next, &err), &err);
     cr_assert_eq(json_array_size(evs), 0);
     cr_assert_eq(next, first + 2, "nothing new keeps the cursor");
+    json_decref(evs);
+    sluice_store_close(s);
+}
+
+/* The `state` of event k of `id` (1-based), or NULL for a JSON null. */
+static const char *state_of(json_t *evs, size_t k)
+{
+    return json_string_value(json_object_get(json_array_get(evs, k - 1), "state"));
+}
+
+Test(store, every_event_records_the_state_after_it_and_its_gseq)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_store_t *s = open_store();
+    sluice_store_summary_t sum = SLUICE_STORE_SUMMARY_INIT;
+    json_t *evs = NULL;
+    int64_t next = 0;
+
+    make_launch(s, "st1", "x", 1000);
+    sum.state = "PENDING";
+    cr_assert_sluice_ok(sluice_store_append_event_and_update(s, "st1", "submitted", NULL, NULL,
+                                                             1001, &sum, NULL, &err),
+                        &err);
+    cr_assert_sluice_ok(sluice_store_append_event(s, "st1", "note", NULL, NULL, 1002, NULL, &err),
+                        &err);
+    finish(s, "st1", 1003);
+    /* A late event after DONE keeps DONE's state. */
+    cr_assert_sluice_ok(sluice_store_append_event(s, "st1", "note", NULL, NULL, 1004, NULL, &err),
+                        &err);
+    cr_assert_sluice_ok(sluice_store_read_events(s, "st1", 1, 0, &evs, &err), &err);
+    cr_assert_eq(json_array_size(evs), 5);
+    cr_assert_str_eq(state_of(evs, 1), "ACCEPTED");
+    cr_assert_str_eq(state_of(evs, 2), "PENDING");
+    cr_assert_str_eq(state_of(evs, 3), "PENDING", "a plain event keeps the launch's state");
+    cr_assert_str_eq(state_of(evs, 4), "SUCCEEDED");
+    cr_assert_str_eq(state_of(evs, 5), "SUCCEEDED");
+    cr_assert(json_integer_value(json_object_get(json_array_get(evs, 4), "gseq")) >
+              json_integer_value(json_object_get(json_array_get(evs, 0), "gseq")));
+    json_decref(evs);
+    cr_assert_sluice_ok(sluice_store_events_since(s, 0, 0, &evs, &next, &err), &err);
+    cr_assert_eq(json_array_size(evs), 5);
+    cr_assert_str_eq(state_of(evs, 2), "PENDING");
+    json_decref(evs);
+    sluice_store_close(s);
+}
+
+Test(store, migration_to_schema_2_fills_the_states_it_can_be_sure_of)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_store_t *s = open_store();
+    sluice_store_summary_t sum = SLUICE_STORE_SUMMARY_INIT;
+    json_t *evs = NULL;
+
+    make_launch(s, "m1", "x", 1000);
+    sum.state = "PENDING";
+    cr_assert_sluice_ok(sluice_store_append_event_and_update(s, "m1", "submitted", NULL, NULL, 1001,
+                                                             &sum, NULL, &err),
+                        &err);
+    cr_assert_sluice_ok(sluice_store_append_event(s, "m1", "note", NULL, NULL, 1002, NULL, &err),
+                        &err);
+    sluice_store_close(s);
+    /* Make it a schema-1 store again: no state column. */
+    cr_assert_sluice_ok(store_debug_exec_file(db,
+                                              "ALTER TABLE events DROP COLUMN state; "
+                                              "PRAGMA user_version = 1",
+                                              &err),
+                        &err);
+    s = open_store();
+    cr_assert_sluice_ok(sluice_store_read_events(s, "m1", 1, 0, &evs, &err), &err);
+    cr_assert_eq(json_array_size(evs), 3);
+    cr_assert_str_eq(state_of(evs, 1), "ACCEPTED");
+    cr_assert(json_is_null(json_object_get(json_array_get(evs, 1), "state")),
+              "a middle event's state is unknown after the migration");
+    cr_assert_str_eq(state_of(evs, 3), "PENDING", "the newest event has the launch's state");
     json_decref(evs);
     sluice_store_close(s);
 }
