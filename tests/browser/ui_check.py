@@ -15,8 +15,8 @@ tests/e2e/ui_browser.sh to count:
      appears and goes PENDING -> RUNNING -> DONE in the list (every change
      of its state cell recorded by a MutationObserver, no sampling);
   4. detail: opened while it runs, its stdout lines appear while it is
-     still RUNNING, and then its events, both components with job ids and
-     nodes, and the result;
+     still RUNNING, and then its events (with the state after each: PENDING,
+     RUNNING, DONE), both components with job ids and nodes, and the result;
   5. filters: state, site and text narrow the list;
   6. console: no CSP violation was logged, and an inline script injected
      afterwards is refused and logged (the policy is enforced and the check
@@ -193,9 +193,10 @@ def run(b, a, token, lid):
         info = b.wait("the detail at DONE", lambda: b.js("""
             const comps = [...document.querySelectorAll('#d-components tbody tr')].map(r => r.cells[1].textContent);
             const evs = [...document.querySelectorAll('#d-events tbody tr')].map(r => r.cells[2].textContent);
+            const evstates = [...document.querySelectorAll('#d-events tbody tr')].map(r => r.cells[3].textContent);
             const sum = document.getElementById('d-summary').textContent;
             if (!/DONE/.test(sum) || comps.length < 2) return null;
-            return {comps, evs, sum,
+            return {comps, evs, evstates, sum,
                     nodes: [...document.querySelectorAll('#d-components tbody tr')].map(r => r.cells[2].textContent)};"""),
             timeout=30)
         if not all(re.match(r"^\d+$", c) for c in info["comps"]):
@@ -204,6 +205,8 @@ def run(b, a, token, lid):
             return "component nodes: %r" % info["nodes"]
         if len(info["evs"]) < 4 or "accepted" not in info["evs"]:
             return "events: %r" % info["evs"]
+        if not all(s in info["evstates"] for s in ("PENDING", "RUNNING", "DONE")):
+            return "the event log's states: %r" % info["evstates"]
         if not re.search(r"result\s*0", info["sum"]):
             return "summary has no result 0: %r" % info["sum"]
         return ""
