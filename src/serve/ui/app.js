@@ -140,9 +140,13 @@
     if (p.last_cycle_ms === null || p.last_cycle_ms === undefined) {
       chip('h-poll', 'poll: no cycle yet', '');
     } else {
+      /* stalled: no cycle ended for 5 intervals (at least a minute); slow:
+       * the newest cycle took over 5 s */
+      const stalled = p.since_last_cycle_ms > Math.max(60000, 5 * (p.interval_ms || 0));
       chip('h-poll', `poll cycle ${p.last_cycle_ms} ms (avg ${p.avg_cycle_ms}, max ${p.max_cycle_ms})`,
-        p.errors > 0 && p.last_cycle_ms > 5000 ? 'warn' : 'ok',
-        `${p.cycles} cycles, ${p.errors} with errors; next poll within ${p.interval_ms} ms`);
+        stalled ? 'bad' : (p.last_cycle_ms > 5000 ? 'warn' : 'ok'),
+        `${p.cycles} cycles, ${p.errors} with errors; the newest ended ${Math.round(p.since_last_cycle_ms / 1000)} s ago;` +
+        ` next poll within ${p.interval_ms} ms`);
     }
     $('h-version').textContent = 'sluice ' + st.version;
     const sel = $('f-state');
