@@ -16,7 +16,8 @@ tests/e2e/ui_browser.sh to count:
      of its state cell recorded by a MutationObserver, no sampling);
   4. detail: opened while it runs, its stdout lines appear while it is
      still RUNNING, and then its events (with the state after each: PENDING,
-     RUNNING, DONE), both components with job ids and nodes, and the result;
+     RUNNING, DONE), both components with job ids and nodes, and the result
+     (on a service with resource versions, through the per-launch stream);
   5. filters: state, site and text narrow the list;
   6. console: no CSP violation was logged, and an inline script injected
      afterwards is refused and logged (the policy is enforced and the check
@@ -209,6 +210,20 @@ def run(b, a, token, lid):
             return "the event log's states: %r" % info["evstates"]
         if not re.search(r"result\s*0", info["sum"]):
             return "summary has no result 0: %r" % info["sum"]
+        # a service with resource versions has the per-launch stream: the
+        # open launch must follow it, not the global one
+        st, _, body = http_get("%s/v1/launches/%s" % (a.base, lid), token)
+        if "resource_version" in json.loads(body):
+            # (a resource entry is added when its response ends: the stream
+            # ends after the DONE event)
+            try:
+                b.wait("the per-launch stream", lambda: any(
+                    u.endswith("/v1/launches/%s/events" % lid) for u in
+                    b.js("return performance.getEntriesByType('resource').map(e => e.name)")),
+                    timeout=15)
+            except WebDriverError:
+                return "the open launch did not follow /v1/launches/%s/events: %r" % (
+                    lid, b.js("return performance.getEntriesByType('resource').map(e => e.name)"))
         return ""
     check("opened while RUNNING: stdout lines appear live, then events, two components with job ids and nodes, result 0",
           detail)
