@@ -92,6 +92,12 @@ typedef struct {
      * the caller opens anything); otherwise sluice_accept_commit() gathers
      * them, and a dry run never needs them. */
     bool read_secrets;
+    /* Where every field error of the request goes (may be NULL): the PARSE
+     * stage appends them all, in request order (sluice_launch_parse_all());
+     * the error struct holds the first.  Errors of the other stages, and of
+     * the request as a whole, are in the error struct only.  Caller-owned
+     * (sluice_errlist_clear()). */
+    sluice_errlist_t *errors;
 } sluice_accept_opts_t;
 
 /* Every field zero: each one's documented default. */

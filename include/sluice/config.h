@@ -377,6 +377,27 @@ SLUICE_API const char *sluice_study_source_path(const sluice_study_source_t *src
 /* Every version must have been released.  NULL-safe. */
 SLUICE_API void sluice_study_source_close(sluice_study_source_t *src);
 
+/* ---- YAML documents as JSON (the site layer's YAML reader) ---------- */
+
+/* One YAML document (at most 1 MiB; no aliases, duplicate keys, NUL bytes
+ * or second document, as for the site file) as a JSON value: mappings
+ * become objects (keys as strings, in document order), sequences arrays.
+ * Plain scalars follow the YAML 1.2 core schema: null (~, null, empty),
+ * true/false, integers (decimal, 0o octal, 0x hex), floats; .inf and .nan,
+ * which JSON cannot hold, stay strings.  Quoted, block and tagged scalars
+ * are strings.  `name` names the text in errors ("<name>:<line>:<col>:
+ * ..."; SLUICE_ECONFIG).  *out is a new reference (json_decref()); an empty
+ * document is JSON null. */
+SLUICE_API sluice_err sluice_yaml_to_json(
+    const char *name, const char *text, size_t len, json_t **out, sluice_error_t *err);
+
+/* A JSON value as a YAML block document that sluice_yaml_to_json() reads
+ * back as the same value: strings that would read as another type (or as
+ * YAML syntax) are quoted, multi-line strings are literal blocks, object
+ * keys keep their order.  *out is new (free()).  SLUICE_EINVAL for a
+ * string with a NUL byte or nesting deeper than 32. */
+SLUICE_API sluice_err sluice_json_to_yaml(const json_t *j, char **out, sluice_error_t *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,6 +11,7 @@
 #define SLUICE_ERROR_H
 
 #include <stdarg.h>
+#include <stddef.h>
 
 #include <sluice/common.h>
 
@@ -89,6 +90,51 @@ SLUICE_API sluice_err sluice_verrorf(sluice_error_t *err,
  * Returns err->code (SLUICE_OK when err is NULL). */
 SLUICE_API sluice_err sluice_error_prefix(sluice_error_t *err, const char *fmt, ...)
     SLUICE_PRINTF(2, 3);
+
+/* ---- every field error of a request --------------------------------- */
+
+/* A collector of field errors, for the checks that go on after a bad field
+ * (a launch request: the 422 `errors[]` of the API, one line each in the
+ * CLI).  Caller-owned: start it with SLUICE_ERRLIST_INIT, pass it to the
+ * functions that take one, read items[0..n), and release it with
+ * sluice_errlist_clear() (the items array is heap memory).  At most
+ * SLUICE_ERRLIST_MAX errors are kept; `dropped` counts the ones past that.
+ * Reasons follow the sluice_error_t rule: no secret value, ever. */
+#define SLUICE_ERRLIST_MAX 64
+#define SLUICE_FIELD_PATH_MAX 320
+
+typedef struct {
+    /* The JSON path ("pools[1].nodes"); "" for the request as a whole. */
+    char path[SLUICE_FIELD_PATH_MAX];
+    char reason[448];
+} sluice_field_error_t;
+
+typedef struct {
+    sluice_field_error_t *items; /* owned; n used, cap allocated */
+    size_t n, cap;
+    size_t dropped; /* errors past SLUICE_ERRLIST_MAX, not kept */
+} sluice_errlist_t;
+
+#define SLUICE_ERRLIST_INIT                                                                        \
+    {                                                                                              \
+        NULL, 0, 0, 0                                                                              \
+    }
+
+/* Append one error (path NULL: ""); both cut to their buffers.  Returns
+ * SLUICE_OK (also when the error was dropped past the maximum) or
+ * SLUICE_ENOMEM.  `l` NULL: nothing, SLUICE_OK. */
+SLUICE_API sluice_err sluice_errlist_add(sluice_errlist_t *l,
+                                         const char *path,
+                                         const char *fmt,
+                                         ...) SLUICE_PRINTF(3, 4);
+
+/* Append "<path>: <reason>" split from an error text such as a
+ * sluice_error_t's: the path is the text before the first ": " when it has
+ * no space in it, else "" and the whole text is the reason. */
+SLUICE_API sluice_err sluice_errlist_add_text(sluice_errlist_t *l, const char *text);
+
+/* Free the items and reset `l` to SLUICE_ERRLIST_INIT.  NULL-safe. */
+SLUICE_API void sluice_errlist_clear(sluice_errlist_t *l);
 
 #ifdef __cplusplus
 }

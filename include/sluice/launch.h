@@ -12,7 +12,8 @@
  *    mapped with the NVFlare Slurm launcher's rules.
  *
  * Every error names the JSON path and the reason, for example
- * "pools[1].gpus_per_node: expected an integer >= 0".  On error nothing is
+ * "pools[1].gpus_per_node: expected an integer >= 0"; sluice_launch_parse_all()
+ * names every one of them, not only the first.  On error nothing is
  * returned: there is no half-built model.
  *
  * Secrets: per-launch secret values (`secrets`) live in a separate area of
@@ -236,6 +237,22 @@ SLUICE_API sluice_err sluice_launch_parse(sluice_launch_t **out,
                                           const sluice_launch_policy_t *policy,
                                           unsigned flags,
                                           sluice_error_t *err);
+
+/* sluice_launch_parse() that names every field error: the checks go on
+ * after a bad field (a field whose value is bad is left out of the checks
+ * that read it), and each error is appended to `errors` (may be NULL) as
+ * {path, reason}, in the order of the request document.  err->text is the
+ * first of them ("<path>: <reason>").  An error of the request as a whole
+ * (not JSON, not an object, too big, out of memory) stops at once and is
+ * in `err` only: `errors` then gains nothing.  The caller owns `errors`
+ * (sluice_errlist_clear()). */
+SLUICE_API sluice_err sluice_launch_parse_all(sluice_launch_t **out,
+                                              const char *data,
+                                              size_t len,
+                                              const sluice_launch_policy_t *policy,
+                                              unsigned flags,
+                                              sluice_errlist_t *errors,
+                                              sluice_error_t *err);
 
 /* Free a model; secret values are zeroed first.  NULL-safe. */
 SLUICE_API void sluice_launch_free(sluice_launch_t *l);

@@ -138,11 +138,33 @@ char *cli_read_file(const char *path, size_t *len)
     return d;
 }
 
+/* Every field error of the request, one line each naming its path; the
+ * error struct alone when the list is empty (an error of the request as a
+ * whole, or of another stage). */
+static void print_field_errors(const sluice_errlist_t *fields, const sluice_error_t *err)
+{
+    size_t i;
+
+    if (fields->n == 0) {
+        fprintf(stderr, "sluice: %s\n", err->text);
+        return;
+    }
+    for (i = 0; i < fields->n; i++) {
+        if (fields->items[i].path[0] != '\0')
+            fprintf(stderr, "sluice: %s: %s\n", fields->items[i].path, fields->items[i].reason);
+        else
+            fprintf(stderr, "sluice: %s\n", fields->items[i].reason);
+    }
+    if (fields->dropped > 0)
+        fprintf(stderr, "sluice: ... and %zu more errors\n", fields->dropped);
+}
+
 int cli_prepare(const cli_prepare_opts_t *o, cli_prepared_t *out)
 {
     sluice_accept_opts_t ao = SLUICE_ACCEPT_OPTS_INIT;
     sluice_accept_stage stage = SLUICE_ACCEPT_STAGE_NONE;
     sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_errlist_t fields = SLUICE_ERRLIST_INIT; /* every field error of the request */
     char *data = NULL;
     size_t len = 0;
     int rc = CLI_EX_OK;
@@ -168,6 +190,7 @@ int cli_prepare(const cli_prepare_opts_t *o, cli_prepared_t *out)
     ao.getenv_fn = cli_getenv;
     ao.caller = "cli";
     ao.read_secrets = o->read_secrets != 0;
+    ao.errors = &fields;
     if (sluice_accept_prepare(&out->accept, &stage, out->cfg, data, len, &ao, &err) != SLUICE_OK) {
         switch (stage) {
         case SLUICE_ACCEPT_STAGE_POLICY:
@@ -182,7 +205,7 @@ int cli_prepare(const cli_prepare_opts_t *o, cli_prepared_t *out)
             rc = cli_fail(&err);
             break;
         default:
-            fprintf(stderr, "sluice: %s\n", err.text);
+            print_field_errors(&fields, &err);
             rc = CLI_EX_DATAERR;
             break;
         }
@@ -191,6 +214,7 @@ int cli_prepare(const cli_prepare_opts_t *o, cli_prepared_t *out)
     out->render = sluice_accept_render(out->accept);
 out:
     wipe_free(data, len); /* the request may hold secret values */
+    sluice_errlist_clear(&fields);
     if (rc != CLI_EX_OK)
         cli_prepared_free(out);
     return rc;

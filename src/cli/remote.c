@@ -210,6 +210,20 @@ static int report_problem(const cli_remote_t *r,
         if (field != NULL)
             fprintf(stderr, " (field %s)", field);
         fputc('\n', stderr);
+        /* a 422 that lists more than one field error: each on its line */
+        if (json_array_size(json_object_get(p, "errors")) > 1) {
+            size_t i;
+            json_t *e;
+
+            json_array_foreach(json_object_get(p, "errors"), i, e)
+            {
+                const char *ep = json_string_value(json_object_get(e, "path"));
+                const char *why = json_string_value(json_object_get(e, "reason"));
+
+                fprintf(stderr, "sluice: %s%s%s\n", ep && ep[0] ? ep : "", ep && ep[0] ? ": " : "",
+                        why ? why : "");
+            }
+        }
     } else {
         fprintf(stderr, "sluice: %s: %s %s: HTTP %ld without a problem object\n", r->server, method,
                 path, resp->status);

@@ -158,10 +158,14 @@ static sluice_err parse_env(launch_ctx_t *c, json_t *v, sluice_launch_spec_t *s)
     json_object_foreach(v, k, x)
     {
         launch_path_key(p, "env", k);
-        if ((why = launch_envname_check(k)) != NULL)
-            return launch_perr(c, p, "%s", why);
-        if ((rc = launch_want_string(c, x, p, SLUICE_LAUNCH_MAX_VALUE, true, &val)) != SLUICE_OK)
-            return rc;
+        if ((why = launch_envname_check(k)) != NULL) {
+            LAUNCH_GO_ON(c, launch_perr(c, p, "%s", why));
+            continue;
+        }
+        if ((rc = launch_want_string(c, x, p, SLUICE_LAUNCH_MAX_VALUE, true, &val)) != SLUICE_OK) {
+            LAUNCH_GO_ON(c, rc);
+            continue;
+        }
         s->env[i].name = launch_strdup(k);
         s->env[i].value = launch_strdup(val);
         s->n_env = ++i;
@@ -200,19 +204,23 @@ parse_secret_env(launch_ctx_t *c, json_t *v, const char *key, char ***out, size_
     names = *out;
     for (i = 0; i < n; i++) {
         launch_path_idx(p, key, i);
-        if ((rc = launch_want_string(c, json_array_get(v, i), p, 128, false, &name)) != SLUICE_OK)
-            return rc;
-        if ((why = launch_envname_check(name)) != NULL)
-            return launch_perr(c, p, "%s", why);
-        if ((names[i] = launch_strdup(name)) == NULL)
+        if ((rc = launch_want_string(c, json_array_get(v, i), p, 128, false, &name)) != SLUICE_OK) {
+            LAUNCH_GO_ON(c, rc);
+            continue;
+        }
+        if ((why = launch_envname_check(name)) != NULL) {
+            LAUNCH_GO_ON(c, launch_perr(c, p, "%s", why));
+            continue;
+        }
+        if ((names[*nout] = launch_strdup(name)) == NULL)
             return launch_oom(c);
-        *nout = i + 1;
+        (*nout)++; /* the good names, in a row */
     }
-    if (n > 1)
-        qsort(names, n, sizeof(char *), cmp_str);
-    for (i = 1; i < n; i++)
+    if (*nout > 1)
+        qsort(names, *nout, sizeof(char *), cmp_str);
+    for (i = 1; i < *nout; i++)
         if (strcmp(names[i - 1], names[i]) == 0)
-            return launch_perr(c, key, "\"%s\" is listed twice", names[i]);
+            LAUNCH_GO_ON(c, launch_perr(c, key, "\"%s\" is listed twice", names[i]));
     return SLUICE_OK;
 }
 
@@ -237,11 +245,15 @@ static sluice_err parse_secrets(launch_ctx_t *c, json_t *v, sluice_launch_t *l)
     json_object_foreach(v, k, x)
     {
         launch_path_key(p, "secrets", k);
-        if ((why = launch_envname_check(k)) != NULL)
-            return launch_perr(c, p, "%s", why);
+        if ((why = launch_envname_check(k)) != NULL) {
+            LAUNCH_GO_ON(c, launch_perr(c, p, "%s", why));
+            continue;
+        }
         /* launch_want_string's messages never quote the value */
-        if ((rc = launch_want_string(c, x, p, SLUICE_LAUNCH_MAX_VALUE, true, &val)) != SLUICE_OK)
-            return rc;
+        if ((rc = launch_want_string(c, x, p, SLUICE_LAUNCH_MAX_VALUE, true, &val)) != SLUICE_OK) {
+            LAUNCH_GO_ON(c, rc);
+            continue;
+        }
         l->secret_names[i] = launch_strdup(k);
         l->secret_values[i] = launch_strdup(val);
         l->n_secrets = ++i;
@@ -249,6 +261,7 @@ static sluice_err parse_secrets(launch_ctx_t *c, json_t *v, sluice_launch_t *l)
             return launch_oom(c);
     }
     /* sort names and values together (selection sort; n <= 256) */
+    n = l->n_secrets;
     for (i = 0; i + 1 < n; i++) {
         size_t j, m = i;
         for (j = i + 1; j < n; j++)
@@ -281,12 +294,64 @@ static bool target_forbidden(const char *t)
     return false;
 }
 
-static sluice_err parse_mounts(launch_ctx_t *c, json_t *v, sluice_launch_spec_t *s)
+/* One mount (its errors noted); true when it is good. */
+static bool parse_mount(launch_ctx_t *c,
+                        json_t *m,
+                        const char *p,
+                        const sluice_launch_spec_t *s,
+                        const size_t *index,
+                        sluice_launch_mount_t *mt)
 {
     static const char *const keys[] = {"source", "target", "mode", NULL};
-    size_t i, j, n;
-    char p[PATH_CAP], q[PATH_CAP];
-    sluice_err rc;
+    char q[PATH_CAP];
+    const char *mode = NULL;
+    size_t before = c->n_errors, j;
+    json_t *x;
+
+    if (!json_is_object(m)) {
+        launch_perr(c, p, "expected an object with source, target and mode");
+        return false;
+    }
+    launch_check_keys(c, m, p, keys);
+    launch_path_key(q, p, "source");
+    if ((x = json_object_get(m, "source")) == NULL)
+        launch_perr(c, q, "required");
+    else if (launch_want_path(c, x, q, &mt->source) == SLUICE_OK &&
+             strpbrk(mt->source, ":,") != NULL)
+        launch_perr(c, q, "must not contain ':' or ','");
+    launch_path_key(q, p, "target");
+    if ((x = json_object_get(m, "target")) == NULL)
+        launch_perr(c, q, "required");
+    else if (launch_want_path(c, x, q, &mt->target) == SLUICE_OK) {
+        if (strpbrk(mt->target, ":,") != NULL)
+            launch_perr(c, q, "must not contain ':' or ','");
+        else if (target_forbidden(mt->target))
+            launch_perr(c, q, "must not be /, /proc, /sys or /dev (or below them)");
+        for (j = 0; j < s->n_mounts; j++)
+            if (strcmp(s->mounts[j].target, mt->target) == 0) {
+                launch_perr(c, q, "\"%s\" is already the target of mounts[%zu]", mt->target,
+                            index[j]);
+                break;
+            }
+    }
+    launch_path_key(q, p, "mode");
+    if ((x = json_object_get(m, "mode")) != NULL &&
+        launch_want_string(c, x, q, 8, false, &mode) == SLUICE_OK) {
+        if (strcmp(mode, "ro") == 0)
+            mt->rw = false;
+        else if (strcmp(mode, "rw") == 0)
+            mt->rw = true;
+        else
+            launch_perr(c, q, "expected \"ro\" or \"rw\"");
+    }
+    return c->n_errors == before && !c->oom;
+}
+
+/* The good mounts are kept in a row; every bad one is named. */
+static sluice_err parse_mounts(launch_ctx_t *c, json_t *v, sluice_launch_spec_t *s)
+{
+    size_t i, n, index[64]; /* the request index of each good mount */
+    char p[PATH_CAP];
 
     if (!json_is_array(v))
         return launch_perr(c, "mounts", "expected an array of mounts");
@@ -296,47 +361,18 @@ static sluice_err parse_mounts(launch_ctx_t *c, json_t *v, sluice_launch_spec_t 
     if (n > 0 && (s->mounts = calloc(n, sizeof(*s->mounts))) == NULL)
         return launch_oom(c);
     for (i = 0; i < n; i++) {
-        json_t *m = json_array_get(v, i), *x;
-        sluice_launch_mount_t *mt = &s->mounts[i];
-        const char *mode = NULL;
+        sluice_launch_mount_t *mt = &s->mounts[s->n_mounts];
 
         launch_path_idx(p, "mounts", i);
-        if (!json_is_object(m))
-            return launch_perr(c, p, "expected an object with source, target and mode");
-        if ((rc = launch_check_keys(c, m, p, keys)) != SLUICE_OK)
-            return rc;
-        s->n_mounts = i + 1;
-        launch_path_key(q, p, "source");
-        if ((x = json_object_get(m, "source")) == NULL)
-            return launch_perr(c, q, "required");
-        if ((rc = launch_want_path(c, x, q, &mt->source)) != SLUICE_OK)
-            return rc;
-        if (strpbrk(mt->source, ":,") != NULL)
-            return launch_perr(c, q, "must not contain ':' or ','");
-        launch_path_key(q, p, "target");
-        if ((x = json_object_get(m, "target")) == NULL)
-            return launch_perr(c, q, "required");
-        if ((rc = launch_want_path(c, x, q, &mt->target)) != SLUICE_OK)
-            return rc;
-        if (strpbrk(mt->target, ":,") != NULL)
-            return launch_perr(c, q, "must not contain ':' or ','");
-        if (target_forbidden(mt->target))
-            return launch_perr(c, q, "must not be /, /proc, /sys or /dev (or below them)");
-        for (j = 0; j < i; j++)
-            if (strcmp(s->mounts[j].target, mt->target) == 0)
-                return launch_perr(c, q, "\"%s\" is already the target of mounts[%zu]", mt->target,
-                                   j);
-        launch_path_key(q, p, "mode");
-        if ((x = json_object_get(m, "mode")) != NULL) {
-            if ((rc = launch_want_string(c, x, q, 8, false, &mode)) != SLUICE_OK)
-                return rc;
-            if (strcmp(mode, "ro") == 0)
-                mt->rw = false;
-            else if (strcmp(mode, "rw") == 0)
-                mt->rw = true;
-            else
-                return launch_perr(c, q, "expected \"ro\" or \"rw\"");
+        if (parse_mount(c, json_array_get(v, i), p, s, index, mt)) {
+            index[s->n_mounts++] = i;
+            continue;
         }
+        if (c->oom)
+            return SLUICE_ENOMEM;
+        free(mt->source);
+        free(mt->target);
+        memset(mt, 0, sizeof(*mt));
     }
     return SLUICE_OK;
 }
@@ -350,14 +386,13 @@ static sluice_err parse_depends(launch_ctx_t *c, json_t *v, sluice_launch_spec_t
 
     if (!json_is_object(v))
         return launch_perr(c, "depends_on", "expected an object with launch_id and condition");
-    if ((rc = launch_check_keys(c, v, "depends_on", keys)) != SLUICE_OK)
-        return rc;
+    LAUNCH_GO_ON(c, launch_check_keys(c, v, "depends_on", keys));
     if ((x = json_object_get(v, "launch_id")) == NULL)
-        return launch_perr(c, "depends_on.launch_id", "required");
-    if ((rc = want_launch_id(c, x, "depends_on.launch_id", &s->depends_on)) != SLUICE_OK)
-        return rc;
-    if (strcmp(s->depends_on, s->launch_id) == 0)
-        return launch_perr(c, "depends_on.launch_id", "a launch cannot depend on itself");
+        LAUNCH_GO_ON(c, launch_perr(c, "depends_on.launch_id", "required"));
+    else if ((rc = want_launch_id(c, x, "depends_on.launch_id", &s->depends_on)) != SLUICE_OK)
+        LAUNCH_GO_ON(c, rc);
+    else if (s->launch_id != NULL && strcmp(s->depends_on, s->launch_id) == 0)
+        LAUNCH_GO_ON(c, launch_perr(c, "depends_on.launch_id", "a launch cannot depend on itself"));
     if ((x = json_object_get(v, "condition")) == NULL)
         return launch_perr(c, "depends_on.condition", "required (after, afterok or afterany)");
     if ((rc = launch_want_string(c, x, "depends_on.condition", 16, false, &cond)) != SLUICE_OK)
@@ -410,181 +445,205 @@ static sluice_err check_disjoint(launch_ctx_t *c, const sluice_launch_t *l)
     for (i = 0; i < s->n_secret_env; i++)
         for (j = 0; j < s->n_env; j++)
             if (strcmp(s->secret_env[i], s->env[j].name) == 0)
-                return launch_perr(c, "secret_env", "\"%s\" is also set in env", s->secret_env[i]);
+                LAUNCH_GO_ON(
+                    c, launch_perr(c, "secret_env", "\"%s\" is also set in env", s->secret_env[i]));
     for (i = 0; i < l->n_secrets; i++) {
         char p[PATH_CAP];
 
         launch_path_key(p, "secrets", l->secret_names[i]);
         for (j = 0; j < s->n_env; j++)
             if (strcmp(l->secret_names[i], s->env[j].name) == 0)
-                return launch_perr(c, p, "also set in env");
+                LAUNCH_GO_ON(c, launch_perr(c, p, "also set in env"));
         for (j = 0; j < s->n_secret_env; j++)
             if (strcmp(l->secret_names[i], s->secret_env[j]) == 0)
-                return launch_perr(c, p, "also listed in secret_env");
+                LAUNCH_GO_ON(c, launch_perr(c, p, "also listed in secret_env"));
     }
     return SLUICE_OK;
 }
 
-static sluice_err parse_root(launch_ctx_t *c, json_t *root, sluice_launch_t *l)
+/* An optional field: `parse` noted its errors; go on unless it is fatal. */
+#define OPTIONAL(c, root, key, x, call)                                                            \
+    do {                                                                                           \
+        if (((x) = json_object_get((root), (key))) != NULL)                                        \
+            LAUNCH_GO_ON((c), (call));                                                             \
+    } while (0)
+
+static sluice_err parse_keys(launch_ctx_t *c, json_t *root, const sluice_launch_spec_t *s)
 {
-    sluice_launch_spec_t *s = &l->spec;
+    const char *k;
+    char e[ECHO_CAP];
+    json_t *v;
+
+    json_object_foreach(root, k, v)
+    {
+        if (s->nvflare_form && launch_in_list(native_only, k))
+            LAUNCH_GO_ON(c, launch_perr(c, k,
+                                        "not allowed in the NVFlare form "
+                                        "(resource_spec/launcher_spec); set it under "
+                                        "launcher_spec.<site>.slurm"));
+        else if (launch_in_list(native_keys, k) || launch_in_list(nvflare_only, k))
+            continue;
+        else if ((c->flags & SLUICE_LAUNCH_PARSE_STORED) && strcmp(k, "secret_names") == 0)
+            continue;
+        else
+            LAUNCH_GO_ON(c, launch_perr(c, launch_echo(e, k), "unknown field"));
+    }
+    return SLUICE_OK;
+}
+
+static sluice_err parse_profile(launch_ctx_t *c, json_t *x, sluice_launch_spec_t *s)
+{
+    const sluice_launch_policy_t *pol = c->pol;
+    unsigned allowed = pol->allowed_profiles ? pol->allowed_profiles
+                                             : SLUICE_LAUNCH_PROFILE_BIT(s->effective_profile);
+    const char *str = NULL;
+    sluice_err rc;
+
+    if ((rc = launch_want_string(c, x, "profile", 32, false, &str)) != SLUICE_OK)
+        return rc;
+    s->profile = sluice_launch_profile_parse(str);
+    if (s->profile == SLUICE_LAUNCH_PROFILE_UNSET)
+        return launch_perr(c, "profile",
+                           "expected \"enroot-pyxis\", \"pyxis\", \"apptainer\" or \"none\"");
+    if (!(allowed & SLUICE_LAUNCH_PROFILE_BIT(s->profile)))
+        return launch_perr(c, "profile", "\"%s\" is not allowed by site policy",
+                           sluice_launch_profile_name(s->profile));
+    s->effective_profile = s->profile;
+    return SLUICE_OK;
+}
+
+static sluice_err parse_flags(launch_ctx_t *c, json_t *root, sluice_launch_spec_t *s)
+{
     const sluice_launch_policy_t *pol = c->pol;
     const char *str = NULL;
-    char e[ECHO_CAP];
+    sluice_error_t e = SLUICE_ERROR_INIT;
     json_t *x;
     sluice_err rc;
 
-    s->nvflare_form = json_object_get(root, "resource_spec") != NULL ||
-                      json_object_get(root, "launcher_spec") != NULL;
-    {
-        const char *k;
-        json_t *v;
-
-        json_object_foreach(root, k, v)
-        {
-            if (s->nvflare_form && launch_in_list(native_only, k))
-                return launch_perr(c, k,
-                                   "not allowed in the NVFlare form (resource_spec/launcher_spec); "
-                                   "set it under launcher_spec.<site>.slurm");
-            if (launch_in_list(native_keys, k) || launch_in_list(nvflare_only, k))
-                continue;
-            if ((c->flags & SLUICE_LAUNCH_PARSE_STORED) && strcmp(k, "secret_names") == 0)
-                continue;
-            return launch_perr(c, launch_echo(e, k), "unknown field");
-        }
-    }
-
-    if ((x = json_object_get(root, "launch_id")) == NULL)
-        return launch_perr(c, "launch_id", "required");
-    if ((rc = want_launch_id(c, x, "launch_id", &s->launch_id)) != SLUICE_OK)
-        return rc;
-    if ((x = json_object_get(root, "site")) == NULL)
-        return launch_perr(c, "site", "required");
-    if ((rc = launch_want_ident(c, x, "site", SLUICE_LAUNCH_MAX_NAME, true, &s->site)) != SLUICE_OK)
-        return rc;
-    if ((x = json_object_get(root, "study")) != NULL &&
-        (rc = launch_want_ident(c, x, "study", SLUICE_LAUNCH_MAX_NAME, true, &s->study)) !=
-            SLUICE_OK)
-        return rc;
-
-    s->effective_profile = pol->default_profile == SLUICE_LAUNCH_PROFILE_UNSET
-                               ? SLUICE_LAUNCH_PROFILE_NONE
-                               : pol->default_profile;
-    if ((x = json_object_get(root, "profile")) != NULL) {
-        unsigned allowed = pol->allowed_profiles ? pol->allowed_profiles
-                                                 : SLUICE_LAUNCH_PROFILE_BIT(s->effective_profile);
-
-        if ((rc = launch_want_string(c, x, "profile", 32, false, &str)) != SLUICE_OK)
-            return rc;
-        s->profile = sluice_launch_profile_parse(str);
-        if (s->profile == SLUICE_LAUNCH_PROFILE_UNSET)
-            return launch_perr(c, "profile",
-                               "expected \"enroot-pyxis\", \"pyxis\", \"apptainer\" or "
-                               "\"none\"");
-        if (!(allowed & SLUICE_LAUNCH_PROFILE_BIT(s->profile)))
-            return launch_perr(c, "profile", "\"%s\" is not allowed by site policy",
-                               sluice_launch_profile_name(s->profile));
-        s->effective_profile = s->profile;
-    }
-
-    if ((x = json_object_get(root, "command")) != NULL &&
-        (rc = launch_dup_string(c, x, "command", SLUICE_LAUNCH_MAX_STRING, false, &s->command)) !=
-            SLUICE_OK)
-        return rc;
-    if ((x = json_object_get(root, "args")) != NULL &&
-        (rc = launch_want_args(c, x, "args", &s->args, &s->n_args)) != SLUICE_OK)
-        return rc;
-    if ((x = json_object_get(root, "workdir")) != NULL &&
-        (rc = launch_want_path(c, x, "workdir", &s->workdir)) != SLUICE_OK)
-        return rc;
-    if ((x = json_object_get(root, "env")) != NULL && (rc = parse_env(c, x, s)) != SLUICE_OK)
-        return rc;
-    if (s->n_env > 1)
-        qsort(s->env, s->n_env, sizeof(*s->env), cmp_var);
-    if ((x = json_object_get(root, "secret_env")) != NULL &&
-        (rc = parse_secret_env(c, x, "secret_env", &s->secret_env, &s->n_secret_env)) != SLUICE_OK)
-        return rc;
-    if ((x = json_object_get(root, "secrets")) != NULL &&
-        (rc = parse_secrets(c, x, l)) != SLUICE_OK)
-        return rc;
-    if ((x = json_object_get(root, "secret_names")) != NULL) {
-        if (l->n_secrets > 0)
-            return launch_perr(c, "secret_names", "not allowed together with secrets");
-        if ((rc = parse_secret_env(c, x, "secret_names", &l->secret_names, &l->n_secrets)) !=
-            SLUICE_OK)
-            return rc;
-    }
-    if ((rc = check_disjoint(c, l)) != SLUICE_OK)
-        return rc;
-    if ((x = json_object_get(root, "mounts")) != NULL) {
-        if (s->effective_profile == SLUICE_LAUNCH_PROFILE_NONE && json_array_size(x) > 0)
-            return launch_perr(c, "mounts",
-                               "not allowed where the effective profile is none (no mount "
-                               "namespace)");
-        if ((rc = parse_mounts(c, x, s)) != SLUICE_OK)
-            return rc;
-    }
-    if ((x = json_object_get(root, "depends_on")) != NULL &&
-        (rc = parse_depends(c, x, s)) != SLUICE_OK)
-        return rc;
     if ((x = json_object_get(root, "requeue")) != NULL) {
         if ((rc = launch_want_bool(c, x, "requeue", &s->requeue)) != SLUICE_OK)
-            return rc;
-        if (s->requeue && !pol->allow_requeue)
-            return launch_perr(c, "requeue", "site policy does not allow requeue");
+            LAUNCH_GO_ON(c, rc);
+        else if (s->requeue && !pol->allow_requeue)
+            LAUNCH_GO_ON(c, launch_perr(c, "requeue", "site policy does not allow requeue"));
     }
-    if ((x = json_object_get(root, "exclusive")) != NULL &&
-        (rc = launch_want_bool(c, x, "exclusive", &s->exclusive)) != SLUICE_OK)
-        return rc;
+    OPTIONAL(c, root, "exclusive", x, launch_want_bool(c, x, "exclusive", &s->exclusive));
     s->keep_going = pol->keep_going;
     if ((x = json_object_get(root, "keep_going")) != NULL) {
         if ((rc = launch_want_bool(c, x, "keep_going", &s->keep_going)) != SLUICE_OK)
-            return rc;
-        if (s->keep_going != pol->keep_going && !pol->allow_keep_going)
-            return launch_perr(c, "keep_going",
-                               "site policy does not let a request choose it (the site's value "
-                               "is %s: policy.allow_keep_going is false)",
-                               pol->keep_going ? "true" : "false");
+            LAUNCH_GO_ON(c, rc);
+        else if (s->keep_going != pol->keep_going && !pol->allow_keep_going)
+            LAUNCH_GO_ON(c, launch_perr(c, "keep_going",
+                                        "site policy does not let a request choose it (the site's "
+                                        "value is %s: policy.allow_keep_going is false)",
+                                        pol->keep_going ? "true" : "false"));
         s->set_keep_going = true;
     }
     if ((x = json_object_get(root, "signal")) != NULL) {
         if ((rc = launch_want_string(c, x, "signal", 32, false, &str)) != SLUICE_OK)
-            return rc;
-        if ((rc = syntax_signal(&s->signal, str, "signal", c->err)) != SLUICE_OK)
-            return rc;
+            LAUNCH_GO_ON(c, rc);
+        else
+            LAUNCH_GO_ON(
+                c, launch_take(c, "signal", syntax_signal(&s->signal, str, "signal", &e), &e));
     }
-    if ((rc = parse_policy_name(c, root, "partition", "partition", pol->partitions,
-                                pol->n_partitions, &s->partition)) != SLUICE_OK ||
-        (rc = parse_policy_name(c, root, "account", "account", pol->accounts, pol->n_accounts,
-                                &s->account)) != SLUICE_OK ||
-        (rc = parse_policy_name(c, root, "qos", "qos", pol->qos, pol->n_qos, &s->qos)) != SLUICE_OK)
-        return rc;
+    LAUNCH_GO_ON(c, parse_policy_name(c, root, "partition", "partition", pol->partitions,
+                                      pol->n_partitions, &s->partition));
+    LAUNCH_GO_ON(c, parse_policy_name(c, root, "account", "account", pol->accounts, pol->n_accounts,
+                                      &s->account));
+    LAUNCH_GO_ON(c, parse_policy_name(c, root, "qos", "qos", pol->qos, pol->n_qos, &s->qos));
+    return SLUICE_OK;
+}
 
-    if (s->nvflare_form) {
-        if ((rc = launch_parse_nvflare(c, root, s)) != SLUICE_OK)
-            return rc;
-    } else {
-        if ((x = json_object_get(root, "image")) != NULL) {
-            if (s->effective_profile == SLUICE_LAUNCH_PROFILE_NONE)
-                return launch_perr(c, "image", "not allowed where the effective profile is none");
-            if ((rc = launch_want_image(c, x, "image", &s->image)) != SLUICE_OK)
-                return rc;
+static sluice_err parse_native(launch_ctx_t *c, json_t *root, sluice_launch_spec_t *s)
+{
+    json_t *x;
+
+    if ((x = json_object_get(root, "image")) != NULL) {
+        if (s->effective_profile == SLUICE_LAUNCH_PROFILE_NONE) {
+            if (!launch_failed(c, "profile"))
+                LAUNCH_GO_ON(
+                    c, launch_perr(c, "image", "not allowed where the effective profile is none"));
+        } else {
+            LAUNCH_GO_ON(c, launch_want_image(c, x, "image", &s->image));
         }
-        if ((x = json_object_get(root, "time_limit")) != NULL &&
-            (rc = launch_want_time(c, x, "time_limit", &s->time_limit)) != SLUICE_OK)
-            return rc;
-        if ((x = json_object_get(root, "pending_timeout")) != NULL &&
-            (rc = launch_want_pending(c, x, "pending_timeout", s)) != SLUICE_OK)
-            return rc;
-        if ((x = json_object_get(root, "pools")) == NULL)
-            return launch_perr(c, "pools", "required (1 to %d pools)", SLUICE_LAUNCH_MAX_POOLS);
-        if ((rc = launch_parse_pools(c, x, s)) != SLUICE_OK)
-            return rc;
     }
+    OPTIONAL(c, root, "time_limit", x, launch_want_time(c, x, "time_limit", &s->time_limit));
+    OPTIONAL(c, root, "pending_timeout", x, launch_want_pending(c, x, "pending_timeout", s));
+    if ((x = json_object_get(root, "pools")) == NULL)
+        return launch_perr(c, "pools", "required (1 to %d pools)", SLUICE_LAUNCH_MAX_POOLS);
+    return launch_parse_pools(c, x, s);
+}
+
+/* Every field is checked, each error noted (launch_errors.c); a field whose
+ * value is bad is left out of the checks that read it. */
+static sluice_err parse_root(launch_ctx_t *c, json_t *root, sluice_launch_t *l)
+{
+    sluice_launch_spec_t *s = &l->spec;
+    const sluice_launch_policy_t *pol = c->pol;
+    json_t *x;
+
+    s->nvflare_form = json_object_get(root, "resource_spec") != NULL ||
+                      json_object_get(root, "launcher_spec") != NULL;
+    LAUNCH_GO_ON(c, parse_keys(c, root, s));
+
+    if ((x = json_object_get(root, "launch_id")) == NULL)
+        LAUNCH_GO_ON(c, launch_perr(c, "launch_id", "required"));
+    else
+        LAUNCH_GO_ON(c, want_launch_id(c, x, "launch_id", &s->launch_id));
+    if ((x = json_object_get(root, "site")) == NULL)
+        LAUNCH_GO_ON(c, launch_perr(c, "site", "required"));
+    else
+        LAUNCH_GO_ON(c, launch_want_ident(c, x, "site", SLUICE_LAUNCH_MAX_NAME, true, &s->site));
+    OPTIONAL(c, root, "study", x,
+             launch_want_ident(c, x, "study", SLUICE_LAUNCH_MAX_NAME, true, &s->study));
+
+    s->effective_profile = pol->default_profile == SLUICE_LAUNCH_PROFILE_UNSET
+                               ? SLUICE_LAUNCH_PROFILE_NONE
+                               : pol->default_profile;
+    OPTIONAL(c, root, "profile", x, parse_profile(c, x, s));
+
+    OPTIONAL(c, root, "command", x,
+             launch_dup_string(c, x, "command", SLUICE_LAUNCH_MAX_STRING, false, &s->command));
+    OPTIONAL(c, root, "args", x, launch_want_args(c, x, "args", &s->args, &s->n_args));
+    OPTIONAL(c, root, "workdir", x, launch_want_path(c, x, "workdir", &s->workdir));
+    OPTIONAL(c, root, "env", x, parse_env(c, x, s));
+    if (s->n_env > 1)
+        qsort(s->env, s->n_env, sizeof(*s->env), cmp_var);
+    OPTIONAL(c, root, "secret_env", x,
+             parse_secret_env(c, x, "secret_env", &s->secret_env, &s->n_secret_env));
+    OPTIONAL(c, root, "secrets", x, parse_secrets(c, x, l));
+    if ((x = json_object_get(root, "secret_names")) != NULL) {
+        if (l->n_secrets > 0 || launch_failed(c, "secrets"))
+            LAUNCH_GO_ON(c, launch_perr(c, "secret_names", "not allowed together with secrets"));
+        else
+            LAUNCH_GO_ON(c,
+                         parse_secret_env(c, x, "secret_names", &l->secret_names, &l->n_secrets));
+    }
+    LAUNCH_GO_ON(c, check_disjoint(c, l));
+    if ((x = json_object_get(root, "mounts")) != NULL) {
+        if (s->effective_profile == SLUICE_LAUNCH_PROFILE_NONE && json_array_size(x) > 0) {
+            if (!launch_failed(c, "profile"))
+                LAUNCH_GO_ON(c, launch_perr(c, "mounts",
+                                            "not allowed where the effective profile is none (no "
+                                            "mount namespace)"));
+        } else {
+            LAUNCH_GO_ON(c, parse_mounts(c, x, s));
+        }
+    }
+    OPTIONAL(c, root, "depends_on", x, parse_depends(c, x, s));
+    LAUNCH_GO_ON(c, parse_flags(c, root, s));
+
+    /* The NVFlare form's blocks are keyed by the site: without a valid
+     * site there is nothing to read them with. */
+    if (s->nvflare_form && !launch_failed(c, "site"))
+        LAUNCH_GO_ON(c, launch_parse_nvflare(c, root, s));
+    else if (!s->nvflare_form)
+        LAUNCH_GO_ON(c, parse_native(c, root, s));
     s->effective_pending_timeout =
         s->pending_timeout
             ? s->pending_timeout
             : (pol->pending_timeout ? pol->pending_timeout : SLUICE_LAUNCH_DEFAULT_PENDING_TIMEOUT);
+    if (s->nvflare_form && launch_failed(c, "site"))
+        return SLUICE_OK;
     return launch_finish_pools(c, s);
 }
 
@@ -614,10 +673,22 @@ sluice_err sluice_launch_parse(sluice_launch_t **out,
                                unsigned flags,
                                sluice_error_t *err)
 {
+    return sluice_launch_parse_all(out, data, len, policy, flags, NULL, err);
+}
+
+sluice_err sluice_launch_parse_all(sluice_launch_t **out,
+                                   const char *data,
+                                   size_t len,
+                                   const sluice_launch_policy_t *policy,
+                                   unsigned flags,
+                                   sluice_errlist_t *errors,
+                                   sluice_error_t *err)
+{
     json_t *root = NULL;
     json_error_t jerr;
     sluice_launch_t *l = NULL;
-    launch_ctx_t c = {policy, flags, err};
+    sluice_errlist_t own = SLUICE_ERRLIST_INIT;
+    launch_ctx_t c = {policy, flags, err, errors ? errors : &own, 0, 0, false};
     sluice_err rc = SLUICE_OK;
 
     if (out == NULL || policy == NULL || (data == NULL && len > 0))
@@ -644,8 +715,16 @@ sluice_err sluice_launch_parse(sluice_launch_t **out,
         rc = launch_oom(&c);
         goto out;
     }
-    if ((rc = parse_root(&c, root, l)) != SLUICE_OK)
+    c.first = c.list->n;
+    rc = parse_root(&c, root, l);
+    if (launch_fatal(&c, rc) || (rc != SLUICE_OK && c.n_errors == 0))
         goto out;
+    if ((rc = launch_errors_finish(&c, root)) != SLUICE_OK)
+        goto out;
+    if (c.n_errors > 0) { /* every one dropped from a full list */
+        rc = SLUICE_EINVAL;
+        goto out;
+    }
     if ((rc = launch_compute_hash(l, err)) != SLUICE_OK)
         goto out;
     *out = l;
@@ -655,6 +734,7 @@ out:
         wipe_tree_secrets(root);
     json_decref(root);
     sluice_launch_free(l);
+    sluice_errlist_clear(&own);
     return rc;
 }
 

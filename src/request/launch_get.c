@@ -91,22 +91,6 @@ void launch_path_idx(char *dst, const char *parent, size_t i)
     launch_path_join(dst, parent, "", idx);
 }
 
-sluice_err launch_perr(launch_ctx_t *c, const char *path, const char *fmt, ...)
-{
-    char msg[400];
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    return sluice_errorf(c->err, SLUICE_EINVAL, "%s: %s", path, msg);
-}
-
-sluice_err launch_oom(launch_ctx_t *c)
-{
-    return sluice_errorf(c->err, SLUICE_ENOMEM, "launch request: out of memory");
-}
-
 bool launch_in_list(const char *const *keys, const char *k)
 {
     size_t i;
@@ -123,15 +107,17 @@ launch_check_keys(launch_ctx_t *c, json_t *obj, const char *path, const char *co
     const char *k;
     json_t *v;
     char p[PATH_CAP];
+    sluice_err rc = SLUICE_OK;
 
     json_object_foreach(obj, k, v)
     {
         if (!launch_in_list(keys, k)) {
             launch_path_key(p, path, k);
-            return launch_perr(c, p, "unknown field");
+            rc = launch_perr(c, p, "unknown field");
+            LAUNCH_GO_ON(c, rc);
         }
     }
-    return SLUICE_OK;
+    return rc;
 }
 
 bool launch_charset_ok(const char *s, const char *extra, bool upper)
@@ -236,12 +222,20 @@ launch_want_args(launch_ctx_t *c, json_t *v, const char *path, char ***out, size
     if (n > 0 && (args = calloc(n, sizeof(*args))) == NULL)
         return launch_oom(c);
     for (i = 0; i < n; i++) {
+        sluice_err one;
+
         launch_path_idx(p, path, i);
-        /* an empty argument is legitimate ("" on a command line) */
-        if ((rc = launch_dup_string(c, json_array_get(v, i), p, SLUICE_LAUNCH_MAX_STRING, true,
-                                    &args[i])) != SLUICE_OK)
+        /* an empty argument is legitimate ("" on a command line); every
+         * bad item is named */
+        one =
+            launch_dup_string(c, json_array_get(v, i), p, SLUICE_LAUNCH_MAX_STRING, true, &args[i]);
+        if (one != SLUICE_OK && rc == SLUICE_OK)
+            rc = one;
+        if (launch_fatal(c, one))
             goto out;
     }
+    if (rc != SLUICE_OK)
+        goto out;
     *out = args;
     *n_out = n;
     args = NULL;
@@ -341,11 +335,12 @@ sluice_err launch_want_ident(
 sluice_err launch_want_path(launch_ctx_t *c, json_t *v, const char *path, char **out)
 {
     const char *s = NULL;
+    sluice_error_t e = SLUICE_ERROR_INIT;
     sluice_err rc;
 
     if ((rc = launch_want_string(c, v, path, SLUICE_LAUNCH_MAX_STRING, false, &s)) != SLUICE_OK)
         return rc;
-    return syntax_path_normalize(out, s, path, c->err);
+    return launch_take(c, path, syntax_path_normalize(out, s, path, &e), &e);
 }
 
 static bool looks_like_registry(const char *s)
@@ -388,6 +383,7 @@ sluice_err launch_want_time(launch_ctx_t *c, json_t *v, const char *path, uint32
 {
     const char *s = NULL;
     uint64_t m = 0;
+    sluice_error_t e = SLUICE_ERROR_INIT;
     sluice_err rc;
 
     if (json_is_integer(v)) {
@@ -400,7 +396,8 @@ sluice_err launch_want_time(launch_ctx_t *c, json_t *v, const char *path, uint32
         return launch_perr(c, path, "expected minutes (integer) or a Slurm time string");
     if ((rc = launch_want_string(c, v, path, 32, false, &s)) != SLUICE_OK)
         return rc;
-    return syntax_slurm_time(out, s, SLUICE_LAUNCH_MAX_TIME_MINUTES, path, c->err);
+    return launch_take(c, path, syntax_slurm_time(out, s, SLUICE_LAUNCH_MAX_TIME_MINUTES, path, &e),
+                       &e);
 }
 
 sluice_err

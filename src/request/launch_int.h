@@ -6,11 +6,13 @@
  *   launch.c          the request: top-level fields, env, secrets, mounts,
  *                     dependencies, public entry points, freeing
  *   launch_get.c      typed getters, JSON paths in errors, names
+ *   launch_errors.c   every field error noted, document order, the first
  *   launch_pool.c     the native pools, series resolution, fan-out rule
  *   launch_nvflare.c  the NVFlare resource_spec/launcher_spec form
  *   launch_json.c     canonical JSON and hash
  * The calls go one way: launch.c calls the others; launch_pool.c,
- * launch_nvflare.c and launch_json.c call only launch_get.c.
+ * launch_nvflare.c and launch_json.c call only launch_get.c and
+ * launch_errors.c.
  *
  * Every getter returns SLUICE_OK or an error written into ctx->err as
  * "<json path>: <reason>"; strings they hand out are new (caller frees
@@ -38,7 +40,11 @@ struct sluice_launch {
 typedef struct {
     const sluice_launch_policy_t *pol;
     unsigned flags;
-    sluice_error_t *err;
+    sluice_error_t *err;    /* the first error (document order, at the end) */
+    sluice_errlist_t *list; /* every field error; never NULL while parsing */
+    size_t first;           /* list->items[first..] are this parse's */
+    size_t n_errors;        /* field errors noted so far */
+    bool oom;               /* out of memory: the walk stops */
 } launch_ctx_t;
 
 #define PATH_CAP 320 /* a JSON path in an error; longer ones are cut */
@@ -60,9 +66,32 @@ void launch_free_strv(char **v, size_t n); /* NULL-safe */
 
 /* ---- errors ------------------------------------------------------------ */
 
+/* launch_errors.c.  Note the field error "<path>: <reason>" in the list
+ * (and, the first time, in c->err) and return SLUICE_EINVAL, or
+ * SLUICE_ENOMEM when the list could not take it. */
 sluice_err launch_perr(launch_ctx_t *c, const char *path, const char *fmt, ...) SLUICE_PRINTF(3, 4);
 sluice_err launch_oom(launch_ctx_t *c);
-/* Every key of obj is in the NULL-terminated `keys`. */
+/* Note the error `e` of a base/syntax.h check of `path` (its "<path>: "
+ * prefix dropped); rc is that check's return, handed back. */
+sluice_err launch_take(launch_ctx_t *c, const char *path, sluice_err rc, const sluice_error_t *e);
+/* The walk must stop: out of memory, or an error that is not a field's. */
+bool launch_fatal(const launch_ctx_t *c, sluice_err rc);
+/* An error was noted at `prefix` or below it ("pools[1]" covers
+ * "pools[1].nodes"): the checks that read that field are skipped. */
+bool launch_failed(const launch_ctx_t *c, const char *prefix);
+/* Sort this parse's errors in document order (paths looked up in `root`)
+ * and put the first in c->err.  SLUICE_EINVAL when there is any. */
+sluice_err launch_errors_finish(launch_ctx_t *c, json_t *root);
+/* Go on after a field error (launch_perr noted it); return what stops the
+ * walk (launch_fatal). */
+#define LAUNCH_GO_ON(c, rc)                                                                        \
+    do {                                                                                           \
+        sluice_err go_on_rc_ = (rc);                                                               \
+        if (launch_fatal((c), go_on_rc_))                                                          \
+            return go_on_rc_;                                                                      \
+    } while (0)
+/* Every key of obj is in the NULL-terminated `keys` (each other one is
+ * noted). */
 sluice_err
 launch_check_keys(launch_ctx_t *c, json_t *obj, const char *path, const char *const *keys);
 

@@ -72,10 +72,10 @@ nv_slurm_block(launch_ctx_t *c, json_t *ls, const char *name, json_t **out, char
         return SLUICE_OK;
     if (!json_is_object(sl))
         return launch_perr(c, path_out, "expected an object");
-    if ((rc = launch_check_keys(c, sl, path_out, keys)) != SLUICE_OK)
-        return rc;
+    /* an unknown key is noted; the known ones are still read */
+    rc = launch_check_keys(c, sl, path_out, keys);
     *out = sl;
-    return SLUICE_OK;
+    return rc;
 }
 
 sluice_err launch_parse_nvflare(launch_ctx_t *c, json_t *root, sluice_launch_spec_t *s)
@@ -90,6 +90,8 @@ sluice_err launch_parse_nvflare(launch_ctx_t *c, json_t *root, sluice_launch_spe
     uint64_t n = 0, num_gpus = 0;
     bool has_gpus = false, has_gpn = false;
     const char *str = NULL;
+    size_t before = c->n_errors; /* the cross-checks need this form's fields good */
+    sluice_error_t e = SLUICE_ERROR_INIT;
     sluice_err rc;
 
     memset(&nv, 0, sizeof(nv));
@@ -123,9 +125,8 @@ sluice_err launch_parse_nvflare(launch_ctx_t *c, json_t *root, sluice_launch_spe
     if (ls != NULL) {
         if (!json_is_object(ls))
             return launch_perr(c, "launcher_spec", "expected an object keyed by site");
-        if ((rc = nv_slurm_block(c, ls, s->site, &nv.site, nv.site_path)) != SLUICE_OK ||
-            (rc = nv_slurm_block(c, ls, "default", &nv.dflt, nv.dflt_path)) != SLUICE_OK)
-            return rc;
+        LAUNCH_GO_ON(c, nv_slurm_block(c, ls, s->site, &nv.site, nv.site_path));
+        LAUNCH_GO_ON(c, nv_slurm_block(c, ls, "default", &nv.dflt, nv.dflt_path));
     } else {
         launch_path_key(p, "launcher_spec", s->site);
         launch_path_key(nv.site_path, p, "slurm");
@@ -139,52 +140,54 @@ sluice_err launch_parse_nvflare(launch_ctx_t *c, json_t *root, sluice_launch_spe
         return launch_oom(c);
     pool->nodes = 1;
     if ((x = nv_get(&nv, "nodes", nodes_path)) != NULL) {
-        if ((rc = launch_want_uint(c, x, nodes_path, 1, SLUICE_LAUNCH_MAX_NODES, &n)) != SLUICE_OK)
-            return rc;
-        pool->nodes = (uint32_t)n;
+        if ((rc = launch_want_uint(c, x, nodes_path, 1, SLUICE_LAUNCH_MAX_NODES, &n)) == SLUICE_OK)
+            pool->nodes = (uint32_t)n;
+        LAUNCH_GO_ON(c, rc);
     }
     if ((x = nv_get(&nv, "gpus_per_node", gp_path)) != NULL) {
-        if ((rc = launch_want_uint(c, x, gp_path, 0, SLUICE_LAUNCH_MAX_GPUS, &n)) != SLUICE_OK)
-            return rc;
-        pool->gpus_per_node = (uint32_t)n;
-        has_gpn = true;
+        if ((rc = launch_want_uint(c, x, gp_path, 0, SLUICE_LAUNCH_MAX_GPUS, &n)) == SLUICE_OK) {
+            pool->gpus_per_node = (uint32_t)n;
+            has_gpn = true;
+        }
+        LAUNCH_GO_ON(c, rc);
     }
     if ((x = nv_get(&nv, "cpus_per_node", p)) != NULL) {
-        if ((rc = launch_want_uint(c, x, p, 1, SLUICE_LAUNCH_MAX_CPUS, &n)) != SLUICE_OK)
-            return rc;
-        pool->cpus_per_node = (uint32_t)n;
+        if ((rc = launch_want_uint(c, x, p, 1, SLUICE_LAUNCH_MAX_CPUS, &n)) == SLUICE_OK)
+            pool->cpus_per_node = (uint32_t)n;
+        LAUNCH_GO_ON(c, rc);
     }
     if ((x = nv_get(&nv, "mem_per_node", p)) != NULL) {
-        if (json_is_integer(x)) {
-            if ((rc = launch_want_uint(c, x, p, 1, SYNTAX_MEM_MAX_MIB, &pool->mem_per_node_mib)) !=
-                SLUICE_OK)
-                return rc;
-        } else if (json_is_string(x)) {
-            if ((rc = launch_want_string(c, x, p, 32, false, &str)) != SLUICE_OK)
-                return rc;
-            if ((rc = syntax_mem_size(&pool->mem_per_node_mib, str, p, c->err)) != SLUICE_OK)
-                return rc;
-        } else {
-            return launch_perr(c, p, "expected MiB as an integer or a size like \"32G\"");
-        }
+        if (json_is_integer(x))
+            LAUNCH_GO_ON(c,
+                         launch_want_uint(c, x, p, 1, SYNTAX_MEM_MAX_MIB, &pool->mem_per_node_mib));
+        else if (!json_is_string(x))
+            LAUNCH_GO_ON(c, launch_perr(c, p, "expected MiB as an integer or a size like \"32G\""));
+        else if ((rc = launch_want_string(c, x, p, 32, false, &str)) != SLUICE_OK)
+            LAUNCH_GO_ON(c, rc);
+        else
+            LAUNCH_GO_ON(
+                c, launch_take(c, p, syntax_mem_size(&pool->mem_per_node_mib, str, p, &e), &e));
     }
-    if ((x = nv_get(&nv, "time", p)) != NULL &&
-        (rc = launch_want_time(c, x, p, &s->time_limit)) != SLUICE_OK)
-        return rc;
-    if ((x = nv_get(&nv, "pending_timeout", p)) != NULL &&
-        (rc = launch_want_pending(c, x, p, s)) != SLUICE_OK)
-        return rc;
+    if ((x = nv_get(&nv, "time", p)) != NULL)
+        LAUNCH_GO_ON(c, launch_want_time(c, x, p, &s->time_limit));
+    if ((x = nv_get(&nv, "pending_timeout", p)) != NULL)
+        LAUNCH_GO_ON(c, launch_want_pending(c, x, p, s));
     if ((x = nv_get(&nv, "image", p)) != NULL) {
-        if (s->effective_profile == SLUICE_LAUNCH_PROFILE_NONE)
-            return launch_perr(c, p, "job images are refused where the effective sandbox is none");
-        if ((rc = launch_want_image(c, x, p, &s->image)) != SLUICE_OK)
-            return rc;
+        if (s->effective_profile != SLUICE_LAUNCH_PROFILE_NONE)
+            LAUNCH_GO_ON(c, launch_want_image(c, x, p, &s->image));
+        else if (!launch_failed(c, "profile"))
+            LAUNCH_GO_ON(c, launch_perr(c, p,
+                                        "job images are refused where the effective sandbox is "
+                                        "none"));
     }
     /* null: application-owned fan-out, the same as leaving it out */
-    if ((x = nv_get(&nv, "additional_node_command", p)) != NULL && !json_is_null(x) &&
-        (rc = launch_want_node_command(c, x, p, &pool->additional_node_command)) != SLUICE_OK)
-        return rc;
+    if ((x = nv_get(&nv, "additional_node_command", p)) != NULL && !json_is_null(x))
+        LAUNCH_GO_ON(c, launch_want_node_command(c, x, p, &pool->additional_node_command));
 
+    /* the GPU count is checked against nodes and gpus_per_node only when
+     * none of them was wrong */
+    if (c->n_errors != before)
+        return SLUICE_OK;
     if (has_gpus && has_gpn) {
         if ((uint64_t)pool->nodes * pool->gpus_per_node != num_gpus)
             return launch_perr(

@@ -23,6 +23,7 @@
 static sluice_err resolve_series(launch_ctx_t *c, const char *path, sluice_launch_pool_t *pool)
 {
     const sluice_launch_policy_t *pol = c->pol;
+    const char *name = pool->name ? pool->name : "?"; /* "?": its name was bad */
     char e[ECHO_CAP];
     size_t i;
 
@@ -37,11 +38,11 @@ static sluice_err resolve_series(launch_ctx_t *c, const char *path, sluice_launc
                 "pool \"%s\" asks for GPU series \"%s\", which has no constraint in the "
                 "site catalogue (gpu_series.%s.constraint); refused before anything is "
                 "submitted",
-                pool->name, pool->gpu_series, pool->gpu_series);
+                name, pool->gpu_series, pool->gpu_series);
         if (ser->max_gpus_per_node != 0 && pool->gpus_per_node > ser->max_gpus_per_node)
             return launch_perr(
                 c, path, "pool \"%s\" asks for %u GPUs per node; series \"%s\" has %u per node",
-                pool->name, pool->gpus_per_node, pool->gpu_series, ser->max_gpus_per_node);
+                name, pool->gpus_per_node, pool->gpu_series, ser->max_gpus_per_node);
         if ((pool->constraint = launch_strdup(ser->constraint)) == NULL)
             return launch_oom(c);
         if (ser->gres != NULL && (pool->gres = launch_strdup(ser->gres)) == NULL)
@@ -49,10 +50,11 @@ static sluice_err resolve_series(launch_ctx_t *c, const char *path, sluice_launc
         return SLUICE_OK;
     }
     return launch_perr(c, path,
-                       "pool \"%s\": unknown GPU series \"%s\" (not in the site catalogue)",
-                       pool->name, launch_echo(e, pool->gpu_series));
+                       "pool \"%s\": unknown GPU series \"%s\" (not in the site catalogue)", name,
+                       launch_echo(e, pool->gpu_series));
 }
 
+/* One pool: each field is checked, each error noted. */
 static sluice_err
 parse_pool(launch_ctx_t *c, json_t *v, const char *path, sluice_launch_pool_t *pool)
 {
@@ -74,76 +76,74 @@ parse_pool(launch_ctx_t *c, json_t *v, const char *path, sluice_launch_pool_t *p
 
     if (!json_is_object(v))
         return launch_perr(c, path, "expected a pool object");
-    if ((rc = launch_check_keys(c, v, path, keys)) != SLUICE_OK)
-        return rc;
+    LAUNCH_GO_ON(c, launch_check_keys(c, v, path, keys));
     launch_path_key(q, path, "name");
     if ((x = json_object_get(v, "name")) == NULL)
-        return launch_perr(c, q, "required");
-    if ((rc = launch_want_string(c, x, q, 32, false, &name)) != SLUICE_OK)
-        return rc;
-    if (!launch_charset_ok(name, "_-", false))
-        return launch_perr(c, q, "\"%s\" does not match [a-z0-9_-]{1,32}", launch_echo(e, name));
-    if ((pool->name = launch_strdup(name)) == NULL)
+        LAUNCH_GO_ON(c, launch_perr(c, q, "required"));
+    else if ((rc = launch_want_string(c, x, q, 32, false, &name)) != SLUICE_OK)
+        LAUNCH_GO_ON(c, rc);
+    else if (!launch_charset_ok(name, "_-", false))
+        LAUNCH_GO_ON(
+            c, launch_perr(c, q, "\"%s\" does not match [a-z0-9_-]{1,32}", launch_echo(e, name)));
+    else if ((pool->name = launch_strdup(name)) == NULL)
         return launch_oom(c);
     pool->nodes = 1;
     launch_path_key(q, path, "nodes");
     if ((x = json_object_get(v, "nodes")) != NULL) {
-        if ((rc = launch_want_uint(c, x, q, 1, SLUICE_LAUNCH_MAX_NODES, &n)) != SLUICE_OK)
-            return rc;
-        pool->nodes = (uint32_t)n;
+        if ((rc = launch_want_uint(c, x, q, 1, SLUICE_LAUNCH_MAX_NODES, &n)) == SLUICE_OK)
+            pool->nodes = (uint32_t)n;
+        LAUNCH_GO_ON(c, rc);
     }
     launch_path_key(q, path, "gpus_per_node");
     if ((x = json_object_get(v, "gpus_per_node")) != NULL) {
-        if ((rc = launch_want_uint(c, x, q, 0, SLUICE_LAUNCH_MAX_GPUS, &n)) != SLUICE_OK)
-            return rc;
-        pool->gpus_per_node = (uint32_t)n;
+        if ((rc = launch_want_uint(c, x, q, 0, SLUICE_LAUNCH_MAX_GPUS, &n)) == SLUICE_OK)
+            pool->gpus_per_node = (uint32_t)n;
+        LAUNCH_GO_ON(c, rc);
     }
     launch_path_key(q, path, "cpus_per_node");
     if ((x = json_object_get(v, "cpus_per_node")) != NULL) {
-        if ((rc = launch_want_uint(c, x, q, 1, SLUICE_LAUNCH_MAX_CPUS, &n)) != SLUICE_OK)
-            return rc;
-        pool->cpus_per_node = (uint32_t)n;
+        if ((rc = launch_want_uint(c, x, q, 1, SLUICE_LAUNCH_MAX_CPUS, &n)) == SLUICE_OK)
+            pool->cpus_per_node = (uint32_t)n;
+        LAUNCH_GO_ON(c, rc);
     }
     launch_path_key(q, path, "mem_per_node_mib");
     if ((x = json_object_get(v, "mem_per_node_mib")) != NULL) {
-        if ((rc = launch_want_uint(c, x, q, 1, SYNTAX_MEM_MAX_MIB, &n)) != SLUICE_OK)
-            return rc;
-        pool->mem_per_node_mib = n;
+        if ((rc = launch_want_uint(c, x, q, 1, SYNTAX_MEM_MAX_MIB, &n)) == SLUICE_OK)
+            pool->mem_per_node_mib = n;
+        LAUNCH_GO_ON(c, rc);
     }
     launch_path_key(q, path, "command");
     if ((x = json_object_get(v, "command")) != NULL) {
-        if ((rc = launch_dup_string(c, x, q, SLUICE_LAUNCH_MAX_STRING, false, &pool->command)) !=
-            SLUICE_OK)
-            return rc;
+        LAUNCH_GO_ON(c,
+                     launch_dup_string(c, x, q, SLUICE_LAUNCH_MAX_STRING, false, &pool->command));
         pool->set_command = true;
     }
     launch_path_key(q, path, "args");
     if ((x = json_object_get(v, "args")) != NULL) {
-        if ((rc = launch_want_args(c, x, q, &pool->args, &pool->n_args)) != SLUICE_OK)
-            return rc;
+        LAUNCH_GO_ON(c, launch_want_args(c, x, q, &pool->args, &pool->n_args));
         pool->set_args = true;
     }
     launch_path_key(q, path, "additional_node_command");
-    if ((x = json_object_get(v, "additional_node_command")) != NULL &&
-        (rc = launch_want_node_command(c, x, q, &pool->additional_node_command)) != SLUICE_OK)
-        return rc;
+    if ((x = json_object_get(v, "additional_node_command")) != NULL)
+        LAUNCH_GO_ON(c, launch_want_node_command(c, x, q, &pool->additional_node_command));
     launch_path_key(q, path, "gpu_series");
     if ((x = json_object_get(v, "gpu_series")) != NULL) {
         if ((rc = launch_want_string(c, x, q, 64, false, &name)) != SLUICE_OK)
             return rc;
         if ((pool->gpu_series = launch_strdup(name)) == NULL)
             return launch_oom(c);
-        if ((rc = resolve_series(c, q, pool)) != SLUICE_OK)
-            return rc;
+        /* a bad gpus_per_node left 0 here: no second error about it */
+        return resolve_series(c, q, pool);
     }
     return SLUICE_OK;
 }
 
+/* Every pool is checked (each error noted); the list itself being wrong
+ * stops there. */
 sluice_err launch_parse_pools(launch_ctx_t *c, json_t *v, sluice_launch_spec_t *s)
 {
     size_t i, j, n;
     char p[PATH_CAP], q[PATH_CAP];
-    sluice_err rc;
 
     if (!json_is_array(v))
         return launch_perr(c, "pools", "expected an array of 1 to %d pools",
@@ -157,13 +157,13 @@ sluice_err launch_parse_pools(launch_ctx_t *c, json_t *v, sluice_launch_spec_t *
     for (i = 0; i < n; i++) {
         launch_path_idx(p, "pools", i);
         s->n_pools = i + 1;
-        if ((rc = parse_pool(c, json_array_get(v, i), p, &s->pools[i])) != SLUICE_OK)
-            return rc;
-        for (j = 0; j < i; j++)
-            if (strcmp(s->pools[j].name, s->pools[i].name) == 0) {
+        LAUNCH_GO_ON(c, parse_pool(c, json_array_get(v, i), p, &s->pools[i]));
+        for (j = 0; j < i && s->pools[i].name != NULL; j++)
+            if (s->pools[j].name != NULL && strcmp(s->pools[j].name, s->pools[i].name) == 0) {
                 launch_path_key(q, p, "name");
-                return launch_perr(c, q, "\"%s\" is already the name of pools[%zu]",
-                                   s->pools[i].name, j);
+                LAUNCH_GO_ON(c, launch_perr(c, q, "\"%s\" is already the name of pools[%zu]",
+                                            s->pools[i].name, j));
+                break;
             }
     }
     return SLUICE_OK;
@@ -198,20 +198,64 @@ default_series(launch_ctx_t *c, const sluice_launch_spec_t *s, size_t i, sluice_
     return SLUICE_OK;
 }
 
+/* A pool with an error of its own is left out of the checks below. */
+static bool pool_failed(const launch_ctx_t *c, const sluice_launch_spec_t *s, size_t i)
+{
+    char p[PATH_CAP];
+
+    if (s->nvflare_form)
+        return launch_failed(c, "resource_spec") || launch_failed(c, "launcher_spec");
+    snprintf(p, sizeof(p), "pools[%zu]", i);
+    return launch_failed(c, p);
+}
+
+/* The pool's command and arguments: its own, else the launch's. */
+static sluice_err pool_command(launch_ctx_t *c, sluice_launch_spec_t *s, size_t i)
+{
+    sluice_launch_pool_t *pool = &s->pools[i];
+    char p[PATH_CAP];
+    size_t k;
+
+    if (pool->set_command)
+        return SLUICE_OK;
+    if (s->command == NULL) {
+        if (launch_failed(c, "command")) /* already named */
+            return SLUICE_OK;
+        if (s->nvflare_form)
+            return launch_perr(c, "command",
+                               "required: the NVFlare form must carry the worker command, or the "
+                               "site (or study) must set python_path (sluice invents none)");
+        snprintf(p, sizeof(p), "pools[%zu].command", i);
+        return launch_perr(c, p, "required because the launch has no command");
+    }
+    if ((pool->command = launch_strdup(s->command)) == NULL)
+        return launch_oom(c);
+    if (!pool->set_args && s->n_args > 0) {
+        if ((pool->args = calloc(s->n_args, sizeof(char *))) == NULL)
+            return launch_oom(c);
+        for (k = 0; k < s->n_args; k++) {
+            if ((pool->args[k] = launch_strdup(s->args[k])) == NULL)
+                return launch_oom(c);
+            pool->n_args = k + 1;
+        }
+    }
+    return SLUICE_OK;
+}
+
 /* Effective commands, the default GPU series and the multi-node fan-out
- * rule. */
+ * rule; each pool's errors are noted and the next pool is checked. */
 sluice_err launch_finish_pools(launch_ctx_t *c, sluice_launch_spec_t *s)
 {
     char p[PATH_CAP];
-    size_t i, k;
-    sluice_err rc;
+    size_t i;
 
     /* NVFlare's launcher runs `<python_path> -u -m <worker module> ...`: a
      * request in its form may leave the interpreter to the site (or study)
      * and send only the module and its arguments.  The effective command
      * is kept in the model, so a stored launch does not depend on the site
      * file it was accepted under. */
-    if (s->nvflare_form && s->command == NULL && c->pol->python_path != NULL) {
+    if (s->nvflare_form && s->command == NULL && c->pol->python_path != NULL &&
+        !launch_failed(c, "command") && !launch_failed(c, "args")) {
         if (s->n_args == 0)
             return launch_perr(c, "args",
                                "required when the command is the site's python_path (%s): the "
@@ -223,41 +267,22 @@ sluice_err launch_finish_pools(launch_ctx_t *c, sluice_launch_spec_t *s)
     for (i = 0; i < s->n_pools; i++) {
         sluice_launch_pool_t *pool = &s->pools[i];
 
-        if ((rc = default_series(c, s, i, pool)) != SLUICE_OK)
-            return rc;
-
-        if (!pool->set_command) {
-            if (s->command == NULL) {
-                if (s->nvflare_form)
-                    return launch_perr(c, "command",
-                                       "required: the NVFlare form must carry the worker command, "
-                                       "or the site (or study) must set python_path (sluice "
-                                       "invents none)");
-                snprintf(p, sizeof(p), "pools[%zu].command", i);
-                return launch_perr(c, p, "required because the launch has no command");
-            }
-            if ((pool->command = launch_strdup(s->command)) == NULL)
-                return launch_oom(c);
-            if (!pool->set_args && s->n_args > 0) {
-                if ((pool->args = calloc(s->n_args, sizeof(char *))) == NULL)
-                    return launch_oom(c);
-                for (k = 0; k < s->n_args; k++) {
-                    if ((pool->args[k] = launch_strdup(s->args[k])) == NULL)
-                        return launch_oom(c);
-                    pool->n_args = k + 1;
-                }
-            }
-        }
+        if (pool_failed(c, s, i))
+            continue;
+        LAUNCH_GO_ON(c, default_series(c, s, i, pool));
+        LAUNCH_GO_ON(c, pool_command(c, s, i));
         if (pool->nodes > 1 && pool->additional_node_command == NULL &&
-            s->effective_profile != SLUICE_LAUNCH_PROFILE_NONE) {
+            s->effective_profile != SLUICE_LAUNCH_PROFILE_NONE && !launch_failed(c, "profile")) {
             if (s->nvflare_form)
                 launch_path_join(p, "launcher_spec.", s->site, ".slurm.nodes");
             else
                 snprintf(p, sizeof(p), "pools[%zu].nodes", i);
-            return launch_perr(c, p,
-                               "%u nodes without additional_node_command leave the fan-out to the "
-                               "application, which needs the sandbox none (effective: %s)",
-                               pool->nodes, sluice_launch_profile_name(s->effective_profile));
+            LAUNCH_GO_ON(c, launch_perr(c, p,
+                                        "%u nodes without additional_node_command leave the "
+                                        "fan-out to the application, which needs the sandbox none "
+                                        "(effective: %s)",
+                                        pool->nodes,
+                                        sluice_launch_profile_name(s->effective_profile)));
         }
     }
     return SLUICE_OK;

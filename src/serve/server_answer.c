@@ -155,7 +155,47 @@ void answer_problem(
     answer_problem_ex(a, status, slug, title, detail, NULL, NULL);
 }
 
-void answer_error(answer_t *a, const sluice_error_t *err)
+/* The `errors` member of a 422: every field error of `fields`, or the one
+ * `err` names ("<path>: <reason>", path "" when its text names none). */
+static json_t *field_errors(const sluice_error_t *err, const sluice_errlist_t *fields)
+{
+    sluice_errlist_t one = SLUICE_ERRLIST_INIT;
+    json_t *arr = json_array();
+    size_t i;
+
+    if (fields == NULL || fields->n == 0) {
+        if (sluice_errlist_add_text(&one, err->text) != SLUICE_OK) {
+            json_decref(arr);
+            return NULL;
+        }
+        fields = &one;
+    }
+    for (i = 0; arr != NULL && i < fields->n; i++)
+        if (json_array_append_new(arr, json_pack("{s:s s:s}", "path", fields->items[i].path,
+                                                 "reason", fields->items[i].reason)) != 0) {
+            json_decref(arr);
+            arr = NULL;
+        }
+    sluice_errlist_clear(&one);
+    return arr;
+}
+
+void answer_invalid(answer_t *a, const sluice_error_t *err, const sluice_errlist_t *fields)
+{
+    json_t *errors = field_errors(err, fields);
+    const char *field = NULL;
+
+    if (errors == NULL) {
+        answer_clear(a);
+        return;
+    }
+    field = json_string_value(json_object_get(json_array_get(errors, 0), "path"));
+    answer_problem_more(a, 422, "invalid-request", "Invalid launch request", err->text,
+                        field != NULL && field[0] != '\0' ? field : NULL, NULL,
+                        json_pack("{s:o}", "errors", errors));
+}
+
+void answer_error_fields(answer_t *a, const sluice_error_t *err, const sluice_errlist_t *fields)
 {
     switch (err->code) {
     case SLUICE_ENOTFOUND:
@@ -166,19 +206,10 @@ void answer_error(answer_t *a, const sluice_error_t *err)
         return;
     case SLUICE_EINVAL:
     case SLUICE_ETOOBIG:
-    case SLUICE_ECONFIG: {
+    case SLUICE_ECONFIG:
         /* The parser's messages start with the JSON path: "<path>: <why>". */
-        char field[160];
-        size_t n = strcspn(err->text, ": ");
-        int has_path = n > 0 && n < sizeof(field) && strncmp(err->text + n, ": ", 2) == 0;
-        if (has_path) {
-            memcpy(field, err->text, n);
-            field[n] = '\0';
-        }
-        answer_problem_ex(a, 422, "invalid-request", "Invalid launch request", err->text,
-                          has_path ? field : NULL, NULL);
+        answer_invalid(a, err, fields);
         return;
-    }
     case SLUICE_ESTATE:
         answer_problem(a, 409, "wrong-state", "Not allowed in the current state", err->text);
         return;
@@ -186,4 +217,9 @@ void answer_error(answer_t *a, const sluice_error_t *err)
         answer_problem(a, 500, "internal", "Internal error", err->text);
         return;
     }
+}
+
+void answer_error(answer_t *a, const sluice_error_t *err)
+{
+    answer_error_fields(a, err, NULL);
 }

@@ -102,8 +102,14 @@ void answer_problem_more(answer_t *a,
 void answer_problem(
     answer_t *a, unsigned status, const char *slug, const char *title, const char *detail);
 /* The problem answer for a sluice error: 404 not found, 409 conflict or
- * wrong state, 422 an invalid request (with the field its text names),
- * else 500. */
+ * wrong state, 422 an invalid request (answer_invalid()), else 500. */
 void answer_error(answer_t *a, const sluice_error_t *err);
+/* answer_error() whose 422 lists `fields` (borrowed; may be NULL). */
+void answer_error_fields(answer_t *a, const sluice_error_t *err, const sluice_errlist_t *fields);
+/* 422 invalid-request: detail err->text; `errors` [{path, reason}] every
+ * error of `fields` (borrowed), or when it is NULL or empty the one that
+ * err->text names ("<path>: <reason>"; path "" when it names none);
+ * `field` the first error's path (left out when ""). */
+void answer_invalid(answer_t *a, const sluice_error_t *err, const sluice_errlist_t *fields);
 
 #endif /* SLUICE_SERVER_ANSWER_H */

@@ -37,6 +37,7 @@ void launch_post(sluice_server_t *s, req_t *rq, answer_t *out)
     sluice_accept_t *a = NULL;
     sluice_accept_stage stage = SLUICE_ACCEPT_STAGE_NONE;
     sluice_accept_outcome outcome = SLUICE_ACCEPT_NONE;
+    sluice_errlist_t fields = SLUICE_ERRLIST_INIT; /* every field error: the 422's errors[] */
     sluice_err rc;
 
     if (ctype == NULL || strncmp(ctype, "application/json", 16) != 0 ||
@@ -56,13 +57,22 @@ void launch_post(sluice_server_t *s, req_t *rq, answer_t *out)
     if ((peek = json_loadb(rq->body ? rq->body : "", rq->len, JSON_REJECT_DUPLICATES, &jerr)) ==
             NULL ||
         !json_is_object(peek)) {
-        /* The position only: jansson's text quotes the body ("near '...'"),
-         * which may hold a secret value. */
-        char detail[128];
-        snprintf(detail, sizeof(detail), "not valid JSON (line %d, column %d)", jerr.line,
-                 jerr.column);
-        answer_problem(out, 400, "malformed-json", "Malformed JSON",
-                       peek ? "the body is not a JSON object" : detail);
+        /* The position and jansson's reason as the CLI gives them, without
+         * its "near '...'" excerpt: that quotes the body, which may hold a
+         * secret value. */
+        char detail[256], *near = strstr(jerr.text, " near '");
+
+        if (peek != NULL) {
+            answer_problem(out, 400, "malformed-json", "Malformed JSON",
+                           "the body is not a JSON object");
+            goto out;
+        }
+        if (near != NULL)
+            *near = '\0';
+        snprintf(detail, sizeof(detail), "not valid JSON at line %d, column %d: %s", jerr.line,
+                 jerr.column, jerr.text);
+        answer_problem_more(out, 400, "malformed-json", "Malformed JSON", detail, NULL, NULL,
+                            json_pack("{s:i s:i}", "line", jerr.line, "column", jerr.column));
         goto out;
     }
     /* Values that crossed plain TCP are not secret any more: refuse them
@@ -83,9 +93,10 @@ void launch_post(sluice_server_t *s, req_t *rq, answer_t *out)
     ao.stat_fn = s->o.stat_fn;
     ao.stat_arg = s->o.stat_arg;
     ao.caller = rq->caller.name;
+    ao.errors = &fields;
     if (sluice_accept_prepare(&a, &stage, s->o.cfg, rq->body ? rq->body : "", rq->len, &ao, &err) !=
         SLUICE_OK) {
-        answer_error(out, &err);
+        answer_error_fields(out, &err, &fields);
         goto out;
     }
     if (req_arg_true(rq, "dry_run")) {
@@ -100,8 +111,15 @@ void launch_post(sluice_server_t *s, req_t *rq, answer_t *out)
      * launcher takes the launch at its next intake and is woken now). */
     rc = sluice_accept_commit(a, &outcome, &stage, s->o.launcher, &err);
     if (rc != SLUICE_OK && stage == SLUICE_ACCEPT_STAGE_SECRETS) {
-        answer_problem_ex(out, 422, "invalid-request", "Invalid launch request", err.text,
-                          "secret_env", NULL);
+        /* a secret_env variable the service's environment lacks (the
+         * request's, "secret_env: ...", or the study's) */
+        const char *why = err.text;
+
+        if (strncmp(why, "secret_env: ", 12) == 0)
+            why += 12;
+        if (sluice_errlist_add(&fields, "secret_env", "%s", why) != SLUICE_OK)
+            sluice_errorf(&err, SLUICE_ENOMEM, "out of memory");
+        answer_error_fields(out, &err, &fields);
         goto out;
     }
     atomic_store(&s->views_dirty, 1);
@@ -118,4 +136,5 @@ out:
     json_decref(view);
     json_decref(peek);
     sluice_accept_free(a);
+    sluice_errlist_clear(&fields);
 }

@@ -24,6 +24,7 @@
 #include "server_launch_post.h"
 #include "server_launches.h"
 #include "server_logs.h"
+#include "server_openapi.h"
 #include "server_routes.h"
 #include "server_sse.h"
 #include "server_status.h"
@@ -43,6 +44,8 @@ typedef struct {
 
 static const route_t routes[] = {
     {"GET", "/v1/healthz", 1, health_live, NULL},
+    {"GET", "/v1/openapi.json", 1, openapi_get, "json"},
+    {"GET", "/v1/openapi.yaml", 1, openapi_get, "yaml"},
     {"GET", "/v1/readyz", 0, health_ready, NULL},
     {"GET", "/v1/metrics", 0, health_metrics, NULL},
     {"GET", "/v1/status", 0, status_get, NULL},

@@ -13,6 +13,7 @@
  *   every site file copies strings with them.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -267,6 +268,253 @@ sluice_err cfg_read_file(const char *path, char **text, size_t *len, sluice_erro
 out:
     if (f)
         fclose(f);
+    buf_free(&b);
+    return rc;
+}
+
+/* ---- YAML <-> JSON (sluice_yaml_to_json, sluice_json_to_yaml) ------------ */
+
+/* What a plain scalar is under the YAML 1.2 core schema: null, a boolean,
+ * an integer (decimal, 0o octal, 0x hex) or a float; anything else (and
+ * .inf/.nan, which JSON cannot hold) is a string.  NULL when out of
+ * memory. */
+static json_t *core_scalar(const char *s)
+{
+    static const char *const nulls[] = {"", "~", "null", "Null", "NULL", NULL};
+    static const char *const trues[] = {"true", "True", "TRUE", NULL};
+    static const char *const falses[] = {"false", "False", "FALSE", NULL};
+    const char *p = s;
+    char *end;
+    size_t i;
+    bool digits = false;
+
+    for (i = 0; nulls[i]; i++)
+        if (strcmp(s, nulls[i]) == 0)
+            return json_null();
+    for (i = 0; trues[i]; i++)
+        if (strcmp(s, trues[i]) == 0)
+            return json_true();
+    for (i = 0; falses[i]; i++)
+        if (strcmp(s, falses[i]) == 0)
+            return json_false();
+    if ((s[0] == '0' && (s[1] == 'o' || s[1] == 'x')) && s[2] != '\0') {
+        long long v;
+
+        errno = 0;
+        v = strtoll(s + 2, &end, s[1] == 'o' ? 8 : 16);
+        if (*end == '\0' && errno == 0 && strspn(s + 2, "0123456789abcdefABCDEF") == strlen(s + 2))
+            return json_integer((json_int_t)v);
+        return json_string(s);
+    }
+    /* [-+]?[0-9]+ or [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)? */
+    if (*p == '-' || *p == '+')
+        p++;
+    for (; *p >= '0' && *p <= '9'; p++)
+        digits = true;
+    if (*p == '\0' && digits) {
+        long long v;
+
+        errno = 0;
+        v = strtoll(s, &end, 10);
+        if (errno == 0)
+            return json_integer((json_int_t)v);
+        return json_real(strtod(s, NULL)); /* too big for an integer */
+    }
+    if (*p == '.') {
+        for (p++; *p >= '0' && *p <= '9'; p++)
+            digits = true;
+    }
+    if (digits && (*p == 'e' || *p == 'E')) {
+        p++;
+        if (*p == '-' || *p == '+')
+            p++;
+        if (!(*p >= '0' && *p <= '9'))
+            return json_string(s);
+        while (*p >= '0' && *p <= '9')
+            p++;
+    }
+    if (digits && *p == '\0') {
+        double d = strtod(s, NULL);
+
+        if (d - d == 0) /* finite */
+            return json_real(d);
+    }
+    return json_string(s);
+}
+
+static sluice_err node_json(const node_t *n, json_t **out, sluice_error_t *err)
+{
+    json_t *j = NULL, *kid = NULL;
+    size_t i;
+
+    if (n == NULL)
+        j = json_null();
+    else if (n->kind == N_SCALAR)
+        j = n->plain ? core_scalar(n->str) : json_string(n->str);
+    else if (n->kind == N_SEQ)
+        j = json_array();
+    else
+        j = json_object();
+    for (i = 0; j != NULL && n != NULL && n->kind != N_SCALAR && i < n->n; i++) {
+        const node_t *v = n->kind == N_MAP ? n->kids[++i] : n->kids[i];
+
+        if (node_json(v, &kid, err) != SLUICE_OK) {
+            json_decref(j);
+            return err ? err->code : SLUICE_ENOMEM;
+        }
+        if ((n->kind == N_MAP ? json_object_set_new(j, n->kids[i - 1]->str, kid)
+                              : json_array_append_new(j, kid)) != 0) {
+            json_decref(j);
+            j = NULL;
+        }
+    }
+    if (j == NULL)
+        return sluice_errorf(err, SLUICE_ENOMEM, "YAML to JSON: out of memory");
+    *out = j;
+    return SLUICE_OK;
+}
+
+sluice_err sluice_yaml_to_json(
+    const char *name, const char *text, size_t len, json_t **out, sluice_error_t *err)
+{
+    node_t *root = NULL;
+    sluice_err rc;
+
+    if (out == NULL || (text == NULL && len > 0))
+        return sluice_errorf(err, SLUICE_EINVAL, "sluice_yaml_to_json: invalid arguments");
+    *out = NULL;
+    if (len > CFG_MAX_FILE)
+        return sluice_errorf(err, SLUICE_ETOOBIG, "%s: larger than %d bytes", name ? name : "YAML",
+                             CFG_MAX_FILE);
+    if ((rc = cfg_parse_yaml(name ? name : "YAML", text ? text : "", len, &root, err)) != SLUICE_OK)
+        return rc;
+    rc = node_json(root, out, err);
+    cfg_node_free(root);
+    return rc;
+}
+
+/* A string that a plain scalar would not give back as itself (the core
+ * schema would read another type, or YAML syntax would) is quoted. */
+static bool plain_ok(const char *s)
+{
+    json_t *j = core_scalar(s);
+    bool ok = json_is_string(j) && s[0] != '\0' && strchr("-?:,[]{}#&*!|>'\"%@` ", s[0]) == NULL &&
+              strstr(s, ": ") == NULL && strstr(s, " #") == NULL && strchr(s, '\n') == NULL &&
+              s[strlen(s) - 1] != ' ' && s[strlen(s) - 1] != ':';
+
+    json_decref(j);
+    return ok;
+}
+
+static int emit_write(void *data, unsigned char *buffer, size_t size)
+{
+    return buf_append((buf_t *)data, (const char *)buffer, size) == SLUICE_OK;
+}
+
+static int emit_scalar(yaml_emitter_t *em, const char *s, bool plain, yaml_scalar_style_t style)
+{
+    yaml_event_t ev;
+
+    if (!yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)(uintptr_t)s, (int)strlen(s),
+                                      plain, !plain, style))
+        return 0;
+    return yaml_emitter_emit(em, &ev);
+}
+
+static int emit_value(yaml_emitter_t *em, const json_t *j, size_t depth)
+{
+    yaml_event_t ev;
+    char num[64];
+
+    if (depth > CFG_MAX_DEPTH)
+        return 0;
+    switch (json_typeof(j)) {
+    case JSON_OBJECT: {
+        const char *k;
+        json_t *v;
+
+        if (!yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE) ||
+            !yaml_emitter_emit(em, &ev))
+            return 0;
+        json_object_foreach((json_t *)(uintptr_t)j, k, v)
+        {
+            if (!emit_scalar(em, k, plain_ok(k), YAML_ANY_SCALAR_STYLE) ||
+                !emit_value(em, v, depth + 1))
+                return 0;
+        }
+        return yaml_mapping_end_event_initialize(&ev) && yaml_emitter_emit(em, &ev);
+    }
+    case JSON_ARRAY: {
+        size_t i;
+
+        if (!yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE) ||
+            !yaml_emitter_emit(em, &ev))
+            return 0;
+        for (i = 0; i < json_array_size(j); i++)
+            if (!emit_value(em, json_array_get(j, i), depth + 1))
+                return 0;
+        return yaml_sequence_end_event_initialize(&ev) && yaml_emitter_emit(em, &ev);
+    }
+    case JSON_STRING: {
+        const char *s = json_string_value(j);
+
+        if (strlen(s) != json_string_length(j))
+            return 0; /* a NUL byte: YAML text cannot carry it */
+        return emit_scalar(em, s, plain_ok(s),
+                           strchr(s, '\n') != NULL ? YAML_LITERAL_SCALAR_STYLE
+                                                   : YAML_ANY_SCALAR_STYLE);
+    }
+    case JSON_INTEGER:
+        snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT, json_integer_value(j));
+        return emit_scalar(em, num, true, YAML_PLAIN_SCALAR_STYLE);
+    case JSON_REAL:
+        snprintf(num, sizeof(num), "%.17g", json_real_value(j));
+        if (strpbrk(num, ".eE") == NULL)
+            strcat(num, ".0"); /* read back as a float, not an integer */
+        return emit_scalar(em, num, true, YAML_PLAIN_SCALAR_STYLE);
+    case JSON_TRUE:
+        return emit_scalar(em, "true", true, YAML_PLAIN_SCALAR_STYLE);
+    case JSON_FALSE:
+        return emit_scalar(em, "false", true, YAML_PLAIN_SCALAR_STYLE);
+    case JSON_NULL:
+    default:
+        return emit_scalar(em, "null", true, YAML_PLAIN_SCALAR_STYLE);
+    }
+}
+
+sluice_err sluice_json_to_yaml(const json_t *j, char **out, sluice_error_t *err)
+{
+    yaml_emitter_t em;
+    yaml_event_t ev;
+    buf_t b;
+    sluice_err rc = SLUICE_OK;
+
+    if (j == NULL || out == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "sluice_json_to_yaml: invalid arguments");
+    *out = NULL;
+    buf_init(&b, 16 * CFG_MAX_FILE);
+    if (!yaml_emitter_initialize(&em)) {
+        buf_free(&b);
+        return sluice_errorf(err, SLUICE_ENOMEM, "JSON to YAML: out of memory");
+    }
+    yaml_emitter_set_output(&em, emit_write, &b);
+    yaml_emitter_set_unicode(&em, 1);
+    yaml_emitter_set_width(&em, 100);
+    if (!yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING) ||
+        !yaml_emitter_emit(&em, &ev) ||
+        !yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1) ||
+        !yaml_emitter_emit(&em, &ev) || !emit_value(&em, j, 0) ||
+        !yaml_document_end_event_initialize(&ev, 1) || !yaml_emitter_emit(&em, &ev) ||
+        !yaml_stream_end_event_initialize(&ev) || !yaml_emitter_emit(&em, &ev) ||
+        !yaml_emitter_flush(&em)) {
+        rc = sluice_errorf(err, SLUICE_EINVAL, "JSON to YAML: %s",
+                           em.problem ? em.problem : "a value YAML cannot carry, or out of memory");
+        goto out;
+    }
+    if ((*out = buf_take(&b)) == NULL)
+        rc = sluice_errorf(err, SLUICE_ENOMEM, "JSON to YAML: out of memory");
+out:
+    yaml_emitter_delete(&em);
     buf_free(&b);
     return rc;
 }

@@ -174,8 +174,8 @@ sluice_err sluice_accept_prepare(sluice_accept_t **out,
     have_policy = true;
 
     stage = SLUICE_ACCEPT_STAGE_PARSE;
-    if ((rc = sluice_launch_parse(&a->launch, request ? request : "", len, &policy, 0, err)) !=
-        SLUICE_OK)
+    if ((rc = sluice_launch_parse_all(&a->launch, request ? request : "", len, &policy, 0,
+                                      opts->errors, err)) != SLUICE_OK)
         goto out;
 
     stage = SLUICE_ACCEPT_STAGE_RENDER;

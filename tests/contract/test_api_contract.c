@@ -326,6 +326,28 @@ Test(api_contract,
     cr_expect_eq(ex("GET", "/ui/{file}", "/ui/nope.js", NULL, NULL, NULL), 404);
     cr_expect_eq(ex("DELETE", "/ui/{file}", "/ui/app.js", NULL, NULL, NULL), 405);
 
+    /* the OpenAPI document: public, and the same as the file read on its
+     * own (check_openapi_served.py, PyYAML) with the binary's version */
+    cr_expect_eq(ex("GET", "/v1/openapi.yaml", "/v1/openapi.yaml", NULL, NULL, NULL), 200);
+    cr_expect_eq(ex("POST", "/v1/openapi.yaml", "/v1/openapi.yaml", NULL, "", NULL), 405);
+    cr_expect_eq(ex("POST", "/v1/openapi.json", "/v1/openapi.json", AUTH, "", NULL), 405);
+    cr_expect_eq(ex("GET", "/v1/openapi.json", "/v1/openapi.json", NULL, NULL, &r), 200);
+    j = json_loads(r.body, 0, NULL);
+    cr_assert_not_null(j, "%s", r.body);
+    cr_expect_str_eq(json_string_value(json_object_get(json_object_get(j, "info"), "version")),
+                     SLUICE_VERSION_STRING);
+    json_decref(j);
+    snprintf(file, sizeof(file), "%s/openapi-served.json", fx.tmp);
+    f = fopen(file, "w");
+    cr_assert_not_null(f);
+    fputs(r.body, f);
+    fclose(f);
+    hc_response_clear(&r);
+    snprintf(cmd, sizeof(cmd),
+             "/usr/bin/python3 '%s/tests/contract/check_openapi_served.py' '%s' '%s'", src, src,
+             file);
+    cr_expect_eq(system(cmd), 0, "%s", cmd);
+
     /* create: accepted, the same again, dry run, and every refusal */
     sfx_request("c-1", "/bin/true", req, sizeof(req));
     cr_expect_eq(ex("POST", L, L, JSON_AUTH, req, NULL), 201);
@@ -349,7 +371,11 @@ Test(api_contract,
     sfx_request("c-1", "/bin/false", other, sizeof(other));
     cr_expect_eq(ex("POST", L, L, JSON_AUTH, other, NULL), 409);
     cr_expect_eq(ex("POST", L, L, JSON_AUTH, "{\"launch_id\":", NULL), 400);
-    cr_expect_eq(ex("POST", L, L, JSON_AUTH, "{\"launch_id\": \"x\"}", NULL), 422);
+    cr_expect_eq(ex("POST", L, L, JSON_AUTH, "{\"launch_id\": \"x\"}", &r), 422);
+    j = json_loads(r.body, 0, NULL);
+    cr_expect_gt(json_array_size(json_object_get(j, "errors")), 1, "%s", r.body);
+    json_decref(j);
+    hc_response_clear(&r);
     cr_expect_eq(ex("POST", L, L, AUTH "Content-Type: text/plain\r\n", req, NULL), 415);
     cr_expect_eq(ex("POST", L, L, "Content-Type: application/json\r\n", req, NULL), 401);
     big = malloc(big_len + 1);

@@ -503,3 +503,24 @@ Test(cli_remote, options_after_the_operand_as_the_readme_shows)
     cr_expect(strstr(r.out, "\"status\": \"ok\"") != NULL, "%s", r.out);
     run_free(&r);
 }
+
+Test(cli_remote, a_422_prints_every_field_error)
+{
+    char req[300];
+    run_t r;
+
+    snprintf(req, sizeof(req), "%s/many.json", fx.tmp);
+    write_file(req,
+               "{\"launch_id\": \"many-1\", \"site\": \"site-1\", \"profile\": \"none\", "
+               "\"partition\": \"gpu\", \"pools\": [{\"name\": \"a\", \"nodes\": 0, "
+               "\"command\": \"c\"}, {\"name\": \"b\", \"cpus_per_node\": 0, \"command\": \"c\"}], "
+               "\"time_limit\": \"soon\"}",
+               0600);
+    r = run("launch '%s' " REMOTE, req, url, fx.token_file);
+    cr_expect_eq(r.code, 65, "%s", r.err);
+    cr_expect(strstr(r.err, "422 Invalid launch request: pools[0].nodes: ") != NULL, "%s", r.err);
+    cr_expect(strstr(r.err, "\nsluice: pools[0].nodes: ") != NULL, "%s", r.err);
+    cr_expect(strstr(r.err, "\nsluice: pools[1].cpus_per_node: ") != NULL, "%s", r.err);
+    cr_expect(strstr(r.err, "\nsluice: time_limit: ") != NULL, "%s", r.err);
+    run_free(&r);
+}
