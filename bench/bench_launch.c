@@ -48,6 +48,7 @@
 #include <sluice/log.h>
 #include <sluice/store.h>
 #include <sluice/supervisor.h>
+#include <sluice/timing.h>
 
 #include "bench_util.h"
 
@@ -155,6 +156,7 @@ static double run_once(
     sluice_error_t err = SLUICE_ERROR_INIT;
     counts_t cnt = {0, 0};
     double t0, t_acc, t1, ts, deadline, t_render = 0.0;
+    sluice_timing_t tm0[SLUICE_TIMING_COUNT], tm1[SLUICE_TIMING_COUNT];
     size_t accepted = 0, cancelled = 0, steps = 0;
     char **ids = calloc(n, sizeof(*ids));
     intake_t in;
@@ -178,6 +180,7 @@ static double run_once(
     in.label = label;
     in.n = n;
     in.ids = ids;
+    sluice_timings(tm0);
     t0 = bench_now();
     if (pthread_create(&th, NULL, intake_main, &in) != 0) {
         fprintf(stderr, "bench_launch: cannot start the accepting thread\n");
@@ -227,6 +230,14 @@ static double run_once(
            accepted ? t_render * 1e3 / (double)accepted : 0.0, (t1 - t_acc) * 1e3, steps,
            cnt.pending ? (t1 - t0) * 1e3 / (double)cnt.pending : 0.0, rate,
            cnt.done ? " (some launches ended: CHECK)" : "");
+    sluice_timings(tm1);
+    printf("launch %-18s breakdown, wall ms per launch (a group's time counted once):", label);
+    for (int k = 0; k < SLUICE_TIMING_COUNT; k++) {
+        uint64_t c = tm1[k].count - tm0[k].count;
+        printf(" %s %.3f", sluice_timing_name(k),
+               c ? (double)(tm1[k].sum_ns - tm0[k].sum_ns) / 1e6 / (double)c : 0.0);
+    }
+    printf("\n");
     for (size_t i = 0; i < n; i++) {
         json_t *row = NULL;
         size_t k;

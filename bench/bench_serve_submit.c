@@ -35,13 +35,25 @@
  * Baseline: an `sbatch --hold` loop of N jobs as the calling user, run
  * before and after the service runs; ratios against the faster loop are
  * checked against the targets (>= 2.5x sequential, >= 5x with 4 in flight).
+ * Issue 16: in the same round the raw client (bench_submit's path:
+ * sluice_client_submit, held jobs, K keep-alive clients) submits N jobs
+ * before each service run, and the service's throughput is compared with
+ * it (target >= 80 %).  --rounds N repeats everything N times and prints
+ * the median and minimum of every ratio with the load average.  After each
+ * service run the breakdown per launch is read from the service's
+ * GET /v1/metrics (sluice_submit_phase_*: include/sluice/timing.h) and from
+ * the store's events (accepted -> submit-started -> submitted).  With
+ * SLUICE_BIN_BEFORE set, every service run is made with both binaries, in
+ * alternating order, so that before and after share the round's load,
+ * loops and raw client.
  * Every job made is cancelled (DELETE through REST after the service has
  * stopped; scancel for the loop's jobs), and squeue is checked for them.
  *
  * usage: bench_serve_submit --config SITE.yaml [--submit 100]
- *            [--in-flight 1,4] [--per-sec 1000] [--state-dir DIR]
- *            [--no-sbatch]
- * Environment: SLUICE_BIN (default ./sluice), SLURM_CONF and the testbed's
+ *            [--in-flight 1,4] [--per-sec 1000] [--rounds 1]
+ *            [--state-dir DIR] [--no-sbatch]
+ * Environment: SLUICE_BIN (default ./sluice), SLUICE_BIN_BEFORE (optional),
+ * SLURM_CONF and the testbed's
  * variables (eval "$(deploy/testbed/env.sh)").  Needs root for the
  * reservation (scontrol create reservation).  Exit 0 whenever it ran.
  */
@@ -61,6 +73,7 @@
 #include <sluice/client.h>
 #include <sluice/config.h>
 #include <sluice/store.h>
+#include <sluice/timing.h>
 
 #include "bench_http.h"
 #include "bench_util.h"
@@ -68,6 +81,7 @@
 extern char **environ;
 
 #define MAX_RUNS 8
+#define MAX_ROUNDS 20
 #define WATCH_MS 250
 
 /* Every Slurm job this run made, for the final squeue check. */
@@ -169,7 +183,23 @@ typedef struct {
     int64_t first_ms, last_ms; /* times of the first and last `submitted` */
     int64_t started_ms;        /* time of the first `submit-started` */
     int64_t gseq;
+    /* per launch (index from its id "<prefix>-<i>"): event times, ms */
+    size_t n;
+    int64_t *acc, *mark, *sub;
 } watch_t;
+
+/* The launch's index from its id "<prefix>-<i>", or -1. */
+static long launch_index(const char *lid, const char *prefix, size_t n)
+{
+    size_t pl = strlen(prefix);
+    char *end;
+    unsigned long i;
+
+    if (strncmp(lid, prefix, pl) != 0 || lid[pl] != '-')
+        return -1;
+    i = strtoul(lid + pl + 1, &end, 10);
+    return *end == '\0' && i < n ? (long)i : -1;
+}
 
 /* Read the events after w->gseq; count submits, collect job ids. */
 static int watch_read(sluice_store_t *store, const char *prefix, watch_t *w, idlist_t *jobs)
@@ -191,8 +221,19 @@ static int watch_read(sluice_store_t *store, const char *prefix, watch_t *w, idl
             const char *lid = json_string_value(json_object_get(ev, "launch_id"));
             int64_t t = json_integer_value(json_object_get(ev, "time"));
 
+            long idx;
+
             if (name == NULL || lid == NULL || strncmp(lid, prefix, strlen(prefix)) != 0)
                 continue;
+            idx = launch_index(lid, prefix, w->n);
+            if (idx >= 0 && w->acc != NULL) {
+                if (strcmp(name, "accepted") == 0)
+                    w->acc[idx] = t;
+                else if (strcmp(name, "submit-started") == 0 && w->mark[idx] == 0)
+                    w->mark[idx] = t;
+                else if (strcmp(name, "submitted") == 0)
+                    w->sub[idx] = t;
+            }
             if (strcmp(name, "submitted") == 0) {
                 json_t *ids = json_object_get(json_object_get(ev, "context"), "job_ids"), *v;
                 size_t j;
@@ -259,7 +300,70 @@ typedef struct {
     unsigned in_flight;
     size_t with_id; /* launches that got a job id */
     double rate;    /* launches/s, first POST to last job id */
+    /* the breakdown, ms per launch */
+    double post_p50;                      /* client: POST -> 201 */
+    double acc_to_mark, mark_to_sub;      /* store events, medians */
+    double phase_ms[SLUICE_TIMING_COUNT]; /* the service's counters */
+    bool have_phases;
 } run_result_t;
+
+/* The service's per-phase counters from GET /v1/metrics into ms per launch
+ * (sluice_submit_phase_seconds_total / sluice_submit_phase_launches_total). */
+static bool read_phases(uint16_t port, const char *token, double *ms)
+{
+    bench_conn_t *c = bench_conn_new(port, token);
+    char *text = NULL, *line, *save = NULL;
+    double secs[SLUICE_TIMING_COUNT] = {0}, cnt[SLUICE_TIMING_COUNT] = {0};
+    bool ok = false;
+
+    if (c != NULL && bench_conn_request(c, "GET", "/v1/metrics", NULL, &text) == 200 && text) {
+        for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+            static const char sp[] = "sluice_submit_phase_seconds_total{phase=\"";
+            static const char lp[] = "sluice_submit_phase_launches_total{phase=\"";
+            bool is_s = strncmp(line, sp, sizeof(sp) - 1) == 0;
+            bool is_l = strncmp(line, lp, sizeof(lp) - 1) == 0;
+            const char *name, *q;
+            if (!is_s && !is_l)
+                continue;
+            name = line + (is_s ? sizeof(sp) : sizeof(lp)) - 1;
+            if ((q = strchr(name, '"')) == NULL || q[1] != '}')
+                continue;
+            for (int k = 0; k < SLUICE_TIMING_COUNT; k++) {
+                const char *kn = sluice_timing_name(k);
+                if (strlen(kn) == (size_t)(q - name) &&
+                    strncmp(kn, name, (size_t)(q - name)) == 0) {
+                    if (is_s)
+                        secs[k] = strtod(q + 2, NULL);
+                    else
+                        cnt[k] = strtod(q + 2, NULL);
+                    ok = true;
+                }
+            }
+        }
+    }
+    for (int k = 0; k < SLUICE_TIMING_COUNT; k++)
+        ms[k] = cnt[k] > 0 ? secs[k] * 1e3 / cnt[k] : 0.0;
+    free(text);
+    bench_conn_free(c);
+    return ok;
+}
+
+/* The median of v[i] - u[i] over the launches where both are set. */
+static double median_diff(const int64_t *v, const int64_t *u, size_t n)
+{
+    double *d = calloc(n ? n : 1, sizeof(*d)), r;
+    size_t m = 0;
+
+    if (d == NULL)
+        return 0.0;
+    for (size_t i = 0; i < n; i++)
+        if (v[i] > 0 && u[i] > 0)
+            d[m++] = (double)(v[i] - u[i]);
+    bench_sort(d, m);
+    r = bench_pct(d, m, 50);
+    free(d);
+    return r;
+}
 
 static void run_service(const char *bin,
                         const char *config,
@@ -289,24 +393,31 @@ static void run_service(const char *bin,
     uint16_t port = 0;
     pid_t pid = -1;
     FILE *f;
+    static unsigned seq; /* a fresh state directory and id prefix per run */
 
     memset(&cs, 0, sizeof(cs));
     memset(&w, 0, sizeof(w));
     res->in_flight = in_flight;
     res->with_id = 0;
     res->rate = 0.0;
-    snprintf(dir, sizeof(dir), "%s/in-flight-%u", state, in_flight);
-    snprintf(tokens, sizeof(tokens), "%s/tokens-%u", state, in_flight);
-    snprintf(log, sizeof(log), "%s/serve-%u.log", state, in_flight);
-    snprintf(prefix, sizeof(prefix), "bss-%ld-k%u", (long)getpid(), in_flight);
+    seq++;
+    snprintf(dir, sizeof(dir), "%s/in-flight-%u-%u", state, in_flight, seq);
+    snprintf(tokens, sizeof(tokens), "%s/tokens-%u-%u", state, in_flight, seq);
+    snprintf(log, sizeof(log), "%s/serve-%u-%u.log", state, in_flight, seq);
+    snprintf(prefix, sizeof(prefix), "bss-%ld-k%u-r%u", (long)getpid(), in_flight, seq);
     snprintf(set_if, sizeof(set_if), "submit.in_flight=%u", in_flight);
     snprintf(set_ps, sizeof(set_ps), "submit.per_sec=%ld", per_sec);
     snprintf(set_resv, sizeof(set_resv), "job_launcher.sbatch_directives.reservation=%s", resv);
     cs.lat = calloc(n, sizeof(*cs.lat));
     cs.status = calloc(n, sizeof(*cs.status));
     sorted = calloc(n, sizeof(*sorted));
-    if (tids == NULL || cs.lat == NULL || cs.status == NULL || sorted == NULL ||
-        make_token(token, sizeof(token)) != 0 || (f = fopen(tokens, "w")) == NULL) {
+    w.n = n;
+    w.acc = calloc(n, sizeof(*w.acc));
+    w.mark = calloc(n, sizeof(*w.mark));
+    w.sub = calloc(n, sizeof(*w.sub));
+    if (tids == NULL || cs.lat == NULL || cs.status == NULL || sorted == NULL || w.acc == NULL ||
+        w.mark == NULL || w.sub == NULL || make_token(token, sizeof(token)) != 0 ||
+        (f = fopen(tokens, "w")) == NULL) {
         printf("serve-submit in_flight=%u: NOT RUN (setup)\n", in_flight);
         goto out;
     }
@@ -384,6 +495,21 @@ static void run_service(const char *bin,
                "launcher stages before its submit-started commit)\n",
                w.last_ms - w.started_ms, (double)n / ((double)(w.last_ms - w.started_ms) / 1e3));
 
+    res->post_p50 = bench_pct(sorted, n, 50);
+    res->acc_to_mark = median_diff(w.mark, w.acc, n);
+    res->mark_to_sub = median_diff(w.sub, w.mark, n);
+    res->have_phases = read_phases(port, token, res->phase_ms);
+    printf("  per launch (store events, median): accepted -> submit-started %.1f ms, "
+           "submit-started -> submitted %.1f ms\n",
+           res->acc_to_mark, res->mark_to_sub);
+    if (res->have_phases) {
+        printf("  breakdown (the service's counters, wall ms per launch; a group's time counted "
+               "once for the group):");
+        for (int k = 0; k < SLUICE_TIMING_COUNT; k++)
+            printf(" %s %.3f", sluice_timing_name(k), res->phase_ms[k]);
+        printf("\n");
+    }
+
     check_held(&jobs);
 out:
     sluice_store_close(store);
@@ -404,6 +530,122 @@ out:
     free(cs.lat);
     free(cs.status);
     free(sorted);
+    free(w.acc);
+    free(w.mark);
+    free(w.sub);
+}
+
+/* ---- the raw client (bench_submit's path), same round ------------------ */
+
+typedef struct {
+    const bench_target_t *t;
+    sluice_client_t *c;
+    uint64_t *ids;
+    size_t n, done;
+    int tag;
+} raw_worker_t;
+
+static void *raw_worker(void *arg)
+{
+    raw_worker_t *w = arg;
+
+    for (size_t i = 0; i < w->n; i++) {
+        sluice_jobdesc_t d;
+        sluice_rest_submit_t out;
+        sluice_error_t err = SLUICE_ERROR_INIT;
+        char name[64];
+
+        snprintf(name, sizeof(name), "sluicebench-raw-%ld-%d-%zu", (long)getpid(), w->tag, i);
+        bench_held_desc(&d, w->t, name, true);
+        memset(&out, 0, sizeof(out));
+        if (sluice_client_submit(w->c, &d, 1, &out, NULL, &err) == SLUICE_OK) {
+            w->ids[i] = out.job_id;
+            w->done++;
+        } else {
+            fprintf(stderr, "bench_serve_submit: raw submit: %s\n", err.text);
+        }
+        sluice_rest_submit_clear(&out);
+        sluice_jobdesc_clear(&d);
+    }
+    return NULL;
+}
+
+/* n held jobs through sluice_client_submit on `k` keep-alive clients (one
+ * per thread), as bench_submit does; jobs/s (0 when not all went).  The
+ * jobs are cancelled (REST DELETE) before it returns. */
+static double raw_client(size_t n, unsigned k, idlist_t *all)
+{
+    bench_target_t t;
+    raw_worker_t w[16];
+    pthread_t th[16];
+    uint64_t *ids = calloc(n, sizeof(*ids));
+    size_t ok = 0, off = 0;
+    double t0, secs, rate = 0.0;
+    sluice_client_t *cancel = NULL;
+
+    memset(w, 0, sizeof(w));
+    bench_target_from_env(&t);
+    if (ids == NULL || k == 0 || k > 16) {
+        free(ids);
+        return 0.0;
+    }
+    for (unsigned i = 0; i < k; i++) {
+        w[i].t = &t;
+        w[i].tag = (int)i;
+        w[i].ids = ids + off;
+        w[i].n = n / k + (i < n % k ? 1 : 0);
+        off += w[i].n;
+        if ((w[i].c = bench_client_new(&t)) == NULL)
+            goto out;
+    }
+    t0 = bench_now();
+    for (unsigned i = 0; i < k; i++)
+        pthread_create(&th[i], NULL, raw_worker, &w[i]);
+    for (unsigned i = 0; i < k; i++) {
+        pthread_join(th[i], NULL);
+        ok += w[i].done;
+    }
+    secs = bench_now() - t0;
+    rate = secs > 0 ? (double)ok / secs : 0.0;
+    printf("raw client (sluice_client_submit) %u in flight: jobs=%zu/%zu ms/job=%6.2f "
+           "jobs/s=%7.1f\n",
+           k, ok, n, ok ? secs * 1e3 / (double)ok : 0.0, rate);
+    cancel = w[0].c;
+    (void)bench_cancel_all(cancel, ids, n);
+    for (size_t i = 0; i < n; i++)
+        ids_add(all, ids[i]);
+out:
+    for (unsigned i = 0; i < k; i++)
+        sluice_client_free(w[i].c);
+    free(ids);
+    return ok == n ? rate : 0.0;
+}
+
+static double loadavg1(void)
+{
+    FILE *f = fopen("/proc/loadavg", "r");
+    double v = -1.0;
+
+    if (f != NULL) {
+        if (fscanf(f, "%lf", &v) != 1)
+            v = -1.0;
+        fclose(f);
+    }
+    return v;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Median and minimum of v[n] (sorted in place). */
+static void med_min(double *v, size_t n, double *med, double *min)
+{
+    qsort(v, n, sizeof(*v), cmp_double);
+    *min = n ? v[0] : 0.0;
+    *med = n ? (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) : 0.0;
 }
 
 /* ---- the sbatch loop ---------------------------------------------------- */
@@ -502,9 +744,15 @@ int main(int argc, char **argv)
     sluice_error_t err = SLUICE_ERROR_INIT;
     char base[] = "/var/tmp/sluice-bench-serve-submit.XXXXXX";
     char resv[64], cmd[800];
-    run_result_t res[MAX_RUNS];
+    run_result_t res[2][MAX_RUNS];
+    /* [b]: 0 the binary measured (SLUICE_BIN), 1 SLUICE_BIN_BEFORE when set */
+    static run_result_t bd[2][MAX_ROUNDS * MAX_RUNS];
+    static double v_rate[2][MAX_ROUNDS * MAX_RUNS], v_raw[2][MAX_ROUNDS * MAX_RUNS],
+        v_sb[2][MAX_ROUNDS * MAX_RUNS], v_rawsb[MAX_ROUNDS * MAX_RUNS], load[MAX_ROUNDS];
+    const char *before = getenv("SLUICE_BIN_BEFORE"), *bins[2];
+    size_t nb = 1;
+    size_t rounds = 1;
     idlist_t all = {NULL, 0, 0};
-    double r_sb1 = 0.0, r_sb2 = 0.0, r_base;
     long left;
 
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -525,11 +773,15 @@ int main(int argc, char **argv)
             per_sec = strtol(argv[++a], NULL, 10);
         else if (strcmp(argv[a], "--state-dir") == 0 && a + 1 < argc)
             state = argv[++a];
-        else if (strcmp(argv[a], "--no-sbatch") == 0)
+        else if (strcmp(argv[a], "--rounds") == 0 && a + 1 < argc) {
+            rounds = strtoul(argv[++a], NULL, 10);
+            if (rounds < 1 || rounds > MAX_ROUNDS)
+                rounds = 1;
+        } else if (strcmp(argv[a], "--no-sbatch") == 0)
             sbatch = false;
         else {
             fprintf(stderr, "usage: bench_serve_submit --config SITE.yaml [--submit 100] "
-                            "[--in-flight 1,4] [--per-sec 1000] [--state-dir DIR] "
+                            "[--in-flight 1,4] [--per-sec 1000] [--rounds 1] [--state-dir DIR] "
                             "[--no-sbatch]\n");
             return 0;
         }
@@ -547,6 +799,14 @@ int main(int argc, char **argv)
     }
     if (partition == NULL || partition[0] == '\0')
         partition = "debug";
+    bins[0] = bin;
+    bins[1] = before;
+    if (before != NULL && before[0] != '\0' && access(before, X_OK) == 0) {
+        nb = 2;
+        printf("serve-submit: before/after in the same rounds: SLUICE_BIN_BEFORE=%s and "
+               "SLUICE_BIN=%s, in alternating order\n",
+               before, bin);
+    }
     co.path = config;
     co.envp = (const char *const *)environ;
     if (sluice_config_load(&co, &cfg, &err) != SLUICE_OK) {
@@ -581,27 +841,104 @@ int main(int argc, char **argv)
            "process, WAL reader); times are the events' own\n",
            WATCH_MS);
 
-    if (sbatch)
-        r_sb1 = sbatch_loop(partition, n, "before", &all);
-    for (size_t r = 0; r < n_runs; r++)
-        run_service(bin, config, cfg, state, resv, in_flight[r], per_sec, n, &all, &res[r]);
-    if (sbatch)
-        r_sb2 = sbatch_loop(partition, n, "after", &all);
+    for (size_t rd = 0; rd < rounds; rd++) {
+        double r_sb1 = 0.0, r_sb2 = 0.0, r_base, raw[MAX_RUNS];
+        double la0 = loadavg1(), la1;
 
-    r_base = r_sb1 > r_sb2 ? r_sb1 : r_sb2;
-    if (r_base > 0) {
-        printf("sbatch --hold loop: faster of the two %.1f jobs/s (before %.1f, after %.1f)\n",
-               r_base, r_sb1, r_sb2);
+        printf("== round %zu of %zu (load average %.2f)\n", rd + 1, rounds, la0);
+        if (sbatch)
+            r_sb1 = sbatch_loop(partition, n, "before", &all);
         for (size_t r = 0; r < n_runs; r++) {
-            char name[96];
-            printf("serve-submit ratio in_flight=%u: %.2fx the faster sbatch loop\n",
-                   res[r].in_flight, res[r].rate / r_base);
-            if (res[r].in_flight == 1 || res[r].in_flight == 4) {
-                snprintf(name, sizeof(name), "serve submit %s vs sbatch loop",
-                         res[r].in_flight == 1 ? "sequential" : "4 in flight");
-                bench_target(name, res[r].rate / r_base, res[r].in_flight == 1 ? 2.5 : 5.0, true);
+            raw[r] = raw_client(n, in_flight[r], &all);
+            for (size_t j = 0; j < nb; j++) {
+                size_t b = rd % 2 == 0 ? j : nb - 1 - j; /* alternate which goes first */
+                if (nb > 1)
+                    printf("-- %s\n", b == 0 ? "after (SLUICE_BIN)" : "before (SLUICE_BIN_BEFORE)");
+                run_service(bins[b], config, cfg, state, resv, in_flight[r], per_sec, n, &all,
+                            &res[b][r]);
             }
         }
+        if (sbatch)
+            r_sb2 = sbatch_loop(partition, n, "after", &all);
+        la1 = loadavg1();
+        r_base = r_sb1 > r_sb2 ? r_sb1 : r_sb2;
+        load[rd] = la0 > la1 ? la0 : la1;
+        if (r_base > 0)
+            printf("sbatch --hold loop: faster of the two %.1f jobs/s (before %.1f, after %.1f)\n",
+                   r_base, r_sb1, r_sb2);
+        for (size_t r = 0; r < n_runs; r++)
+            for (size_t b = 0; b < nb; b++) {
+                size_t i = rd * MAX_RUNS + r;
+                v_rate[b][i] = res[b][r].rate;
+                v_raw[b][i] = raw[r] > 0 ? res[b][r].rate / raw[r] : 0.0;
+                v_sb[b][i] = r_base > 0 ? res[b][r].rate / r_base : 0.0;
+                v_rawsb[i] = r_base > 0 ? raw[r] / r_base : 0.0;
+                bd[b][i] = res[b][r];
+                printf("round %zu in_flight=%u%s: service %.1f/s, raw client %.1f/s, sbatch loop "
+                       "%.1f/s: service = %.0f%% of the raw client, %.2fx the loop (raw client "
+                       "%.2fx); load %.2f-%.2f\n",
+                       rd + 1, in_flight[r], b ? " BEFORE" : "", res[b][r].rate, raw[r], r_base,
+                       100.0 * v_raw[b][i], v_sb[b][i], v_rawsb[i], la0, la1);
+            }
+    }
+
+    /* Median and minimum over the rounds, per in-flight setting. */
+    {
+        double tmp[MAX_ROUNDS], lmed, lmin, lmax = 0;
+        for (size_t rd = 0; rd < rounds; rd++)
+            lmax = load[rd] > lmax ? load[rd] : lmax;
+        memcpy(tmp, load, rounds * sizeof(double));
+        med_min(tmp, rounds, &lmed, &lmin);
+        printf("== summary over %zu rounds (load average 1 min: median %.2f, min %.2f, max %.2f)\n",
+               rounds, lmed, lmin, lmax);
+        for (size_t b = 0; b < nb; b++)
+            for (size_t r = 0; r < n_runs; r++) {
+                double med[4], mn[4], *vs[4] = {v_rate[b], v_raw[b], v_sb[b], v_rawsb};
+                double ph[SLUICE_TIMING_COUNT], pmed, pmin;
+                for (int q = 0; q < 4; q++) {
+                    for (size_t rd = 0; rd < rounds; rd++)
+                        tmp[rd] = vs[q][rd * MAX_RUNS + r];
+                    med_min(tmp, rounds, &med[q], &mn[q]);
+                }
+                printf("in_flight=%u%s: service %.1f/s (min %.1f); service/raw client %.0f%% (min "
+                       "%.0f%%); service/sbatch loop %.2fx (min %.2fx); raw client/sbatch loop "
+                       "%.2fx (min %.2fx)\n",
+                       in_flight[r], b ? " BEFORE" : "", med[0], mn[0], 100 * med[1], 100 * mn[1],
+                       med[2], mn[2], med[3], mn[3]);
+                printf("  breakdown in_flight=%u%s, ms per launch, median (min) over the rounds:\n",
+                       in_flight[r], b ? " BEFORE" : "");
+                for (size_t rd = 0; rd < rounds; rd++)
+                    tmp[rd] = bd[b][rd * MAX_RUNS + r].post_p50;
+                med_min(tmp, rounds, &pmed, &pmin);
+                printf("    %-28s %8.3f (%8.3f)\n", "client POST -> 201 (p50)", pmed, pmin);
+                for (int k = 0; k < SLUICE_TIMING_COUNT; k++) {
+                    for (size_t rd = 0; rd < rounds; rd++)
+                        tmp[rd] = bd[b][rd * MAX_RUNS + r].phase_ms[k];
+                    med_min(tmp, rounds, &ph[k], &pmin);
+                    printf("    %-28s %8.3f (%8.3f)\n",
+                           k == SLUICE_TIMING_READ ? "read (ms per read)" : sluice_timing_name(k),
+                           ph[k], pmin);
+                }
+                for (size_t rd = 0; rd < rounds; rd++)
+                    tmp[rd] = bd[b][rd * MAX_RUNS + r].acc_to_mark;
+                med_min(tmp, rounds, &pmed, &pmin);
+                printf("    %-28s %8.3f (%8.3f)\n", "accepted -> submit-started", pmed, pmin);
+                for (size_t rd = 0; rd < rounds; rd++)
+                    tmp[rd] = bd[b][rd * MAX_RUNS + r].mark_to_sub;
+                med_min(tmp, rounds, &pmed, &pmin);
+                printf("    %-28s %8.3f (%8.3f)\n", "submit-started -> submitted", pmed, pmin);
+                if (b == 0 && (in_flight[r] == 1 || in_flight[r] == 4)) {
+                    char name[96];
+                    snprintf(name, sizeof(name), "serve submit %s vs raw client (median)",
+                             in_flight[r] == 1 ? "sequential" : "4 in flight");
+                    bench_target(name, med[1], 0.80, true);
+                    if (sbatch) {
+                        snprintf(name, sizeof(name), "serve submit %s vs sbatch loop (median)",
+                                 in_flight[r] == 1 ? "sequential" : "4 in flight");
+                        bench_target(name, med[2], in_flight[r] == 1 ? 2.5 : 5.0, true);
+                    }
+                }
+            }
     }
 
     /* Cancelled jobs leave squeue's default view at once. */

@@ -10,7 +10,8 @@
 # non-default instance); BENCH_SIZES (10,100,1000,10000), BENCH_CYCLES (20),
 # BENCH_BASELINE_CYCLES (3,2,1,0: none at 10,000), BENCH_SUBMIT_JOBS (200), BENCH_LIVE
 # (10000), BENCH_FINISHED (100000), BENCH_LATENCY_RUNS (3), BENCH_SERVE_LAUNCHES
-# (100), BENCH_SERVE_RATE (500), BENCH_SERVE_SECONDS (30), BENCH_SERVE_SUBMIT (100).
+# (100), BENCH_SERVE_RATE (500), BENCH_SERVE_SECONDS (30), BENCH_SERVE_SUBMIT (100),
+# BENCH_SERVE_SUBMIT_ROUNDS (5: issue 16 reports the median and minimum of 5 rounds).
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
@@ -53,10 +54,11 @@ bash "$REPO/deploy/testbed/site-config.sh" >"$site"
 "$BUILD/bench/bench_serve" --config "$site" --launches "${BENCH_SERVE_LAUNCHES:-100}" \
     --rate "${BENCH_SERVE_RATE:-500}" --seconds "${BENCH_SERVE_SECONDS:-30}"
 rm -f "$site"
-echo "== 2d. submit throughput through sluice serve (HTTP POSTs; jobs pending on a future reservation)"
+echo "== 2d. submit throughput through sluice serve (HTTP POSTs; jobs pending on a future reservation), the raw client in the same rounds, the breakdown per launch"
 site=$(mktemp /tmp/sluice-bench-site.XXXXXX)
 bash "$REPO/deploy/testbed/site-config.sh" >"$site"
-"$BUILD/bench/bench_serve_submit" --config "$site" --submit "${BENCH_SERVE_SUBMIT:-100}"
+"$BUILD/bench/bench_serve_submit" --config "$site" --submit "${BENCH_SERVE_SUBMIT:-100}" \
+    --rounds "${BENCH_SERVE_SUBMIT_ROUNDS:-5}"
 rm -f "$site"
 echo "== 3. memory"
 "$BUILD/bench/bench_mem" --live "${BENCH_LIVE:-10000}" --finished "${BENCH_FINISHED:-100000}"

@@ -359,6 +359,9 @@ typedef struct {
     uint64_t absences_confirmed;   /* the absence rule opened a new attempt */
     uint64_t accounting_misses;    /* an accounting read found no record of a job
                                       that left the queue */
+    uint64_t accepts;              /* sluice_launcher_accept() calls that reached the store */
+    uint64_t accept_commits;       /* store transactions they took: concurrent accepts
+                                      share one durable commit (group commit) */
 } sluice_launcher_stats_t;
 
 /* A snapshot of the counters (zeroes for NULL).  Thread-safe: the counters

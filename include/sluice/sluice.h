@@ -22,6 +22,7 @@
 #include <sluice/slurmrest.h>
 #include <sluice/store.h>
 #include <sluice/supervisor.h>
+#include <sluice/timing.h>
 #include <sluice/version.h>
 
 #endif /* SLUICE_SLUICE_H */

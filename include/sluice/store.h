@@ -116,6 +116,29 @@ SLUICE_API sluice_err sluice_store_create_launch(sluice_store_t *store,
                                                  int *existed_out,
                                                  sluice_error_t *err);
 
+/* The outcome of one launch of sluice_store_create_many(). */
+typedef struct {
+    sluice_err rc; /* SLUICE_OK: stored (or existed) once the call returned SLUICE_OK */
+    int existed;   /* the same launch was already stored: nothing written */
+    sluice_error_t err;
+} sluice_store_create_result_t;
+
+/* sluice_store_create_launch() for n launches in ONE write transaction:
+ * one durable commit for the group (group commit of concurrent accepts).
+ * Each launch is checked and written as sluice_store_create_launch() does,
+ * and res[i] says how it went: a launch refused on its own (bad spec,
+ * SLUICE_ECONFLICT) is rolled back to its savepoint and does not stop the
+ * others; a later launch with an id written earlier in the same group is
+ * an idempotent repeat (existed) or a conflict.  The call returns SLUICE_OK
+ * once the transaction committed; otherwise (I/O, database) nothing of the
+ * group is stored and every res[i] not refused on its own carries the
+ * same error. */
+SLUICE_API sluice_err sluice_store_create_many(sluice_store_t *store,
+                                               const sluice_store_launch_spec_t *specs,
+                                               size_t n,
+                                               sluice_store_create_result_t *res,
+                                               sluice_error_t *err);
+
 /* One launch as a JSON object (new reference; caller releases with
  * json_decref()): launch_id, site, study (null), request, request_hash,
  * render (null), state, result_code (null), reason (null), created_ms,

@@ -18,6 +18,8 @@
 
 #include <jansson.h>
 
+#include <sluice/timing.h>
+
 #include "server_metrics.h"
 #include "server_util.h"
 
@@ -52,6 +54,7 @@ static void metrics_counters(sluice_server_t *s, FILE *m)
 {
     sluice_launcher_stats_t ls;
     sluice_client_stats_t cs;
+    sluice_timing_t tm[SLUICE_TIMING_COUNT];
     unsigned long long n;
     size_t i;
 
@@ -129,6 +132,19 @@ static void metrics_counters(sluice_server_t *s, FILE *m)
             (unsigned long long)atomic_load(&s->refused_busy),
             (unsigned long long)atomic_load(&s->refused_too_large),
             (unsigned long long)atomic_load(&s->body_timeouts));
+    sluice_timings(tm);
+    fprintf(m, "# HELP sluice_submit_phase_seconds_total Wall time of the submit path, by phase "
+               "(a group's time counted once for the group).\n"
+               "# TYPE sluice_submit_phase_seconds_total counter\n");
+    for (i = 0; i < SLUICE_TIMING_COUNT; i++)
+        fprintf(m, "sluice_submit_phase_seconds_total{phase=\"%s\"} %.6f\n",
+                sluice_timing_name((int)i), (double)tm[i].sum_ns / 1e9);
+    fprintf(m, "# HELP sluice_submit_phase_launches_total Launches that went through each phase "
+               "of the submit path.\n"
+               "# TYPE sluice_submit_phase_launches_total counter\n");
+    for (i = 0; i < SLUICE_TIMING_COUNT; i++)
+        fprintf(m, "sluice_submit_phase_launches_total{phase=\"%s\"} %" PRIu64 "\n",
+                sluice_timing_name((int)i), tm[i].count);
 }
 
 sluice_err server_metrics_launch_counts(sluice_server_t *s, json_t **out)

@@ -28,6 +28,8 @@
 #include <sluice/accept.h>
 #include <sluice/ops.h>
 
+#include "base/timing.h"
+
 struct sluice_accept {
     const sluice_study_t *study; /* borrowed from opts.rt or from `rt`, or NULL */
     /* The version of opts.studies the study came from: held until free. */
@@ -148,6 +150,7 @@ sluice_err sluice_accept_prepare(sluice_accept_t **out,
     sluice_render_ctx_t ctx;
     bool have_policy = false;
     size_t i;
+    uint64_t t0 = timing_now_ns();
     sluice_err rc = SLUICE_OK;
 
     memset(&policy, 0, sizeof(policy));
@@ -178,6 +181,8 @@ sluice_err sluice_accept_prepare(sluice_accept_t **out,
                                       opts->errors, err)) != SLUICE_OK)
         goto out;
 
+    timing_since(SLUICE_TIMING_PARSE, 1, t0);
+    t0 = timing_now_ns();
     stage = SLUICE_ACCEPT_STAGE_RENDER;
     ctx.attempt = 1;
     ctx.getenv_fn = a->getenv_fn;
@@ -196,6 +201,7 @@ sluice_err sluice_accept_prepare(sluice_accept_t **out,
         rc = sluice_errorf(err, SLUICE_ENOMEM, "render: out of memory building its JSON");
         goto out;
     }
+    timing_since(SLUICE_TIMING_RENDER, 1, t0);
     stage = SLUICE_ACCEPT_STAGE_SECRETS;
     if (opts->read_secrets && (rc = gather_secrets(a, err)) != SLUICE_OK)
         goto out;

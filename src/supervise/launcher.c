@@ -730,4 +730,6 @@ void sluice_launcher_stats(const sluice_launcher_t *l, sluice_launcher_stats_t *
     out->adoptions_accounting = atomic_load(&k->adoptions_accounting);
     out->absences_confirmed = atomic_load(&k->absences_confirmed);
     out->accounting_misses = atomic_load(&k->accounting_misses);
+    out->accepts = atomic_load(&k->accepts);
+    out->accept_commits = atomic_load(&k->accept_commits);
 }

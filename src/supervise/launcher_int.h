@@ -65,8 +65,10 @@ typedef struct {
     int64_t created_ms;
     char *dep_id; /* depends_on.launch_id */
     char *dep_cond;
-    json_t *render; /* the stored render, kept from the intake until the
-                       first POST (NULL: read it from the store) */
+    json_t *render;     /* the stored render, kept from the intake until the
+                           first POST (NULL: read it from the store) */
+    uint64_t intake_ns; /* monotonic time the intake handed it over; 0 once
+                           its first submit began (timing.h: queue) */
     bool needs_secrets;
     char **secret_names; /* owned copies (values zeroed on free) */
     char **secret_values;
@@ -112,10 +114,12 @@ typedef struct {
 } launch_t;
 
 typedef struct launcher_intake_entry launcher_intake_entry_t;
+typedef struct launcher_accept_waiter launcher_accept_waiter_t;
 
 /* sluice_launcher_stats() (at the end of launcher.c). */
 struct launcher_counters {
     atomic_ullong adoptions_live, adoptions_accounting, absences_confirmed, accounting_misses;
+    atomic_ullong accepts, accept_commits;
 };
 
 struct sluice_launcher {
@@ -144,9 +148,10 @@ struct sluice_launcher {
     /* the poller's own state (launcher_poll.c) */
     struct {
         int64_t interval_ms;
-        int64_t last_read_ms; /* when the last batched state read ran */
-        int64_t read_held_ms; /* a held-back read is due then (0: none) */
-        bool automatic;       /* no poll interval from the site: 2 s or 10 s by the status read */
+        int64_t last_read_ms;      /* when the last batched state read ended */
+        int64_t last_read_took_ms; /* how long it took */
+        int64_t read_held_ms;      /* a held-back read is due then (0: none) */
+        bool automatic; /* no poll interval from the site: 2 s or 10 s by the status read */
     } poll;
     bool activity;
     atomic_bool dead; /* read by accepting threads */
@@ -159,6 +164,12 @@ struct sluice_launcher {
         bool wake;           /* a step is wanted now (under mu) */
         atomic_size_t n_new; /* new launches on the intake */
         bool ready;
+        /* group commit (launcher_intake.c): accepts waiting for a store
+         * write, and whether one accepting thread is writing a group */
+        pthread_mutex_t gmu;
+        pthread_cond_t gcv;
+        struct launcher_accept_waiter *gq_head, *gq_tail;
+        bool g_writing;
     } in;
     /* sluice_launcher_wait() */
     const char *wait_id;
@@ -261,6 +272,12 @@ void launcher_intake_unlock(sluice_launcher_t *l);
  * to act on what it took (the start of a step); at the end of a step the
  * wake-up stays, so launches taken in then are submitted at once. */
 sluice_err launcher_intake_drain(sluice_launcher_t *l, bool clear_wake, sluice_error_t *err);
+/* launcher_intake_drain() under the intake lock, the wake flag kept: the
+ * submit rounds take in launches accepted while a round ran. */
+sluice_err launcher_intake_take(sluice_launcher_t *l, sluice_error_t *err);
+/* The launch's first submit starts now: its time since the intake handed it
+ * over is counted (timing.h: queue). */
+void launcher_intake_queued(launch_t *L, uint64_t now_ns);
 
 /* ---- launcher_poll.c ---------------------------------------------------- */
 

@@ -23,6 +23,14 @@
  *     never tracks an accepted launch from the store while the launch's
  *     secret values, which travel only through the intake (memory), are
  *     still on their way.
+ *   - Group commit: concurrent accepts share one durable store transaction
+ *     (sluice_store_create_many).  An accepting thread queues its launch;
+ *     the first one that finds no group being written writes every launch
+ *     queued by then (at most GROUP_MAX) and wakes the others; each caller
+ *     returns only after the commit of the group that holds its launch, so
+ *     an accept that returned is on disk (synchronous = FULL), as before.
+ *     Lock order: the group mutex is never held while the intake or the
+ *     store mutex is taken.
  *   - Secret values in an intake entry are owned copies, zeroed when freed
  *     or handed to the launch.
  *   - With an injected clock (tests), sluice_launcher_idle() sleeps through
@@ -36,6 +44,7 @@
 
 #include <sluice/launcher.h>
 
+#include "base/timing.h"
 #include "base/wipe.h"
 #include "launcher_int.h"
 
@@ -44,7 +53,8 @@ struct launcher_intake_entry {
     char *id;
     char *site;
     int64_t created_ms;
-    json_t *request; /* deep copies: the caller keeps its own */
+    uint64_t committed_ns; /* monotonic: when its store write committed */
+    json_t *request;       /* deep copies: the caller keeps its own */
     json_t *render;
     bool existed;
     char **secret_names;
@@ -90,6 +100,20 @@ sluice_err launcher_intake_init(sluice_launcher_t *l, sluice_error_t *err)
         return sluice_errorf(err, SLUICE_ENOMEM, "launcher: cannot create the intake condition");
     }
     pthread_condattr_destroy(&ca);
+    if (pthread_mutex_init(&l->in.gmu, NULL) != 0) {
+        pthread_cond_destroy(&l->in.cv);
+        pthread_mutex_destroy(&l->in.mu);
+        return sluice_errorf(err, SLUICE_ENOMEM, "launcher: cannot create the accept group mutex");
+    }
+    if (pthread_cond_init(&l->in.gcv, NULL) != 0) {
+        pthread_mutex_destroy(&l->in.gmu);
+        pthread_cond_destroy(&l->in.cv);
+        pthread_mutex_destroy(&l->in.mu);
+        return sluice_errorf(err, SLUICE_ENOMEM,
+                             "launcher: cannot create the accept group condition");
+    }
+    l->in.gq_head = l->in.gq_tail = NULL;
+    l->in.g_writing = false;
     l->in.ready = true;
     return SLUICE_OK;
 }
@@ -105,6 +129,8 @@ void launcher_intake_free(sluice_launcher_t *l)
         entry_free(e);
     }
     l->in.head = l->in.tail = NULL;
+    pthread_cond_destroy(&l->in.gcv);
+    pthread_mutex_destroy(&l->in.gmu);
     pthread_cond_destroy(&l->in.cv);
     pthread_mutex_destroy(&l->in.mu);
     l->in.ready = false;
@@ -178,17 +204,116 @@ nomem:
     return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
 }
 
+/* One accepting thread waiting for the store write of its launch (on that
+ * thread's stack).  Group commit: the first waiter that finds no group
+ * being written writes every waiter queued by then, in one transaction;
+ * each thread returns only once the group holding its launch committed. */
+struct launcher_accept_waiter {
+    struct launcher_accept_waiter *next;
+    sluice_store_launch_spec_t spec;
+    launcher_intake_entry_t *e; /* pushed onto the intake on success */
+    uint64_t queued_ns;
+    sluice_store_create_result_t res;
+    bool done;
+};
+
+#define GROUP_MAX 64
+
+/* Write one group (called without gmu): one store transaction, then the
+ * intake pushes, under one hold of the intake mutex (see the notes on
+ * top: the launcher never sees a stored accept before its entry). */
+static void write_group(sluice_launcher_t *l, launcher_accept_waiter_t **g, size_t n)
+{
+    sluice_store_launch_spec_t specs[GROUP_MAX];
+    sluice_store_create_result_t res[GROUP_MAX];
+    sluice_error_t gerr = SLUICE_ERROR_INIT;
+    uint64_t t1, t2;
+    bool pushed = false;
+
+    for (size_t i = 0; i < n; i++)
+        specs[i] = g[i]->spec;
+    pthread_mutex_lock(&l->in.mu);
+    t1 = timing_now_ns();
+    (void)sluice_store_create_many(l->store, specs, n, res, &gerr);
+    t2 = timing_now_ns();
+    atomic_fetch_add(&l->counters.accept_commits, 1);
+    atomic_fetch_add(&l->counters.accepts, n);
+    for (size_t i = 0; i < n; i++) {
+        launcher_accept_waiter_t *w = g[i];
+        launcher_intake_entry_t *e = w->e;
+
+        w->res = res[i];
+        timing_add(SLUICE_TIMING_ACCEPT_WAIT, 1, t1 > w->queued_ns ? t1 - w->queued_ns : 0);
+        if (res[i].rc != SLUICE_OK || (res[i].existed && e->n_secrets == 0))
+            continue;
+        /* A known launch goes on the intake only to hand over secret values
+         * (kept when it is still ACCEPTED and has none in memory). */
+        e->existed = res[i].existed != 0;
+        e->committed_ns = t2;
+        if (l->in.tail != NULL)
+            l->in.tail->next = e;
+        else
+            l->in.head = e;
+        l->in.tail = e;
+        if (!res[i].existed)
+            atomic_fetch_add(&l->in.n_new, 1);
+        w->e = NULL;
+        pushed = true;
+    }
+    if (pushed) {
+        l->in.wake = true;
+        pthread_cond_broadcast(&l->in.cv);
+    }
+    pthread_mutex_unlock(&l->in.mu);
+    timing_add(SLUICE_TIMING_ACCEPT_COMMIT, n, t2 - t1);
+}
+
+/* Queue `w` and return once its group is written (by this thread or by
+ * another). */
+static void group_commit(sluice_launcher_t *l, launcher_accept_waiter_t *w)
+{
+    pthread_mutex_lock(&l->in.gmu);
+    if (l->in.gq_tail != NULL)
+        l->in.gq_tail->next = w;
+    else
+        l->in.gq_head = w;
+    l->in.gq_tail = w;
+    while (!w->done) {
+        launcher_accept_waiter_t *g[GROUP_MAX];
+        size_t n = 0;
+
+        if (l->in.g_writing) {
+            pthread_cond_wait(&l->in.gcv, &l->in.gmu);
+            continue;
+        }
+        /* This thread writes the next group: every waiter queued so far. */
+        l->in.g_writing = true;
+        while (l->in.gq_head != NULL && n < GROUP_MAX) {
+            g[n++] = l->in.gq_head;
+            l->in.gq_head = l->in.gq_head->next;
+        }
+        if (l->in.gq_head == NULL)
+            l->in.gq_tail = NULL;
+        pthread_mutex_unlock(&l->in.gmu);
+        write_group(l, g, n);
+        pthread_mutex_lock(&l->in.gmu);
+        for (size_t i = 0; i < n; i++)
+            g[i]->done = true;
+        l->in.g_writing = false;
+        pthread_cond_broadcast(&l->in.gcv);
+    }
+    pthread_mutex_unlock(&l->in.gmu);
+}
+
 sluice_err sluice_launcher_accept(sluice_launcher_t *l,
                                   const sluice_launcher_request_t *req,
                                   char **launch_id_out,
                                   int *existed_out,
                                   sluice_error_t *err)
 {
-    sluice_store_launch_spec_t spec;
-    launcher_intake_entry_t *e = NULL;
+    launcher_accept_waiter_t w;
     const char *id;
     char *id_copy = NULL;
-    int existed = 0;
     sluice_err rc;
 
     if (l == NULL)
@@ -202,49 +327,36 @@ sluice_err sluice_launcher_accept(sluice_launcher_t *l,
         return sluice_errorf(err, SLUICE_EINVAL, "request.launch_id: required");
     if ((rc = check_render(req->render, err)) != SLUICE_OK)
         return rc;
-    memset(&spec, 0, sizeof(spec));
-    spec.launch_id = id;
-    spec.site = json_string_value(json_object_get(req->request, "site"));
-    if (spec.site == NULL)
-        spec.site = l->site;
-    spec.study = json_string_value(json_object_get(req->request, "study"));
-    spec.request = req->request;
-    spec.render = req->render;
-    spec.caller = req->caller;
-    spec.time_ms = l->o.now_ms(l->o.clock_arg);
+    memset(&w, 0, sizeof(w));
+    w.spec.launch_id = id;
+    w.spec.site = json_string_value(json_object_get(req->request, "site"));
+    if (w.spec.site == NULL)
+        w.spec.site = l->site;
+    w.spec.study = json_string_value(json_object_get(req->request, "study"));
+    w.spec.request = req->request;
+    w.spec.render = req->render;
+    w.spec.caller = req->caller;
+    w.spec.time_ms = l->o.now_ms(l->o.clock_arg);
     if ((id_copy = strdup(id)) == NULL)
         return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
-    if ((rc = entry_new(req, id, spec.site, &e, err)) != SLUICE_OK)
+    if ((rc = entry_new(req, id, w.spec.site, &w.e, err)) != SLUICE_OK)
         goto out;
-    e->created_ms = spec.time_ms;
-    pthread_mutex_lock(&l->in.mu);
-    rc = sluice_store_create_launch(l->store, &spec, &existed, err);
-    if (rc == SLUICE_OK && (!existed || e->n_secrets > 0)) {
-        /* A known launch goes on the intake only to hand over secret values
-         * (kept when it is still ACCEPTED and has none in memory). */
-        e->existed = existed != 0;
-        if (l->in.tail != NULL)
-            l->in.tail->next = e;
-        else
-            l->in.head = e;
-        l->in.tail = e;
-        if (!existed)
-            atomic_fetch_add(&l->in.n_new, 1);
-        e = NULL;
-        l->in.wake = true;
-        pthread_cond_broadcast(&l->in.cv);
+    w.e->created_ms = w.spec.time_ms;
+    w.queued_ns = timing_now_ns();
+    group_commit(l, &w);
+    if ((rc = w.res.rc) != SLUICE_OK) {
+        if (err != NULL)
+            *err = w.res.err;
+        goto out;
     }
-    pthread_mutex_unlock(&l->in.mu);
-    if (rc != SLUICE_OK)
-        goto out;
     if (existed_out != NULL)
-        *existed_out = existed;
+        *existed_out = w.res.existed;
     if (launch_id_out != NULL) {
         *launch_id_out = id_copy;
         id_copy = NULL;
     }
 out:
-    entry_free(e);
+    entry_free(w.e);
     free(id_copy);
     return rc;
 }
@@ -300,6 +412,11 @@ sluice_err launcher_intake_drain(sluice_launcher_t *l, bool clear_wake, sluice_e
         }
         if (L != NULL)
             give_secrets(L, e);
+        if (L != NULL && !e->existed && e->committed_ns != 0) {
+            L->intake_ns = timing_now_ns();
+            timing_add(SLUICE_TIMING_INTAKE_DELAY, 1,
+                       L->intake_ns > e->committed_ns ? L->intake_ns - e->committed_ns : 0);
+        }
         /* Only a new launch's render: a repeated accept's render may differ
          * from the stored one (the request hash does not cover it). */
         if (L != NULL && !e->existed && L->render == NULL && L->fsm.state == SLUICE_FSM_ACCEPTED &&
@@ -313,6 +430,24 @@ sluice_err launcher_intake_drain(sluice_launcher_t *l, bool clear_wake, sluice_e
         e = next;
     }
     return rc;
+}
+
+sluice_err launcher_intake_take(sluice_launcher_t *l, sluice_error_t *err)
+{
+    sluice_err rc;
+
+    pthread_mutex_lock(&l->in.mu);
+    rc = launcher_intake_drain(l, false, err);
+    pthread_mutex_unlock(&l->in.mu);
+    return rc;
+}
+
+void launcher_intake_queued(launch_t *L, uint64_t now_ns)
+{
+    if (L->intake_ns == 0) /* not its first submit */
+        return;
+    timing_add(SLUICE_TIMING_QUEUE, 1, now_ns > L->intake_ns ? now_ns - L->intake_ns : 0);
+    L->intake_ns = 0;
 }
 
 void sluice_launcher_wake(sluice_launcher_t *l)

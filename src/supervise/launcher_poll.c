@@ -33,6 +33,7 @@
 
 #include <sluice/launcher.h>
 
+#include "base/timing.h"
 #include "launcher_int.h"
 
 #define UNAVAILABLE_RETRY_MS 5000
@@ -174,7 +175,8 @@ sluice_err launcher_poll_live(sluice_launcher_t *l, int64_t now, sluice_error_t 
     size_t k = 0;
     sluice_lookup batch;
     sluice_err rc = SLUICE_OK;
-
+    int64_t hold;
+    uint64_t t_read;
     bool backlog = false;
 
     for (size_t i = 0; i < l->n; i++) {
@@ -185,13 +187,15 @@ sluice_err launcher_poll_live(sluice_launcher_t *l, int64_t now, sluice_error_t 
             backlog = true;
     }
     /* While launches wait for their submit, the read waits too, up to one
-     * poll interval after the last: an accept wakes a cycle at once, and a
-     * read of the whole job table (v0.0.38) in every such cycle would stall
-     * the submits behind it. */
+     * poll interval after the end of the last, or twice as long as the last
+     * read took when that is longer: an accept wakes a cycle at once, and a
+     * read of the whole job table (v0.0.38: seconds on a table of
+     * thousands) in every such cycle would stall the submits behind it. */
     l->poll.read_held_ms = 0;
-    if (backlog && now >= l->poll.last_read_ms && now - l->poll.last_read_ms < l->o.poll_min_ms) {
-        l->poll.read_held_ms =
-            l->poll.last_read_ms + l->o.poll_min_ms; /* the next wait ends then */
+    hold = l->o.poll_min_ms > 2 * l->poll.last_read_took_ms ? l->o.poll_min_ms
+                                                            : 2 * l->poll.last_read_took_ms;
+    if (backlog && now >= l->poll.last_read_ms && now - l->poll.last_read_ms < hold) {
+        l->poll.read_held_ms = l->poll.last_read_ms + hold; /* the next wait ends then */
         return SLUICE_OK;
     }
     if (k == 0 || !launcher_take_token(l))
@@ -213,7 +217,14 @@ sluice_err launcher_poll_live(sluice_launcher_t *l, int64_t now, sluice_error_t 
             ids[k++] = L->fsm.job_ids[0];
         }
     }
+    t_read = timing_now_ns();
     batch = l->cl.job_states(l->cl.arg, ids, k, st);
+    /* The hold above counts from the END of the read: a read slower than
+     * the interval (v0.0.38's whole table) would otherwise run again in the
+     * very next cycle, and submits would get only the gaps between reads. */
+    l->poll.last_read_ms = l->o.now_ms(l->o.clock_arg);
+    l->poll.last_read_took_ms = l->poll.last_read_ms > now ? l->poll.last_read_ms - now : 0;
+    timing_since(SLUICE_TIMING_READ, 1, t_read);
     for (size_t i = 0; i < k && rc == SLUICE_OK; i++)
         rc = poll_one(l, who[i], batch, &st[i], now, err);
 out:

@@ -36,6 +36,7 @@
 #include <sluice/log.h>
 
 #include "base/marker.h"
+#include "base/timing.h"
 #include "launcher_int.h"
 
 #define SLUICE_LAUNCH_SECRETS_MAX 256
@@ -334,6 +335,7 @@ static sluice_err chunk_mark(sluice_launcher_t *l, chunk_t *c, sluice_error_t *e
     for (size_t i = 0; i < m; i++)
         sluice_fsm_event_clear(&c->evs[i]);
     c->t_mark = launcher_mono_ms() - t0;
+    timing_add(SLUICE_TIMING_MARKER_COMMIT, m, (uint64_t)(c->t_mark * 1e6));
     if (killed_in_batch(l, SLUICE_KILL_BEFORE_POST, n))
         return sluice_errorf(err, SLUICE_ESTATE, "submit of %zu: killed at a kill point", n);
     return SLUICE_OK;
@@ -352,6 +354,7 @@ static void *chunk_post(void *arg)
             c->oc[i] = l->cl.submit(l->cl.arg, c->reqs[i].descs, c->reqs[i].n, &c->res[i]);
     }
     c->t_post1 = launcher_mono_ms();
+    timing_add(SLUICE_TIMING_POST, c->n, (uint64_t)((c->t_post1 - c->t_post0) * 1e6));
     return NULL;
 }
 
@@ -514,6 +517,7 @@ static sluice_err chunk_answer(sluice_launcher_t *l, chunk_t *c, sluice_error_t 
     n = m;
     t0 = launcher_mono_ms();
     rc = launcher_record_many(l, c->who, c->evs, n, err);
+    timing_add(SLUICE_TIMING_ANSWER_COMMIT, n, (uint64_t)((launcher_mono_ms() - t0) * 1e6));
     sluice_log(SLUICE_LOG_DEBUG, "submit chunk of %zu: markers %.1f, POSTs %.1f, answers %.1f ms",
                n, c->t_mark, c->t_post1 - c->t_post0, launcher_mono_ms() - t0);
     if (rc != SLUICE_OK && rc != SLUICE_ENOMEM) {
@@ -546,8 +550,11 @@ notes:
 static sluice_err
 chunk_prepare(sluice_launcher_t *l, batch_entry_t *b, size_t *n, sluice_error_t *err)
 {
+    uint64_t t0 = timing_now_ns();
     sluice_err rc = SLUICE_OK;
 
+    for (size_t i = 0; i < *n; i++)
+        launcher_intake_queued(b[i].L, t0);
     *n = stage_batch(l, b, *n);
     if (*n > 0 && l->st.sync != NULL) {
         sluice_error_t serr = SLUICE_ERROR_INIT;
@@ -588,6 +595,7 @@ chunk_prepare(sluice_launcher_t *l, batch_entry_t *b, size_t *n, sluice_error_t 
         }
         *n = kept;
     }
+    timing_since(SLUICE_TIMING_STAGING, *n, t0);
     return rc;
 }
 
@@ -761,20 +769,31 @@ int64_t launcher_submit_wake(const sluice_launcher_t *l, int64_t now)
 /* Every launch due for a submit this cycle goes into one batch, as far as
  * the submit budget reaches; POSTs that provably never left go again once
  * their backoff has passed.  A launch that waits for its dependency's job
- * gets another round once the batch gave that job an id.  Nothing here
+ * gets another round once the batch gave that job an id.  Launches accepted
+ * while a round ran go out in another round (the intake drained again), for
+ * at most one poll interval, not after a whole cycle.  Nothing here
  * sleeps (the step may hold the server's lock): the next resend is the
  * launcher's next wake-up (launcher_submit_wake()). */
 sluice_err launcher_submit_due(sluice_launcher_t *l, int64_t now, sluice_error_t *err)
 {
+    int64_t start = now;
+    int dep_rounds = 0;
     sluice_err rc = SLUICE_OK;
 
-    for (int round = 0; round < 4 && rc == SLUICE_OK && !l->dead; round++) {
+    while (rc == SLUICE_OK && !l->dead) {
         size_t n = 0, posted = 0;
         bool waited = false;
 
         rc = submit_round(l, now, &n, &posted, &waited, err);
-        if (n == 0 || !waited)
+        if (rc != SLUICE_OK || n == 0)
             break;
+        if (waited && ++dep_rounds < 4)
+            continue;
+        if (atomic_load(&l->in.n_new) == 0 ||
+            (now = launcher_now_ms(l)) - start >= l->o.poll_min_ms)
+            break;
+        rc = launcher_intake_take(l, err);
+        launcher_budget_refill(l, now);
     }
     return rc;
 }

@@ -5,7 +5,9 @@
  * Notes:
  * - A create writes the launch row and its `accepted` event in one write
  *   transaction; the same launch_id with another request is
- *   SLUICE_ECONFLICT.
+ *   SLUICE_ECONFLICT.  sluice_store_create_many() writes a group of them
+ *   in one transaction (one durable commit), each under a savepoint so that
+ *   one refused launch leaves the others.
  * - The list cursor is "<created_ms>/<launch_id>" of the last row; a page
  *   asks one row more than its limit to know whether another exists. */
 #include <errno.h>
@@ -23,60 +25,75 @@
 
 /* ---- launches --------------------------------------------------------- */
 
-sluice_err sluice_store_create_launch(sluice_store_t *store,
-                                      const sluice_store_launch_spec_t *spec,
-                                      int *existed_out,
-                                      sluice_error_t *err)
-{
+/* One spec checked and turned into the texts it stores (outside any lock). */
+typedef struct {
     char hash[65];
-    char *request = NULL, *render = NULL, *context = NULL;
-    store_stmt_t *st = NULL;
+    char *request, *render, *context;
     int64_t t;
-    int locked = 0, existed = 0;
+} create_texts_t;
+
+static void create_texts_clear(create_texts_t *x)
+{
+    free(x->request);
+    free(x->render);
+    free(x->context);
+    memset(x, 0, sizeof(*x));
+}
+
+static sluice_err
+create_check(const sluice_store_launch_spec_t *spec, create_texts_t *x, sluice_error_t *err)
+{
     sluice_err rc;
 
-    if (store == NULL || spec == NULL)
-        return sluice_errorf(err, SLUICE_EINVAL, "create launch: store and spec are required");
+    memset(x, 0, sizeof(*x));
+    if (spec == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "create launch: spec is required");
     if ((rc = store_check_launch_id(spec->launch_id, err)) != SLUICE_OK)
-        goto out;
-    if (spec->site == NULL || spec->site[0] == '\0') {
-        rc = sluice_errorf(err, SLUICE_EINVAL, "launch %s: site is required", spec->launch_id);
-        goto out;
-    }
-    if (!json_is_object(spec->request)) {
-        rc = sluice_errorf(err, SLUICE_EINVAL, "launch %s: request must be a JSON object",
-                           spec->launch_id);
-        goto out;
-    }
+        return rc;
+    if (spec->site == NULL || spec->site[0] == '\0')
+        return sluice_errorf(err, SLUICE_EINVAL, "launch %s: site is required", spec->launch_id);
+    if (!json_is_object(spec->request))
+        return sluice_errorf(err, SLUICE_EINVAL, "launch %s: request must be a JSON object",
+                             spec->launch_id);
     if ((spec->render != NULL && !json_is_object(spec->render)) ||
-        (spec->context != NULL && !json_is_object(spec->context))) {
-        rc = sluice_errorf(err, SLUICE_EINVAL, "launch %s: render and context must be objects",
-                           spec->launch_id);
-        goto out;
-    }
+        (spec->context != NULL && !json_is_object(spec->context)))
+        return sluice_errorf(err, SLUICE_EINVAL, "launch %s: render and context must be objects",
+                             spec->launch_id);
     if ((rc = store_refuse_secrets(spec->request, "request", err)) != SLUICE_OK ||
         (rc = store_refuse_secrets(spec->render, "render", err)) != SLUICE_OK ||
-        (rc = store_refuse_secrets(spec->context, "context", err)) != SLUICE_OK)
-        goto out;
-    if ((rc = store_request_hash(spec, hash, err)) != SLUICE_OK)
-        goto out;
-    if ((rc = store_json_text(spec->request, "request", &request, err)) != SLUICE_OK)
-        goto out;
+        (rc = store_refuse_secrets(spec->context, "context", err)) != SLUICE_OK ||
+        (rc = store_request_hash(spec, x->hash, err)) != SLUICE_OK ||
+        (rc = store_json_text(spec->request, "request", &x->request, err)) != SLUICE_OK)
+        goto fail;
     if (spec->render != NULL &&
-        (rc = store_json_text(spec->render, "render", &render, err)) != SLUICE_OK)
-        goto out;
+        (rc = store_json_text(spec->render, "render", &x->render, err)) != SLUICE_OK)
+        goto fail;
     if (spec->context != NULL)
-        rc = store_json_text(spec->context, "context", &context, err);
-    else if ((context = strdup("{}")) == NULL)
+        rc = store_json_text(spec->context, "context", &x->context, err);
+    else if ((x->context = strdup("{}")) == NULL)
         rc = sluice_errorf(err, SLUICE_ENOMEM, "create launch: out of memory");
     if (rc != SLUICE_OK)
-        goto out;
-    t = spec->time_ms != 0 ? spec->time_ms : store_now_ms();
+        goto fail;
+    x->t = spec->time_ms != 0 ? spec->time_ms : store_now_ms();
+    return SLUICE_OK;
+fail:
+    create_texts_clear(x);
+    return rc;
+}
 
-    pthread_mutex_lock(&store->mu);
-    locked = 1;
-    if ((rc = store_exec(store, "BEGIN IMMEDIATE", err)) != SLUICE_OK)
-        goto out;
+/* The row and its `accepted` event, inside the caller's transaction.  An
+ * existing id with the same hash sets *existed and writes nothing; with
+ * another hash it is SLUICE_ECONFLICT (nothing written either). */
+static sluice_err create_write(sluice_store_t *store,
+                               const sluice_store_launch_spec_t *spec,
+                               const create_texts_t *x,
+                               int *existed,
+                               sluice_error_t *err)
+{
+    store_stmt_t *st = NULL;
+    sluice_err rc;
+
+    *existed = 0;
     if ((rc = store_prepare(store, "SELECT request_hash FROM launches WHERE launch_id = ?1", &st,
                             err)) != SLUICE_OK)
         goto out;
@@ -85,14 +102,13 @@ sluice_err sluice_store_create_launch(sluice_store_t *store,
     case STORE_ROW: {
         const char *old = store_column_str(st, 0);
 
-        if (old == NULL || strcmp(old, hash) != 0) {
+        if (old == NULL || strcmp(old, x->hash) != 0)
             rc =
                 sluice_errorf(err, SLUICE_ECONFLICT,
                               "launch %s already exists with a different request", spec->launch_id);
-            goto out;
-        }
-        existed = 1;
-        break;
+        else
+            *existed = 1;
+        goto out;
     }
     case STORE_DONE:
         break;
@@ -102,10 +118,6 @@ sluice_err sluice_store_create_launch(sluice_store_t *store,
     }
     store_finalize(st);
     st = NULL;
-    if (existed) {
-        rc = store_exec(store, "COMMIT", err);
-        goto out;
-    }
     if ((rc =
              store_prepare(store,
                            "INSERT INTO launches (launch_id, site, study, request, request_hash, "
@@ -117,10 +129,10 @@ sluice_err sluice_store_create_launch(sluice_store_t *store,
     store_bind_text(st, 1, spec->launch_id);
     store_bind_text(st, 2, spec->site);
     store_bind_text(st, 3, spec->study);
-    store_bind_text(st, 4, request);
-    store_bind_text(st, 5, hash);
-    store_bind_text(st, 6, render);
-    store_bind_int64(st, 7, t);
+    store_bind_text(st, 4, x->request);
+    store_bind_text(st, 5, x->hash);
+    store_bind_text(st, 6, x->render);
+    store_bind_int64(st, 7, x->t);
     if ((rc = store_step_done(store, st, err)) != SLUICE_OK)
         goto out;
     store_finalize(st);
@@ -131,24 +143,87 @@ sluice_err sluice_store_create_launch(sluice_store_t *store,
                             &st, err)) != SLUICE_OK)
         goto out;
     store_bind_text(st, 1, spec->launch_id);
-    store_bind_int64(st, 2, t);
-    store_bind_text(st, 3, context);
+    store_bind_int64(st, 2, x->t);
+    store_bind_text(st, 3, x->context);
     store_bind_text(st, 4, spec->caller);
-    if ((rc = store_step_done(store, st, err)) != SLUICE_OK)
-        goto out;
-    rc = store_exec(store, "COMMIT", err);
+    rc = store_step_done(store, st, err);
 out:
     store_finalize(st);
+    return rc;
+}
+
+sluice_err sluice_store_create_launch(sluice_store_t *store,
+                                      const sluice_store_launch_spec_t *spec,
+                                      int *existed_out,
+                                      sluice_error_t *err)
+{
+    sluice_store_create_result_t res;
+    sluice_err rc;
+
+    if (store == NULL || spec == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "create launch: store and spec are required");
+    rc = sluice_store_create_many(store, spec, 1, &res, err);
+    if (rc == SLUICE_OK && (rc = res.rc) != SLUICE_OK && err != NULL)
+        *err = res.err;
+    if (rc == SLUICE_OK && existed_out != NULL)
+        *existed_out = res.existed;
+    return rc;
+}
+
+sluice_err sluice_store_create_many(sluice_store_t *store,
+                                    const sluice_store_launch_spec_t *specs,
+                                    size_t n,
+                                    sluice_store_create_result_t *res,
+                                    sluice_error_t *err)
+{
+    create_texts_t *x = NULL;
+    size_t i;
+    int locked = 0;
+    sluice_err rc = SLUICE_OK;
+
+    if (store == NULL || (n > 0 && (specs == NULL || res == NULL)))
+        return sluice_errorf(err, SLUICE_EINVAL, "create launches: store, specs and results");
+    if (n == 0)
+        return SLUICE_OK;
+    if ((x = calloc(n, sizeof(*x))) == NULL)
+        return sluice_errorf(err, SLUICE_ENOMEM, "create launches: out of memory");
+    for (i = 0; i < n; i++) {
+        memset(&res[i], 0, sizeof(res[i]));
+        res[i].rc = create_check(&specs[i], &x[i], &res[i].err);
+    }
+    pthread_mutex_lock(&store->mu);
+    locked = 1;
+    if ((rc = store_exec(store, "BEGIN IMMEDIATE", err)) != SLUICE_OK)
+        goto out;
+    for (i = 0; i < n; i++) {
+        if (res[i].rc != SLUICE_OK)
+            continue;
+        /* One item's failure (a conflict, a bad row) leaves the others. */
+        if ((rc = store_exec(store, "SAVEPOINT one", err)) != SLUICE_OK)
+            goto out;
+        res[i].rc = create_write(store, &specs[i], &x[i], &res[i].existed, &res[i].err);
+        if (res[i].rc != SLUICE_OK && (rc = store_exec(store, "ROLLBACK TO one", err)) != SLUICE_OK)
+            goto out;
+        if ((rc = store_exec(store, "RELEASE one", err)) != SLUICE_OK)
+            goto out;
+    }
+    rc = store_exec(store, "COMMIT", err);
+out:
     if (locked) {
         if (rc != SLUICE_OK)
             store_rollback(store);
         pthread_mutex_unlock(&store->mu);
     }
-    free(request);
-    free(render);
-    free(context);
-    if (rc == SLUICE_OK && existed_out != NULL)
-        *existed_out = existed;
+    for (i = 0; i < n; i++) {
+        if (rc != SLUICE_OK && res[i].rc == SLUICE_OK) { /* nothing of the batch is stored */
+            res[i].rc = rc;
+            res[i].existed = 0;
+            if (err != NULL)
+                res[i].err = *err;
+        }
+        create_texts_clear(&x[i]);
+    }
+    free(x);
     return rc;
 }
 

@@ -2,7 +2,8 @@
 # bench_serve_submit.sh - the service submit benchmark works end to end on
 # the testbed (a small run, not a measurement): every launch POSTed over
 # HTTP gets a Slurm job id, every job is held (PENDING on the benchmark's
-# future reservation), both target lines are printed, every job is cancelled
+# future reservation), both target lines are printed (sbatch loop and raw client),
+# the breakdown per launch is printed, every job is cancelled
 # and the reservation is deleted.  A missing testbed or benchmark binary is a
 # failure, never a skip.  Last line: "$N: <n> passed, <m> failed".
 set -euo pipefail
@@ -67,11 +68,22 @@ if grep -q "^target serve submit sequential vs sbatch loop .* -> \(met\|MISSED\)
 else
     fail "no sequential target line"
 fi
-if grep -q "^cleanup: $((4 * n)) jobs made in this run; 0 of them still in squeue$" "$work/out"; then
-    pass "squeue holds none of the $((4 * n)) jobs"
+# jobs: two sbatch loops, two service runs, and the raw client before each
+if grep -q "^cleanup: $((6 * n)) jobs made in this run; 0 of them still in squeue$" "$work/out"; then
+    pass "squeue holds none of the $((6 * n)) jobs"
 else
     fail "jobs left in squeue"
 fi
+c=$(grep -c "^raw client (sluice_client_submit) [12] in flight: jobs=$n/$n" "$work/out" || true)
+if [ "$c" -eq 2 ]; then pass "raw client ran in the same round"; else fail "raw client: $c of 2 runs"; fi
+if grep -q "^target serve submit sequential vs raw client .* -> \(met\|MISSED\)$" "$work/out"; then
+    pass "raw-client target line"
+else
+    fail "no raw-client target line"
+fi
+# the breakdown from the service's /v1/metrics: every phase, with a value
+c=$(grep -c "^  breakdown (the service's counters.* accept_commit [0-9.]* .* post [0-9.]* answer_commit [0-9.]*" "$work/out" || true)
+if [ "$c" -eq 2 ]; then pass "breakdown per launch printed"; else fail "breakdown: $c of 2 runs"; fi
 if scontrol show reservation 2>/dev/null | grep -q "ReservationName=sluice-bench-hold-"; then
     fail "a sluice-bench-hold reservation is left"
 else

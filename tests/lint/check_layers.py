@@ -23,6 +23,7 @@ LAYERS = ["base", "site", "request", "slurm", "supervise", "serve", "cli"]
 # Public headers and the layer that implements them.
 PUBLIC = {
     "common.h": "base", "error.h": "base", "log.h": "base", "version.h": "base",
+    "timing.h": "base",
     "config.h": "site",
     "launch.h": "request", "jobdesc.h": "request", "render.h": "request",
     "auth.h": "slurm", "slurmrest.h": "slurm", "client.h": "slurm", "cluster.h": "slurm",

@@ -63,6 +63,28 @@ static bool t_cheap(void *arg)
     return next_cheap == 1;
 }
 
+/* A batched read that takes `slow_read_ms` of the injected clock. */
+static int64_t slow_read_ms;
+static sluice_lookup (*slow_read_base)(void *, const uint64_t *, size_t, sluice_job_state_t *);
+
+static sluice_lookup t_slow_states(void *arg, const uint64_t *ids, size_t n, sluice_job_state_t *st)
+{
+    sluice_lookup r = slow_read_base(arg, ids, n, st);
+
+    clock_now += slow_read_ms;
+    return r;
+}
+
+/* A POST during which another launch is accepted (the launcher that
+ * accepts it: accept_during_post). */
+static sluice_launcher_t *accept_during_post;
+static sluice_submit_outcome (*post_base)(void *,
+                                          const sluice_jobdesc_t *,
+                                          size_t,
+                                          sluice_submit_result_t *);
+static sluice_submit_outcome
+t_post_accepting(void *arg, const sluice_jobdesc_t *d, size_t n, sluice_submit_result_t *out);
+
 static int64_t t_now(void *arg)
 {
     (void)arg;
@@ -240,6 +262,15 @@ static sluice_launcher_t *new_launcher(void)
     o.n_unschedulable_reasons = next_n_reasons;
     if (next_cheap >= 0)
         o.cluster.states_are_cheap = t_cheap;
+    if (slow_read_ms > 0) {
+        slow_read_base = o.cluster.job_states;
+        o.cluster.job_states = t_slow_states;
+    }
+    if (accept_during_post != NULL) {
+        post_base = o.cluster.submit;
+        o.cluster.submit = t_post_accepting;
+        o.cluster.submit_many = NULL;
+    }
     cr_assert_sluice_ok(sluice_launcher_new(&l, &o, &err), &err);
     cr_assert_sluice_ok(sluice_launcher_recover(l, NULL, &err), &err);
     return l;
@@ -2063,6 +2094,46 @@ static void *acc_main(void *p)
     return NULL;
 }
 
+/* Concurrent accepts share durable commits (group commit): fewer store
+ * transactions than accepts, every accept stored once, each caller
+ * answered only after its launch is in the store (checked right after the
+ * accepts return, before any cycle ran). */
+Test(launcher, concurrent_accepts_share_durable_commits)
+{
+    sluice_launcher_t *l;
+    pthread_t th[ACC_THREADS];
+    acc_arg_t args[ACC_THREADS];
+    sluice_launcher_stats_t st;
+    const size_t total = ACC_THREADS * ACC_EACH;
+
+    l = new_launcher();
+    for (int k = 0; k < ACC_THREADS; k++) {
+        args[k] = (acc_arg_t){l, k, 0};
+        cr_assert_eq(pthread_create(&th[k], NULL, acc_main, &args[k]), 0);
+    }
+    for (int k = 0; k < ACC_THREADS; k++) {
+        cr_assert_eq(pthread_join(th[k], NULL), 0);
+        cr_assert_eq(args[k].failures, 0, "thread %d: accept failed", k);
+    }
+    for (int k = 0; k < ACC_THREADS; k++)
+        for (int i = 0; i < ACC_EACH; i++) {
+            char id[32];
+            json_t *r;
+
+            snprintf(id, sizeof(id), "T%d-%d", k, i);
+            r = row(id);
+            cr_assert_str_eq(json_string_value(json_object_get(r, "state")), "ACCEPTED", "%s", id);
+            json_decref(r);
+            cr_assert_eq(count_events(id, "accepted"), 1, "%s: one accepted event", id);
+        }
+    sluice_launcher_stats(l, &st);
+    cr_assert_eq(st.accepts, total);
+    cr_assert_lt(st.accept_commits, total, "%llu commits for %zu concurrent accepts: none shared",
+                 (unsigned long long)st.accept_commits, total);
+    cr_assert_gt(st.accept_commits, 0);
+    sluice_launcher_free(l);
+}
+
 Test(launcher, accepts_from_other_threads_join_running_cycles)
 {
     sluice_launcher_t *l;
@@ -2258,6 +2329,74 @@ Test(launcher, waiting_submits_hold_the_read_back_one_interval_at_most)
     cr_assert_sluice_ok(sluice_launcher_step(l, &err), &err);
     cr_assert_eq(fc->n_submit, 3);
     cr_assert_eq(fc->n_states, reads + 1, "a read once the interval has passed, backlog or not");
+    sluice_launcher_free(l);
+}
+
+/* The hold counts from the end of the previous read, and lasts twice the
+ * read's duration when that is longer than the interval: a read that takes
+ * longer than the interval (v0.0.38's whole table on a busy cluster) does
+ * not run again in the next cycle while submits wait, so a stream of
+ * accepts is not submitted only in the gaps between back-to-back reads. */
+Test(launcher, slow_read_is_not_repeated_at_once_while_submits_wait)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_launcher_t *l;
+    unsigned reads;
+
+    slow_read_ms = 2500; /* every read: longer than the 1 s interval */
+    l = new_launcher();
+    accept_launch(l, "S1", 1, NULL, NULL, 0);
+    step(l); /* submits S1 */
+    /* nothing waits: the read runs, and takes 2.5 s */
+    cr_assert_sluice_ok(sluice_launcher_step(l, &err), &err);
+    reads = fc->n_states;
+    cr_assert_eq(reads, 1);
+    accept_launch(l, "S2", 1, NULL, NULL, 0);
+    cr_assert_sluice_ok(sluice_launcher_step(l, &err), &err);
+    cr_assert_eq(fc->n_submit, 2, "the woken cycle submits");
+    cr_assert_eq(fc->n_states, reads,
+                 "the read started 2.5 s ago but ended just now: no second read while a "
+                 "submit waits");
+    clock_now += 1100; /* one interval after the END of the read */
+    accept_launch(l, "S3", 1, NULL, NULL, 0);
+    cr_assert_sluice_ok(sluice_launcher_step(l, &err), &err);
+    cr_assert_eq(fc->n_submit, 3);
+    cr_assert_eq(fc->n_states, reads,
+                 "a read that took 2.5 s is held twice that long while submits wait");
+    clock_now += 4000; /* 5.1 s after the end of the read */
+    accept_launch(l, "S4", 1, NULL, NULL, 0);
+    cr_assert_sluice_ok(sluice_launcher_step(l, &err), &err);
+    cr_assert_eq(fc->n_states, reads + 1, "read once twice its duration has passed");
+    sluice_launcher_free(l);
+}
+
+static sluice_submit_outcome
+t_post_accepting(void *arg, const sluice_jobdesc_t *d, size_t n, sluice_submit_result_t *out)
+{
+    sluice_launcher_t *l = accept_during_post;
+
+    accept_during_post = NULL; /* once */
+    if (l != NULL)
+        accept_launch(l, "R2", 1, NULL, NULL, 0);
+    return post_base(arg, d, n, out);
+}
+
+/* A launch accepted while the cycle's POSTs are out is submitted in the
+ * same cycle (the intake is drained again after the round), not after a
+ * whole further cycle. */
+Test(launcher, launch_accepted_during_a_submit_goes_out_in_the_same_cycle)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_launcher_t *l;
+
+    accept_during_post = (sluice_launcher_t *)1; /* new_launcher wraps the POST */
+    l = new_launcher();
+    accept_during_post = l;
+    accept_launch(l, "R1", 1, NULL, NULL, 0);
+    cr_assert_sluice_ok(sluice_launcher_step(l, &err), &err);
+    cr_assert_null(accept_during_post, "R1's POST accepted R2");
+    cr_assert_eq(fc->n_submit, 2, "R2 went out in the cycle that was running when it came");
+    cr_assert_eq(fc->n_jobs, 2);
     sluice_launcher_free(l);
 }
 

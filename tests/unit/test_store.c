@@ -309,6 +309,59 @@ Test(store, create_is_idempotent_on_the_same_request_and_conflicts_otherwise)
     sluice_store_close(s);
 }
 
+/* A group of creates in one transaction (the accepts' group commit): each
+ * launch has its own outcome, a refused one leaves the others, and a
+ * repeat of an id written earlier in the same group is idempotent or a
+ * conflict, as across transactions. */
+Test(store, create_many_writes_a_group_with_an_outcome_each)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_store_t *s = open_store();
+    json_t *req = json_pack("{s:s}", "command", "run");
+    json_t *req_other = json_pack("{s:s}", "command", "other");
+    json_t *bad = json_pack("{s:{s:s}}", "env", "secrets", "x");
+    json_t *evs = NULL, *row = NULL;
+    sluice_store_launch_spec_t sp[5];
+    sluice_store_create_result_t res[5];
+    const char *ids[5] = {"g1", "g2", "g1", "g3", "g2"};
+
+    memset(sp, 0, sizeof(sp));
+    for (int i = 0; i < 5; i++) {
+        sp[i].launch_id = ids[i];
+        sp[i].site = "s1";
+        sp[i].request = req;
+        sp[i].time_ms = 1000 + i;
+    }
+    sp[3].request = bad;       /* refused on its own (a secret in the request) */
+    sp[4].request = req_other; /* g2 again, another request: conflict */
+    cr_assert_sluice_ok(sluice_store_create_many(s, sp, 5, res, &err), &err);
+    cr_assert_eq(res[0].rc, SLUICE_OK);
+    cr_assert_eq(res[0].existed, 0);
+    cr_assert_eq(res[1].rc, SLUICE_OK);
+    cr_assert_eq(res[1].existed, 0);
+    cr_assert_eq(res[2].rc, SLUICE_OK, "g1 again with the same request: %s", res[2].err.text);
+    cr_assert_eq(res[2].existed, 1, "written earlier in the same group");
+    cr_assert_eq(res[3].rc, SLUICE_EINVAL);
+    cr_assert(strstr(res[3].err.text, "secrets") != NULL, "%s", res[3].err.text);
+    cr_assert_eq(res[4].rc, SLUICE_ECONFLICT);
+    cr_assert(strstr(res[4].err.text, "g2") != NULL, "%s", res[4].err.text);
+    cr_assert_sluice_ok(sluice_store_get_launch(s, "g1", &row, &err), &err);
+    json_decref(row);
+    cr_assert_sluice_ok(sluice_store_get_launch(s, "g2", &row, &err), &err);
+    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(row, "request"), "command")),
+                     "run", "the conflicting repeat changed nothing");
+    json_decref(row);
+    row = NULL;
+    cr_assert_eq(sluice_store_get_launch(s, "g3", &row, &err), SLUICE_ENOTFOUND);
+    cr_assert_sluice_ok(sluice_store_read_events(s, "g1", 1, 0, &evs, &err), &err);
+    cr_assert_eq(json_array_size(evs), 1, "one accepted event, not two");
+    json_decref(evs);
+    json_decref(req);
+    json_decref(req_other);
+    json_decref(bad);
+    sluice_store_close(s);
+}
+
 Test(store, refuses_secret_values_at_any_depth)
 {
     sluice_error_t err = SLUICE_ERROR_INIT;
