@@ -26,7 +26,7 @@
  *
  * usage: bench_serve --config SITE.yaml [--launches 100] [--rate 500]
  *                    [--seconds 30] [--baseline-seconds 10] [--threads 8]
- *                    [--state-dir DIR]
+ *                    [--state-dir DIR] [--p99-ms 5]
  * Environment: SLUICE_BIN (default ./sluice).  Exit 0 whenever it ran.
  */
 #include <errno.h>
@@ -55,6 +55,10 @@
 extern char **environ;
 
 #define API_TOKEN "bench-serve-token-0123456789abcdef"
+
+/* --p99-ms: the p99 target (issue 6: 5 ms at 500/s with 100 live;
+ * issue 16: 2 ms at 1,000/s with 1,000 live). */
+static double p99_target_ms = 5.0;
 
 static const char *env_get(const char *name, void *arg)
 {
@@ -160,19 +164,31 @@ static double loadavg(void)
 static long count_state(uint16_t port, const char *state)
 {
     bench_conn_t *c = bench_conn_new(port, API_TOKEN);
-    char path[128], *body = NULL;
-    long n = -1;
-    json_t *j;
+    char path[512], cursor[256] = "";
+    long n = 0;
 
     if (c == NULL)
         return -1;
-    snprintf(path, sizeof(path), "/v1/launches?state=%s&limit=1000", state);
-    if (bench_conn_request(c, "GET", path, NULL, &body) == 200 &&
-        (j = json_loads(body, 0, NULL)) != NULL) {
-        n = (long)json_array_size(json_object_get(j, "items"));
+    /* pages of 200: the bench client takes answers up to 256 KiB */
+    do {
+        char *body = NULL;
+        json_t *j;
+        const char *next;
+
+        snprintf(path, sizeof(path), "/v1/launches?state=%s&limit=200%s%s", state,
+                 cursor[0] ? "&cursor=" : "", cursor);
+        if (bench_conn_request(c, "GET", path, NULL, &body) != 200 ||
+            (j = json_loads(body, 0, NULL)) == NULL) {
+            free(body);
+            n = -1;
+            break;
+        }
+        free(body);
+        n += (long)json_array_size(json_object_get(j, "items"));
+        next = json_string_value(json_object_get(j, "next_cursor"));
+        snprintf(cursor, sizeof(cursor), "%s", next ? next : "");
         json_decref(j);
-    }
-    free(body);
+    } while (cursor[0]);
     bench_conn_free(c);
     return n;
 }
@@ -284,7 +300,9 @@ static void run_load(uint16_t port,
            proc_kib(pid, "VmHWM:"));
     printf("machine: load average %.2f before, %.2f after\n", load0, loadavg());
     if (!healthz) {
-        bench_target("serve GET p99 latency (ms)", p99, 5.0, false);
+        char name[128];
+        snprintf(name, sizeof(name), "serve GET p99 latency (ms), %zu live at %.0f/s", n, rate);
+        bench_target(name, p99, p99_target_ms, false);
         bench_target("serve GET errors", (double)errors, 0.0, false);
         bench_target("serve achieved rate (req/s)", (double)done / (t_end - t_start), rate * 0.98,
                      true);
@@ -330,10 +348,12 @@ int main(int argc, char **argv)
             threads = strtoul(argv[++a], NULL, 10);
         else if (strcmp(argv[a], "--state-dir") == 0 && a + 1 < argc)
             state = argv[++a];
+        else if (strcmp(argv[a], "--p99-ms") == 0 && a + 1 < argc)
+            p99_target_ms = strtod(argv[++a], NULL);
         else {
             fprintf(stderr, "usage: bench_serve --config SITE.yaml [--launches 100] [--rate 500] "
                             "[--seconds 30] [--baseline-seconds 10] [--threads 8] "
-                            "[--state-dir DIR]\n");
+                            "[--state-dir DIR] [--p99-ms 5]\n");
             return 0;
         }
     }
@@ -399,20 +419,50 @@ int main(int argc, char **argv)
         bench_conn_t *c = bench_conn_new(port, API_TOKEN);
         size_t cancelled = 0;
         double t_c;
+        uint64_t *jobs = calloc(n, sizeof(*jobs));
+        bench_target_t tg;
+        sluice_client_t *cl;
 
+        bench_target_from_env(&tg);
+
+        /* The first 100 through the API; past that their jobs are cancelled
+         * in Slurm (each DELETE waits for the launcher's mutex, about one
+         * cycle, so 1,000 of them take minutes) and the launcher ends the
+         * launches when it sees them CANCELLED. */
         if (c != NULL) {
             for (size_t i = 0; i < n; i++) {
-                char path[256];
+                char path[256], *body = NULL;
+                json_t *j;
                 snprintf(path, sizeof(path), "/v1/launches/%s", ids[i]);
-                cancelled += bench_conn_request(c, "DELETE", path, NULL, NULL) == 202;
+                if (jobs != NULL && bench_conn_request(c, "GET", path, NULL, &body) == 200 &&
+                    (j = json_loads(body, 0, NULL)) != NULL) {
+                    json_t *id = json_array_get(json_object_get(j, "job_ids"), 0);
+                    if (json_is_integer(id))
+                        jobs[i] = (uint64_t)json_integer_value(id);
+                    json_decref(j);
+                }
+                free(body);
+                if (i < 100)
+                    cancelled += bench_conn_request(c, "DELETE", path, NULL, NULL) == 202;
             }
             bench_conn_free(c);
+        }
+        if (jobs != NULL && n > 100 && (cl = bench_client_new(&tg)) != NULL) {
+            cancelled += bench_cancel_all(cl, jobs + 100, n - 100);
+            sluice_client_free(cl);
         }
         t_c = bench_now();
         while (bench_now() - t_c < 120.0 && count_state(port, "DONE") < (long)n)
             usleep(500000);
         printf("cleanup: %zu cancels accepted; %ld of %zu launches DONE after %.1f s\n", cancelled,
                count_state(port, "DONE"), n, bench_now() - t_c);
+        /* a cancel the service had not sent yet when it stops: no job is
+         * left behind (cancelling an ended job again is harmless) */
+        if (jobs != NULL && (cl = bench_client_new(&tg)) != NULL) {
+            (void)bench_cancel_all(cl, jobs, n < 100 ? n : 100);
+            sluice_client_free(cl);
+        }
+        free(jobs);
     }
 out:
     bench_serve_stop(pid);

@@ -11,7 +11,9 @@
 # BENCH_BASELINE_CYCLES (3,2,1,0: none at 10,000), BENCH_SUBMIT_JOBS (200), BENCH_LIVE
 # (10000), BENCH_FINISHED (100000), BENCH_LATENCY_RUNS (3), BENCH_SERVE_LAUNCHES
 # (100), BENCH_SERVE_RATE (500), BENCH_SERVE_SECONDS (30), BENCH_SERVE_SUBMIT (100),
-# BENCH_SERVE_SUBMIT_ROUNDS (5: issue 16 reports the median and minimum of 5 rounds).
+# BENCH_SERVE_SUBMIT_ROUNDS (5: issue 16 reports the median and minimum of 5 rounds);
+# issue 16: BENCH_SERVE16_LAUNCHES (1000), BENCH_SERVE16_RATE (1000),
+# BENCH_FANOUT_WATCHERS (200).
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
@@ -53,6 +55,16 @@ site=$(mktemp /tmp/sluice-bench-site.XXXXXX)
 bash "$REPO/deploy/testbed/site-config.sh" >"$site"
 "$BUILD/bench/bench_serve" --config "$site" --launches "${BENCH_SERVE_LAUNCHES:-100}" \
     --rate "${BENCH_SERVE_RATE:-500}" --seconds "${BENCH_SERVE_SECONDS:-30}"
+rm -f "$site"
+echo "== 2e. issue 16: GET /v1/launches/{id} at 1,000/s with 1,000 live launches (p99 <= 2 ms)"
+site=$(mktemp /tmp/sluice-bench-site.XXXXXX)
+bash "$REPO/deploy/testbed/site-config.sh" >"$site"
+"$BUILD/bench/bench_serve" --config "$site" --launches "${BENCH_SERVE16_LAUNCHES:-1000}" \
+    --rate "${BENCH_SERVE16_RATE:-1000}" --seconds "${BENCH_SERVE_SECONDS:-30}" --p99-ms 2
+echo "== 2f. issue 16: SSE fan-out, 200 per-launch watchers (every event within 50 ms)"
+"$BUILD/bench/bench_fanout" --config "$site" --watchers "${BENCH_FANOUT_WATCHERS:-200}"
+echo "== 2g. issue 16: sluice serve startup with 100,000 finished + 1,000 live launches (<= 1 s)"
+"$BUILD/bench/bench_startup" --config "$site" --finished "${BENCH_FINISHED:-100000}" --live 1000
 rm -f "$site"
 echo "== 2d. submit throughput through sluice serve (HTTP POSTs; jobs pending on a future reservation), the raw client in the same rounds, the breakdown per launch"
 site=$(mktemp /tmp/sluice-bench-site.XXXXXX)

@@ -94,6 +94,11 @@ typedef struct {
     /* Seconds until the Slurm token expires, or < 0 when unknown. */
     int64_t (*token_ttl_s)(void *arg);
     void *cluster_arg;
+    /* 1: ready and token_ttl_s touch nothing of the launcher's (a client
+     * of their own, their own lock), so readiness is answered without
+     * waiting for a running launcher cycle (a first cycle over 1,000 live
+     * launches takes seconds).  0: they run under the launcher's mutex. */
+    int ready_unlocked;
     unsigned threads;        /* worker threads; 0 = 4 */
     unsigned follow_poll_ms; /* how often waiting streams look again; 0 = 250 */
     /* Hostile or slow clients (docs/service.md).  conn_timeout_s: a
@@ -161,7 +166,9 @@ SLUICE_API uint64_t sluice_server_pruned_launches(const sluice_server_t *s);
 SLUICE_API uint64_t sluice_server_pruned_logs(const sluice_server_t *s);
 
 /* Count one transition for /v1/metrics (call from the launcher's
- * on_transition callback).  NULL-safe. */
+ * on_transition callback, which runs after the event's commit); it also
+ * wakes the waiting event streams, so watchers see the transition at once
+ * instead of at the next follow_poll_ms tick.  NULL-safe. */
 SLUICE_API void sluice_server_count_transition(sluice_server_t *s);
 
 /* Count launches removed by retention pruning for /v1/metrics (call with

@@ -174,6 +174,17 @@ SLUICE_API sluice_err sluice_store_list_launches(sluice_store_t *store,
                                                  char **next_cursor_out,
                                                  sluice_error_t *err);
 
+/* sluice_store_list_launches() that also gives, in `*version_out`, the
+ * newest event gseq in the store (0 when there is none), read in the same
+ * read transaction as the page: the page reflects every event up to it and
+ * none after (a list's resource version). */
+SLUICE_API sluice_err sluice_store_list_launches_at(sluice_store_t *store,
+                                                    const sluice_store_filter_t *filter,
+                                                    json_t **out,
+                                                    char **next_cursor_out,
+                                                    int64_t *version_out,
+                                                    sluice_error_t *err);
+
 /* Every non-terminal launch (summaries, oldest first) for recovery.
  * `*out` is a new array reference. */
 SLUICE_API sluice_err sluice_store_list_live(sluice_store_t *store,
@@ -284,6 +295,56 @@ SLUICE_API sluice_err sluice_store_events_since(sluice_store_t *store,
                                                 json_t **out,
                                                 int64_t *next_out,
                                                 sluice_error_t *err);
+
+/* Filters for sluice_store_events_filtered(); zero-initialise, then set.
+ * Pointers are borrowed for the call. */
+typedef struct {
+    const char *launch_id; /* NULL: any launch */
+    const char *site;      /* NULL: any site (the launch's site) */
+    const char *state;     /* NULL: any; else only events whose `state` (the
+                              launch's state right after them) is this */
+} sluice_store_event_filter_t;
+
+/* sluice_store_events_since() with filters: the events with gseq >
+ * after_gseq that match `filter` (NULL: all), oldest first, at most `limit`
+ * (0: 100).  `*next_out` (may be NULL) receives the gseq to pass next time:
+ * the newest gseq read, or, when fewer than `limit` events matched, the
+ * newest gseq in the store at the time of the read (events that did not
+ * match are skipped for good).  The rows and that mark come from one read
+ * transaction. */
+SLUICE_API sluice_err sluice_store_events_filtered(sluice_store_t *store,
+                                                   int64_t after_gseq,
+                                                   size_t limit,
+                                                   const sluice_store_event_filter_t *filter,
+                                                   json_t **out,
+                                                   int64_t *next_out,
+                                                   sluice_error_t *err);
+
+/* The events of launch `launch_id` with gseq > after_gseq, oldest first, at
+ * most `limit` (0: 100), in the shape of sluice_store_events_since().
+ * `*done_gseq_out` (may be NULL) receives the gseq of the event that made
+ * the launch terminal, or 0 while it is live: a watcher that has sent that
+ * event has sent all of the launch's transitions.  Both come from one read
+ * transaction.  SLUICE_ENOTFOUND for an unknown (or pruned) launch. */
+SLUICE_API sluice_err sluice_store_launch_events_after(sluice_store_t *store,
+                                                       const char *launch_id,
+                                                       int64_t after_gseq,
+                                                       size_t limit,
+                                                       json_t **out,
+                                                       int64_t *done_gseq_out,
+                                                       sluice_error_t *err);
+
+/* One launch as sluice_store_get_launch() gives it (`*launch_out`), all its
+ * events as sluice_store_read_events() gives them (`*events_out`) and the
+ * gseq of its newest event (`*version_out`: its resource version), read in
+ * one read transaction so the three agree.  Outputs are new references,
+ * set only on success.  SLUICE_ENOTFOUND for an unknown launch. */
+SLUICE_API sluice_err sluice_store_read_launch(sluice_store_t *store,
+                                               const char *launch_id,
+                                               json_t **launch_out,
+                                               json_t **events_out,
+                                               int64_t *version_out,
+                                               sluice_error_t *err);
 
 /* Delete terminal launches (and their events) last updated before
  * now_ms - age_ms (now_ms 0 = now).  Non-terminal launches are never

@@ -133,6 +133,15 @@ static void on_transition(const sluice_launcher_transition_t *t, void *arg)
                sluice_fsm_state_name(t->from), to ? to : "?", t->event ? t->event : "");
 }
 
+/* Readiness goes through the node-address client (its own lock), never the
+ * launcher's, so /v1/readyz does not wait for a running launcher cycle
+ * (so.ready_unlocked); without that client, the launcher's under its
+ * mutex. */
+static sluice_client_t *ready_client(serve_ctx_t *sc)
+{
+    return sc->nc.client != NULL ? sc->nc.client : sc->client;
+}
+
 static sluice_err ready(void *arg, sluice_error_t *err)
 {
     serve_ctx_t *sc = arg;
@@ -141,7 +150,10 @@ static sluice_err ready(void *arg, sluice_error_t *err)
 
     /* slurmrestd only: the token's time left is its own check (token_ttl) */
     memset(&ping, 0, sizeof(ping));
-    if ((rc = sluice_client_ping(sc->client, &ping, NULL, err)) != SLUICE_OK)
+    pthread_mutex_lock(&sc->nc.mu);
+    rc = sluice_client_ping(ready_client(sc), &ping, NULL, err);
+    pthread_mutex_unlock(&sc->nc.mu);
+    if (rc != SLUICE_OK)
         return rc;
     sluice_rest_ping_clear(&ping);
     return SLUICE_OK;
@@ -151,8 +163,12 @@ static int64_t token_ttl(void *arg)
 {
     serve_ctx_t *sc = arg;
     int64_t left = -1;
+    sluice_err rc;
 
-    if (sluice_auth_expiry(sluice_client_auth(sc->client), NULL, &left, NULL) != SLUICE_OK)
+    pthread_mutex_lock(&sc->nc.mu);
+    rc = sluice_auth_expiry(sluice_client_auth(ready_client(sc)), NULL, &left, NULL);
+    pthread_mutex_unlock(&sc->nc.mu);
+    if (rc != SLUICE_OK)
         return -1;
     return left < 0 ? 0 : left;
 }
@@ -254,6 +270,7 @@ int cmd_serve(const cli_spec_t *spec, int argc, char **argv)
         if (sluice_client_new_from_config(&sc.nc.client, cfg, &ne) != SLUICE_OK)
             sluice_log(SLUICE_LOG_WARNING, "node addresses unavailable: %s", ne.text);
     }
+    so.ready_unlocked = sc.nc.client != NULL;
     so.node_address = node_address;
     so.node_address_arg = &sc.nc;
     so.client = sc.client;

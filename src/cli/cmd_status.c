@@ -44,8 +44,12 @@ static int status_remote(const cli_args_t *a, const char *id)
 
     if ((rc = cli_remote_open(&a->remote, &r)) != CLI_EX_OK)
         return rc;
-    if ((rc = remote_get(r, id, &launch)) == CLI_EX_OK)
+    if ((rc = remote_get(r, id, &launch)) == CLI_EX_OK) {
+        /* the service's store mark, not part of the launch: the local
+         * status has none */
+        json_object_del(launch, "resource_version");
         cli_print_launch(launch, a->json);
+    }
     json_decref(launch);
     cli_remote_close(r);
     return rc;

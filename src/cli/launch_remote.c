@@ -9,18 +9,24 @@
  *   resolves `secret_env` from its own environment.  Sending it again with
  *   the same launch_id resumes the same launch (200), a different body is a
  *   conflict (409, exit 65).
- * - --wait follows /v1/events (Server-Sent Events) and reads the launch
- *   (summary and event log) after each of its events.  The log is folded
+ * - --wait follows the launch's own event stream,
+ *   /v1/launches/<id>/events (Server-Sent Events), from the resource
+ *   version of its first read, and reads the launch (summary and event
+ *   log) after each of its events.  The log is folded
  *   through the state machine, so every transition gets its line even when
  *   the service moved on before the first read (an accepted launch is often
  *   SUBMITTING by then); the terminal line comes from the summary, which is
  *   what the exit code follows.  The fold knows the request's
  *   pending_timeout and requeue but not the service's budgets, so an
  *   intermediate line may differ from the service's view only where a site
- *   changed those; the summary decides.  A dropped stream is resumed with Last-Event-ID; after
- *   five failures in a row the command gives up with 69.  The stream starts
- *   at the oldest stored event (the API has no "from now"), so a store with
- *   a long history is read once from the start.
+ *   changed those; the summary decides.
+ * - Every read moves the stream's mark (Last-Event-ID) to the read's
+ *   resource_version: what it showed is never asked for again, and no
+ *   other launch's event nor the store's history is read.  A dropped
+ *   stream is resumed from the mark; after five failures in a row the
+ *   command gives up with 69.  The service ends the stream once the launch
+ *   is done.  An older service, whose reads carry no resource_version, is
+ *   followed through /v1/events from its oldest event.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,7 +47,9 @@
 typedef struct {
     cli_remote_t *r;
     const char *id;
-    char path[512]; /* /v1/launches/<id> */
+    char path[512];   /* /v1/launches/<id> */
+    char events[520]; /* /v1/launches/<id>/events */
+    int per_launch;   /* the service has resource versions (and that stream) */
     int json;
     /* the launch's log folded so far */
     sluice_fsm_launch_t fsm;
@@ -141,6 +149,19 @@ static void print_new_transitions(follow_t *f, const json_t *l)
     }
 }
 
+/* Move the stream's mark to the resource version of read `l` when it is
+ * newer: every event up to it has been folded. */
+static void mark_read(follow_t *f, const json_t *l)
+{
+    const json_t *rv = json_object_get(l, "resource_version");
+    long long v = json_is_integer(rv) ? (long long)json_integer_value(rv) : -1;
+
+    if (v >= 0)
+        f->per_launch = 1;
+    if (v >= 0 && (f->last_id[0] == '\0' || v > strtoll(f->last_id, NULL, 10)))
+        snprintf(f->last_id, sizeof(f->last_id), "%lld", v);
+}
+
 /* Read the launch; print its new transitions, then the summary's state
  * when it still differs (the terminal line).  0 or the sysexit. */
 static int refresh(follow_t *f)
@@ -166,6 +187,7 @@ static int refresh(follow_t *f)
         return CLI_EX_PROTOCOL;
     }
     print_new_transitions(f, l);
+    mark_read(f, l);
     /* The summary's line: the terminal one, or every change when the log
      * could not be folded (a service with events this CLI does not know).
      * The summary and the log are two reads, so a live summary may lag the
@@ -191,7 +213,8 @@ static int sse_line(follow_t *f, const char *line)
 {
     if (line[0] == '\0') {
         /* end of an event */
-        if (f->event_id[0])
+        if (f->event_id[0] && (f->last_id[0] == '\0' ||
+                               strtoll(f->event_id, NULL, 10) > strtoll(f->last_id, NULL, 10)))
             snprintf(f->last_id, sizeof(f->last_id), "%s", f->event_id);
         if (f->ours) {
             int rc = refresh(f);
@@ -258,8 +281,11 @@ static int follow(follow_t *f)
         f->line_len = 0;
         f->event_id[0] = '\0';
         f->ours = 0;
-        rc = cli_remote_stream(f->r, "/v1/events", NULL, "text/event-stream",
-                               f->last_id[0] ? f->last_id : NULL, on_sse, f, &ended);
+        /* A service without resource versions has no per-launch stream
+         * either: follow its global one from the start, as before. */
+        rc = cli_remote_stream(f->r, f->per_launch ? f->events : "/v1/events", NULL,
+                               "text/event-stream", f->last_id[0] ? f->last_id : NULL, on_sse, f,
+                               &ended);
         if (f->failed)
             return f->failed;
         if (f->done)
@@ -326,6 +352,7 @@ int cli_launch_remote(
     f->json = json;
     f->result = 127;
     snprintf(f->path, sizeof(f->path), "/v1/launches/%s", esc);
+    snprintf(f->events, sizeof(f->events), "/v1/launches/%s/events", esc);
     cli_progress_init(&f->progress, json, heartbeat_s);
     rc = follow(f);
     cli_progress_clear(&f->progress);

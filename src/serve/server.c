@@ -11,8 +11,10 @@
  *   route table (server_routes.c); no other file sees a connection.
  * - Streams (log follow, SSE) are callback responses: when nothing is new
  *   the stream says so, this file suspends its connection, and a ticker
- *   thread resumes every waiting connection each follow_poll_ms, so no
- *   worker blocks per reader.
+ *   thread resumes every waiting connection each follow_poll_ms, and at
+ *   once after a commit (server_wake_streams: a launcher transition or
+ *   cycle, a POST or DELETE), so no worker blocks per reader and a
+ *   watcher sees an event milliseconds after its commit.
  * - Hostile clients: past max_connections a request gets 503 and the
  *   connection closes; a body over SLUICE_SERVER_MAX_BODY gets 413 (read
  *   and thrown away up to DRAIN_MAX) or a closed connection; a body slower
@@ -47,10 +49,12 @@
 #include "server_routes.h"
 #include "server_text.h"
 #include "server_util.h"
+#include "server_wake.h"
 
 #define DEFAULT_CONN_TIMEOUT_S 30u
 #define DEFAULT_MAX_CONNECTIONS 4096u
 #define DRAIN_MAX (8u * SLUICE_SERVER_MAX_BODY) /* see on_request */
+#define WAKE_GAP_MS 2u /* wakes closer together than this are served as one */
 
 /* Per-request state (MHD's con_cls). */
 typedef struct {
@@ -69,11 +73,14 @@ typedef struct {
 
 /* ---- waiting streams ---------------------------------------------------- */
 
-static void park(sluice_server_t *s, struct MHD_Connection *c)
+/* Suspend `c` until the next wake or tick.  `gen` is the wake count read
+ * before the stream looked for news: a wake since then (a commit the look
+ * may have missed) resumes it at once. */
+static void park(sluice_server_t *s, struct MHD_Connection *c, unsigned long long gen)
 {
     MHD_suspend_connection(c);
     pthread_mutex_lock(&s->wait_mu);
-    if (s->no_more_suspend) {
+    if (s->no_more_suspend || atomic_load(&s->wake_gen) != gen) {
         MHD_resume_connection(c);
     } else {
         if (s->n_waiting == s->cap_waiting) {
@@ -92,25 +99,55 @@ static void park(sluice_server_t *s, struct MHD_Connection *c)
     pthread_mutex_unlock(&s->wait_mu);
 }
 
-static void resume_all(sluice_server_t *s)
+/* With wait_mu held. */
+static void resume_locked(sluice_server_t *s)
 {
     size_t i;
 
-    pthread_mutex_lock(&s->wait_mu);
     for (i = 0; i < s->n_waiting; i++)
         MHD_resume_connection(s->waiting[i]);
     s->n_waiting = 0;
+}
+
+static void resume_all(sluice_server_t *s)
+{
+    pthread_mutex_lock(&s->wait_mu);
+    resume_locked(s);
     pthread_mutex_unlock(&s->wait_mu);
 }
 
+/* Resume every waiting stream each follow_poll_ms, and at once when a
+ * commit asks for it (server_wake_streams); wakes that come within
+ * WAKE_GAP_MS of the last one are served together, so a burst of commits
+ * costs each waiting stream one look, not one per commit. */
 static void *ticker_main(void *arg)
 {
     sluice_server_t *s = arg;
+    int64_t next_tick = server_clock_ms(CLOCK_MONOTONIC) + s->o.follow_poll_ms;
 
+    pthread_mutex_lock(&s->wait_mu);
     while (!atomic_load(&s->stopping)) {
-        server_sleep_ms(s->o.follow_poll_ms);
-        resume_all(s);
+        int64_t now;
+
+        if (!s->wake_due) {
+            struct timespec ts;
+            int64_t at = next_tick;
+            ts.tv_sec = (time_t)(at / 1000);
+            ts.tv_nsec = (long)(at % 1000) * 1000000L;
+            pthread_cond_timedwait(&s->wake_cv, &s->wait_mu, &ts);
+        }
+        now = server_clock_ms(CLOCK_MONOTONIC);
+        if (!s->wake_due && now < next_tick)
+            continue;
+        s->wake_due = 0;
+        resume_locked(s);
+        if (now >= next_tick)
+            next_tick = now + s->o.follow_poll_ms;
+        pthread_mutex_unlock(&s->wait_mu);
+        server_sleep_ms(WAKE_GAP_MS);
+        pthread_mutex_lock(&s->wait_mu);
     }
+    pthread_mutex_unlock(&s->wait_mu);
     return NULL;
 }
 
@@ -131,15 +168,18 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
     ssize_t n;
 
     (void)pos;
+    unsigned long long gen;
+
     if (atomic_load(&st->s->stopping))
         return MHD_CONTENT_READER_END_OF_STREAM;
+    gen = atomic_load(&st->s->wake_gen);
     n = st->read(st->cls, buf, max);
     if (n == ANSWER_STREAM_END)
         return MHD_CONTENT_READER_END_OF_STREAM;
     if (n == ANSWER_STREAM_ERROR)
         return MHD_CONTENT_READER_END_WITH_ERROR;
     if (n == ANSWER_STREAM_WAIT)
-        park(st->s, st->c);
+        park(st->s, st->c, gen);
     return n;
 }
 
@@ -275,6 +315,10 @@ static enum MHD_Result answer_request(const listener_t *li,
             rq.peer_fd = ci ? ci->connect_fd : -1;
         }
         routes_dispatch(li->s, &rq, &a);
+        /* A POST or DELETE may have committed events (an accept, a cancel):
+         * waiting streams look now instead of at the next tick. */
+        if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+            server_wake_streams(li->s);
         up->status = a.status;
         snprintf(up->caller, sizeof(up->caller), "%s", rq.caller.name);
         ret = queue_answer(li->s, c, &a);
@@ -550,6 +594,14 @@ sluice_server_new(sluice_server_t **out, const sluice_server_opts_t *opts, sluic
     atomic_init(&s->views_dirty, 1);
     clock_gettime(CLOCK_MONOTONIC, &s->started);
     pthread_mutex_init(&s->wait_mu, NULL);
+    {
+        pthread_condattr_t ca;
+        pthread_condattr_init(&ca);
+        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+        pthread_cond_init(&s->wake_cv, &ca);
+        pthread_condattr_destroy(&ca);
+    }
+    atomic_init(&s->wake_gen, 0);
     atomic_init(&s->stopping, 0);
     atomic_init(&s->transitions, 0);
     atomic_init(&s->requests, 0);
@@ -659,8 +711,12 @@ void sluice_server_free(sluice_server_t *s)
     if (s == NULL)
         return;
     atomic_store(&s->stopping, 1);
-    if (s->ticker_started)
+    if (s->ticker_started) {
+        pthread_mutex_lock(&s->wait_mu);
+        pthread_cond_signal(&s->wake_cv);
+        pthread_mutex_unlock(&s->wait_mu);
         pthread_join(s->ticker, NULL);
+    }
     pthread_mutex_lock(&s->wait_mu);
     s->no_more_suspend = 1;
     pthread_mutex_unlock(&s->wait_mu);
@@ -685,6 +741,7 @@ void sluice_server_free(sluice_server_t *s)
     for (i = 0; i < VIEW_SLOTS; i++)
         free(s->views[i].text);
     pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->wake_cv);
     pthread_mutex_destroy(&s->wait_mu);
     free(s);
 }

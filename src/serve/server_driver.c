@@ -5,7 +5,8 @@
  * (sluice_server_run_launcher).
  *
  * Notes:
- * - A cycle marks the read cache dirty: it may have appended events.
+ * - A cycle marks the read cache dirty: it may have appended events, and
+ *   wakes the waiting event streams for the same reason.
  * - The sleep is cut in slices of 100 ms so that *stop is seen, and an
  *   accept or a cancel (which wakes the launcher) ends it at once.
  */
@@ -21,6 +22,7 @@
 #include "server_int.h"
 #include "server_metrics.h"
 #include "server_util.h"
+#include "server_wake.h"
 
 sluice_err sluice_server_step(sluice_server_t *s, sluice_error_t *err)
 {
@@ -36,6 +38,7 @@ sluice_err sluice_server_step(sluice_server_t *s, sluice_error_t *err)
     took = server_elapsed_s(&t0);
     atomic_store(&s->views_dirty, 1);
     pthread_mutex_unlock(&s->mu);
+    server_wake_streams(s); /* events the cycle committed without a transition */
     server_metrics_cycle(s, took, rc);
     return rc;
 }

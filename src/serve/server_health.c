@@ -51,7 +51,12 @@ void health_ready(sluice_server_t *s, req_t *rq, answer_t *out)
     char detail[sizeof(err.text) + 64];
 
     (void)rq;
-    if (s->o.ready) {
+    if (s->o.ready && s->o.ready_unlocked) {
+        /* the hook has a client and a lock of its own */
+        rest_ok = s->o.ready(s->o.cluster_arg, &err) == SLUICE_OK;
+        if (s->o.token_ttl_s)
+            ttl = s->o.token_ttl_s(s->o.cluster_arg);
+    } else if (s->o.ready) {
         /* the cluster client is the launcher's: one user at a time */
         pthread_mutex_lock(&s->mu);
         rest_ok = s->o.ready(s->o.cluster_arg, &err) == SLUICE_OK;

@@ -5,6 +5,7 @@
  *
  * Who owns what (lowest first; a file calls only files above it):
  * - server_util.c: clocks, sleeps, decimal counts, launch ids, wiping.
+ * - server_wake.c: asking the ticker to resume waiting streams now.
  * - server_text.c: UTF-8 and control-byte checks, %XX decoding.
  * - server_answer.c: an answer as plain data; JSON and problem bodies.
  * - server_req.c: a request as plain data; header and query lookups.
@@ -44,7 +45,7 @@
 #include <sluice/server.h>
 
 #define MAX_TOKENS 256
-#define VIEW_SLOTS 512u     /* cached GET /v1/launches/{id} answers */
+#define VIEW_SLOTS 4096u    /* cached GET /v1/launches/{id} answers (2-way: 2,048 pairs) */
 #define N_CYCLE_BUCKETS 11u /* server_metrics.c checks its table against it */
 
 struct MHD_Daemon; /* only server.c uses these */
@@ -55,6 +56,7 @@ typedef struct {
     char id[136];
     char *text;
     int64_t built_at_gseq; /* every event up to this one was seen before the read */
+    int64_t version;       /* the launch's resource version in text (its ETag) */
     double built_s;        /* monotonic */
 } view_slot_t;
 
@@ -91,6 +93,10 @@ struct sluice_server {
     struct MHD_Connection **waiting;
     size_t n_waiting, cap_waiting;
     int no_more_suspend;
+    /* wakes (server_wake_streams): a count, and the ticker's condition */
+    atomic_ullong wake_gen;
+    pthread_cond_t wake_cv; /* with wait_mu */
+    int wake_due;           /* under wait_mu: a wake is asked for */
     pthread_t ticker;
     int ticker_started;
     atomic_int stopping;

@@ -131,6 +131,11 @@ void launch_post(sluice_server_t *s, req_t *rq, answer_t *out)
     }
     answer_json(out, outcome == SLUICE_ACCEPT_EXISTED ? 200 : 201, view);
     view = NULL;
+    {
+        char where[ANSWER_HEADER_MAX];
+        snprintf(where, sizeof(where), "/v1/launches/%s", sluice_accept_launch_id(a));
+        answer_header(out, "Location", where);
+    }
 out:
     wipe(rq->body, rq->len);
     json_decref(view);

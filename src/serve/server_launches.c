@@ -28,21 +28,50 @@
 #include "server_launches.h"
 #include "server_util.h"
 
-sluice_err launches_view(sluice_server_t *s, const char *id, json_t **out, sluice_error_t *err)
+sluice_err launches_view_at(
+    sluice_server_t *s, const char *id, json_t **out, int64_t *version_out, sluice_error_t *err)
 {
     json_t *l = NULL, *ev = NULL;
+    int64_t version = 0;
     sluice_err rc;
 
     pthread_mutex_lock(&s->rmu);
-    if ((rc = sluice_store_get_launch(s->rstore, id, &l, err)) == SLUICE_OK)
-        rc = sluice_store_read_events(s->rstore, id, 1, 0, &ev, err);
+    rc = sluice_store_read_launch(s->rstore, id, &l, &ev, &version, err);
     pthread_mutex_unlock(&s->rmu);
     if (rc == SLUICE_OK &&
-        (*out = sluice_launch_view_build(l, ev, s->o.node_address, s->o.node_address_arg)) == NULL)
+        ((*out = sluice_launch_view_build(l, ev, s->o.node_address, s->o.node_address_arg)) ==
+             NULL ||
+         json_object_set_new(*out, "resource_version", json_integer(version)) != 0))
         rc = sluice_errorf(err, SLUICE_ENOMEM, "launch %s: out of memory", id);
+    if (rc == SLUICE_OK && version_out != NULL)
+        *version_out = version;
     json_decref(l);
     json_decref(ev);
     return rc;
+}
+
+sluice_err launches_view(sluice_server_t *s, const char *id, json_t **out, sluice_error_t *err)
+{
+    return launches_view_at(s, id, out, NULL, err);
+}
+
+static void bad_query(answer_t *out, const char *field, const char *detail)
+{
+    answer_problem_ex(out, 400, "invalid-query", "Invalid query", detail, field, NULL);
+}
+
+/* 0 when query parameter `name` is absent or a clean name; else -1 with a
+ * 400 in `out`. */
+static int check_name(const req_t *rq, const char *name, answer_t *out)
+{
+    const char *v = req_arg(rq, name);
+    char detail[128];
+
+    if (v == NULL || (v[0] != '\0' && strlen(v) <= 128 && server_valid_id(v, strlen(v))))
+        return 0;
+    snprintf(detail, sizeof(detail), "%s must be 1 to 128 characters from [A-Za-z0-9._-]", name);
+    bad_query(out, name, detail);
+    return -1;
 }
 
 void launches_list(sluice_server_t *s, req_t *rq, answer_t *out)
@@ -53,48 +82,100 @@ void launches_list(sluice_server_t *s, req_t *rq, answer_t *out)
     char *next = NULL;
     const char *lim = req_arg(rq, "limit");
     long long limit = lim ? server_parse_count(lim) : 0;
+    int64_t version = 0;
+    sluice_fsm_state state;
     sluice_err rc;
 
     memset(&f, 0, sizeof(f));
-    if (limit < 0 || limit > 1000) {
-        answer_problem_ex(out, 400, "invalid-query", "Invalid query",
-                          "limit must be an integer from 1 to 1000", "limit", NULL);
+    /* A present limit is 1..1000: limit=0 is a mistake, not "the default". */
+    if (lim != NULL && (limit < 1 || limit > 1000)) {
+        bad_query(out, "limit", "limit must be an integer from 1 to 1000");
         return;
     }
     f.limit = (size_t)limit;
     f.state = req_arg(rq, "state");
+    if (f.state != NULL && !sluice_fsm_state_from_name(f.state, &state)) {
+        bad_query(out, "state", "state must be a launcher state name such as RUNNING or DONE");
+        return;
+    }
+    if (check_name(rq, "site", out) != 0 || check_name(rq, "study", out) != 0)
+        return;
     f.site = req_arg(rq, "site");
     f.study = req_arg(rq, "study");
     f.cursor = req_arg(rq, "cursor");
     pthread_mutex_lock(&s->rmu);
-    rc = sluice_store_list_launches(s->rstore, &f, &items, &next, &err);
+    rc = sluice_store_list_launches_at(s->rstore, &f, &items, &next, &version, &err);
     pthread_mutex_unlock(&s->rmu);
     if (rc == SLUICE_EINVAL) {
-        answer_problem_ex(out, 400, "invalid-query", "Invalid query", err.text, "cursor", NULL);
+        bad_query(out, "cursor", err.text);
         return;
     }
     if (rc != SLUICE_OK) {
         answer_error(out, &err);
         return;
     }
-    answer_json(out, 200, json_pack("{s:o s:s?}", "items", items, "next_cursor", next));
+    answer_json(out, 200,
+                json_pack("{s:o s:s? s:I}", "items", items, "next_cursor", next, "resource_version",
+                          (json_int_t)version));
     free(next);
+}
+
+/* 1 when If-None-Match of `rq` names the entity tag of `version` (a list
+ * of tags, weak or strong, or `*`). */
+static int not_modified(const req_t *rq, int64_t version)
+{
+    const char *h = req_header(rq, "If-None-Match");
+    char tag[32];
+    size_t n;
+
+    if (h == NULL)
+        return 0;
+    n = (size_t)snprintf(tag, sizeof(tag), "\"%lld\"", (long long)version);
+    while (*h != '\0') {
+        size_t len;
+
+        h += strspn(h, " \t,");
+        if (strncmp(h, "W/", 2) == 0)
+            h += 2;
+        len = strcspn(h, " \t,");
+        if ((len == 1 && h[0] == '*') || (len == n && strncmp(h, tag, n) == 0))
+            return 1;
+        h += len;
+    }
+    return 0;
+}
+
+/* The answer of GET /v1/launches/{id}: `text` (taken) with its ETag, or
+ * 304 when the caller has that version. */
+static void answer_view(const req_t *rq, answer_t *out, char *text, int64_t version)
+{
+    char tag[32];
+
+    snprintf(tag, sizeof(tag), "\"%lld\"", (long long)version);
+    if (not_modified(rq, version)) {
+        free(text);
+        answer_empty(out, 304);
+        answer_header(out, "Cache-Control", "no-store");
+    } else {
+        answer_text(out, 200, "application/json", text);
+    }
+    answer_header(out, "ETag", tag);
 }
 
 void launches_get(sluice_server_t *s, req_t *rq, answer_t *out)
 {
     sluice_error_t err = SLUICE_ERROR_INIT;
     json_t *view = NULL;
-    int64_t upto;
-    char *text = server_cache_get(s, rq->id, &upto);
+    int64_t upto, version = 0;
+    char *text = server_cache_get(s, rq->id, &upto, &version);
 
     if (text != NULL) {
         atomic_fetch_add(&s->view_hits, 1);
-        answer_text(out, 200, "application/json", text);
+        answer_view(rq, out, text, version);
         return;
     }
     atomic_fetch_add(&s->view_misses, 1);
-    launches_view(s, rq->id, &view, &err);
+    launches_view_at(s, rq->id, &view, &version, &err);
     if (view == NULL) {
         answer_error(out, &err);
         return;
@@ -103,8 +184,8 @@ void launches_get(sluice_server_t *s, req_t *rq, answer_t *out)
     json_decref(view);
     if (text == NULL)
         return; /* no answer */
-    server_cache_put(s, rq->id, upto, text);
-    answer_text(out, 200, "application/json", text);
+    server_cache_put(s, rq->id, upto, text, version);
+    answer_view(rq, out, text, version);
 }
 
 /* The creator of a launch (the caller of its `accepted` event) copied into

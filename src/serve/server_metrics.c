@@ -22,6 +22,7 @@
 
 #include "server_metrics.h"
 #include "server_util.h"
+#include "server_wake.h"
 
 /* Upper bounds (seconds) of the launcher-cycle latency histogram. */
 static const double cycle_buckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
@@ -256,6 +257,8 @@ sluice_err server_metrics_render(sluice_server_t *s, char **text_out)
 
 void sluice_server_count_transition(sluice_server_t *s)
 {
-    if (s)
-        atomic_fetch_add(&s->transitions, 1);
+    if (s == NULL)
+        return;
+    atomic_fetch_add(&s->transitions, 1);
+    server_wake_streams(s); /* the transition is committed: watchers look now */
 }

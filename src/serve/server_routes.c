@@ -15,9 +15,14 @@
  * - A pattern ending in '*' matches every path that starts with the text
  *   before it (the status page's files, /ui/<file>); its handler reads
  *   the rest of rq->url itself.
+ * - Each route takes only the query parameters route_query lists for it
+ *   (none when it is not listed); any other is 400 invalid-query naming
+ *   it.  That check comes last, just before the handler; public routes
+ *   skip it as they skip the query text check.
  */
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "server_access.h"
 #include "server_health.h"
@@ -53,6 +58,7 @@ static const route_t routes[] = {
     {"GET", "/v1/launches", 0, launches_list, NULL},
     {"POST", "/v1/launches", 0, launch_post, NULL},
     {"GET", "/v1/launches/{id}", 0, launches_get, NULL},
+    {"GET", "/v1/launches/{id}/events", 0, sse_launch_get, NULL},
     {"DELETE", "/v1/launches/{id}", 0, launches_cancel, NULL},
     {"GET", "/v1/launches/{id}/logs/stdout", 0, logs_get, "stdout"},
     {"GET", "/v1/launches/{id}/logs/stderr", 0, logs_get, "stderr"},
@@ -61,6 +67,66 @@ static const route_t routes[] = {
     {"GET", "/ui/*", 1, ui_get, NULL},
 };
 #define N_ROUTES (sizeof(routes) / sizeof(routes[0]))
+
+/* The query parameters each route takes (space-separated names, matched
+ * without regard to case as req_arg() looks them up); a route not listed
+ * takes none. */
+static const struct {
+    const char *method;
+    const char *pattern;
+    const char *params;
+} route_query[] = {
+    {"GET", "/v1/events", "after since launch_id state site"},
+    {"GET", "/v1/launches", "limit cursor state site study"},
+    {"POST", "/v1/launches", "dry_run"},
+    {"GET", "/v1/launches/{id}/events", "after since"},
+    {"GET", "/v1/launches/{id}/logs/stdout", "offset follow"},
+    {"GET", "/v1/launches/{id}/logs/stderr", "offset follow"},
+};
+
+/* 1 when route `r` takes the query parameter `name`. */
+static int route_takes(const route_t *r, const char *name)
+{
+    size_t i, n = strlen(name);
+
+    for (i = 0; i < sizeof(route_query) / sizeof(route_query[0]); i++) {
+        const char *p = route_query[i].params;
+
+        if (strcmp(route_query[i].method, r->method) != 0 ||
+            strcmp(route_query[i].pattern, r->pattern) != 0)
+            continue;
+        while (*p != '\0') {
+            size_t len = strcspn(p, " ");
+            if (len == n && strncasecmp(p, name, n) == 0)
+                return 1;
+            p += len;
+            p += strspn(p, " ");
+        }
+    }
+    return 0;
+}
+
+/* 0 when route `r` takes every query parameter of `rq`; else -1 with a
+ * 400 in `out` naming the first one it does not. */
+static int check_params(const route_t *r, const req_t *rq, answer_t *out)
+{
+    size_t i;
+    char detail[256];
+
+    for (i = 0; i < rq->n_args; i++) {
+        const char *key = rq->args[i].key;
+
+        if (route_takes(r, key))
+            continue;
+        if (strlen(key) > 64)
+            key = "query";
+        snprintf(detail, sizeof(detail), "query parameter %s is not known to %s %s", key, r->method,
+                 r->pattern);
+        answer_problem_ex(out, 400, "invalid-query", "Invalid query", detail, key, NULL);
+        return -1;
+    }
+    return 0;
+}
 
 typedef enum {
     MATCH_NONE,      /* no route has this path: 404 */
@@ -198,6 +264,8 @@ void routes_dispatch(sluice_server_t *s, req_t *rq, answer_t *out)
                           m.allow);
         return;
     case MATCH_OK:
+        if (!m.public_route && check_params(m.route, rq, out) != 0)
+            return;
         snprintf(rq->id, sizeof(rq->id), "%s", m.id);
         rq->route_arg = m.route->arg;
         m.route->fn(s, rq, out);

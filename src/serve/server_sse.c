@@ -1,12 +1,20 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* server_sse.c - the event stream of `sluice serve`: every event of the
- * store after a mark, as `id: <gseq>`, `event: <name>`, `data: <json>`
- * frames, read in batches through the server's own store connection.
+/* server_sse.c - the event streams of `sluice serve`: GET /v1/events (every
+ * event of the store after a mark, optionally filtered) and GET
+ * /v1/launches/{id}/events (one launch's events), as `id: <gseq>`,
+ * `event: <name>`, `data: <json>` frames, read in batches through the
+ * server's own store connection.
  *
  * Notes:
- * - When nothing is new the stream returns ANSWER_STREAM_WAIT (server.c
- *   suspends the connection until the ticker); after 40 such waits it sends
- *   a `: keep-alive` comment so proxies and idle timers keep it open.
+ * - When nothing is new a stream returns ANSWER_STREAM_WAIT (server.c
+ *   suspends the connection until the ticker, so a waiting watcher holds no
+ *   worker thread); after 40 such waits it sends a `: keep-alive` comment
+ *   so proxies and idle timers keep it open.
+ * - Where a stream starts: Last-Event-ID (a reconnect), else ?after=N, else
+ *   ?since=now (the newest gseq at the request), else the first event.
+ * - A launch's stream ends once the event that made the launch terminal and
+ *   every event before it were sent; it also ends when the launch is
+ *   pruned while watched.
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -17,6 +25,7 @@
 
 #include <jansson.h>
 
+#include <sluice/fsm.h>
 #include <sluice/store.h>
 
 #include "server_sse.h"
@@ -27,6 +36,12 @@
 typedef struct {
     sluice_server_t *s;
     int64_t after;
+    int one_launch;      /* 1: the stream of launch_id only, ends when it is done */
+    char launch_id[136]; /* one_launch, or the launch_id filter ("" none) */
+    char site[136];      /* the site filter ("" none) */
+    char state[32];      /* the state filter ("" none) */
+    int64_t done_gseq;   /* one_launch: the terminal event's gseq, 0 while live */
+    int gone;            /* one_launch: the launch no longer exists */
     char *pending;
     size_t len, off;
     unsigned idle;
@@ -40,20 +55,13 @@ static void sse_free(void *cls)
     free(e);
 }
 
-/* Frame the next batch of events after e->after into e->pending; 0, or -1
- * when the store could not be read. */
-static int sse_fill(sse_t *e)
+/* Append the frames of `evs` to e->pending and move e->after past them;
+ * -1 when out of memory (what was framed stays). */
+static int sse_frame(sse_t *e, json_t *evs)
 {
-    json_t *evs = NULL, *ev;
-    int64_t next = e->after;
+    json_t *ev;
     size_t i, cap = 0;
-    sluice_err rc;
 
-    pthread_mutex_lock(&e->s->rmu);
-    rc = sluice_store_events_since(e->s->rstore, e->after, SSE_BATCH, &evs, &next, NULL);
-    pthread_mutex_unlock(&e->s->rmu);
-    if (rc != SLUICE_OK)
-        return -1;
     free(e->pending);
     e->pending = NULL;
     e->len = e->off = 0;
@@ -61,34 +69,66 @@ static int sse_fill(sse_t *e)
     {
         char *data = json_dumps(ev, JSON_COMPACT | JSON_SORT_KEYS);
         const char *name = json_string_value(json_object_get(ev, "name"));
+        int64_t gseq = (int64_t)json_integer_value(json_object_get(ev, "gseq"));
         size_t need;
         int w;
 
         if (data == NULL)
-            break;
+            return -1;
         need = strlen(data) + (name ? strlen(name) : 0) + 64;
         if (e->len + need > cap) {
             char *np = realloc(e->pending, cap + need + 4096);
             if (np == NULL) {
                 free(data);
-                break;
+                return -1;
             }
             e->pending = np;
             cap += need + 4096;
         }
         w = snprintf(e->pending + e->len, cap - e->len, "id: %" PRId64 "\nevent: %s\ndata: %s\n\n",
-                     (int64_t)json_integer_value(json_object_get(ev, "gseq")),
-                     name ? name : "event", data);
+                     gseq, name ? name : "event", data);
         free(data);
         if (w < 0)
-            break;
+            return -1;
         e->len += (size_t)w;
-        e->after = json_integer_value(json_object_get(ev, "gseq"));
+        e->after = gseq;
     }
-    json_decref(evs);
-    if (e->len == 0)
-        e->after = next > e->after ? next : e->after;
     return 0;
+}
+
+/* Frame the next batch of events after e->after into e->pending. */
+static sluice_err sse_fill(sse_t *e, sluice_error_t *err)
+{
+    sluice_store_event_filter_t f;
+    json_t *evs = NULL;
+    int64_t next = e->after;
+    sluice_err rc;
+
+    memset(&f, 0, sizeof(f));
+    f.launch_id = e->launch_id[0] ? e->launch_id : NULL;
+    f.site = e->site[0] ? e->site : NULL;
+    f.state = e->state[0] ? e->state : NULL;
+    pthread_mutex_lock(&e->s->rmu);
+    if (e->one_launch)
+        rc = sluice_store_launch_events_after(e->s->rstore, e->launch_id, e->after, SSE_BATCH, &evs,
+                                              &e->done_gseq, err);
+    else
+        rc = sluice_store_events_filtered(e->s->rstore, e->after, SSE_BATCH, &f, &evs, &next, err);
+    pthread_mutex_unlock(&e->s->rmu);
+    if (rc != SLUICE_OK)
+        return rc;
+    /* A done launch's stream stops at its DONE event, even when later
+     * events (archived) came in the same batch. */
+    while (e->one_launch && e->done_gseq > 0 && json_array_size(evs) > 0 &&
+           json_integer_value(json_object_get(json_array_get(evs, json_array_size(evs) - 1),
+                                              "gseq")) > e->done_gseq)
+        json_array_remove(evs, json_array_size(evs) - 1);
+    if (sse_frame(e, evs) != 0)
+        rc = sluice_errorf(err, SLUICE_ENOMEM, "event stream: out of memory");
+    else if (!e->one_launch && next > e->after)
+        e->after = next; /* a filtered stream skips what did not match */
+    json_decref(evs);
+    return rc;
 }
 
 static ssize_t sse_reader(void *cls, char *buf, size_t max)
@@ -97,9 +137,21 @@ static ssize_t sse_reader(void *cls, char *buf, size_t max)
     size_t n;
 
     if (e->off == e->len) {
-        if (sse_fill(e) != 0)
+        sluice_error_t err = SLUICE_ERROR_INIT;
+
+        if (e->gone || (e->one_launch && e->done_gseq > 0 && e->after >= e->done_gseq))
+            return ANSWER_STREAM_END;
+        switch (sse_fill(e, &err)) {
+        case SLUICE_OK:
+            break;
+        case SLUICE_ENOTFOUND:
+            return ANSWER_STREAM_END; /* pruned while watched */
+        default:
             return ANSWER_STREAM_ERROR;
+        }
         if (e->len == 0) {
+            if (e->one_launch && e->done_gseq > 0 && e->after >= e->done_gseq)
+                return ANSWER_STREAM_END;
             /* A comment now and then keeps proxies and idle timers happy. */
             if (++e->idle >= 40) {
                 static const char ka[] = ": keep-alive\n\n";
@@ -119,27 +171,136 @@ static ssize_t sse_reader(void *cls, char *buf, size_t max)
     return (ssize_t)n;
 }
 
-void sse_get(sluice_server_t *s, req_t *rq, answer_t *out)
+static void bad_query(answer_t *out, const char *field, const char *detail)
+{
+    answer_problem_ex(out, 400, "invalid-query", "Invalid query", detail, field, NULL);
+}
+
+/* Where a stream of `rq` starts (see Notes) into *from; 0, or -1 with a
+ * 400 in `out`. */
+static int sse_start(sluice_server_t *s, const req_t *rq, int64_t *from, answer_t *out)
 {
     const char *last = req_header(rq, "Last-Event-ID");
     const char *after = req_arg(rq, "after");
-    long long from = 0;
-    sse_t *e;
+    const char *since = req_arg(rq, "since");
+    long long n;
 
+    *from = 0;
+    if (since != NULL && strcmp(since, "now") != 0) {
+        bad_query(out, "since", "since must be `now`");
+        return -1;
+    }
+    if (since != NULL && after != NULL) {
+        bad_query(out, "since", "since and after cannot be combined");
+        return -1;
+    }
     if (last || after) {
-        from = server_parse_count(last ? last : after);
-        if (from < 0) {
-            answer_problem_ex(out, 400, "invalid-query", "Invalid query",
-                              "Last-Event-ID and after must be non-negative integers",
-                              last ? "Last-Event-ID" : "after", NULL);
-            return;
+        n = server_parse_count(last ? last : after);
+        if (n < 0) {
+            bad_query(out, last ? "Last-Event-ID" : "after",
+                      "Last-Event-ID and after must be non-negative integers");
+            return -1;
+        }
+        *from = n;
+        return 0;
+    }
+    if (since != NULL) {
+        sluice_error_t err = SLUICE_ERROR_INIT;
+        sluice_err rc;
+
+        pthread_mutex_lock(&s->rmu);
+        rc = sluice_store_last_gseq(s->rstore, from, &err);
+        pthread_mutex_unlock(&s->rmu);
+        if (rc != SLUICE_OK) {
+            answer_error(out, &err);
+            return -1;
         }
     }
+    return 0;
+}
+
+static void sse_answer(answer_t *out, sse_t *e)
+{
+    answer_stream(out, 200, 16 * 1024, sse_reader, e, sse_free);
+    answer_header(out, "Content-Type", "text/event-stream");
+    answer_header(out, "Cache-Control", "no-store");
+}
+
+/* Copy filter value `v` of query parameter `name` into dst (size 136);
+ * 0, or -1 with a 400 in `out` when it is empty or not a clean name. */
+static int filter_value(const char *name, const char *v, char *dst, answer_t *out)
+{
+    char detail[160];
+
+    if (v == NULL)
+        return 0;
+    if (v[0] == '\0' || strlen(v) > 128 || !server_valid_id(v, strlen(v))) {
+        snprintf(detail, sizeof(detail),
+                 "%s must be 1 to 128 characters from [A-Za-z0-9._-] (a %s name)", name,
+                 strcmp(name, "site") == 0 ? "site" : "launch");
+        bad_query(out, name, detail);
+        return -1;
+    }
+    snprintf(dst, 136, "%s", v);
+    return 0;
+}
+
+/* Copy the state filter of `rq` into e->state; 0, or -1 with a 400 in
+ * `out` when it names no launcher state. */
+static int state_filter(const req_t *rq, sse_t *e, answer_t *out)
+{
+    const char *v = req_arg(rq, "state");
+    sluice_fsm_state st;
+
+    if (v == NULL)
+        return 0;
+    if (!sluice_fsm_state_from_name(v, &st)) {
+        bad_query(out, "state", "state must be a launcher state name such as RUNNING or DONE");
+        return -1;
+    }
+    snprintf(e->state, sizeof(e->state), "%s", sluice_fsm_state_name(st));
+    return 0;
+}
+
+void sse_get(sluice_server_t *s, req_t *rq, answer_t *out)
+{
+    int64_t from = 0;
+    sse_t *e;
+
+    if ((e = calloc(1, sizeof(*e))) == NULL)
+        return; /* no answer */
+    if (filter_value("launch_id", req_arg(rq, "launch_id"), e->launch_id, out) != 0 ||
+        state_filter(rq, e, out) != 0 ||
+        filter_value("site", req_arg(rq, "site"), e->site, out) != 0 ||
+        sse_start(s, rq, &from, out) != 0) {
+        free(e);
+        return;
+    }
+    e->s = s;
+    e->after = from;
+    sse_answer(out, e);
+}
+
+void sse_launch_get(sluice_server_t *s, req_t *rq, answer_t *out)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    int64_t from = 0;
+    sse_t *e;
+
+    if (sse_start(s, rq, &from, out) != 0)
+        return;
     if ((e = calloc(1, sizeof(*e))) == NULL)
         return; /* no answer */
     e->s = s;
     e->after = from;
-    answer_stream(out, 200, 16 * 1024, sse_reader, e, sse_free);
-    answer_header(out, "Content-Type", "text/event-stream");
-    answer_header(out, "Cache-Control", "no-store");
+    e->one_launch = 1;
+    snprintf(e->launch_id, sizeof(e->launch_id), "%s", rq->id);
+    /* The first batch now: an unknown launch is a 404, not an empty
+     * stream. */
+    if (sse_fill(e, &err) != SLUICE_OK) {
+        sse_free(e);
+        answer_error(out, &err);
+        return;
+    }
+    sse_answer(out, e);
 }

@@ -416,7 +416,7 @@ static sluice_err do_archive(sluice_launcher_t *l, launch_t *L, sluice_error_t *
 
 static sluice_err act_on(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_error_t *err)
 {
-    unsigned due = sluice_fsm_due(&L->fsm, launcher_fsm_time(now));
+    unsigned due = launcher_fsm_due(L, launcher_fsm_time(now));
     sluice_err rc = SLUICE_OK;
     char why[SLUICE_FSM_NAME_MAX];
 
@@ -433,13 +433,13 @@ static sluice_err act_on(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_
         !(L->have_batch && L->batch_base != L->views[0].base) &&
         launcher_unschedulable(l, L->views, L->n_views, why, sizeof(why)))
         rc = launcher_record_simple(l, L, SLUICE_EV_UNSCHEDULABLE, why, err);
-    due = sluice_fsm_due(&L->fsm, launcher_fsm_time(now));
+    due = launcher_fsm_due(L, launcher_fsm_time(now));
     if (rc == SLUICE_OK && (due & SLUICE_DUE_PENDING_TIMEOUT))
         rc = launcher_record_simple(l, L, SLUICE_EV_PENDING_TIMEOUT, NULL, err);
-    due = sluice_fsm_due(&L->fsm, launcher_fsm_time(now));
+    due = launcher_fsm_due(L, launcher_fsm_time(now));
     if (rc == SLUICE_OK && (due & SLUICE_DUE_CANCEL))
         rc = do_cancel(l, L, err);
-    due = sluice_fsm_due(&L->fsm, launcher_fsm_time(now));
+    due = launcher_fsm_due(L, launcher_fsm_time(now));
     if (rc == SLUICE_OK && (due & SLUICE_DUE_POOL_EXITS))
         rc = do_pool_exits(l, L, now, err);
     if (rc == SLUICE_OK && (due & SLUICE_DUE_ACCOUNTING_LOOKUP) && L->fsm.n_job_ids > 0)
@@ -599,18 +599,16 @@ static sluice_err recover_locked(sluice_launcher_t *l, size_t *orphans_out, slui
 
     if ((rc = check_alive(l, err)) != SLUICE_OK)
         return rc;
-    /* The cursor first: what is appended from now on is picked up. */
-    do {
-        json_t *evs = NULL;
-        int64_t next = l->gseq;
-        if ((rc = sluice_store_events_since(l->store, l->gseq, 1000, &evs, &next, err)) !=
-            SLUICE_OK)
+    /* The cursor first: what is appended from now on is picked up.  The
+     * newest gseq in one indexed read (reading every event since 0 to find
+     * it cost seconds with 100,000 finished launches in the store). */
+    {
+        int64_t last = 0;
+        if ((rc = sluice_store_last_gseq(l->store, &last, err)) != SLUICE_OK)
             return rc;
-        json_decref(evs);
-        if (next == l->gseq)
-            break;
-        l->gseq = next;
-    } while (1);
+        if (last > l->gseq)
+            l->gseq = last;
+    }
     if ((rc = sluice_store_list_live(l->store, &live, err)) != SLUICE_OK)
         return rc;
     json_array_foreach(live, i, row)
@@ -620,10 +618,12 @@ static sluice_err recover_locked(sluice_launcher_t *l, size_t *orphans_out, slui
 
         if (id == NULL)
             continue;
-        if (L == NULL && (rc = launcher_load_launch(l, id, &L, err)) != SLUICE_OK)
+        if (L == NULL) { /* loading folds its whole log in */
+            if ((rc = launcher_load_launch(l, id, &L, err)) != SLUICE_OK)
+                goto out;
+        } else if ((rc = launcher_sync_launch(l, L, true, err)) != SLUICE_OK) {
             goto out;
-        if ((rc = launcher_sync_launch(l, L, true, err)) != SLUICE_OK)
-            goto out;
+        }
         if (L->fsm.state == SLUICE_FSM_ACCEPTED && L->needs_secrets && !L->has_secrets) {
             rc = launcher_record_simple(l, L, SLUICE_EV_SECRET_UNAVAILABLE, NULL, err);
         } else if (L->fsm.state == SLUICE_FSM_SUBMITTING && L->fsm.n_job_ids == 0) {

@@ -62,10 +62,12 @@ struct launcher_intake_entry {
     size_t n_secrets;
 };
 
-static void entry_free(launcher_intake_entry_t *e)
+static void entry_free(sluice_launcher_t *l, launcher_intake_entry_t *e)
 {
     if (e == NULL)
         return;
+    if (e->render != NULL)
+        atomic_fetch_sub(&l->in.renders, 1);
     for (size_t i = 0; i < e->n_secrets; i++) {
         if (e->secret_values != NULL && e->secret_values[i] != NULL)
             wipe_str(e->secret_values[i]);
@@ -126,7 +128,7 @@ void launcher_intake_free(sluice_launcher_t *l)
         return;
     for (e = l->in.head; e != NULL; e = next) {
         next = e->next;
-        entry_free(e);
+        entry_free(l, e);
     }
     l->in.head = l->in.tail = NULL;
     pthread_cond_destroy(&l->in.gcv);
@@ -171,7 +173,8 @@ static sluice_err check_render(const json_t *render, sluice_error_t *err)
 
 /* The intake entry for an accepted launch, built before the store write so
  * that nothing can fail between the write and the push. */
-static sluice_err entry_new(const sluice_launcher_request_t *req,
+static sluice_err entry_new(sluice_launcher_t *l,
+                            const sluice_launcher_request_t *req,
                             const char *id,
                             const char *site,
                             launcher_intake_entry_t **out,
@@ -181,9 +184,19 @@ static sluice_err entry_new(const sluice_launcher_request_t *req,
 
     *out = NULL;
     if (e == NULL || (e->id = strdup(id)) == NULL || (e->site = strdup(site)) == NULL ||
-        (e->request = json_deep_copy(req->request)) == NULL ||
-        (e->render = json_deep_copy(req->render)) == NULL)
+        (e->request = json_deep_copy(req->request)) == NULL)
         goto nomem;
+    /* The render rides along for the first submit only while few are held
+     * (LAUNCHER_RENDERS_KEPT): a burst of accepts past that reads it from
+     * the store at its submit, so the memory per live launch stays small. */
+    if (atomic_fetch_add(&l->in.renders, 1) < LAUNCHER_RENDERS_KEPT) {
+        if ((e->render = json_deep_copy(req->render)) == NULL) {
+            atomic_fetch_sub(&l->in.renders, 1);
+            goto nomem;
+        }
+    } else {
+        atomic_fetch_sub(&l->in.renders, 1);
+    }
     if (req->n_secrets > 0) {
         e->secret_names = calloc(req->n_secrets, sizeof(char *));
         e->secret_values = calloc(req->n_secrets, sizeof(char *));
@@ -200,7 +213,7 @@ static sluice_err entry_new(const sluice_launcher_request_t *req,
     *out = e;
     return SLUICE_OK;
 nomem:
-    entry_free(e);
+    entry_free(l, e);
     return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
 }
 
@@ -339,7 +352,7 @@ sluice_err sluice_launcher_accept(sluice_launcher_t *l,
     w.spec.time_ms = l->o.now_ms(l->o.clock_arg);
     if ((id_copy = strdup(id)) == NULL)
         return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
-    if ((rc = entry_new(req, id, w.spec.site, &w.e, err)) != SLUICE_OK)
+    if ((rc = entry_new(l, req, id, w.spec.site, &w.e, err)) != SLUICE_OK)
         goto out;
     w.e->created_ms = w.spec.time_ms;
     w.queued_ns = timing_now_ns();
@@ -356,7 +369,7 @@ sluice_err sluice_launcher_accept(sluice_launcher_t *l,
         id_copy = NULL;
     }
 out:
-    entry_free(w.e);
+    entry_free(l, w.e);
     free(id_copy);
     return rc;
 }
@@ -426,7 +439,7 @@ sluice_err launcher_intake_drain(sluice_launcher_t *l, bool clear_wake, sluice_e
         }
         if (!e->existed)
             l->activity = true;
-        entry_free(e);
+        entry_free(l, e);
         e = next;
     }
     return rc;

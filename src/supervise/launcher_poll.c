@@ -180,7 +180,7 @@ sluice_err launcher_poll_live(sluice_launcher_t *l, int64_t now, sluice_error_t 
     bool backlog = false;
 
     for (size_t i = 0; i < l->n; i++) {
-        unsigned due = sluice_fsm_due(&l->v[i]->fsm, launcher_fsm_time(now));
+        unsigned due = launcher_fsm_due(l->v[i], launcher_fsm_time(now));
         if ((due & SLUICE_DUE_LIVE_LOOKUP) && l->v[i]->fsm.n_job_ids > 0)
             k++;
         if (due & (SLUICE_DUE_SUBMIT | SLUICE_DUE_NEW_ATTEMPT))
@@ -211,7 +211,7 @@ sluice_err launcher_poll_live(sluice_launcher_t *l, int64_t now, sluice_error_t 
     k = 0;
     for (size_t i = 0; i < l->n; i++) {
         launch_t *L = l->v[i];
-        if ((sluice_fsm_due(&L->fsm, launcher_fsm_time(now)) & SLUICE_DUE_LIVE_LOOKUP) &&
+        if ((launcher_fsm_due(L, launcher_fsm_time(now)) & SLUICE_DUE_LIVE_LOOKUP) &&
             L->fsm.n_job_ids > 0) {
             who[k] = L;
             ids[k++] = L->fsm.job_ids[0];

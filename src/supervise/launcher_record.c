@@ -186,6 +186,7 @@ void launcher_launch_free(launch_t *L)
     free(L->secret_values);
     free(L->secret_names);
     launcher_views_free(L->views, L->n_views);
+    launcher_fsm_free(L);
     json_decref(L->render);
     free(L->id);
     free(L->site);
@@ -202,8 +203,18 @@ launch_t *launcher_find_launch(const sluice_launcher_t *l, const char *id)
     return NULL;
 }
 
+void launcher_render_drop(sluice_launcher_t *l, launch_t *L)
+{
+    if (L == NULL || L->render == NULL)
+        return;
+    json_decref(L->render);
+    L->render = NULL;
+    atomic_fetch_sub(&l->in.renders, 1);
+}
+
 void launcher_drop_launch(sluice_launcher_t *l, launch_t *L)
 {
+    launcher_render_drop(l, L);
     for (size_t i = 0; i < l->n; i++) {
         if (l->v[i] == L) {
             memmove(&l->v[i], &l->v[i + 1], (l->n - i - 1) * sizeof(*l->v));
@@ -241,7 +252,7 @@ static void notify(sluice_launcher_t *l,
     t.from = sluice_fsm_state_public(tr->from);
     t.to = sluice_fsm_state_public(tr->to);
     t.result = tr->result;
-    t.reason = L->fsm.reason;
+    t.reason = launcher_fsm_reason(L);
     t.slurm_state = L->n_views > 0 ? sluice_job_base_name(L->views[0].base) : "";
     t.elapsed = (double)(t_ms - L->created_ms) / 1000.0;
     if (l->o.on_transition != NULL)
@@ -260,6 +271,7 @@ fold_entry(sluice_launcher_t *l, launch_t *L, const json_t *entry, bool quiet, s
     json_t *fe = NULL;
     sluice_fsm_event_t ev;
     sluice_fsm_transition_t tr;
+    sluice_fsm_launch_t f;
     int prev_result = L->fsm.result;
     sluice_err rc = SLUICE_OK;
 
@@ -282,8 +294,11 @@ fold_entry(sluice_launcher_t *l, launch_t *L, const json_t *entry, bool quiet, s
     json_decref(fe);
     if (rc != SLUICE_OK)
         return sluice_error_prefix(err, "launch %s: event %lld", L->id, (long long)seq);
-    rc = sluice_fsm_apply(&L->fsm, &ev, &tr, err);
+    launcher_fsm_get(L, &f);
+    rc = sluice_fsm_apply(&f, &ev, &tr, err);
     sluice_fsm_event_clear(&ev);
+    if (rc == SLUICE_OK)
+        rc = launcher_fsm_set(L, &f, err);
     if (rc == SLUICE_ESTATE) {
         sluice_log(SLUICE_LOG_DEBUG, "launch %s: event %lld (%s) not applicable: %s", L->id,
                    (long long)seq, name, err != NULL ? err->text : "");
@@ -343,14 +358,14 @@ static sluice_err stage_event(
     sluice_err rc;
 
     memset(s, 0, sizeof(*s));
-    s->copy = L->fsm;
+    launcher_fsm_get(L, &s->copy);
     s->t = launcher_now_ms(l);
     ev->seq = L->fsm.last_seq + 1;
     ev->time = launcher_fsm_time(s->t);
     if ((rc = sluice_fsm_event_to_json(ev, &s->entry, err)) != SLUICE_OK)
         return rc;
     if (sluice_fsm_apply(&s->copy, ev, NULL, NULL) != SLUICE_OK)
-        s->copy = L->fsm;
+        launcher_fsm_get(L, &s->copy);
     s->ids = json_array();
     for (size_t i = 0; s->ids != NULL && i < s->copy.n_job_ids; i++)
         json_array_append_new(s->ids, json_integer((json_int_t)s->copy.job_ids[i]));
@@ -419,9 +434,10 @@ sluice_err launcher_record(sluice_launcher_t *l,
                            sluice_error_t *err)
 {
     staged_t s;
-    sluice_fsm_launch_t before = L->fsm;
+    sluice_fsm_launch_t before;
     sluice_err rc;
 
+    launcher_fsm_get(L, &before);
     if ((rc = stage_event(l, L, ev, &s, err)) != SLUICE_OK)
         goto out;
     rc = sluice_store_append_event_and_update(l->store, L->id, sluice_fsm_event_name(ev->type),
@@ -480,8 +496,9 @@ sluice_err launcher_record_many(sluice_launcher_t *l,
         goto out;
     l->activity = true;
     for (size_t i = 0; i < n && rc == SLUICE_OK; i++) {
-        sluice_fsm_launch_t before = who[i]->fsm;
+        sluice_fsm_launch_t before;
 
+        launcher_fsm_get(who[i], &before);
         rc = launcher_sync_launch(l, who[i], false, err);
         warn_event(who[i], &before, &evs[i]);
     }
@@ -642,7 +659,12 @@ sluice_err launcher_track(sluice_launcher_t *l,
     L->needs_secrets = json_is_array(names) && json_array_size(names) > 0;
     L->next_seq = 1;
     fsm_config_for(l, req, &cfg);
-    sluice_fsm_launch_init(&L->fsm, &cfg);
+    {
+        sluice_fsm_launch_t f;
+        sluice_fsm_launch_init(&f, &cfg);
+        if ((rc = launcher_fsm_set(L, &f, err)) != SLUICE_OK)
+            goto out;
+    }
     if ((rc = launcher_sync_launch(l, L, true, err)) != SLUICE_OK)
         goto out;
     if (l->n == l->cap) {

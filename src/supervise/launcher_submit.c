@@ -651,10 +651,8 @@ submit_batch(sluice_launcher_t *l, batch_entry_t *b, size_t n, size_t *posted, s
             rc = chunk_mark(l, cur, err);
             if (rc == SLUICE_OK) {
                 *posted += k;
-                for (size_t i = 0; i < k; i++) { /* marked: the cached render is done */
-                    json_decref(cur->b[i].L->render);
-                    cur->b[i].L->render = NULL;
-                }
+                for (size_t i = 0; i < k; i++) /* marked: the cached render is done */
+                    launcher_render_drop(l, cur->b[i].L);
                 chunk_post_start(cur, off + take < n);
                 sent = true;
             }
@@ -723,7 +721,7 @@ static sluice_err submit_round(sluice_launcher_t *l,
                 L->not_sent = false;
             continue;
         }
-        if (!resend_due(L, now) && !(sluice_fsm_due(&L->fsm, launcher_fsm_time(now)) &
+        if (!resend_due(L, now) && !(launcher_fsm_due(L, launcher_fsm_time(now)) &
                                      (SLUICE_DUE_SUBMIT | SLUICE_DUE_NEW_ATTEMPT)))
             continue;
         if (b == NULL && (b = calloc(l->n, sizeof(*b))) == NULL) {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* store_events.c - the event log of each launch: append one or many (with or
  * without a summary update), read a launch's events, replay them without
- * a gap, and the global feed after a gseq.
+ * a gap, the global feed after a gseq (filtered or not) and one launch's
+ * feed.
  *
  * Notes:
  * - An append takes the write lock (BEGIN IMMEDIATE) before it reads
@@ -15,6 +16,7 @@
 
 #include <sluice/store.h>
 
+#include "base/buf.h"
 #include "store_int.h"
 
 /* ---- events ----------------------------------------------------------- */
@@ -241,13 +243,13 @@ sluice_err sluice_store_append_event_and_update(sluice_store_t *store,
 
 /* Read a launch's events inside the caller's read transaction.  With
  * `check`, the seqs must run from_seq..last_seq without a gap. */
-static sluice_err read_events_locked(sluice_store_t *store,
-                                     const char *launch_id,
-                                     int64_t from_seq,
-                                     size_t limit,
-                                     int check,
-                                     json_t **out,
-                                     sluice_error_t *err)
+sluice_err store_read_events_locked(sluice_store_t *store,
+                                    const char *launch_id,
+                                    int64_t from_seq,
+                                    size_t limit,
+                                    int check,
+                                    json_t **out,
+                                    sluice_error_t *err)
 {
     store_stmt_t *st = NULL;
     json_t *arr = NULL, *ev;
@@ -336,7 +338,7 @@ static sluice_err read_events(sluice_store_t *store,
     pthread_mutex_lock(&store->mu);
     /* One read transaction: last_seq and the rows come from one snapshot. */
     if ((rc = store_exec(store, "BEGIN", err)) == SLUICE_OK) {
-        rc = read_events_locked(store, launch_id, from_seq, limit, check, out, err);
+        rc = store_read_events_locked(store, launch_id, from_seq, limit, check, out, err);
         (void)store_exec(store, "COMMIT", NULL);
     }
     pthread_mutex_unlock(&store->mu);
@@ -425,5 +427,214 @@ out:
     pthread_mutex_unlock(&store->mu);
     json_decref(ev);
     json_decref(arr);
+    return rc;
+}
+
+/* ---- filtered and per-launch feeds, snapshots ----------------------------- */
+
+sluice_err store_newest_gseq_locked(sluice_store_t *store, int64_t *out, sluice_error_t *err)
+{
+    store_stmt_t *st = NULL;
+    sluice_err rc;
+
+    if ((rc = store_prepare(store, "SELECT COALESCE(MAX(gseq), 0) FROM events", &st, err)) !=
+        SLUICE_OK)
+        return rc;
+    if (store_step(st) == STORE_ROW)
+        *out = store_column_int64(st, 0);
+    else
+        rc = store_db_fail(store, err, "newest gseq");
+    store_finalize(st);
+    return rc;
+}
+
+/* The feed of events after `after` matching `f` inside the caller's read
+ * transaction (see sluice_store_events_filtered()). */
+static sluice_err feed_locked(sluice_store_t *store,
+                              int64_t after,
+                              size_t limit,
+                              const sluice_store_event_filter_t *f,
+                              json_t **out,
+                              int64_t *next_out,
+                              sluice_error_t *err)
+{
+    buf_t sql = BUF_INIT;
+    store_stmt_t *st = NULL;
+    json_t *arr = NULL, *ev = NULL;
+    int64_t next = after;
+    sluice_err rc;
+    int r;
+
+    buf_init(&sql, 512);
+    /* Parameters are numbered so that unused ones can simply stay NULL. */
+    rc = buf_puts(&sql, "SELECT e.gseq, e.launch_id, e.seq, e.time_ms, e.name, e.context, "
+                        "e.caller, e.state, e.gseq FROM events e");
+    if (rc == SLUICE_OK && f->site != NULL)
+        rc = buf_puts(&sql, " JOIN launches l ON l.launch_id = e.launch_id AND l.site = ?4");
+    if (rc == SLUICE_OK)
+        rc = buf_puts(&sql, " WHERE e.gseq > ?1");
+    if (rc == SLUICE_OK && f->launch_id != NULL)
+        rc = buf_puts(&sql, " AND e.launch_id = ?3");
+    if (rc == SLUICE_OK && f->state != NULL)
+        rc = buf_puts(&sql, " AND e.state = ?5");
+    if (rc == SLUICE_OK)
+        rc = buf_puts(&sql, " ORDER BY e.gseq LIMIT ?2");
+    if (rc != SLUICE_OK) {
+        rc = sluice_errorf(err, rc, "events: query too long");
+        goto out;
+    }
+    if ((rc = store_prepare(store, buf_str(&sql), &st, err)) != SLUICE_OK)
+        goto out;
+    store_bind_int64(st, 1, after);
+    store_bind_int64(st, 2, (int64_t)limit);
+    if (f->launch_id != NULL)
+        store_bind_text(st, 3, f->launch_id);
+    if (f->site != NULL)
+        store_bind_text(st, 4, f->site);
+    if (f->state != NULL)
+        store_bind_text(st, 5, f->state);
+    if ((arr = json_array()) == NULL) {
+        rc = sluice_errorf(err, SLUICE_ENOMEM, "events: out of memory");
+        goto out;
+    }
+    while ((r = store_step(st)) == STORE_ROW) {
+        const char *id = store_column_str(st, 1);
+
+        if (id == NULL) {
+            rc = sluice_errorf(err, SLUICE_ESTORE, "event gseq %" PRId64 ": launch_id is NULL",
+                               store_column_int64(st, 0));
+            goto out;
+        }
+        if ((rc = store_row_to_event(st, 2, id, &ev, err)) != SLUICE_OK)
+            goto out;
+        next = store_column_int64(st, 0);
+        if (json_object_set_new(ev, "gseq", json_integer(next)) != 0 ||
+            json_object_set_new(ev, "launch_id", json_string(id)) != 0) {
+            rc = sluice_errorf(err, SLUICE_ENOMEM, "events: out of memory");
+            goto out;
+        }
+        r = json_array_append_new(arr, ev); /* steals ev, also on failure */
+        ev = NULL;
+        if (r != 0) {
+            rc = sluice_errorf(err, SLUICE_ENOMEM, "events: out of memory");
+            goto out;
+        }
+    }
+    if (r != STORE_DONE) {
+        rc = store_db_fail(store, err, "read events");
+        goto out;
+    }
+    /* Fewer than asked: every event of this snapshot was looked at. */
+    if (json_array_size(arr) < limit) {
+        int64_t newest = 0;
+
+        if ((rc = store_newest_gseq_locked(store, &newest, err)) != SLUICE_OK)
+            goto out;
+        if (newest > next)
+            next = newest;
+    }
+    *out = arr;
+    arr = NULL;
+    if (next_out != NULL)
+        *next_out = next;
+out:
+    store_finalize(st);
+    buf_free(&sql);
+    json_decref(ev);
+    json_decref(arr);
+    return rc;
+}
+
+sluice_err sluice_store_events_filtered(sluice_store_t *store,
+                                        int64_t after_gseq,
+                                        size_t limit,
+                                        const sluice_store_event_filter_t *filter,
+                                        json_t **out,
+                                        int64_t *next_out,
+                                        sluice_error_t *err)
+{
+    sluice_store_event_filter_t none = {0};
+    sluice_err rc;
+
+    if (store == NULL || out == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "events: store and out are required");
+    if (filter == NULL)
+        filter = &none;
+    if (filter->launch_id != NULL &&
+        (rc = store_check_launch_id(filter->launch_id, err)) != SLUICE_OK)
+        return rc;
+    if (limit == 0)
+        limit = LIST_DEFAULT;
+    pthread_mutex_lock(&store->mu);
+    if ((rc = store_exec(store, "BEGIN", err)) == SLUICE_OK) {
+        rc = feed_locked(store, after_gseq, limit, filter, out, next_out, err);
+        (void)store_exec(store, "COMMIT", NULL);
+    }
+    pthread_mutex_unlock(&store->mu);
+    return rc;
+}
+
+/* The gseq of the event that made launch `id` terminal (0 while live), or
+ * SLUICE_ENOTFOUND; inside the caller's read transaction. */
+static sluice_err
+done_gseq_locked(sluice_store_t *store, const char *id, int64_t *out, sluice_error_t *err)
+{
+    store_stmt_t *st = NULL;
+    sluice_err rc;
+
+    *out = 0;
+    if ((rc = store_prepare(store,
+                            "SELECT l.terminal, e.gseq FROM launches l LEFT JOIN events e "
+                            "ON e.launch_id = l.launch_id AND e.seq = l.summary_seq "
+                            "WHERE l.launch_id = ?1",
+                            &st, err)) != SLUICE_OK)
+        return rc;
+    store_bind_text(st, 1, id);
+    switch (store_step(st)) {
+    case STORE_ROW:
+        if (store_column_int64(st, 0) != 0 && !store_column_is_null(st, 1))
+            *out = store_column_int64(st, 1);
+        break;
+    case STORE_DONE:
+        rc = sluice_errorf(err, SLUICE_ENOTFOUND, "launch %s: not found", id);
+        break;
+    default:
+        rc = store_db_fail(store, err, "read launch");
+        break;
+    }
+    store_finalize(st);
+    return rc;
+}
+
+sluice_err sluice_store_launch_events_after(sluice_store_t *store,
+                                            const char *launch_id,
+                                            int64_t after_gseq,
+                                            size_t limit,
+                                            json_t **out,
+                                            int64_t *done_gseq_out,
+                                            sluice_error_t *err)
+{
+    sluice_store_event_filter_t f = {0};
+    int64_t done = 0;
+    sluice_err rc;
+
+    if (store == NULL || out == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "launch events: store and out are required");
+    if ((rc = store_check_launch_id(launch_id, err)) != SLUICE_OK)
+        return rc;
+    if (limit == 0)
+        limit = LIST_DEFAULT;
+    f.launch_id = launch_id;
+    pthread_mutex_lock(&store->mu);
+    /* One snapshot: the terminal event and the rows agree. */
+    if ((rc = store_exec(store, "BEGIN", err)) == SLUICE_OK) {
+        rc = done_gseq_locked(store, launch_id, &done, err);
+        if (rc == SLUICE_OK)
+            rc = feed_locked(store, after_gseq, limit, &f, out, NULL, err);
+        (void)store_exec(store, "COMMIT", NULL);
+    }
+    pthread_mutex_unlock(&store->mu);
+    if (rc == SLUICE_OK && done_gseq_out != NULL)
+        *done_gseq_out = done;
     return rc;
 }

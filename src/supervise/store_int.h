@@ -130,6 +130,21 @@ sluice_err store_row_to_launch(store_stmt_t *st, int full, json_t **out, sluice_
 sluice_err store_row_to_event(
     store_stmt_t *st, int first, const char *launch_id, json_t **out, sluice_error_t *err);
 
+/* ---- reads inside the caller's transaction (store->mu held) ----------- */
+
+/* The newest event gseq in the store, 0 when none (store_events.c). */
+sluice_err store_newest_gseq_locked(sluice_store_t *store, int64_t *out, sluice_error_t *err);
+/* sluice_store_read_events() without the mutex or a transaction; with
+ * `check` the seqs must run from_seq..last_seq without a gap
+ * (store_events.c). */
+sluice_err store_read_events_locked(sluice_store_t *store,
+                                    const char *launch_id,
+                                    int64_t from_seq,
+                                    size_t limit,
+                                    int check,
+                                    json_t **out,
+                                    sluice_error_t *err);
+
 /* ---- files (store_files.c) --------------------------------------------- */
 
 /* Wall clock in ms. */

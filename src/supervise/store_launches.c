@@ -8,6 +8,8 @@
  *   SLUICE_ECONFLICT.  sluice_store_create_many() writes a group of them
  *   in one transaction (one durable commit), each under a savepoint so that
  *   one refused launch leaves the others.
+ * - A list reads its page and the newest gseq in one read transaction; a
+ *   read of one launch reads it, its events and its version in another.
  * - The list cursor is "<created_ms>/<launch_id>" of the last row; a page
  *   asks one row more than its limit to know whether another exists. */
 #include <errno.h>
@@ -227,24 +229,18 @@ out:
     return rc;
 }
 
-sluice_err sluice_store_get_launch(sluice_store_t *store,
-                                   const char *launch_id,
-                                   json_t **out,
-                                   sluice_error_t *err)
+/* sluice_store_get_launch() inside the caller's transaction. */
+static sluice_err
+get_launch_locked(sluice_store_t *store, const char *launch_id, json_t **out, sluice_error_t *err)
 {
     store_stmt_t *st = NULL;
     json_t *obj = NULL;
     sluice_err rc;
 
-    if (store == NULL || out == NULL)
-        return sluice_errorf(err, SLUICE_EINVAL, "get launch: store and out are required");
-    if ((rc = store_check_launch_id(launch_id, err)) != SLUICE_OK)
-        return rc;
-    pthread_mutex_lock(&store->mu);
     if ((rc = store_prepare(
              store, "SELECT " SUMMARY_COLS ", request, render FROM launches WHERE launch_id = ?1",
              &st, err)) != SLUICE_OK)
-        goto out;
+        return rc;
     store_bind_text(st, 1, launch_id);
     switch (store_step(st)) {
     case STORE_ROW:
@@ -259,8 +255,23 @@ sluice_err sluice_store_get_launch(sluice_store_t *store,
     }
     if (rc == SLUICE_OK)
         *out = obj;
-out:
     store_finalize(st);
+    return rc;
+}
+
+sluice_err sluice_store_get_launch(sluice_store_t *store,
+                                   const char *launch_id,
+                                   json_t **out,
+                                   sluice_error_t *err)
+{
+    sluice_err rc;
+
+    if (store == NULL || out == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "get launch: store and out are required");
+    if ((rc = store_check_launch_id(launch_id, err)) != SLUICE_OK)
+        return rc;
+    pthread_mutex_lock(&store->mu);
+    rc = get_launch_locked(store, launch_id, out, err);
     pthread_mutex_unlock(&store->mu);
     return rc;
 }
@@ -300,6 +311,18 @@ sluice_err sluice_store_list_launches(sluice_store_t *store,
                                       char **next_cursor_out,
                                       sluice_error_t *err)
 {
+    return sluice_store_list_launches_at(store, filter, out, next_cursor_out, NULL, err);
+}
+
+sluice_err sluice_store_list_launches_at(sluice_store_t *store,
+                                         const sluice_store_filter_t *filter,
+                                         json_t **out,
+                                         char **next_cursor_out,
+                                         int64_t *version_out,
+                                         sluice_error_t *err)
+{
+    int64_t version = 0;
+    int in_txn = 0;
     sluice_store_filter_t none = {0};
     buf_t sql = BUF_INIT;
     store_stmt_t *st = NULL;
@@ -355,6 +378,13 @@ sluice_err sluice_store_list_launches(sluice_store_t *store,
 
     pthread_mutex_lock(&store->mu);
     locked = 1;
+    /* One read transaction: the page and the version come from one
+     * snapshot. */
+    if ((rc = store_exec(store, "BEGIN", err)) != SLUICE_OK)
+        goto out;
+    in_txn = 1;
+    if ((rc = store_newest_gseq_locked(store, &version, err)) != SLUICE_OK)
+        goto out;
     if ((rc = store_prepare(store, buf_str(&sql), &st, err)) != SLUICE_OK)
         goto out;
     if (filter->state != NULL)
@@ -391,11 +421,15 @@ sluice_err sluice_store_list_launches(sluice_store_t *store,
         *next_cursor_out = next;
         next = NULL;
     }
+    if (version_out != NULL)
+        *version_out = version;
     goto out;
 oom:
     rc = sluice_errorf(err, rc, "list launches: query too long");
 out:
     store_finalize(st);
+    if (in_txn)
+        (void)store_exec(store, "COMMIT", NULL);
     if (locked)
         pthread_mutex_unlock(&store->mu);
     buf_free(&sql);
@@ -421,5 +455,52 @@ sluice_err sluice_store_list_live(sluice_store_t *store, json_t **out, sluice_er
 out:
     store_finalize(st);
     pthread_mutex_unlock(&store->mu);
+    return rc;
+}
+
+sluice_err sluice_store_read_launch(sluice_store_t *store,
+                                    const char *launch_id,
+                                    json_t **launch_out,
+                                    json_t **events_out,
+                                    int64_t *version_out,
+                                    sluice_error_t *err)
+{
+    store_stmt_t *st = NULL;
+    json_t *l = NULL, *ev = NULL;
+    int64_t version = 0;
+    sluice_err rc;
+
+    if (store == NULL || launch_out == NULL || events_out == NULL || version_out == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "read launch: store and outputs are required");
+    if ((rc = store_check_launch_id(launch_id, err)) != SLUICE_OK)
+        return rc;
+    pthread_mutex_lock(&store->mu);
+    if ((rc = store_exec(store, "BEGIN", err)) != SLUICE_OK)
+        goto out;
+    rc = get_launch_locked(store, launch_id, &l, err);
+    if (rc == SLUICE_OK)
+        rc = store_read_events_locked(store, launch_id, 1, 0, 0, &ev, err);
+    if (rc == SLUICE_OK)
+        rc = store_prepare(store, "SELECT COALESCE(MAX(gseq), 0) FROM events WHERE launch_id = ?1",
+                           &st, err);
+    if (rc == SLUICE_OK) {
+        store_bind_text(st, 1, launch_id);
+        if (store_step(st) == STORE_ROW)
+            version = store_column_int64(st, 0);
+        else
+            rc = store_db_fail(store, err, "launch version");
+    }
+    store_finalize(st);
+    (void)store_exec(store, "COMMIT", NULL);
+out:
+    pthread_mutex_unlock(&store->mu);
+    if (rc == SLUICE_OK) {
+        *launch_out = l;
+        *events_out = ev;
+        *version_out = version;
+        l = ev = NULL;
+    }
+    json_decref(l);
+    json_decref(ev);
     return rc;
 }

@@ -277,7 +277,8 @@ Test(api_contract,
     const char *src = source_dir();
     char req[1200], other[1200], path[1024], file[512], cmd[8192], *big;
     const char *L = "/v1/launches", *ONE = "/v1/launches/{launch_id}",
-               *LOGS = "/v1/launches/{launch_id}/logs/{stream}", *EV = "/v1/events";
+               *LOGS = "/v1/launches/{launch_id}/logs/{stream}", *EV = "/v1/events",
+               *LEV = "/v1/launches/{launch_id}/events";
     hc_response_t r;
     json_t *j;
     const char *staging;
@@ -410,6 +411,7 @@ Test(api_contract,
     cr_expect_eq(ex("GET", ONE, "/v1/launches/nope", AUTH, NULL, NULL), 404);
     cr_expect_eq(ex("GET", ONE, "/v1/launches/bad%ffid", AUTH, NULL, NULL), 400);
     cr_expect_eq(ex("GET", ONE, "/v1/launches/c-1", NULL, NULL, NULL), 401);
+    cr_expect_eq(ex("GET", ONE, "/v1/launches/c-1", AUTH "If-None-Match: *\r\n", NULL, NULL), 304);
     cr_expect_eq(ex("POST", ONE, "/v1/launches/c-1", JSON_AUTH, "{}", NULL), 405);
 
     /* logs */
@@ -429,6 +431,13 @@ Test(api_contract,
     ex_stream(EV, "/v1/events?after=1", AUTH, "id: 2\n");
     cr_expect_eq(ex("GET", EV, "/v1/events?after=soon", AUTH, NULL, NULL), 400);
     cr_expect_eq(ex("GET", EV, "/v1/events", NULL, NULL, NULL), 401);
+    /* one launch's stream, its resume and its problems */
+    ex_stream(LEV, "/v1/launches/dry-1/events", AUTH, "id: ");
+    ex_stream(LEV, "/v1/launches/dry-1/events?after=1", AUTH, "id: ");
+    cr_expect_eq(ex("GET", LEV, "/v1/launches/dry-1/events?after=soon", AUTH, NULL, NULL), 400);
+    cr_expect_eq(ex("GET", LEV, "/v1/launches/nope/events", AUTH, NULL, NULL), 404);
+    cr_expect_eq(ex("GET", LEV, "/v1/launches/dry-1/events", NULL, NULL, NULL), 401);
+    cr_expect_eq(ex("POST", LEV, "/v1/launches/dry-1/events", AUTH, NULL, NULL), 405);
     cr_expect_eq(ex("POST", EV, "/v1/events", JSON_AUTH, "{}", NULL), 405);
 
     /* cancel: another caller's launch (not an admin), accepted, again

@@ -4,6 +4,7 @@
  * own thread): launch --wait, status, ls, cancel and logs print what the
  * local-store path prints, and problems become the documented exit codes.
  * Only loopback traffic. */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -154,6 +155,58 @@ Test(cli_remote, launch_wait_prints_every_transition_and_exits_with_the_result)
     cr_expect_eq(r.code, 0);
     cr_expect(strstr(r.out, "\"state\":\"DONE\"") != NULL, "%s", r.out);
     cr_expect(strstr(r.out, "accepted (") == NULL, "%s", r.out);
+    run_free(&r);
+}
+
+/* The service's access log lines (request paths), for the test below. */
+static pthread_mutex_t access_mu = PTHREAD_MUTEX_INITIALIZER;
+static char access_seen[4096];
+
+static void access_capture(const sluice_log_record_t *rec, void *arg)
+{
+    size_t n;
+
+    (void)arg;
+    if (strcmp(rec->subsystem, "access") != 0)
+        return;
+    pthread_mutex_lock(&access_mu);
+    n = strlen(access_seen);
+    snprintf(access_seen + n, sizeof(access_seen) - n, "%s\n", rec->msg);
+    pthread_mutex_unlock(&access_mu);
+}
+
+Test(cli_remote, launch_wait_follows_the_launch_stream_not_the_global_one)
+{
+    char req[300], other[300];
+    run_t r;
+    int i, seen = 0;
+
+    /* history of another launch the wait must not read */
+    request_file("old-1", "/bin/true", other, sizeof(other));
+    r = run("launch '%s' --wait " REMOTE, other, url, fx.token_file);
+    cr_assert_eq(r.code, 0, "%s %s", r.out, r.err);
+    run_free(&r);
+    access_seen[0] = '\0';
+    sluice_log_set_records(access_capture, SLUICE_LOG_INFO, NULL);
+    request_file("new-1", "/bin/true", req, sizeof(req));
+    r = run("launch '%s' --wait " REMOTE, req, url, fx.token_file);
+    /* A stream's line is logged when the service sees its connection end,
+     * which may be after the command exited. */
+    for (i = 0; i < 300; i++) {
+        pthread_mutex_lock(&access_mu);
+        seen = strstr(access_seen, "GET /v1/launches/new-1/events ") != NULL;
+        pthread_mutex_unlock(&access_mu);
+        if (seen)
+            break;
+        usleep(10 * 1000);
+    }
+    sluice_log_set_records(NULL, SLUICE_LOG_WARNING, NULL);
+    cr_expect_eq(r.code, 0, "%s %s", r.out, r.err);
+    cr_expect(strstr(r.out, "] DONE") != NULL, "%s", r.out);
+    pthread_mutex_lock(&access_mu);
+    cr_expect(strstr(access_seen, "GET /v1/launches/new-1/events 200") != NULL, "%s", access_seen);
+    cr_expect(strstr(access_seen, "GET /v1/events") == NULL, "%s", access_seen);
+    pthread_mutex_unlock(&access_mu);
     run_free(&r);
 }
 

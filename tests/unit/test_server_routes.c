@@ -138,3 +138,35 @@ Test(server_routes, methods_in_table_order)
     expect("POST", "/v1/events", 1, NULL, 0, 405, NULL, "GET");
     expect("HEAD", "/v1/readyz", 1, NULL, 0, 405, NULL, "GET");
 }
+
+Test(server_routes, unknown_query_parameters_are_400_on_every_route)
+{
+    static const req_kv_t bogus[] = {{"bogus", "1"}};
+    static const req_kv_t filter[] = {{"launch_id", "x"}};
+    static const req_kv_t mixed[] = {{"offset", "3"}, {"FOLLOW", "1"}, {"ofset", "3"}};
+
+    expect("GET", "/v1/events", 1, bogus, 1, 400,
+           "query parameter bogus is not known to GET /v1/events", NULL);
+    expect("GET", "/v1/readyz", 1, bogus, 1, 400,
+           "query parameter bogus is not known to GET /v1/readyz", NULL);
+    expect("GET", "/v1/metrics", 1, bogus, 1, 400, NULL, NULL);
+    expect("GET", "/v1/launches", 1, bogus, 1, 400, NULL, NULL);
+    expect("POST", "/v1/launches", 1, bogus, 1, 400, NULL, NULL);
+    expect("GET", "/v1/launches/abc", 1, bogus, 1, 400, NULL, NULL);
+    expect("DELETE", "/v1/launches/abc", 1, bogus, 1, 400, NULL, NULL);
+    expect("GET", "/v1/launches/abc/events", 1, filter, 1, 400,
+           "query parameter launch_id is not known to GET /v1/launches/{id}/events", NULL);
+    expect("GET", "/v1/launches/abc/logs/stderr", 1, mixed, 3, 400,
+           "query parameter ofset is not known to GET /v1/launches/{id}/logs/stderr", NULL);
+    /* the route's own checks still come first: no route, no method */
+    expect("GET", "/v1/nothing", 1, bogus, 1, 404, "no such route", NULL);
+    expect("PUT", "/v1/launches", 1, bogus, 1, 405, NULL, "GET, POST");
+    /* a public route takes whatever it is given, as before */
+    expect("GET", "/v1/healthz", 0, bogus, 1, 200, NULL, NULL);
+}
+
+Test(server_routes, the_launch_event_stream_has_a_route)
+{
+    expect("POST", "/v1/launches/abc/events", 1, NULL, 0, 405, NULL, "GET");
+    expect("GET", "/v1/launches/abc/events/", 1, NULL, 0, 404, "no such route", NULL);
+}

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* server_wake.c - server_wake_streams (server_wake.h): count the wake and
+ * signal the ticker; server.c resumes the waiting connections.
+ *
+ * Notes:
+ * - wake_gen lets a stream that looked for news before a wake, and parks
+ *   after it, be resumed at once (server.c compares it under wait_mu).
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "server_int.h"
+#include "server_wake.h"
+
+void server_wake_streams(struct sluice_server *s)
+{
+    if (s == NULL)
+        return;
+    atomic_fetch_add(&s->wake_gen, 1);
+    pthread_mutex_lock(&s->wait_mu);
+    s->wake_due = 1;
+    pthread_cond_signal(&s->wake_cv);
+    pthread_mutex_unlock(&s->wait_mu);
+}
