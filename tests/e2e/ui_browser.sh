@@ -51,7 +51,7 @@ chmod 0600 "$work/tokens" "$work/ui.token"
     --tokens "$work/tokens" --socket "$sock" >"$work/serve.log" 2>&1 &
 pids+=($!)
 port=""
-for _ in $(seq 1 100); do
+for _ in $(seq 1 600); do # up to 60 s: a testbed with many leftover staging directories starts slowly
     port=$(sed -n 's/.*listening on http:\/\/.*(port \([0-9]*\)).*/\1/p' "$work/serve.log" | head -1)
     [ -n "$port" ] && [ -S "$sock" ] && break
     sleep 0.1
