@@ -17,6 +17,9 @@ packages=(
     systemd python3 python3-yaml
     # tests/e2e/python_client.sh: a venv to pip-install clients/python into, offline
     python3-venv
+    # e2e ui_browser.sh: the status page in headless Chromium (WebDriver), and
+    # socat as the local proxy from loopback TCP to the Unix socket
+    chromium chromium-driver socat
     # the local Slurm testbed
     munge mariadb-server slurmdbd slurmctld slurmd slurmrestd slurm-client
     slurm-wlm-jwt-plugin slurm-wlm-mysql-plugin

@@ -15,8 +15,9 @@
 
 #include <sluice/error.h>
 
-#define ANSWER_MAX_HEADERS 6
-#define ANSWER_HEADER_MAX 160 /* longest header value + 1 (Location: 13 + a 128-byte id) */
+#define ANSWER_MAX_HEADERS 8 /* the status page's assets send 7 */
+#define ANSWER_HEADER_MAX                                                                          \
+    256 /* longest header value + 1: the CSP of /ui (Location: 13 + a 128-byte id fits too) */
 
 /* What a stream's read function returns besides a byte count (> 0). */
 #define ANSWER_STREAM_WAIT 0     /* nothing new: wait for the ticker */

@@ -19,7 +19,8 @@
  * - handlers, each building an answer from a request: server_health.c
  *   (healthz, readyz, metrics), server_launches.c (list, get, cancel, the
  *   launch view), server_launch_post.c (POST /v1/launches), server_logs.c
- *   (job output), server_sse.c (the event stream).
+ *   (job output), server_sse.c (the event stream), server_status.c
+ *   (/v1/status), server_ui.c (the status page's files).
  * - server_routes.c: the route table and the dispatch through it.
  * - server.c: everything that calls libmicrohttpd (the only file that
  *   includes <microhttpd.h>): daemon start and stop, the request entry,
@@ -105,6 +106,8 @@ struct sluice_server {
     atomic_uint open_conns;
     atomic_ullong refused_busy, refused_too_large, body_timeouts, pruned;
     atomic_ullong cycle_le[N_CYCLE_BUCKETS], cycle_count, cycle_errors, cycle_sum_us;
+    atomic_ullong cycle_last_us, cycle_max_us; /* the newest and the longest cycle */
+    atomic_llong cycle_last_end_ms;            /* CLOCK_MONOTONIC when it ended; 0: none yet */
     /* the GET view cache (server_cache.c) */
     pthread_mutex_t vmu;
     struct timespec started;

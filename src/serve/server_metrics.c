@@ -24,6 +24,7 @@
 #include "supervise/store_webhooks.h"
 
 #include "server_metrics.h"
+#include "server_util.h"
 #include "server_wake.h"
 
 /* Upper bounds (seconds) of the launcher-cycle latency histogram. */
@@ -33,13 +34,20 @@ _Static_assert(sizeof(cycle_buckets) / sizeof(cycle_buckets[0]) == N_CYCLE_BUCKE
 
 void server_metrics_cycle(sluice_server_t *s, double took, sluice_err rc)
 {
+    unsigned long long us, max;
     size_t i;
 
     for (i = 0; i < N_CYCLE_BUCKETS; i++)
         if (took <= cycle_buckets[i])
             atomic_fetch_add(&s->cycle_le[i], 1);
+    us = (unsigned long long)(took * 1e6);
     atomic_fetch_add(&s->cycle_count, 1);
-    atomic_fetch_add(&s->cycle_sum_us, (unsigned long long)(took * 1e6));
+    atomic_fetch_add(&s->cycle_sum_us, us);
+    atomic_store(&s->cycle_last_us, us);
+    max = atomic_load(&s->cycle_max_us);
+    while (us > max && !atomic_compare_exchange_weak(&s->cycle_max_us, &max, us))
+        ;
+    atomic_store(&s->cycle_last_end_ms, (long long)server_clock_ms(CLOCK_MONOTONIC));
     if (rc != SLUICE_OK)
         atomic_fetch_add(&s->cycle_errors, 1);
 }
@@ -172,15 +180,12 @@ static void metrics_webhooks(sluice_server_t *s, FILE *m)
             w.pending, w.dead, w.delivered, w.failed, w.retries);
 }
 
-sluice_err server_metrics_render(sluice_server_t *s, char **text_out)
+sluice_err server_metrics_launch_counts(sluice_server_t *s, json_t **out)
 {
     json_t *by_state = json_object(), *items = NULL, *it;
     sluice_store_filter_t f;
-    char *cursor = NULL, *text = NULL, *next = NULL;
-    size_t i, len = 0, tracked = 0;
-    FILE *m;
-    const char *k;
-    json_t *v;
+    char *cursor = NULL, *next = NULL;
+    size_t i;
     int ok = 1;
 
     if (by_state == NULL)
@@ -214,14 +219,30 @@ sluice_err server_metrics_render(sluice_server_t *s, char **text_out)
         next = NULL;
     } while (cursor);
     pthread_mutex_unlock(&s->rmu);
-    pthread_mutex_lock(&s->mu);
-    tracked = sluice_launcher_tracked(s->o.launcher);
-    pthread_mutex_unlock(&s->mu);
     free(cursor);
     if (!ok) {
         json_decref(by_state);
         return SLUICE_ESTORE;
     }
+    *out = by_state;
+    return SLUICE_OK;
+}
+
+sluice_err server_metrics_render(sluice_server_t *s, char **text_out)
+{
+    json_t *by_state = NULL;
+    char *text = NULL;
+    size_t len = 0, tracked = 0;
+    FILE *m;
+    const char *k;
+    json_t *v;
+    sluice_err rc;
+
+    if ((rc = server_metrics_launch_counts(s, &by_state)) != SLUICE_OK)
+        return rc;
+    pthread_mutex_lock(&s->mu);
+    tracked = sluice_launcher_tracked(s->o.launcher);
+    pthread_mutex_unlock(&s->mu);
     if ((m = open_memstream(&text, &len)) == NULL) {
         json_decref(by_state);
         return SLUICE_ENOMEM;

@@ -12,6 +12,9 @@
  * - Allow lists the methods of the path's routes in table order.
  * - A path with {id} is matched segment by segment: the id is everything
  *   up to the next '/', checked as soon as the literal before it matched.
+ * - A pattern ending in '*' matches every path that starts with the text
+ *   before it (the status page's files, /ui/<file>); its handler reads
+ *   the rest of rq->url itself.
  * - Each route takes only the query parameters route_query lists for it
  *   (none when it is not listed); any other is 400 invalid-query naming
  *   it.  That check comes last, just before the handler; public routes
@@ -29,14 +32,16 @@
 #include "server_openapi.h"
 #include "server_routes.h"
 #include "server_sse.h"
+#include "server_status.h"
 #include "server_text.h"
+#include "server_ui.h"
 #include "server_util.h"
 
 typedef void (*route_fn)(sluice_server_t *s, req_t *rq, answer_t *out);
 
 typedef struct {
     const char *method;
-    const char *pattern; /* literal text and at most one {id} */
+    const char *pattern; /* literal text and at most one {id}, or a prefix and '*' */
     int public_route;    /* 1: no caller needed, no query check */
     route_fn fn;
     const char *arg; /* handed to the handler as rq->route_arg */
@@ -48,6 +53,7 @@ static const route_t routes[] = {
     {"GET", "/v1/openapi.yaml", 1, openapi_get, "yaml"},
     {"GET", "/v1/readyz", 0, health_ready, NULL},
     {"GET", "/v1/metrics", 0, health_metrics, NULL},
+    {"GET", "/v1/status", 0, status_get, NULL},
     {"GET", "/v1/events", 0, sse_get, NULL},
     {"GET", "/v1/launches", 0, launches_list, NULL},
     {"POST", "/v1/launches", 0, launch_post, NULL},
@@ -56,6 +62,9 @@ static const route_t routes[] = {
     {"DELETE", "/v1/launches/{id}", 0, launches_cancel, NULL},
     {"GET", "/v1/launches/{id}/logs/stdout", 0, logs_get, "stdout"},
     {"GET", "/v1/launches/{id}/logs/stderr", 0, logs_get, "stderr"},
+    /* the status page: static files, no data */
+    {"GET", "/ui", 1, ui_get, NULL},
+    {"GET", "/ui/*", 1, ui_get, NULL},
 };
 #define N_ROUTES (sizeof(routes) / sizeof(routes[0]))
 
@@ -144,6 +153,8 @@ static int match_pattern(const char *pattern, const char *url, match_t *m)
     const char *hole = strstr(pattern, "{id}");
     size_t pre = hole ? (size_t)(hole - pattern) : strlen(pattern), idlen;
 
+    if (hole == NULL && pre > 0 && pattern[pre - 1] == '*')
+        return strncmp(pattern, url, pre - 1) == 0;
     if (hole == NULL)
         return strcmp(pattern, url) == 0;
     if (strncmp(pattern, url, pre) != 0)

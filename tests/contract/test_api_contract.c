@@ -299,6 +299,33 @@ Test(api_contract,
     cr_expect_eq(ex("DELETE", "/v1/readyz", "/v1/readyz", AUTH, NULL, NULL), 405);
     cr_expect_eq(ex("GET", "/v1/metrics", "/v1/metrics", WRONG, NULL, NULL), 401);
     cr_expect_eq(ex("POST", "/v1/metrics", "/v1/metrics", JSON_AUTH, "{}", NULL), 405);
+    cr_expect_eq(ex("GET", "/v1/status", "/v1/status", AUTH, NULL, NULL), 200);
+    cr_expect_eq(ex("GET", "/v1/status", "/v1/status", NULL, NULL, NULL), 401);
+    cr_expect_eq(ex("PUT", "/v1/status", "/v1/status", AUTH, NULL, NULL), 405);
+
+    /* the status page: public files with their security headers */
+    cr_expect_eq(ex("GET", "/ui", "/ui", NULL, NULL, &r), 200);
+    {
+        char etag[64], inm[128];
+        cr_assert_not_null(hc_header(&r, "ETag", etag, sizeof(etag)));
+        snprintf(inm, sizeof(inm), "If-None-Match: %s\r\n", etag);
+        hc_response_clear(&r);
+        cr_expect_eq(ex("GET", "/ui", "/ui", inm, NULL, NULL), 304);
+    }
+    cr_expect_eq(ex("GET", "/ui", "/ui/", NULL, NULL, NULL), 200);
+    cr_expect_eq(ex("POST", "/ui", "/ui", JSON_AUTH, "{}", NULL), 405);
+    cr_expect_eq(ex("GET", "/ui/{file}", "/ui/app.js", NULL, NULL, &r), 200);
+    {
+        char etag[64], inm[128];
+        cr_assert_not_null(hc_header(&r, "ETag", etag, sizeof(etag)));
+        snprintf(inm, sizeof(inm), "If-None-Match: %s\r\n", etag);
+        hc_response_clear(&r);
+        cr_expect_eq(ex("GET", "/ui/{file}", "/ui/app.js", inm, NULL, NULL), 304);
+    }
+    cr_expect_eq(ex("GET", "/ui/{file}", "/ui/app.css", NULL, NULL, NULL), 200);
+    cr_expect_eq(ex("GET", "/ui/{file}", "/ui/favicon.svg", NULL, NULL, NULL), 200);
+    cr_expect_eq(ex("GET", "/ui/{file}", "/ui/nope.js", NULL, NULL, NULL), 404);
+    cr_expect_eq(ex("DELETE", "/ui/{file}", "/ui/app.js", NULL, NULL, NULL), 405);
 
     /* the OpenAPI document: public, and the same as the file read on its
      * own (check_openapi_served.py, PyYAML) with the binary's version */
