@@ -37,21 +37,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-tok="tok-apierr-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
-printf 'alice %s\n' "$tok" >"$work/tokens"
-chmod 0600 "$work/tokens"
-"$SLUICE" serve --config "$site" --state-dir "$state" --listen 127.0.0.1:0 \
-    --tokens "$work/tokens" >"$work/serve.log" 2>&1 &
-pids+=($!)
-port=""
-for _ in $(seq 1 100); do
-    port=$(sed -n 's/.*listening on http:\/\/.*(port \([0-9]*\)).*/\1/p' "$work/serve.log" | head -1)
-    [ -n "$port" ] && break
-    sleep 0.1
-done
-[ -n "$port" ] || { cat "$work/serve.log" >&2; abort "sluice serve did not start"; }
+e2e_serve_start apierr
 base="http://127.0.0.1:$port"
-AUTH="Authorization: Bearer $tok"
 
 # req METHOD PATH [curl args...]: body in $work/body, status in $code,
 # Content-Type in $ctype

@@ -91,20 +91,7 @@ bash "$REPO/deploy/testbed/site-config.sh" |
         }' >"$site"
 grep -q "export PATH=\"$cbase/bin:" "$site" || abort "could not add the setup line to $site"
 
-tok="tok-py-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
-printf 'pyalice %s\n' "$tok" >"$work/tokens"
-printf '%s\n' "$tok" >"$work/token"
-chmod 0600 "$work/tokens" "$work/token"
-"$SLUICE" serve --config "$site" --state-dir "$state" --listen 127.0.0.1:0 \
-    --tokens "$work/tokens" --socket "$sock" >"$work/serve.log" 2>&1 &
-pids+=($!)
-port=""
-for _ in $(seq 1 100); do
-    port=$(sed -n 's/.*listening on http:\/\/.*(port \([0-9]*\)).*/\1/p' "$work/serve.log" | head -1)
-    [ -n "$port" ] && [ -S "$sock" ] && break
-    sleep 0.1
-done
-[ -n "$port" ] || { cat "$work/serve.log" >&2; abort "sluice serve did not start"; }
+e2e_serve_start pyalice --socket "$sock"
 
 # ------------------------------------------------ 1. venv, offline install
 venv="$work/venv"

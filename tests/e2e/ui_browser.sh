@@ -42,21 +42,7 @@ cleanup() {
 }
 trap cleanup EXIT
 sock="$work/api.sock"
-tok="tok-ui-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
-printf 'ui %s\n' "$tok" >"$work/tokens"
-printf '%s\n' "$tok" >"$work/ui.token"
-chmod 0600 "$work/tokens" "$work/ui.token"
-
-"$SLUICE" serve --config "$site" --state-dir "$state" --listen 127.0.0.1:0 \
-    --tokens "$work/tokens" --socket "$sock" >"$work/serve.log" 2>&1 &
-pids+=($!)
-port=""
-for _ in $(seq 1 600); do # up to 60 s: a testbed with many leftover staging directories starts slowly
-    port=$(sed -n 's/.*listening on http:\/\/.*(port \([0-9]*\)).*/\1/p' "$work/serve.log" | head -1)
-    [ -n "$port" ] && [ -S "$sock" ] && break
-    sleep 0.1
-done
-[ -n "$port" ] || { cat "$work/serve.log" >&2; abort "sluice serve did not start"; }
+e2e_serve_start ui --socket "$sock"
 
 # The Unix socket on a loopback TCP port, as docs/ui.md tells operators to.
 pport=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -71,7 +57,7 @@ shot=${UI_SCREENSHOT:-$work/ui-status.png}
 out="$work/ui_check.out"
 set +e
 timeout 240 python3 "$REPO/tests/browser/ui_check.py" --base "http://127.0.0.1:$port" \
-    --proxy "http://127.0.0.1:$pport" --token-file "$work/ui.token" --cluster "$SLUICE_TB_CLUSTER" \
+    --proxy "http://127.0.0.1:$pport" --token-file "$work/token" --cluster "$SLUICE_TB_CLUSTER" \
     --launch-id "ui-$run" --screenshot "$shot" --chromedriver-log "$work/chromedriver.log" \
     >"$out" 2>&1
 rc=$?

@@ -39,23 +39,7 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
-tok="tok-alice-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
-printf 'alice %s\n' "$tok" >"$work/tokens"
-chmod 0600 "$work/tokens"
-
-"$SLUICE" serve --config "$site" --state-dir "$state" --listen 127.0.0.1:0 \
-    --tokens "$work/tokens" >"$work/serve.log" 2>&1 &
-serve_pid=$!
-pids+=($serve_pid)
-port=""
-# A loaded machine (sanitizer builds, other suites) can take a while.
-for _ in $(seq 1 600); do
-    port=$(sed -n 's/.*listening on http:\/\/.*(port \([0-9]*\)).*/\1/p' "$work/serve.log" | head -1)
-    [ -n "$port" ] && break
-    kill -0 "$serve_pid" 2>/dev/null || break
-    sleep 0.1
-done
-[ -n "$port" ] || { cat "$work/serve.log" >&2; abort "sluice serve did not start"; }
+e2e_serve_start alice
 
 out=$(timeout 150 python3 "$HERE/lib/watch_check.py" "http://127.0.0.1:$port" "$tok" \
     "$SLUICE_TB_CLUSTER" "$run" 2>&1) || true

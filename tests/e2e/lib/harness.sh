@@ -70,3 +70,37 @@ e2e_launch_setup() {
     state="$work/state"
     bash "$REPO/deploy/testbed/site-config.sh" >"$site"
 }
+
+# e2e_serve_start CALLER [serve args...]: after e2e_launch_setup, a tokens
+# file naming CALLER ($work/tokens; the token in $tok and in $work/token)
+# and `sluice serve` on 127.0.0.1 (an ephemeral port) with it, logging to
+# $work/serve.log; its pid is appended to the suite's `pids` and kept in
+# $serve_pid, the port in $port, the header in $AUTH.  With `--socket S`
+# among the args it also waits for S.  Up to 60 s: a loaded machine (a
+# sanitizer build, suites side by side) can be slow to start.
+e2e_serve_start() {
+    local caller=$1 sockarg="" prev="" a
+    shift
+    for a in "$@"; do
+        [ "$prev" = --socket ] && sockarg=$a
+        prev=$a
+    done
+    tok="tok-$caller-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
+    printf '%s %s\n' "$caller" "$tok" >"$work/tokens"
+    printf '%s\n' "$tok" >"$work/token"
+    chmod 0600 "$work/tokens" "$work/token"
+    "$SLUICE" serve --config "$site" --state-dir "$state" --listen 127.0.0.1:0 \
+        --tokens "$work/tokens" "$@" >"$work/serve.log" 2>&1 &
+    serve_pid=$!
+    pids+=("$serve_pid")
+    port=""
+    for _ in $(seq 1 600); do
+        port=$(sed -n 's/.*listening on http:\/\/.*(port \([0-9]*\)).*/\1/p' "$work/serve.log" | head -1)
+        [ -n "$port" ] && { [ -z "$sockarg" ] || [ -S "$sockarg" ]; } && break
+        port=""
+        kill -0 "$serve_pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    [ -n "$port" ] || { cat "$work/serve.log" >&2; abort "sluice serve did not start"; }
+    AUTH="Authorization: Bearer $tok"
+}
