@@ -361,6 +361,38 @@ sluice_store_replay(sluice_store_t *store, const char *launch_id, json_t **out, 
     return read_events(store, launch_id, 1, 0, 1, out, err);
 }
 
+/* Append an event object (with gseq and launch_id) to `arr` for each row
+ * of `st` (columns gseq, launch_id, then store_row_to_event's); *next is
+ * the gseq of the last row appended. */
+static sluice_err
+feed_rows(sluice_store_t *store, store_stmt_t *st, json_t *arr, int64_t *next, sluice_error_t *err)
+{
+    json_t *ev = NULL;
+    sluice_err rc;
+    int r;
+
+    while ((r = store_step(st)) == STORE_ROW) {
+        const char *id = store_column_str(st, 1);
+
+        if (id == NULL)
+            return sluice_errorf(err, SLUICE_ESTORE, "event gseq %" PRId64 ": launch_id is NULL",
+                                 store_column_int64(st, 0));
+        if ((rc = store_row_to_event(st, 2, id, &ev, err)) != SLUICE_OK)
+            return rc;
+        *next = store_column_int64(st, 0);
+        if (json_object_set_new(ev, "gseq", json_integer(*next)) != 0 ||
+            json_object_set_new(ev, "launch_id", json_string(id)) != 0 ||
+            json_array_append(arr, ev) != 0) {
+            json_decref(ev);
+            return sluice_errorf(err, SLUICE_ENOMEM, "events: out of memory");
+        }
+        json_decref(ev);
+    }
+    if (r != STORE_DONE)
+        return store_db_fail(store, err, "read events");
+    return SLUICE_OK;
+}
+
 sluice_err sluice_store_events_since(sluice_store_t *store,
                                      int64_t after_gseq,
                                      size_t limit,
@@ -372,7 +404,6 @@ sluice_err sluice_store_events_since(sluice_store_t *store,
     json_t *arr = NULL, *ev = NULL;
     int64_t next = after_gseq;
     sluice_err rc;
-    int r;
 
     if (store == NULL || out == NULL)
         return sluice_errorf(err, SLUICE_EINVAL, "events since: store and out are required");
@@ -391,33 +422,8 @@ sluice_err sluice_store_events_since(sluice_store_t *store,
         rc = sluice_errorf(err, SLUICE_ENOMEM, "events since: out of memory");
         goto out;
     }
-    while ((r = store_step(st)) == STORE_ROW) {
-        const char *id = store_column_str(st, 1);
-
-        if (id == NULL) {
-            rc = sluice_errorf(err, SLUICE_ESTORE, "event gseq %lld: launch_id is NULL",
-                               (long long)store_column_int64(st, 0));
-            goto out;
-        }
-        if ((rc = store_row_to_event(st, 2, id, &ev, err)) != SLUICE_OK)
-            goto out;
-        next = store_column_int64(st, 0);
-        if (json_object_set_new(ev, "gseq", json_integer(next)) != 0 ||
-            json_object_set_new(ev, "launch_id", json_string(id)) != 0) {
-            rc = sluice_errorf(err, SLUICE_ENOMEM, "events since: out of memory");
-            goto out;
-        }
-        r = json_array_append_new(arr, ev); /* steals ev, also on failure */
-        ev = NULL;
-        if (r != 0) {
-            rc = sluice_errorf(err, SLUICE_ENOMEM, "events since: out of memory");
-            goto out;
-        }
-    }
-    if (r != STORE_DONE) {
-        rc = store_db_fail(store, err, "read events");
+    if ((rc = feed_rows(store, st, arr, &next, err)) != SLUICE_OK)
         goto out;
-    }
     *out = arr;
     arr = NULL;
     if (next_out != NULL)
@@ -463,7 +469,6 @@ static sluice_err feed_locked(sluice_store_t *store,
     json_t *arr = NULL, *ev = NULL;
     int64_t next = after;
     sluice_err rc;
-    int r;
 
     buf_init(&sql, 512);
     /* Parameters are numbered so that unused ones can simply stay NULL. */
@@ -497,33 +502,8 @@ static sluice_err feed_locked(sluice_store_t *store,
         rc = sluice_errorf(err, SLUICE_ENOMEM, "events: out of memory");
         goto out;
     }
-    while ((r = store_step(st)) == STORE_ROW) {
-        const char *id = store_column_str(st, 1);
-
-        if (id == NULL) {
-            rc = sluice_errorf(err, SLUICE_ESTORE, "event gseq %" PRId64 ": launch_id is NULL",
-                               store_column_int64(st, 0));
-            goto out;
-        }
-        if ((rc = store_row_to_event(st, 2, id, &ev, err)) != SLUICE_OK)
-            goto out;
-        next = store_column_int64(st, 0);
-        if (json_object_set_new(ev, "gseq", json_integer(next)) != 0 ||
-            json_object_set_new(ev, "launch_id", json_string(id)) != 0) {
-            rc = sluice_errorf(err, SLUICE_ENOMEM, "events: out of memory");
-            goto out;
-        }
-        r = json_array_append_new(arr, ev); /* steals ev, also on failure */
-        ev = NULL;
-        if (r != 0) {
-            rc = sluice_errorf(err, SLUICE_ENOMEM, "events: out of memory");
-            goto out;
-        }
-    }
-    if (r != STORE_DONE) {
-        rc = store_db_fail(store, err, "read events");
+    if ((rc = feed_rows(store, st, arr, &next, err)) != SLUICE_OK)
         goto out;
-    }
     /* Fewer than asked: every event of this snapshot was looked at. */
     if (json_array_size(arr) < limit) {
         int64_t newest = 0;
