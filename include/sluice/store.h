@@ -31,7 +31,7 @@
  * once (WAL readers never block the writer; writers wait up to the busy
  * timeout): only the supervisor (the holder of sluice_store_lock_supervisor)
  * should update summaries, any process may append request events such as
- * `cancel-requested`.
+ * `cancel-asked` (sluice_store_request_cancel).
  */
 #ifndef SLUICE_STORE_H
 #define SLUICE_STORE_H
@@ -206,6 +206,19 @@ SLUICE_API sluice_err sluice_store_append_event(sluice_store_t *store,
                                                 int64_t time_ms,
                                                 int64_t *seq_out,
                                                 sluice_error_t *err);
+
+/* Ask for a launch to be cancelled, from any process: append a
+ * `cancel-asked` event (context {"caller": caller}) in one write
+ * transaction, unless the launch is terminal or a cancel was already asked
+ * for or recorded, in which case nothing is written (*appended_out 0).  The
+ * supervisor carries it out on its next cycle as its own `cancel-requested`
+ * event (with the state it leads to).  SLUICE_ENOTFOUND when the launch
+ * does not exist.  `appended_out` may be NULL. */
+SLUICE_API sluice_err sluice_store_request_cancel(sluice_store_t *store,
+                                                  const char *launch_id,
+                                                  const char *caller,
+                                                  int *appended_out,
+                                                  sluice_error_t *err);
 
 /* The cached summary written together with an event.  Zero-initialise with
  * SLUICE_STORE_SUMMARY_INIT, then set what changes. */

@@ -6,7 +6,8 @@
  *
  * Notes:
  * - It never talks to Slurm.  Locally it appends a `cancel-requested` event
- *   (with the caller "cli:<user>", for the audit) that the supervisor
+ *   (with the caller "cli:<user>", for the audit; once, however often it
+ *   is asked: sluice_store_request_cancel) that the supervisor
  *   holding the store lock carries out on its next cycle, after its
  *   ownership checks.
  * - A launch that already ended is reported as such and left unchanged
@@ -86,7 +87,7 @@ int cmd_cancel(const cli_spec_t *spec, int argc, char **argv)
     cli_args_t a;
     sluice_store_t *store = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
-    json_t *launch = NULL, *ctx = NULL;
+    json_t *launch = NULL;
     struct passwd *pw;
     const char *id;
     char caller[160];
@@ -112,11 +113,7 @@ int cmd_cancel(const cli_spec_t *spec, int argc, char **argv)
     }
     pw = getpwuid(getuid());
     snprintf(caller, sizeof(caller), "cli:%s", pw ? pw->pw_name : "unknown");
-    ctx = json_pack("{s:s}", "caller", caller);
-    if (ctx == NULL || sluice_store_append_event(store, id, "cancel-requested", ctx, caller, 0,
-                                                 NULL, &err) != SLUICE_OK) {
-        if (ctx == NULL)
-            sluice_errorf(&err, SLUICE_ENOMEM, "out of memory");
+    if (sluice_store_request_cancel(store, id, caller, NULL, &err) != SLUICE_OK) {
         rc = cli_fail(&err);
         goto out;
     }
@@ -125,7 +122,6 @@ int cmd_cancel(const cli_spec_t *spec, int argc, char **argv)
     else
         printf("cancel of %s requested; the supervisor carries it out on its next cycle\n", id);
 out:
-    json_decref(ctx);
     json_decref(launch);
     sluice_store_close(store);
     return rc;

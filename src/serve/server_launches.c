@@ -5,8 +5,8 @@
  *
  * Notes:
  * - Reads take rmu (the server's own store connection), so they never wait
- *   for a launcher cycle; the cancel takes mu, as it writes through the
- *   launcher.
+ *   for a launcher cycle; so does the cancel, which appends its request
+ *   to the store (sluice_store_request_cancel) for the launcher to fold in.
  * - Every write marks the read cache dirty (views_dirty) before it answers,
  *   so no later read answers from before it.
  */
@@ -27,6 +27,7 @@
 #include "server_cache.h"
 #include "server_launches.h"
 #include "server_util.h"
+#include "server_wake.h"
 
 sluice_err launches_view_at(
     sluice_server_t *s, const char *id, json_t **out, int64_t *version_out, sluice_error_t *err)
@@ -213,25 +214,21 @@ void launches_cancel(sluice_server_t *s, req_t *rq, answer_t *out)
     sluice_error_t err = SLUICE_ERROR_INIT;
     json_t *view = NULL;
     char creator[SLUICE_FSM_NAME_MAX], detail[320];
-    int forbidden = 0;
+    int appended = 0;
     sluice_err rc;
 
-    pthread_mutex_lock(&s->mu);
-    rc = sluice_store_get_launch(s->o.store, id, &view, &err);
-    json_decref(view);
-    view = NULL;
-    if (rc == SLUICE_OK)
-        rc = creator_of(s->o.store, id, creator, sizeof(creator), &err);
+    /* Not under s->mu (held for a whole launcher cycle): the request is
+     * one durable append to the store, as `sluice cancel` makes it, and
+     * the launcher folds it in at its next cycle (woken below). */
+    pthread_mutex_lock(&s->rmu);
+    rc = creator_of(s->rstore, id, creator, sizeof(creator), &err);
+    pthread_mutex_unlock(&s->rmu);
+    if (rc != SLUICE_OK) {
+        answer_error(out, &err);
+        return;
+    }
     /* Only the creator or an admin may cancel a launch. */
-    if (rc == SLUICE_OK && !caller->admin && strcmp(creator, caller->name) != 0)
-        forbidden = 1;
-    else if (rc == SLUICE_OK)
-        rc = sluice_launcher_cancel(s->o.launcher, id, caller->name, &err);
-    atomic_store(&s->views_dirty, 1);
-    pthread_mutex_unlock(&s->mu);
-    if (rc == SLUICE_OK && !forbidden)
-        sluice_launcher_wake(s->o.launcher); /* act on the intent now */
-    if (forbidden) {
+    if (!caller->admin && strcmp(creator, caller->name) != 0) {
         snprintf(detail, sizeof(detail),
                  "launch %s was created by %s; only its creator or an admin may cancel it", id,
                  creator[0] ? creator : "an unrecorded caller");
@@ -239,6 +236,13 @@ void launches_cancel(sluice_server_t *s, req_t *rq, answer_t *out)
                    caller->name, creator[0] ? creator : "?");
         answer_problem(out, 403, "forbidden", "Forbidden", detail);
         return;
+    }
+    rc = sluice_store_request_cancel(s->rstore, id, caller->name[0] ? caller->name : "unknown",
+                                     &appended, &err);
+    atomic_store(&s->views_dirty, 1);
+    if (rc == SLUICE_OK && appended) {
+        server_wake_streams(s);
+        sluice_launcher_wake(s->o.launcher); /* act on the intent now */
     }
     if (rc == SLUICE_OK)
         rc = launches_view(s, id, &view, &err);

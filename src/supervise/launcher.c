@@ -233,13 +233,65 @@ static sluice_err check_alive(const sluice_launcher_t *l, sluice_error_t *err)
 
 /* ---- accept and cancel ------------------------------------------------- */
 
+/* Record `caller`'s cancel of tracked launch L, unless it is over or the
+ * caller's cancel is already recorded. */
+static sluice_err cancel_tracked(sluice_launcher_t *l,
+                                 launch_t *L,
+                                 const char *caller,
+                                 sluice_error_t *err)
+{
+    sluice_fsm_event_t ev;
+    sluice_err rc;
+
+    if (L->fsm.state == SLUICE_FSM_DONE || L->fsm.intent == SLUICE_CANCEL_CALLER)
+        return SLUICE_OK;
+    memset(&ev, 0, sizeof(ev));
+    ev.type = SLUICE_EV_CANCEL_REQUESTED;
+    ev.caller =
+        strndup(caller != NULL && caller[0] != '\0' ? caller : "unknown", SLUICE_FSM_NAME_MAX - 1);
+    if (ev.caller == NULL)
+        return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+    rc = launcher_record(l, L, &ev, caller, err);
+    sluice_fsm_event_clear(&ev);
+    return rc;
+}
+
+/* Carry out the `cancel-asked` events other writers appended (the API's
+ * DELETE, `sluice cancel`: sluice_store_request_cancel) as this launcher's
+ * own cancel-requested, so that the state they lead to is recorded with
+ * its summary.  An ask folded at recovery is carried out the same way; one
+ * already answered (the intent is recorded) changes nothing. */
+static sluice_err carry_out_asks(sluice_launcher_t *l, sluice_error_t *err)
+{
+    sluice_err rc = SLUICE_OK;
+
+    if (!l->asks_pending)
+        return SLUICE_OK;
+    l->asks_pending = false;
+    for (size_t i = 0; i < l->n && rc == SLUICE_OK; i++) {
+        launch_t *L = l->v[i];
+        json_t *ev = NULL;
+        const char *caller;
+
+        if (L->cancel_ask_seq == 0)
+            continue;
+        rc = sluice_store_read_events(l->store, L->id, L->cancel_ask_seq, 1, &ev, err);
+        L->cancel_ask_seq = 0;
+        if (rc != SLUICE_OK)
+            break;
+        caller = json_string_value(json_object_get(json_array_get(ev, 0), "caller"));
+        rc = cancel_tracked(l, L, caller, err);
+        json_decref(ev);
+    }
+    return rc;
+}
+
 sluice_err sluice_launcher_cancel(sluice_launcher_t *l,
                                   const char *launch_id,
                                   const char *caller,
                                   sluice_error_t *err)
 {
     launch_t *L;
-    sluice_fsm_event_t ev;
     sluice_err rc;
 
     if ((rc = check_alive(l, err)) != SLUICE_OK)
@@ -261,17 +313,7 @@ sluice_err sluice_launcher_cancel(sluice_launcher_t *l,
     }
     if ((rc = launcher_sync_launch(l, L, false, err)) != SLUICE_OK)
         return rc;
-    if (L->fsm.state == SLUICE_FSM_DONE || L->fsm.intent == SLUICE_CANCEL_CALLER)
-        return SLUICE_OK;
-    memset(&ev, 0, sizeof(ev));
-    ev.type = SLUICE_EV_CANCEL_REQUESTED;
-    ev.caller =
-        strndup(caller != NULL && caller[0] != '\0' ? caller : "unknown", SLUICE_FSM_NAME_MAX - 1);
-    if (ev.caller == NULL)
-        return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
-    rc = launcher_record(l, L, &ev, caller, err);
-    sluice_fsm_event_clear(&ev);
-    return rc;
+    return cancel_tracked(l, L, caller, err);
 }
 
 /* ---- cancel ------------------------------------------------------------ */
@@ -504,6 +546,8 @@ static sluice_err take_in(sluice_launcher_t *l, bool clear_wake, sluice_error_t 
     launcher_intake_unlock(l);
     if (rc == SLUICE_OK)
         rc = pick_up(l, err);
+    if (rc == SLUICE_OK)
+        rc = carry_out_asks(l, err);
     return rc;
 }
 
@@ -558,11 +602,23 @@ sluice_err sluice_launcher_step(sluice_launcher_t *l, sluice_error_t *err)
 
 /* ---- recovery ---------------------------------------------------------- */
 
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+#define ORPHANS_NAMED 10 /* orphans named one by one; the rest are counted */
+
+/* Staging directories that belong to no live launch: warned about (the
+ * first ORPHANS_NAMED by name, then a count) and left in place.  A
+ * directory is named by the launch id or its marker hash; both are looked
+ * up in one sorted table, so a root with thousands of old directories
+ * costs a sort and a search each, not a hash per pair. */
 static size_t report_orphans(sluice_launcher_t *l)
 {
-    char **names = NULL;
-    size_t n = 0;
-    size_t orphans = 0;
+    char **names = NULL, **known = NULL;
+    char(*hashes)[MARKER_SHA8_SIZE] = NULL;
+    size_t n = 0, nk = 0, orphans = 0;
     sluice_error_t herr = SLUICE_ERROR_INIT;
 
     if (l->st.list_staging == NULL)
@@ -571,21 +627,37 @@ static size_t report_orphans(sluice_launcher_t *l)
         sluice_log(SLUICE_LOG_WARNING, "staging scan: %s", herr.text);
         return 0;
     }
+    if (n > 0 && l->n > 0 &&
+        ((known = calloc(2 * l->n, sizeof(*known))) == NULL ||
+         (hashes = calloc(l->n, sizeof(*hashes))) == NULL)) {
+        sluice_log(SLUICE_LOG_WARNING, "staging scan: out of memory");
+        goto out;
+    }
+    for (size_t j = 0; n > 0 && j < l->n; j++) {
+        marker_sha8(l->v[j]->id, hashes[j]);
+        known[nk++] = hashes[j];
+        known[nk++] = l->v[j]->id;
+    }
+    if (nk > 0)
+        qsort(known, nk, sizeof(*known), cmp_str);
     for (size_t i = 0; i < n; i++) {
-        bool known = false;
-        for (size_t j = 0; j < l->n && !known; j++) {
-            char h[MARKER_SHA8_SIZE];
-            marker_sha8(l->v[j]->id, h);
-            known = strcmp(h, names[i]) == 0 || strcmp(l->v[j]->id, names[i]) == 0;
-        }
-        if (!known) {
-            orphans++;
+        if (nk > 0 && bsearch(&names[i], known, nk, sizeof(*known), cmp_str) != NULL)
+            continue;
+        if (++orphans <= ORPHANS_NAMED)
             sluice_log(SLUICE_LOG_WARNING,
                        "staging directory %s belongs to no live launch: left in place", names[i]);
-        }
-        free(names[i]);
     }
+    if (orphans > ORPHANS_NAMED)
+        sluice_log(SLUICE_LOG_WARNING,
+                   "staging: %zu directories in all belong to no live launch (the first %d "
+                   "named above): left in place",
+                   orphans, ORPHANS_NAMED);
+out:
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
     free(names);
+    free(known);
+    free(hashes);
     return orphans;
 }
 

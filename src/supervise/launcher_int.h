@@ -132,6 +132,8 @@ typedef struct {
     int64_t peers_warned_ms; /* last warning that peers.env waits for addresses */
     bool archived;
     bool cancel_refused;
+    int64_t cancel_ask_seq; /* seq of a `cancel-asked` event from another
+                               writer not yet carried out (0: none) */
     /* poll cache */
     bool have_state;
     sluice_job_base last_base;
@@ -189,6 +191,7 @@ struct sluice_launcher {
     size_t n;
     size_t cap;
     int64_t gseq;
+    bool asks_pending; /* some launch has a cancel_ask_seq (launcher.c) */
     json_t *node_addrs; /* launcher_peers.c: node -> [NodeAddr, read at ms] */
     /* the budgets (launcher_record.c: refilled once a step) */
     struct {

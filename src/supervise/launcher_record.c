@@ -284,6 +284,12 @@ fold_entry(sluice_launcher_t *l, launch_t *L, const json_t *entry, bool quiet, s
             L->peers_written = true;
         else if (strcmp(name, "archived") == 0)
             L->archived = true;
+        else if (strcmp(name, "cancel-asked") == 0) {
+            /* another writer's request: carried out as this launcher's own
+             * cancel-requested after the fold (launcher.c: carry_out_asks) */
+            L->cancel_ask_seq = (int64_t)seq;
+            l->asks_pending = true;
+        }
         return SLUICE_OK;
     }
     fe = json_pack("{s:I, s:f, s:s, s:O}", "seq", seq, "time", launcher_fsm_time((int64_t)t_ms),

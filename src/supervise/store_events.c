@@ -618,3 +618,84 @@ sluice_err sluice_store_launch_events_after(sluice_store_t *store,
         *done_gseq_out = done;
     return rc;
 }
+
+/* 1 when launch_id already has a cancel asked for or recorded (inside the
+ * caller's transaction); -1 on a database error. */
+static int has_cancel_request(sluice_store_t *store, const char *launch_id)
+{
+    store_stmt_t *st = NULL;
+    int r;
+
+    if (store_prepare(store,
+                      "SELECT 1 FROM events WHERE launch_id = ?1 AND name IN ('cancel-asked', "
+                      "'cancel-requested') LIMIT 1",
+                      &st, NULL) != SLUICE_OK)
+        return -1;
+    store_bind_text(st, 1, launch_id);
+    r = store_step(st);
+    store_finalize(st);
+    return r == STORE_ROW ? 1 : r == STORE_DONE ? 0 : -1;
+}
+
+sluice_err sluice_store_request_cancel(sluice_store_t *store,
+                                       const char *launch_id,
+                                       const char *caller,
+                                       int *appended_out,
+                                       sluice_error_t *err)
+{
+    store_append_text_t txt;
+    json_t *ctx = NULL;
+    int64_t seq = 0;
+    int have = 0;
+    sluice_err rc;
+
+    if (appended_out != NULL)
+        *appended_out = 0;
+    if (store == NULL || launch_id == NULL || caller == NULL || caller[0] == '\0')
+        return sluice_errorf(err, SLUICE_EINVAL, "cancel request: store, launch and caller are "
+                                                 "required");
+    if ((ctx = json_pack("{s:s}", "caller", caller)) == NULL)
+        return sluice_errorf(err, SLUICE_ENOMEM, "cancel request: out of memory");
+    rc = store_append_prepare(launch_id, "cancel-asked", ctx, NULL, &txt, err);
+    json_decref(ctx);
+    if (rc != SLUICE_OK)
+        return rc;
+    pthread_mutex_lock(&store->mu);
+    rc = store_exec(store, "BEGIN IMMEDIATE", err);
+    if (rc == SLUICE_OK) {
+        /* A terminal launch or one already asked to stop: nothing to add,
+         * which makes a repeated request idempotent across processes. */
+        store_stmt_t *st = NULL;
+
+        rc = store_prepare(store, "SELECT terminal FROM launches WHERE launch_id = ?1", &st, err);
+        if (rc == SLUICE_OK) {
+            store_bind_text(st, 1, launch_id);
+            switch (store_step(st)) {
+            case STORE_ROW:
+                have = store_column_int64(st, 0) != 0;
+                break;
+            case STORE_DONE:
+                rc = sluice_errorf(err, SLUICE_ENOTFOUND, "launch %s: not found", launch_id);
+                break;
+            default:
+                rc = store_db_fail(store, err, "read launch");
+                break;
+            }
+            store_finalize(st);
+        }
+        if (rc == SLUICE_OK && !have && (have = has_cancel_request(store, launch_id)) < 0)
+            rc = store_db_fail(store, err, "read cancel requests");
+    }
+    if (rc == SLUICE_OK && !have)
+        rc = append_locked(store, launch_id, "cancel-asked", &txt, caller, store_now_ms(), NULL,
+                           0, &seq, err);
+    if (rc == SLUICE_OK)
+        rc = store_exec(store, "COMMIT", err);
+    if (rc != SLUICE_OK)
+        store_rollback(store);
+    pthread_mutex_unlock(&store->mu);
+    store_append_text_free(&txt);
+    if (rc == SLUICE_OK && appended_out != NULL)
+        *appended_out = !have;
+    return rc;
+}

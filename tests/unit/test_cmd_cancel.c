@@ -23,8 +23,12 @@ Test(cmd_cancel, cancel_appends_a_request_with_the_caller)
     cmd_add_launch("alpha");
     cr_assert_eq(cmd_sluice("cancel --state-dir '%s' alpha", cmd_dir), 0);
     cr_assert_eq(cmd_sluice("status --state-dir '%s' -o json alpha", cmd_dir), 0);
-    cr_assert_not_null(strstr(cmd_output(), "cancel-requested"));
+    cr_assert_not_null(strstr(cmd_output(), "cancel-asked"));
     cr_assert_not_null(strstr(cmd_output(), "cli:"));
+    /* asked once, however often: a second cancel adds no event */
+    cr_assert_eq(cmd_sluice("cancel --state-dir '%s' alpha", cmd_dir), 0);
+    cr_assert_eq(cmd_sluice("status --state-dir '%s' -o json alpha", cmd_dir), 0);
+    cr_assert_null(strstr(strstr(cmd_output(), "cancel-asked") + 1, "cancel-asked"));
 }
 
 Test(cmd_cancel, usage_errors_are_64_and_help_is_0)

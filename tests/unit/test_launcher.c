@@ -1412,6 +1412,64 @@ Test(launcher, cancel_from_another_process_through_the_store)
     sluice_launcher_free(l);
 }
 
+/* The API's DELETE and `sluice cancel` append a cancel-asked request
+ * (sluice_store_request_cancel); the launcher carries it out as its own
+ * cancel-requested, with the state it leads to in the summary: a launch
+ * cancelled before its submit ends ABORTED on record (not only in memory),
+ * a repeated ask adds nothing, and an ask left by a stopped supervisor is
+ * carried out after the restart. */
+Test(launcher, cancel_asked_by_another_writer_is_carried_out_with_its_summary)
+{
+    sluice_launcher_t *l = new_launcher();
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    fake_stage_t slow[] = {{SLUICE_JOB_RUNNING, 0, 0, 0, 100}};
+    int appended = -1;
+    json_t *r;
+
+    fake_cluster_set_script(fc, slow, 1);
+    accept_launch(l, "K1", 1, NULL, NULL, 0);
+    cr_assert_sluice_ok(sluice_store_request_cancel(store, "K1", "api:alice", &appended, &err),
+                        &err);
+    cr_assert_eq(appended, 1);
+    cr_assert_sluice_ok(sluice_store_request_cancel(store, "K1", "api:alice", &appended, &err),
+                        &err);
+    cr_assert_eq(appended, 0, "a repeated ask adds nothing");
+    step(l);
+    cr_assert(is_done("K1"), "the summary says the launch is over");
+    cr_assert_eq(result_of("K1"), 9);
+    r = row("K1");
+    cr_assert_str_eq(json_string_value(json_object_get(r, "state")), "DONE");
+    json_decref(r);
+    cr_assert_eq(count_events("K1", "cancel-asked"), 1);
+    cr_assert_eq(count_events("K1", "cancel-requested"), 1);
+    cr_assert_eq(fc->n_submit, 0, "nothing was submitted");
+    cr_assert_sluice_ok(sluice_store_request_cancel(store, "K1", "api:alice", &appended, &err),
+                        &err);
+    cr_assert_eq(appended, 0, "a terminal launch takes no ask");
+
+    /* running: the ask becomes the launcher's cancel, the job is DELETEd */
+    accept_launch(l, "K2", 1, NULL, NULL, 0);
+    step(l);
+    step(l);
+    cr_assert_sluice_ok(sluice_store_request_cancel(store, "K2", "cli:bob", &appended, &err), &err);
+    cr_assert_eq(run_to_end(l, "K2", 10), 9);
+    cr_assert_eq(count_events("K2", "cancel-requested"), 1);
+    cr_assert_eq(fc->n_cancel, 1);
+
+    /* an ask the stopped supervisor never saw is carried out after recovery */
+    accept_launch(l, "K3", 1, NULL, NULL, 0);
+    step(l);
+    step(l);
+    sluice_launcher_free(l);
+    cr_assert_sluice_ok(sluice_store_request_cancel(store, "K3", "cli:bob", &appended, &err), &err);
+    l = new_launcher();
+    cr_assert_eq(run_to_end(l, "K3", 10), 9);
+    cr_assert_eq(count_events("K3", "cancel-requested"), 1);
+    cr_assert_eq(sluice_store_request_cancel(store, "nope", "x", &appended, &err),
+                 SLUICE_ENOTFOUND);
+    sluice_launcher_free(l);
+}
+
 Test(launcher, cancel_refused_when_ownership_does_not_match)
 {
     sluice_launcher_t *l = new_launcher();

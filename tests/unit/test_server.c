@@ -99,6 +99,8 @@ static int post(const char *path, const char *id, const char *command, hc_respon
     return r->status;
 }
 
+static size_t count_events(const char *id, const char *name);
+
 Test(server, every_route_but_healthz_refuses_missing_or_wrong_tokens)
 {
     static const char *const routes[][2] = {
@@ -193,11 +195,14 @@ Test(server, create_get_list_cancel)
 
     cr_assert_eq(hc_request(fx.port, "DELETE", "/v1/launches/run-1", AUTH, NULL, 0, &r), 0);
     cr_expect_eq(r.status, 202, "%s", r.body);
-    cr_expect(strstr(r.body, "cancel-requested") != NULL, "%s", r.body);
+    /* the request is on record when the 202 is sent; the launcher carries
+     * it out as its own cancel-requested on its next cycle */
+    cr_expect(strstr(r.body, "cancel-asked") != NULL, "%s", r.body);
     hc_response_clear(&r);
     cr_assert_eq(hc_request(fx.port, "DELETE", "/v1/launches/run-1", AUTH, NULL, 0, &r), 0);
     cr_expect_eq(r.status, 202, "a repeated cancel is fine: %s", r.body);
     hc_response_clear(&r);
+    cr_expect_eq(count_events("run-1", "cancel-asked"), 1, "a repeated cancel adds nothing");
     cr_assert_eq(hc_request(fx.port, "DELETE", "/v1/launches/nope", AUTH, NULL, 0, &r), 0);
     cr_expect_eq(r.status, 404);
     hc_response_clear(&r);
@@ -675,6 +680,7 @@ Test(server, only_the_creator_or_an_admin_may_cancel)
               "%s", r.body);
     json_decref(j);
     hc_response_clear(&r);
+    cr_expect_eq(count_events("mine", "cancel-asked"), 0);
     cr_expect_eq(count_events("mine", "cancel-requested"), 0);
 
     /* carol is an admin: her cancel goes through and is recorded as hers */
@@ -684,7 +690,7 @@ Test(server, only_the_creator_or_an_admin_may_cancel)
     evs = json_object_get(j, "events");
     json_array_foreach(evs, i, ev)
     {
-        if (strcmp(json_string_value(json_object_get(ev, "name")), "cancel-requested") == 0)
+        if (strcmp(json_string_value(json_object_get(ev, "name")), "cancel-asked") == 0)
             cancel_by = json_string_value(json_object_get(ev, "caller"));
     }
     cr_expect_str_eq(cancel_by ? cancel_by : "(none)", "carol");
@@ -697,7 +703,7 @@ Test(server, only_the_creator_or_an_admin_may_cancel)
     cr_assert_eq(hc_request(fx.port, "DELETE", "/v1/launches/also-mine", AUTH, NULL, 0, &r), 0);
     cr_expect_eq(r.status, 202, "%s", r.body);
     hc_response_clear(&r);
-    cr_expect_eq(count_events("also-mine", "cancel-requested"), 1);
+    cr_expect_eq(count_events("also-mine", "cancel-asked"), 1);
 }
 
 Test(server, tokens_file_roles_and_names_are_checked)

@@ -274,7 +274,7 @@ Test(server_watch, launch_stream_since_now_waits_for_new_events)
     cr_assert_gt(json_array_size(evs), 0);
     cr_expect_gt(jint(json_array_get(evs, 0), "gseq"), mark);
     cr_expect_str_eq(json_string_value(json_object_get(json_array_get(evs, 0), "name")),
-                     "cancel-requested");
+                     "cancel-asked");
     json_decref(evs);
 }
 
