@@ -543,6 +543,7 @@ typedef struct {
     uint64_t *ids;
     size_t n, done;
     int tag;
+    const char *resv; /* NULL: held jobs; else not held, pending on it */
 } raw_worker_t;
 
 static void *raw_worker(void *arg)
@@ -556,7 +557,9 @@ static void *raw_worker(void *arg)
         char name[64];
 
         snprintf(name, sizeof(name), "sluicebench-raw-%ld-%d-%zu", (long)getpid(), w->tag, i);
-        bench_held_desc(&d, w->t, name, true);
+        bench_held_desc(&d, w->t, name, w->resv == NULL);
+        if (w->resv != NULL)
+            d.reservation = strdup(w->resv);
         memset(&out, 0, sizeof(out));
         if (sluice_client_submit(w->c, &d, 1, &out, NULL, &err) == SLUICE_OK) {
             w->ids[i] = out.job_id;
@@ -571,9 +574,12 @@ static void *raw_worker(void *arg)
 }
 
 /* n held jobs through sluice_client_submit on `k` keep-alive clients (one
- * per thread), as bench_submit does; jobs/s (0 when not all went).  The
- * jobs are cancelled (REST DELETE) before it returns. */
-static double raw_client(size_t n, unsigned k, idlist_t *all)
+ * per thread), as bench_submit does; jobs/s (0 when not all went).  With
+ * `resv`, the jobs are the service's kind instead: not held, kept pending
+ * by that reservation (what slurmctld does with such a job at submit, it
+ * tries to place it, costs more than a held job).  The jobs are cancelled
+ * (REST DELETE) before it returns. */
+static double raw_client(size_t n, unsigned k, const char *resv, idlist_t *all)
 {
     bench_target_t t;
     raw_worker_t w[16];
@@ -592,6 +598,7 @@ static double raw_client(size_t n, unsigned k, idlist_t *all)
     for (unsigned i = 0; i < k; i++) {
         w[i].t = &t;
         w[i].tag = (int)i;
+        w[i].resv = resv;
         w[i].ids = ids + off;
         w[i].n = n / k + (i < n % k ? 1 : 0);
         off += w[i].n;
@@ -607,9 +614,10 @@ static double raw_client(size_t n, unsigned k, idlist_t *all)
     }
     secs = bench_now() - t0;
     rate = secs > 0 ? (double)ok / secs : 0.0;
-    printf("raw client (sluice_client_submit) %u in flight: jobs=%zu/%zu ms/job=%6.2f "
+    printf("raw client (sluice_client_submit, %s) %u in flight: jobs=%zu/%zu ms/job=%6.2f "
            "jobs/s=%7.1f\n",
-           k, ok, n, ok ? secs * 1e3 / (double)ok : 0.0, rate);
+           resv ? "the service's job" : "held job", k, ok, n, ok ? secs * 1e3 / (double)ok : 0.0,
+           rate);
     cancel = w[0].c;
     (void)bench_cancel_all(cancel, ids, n);
     for (size_t i = 0; i < n; i++)
@@ -748,6 +756,7 @@ int main(int argc, char **argv)
     /* [b]: 0 the binary measured (SLUICE_BIN), 1 SLUICE_BIN_BEFORE when set */
     static run_result_t bd[2][MAX_ROUNDS * MAX_RUNS];
     static double v_rate[2][MAX_ROUNDS * MAX_RUNS], v_raw[2][MAX_ROUNDS * MAX_RUNS],
+        v_rawj[2][MAX_ROUNDS * MAX_RUNS],
         v_sb[2][MAX_ROUNDS * MAX_RUNS], v_rawsb[MAX_ROUNDS * MAX_RUNS], load[MAX_ROUNDS];
     const char *before = getenv("SLUICE_BIN_BEFORE"), *bins[2];
     size_t nb = 1;
@@ -842,14 +851,15 @@ int main(int argc, char **argv)
            WATCH_MS);
 
     for (size_t rd = 0; rd < rounds; rd++) {
-        double r_sb1 = 0.0, r_sb2 = 0.0, r_base, raw[MAX_RUNS];
+        double r_sb1 = 0.0, r_sb2 = 0.0, r_base, raw[MAX_RUNS], rawj[MAX_RUNS];
         double la0 = loadavg1(), la1;
 
         printf("== round %zu of %zu (load average %.2f)\n", rd + 1, rounds, la0);
         if (sbatch)
             r_sb1 = sbatch_loop(partition, n, "before", &all);
         for (size_t r = 0; r < n_runs; r++) {
-            raw[r] = raw_client(n, in_flight[r], &all);
+            raw[r] = raw_client(n, in_flight[r], NULL, &all);
+            rawj[r] = raw_client(n, in_flight[r], resv, &all);
             for (size_t j = 0; j < nb; j++) {
                 size_t b = rd % 2 == 0 ? j : nb - 1 - j; /* alternate which goes first */
                 if (nb > 1)
@@ -871,14 +881,17 @@ int main(int argc, char **argv)
                 size_t i = rd * MAX_RUNS + r;
                 v_rate[b][i] = res[b][r].rate;
                 v_raw[b][i] = raw[r] > 0 ? res[b][r].rate / raw[r] : 0.0;
+                v_rawj[b][i] = rawj[r] > 0 ? res[b][r].rate / rawj[r] : 0.0;
                 v_sb[b][i] = r_base > 0 ? res[b][r].rate / r_base : 0.0;
                 v_rawsb[i] = r_base > 0 ? raw[r] / r_base : 0.0;
                 bd[b][i] = res[b][r];
-                printf("round %zu in_flight=%u%s: service %.1f/s, raw client %.1f/s, sbatch loop "
-                       "%.1f/s: service = %.0f%% of the raw client, %.2fx the loop (raw client "
+                printf("round %zu in_flight=%u%s: service %.1f/s, raw client %.1f/s (the "
+                       "service's job: %.1f/s), sbatch loop %.1f/s: service = %.0f%% of the raw "
+                       "client (%.0f%% with the service's job), %.2fx the loop (raw client "
                        "%.2fx); load %.2f-%.2f\n",
-                       rd + 1, in_flight[r], b ? " BEFORE" : "", res[b][r].rate, raw[r], r_base,
-                       100.0 * v_raw[b][i], v_sb[b][i], v_rawsb[i], la0, la1);
+                       rd + 1, in_flight[r], b ? " BEFORE" : "", res[b][r].rate, raw[r], rawj[r],
+                       r_base, 100.0 * v_raw[b][i], 100.0 * v_rawj[b][i], v_sb[b][i], v_rawsb[i],
+                       la0, la1);
             }
     }
 
@@ -893,9 +906,9 @@ int main(int argc, char **argv)
                rounds, lmed, lmin, lmax);
         for (size_t b = 0; b < nb; b++)
             for (size_t r = 0; r < n_runs; r++) {
-                double med[4], mn[4], *vs[4] = {v_rate[b], v_raw[b], v_sb[b], v_rawsb};
+                double med[5], mn[5], *vs[5] = {v_rate[b], v_raw[b], v_sb[b], v_rawsb, v_rawj[b]};
                 double ph[SLUICE_TIMING_COUNT], pmed, pmin;
-                for (int q = 0; q < 4; q++) {
+                for (int q = 0; q < 5; q++) {
                     for (size_t rd = 0; rd < rounds; rd++)
                         tmp[rd] = vs[q][rd * MAX_RUNS + r];
                     med_min(tmp, rounds, &med[q], &mn[q]);
@@ -905,6 +918,9 @@ int main(int argc, char **argv)
                        "%.2fx (min %.2fx)\n",
                        in_flight[r], b ? " BEFORE" : "", med[0], mn[0], 100 * med[1], 100 * mn[1],
                        med[2], mn[2], med[3], mn[3]);
+                printf("in_flight=%u%s: service/raw client with the service's job %.0f%% (min "
+                       "%.0f%%)\n",
+                       in_flight[r], b ? " BEFORE" : "", 100 * med[4], 100 * mn[4]);
                 printf("  breakdown in_flight=%u%s, ms per launch, median (min) over the rounds:\n",
                        in_flight[r], b ? " BEFORE" : "");
                 for (size_t rd = 0; rd < rounds; rd++)
