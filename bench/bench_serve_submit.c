@@ -756,8 +756,8 @@ int main(int argc, char **argv)
     /* [b]: 0 the binary measured (SLUICE_BIN), 1 SLUICE_BIN_BEFORE when set */
     static run_result_t bd[2][MAX_ROUNDS * MAX_RUNS];
     static double v_rate[2][MAX_ROUNDS * MAX_RUNS], v_raw[2][MAX_ROUNDS * MAX_RUNS],
-        v_rawj[2][MAX_ROUNDS * MAX_RUNS],
-        v_sb[2][MAX_ROUNDS * MAX_RUNS], v_rawsb[MAX_ROUNDS * MAX_RUNS], load[MAX_ROUNDS];
+        v_rawj[2][MAX_ROUNDS * MAX_RUNS], v_sb[2][MAX_ROUNDS * MAX_RUNS],
+        v_rawsb[MAX_ROUNDS * MAX_RUNS], load[MAX_ROUNDS];
     const char *before = getenv("SLUICE_BIN_BEFORE"), *bins[2];
     size_t nb = 1;
     size_t rounds = 1;

@@ -235,10 +235,8 @@ static sluice_err check_alive(const sluice_launcher_t *l, sluice_error_t *err)
 
 /* Record `caller`'s cancel of tracked launch L, unless it is over or the
  * caller's cancel is already recorded. */
-static sluice_err cancel_tracked(sluice_launcher_t *l,
-                                 launch_t *L,
-                                 const char *caller,
-                                 sluice_error_t *err)
+static sluice_err
+cancel_tracked(sluice_launcher_t *l, launch_t *L, const char *caller, sluice_error_t *err)
 {
     sluice_fsm_event_t ev;
     sluice_err rc;

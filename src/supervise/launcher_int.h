@@ -191,7 +191,7 @@ struct sluice_launcher {
     size_t n;
     size_t cap;
     int64_t gseq;
-    bool asks_pending; /* some launch has a cancel_ask_seq (launcher.c) */
+    bool asks_pending;  /* some launch has a cancel_ask_seq (launcher.c) */
     json_t *node_addrs; /* launcher_peers.c: node -> [NodeAddr, read at ms] */
     /* the budgets (launcher_record.c: refilled once a step) */
     struct {
@@ -285,6 +285,28 @@ bool launcher_real_clock(const sluice_launcher_t *l);
 void launcher_launch_free(launch_t *L);
 /* Drop L's kept render (the first POST is marked, or L goes). */
 void launcher_render_drop(sluice_launcher_t *l, launch_t *L);
+
+/* ---- the batched submit's staging (launcher_stage.c) ---- */
+
+/* One launch of a submit batch. */
+typedef struct {
+    launch_t *L;
+    uint32_t attempt;
+    bool resend; /* the attempt's POST never left: same attempt, no new marker */
+    char dep[SLUICE_FSM_DETAIL_MAX]; /* Slurm dependency when has_dep (or why it failed) */
+    bool has_dep;
+    bool staged;
+    sluice_error_t perr; /* why staging failed */
+    sluice_jobdesc_t *d;
+    size_t n;
+} batch_entry_t;
+
+void launcher_batch_entry_clear(batch_entry_t *b);
+/* Stage the chunk b[0..*n) and build its job descriptions; entries whose
+ * staging or descriptions failed are cleared and compacted out (*n is what
+ * is kept).  An error only for what stops the whole submit (no memory). */
+sluice_err
+launcher_chunk_prepare(sluice_launcher_t *l, batch_entry_t *b, size_t *n, sluice_error_t *err);
 /* Stop tracking L and free it. */
 void launcher_drop_launch(sluice_launcher_t *l, launch_t *L);
 /* Fold every stored event of L not yet folded in (quiet: no transition

@@ -39,100 +39,14 @@
 #include "base/timing.h"
 #include "launcher_int.h"
 
-#define SLUICE_LAUNCH_SECRETS_MAX 256
 #define NOT_SENT_FIRST_MS 100 /* backoff after the first refused POST ... */
 #define NOT_SENT_MAX_MS 5000  /* ... doubling up to this */
 
 /* ---- the batched submit ------------------------------------------------- */
 
-static sluice_err load_descs(sluice_launcher_t *l,
-                             launch_t *L,
-                             uint32_t attempt,
-                             const char *dependency,
-                             sluice_jobdesc_t **out,
-                             size_t *n_out,
-                             sluice_error_t *err)
-{
-    json_t *row = NULL;
-    const json_t *render;
-    const json_t *jobs;
-    const json_t *script;
-    sluice_jobdesc_t *d = NULL;
-    size_t n = 0;
-    char name[SLUICE_FSM_MARKER_MAX];
-    char comment[SLUICE_FSM_MARKER_MAX];
-    sluice_err rc;
-
-    if (L->render != NULL) {
-        render = L->render;
-    } else {
-        if ((rc = sluice_store_get_launch(l->store, L->id, &row, err)) != SLUICE_OK)
-            return rc;
-        render = json_object_get(row, "render");
-    }
-    jobs = json_object_get(render, "jobs");
-    if (!json_is_array(jobs) || json_array_size(jobs) == 0) {
-        rc = sluice_errorf(err, SLUICE_ESTORE, "launch %s: stored render has no jobs", L->id);
-        goto out;
-    }
-    if ((d = calloc(json_array_size(jobs), sizeof(*d))) == NULL) {
-        rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
-        goto out;
-    }
-    marker_job_name(name, sizeof(name), l->prefix, L->site, L->id, attempt);
-    marker_comment(comment, sizeof(comment), L->id, attempt);
-    for (n = 0; n < json_array_size(jobs); n++) {
-        if ((rc = sluice_jobdesc_from_json(json_array_get(jobs, n), &d[n], err)) != SLUICE_OK)
-            goto out;
-        free(d[n].name);
-        free(d[n].comment);
-        d[n].name = strdup(name);
-        d[n].comment = strdup(comment);
-        if (dependency != NULL) {
-            free(d[n].dependency);
-            d[n].dependency = strdup(dependency);
-        }
-    }
-    script = json_object_get(render, "script");
-    if (d[0].script == NULL && json_is_string(script))
-        d[0].script = strdup(json_string_value(script));
-    *out = d;
-    *n_out = n;
-    d = NULL;
-    n = 0;
-out:
-    for (size_t i = 0; d != NULL && i <= n && i < json_array_size(jobs); i++)
-        sluice_jobdesc_clear(&d[i]);
-    free(d);
-    json_decref(row);
-    return rc;
-}
-
-/* One launch of a submit batch. */
-typedef struct {
-    launch_t *L;
-    uint32_t attempt;
-    bool resend; /* the attempt's POST never left: same attempt, no new marker */
-    char dep[SLUICE_FSM_DETAIL_MAX]; /* Slurm dependency when has_dep (or why it failed) */
-    bool has_dep;
-    bool staged;
-    sluice_error_t perr; /* why staging failed */
-    sluice_jobdesc_t *d;
-    size_t n;
-} batch_entry_t;
-
-static void batch_entry_clear(batch_entry_t *b)
-{
-    for (size_t i = 0; i < b->n; i++)
-        sluice_jobdesc_clear(&b->d[i]);
-    free(b->d);
-    b->d = NULL;
-    b->n = 0;
-}
-
 /* Select a launch for this cycle's batch: *ready_out false when not this
  * cycle (dependency without a job yet, secrets lost, no submit budget).
- * The submit token is taken here; staging comes next (stage_batch). */
+ * The submit token is taken here; staging comes next (launcher_stage.c). */
 static sluice_err batch_select(sluice_launcher_t *l,
                                launch_t *L,
                                batch_entry_t *b,
@@ -169,91 +83,6 @@ static sluice_err batch_select(sluice_launcher_t *l,
     return SLUICE_OK;
 }
 
-/* The staging of one batch entry: its directory and 0600 secret file. */
-static void stage_one(sluice_launcher_t *l, batch_entry_t *b)
-{
-    launch_t *L = b->L;
-    sluice_secret_t sec[SLUICE_LAUNCH_SECRETS_MAX];
-    size_t ns = L->n_secrets < SLUICE_LAUNCH_SECRETS_MAX ? L->n_secrets : SLUICE_LAUNCH_SECRETS_MAX;
-
-    if (b->resend) { /* staged before the POST that never left; untouched since */
-        b->staged = true;
-        return;
-    }
-    for (size_t i = 0; i < ns; i++) {
-        sec[i].name = L->secret_names[i];
-        sec[i].value = L->secret_values[i];
-    }
-    b->staged =
-        l->st.prepare(l->st.arg, L->id, b->attempt, L->render, sec, ns, &b->perr) == SLUICE_OK;
-}
-
-typedef struct {
-    sluice_launcher_t *l;
-    batch_entry_t *b;
-    size_t n;
-    size_t next;
-    pthread_mutex_t mu;
-} stage_work_t;
-
-static void *stage_worker(void *arg)
-{
-    stage_work_t *w = arg;
-
-    for (;;) {
-        size_t i;
-        pthread_mutex_lock(&w->mu);
-        i = w->next++;
-        pthread_mutex_unlock(&w->mu);
-        if (i >= w->n)
-            return NULL;
-        stage_one(w->l, &w->b[i]);
-    }
-}
-
-/* Staging of every selected launch, up to submit_in_flight of them at
- * once (each writes its own files; the chunk's one `sync` makes them
- * durable).  Launches whose staging failed are dropped from the
- * batch (logged; retried next cycle, their submit token is lost). */
-static size_t stage_batch(sluice_launcher_t *l, batch_entry_t *b, size_t n)
-{
-    stage_work_t w;
-    pthread_t th[MAX_IN_FLIGHT];
-    size_t k = l->o.submit_in_flight < n ? l->o.submit_in_flight : n;
-    size_t started = 0, kept = 0;
-
-    if (l->st.prepare == NULL) {
-        for (size_t i = 0; i < n; i++)
-            b[i].staged = true;
-        return n;
-    }
-    /* (a resend needs no staging: stage_one passes it through) */
-    memset(&w, 0, sizeof(w));
-    w.l = l;
-    w.b = b;
-    w.n = n;
-    pthread_mutex_init(&w.mu, NULL);
-    for (size_t t = 1; t < k; t++)
-        if (pthread_create(&th[started], NULL, stage_worker, &w) == 0)
-            started++;
-    stage_worker(&w);
-    for (size_t t = 0; t < started; t++)
-        pthread_join(th[t], NULL);
-    pthread_mutex_destroy(&w.mu);
-    for (size_t i = 0; i < n; i++) {
-        if (!b[i].staged) {
-            sluice_log(SLUICE_LOG_WARNING, "launch %s: staging attempt %" PRIu32 ": %s", b[i].L->id,
-                       b[i].attempt, b[i].perr.text);
-            batch_entry_clear(&b[i]);
-            continue;
-        }
-        if (kept != i)
-            b[kept] = b[i];
-        kept++;
-    }
-    return kept;
-}
-
 /* Kill point `point` once per launch of the batch. */
 static bool killed_in_batch(sluice_launcher_t *l, const char *point, size_t n)
 {
@@ -272,7 +101,7 @@ static bool killed_in_batch(sluice_launcher_t *l, const char *point, size_t n)
  * launcher stages the next chunk and records the previous one's answers. */
 typedef struct {
     sluice_launcher_t *l;
-    batch_entry_t *b;
+    batch_entry_t *b; /* owned: the chunk's entries, moved out of the round's batch */
     size_t n;
     launch_t **who;
     sluice_fsm_event_t *evs;
@@ -288,6 +117,9 @@ static void chunk_free(chunk_t *c)
 {
     for (size_t i = 0; c->evs != NULL && i < c->n; i++)
         sluice_fsm_event_clear(&c->evs[i]);
+    for (size_t i = 0; c->b != NULL && i < c->n; i++)
+        launcher_batch_entry_clear(&c->b[i]);
+    free(c->b);
     free(c->who);
     free(c->evs);
     free(c->reqs);
@@ -545,66 +377,6 @@ notes:
     return nrc;
 }
 
-/* Stage a chunk and build its job descriptions; entries whose staging
- * failed are dropped (stage_batch).  Returns the entries kept. */
-static sluice_err
-chunk_prepare(sluice_launcher_t *l, batch_entry_t *b, size_t *n, sluice_error_t *err)
-{
-    uint64_t t0 = timing_now_ns();
-    sluice_err rc = SLUICE_OK;
-
-    for (size_t i = 0; i < *n; i++)
-        launcher_intake_queued(b[i].L, t0);
-    *n = stage_batch(l, b, *n);
-    if (*n > 0 && l->st.sync != NULL) {
-        sluice_error_t serr = SLUICE_ERROR_INIT;
-        if (l->st.sync(l->st.arg, &serr) != SLUICE_OK) {
-            /* Not provably on disk: no POST for this chunk (retried). */
-            sluice_log(SLUICE_LOG_WARNING, "staging of %zu launches not synced: %s", *n, serr.text);
-            for (size_t i = 0; i < *n; i++)
-                batch_entry_clear(&b[i]);
-            *n = 0;
-        }
-    }
-    /* A launch whose job descriptions cannot be built (a damaged stored
-     * render, a store read error) is dropped from the chunk, as a staging
-     * failure is: logged, retried next cycle, never in the way of others. */
-    {
-        size_t kept = 0;
-        for (size_t i = 0; i < *n; i++) {
-            sluice_error_t derr = SLUICE_ERROR_INIT;
-            sluice_err r1 = load_descs(l, b[i].L, b[i].attempt, b[i].has_dep ? b[i].dep : NULL,
-                                       &b[i].d, &b[i].n, &derr);
-            if (r1 == SLUICE_ENOMEM && rc == SLUICE_OK) {
-                rc = r1;
-                if (err != NULL)
-                    *err = derr;
-            }
-            if (r1 != SLUICE_OK) {
-                sluice_log(SLUICE_LOG_WARNING, "launch %s: job descriptions: %s", b[i].L->id,
-                           derr.text);
-                batch_entry_clear(&b[i]);
-                continue;
-            }
-            if (kept != i) {
-                b[kept] = b[i];
-                b[i].d = NULL; /* moved */
-                b[i].n = 0;
-            }
-            kept++;
-        }
-        *n = kept;
-    }
-    timing_since(SLUICE_TIMING_STAGING, *n, t0);
-    return rc;
-}
-
-/* The selected batch, in chunks of four POSTs per in-flight slot: while a
- * chunk's POSTs are out, the next chunk is staged and marked, and the
- * previous chunk's answers are committed.  Within a chunk the order of the
- * single submit holds: staging, marker commit, POST, answer commit.
- * *posted counts the launches whose markers were committed.  Every entry
- * of b stays the caller's to clear. */
 /* Record the answers of a chunk whose POSTs went out, also after another
  * chunk failed (they must not be lost: those launches have jobs); the
  * first error is the one returned.  Nothing after a kill point. */
@@ -621,63 +393,110 @@ static sluice_err answer_after(sluice_launcher_t *l, chunk_t *c, sluice_err rc, 
     return rc == SLUICE_OK ? r2 : rc;
 }
 
-static sluice_err
-submit_batch(sluice_launcher_t *l, batch_entry_t *b, size_t n, size_t *posted, sluice_error_t *err)
+/* The submit pipeline of one launcher_submit_due() call: at most one chunk
+ * whose POSTs are out (on their thread) and whose answers are not recorded
+ * yet, carried from one round to the next, so that the POSTs of a chunk
+ * overlap the staging and marker commit of the next one, also when the next
+ * one is made of launches accepted while they were out. */
+typedef struct {
+    chunk_t slot[2]; /* a POST thread holds its chunk's address: never copied */
+    chunk_t *prev;   /* POSTs out or done, answers not recorded; NULL: none */
+    int next;
+} pipe_t;
+
+/* Wait for the chunk in flight and record its answers (after `rc`, the
+ * first error so far, which is what is returned unless it is OK). */
+static sluice_err pipe_flush(sluice_launcher_t *l, pipe_t *p, sluice_err rc, sluice_error_t *err)
+{
+    if (p->prev == NULL)
+        return rc;
+    chunk_post_join(p->prev);
+    rc = answer_after(l, p->prev, rc, err);
+    chunk_free(p->prev);
+    p->prev = NULL;
+    return rc;
+}
+
+/* Move entries b[0..n) into a new chunk of their own (the batch keeps
+ * cleared entries); NULL when out of memory (b untouched). */
+static batch_entry_t *chunk_take_entries(batch_entry_t *b, size_t n)
+{
+    batch_entry_t *own = calloc(n, sizeof(*own));
+
+    if (own == NULL)
+        return NULL;
+    memcpy(own, b, n * sizeof(*own));
+    for (size_t i = 0; i < n; i++) {
+        b[i].d = NULL;
+        b[i].n = 0;
+    }
+    return own;
+}
+
+/* The selected batch, in chunks of four POSTs per in-flight slot.  Within a
+ * chunk the order of the single submit holds: staging, marker commit, POST,
+ * answer commit.  Across chunks: while a chunk's POSTs are out, the next
+ * chunk is staged and its markers committed, then (the POSTs back) its
+ * POSTs start and the previous chunk's answers are committed.  The last
+ * chunk stays in flight in `p` for the next round (pipe_flush ends it).
+ * *posted counts the launches whose markers were committed.  Every entry of
+ * b stays the caller's to clear (a chunk's entries are moved out of it). */
+static sluice_err submit_batch(sluice_launcher_t *l,
+                               pipe_t *p,
+                               batch_entry_t *b,
+                               size_t n,
+                               size_t *posted,
+                               sluice_error_t *err)
 {
     size_t size = (size_t)l->o.submit_in_flight * 4;
     size_t off = 0;
-    chunk_t slot[2]; /* a POST thread holds its chunk's address: never copied */
-    chunk_t *cur, *prev = NULL;
-    int next = 0;
     sluice_err rc = SLUICE_OK;
 
     *posted = 0;
-    memset(slot, 0, sizeof(slot));
     while (off < n && rc == SLUICE_OK && !l->dead) {
         size_t take = n - off < size ? n - off : size;
         size_t k = take;
-        bool sent = false;
+        chunk_t *cur = &p->slot[p->next];
 
-        cur = &slot[next];
-        next ^= 1;
-        memset(cur, 0, sizeof(*cur));
         /* failures are compacted out of b[off..off+take) */
-        rc = chunk_prepare(l, b + off, &k, err);
-        if (prev != NULL)
-            chunk_post_join(prev);
-        if (rc == SLUICE_OK && k > 0) {
-            cur->b = b + off;
-            cur->n = k;
-            rc = chunk_mark(l, cur, err);
-            if (rc == SLUICE_OK) {
-                *posted += k;
-                for (size_t i = 0; i < k; i++) /* marked: the cached render is done */
-                    launcher_render_drop(l, cur->b[i].L);
-                chunk_post_start(cur, off + take < n);
-                sent = true;
-            }
-        }
+        rc = launcher_chunk_prepare(l, b + off, &k, err);
         off += take;
-        if (prev != NULL) {
-            rc = answer_after(l, prev, rc, err);
-            chunk_free(prev);
-            prev = NULL;
+        if (rc != SLUICE_OK || k == 0)
+            continue;
+        memset(cur, 0, sizeof(*cur));
+        if ((cur->b = chunk_take_entries(b + off - take, k)) == NULL) {
+            rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+            break;
         }
-        if (sent && rc == SLUICE_OK) {
-            prev = cur;
-        } else {
-            chunk_post_join(cur);
-            if (sent)
-                rc = answer_after(l, cur, rc, err);
-            chunk_free(cur);
+        cur->n = k;
+        /* The markers while the previous chunk's POSTs are out: the store,
+         * not the cluster client, is what this thread uses meanwhile. */
+        rc = chunk_mark(l, cur, err);
+        if (rc != SLUICE_OK) {
+            chunk_free(cur); /* no POST of it left: reconciled by its marker */
+            break;
         }
-    }
-    if (prev != NULL) {
-        chunk_post_join(prev);
-        rc = answer_after(l, prev, rc, err);
-        chunk_free(prev);
+        *posted += k;
+        for (size_t i = 0; i < k; i++) /* marked: the cached render is done */
+            launcher_render_drop(l, cur->b[i].L);
+        if (p->prev != NULL)
+            chunk_post_join(p->prev);
+        chunk_post_start(cur, true);
+        p->next ^= 1;
+        rc = pipe_flush(l, p, rc, err); /* the previous chunk's answers */
+        p->prev = cur;
     }
     return rc;
+}
+
+/* Whether L is in the chunk whose POSTs are out (its answer not recorded:
+ * a resend of it must wait for that answer). */
+static bool in_flight(const pipe_t *p, const launch_t *L)
+{
+    for (size_t i = 0; p->prev != NULL && i < p->prev->n; i++)
+        if (p->prev->b[i].L == L)
+            return true;
+    return false;
 }
 
 /* A launch whose POST never left and whose next try is due at `now`. */
@@ -691,6 +510,7 @@ static bool resend_due(const launch_t *L, int64_t now)
  * left) in one batch, as far as the submit budget reaches.  *posted counts
  * the POSTs, *waited a launch that waits for its dependency's job. */
 static sluice_err submit_round(sluice_launcher_t *l,
+                               pipe_t *p,
                                int64_t now,
                                size_t *selected,
                                size_t *posted,
@@ -724,6 +544,8 @@ static sluice_err submit_round(sluice_launcher_t *l,
         if (!resend_due(L, now) && !(launcher_fsm_due(L, launcher_fsm_time(now)) &
                                      (SLUICE_DUE_SUBMIT | SLUICE_DUE_NEW_ATTEMPT)))
             continue;
+        if (L->not_sent && in_flight(p, L))
+            continue;
         if (b == NULL && (b = calloc(l->n, sizeof(*b))) == NULL) {
             rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
             break;
@@ -735,12 +557,12 @@ static sluice_err submit_round(sluice_launcher_t *l,
     *selected = n;
     t0 = launcher_mono_ms();
     if (rc == SLUICE_OK && n > 0)
-        rc = submit_batch(l, b, n, posted, err);
+        rc = submit_batch(l, p, b, n, posted, err);
     if (n > 0)
         sluice_log(SLUICE_LOG_DEBUG, "submit batch of %zu: %zu POSTed in %.1f ms", n, *posted,
                    launcher_mono_ms() - t0);
     for (size_t i = 0; i < n; i++)
-        batch_entry_clear(&b[i]);
+        launcher_batch_entry_clear(&b[i]);
     free(b);
     return rc;
 }
@@ -769,29 +591,45 @@ int64_t launcher_submit_wake(const sluice_launcher_t *l, int64_t now)
  * their backoff has passed.  A launch that waits for its dependency's job
  * gets another round once the batch gave that job an id.  Launches accepted
  * while a round ran go out in another round (the intake drained again), for
- * at most one poll interval, not after a whole cycle.  Nothing here
- * sleeps (the step may hold the server's lock): the next resend is the
- * launcher's next wake-up (launcher_submit_wake()). */
+ * at most one poll interval, not after a whole cycle; the last chunk of a
+ * round stays in flight while the next round is staged and marked.  Before
+ * it returns, every POST is back and every answer recorded (the rest of
+ * the cycle uses the cluster client).  Nothing here sleeps (the step may
+ * hold the server's lock): the next resend is the launcher's next wake-up
+ * (launcher_submit_wake()). */
 sluice_err launcher_submit_due(sluice_launcher_t *l, int64_t now, sluice_error_t *err)
 {
     int64_t start = now;
     int dep_rounds = 0;
+    pipe_t p;
     sluice_err rc = SLUICE_OK;
 
+    memset(&p, 0, sizeof(p));
     while (rc == SLUICE_OK && !l->dead) {
         size_t n = 0, posted = 0;
         bool waited = false;
 
-        rc = submit_round(l, now, &n, &posted, &waited, err);
-        if (rc != SLUICE_OK || n == 0)
+        rc = submit_round(l, &p, now, &n, &posted, &waited, err);
+        if (rc != SLUICE_OK)
             break;
-        if (waited && ++dep_rounds < 4)
+        if (n == 0 && p.prev == NULL)
+            break;
+        if (waited && ++dep_rounds < 4) {
+            /* the job id it waits for may be in the answers in flight */
+            rc = pipe_flush(l, &p, rc, err);
             continue;
-        if (atomic_load(&l->in.n_new) == 0 ||
-            (now = launcher_now_ms(l)) - start >= l->o.poll_min_ms)
+        }
+        if (atomic_load(&l->in.n_new) == 0) {
+            /* Nothing new yet: the answers of the chunk in flight, then
+             * look again (accepts arrive while the POSTs are out). */
+            rc = pipe_flush(l, &p, rc, err);
+            if (rc != SLUICE_OK || atomic_load(&l->in.n_new) == 0)
+                break;
+        }
+        if ((now = launcher_now_ms(l)) - start >= l->o.poll_min_ms)
             break;
         rc = launcher_intake_take(l, err);
         launcher_budget_refill(l, now);
     }
-    return rc;
+    return pipe_flush(l, &p, rc, err);
 }

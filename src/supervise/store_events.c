@@ -652,8 +652,9 @@ sluice_err sluice_store_request_cancel(sluice_store_t *store,
     if (appended_out != NULL)
         *appended_out = 0;
     if (store == NULL || launch_id == NULL || caller == NULL || caller[0] == '\0')
-        return sluice_errorf(err, SLUICE_EINVAL, "cancel request: store, launch and caller are "
-                                                 "required");
+        return sluice_errorf(err, SLUICE_EINVAL,
+                             "cancel request: store, launch and caller are "
+                             "required");
     if ((ctx = json_pack("{s:s}", "caller", caller)) == NULL)
         return sluice_errorf(err, SLUICE_ENOMEM, "cancel request: out of memory");
     rc = store_append_prepare(launch_id, "cancel-asked", ctx, NULL, &txt, err);
@@ -687,8 +688,8 @@ sluice_err sluice_store_request_cancel(sluice_store_t *store,
             rc = store_db_fail(store, err, "read cancel requests");
     }
     if (rc == SLUICE_OK && !have)
-        rc = append_locked(store, launch_id, "cancel-asked", &txt, caller, store_now_ms(), NULL,
-                           0, &seq, err);
+        rc = append_locked(store, launch_id, "cancel-asked", &txt, caller, store_now_ms(), NULL, 0,
+                           &seq, err);
     if (rc == SLUICE_OK)
         rc = store_exec(store, "COMMIT", err);
     if (rc != SLUICE_OK)
