@@ -600,65 +600,6 @@ sluice_err sluice_launcher_step(sluice_launcher_t *l, sluice_error_t *err)
 
 /* ---- recovery ---------------------------------------------------------- */
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-#define ORPHANS_NAMED 10 /* orphans named one by one; the rest are counted */
-
-/* Staging directories that belong to no live launch: warned about (the
- * first ORPHANS_NAMED by name, then a count) and left in place.  A
- * directory is named by the launch id or its marker hash; both are looked
- * up in one sorted table, so a root with thousands of old directories
- * costs a sort and a search each, not a hash per pair. */
-static size_t report_orphans(sluice_launcher_t *l)
-{
-    char **names = NULL, **known = NULL;
-    char(*hashes)[MARKER_SHA8_SIZE] = NULL;
-    size_t n = 0, nk = 0, orphans = 0;
-    sluice_error_t herr = SLUICE_ERROR_INIT;
-
-    if (l->st.list_staging == NULL)
-        return 0;
-    if (l->st.list_staging(l->st.arg, &names, &n, &herr) != SLUICE_OK) {
-        sluice_log(SLUICE_LOG_WARNING, "staging scan: %s", herr.text);
-        return 0;
-    }
-    if (n > 0 && l->n > 0 &&
-        ((known = calloc(2 * l->n, sizeof(*known))) == NULL ||
-         (hashes = calloc(l->n, sizeof(*hashes))) == NULL)) {
-        sluice_log(SLUICE_LOG_WARNING, "staging scan: out of memory");
-        goto out;
-    }
-    for (size_t j = 0; n > 0 && j < l->n; j++) {
-        marker_sha8(l->v[j]->id, hashes[j]);
-        known[nk++] = hashes[j];
-        known[nk++] = l->v[j]->id;
-    }
-    if (nk > 0)
-        qsort(known, nk, sizeof(*known), cmp_str);
-    for (size_t i = 0; i < n; i++) {
-        if (nk > 0 && bsearch(&names[i], known, nk, sizeof(*known), cmp_str) != NULL)
-            continue;
-        if (++orphans <= ORPHANS_NAMED)
-            sluice_log(SLUICE_LOG_WARNING,
-                       "staging directory %s belongs to no live launch: left in place", names[i]);
-    }
-    if (orphans > ORPHANS_NAMED)
-        sluice_log(SLUICE_LOG_WARNING,
-                   "staging: %zu directories in all belong to no live launch (the first %d "
-                   "named above): left in place",
-                   orphans, ORPHANS_NAMED);
-out:
-    for (size_t i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
-    free(known);
-    free(hashes);
-    return orphans;
-}
-
 static sluice_err recover_locked(sluice_launcher_t *l, size_t *orphans_out, sluice_error_t *err)
 {
     json_t *live = NULL;
@@ -703,7 +644,7 @@ static sluice_err recover_locked(sluice_launcher_t *l, size_t *orphans_out, slui
         if (rc != SLUICE_OK)
             goto out;
     }
-    orphans = report_orphans(l);
+    orphans = launcher_report_orphans(l);
     if (orphans_out != NULL)
         *orphans_out = orphans;
 out:

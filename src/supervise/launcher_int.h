@@ -307,6 +307,9 @@ void launcher_batch_entry_clear(batch_entry_t *b);
  * is kept).  An error only for what stops the whole submit (no memory). */
 sluice_err
 launcher_chunk_prepare(sluice_launcher_t *l, batch_entry_t *b, size_t *n, sluice_error_t *err);
+/* Recovery: warn about staging directories of no live launch (left in
+ * place); how many there are. */
+size_t launcher_report_orphans(sluice_launcher_t *l);
 /* Stop tracking L and free it. */
 void launcher_drop_launch(sluice_launcher_t *l, launch_t *L);
 /* Fold every stored event of L not yet folded in (quiet: no transition
