@@ -38,7 +38,12 @@
  * Issue 16: in the same round the raw client (bench_submit's path:
  * sluice_client_submit, held jobs, K keep-alive clients) submits N jobs
  * before each service run, and the service's throughput is compared with
- * it (target >= 80 %).  --rounds N repeats everything N times and prints
+ * it (target >= 80 %).  It then submits N jobs once more with the
+ * service's own job description (rendered by the library for the same
+ * request: 6 KB of script, environment, working directory; not held,
+ * pending on the reservation), and that ratio is printed too: the same
+ * POSTs with and without the service around them.
+ * --rounds N repeats everything N times and prints
  * the median and minimum of every ratio with the load average.  After each
  * service run the breakdown per launch is read from the service's
  * GET /v1/metrics (sluice_submit_phase_*: include/sluice/timing.h) and from
@@ -72,6 +77,8 @@
 
 #include <sluice/client.h>
 #include <sluice/config.h>
+#include <sluice/launch.h>
+#include <sluice/render.h>
 #include <sluice/store.h>
 #include <sluice/timing.h>
 
@@ -543,8 +550,45 @@ typedef struct {
     uint64_t *ids;
     size_t n, done;
     int tag;
-    const char *resv; /* NULL: held jobs; else not held, pending on it */
+    const char *resv;  /* NULL: held jobs; else not held, pending on it */
+    const json_t *job; /* with resv: the service's job description (render) */
 } raw_worker_t;
+
+/* The job description the service POSTs for the benchmark's request (the
+ * same body as a client's POST: the rendered script, environment, working
+ * directory and directives), as JSON; NULL when it cannot be rendered. */
+static json_t *service_job(const sluice_config_t *cfg, const char *site)
+{
+    char body[512];
+    sluice_launch_t *launch = NULL;
+    sluice_render_t *r = NULL;
+    sluice_render_ctx_t ctx;
+    sluice_launch_policy_t pol;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    json_t *all = NULL, *job = NULL;
+
+    snprintf(body, sizeof(body),
+             "{\"launch_id\": \"bench-raw-%ld\", \"site\": \"%s\", \"profile\": \"none\", "
+             "\"command\": \"/bin/true\", \"time_limit\": 5, \"pools\": [{\"name\": "
+             "\"main\", \"nodes\": 1, \"cpus_per_node\": 1, \"mem_per_node_mib\": 100}]}",
+             (long)getpid(), site);
+    memset(&ctx, 0, sizeof(ctx));
+    memset(&pol, 0, sizeof(pol));
+    if (sluice_config_launch_policy(cfg, NULL, &pol, &err) != SLUICE_OK ||
+        sluice_launch_parse(&launch, body, strlen(body), &pol, 0, &err) != SLUICE_OK ||
+        sluice_render(cfg, NULL, launch, &ctx, &r, &err) != SLUICE_OK ||
+        (all = sluice_render_to_json(r)) == NULL) {
+        fprintf(stderr, "bench_serve_submit: the service's job: %s\n", err.text);
+        goto out;
+    }
+    job = json_incref(json_array_get(json_object_get(all, "jobs"), 0));
+out:
+    json_decref(all);
+    sluice_render_free(r);
+    sluice_launch_free(launch);
+    sluice_config_launch_policy_clear(&pol);
+    return job;
+}
 
 static void *raw_worker(void *arg)
 {
@@ -557,9 +601,18 @@ static void *raw_worker(void *arg)
         char name[64];
 
         snprintf(name, sizeof(name), "sluicebench-raw-%ld-%d-%zu", (long)getpid(), w->tag, i);
-        bench_held_desc(&d, w->t, name, w->resv == NULL);
-        if (w->resv != NULL)
+        memset(&d, 0, sizeof(d));
+        if (w->resv != NULL && w->job != NULL &&
+            sluice_jobdesc_from_json(w->job, &d, &err) == SLUICE_OK) {
+            free(d.name);
+            d.name = strdup(name);
+            free(d.reservation);
             d.reservation = strdup(w->resv);
+        } else {
+            bench_held_desc(&d, w->t, name, w->resv == NULL);
+            if (w->resv != NULL)
+                d.reservation = strdup(w->resv);
+        }
         memset(&out, 0, sizeof(out));
         if (sluice_client_submit(w->c, &d, 1, &out, NULL, &err) == SLUICE_OK) {
             w->ids[i] = out.job_id;
@@ -575,11 +628,12 @@ static void *raw_worker(void *arg)
 
 /* n held jobs through sluice_client_submit on `k` keep-alive clients (one
  * per thread), as bench_submit does; jobs/s (0 when not all went).  With
- * `resv`, the jobs are the service's kind instead: not held, kept pending
- * by that reservation (what slurmctld does with such a job at submit, it
- * tries to place it, costs more than a held job).  The jobs are cancelled
- * (REST DELETE) before it returns. */
-static double raw_client(size_t n, unsigned k, const char *resv, idlist_t *all)
+ * `resv`, the jobs are the service's instead: the description the service
+ * renders for the benchmark's request (`job`: its 6 KB script, environment
+ * and directives), not held, kept pending by that reservation, so that the
+ * ratio compares the same POSTs.  The jobs are cancelled (REST DELETE)
+ * before it returns. */
+static double raw_client(size_t n, unsigned k, const char *resv, const json_t *job, idlist_t *all)
 {
     bench_target_t t;
     raw_worker_t w[16];
@@ -599,6 +653,7 @@ static double raw_client(size_t n, unsigned k, const char *resv, idlist_t *all)
         w[i].t = &t;
         w[i].tag = (int)i;
         w[i].resv = resv;
+        w[i].job = job;
         w[i].ids = ids + off;
         w[i].n = n / k + (i < n % k ? 1 : 0);
         off += w[i].n;
@@ -762,6 +817,7 @@ int main(int argc, char **argv)
     size_t nb = 1;
     size_t rounds = 1;
     idlist_t all = {NULL, 0, 0};
+    json_t *svc_job = NULL;
     long left;
 
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -840,6 +896,7 @@ int main(int argc, char **argv)
         goto out;
     }
     have_resv = true;
+    svc_job = service_job(cfg, cfg->site_name);
     printf("serve-submit: %zu launches per run; every job pending on reservation %s (starts in "
            "7 days: Slurm accepts the job and keeps it PENDING, reason Reservation)\n",
            n, resv);
@@ -858,8 +915,8 @@ int main(int argc, char **argv)
         if (sbatch)
             r_sb1 = sbatch_loop(partition, n, "before", &all);
         for (size_t r = 0; r < n_runs; r++) {
-            raw[r] = raw_client(n, in_flight[r], NULL, &all);
-            rawj[r] = raw_client(n, in_flight[r], resv, &all);
+            raw[r] = raw_client(n, in_flight[r], NULL, NULL, &all);
+            rawj[r] = raw_client(n, in_flight[r], resv, svc_job, &all);
             for (size_t j = 0; j < nb; j++) {
                 size_t b = rd % 2 == 0 ? j : nb - 1 - j; /* alternate which goes first */
                 if (nb > 1)
@@ -972,6 +1029,7 @@ out:
         getenv("BENCH_KEEP") == NULL && system(cmd) != 0)
         fprintf(stderr, "bench_serve_submit: could not remove %s\n", state);
     free(all.ids);
+    json_decref(svc_job);
     sluice_config_free(cfg);
     return 0;
 }
