@@ -554,10 +554,11 @@ sluice_err sluice_store_events_filtered(sluice_store_t *store,
     return rc;
 }
 
-/* The gseq of the event that made launch `id` terminal (0 while live), or
- * SLUICE_ENOTFOUND; inside the caller's read transaction. */
-static sluice_err
-done_gseq_locked(sluice_store_t *store, const char *id, int64_t *out, sluice_error_t *err)
+/* The gseq of the event that made launch `id` terminal (0 while live), and
+ * whether it is terminal (`terminal_out` may be NULL), or SLUICE_ENOTFOUND;
+ * inside the caller's transaction. */
+static sluice_err done_gseq_locked(
+    sluice_store_t *store, const char *id, int64_t *out, int *terminal_out, sluice_error_t *err)
 {
     store_stmt_t *st = NULL;
     sluice_err rc;
@@ -574,6 +575,8 @@ done_gseq_locked(sluice_store_t *store, const char *id, int64_t *out, sluice_err
     case STORE_ROW:
         if (store_column_int64(st, 0) != 0 && !store_column_is_null(st, 1))
             *out = store_column_int64(st, 1);
+        if (terminal_out != NULL)
+            *terminal_out = store_column_int64(st, 0) != 0;
         break;
     case STORE_DONE:
         rc = sluice_errorf(err, SLUICE_ENOTFOUND, "launch %s: not found", id);
@@ -608,7 +611,7 @@ sluice_err sluice_store_launch_events_after(sluice_store_t *store,
     pthread_mutex_lock(&store->mu);
     /* One snapshot: the terminal event and the rows agree. */
     if ((rc = store_exec(store, "BEGIN", err)) == SLUICE_OK) {
-        rc = done_gseq_locked(store, launch_id, &done, err);
+        rc = done_gseq_locked(store, launch_id, &done, NULL, err);
         if (rc == SLUICE_OK)
             rc = feed_locked(store, after_gseq, limit, &f, out, NULL, err);
         (void)store_exec(store, "COMMIT", NULL);
@@ -666,24 +669,9 @@ sluice_err sluice_store_request_cancel(sluice_store_t *store,
     if (rc == SLUICE_OK) {
         /* A terminal launch or one already asked to stop: nothing to add,
          * which makes a repeated request idempotent across processes. */
-        store_stmt_t *st = NULL;
+        int64_t done = 0;
 
-        rc = store_prepare(store, "SELECT terminal FROM launches WHERE launch_id = ?1", &st, err);
-        if (rc == SLUICE_OK) {
-            store_bind_text(st, 1, launch_id);
-            switch (store_step(st)) {
-            case STORE_ROW:
-                have = store_column_int64(st, 0) != 0;
-                break;
-            case STORE_DONE:
-                rc = sluice_errorf(err, SLUICE_ENOTFOUND, "launch %s: not found", launch_id);
-                break;
-            default:
-                rc = store_db_fail(store, err, "read launch");
-                break;
-            }
-            store_finalize(st);
-        }
+        rc = done_gseq_locked(store, launch_id, &done, &have, err);
         if (rc == SLUICE_OK && !have && (have = has_cancel_request(store, launch_id)) < 0)
             rc = store_db_fail(store, err, "read cancel requests");
     }
