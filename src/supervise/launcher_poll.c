@@ -194,6 +194,13 @@ sluice_err launcher_poll_live(sluice_launcher_t *l, int64_t now, sluice_error_t 
     l->poll.read_held_ms = 0;
     hold = l->o.poll_min_ms > 2 * l->poll.last_read_took_ms ? l->o.poll_min_ms
                                                             : 2 * l->poll.last_read_took_ms;
+    /* The whole job table (v0.0.38) is read every poll_max (10 s) when
+     * idle (design.md); during a submit burst it waits as long, so that a
+     * burst is not split by reads of seconds each.  A stream of accepts
+     * still gets a read at least that often. */
+    if (l->cl.states_are_cheap != NULL && !l->cl.states_are_cheap(l->cl.arg) &&
+        hold < l->o.poll_max_ms)
+        hold = l->o.poll_max_ms;
     if (backlog && now >= l->poll.last_read_ms && now - l->poll.last_read_ms < hold) {
         l->poll.read_held_ms = l->poll.last_read_ms + hold; /* the next wait ends then */
         return SLUICE_OK;

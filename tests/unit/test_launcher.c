@@ -2428,6 +2428,38 @@ Test(launcher, slow_read_is_not_repeated_at_once_while_submits_wait)
     sluice_launcher_free(l);
 }
 
+/* On the whole job table (v0.0.38: states are not cheap) the read waits
+ * for waiting submits up to poll_max (10 s), the interval of an idle
+ * whole-table launcher, not one short interval: a burst of accepts is not
+ * split by reads of seconds each, and a stream of them still gets a read
+ * at least that often. */
+Test(launcher, whole_table_read_waits_for_submits_up_to_poll_max)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_launcher_t *l;
+    unsigned reads;
+
+    next_cheap = 0;
+    l = new_launcher();
+    accept_launch(l, "T1", 1, NULL, NULL, 0);
+    step(l); /* submits T1 */
+    step(l); /* nothing waits: the read runs */
+    reads = fc->n_states;
+    cr_assert_eq(reads, 1);
+    clock_now += 3000; /* 4 s after that read: past the 1 s interval */
+    accept_launch(l, "T2", 1, NULL, NULL, 0);
+    cr_assert_sluice_ok(sluice_launcher_step(l, &err), &err);
+    cr_assert_eq(fc->n_submit, 2);
+    cr_assert_eq(fc->n_states, reads, "the whole table is not read while a submit waits");
+    clock_now += 6500; /* 10.5 s after the read */
+    accept_launch(l, "T3", 1, NULL, NULL, 0);
+    cr_assert_sluice_ok(sluice_launcher_step(l, &err), &err);
+    cr_assert_eq(fc->n_submit, 3);
+    cr_assert_eq(fc->n_states, reads + 1, "read once poll_max has passed, backlog or not");
+    next_cheap = -1;
+    sluice_launcher_free(l);
+}
+
 static sluice_submit_outcome
 t_post_accepting(void *arg, const sluice_jobdesc_t *d, size_t n, sluice_submit_result_t *out)
 {
