@@ -417,6 +417,16 @@ static sluice_err pipe_flush(sluice_launcher_t *l, pipe_t *p, sluice_err rc, slu
     return rc;
 }
 
+/* Whether recording the answers of chunk c (POSTs back) cancels a job
+ * that went to another cluster (chunk_answer). */
+static bool chunk_cancels_elsewhere(const chunk_t *c)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (c->oc[i] == SLUICE_SUBMIT_OK && c->res[i].cluster[0] != '\0')
+            return true;
+    return false;
+}
+
 /* Move entries b[0..n) into a new chunk of their own (the batch keeps
  * cleared entries); NULL when out of memory (b untouched). */
 static batch_entry_t *chunk_take_entries(batch_entry_t *b, size_t n)
@@ -479,8 +489,14 @@ static sluice_err submit_batch(sluice_launcher_t *l,
         *posted += k;
         for (size_t i = 0; i < k; i++) /* marked: the cached render is done */
             launcher_render_drop(l, cur->b[i].L);
-        if (p->prev != NULL)
+        if (p->prev != NULL) {
             chunk_post_join(p->prev);
+            /* An answer that cancels a job on another cluster uses the
+             * cluster client, which the next POSTs must not share: those
+             * answers are recorded before the next chunk's POSTs start. */
+            if (chunk_cancels_elsewhere(p->prev))
+                rc = pipe_flush(l, p, rc, err);
+        }
         chunk_post_start(cur, true);
         p->next ^= 1;
         rc = pipe_flush(l, p, rc, err); /* the previous chunk's answers */
