@@ -112,25 +112,7 @@ out:
 
 /* ---- 2. the service ----------------------------------------------------- */
 
-/* utime + stime (seconds) and VmRSS / VmHWM (KiB) of a process. */
-static double proc_cpu(pid_t pid)
-{
-    char path[64], buf[2048], *p;
-    unsigned long ut = 0, st = 0;
-    FILE *f;
-
-    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-    if ((f = fopen(path, "r")) == NULL)
-        return -1;
-    if (fgets(buf, sizeof(buf), f) == NULL || (p = strrchr(buf, ')')) == NULL ||
-        sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2) {
-        fclose(f);
-        return -1;
-    }
-    fclose(f);
-    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-}
-
+/* VmRSS / VmHWM (KiB) of a process. */
 static long proc_kib(pid_t pid, const char *field)
 {
     char path[64], line[256];
@@ -262,7 +244,7 @@ static void run_load(uint16_t port,
 
     if (lat == NULL || ws == NULL || tids == NULL || total == 0)
         goto out;
-    cpu0 = proc_cpu(pid);
+    cpu0 = bench_pid_cpu((long)pid);
     t_start = bench_now() + 0.2;
     for (size_t k = 0; k < threads; k++) {
         ws[k].port = port;
@@ -283,7 +265,7 @@ static void run_load(uint16_t port,
         done += ws[k].done;
     }
     t_end = bench_now();
-    cpu1 = proc_cpu(pid);
+    cpu1 = bench_pid_cpu((long)pid);
     bench_sort(lat, total);
     p99 = bench_pct(lat, total, 99) * 1e3;
     printf("load: %s (%zu ids) open loop at %.0f/s for %.0f s, %zu threads (keep-alive), %zu "

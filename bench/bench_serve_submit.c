@@ -312,6 +312,7 @@ typedef struct {
     double acc_to_mark, mark_to_sub;      /* store events, medians */
     double phase_ms[SLUICE_TIMING_COUNT]; /* the service's counters */
     bool have_phases;
+    double cpu_ms; /* the service's CPU (utime + stime) per launch, -1 unknown */
 } run_result_t;
 
 /* The service's per-phase counters from GET /v1/metrics into ms per launch
@@ -395,7 +396,7 @@ static void run_service(const char *bin,
     sluice_error_t err = SLUICE_ERROR_INIT;
     watch_t w;
     size_t errors = 0, cancelled = 0;
-    double deadline, t_mono0, *sorted = NULL;
+    double deadline, t_mono0, cpu0, cpu1, *sorted = NULL;
     int64_t t0_ms;
     uint16_t port = 0;
     pid_t pid = -1;
@@ -456,6 +457,7 @@ static void run_service(const char *bin,
         pthread_create(&tids[k], NULL, client_main, &cs);
     t0_ms = wall_ms();
     t_mono0 = bench_now();
+    cpu0 = bench_pid_cpu((long)pid);
     pthread_barrier_wait(&start);
 
     /* Wait for every launch to have a job id (or a verdict). */
@@ -467,6 +469,7 @@ static void run_service(const char *bin,
             break;
         usleep(WATCH_MS * 1000);
     }
+    cpu1 = bench_pid_cpu((long)pid); /* up to 250 ms of idle cycles after the last */
     for (unsigned k = 0; k < in_flight; k++)
         pthread_join(tids[k], NULL);
     (void)watch_read(store, prefix, &w, &jobs);
@@ -486,6 +489,8 @@ static void run_service(const char *bin,
            in_flight, in_flight, w.submitted, n, (double)(w.last_ms - t0_ms) / 1e3, res->rate,
            res->rate > 0 ? 1e3 / res->rate : 0.0,
            w.submitted == n ? "" : " (NOT every launch: CHECK the log)");
+    res->cpu_ms = cpu0 >= 0 && cpu1 >= cpu0 ? (cpu1 - cpu0) * 1e3 / (double)n : -1.0;
+    printf("  the service's CPU (user + system, all threads): %.2f ms per launch\n", res->cpu_ms);
     printf("  accept (POST -> 201): p50 %.2f ms  p99 %.2f ms  max %.2f ms; %zu POSTs in %.3f s "
            "(%.1f/s), non-201 answers %zu\n",
            bench_pct(sorted, n, 50), bench_pct(sorted, n, 99), sorted[n - 1], n,
@@ -984,6 +989,10 @@ int main(int argc, char **argv)
                     tmp[rd] = bd[b][rd * MAX_RUNS + r].post_p50;
                 med_min(tmp, rounds, &pmed, &pmin);
                 printf("    %-28s %8.3f (%8.3f)\n", "client POST -> 201 (p50)", pmed, pmin);
+                for (size_t rd = 0; rd < rounds; rd++)
+                    tmp[rd] = bd[b][rd * MAX_RUNS + r].cpu_ms;
+                med_min(tmp, rounds, &pmed, &pmin);
+                printf("    %-28s %8.3f (%8.3f)\n", "service CPU per launch", pmed, pmin);
                 for (int k = 0; k < SLUICE_TIMING_COUNT; k++) {
                     for (size_t rd = 0; rd < rounds; rd++)
                         tmp[rd] = bd[b][rd * MAX_RUNS + r].phase_ms[k];

@@ -30,19 +30,13 @@ double bench_cpu(bool children)
            (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 }
 
-double bench_pid_file_cpu(const char *pid_file)
+double bench_pid_cpu(long pid)
 {
     char path[64], line[1024];
-    FILE *f = fopen(pid_file, "r");
-    long pid = 0;
     unsigned long ut = 0, st = 0;
     char *p;
+    FILE *f;
 
-    if (f == NULL)
-        return -1.0;
-    if (fscanf(f, "%ld", &pid) != 1)
-        pid = 0;
-    fclose(f);
     if (pid <= 0)
         return -1.0;
     snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
@@ -56,6 +50,19 @@ double bench_pid_file_cpu(const char *pid_file)
     if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
         return -1.0;
     return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+double bench_pid_file_cpu(const char *pid_file)
+{
+    FILE *f = fopen(pid_file, "r");
+    long pid = 0;
+
+    if (f == NULL)
+        return -1.0;
+    if (fscanf(f, "%ld", &pid) != 1)
+        pid = 0;
+    fclose(f);
+    return bench_pid_cpu(pid);
 }
 
 static const char *env_or(const char *a, const char *b, const char *dflt)

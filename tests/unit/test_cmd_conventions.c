@@ -82,7 +82,7 @@ Test(cmd_conventions, options_may_follow_the_operand_in_either_form)
     /* a script that cancels with the operand first cancels */
     cr_assert_eq(cmd_sluice("cancel alpha --state-dir '%s'", cmd_dir), 0, "%s", cmd_output());
     cr_assert_eq(cmd_sluice("status alpha -o json --state-dir='%s'", cmd_dir), 0);
-    cr_expect_not_null(strstr(cmd_output(), "\"cancel-requested\""), "%s", cmd_output());
+    cr_expect_not_null(strstr(cmd_output(), "\"cancel-asked\""), "%s", cmd_output());
 }
 
 Test(cmd_conventions, a_usage_error_names_the_option_then_shows_the_usage)

@@ -620,6 +620,7 @@ Test(hostile, path_traversal_in_ids_never_reads_outside_the_store, .init = init_
         cr_assert_eq(hc_request(fx.port, "GET", "/v1/launches/real-1", SFX_AUTH, NULL, 0, &r), 0);
         cr_expect_eq(r.status, 200);
         cr_expect(strstr(r.body, "cancel-requested") == NULL, "%s", r.body);
+        cr_expect(strstr(r.body, "cancel-asked") == NULL, "%s", r.body);
         hc_response_clear(&r);
     }
 }

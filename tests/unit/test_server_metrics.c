@@ -544,7 +544,7 @@ Test(metrics, a_cached_view_never_hides_a_change, .init = init)
     hc_response_clear(&r);
     a = get_view("cache-1", &st);
     ta = json_dumps(a, 0);
-    cr_expect(strstr(ta, "cancel-requested") != NULL, "%s", ta);
+    cr_expect(strstr(ta, "cancel-asked") != NULL, "%s", ta);
     free(ta);
     json_decref(a);
     /* An event another process appends (a CLI cancel) shows within 1 s. */
