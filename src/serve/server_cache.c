@@ -5,8 +5,8 @@
  * launch; under read load that dominates.  A built answer is kept in one
  * of the VIEW_WAYS slots of its id's set (a hash of the id picks the set:
  * 8-way over 512 sets, so 1,000 live launches read round robin all stay
- * kept; 2-way over 2,048 pairs let the ~3 % of ids whose pair had a third
- * id evict each other on every round) and served again while no event of
+ * kept; 2-way over 2,048 pairs let the 9-19 % of ids whose pair had a
+ * third id evict each other on every round) and served again while no event of
  * its id's event bucket is newer than the read that built it and it is
  * younger than its lifetime (VIEW_MAX_AGE_S less up to a quarter, spread
  * by the id's hash so that answers built together do not all expire in
