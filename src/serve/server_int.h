@@ -45,7 +45,7 @@
 #include <sluice/server.h>
 
 #define MAX_TOKENS 256
-#define VIEW_SLOTS 4096u    /* cached GET /v1/launches/{id} answers (2-way: 2,048 pairs) */
+#define VIEW_SLOTS 4096u    /* cached GET /v1/launches/{id} answers (8-way: 512 sets) */
 #define N_CYCLE_BUCKETS 11u /* server_metrics.c checks its table against it */
 
 struct MHD_Daemon; /* only server.c uses these */
@@ -112,7 +112,7 @@ struct sluice_server {
     pthread_mutex_t vmu;
     struct timespec started;
     view_slot_t views[VIEW_SLOTS];
-    int64_t last_event[VIEW_SLOTS]; /* newest event gseq seen per slot */
+    int64_t last_event[VIEW_SLOTS]; /* newest event gseq seen per event bucket of ids */
     int64_t seen_gseq;              /* events up to here are in last_event */
     pthread_mutex_t lookmu;         /* one look for new events at a time */
     atomic_int views_dirty;         /* this process wrote: look before the next answer */

@@ -39,6 +39,11 @@ sluice_err launches_view_at(
     pthread_mutex_lock(&s->rmu);
     rc = sluice_store_read_launch(s->rstore, id, &l, &ev, &version, err);
     pthread_mutex_unlock(&s->rmu);
+    /* The view leaves the render out (it is the bulk of the launch: the
+     * script and every job description); dropped here, it is not deep
+     * copied by the build only to be deleted from the copy. */
+    if (rc == SLUICE_OK)
+        json_object_del(l, "render");
     if (rc == SLUICE_OK &&
         ((*out = sluice_launch_view_build(l, ev, s->o.node_address, s->o.node_address_arg)) ==
              NULL ||
