@@ -347,7 +347,8 @@ SLUICE_API sluice_err sluice_store_launch_events_after(sluice_store_t *store,
                                                        int64_t *done_gseq_out,
                                                        sluice_error_t *err);
 
-/* One launch as sluice_store_get_launch() gives it (`*launch_out`), all its
+/* One launch as sluice_store_get_launch() gives it but with `render` null
+ * (not read: the API's view never shows it) (`*launch_out`), all its
  * events as sluice_store_read_events() gives them (`*events_out`) and the
  * gseq of its newest event (`*version_out`: its resource version), read in
  * one read transaction so the three agree.  Outputs are new references,

@@ -88,7 +88,8 @@ struct sluice_server {
     uint16_t port;
     pthread_mutex_t mu;     /* the launcher and its store */
     sluice_store_t *rstore; /* the server's own connection for reads */
-    pthread_mutex_t rmu;    /* rstore */
+    pthread_mutex_t rmu;    /* rstore's reads (a write, the cancel request,
+                               relies on the store's own lock) */
     pthread_mutex_t wait_mu;
     struct MHD_Connection **waiting;
     size_t n_waiting, cap_waiting;

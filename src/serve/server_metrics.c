@@ -293,5 +293,8 @@ void sluice_server_count_transition(sluice_server_t *s)
     if (s == NULL)
         return;
     atomic_fetch_add(&s->transitions, 1);
-    server_wake_streams(s); /* the transition is committed: watchers look now */
+    /* committed: the next GET looks before it answers (not only after the
+     * cycle), and watchers look now */
+    atomic_store(&s->views_dirty, 1);
+    server_wake_streams(s);
 }

@@ -229,17 +229,24 @@ out:
     return rc;
 }
 
-/* sluice_store_get_launch() inside the caller's transaction. */
-static sluice_err
-get_launch_locked(sluice_store_t *store, const char *launch_id, json_t **out, sluice_error_t *err)
+/* sluice_store_get_launch() inside the caller's transaction; without
+ * `with_render` the render is left unread (null). */
+static sluice_err get_launch_locked(sluice_store_t *store,
+                                    const char *launch_id,
+                                    int with_render,
+                                    json_t **out,
+                                    sluice_error_t *err)
 {
     store_stmt_t *st = NULL;
     json_t *obj = NULL;
     sluice_err rc;
 
-    if ((rc = store_prepare(
-             store, "SELECT " SUMMARY_COLS ", request, render FROM launches WHERE launch_id = ?1",
-             &st, err)) != SLUICE_OK)
+    if ((rc = store_prepare(store,
+                            with_render ? "SELECT " SUMMARY_COLS
+                                          ", request, render FROM launches WHERE launch_id = ?1"
+                                        : "SELECT " SUMMARY_COLS
+                                          ", request, NULL FROM launches WHERE launch_id = ?1",
+                            &st, err)) != SLUICE_OK)
         return rc;
     store_bind_text(st, 1, launch_id);
     switch (store_step(st)) {
@@ -271,7 +278,7 @@ sluice_err sluice_store_get_launch(sluice_store_t *store,
     if ((rc = store_check_launch_id(launch_id, err)) != SLUICE_OK)
         return rc;
     pthread_mutex_lock(&store->mu);
-    rc = get_launch_locked(store, launch_id, out, err);
+    rc = get_launch_locked(store, launch_id, 1, out, err);
     pthread_mutex_unlock(&store->mu);
     return rc;
 }
@@ -477,7 +484,7 @@ sluice_err sluice_store_read_launch(sluice_store_t *store,
     pthread_mutex_lock(&store->mu);
     if ((rc = store_exec(store, "BEGIN", err)) != SLUICE_OK)
         goto out;
-    rc = get_launch_locked(store, launch_id, &l, err);
+    rc = get_launch_locked(store, launch_id, 0, &l, err);
     if (rc == SLUICE_OK)
         rc = store_read_events_locked(store, launch_id, 1, 0, 0, &ev, err);
     if (rc == SLUICE_OK)
