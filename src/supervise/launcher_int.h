@@ -355,6 +355,10 @@ sluice_err launcher_record_observed(sluice_launcher_t *l,
                                     const sluice_jobview_t *views,
                                     size_t n,
                                     sluice_error_t *err);
+/* The pending heartbeats of one poll (each launch's unchanged live views
+ * observed again) in one durable commit.  `who` is reordered. */
+sluice_err
+launcher_record_heartbeats(sluice_launcher_t *l, launch_t **who, size_t n, sluice_error_t *err);
 
 /* ---- launcher_intake.c -------------------------------------------------- */
 

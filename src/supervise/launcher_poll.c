@@ -55,11 +55,16 @@ static int64_t heartbeat_ms(const sluice_launcher_t *l, const launch_t *L)
     return h;
 }
 
+/* What the batched read says about L.  A heartbeat (an unchanged pending
+ * job observed again for its timer) is not recorded here: L is added to
+ * beats[*nb] and the poll records them all in one commit. */
 static sluice_err poll_one(sluice_launcher_t *l,
                            launch_t *L,
                            sluice_lookup batch,
                            const sluice_job_state_t *st,
                            int64_t now,
+                           launch_t **beats,
+                           size_t *nb,
                            sluice_error_t *err)
 {
     sluice_jobview_t *v = NULL;
@@ -97,8 +102,7 @@ static sluice_err poll_one(sluice_launcher_t *l,
             goto full;
         if (L->fsm.state == SLUICE_FSM_PENDING && L->fsm.cfg.pending_timeout > 0 &&
             now - L->last_obs_ms >= heartbeat_ms(l, L))
-            return launcher_record_observed(l, L, SLUICE_LOOKUP_FOUND, SLUICE_SOURCE_LIVE, L->views,
-                                            L->n_views, err);
+            beats[(*nb)++] = L;
         return SLUICE_OK;
     }
     if (!L->have_state && st->base == SLUICE_JOB_PENDING && L->fsm.state == SLUICE_FSM_PENDING) {
@@ -172,7 +176,7 @@ sluice_err launcher_poll_live(sluice_launcher_t *l, int64_t now, sluice_error_t 
     launch_t **who = NULL;
     uint64_t *ids = NULL;
     sluice_job_state_t *st = NULL;
-    size_t k = 0;
+    size_t k = 0, nb = 0;
     sluice_lookup batch;
     sluice_err rc = SLUICE_OK;
     int64_t hold;
@@ -232,8 +236,12 @@ sluice_err launcher_poll_live(sluice_launcher_t *l, int64_t now, sluice_error_t 
     l->poll.last_read_ms = l->o.now_ms(l->o.clock_arg);
     l->poll.last_read_took_ms = l->poll.last_read_ms > now ? l->poll.last_read_ms - now : 0;
     timing_since(SLUICE_TIMING_READ, 1, t_read);
+    /* who[] doubles as the heartbeats' list: entry i is read before any
+     * heartbeat is written at an index <= i. */
     for (size_t i = 0; i < k && rc == SLUICE_OK; i++)
-        rc = poll_one(l, who[i], batch, &st[i], now, err);
+        rc = poll_one(l, who[i], batch, &st[i], now, who, &nb, err);
+    if (rc == SLUICE_OK)
+        rc = launcher_record_heartbeats(l, who, nb, err);
 out:
     free(who);
     free(ids);

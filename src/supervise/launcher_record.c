@@ -574,6 +574,47 @@ static sluice_err copy_views(const sluice_jobview_t *src, size_t n, sluice_jobvi
     return SLUICE_OK;
 }
 
+/* The observed event of a lookup into *ev (zeroed first); *skip when
+ * nothing is to be recorded (a repeated UNAVAILABLE: one record per
+ * outage, it already broke the pending chain). */
+static sluice_err observed_event(sluice_launcher_t *l,
+                                 const launch_t *L,
+                                 sluice_lookup lookup,
+                                 sluice_lookup_source source,
+                                 const sluice_jobview_t *views,
+                                 size_t n,
+                                 sluice_fsm_event_t *ev,
+                                 bool *skip,
+                                 sluice_error_t *err)
+{
+    memset(ev, 0, sizeof(*ev));
+    *skip = lookup == SLUICE_LOOKUP_UNAVAILABLE && L->last_unavailable;
+    if (*skip)
+        return SLUICE_OK;
+    ev->type = SLUICE_EV_OBSERVED;
+    ev->lookup = lookup;
+    ev->source = source;
+    if (lookup != SLUICE_LOOKUP_FOUND)
+        return SLUICE_OK;
+    if (copy_views(views, n, &ev->jobs) != SLUICE_OK)
+        return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+    ev->n_jobs = n;
+    launcher_mark_failed_unschedulable(l, ev->jobs, n);
+    if (!launcher_fill_hidden_bases(L->views, L->n_views, ev->jobs, n)) {
+        sluice_log(SLUICE_LOG_WARNING,
+                   "launch %s: Slurm reported a job state sluice does not know; "
+                   "counted as unavailable",
+                   L->id);
+        sluice_fsm_event_clear(ev);
+        memset(ev, 0, sizeof(*ev));
+        *skip = L->last_unavailable;
+        ev->type = SLUICE_EV_OBSERVED;
+        ev->lookup = SLUICE_LOOKUP_UNAVAILABLE;
+        ev->source = source;
+    }
+    return SLUICE_OK;
+}
+
 sluice_err launcher_record_observed(sluice_launcher_t *l,
                                     launch_t *L,
                                     sluice_lookup lookup,
@@ -583,39 +624,53 @@ sluice_err launcher_record_observed(sluice_launcher_t *l,
                                     sluice_error_t *err)
 {
     sluice_fsm_event_t ev;
-    sluice_err rc;
+    bool skip = false;
+    sluice_err rc = observed_event(l, L, lookup, source, views, n, &ev, &skip, err);
 
-    if (lookup == SLUICE_LOOKUP_UNAVAILABLE && L->last_unavailable)
-        return SLUICE_OK; /* one record per outage: it already broke the pending chain */
-    memset(&ev, 0, sizeof(ev));
-    ev.type = SLUICE_EV_OBSERVED;
-    ev.lookup = lookup;
-    ev.source = source;
-    if (lookup == SLUICE_LOOKUP_FOUND) {
-        if (copy_views(views, n, &ev.jobs) != SLUICE_OK)
-            return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
-        ev.n_jobs = n;
-        launcher_mark_failed_unschedulable(l, ev.jobs, n);
-        if (!launcher_fill_hidden_bases(L->views, L->n_views, ev.jobs, n)) {
-            sluice_log(SLUICE_LOG_WARNING,
-                       "launch %s: Slurm reported a job state sluice does not know; "
-                       "counted as unavailable",
-                       L->id);
-            sluice_fsm_event_clear(&ev);
-            memset(&ev, 0, sizeof(ev));
-            if (L->last_unavailable)
-                return SLUICE_OK;
-            ev.type = SLUICE_EV_OBSERVED;
-            ev.lookup = lookup = SLUICE_LOOKUP_UNAVAILABLE;
-            ev.source = source;
-        }
+    if (rc != SLUICE_OK || skip) {
+        sluice_fsm_event_clear(&ev);
+        return rc;
     }
     rc = launcher_record(l, L, &ev, NULL, err);
-    sluice_fsm_event_clear(&ev);
     if (rc == SLUICE_OK) {
-        L->last_unavailable = lookup == SLUICE_LOOKUP_UNAVAILABLE;
+        L->last_unavailable = ev.lookup == SLUICE_LOOKUP_UNAVAILABLE;
         L->last_obs_ms = launcher_now_ms(l);
     }
+    sluice_fsm_event_clear(&ev);
+    return rc;
+}
+
+sluice_err
+launcher_record_heartbeats(sluice_launcher_t *l, launch_t **who, size_t n, sluice_error_t *err)
+{
+    sluice_fsm_event_t *evs;
+    size_t m = 0;
+    sluice_err rc = SLUICE_OK;
+
+    if (n == 0)
+        return SLUICE_OK;
+    if ((evs = calloc(n, sizeof(*evs))) == NULL)
+        return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n && rc == SLUICE_OK; i++) {
+        bool skip = false;
+
+        rc = observed_event(l, who[i], SLUICE_LOOKUP_FOUND, SLUICE_SOURCE_LIVE, who[i]->views,
+                            who[i]->n_views, &evs[m], &skip, err);
+        if (rc == SLUICE_OK && !skip)
+            who[m++] = who[i];
+        else
+            sluice_fsm_event_clear(&evs[m]);
+    }
+    if (rc == SLUICE_OK && m > 0)
+        rc = launcher_record_many(l, who, evs, m, err);
+    for (size_t i = 0; i < m; i++) {
+        if (rc == SLUICE_OK) {
+            who[i]->last_unavailable = evs[i].lookup == SLUICE_LOOKUP_UNAVAILABLE;
+            who[i]->last_obs_ms = launcher_now_ms(l);
+        }
+        sluice_fsm_event_clear(&evs[i]);
+    }
+    free(evs);
     return rc;
 }
 

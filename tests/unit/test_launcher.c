@@ -1523,6 +1523,34 @@ Test(launcher, pending_timeout_cancels_and_fails)
     sluice_launcher_free(l);
 }
 
+/* The heartbeats that keep pending timers honest (an unchanged pending job
+ * observed again) are recorded for every such launch of a poll, in one
+ * commit, and the timers still run out. */
+Test(launcher, heartbeats_of_many_pending_launches_keep_every_timer)
+{
+    sluice_launcher_t *l = new_launcher();
+    fake_stage_t stuck[] = {{SLUICE_JOB_PENDING, 0, 0, 0, 100000}};
+    const char *ids[] = {"HB1", "HB2", "HB3", "HB4", "HB5"};
+    size_t before[5];
+
+    fake_cluster_set_script(fc, stuck, 1);
+    for (size_t i = 0; i < 5; i++)
+        accept_launch(l, ids[i], 1, json_pack("{s:i}", "pending_timeout", 20), NULL, 0);
+    for (int i = 0; i < 4; i++)
+        step(l);
+    for (size_t i = 0; i < 5; i++)
+        before[i] = count_events(ids[i], "observed");
+    for (int i = 0; i < 4; i++)
+        step(l);
+    for (size_t i = 0; i < 5; i++)
+        cr_assert_gt(count_events(ids[i], "observed"), before[i], "%s: no heartbeat", ids[i]);
+    for (size_t i = 0; i < 5; i++)
+        cr_assert_eq(run_to_end(l, ids[i], 40), 104, "%s", ids[i]);
+    for (size_t i = 0; i < 5; i++)
+        cr_assert(reason_has(ids[i], "pending timeout"), "%s", ids[i]);
+    sluice_launcher_free(l);
+}
+
 /* ---- pending reasons ------------------------------------------------------ */
 
 static void pending_forever(const char *reason, const char *desc)
