@@ -182,7 +182,53 @@ static const char *column_str(sqlite3_stmt *st, int col)
 
 /* ---- the statement accessors of store_int.h ---------------------------- */
 
-#define RAW(st) ((sqlite3_stmt *)(void *)(st))
+/* A store_stmt_t: a SQLite statement, and the cache slot it came from.
+ * The store keeps the statements it prepared (up to STMT_CACHE, by SQL
+ * text) and hands one out again once the last user finalised it: each
+ * append, read and commit otherwise spent a good part of its CPU parsing
+ * the same SQL again.  A statement asked for while its cached copy is in
+ * use (a nested query of the same text) is prepared on its own and
+ * finalised as before.  Callers hold store->mu, so the cache needs no lock
+ * of its own. */
+#define STMT_CACHE 48
+
+struct store_stmt {
+    sqlite3_stmt *raw;
+    struct stmt_slot *slot; /* NULL: not cached, finalised by store_finalize */
+};
+
+struct stmt_slot {
+    char *sql;
+    uint64_t hash;
+    uint64_t used; /* the cache's clock at the last hand-out */
+    bool busy;
+    struct store_stmt st;
+};
+
+struct store_stmt_cache {
+    struct stmt_slot slot[STMT_CACHE];
+    uint64_t clock;
+};
+
+#define RAW(st) ((st)->raw)
+
+static uint64_t sql_hash(const char *sql)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+
+    for (; *sql != '\0'; sql++)
+        h = (h ^ (unsigned char)*sql) * 1099511628211ull;
+    return h;
+}
+
+static void stmt_cache_free(struct store_stmt_cache *c)
+{
+    for (size_t i = 0; c != NULL && i < STMT_CACHE; i++) {
+        sqlite3_finalize(c->slot[i].st.raw);
+        free(c->slot[i].sql);
+    }
+    free(c);
+}
 
 sluice_err store_db_fail(const sluice_store_t *s, sluice_error_t *err, const char *what)
 {
@@ -196,11 +242,49 @@ sluice_err store_exec(sluice_store_t *s, const char *sql, sluice_error_t *err)
 
 sluice_err store_prepare(sluice_store_t *s, const char *sql, store_stmt_t **st, sluice_error_t *err)
 {
+    struct store_stmt_cache *c = s->stmts;
+    struct stmt_slot *victim = NULL;
+    struct store_stmt *one;
+    uint64_t h = sql_hash(sql);
     sqlite3_stmt *raw = NULL;
-    sluice_err rc = prepare(s, sql, &raw, err);
+    sluice_err rc;
 
-    *st = (store_stmt_t *)(void *)raw;
-    return rc;
+    *st = NULL;
+    for (size_t i = 0; c != NULL && i < STMT_CACHE; i++) {
+        struct stmt_slot *sl = &c->slot[i];
+        if (sl->sql != NULL && sl->hash == h && !sl->busy && strcmp(sl->sql, sql) == 0) {
+            sl->busy = true;
+            sl->used = ++c->clock;
+            *st = &sl->st;
+            return SLUICE_OK;
+        }
+        if (!sl->busy && (victim == NULL || sl->used < victim->used))
+            victim = sl;
+    }
+    if ((rc = prepare(s, sql, &raw, err)) != SLUICE_OK)
+        return rc;
+    if (victim != NULL) {
+        char *copy = strdup(sql);
+        if (copy != NULL) {
+            sqlite3_finalize(victim->st.raw);
+            free(victim->sql);
+            victim->sql = copy;
+            victim->hash = h;
+            victim->busy = true;
+            victim->used = ++c->clock;
+            victim->st.raw = raw;
+            victim->st.slot = victim;
+            *st = &victim->st;
+            return SLUICE_OK;
+        }
+    }
+    if ((one = calloc(1, sizeof(*one))) == NULL) {
+        sqlite3_finalize(raw);
+        return sluice_errorf(err, SLUICE_ENOMEM, "%s: prepare: out of memory", s->db_path);
+    }
+    one->raw = raw;
+    *st = one;
+    return SLUICE_OK;
 }
 
 sluice_err store_step_done(sluice_store_t *s, store_stmt_t *st, sluice_error_t *err)
@@ -215,7 +299,18 @@ void store_rollback(sluice_store_t *s)
 
 void store_finalize(store_stmt_t *st)
 {
-    sqlite3_finalize(RAW(st));
+    if (st == NULL)
+        return;
+    if (st->slot == NULL) {
+        sqlite3_finalize(st->raw);
+        free(st);
+        return;
+    }
+    /* Back into the cache: reset, its bindings cleared (no text of one
+     * call is kept for the next). */
+    sqlite3_reset(st->raw);
+    sqlite3_clear_bindings(st->raw);
+    st->slot->busy = false;
 }
 
 int store_step(store_stmt_t *st)
@@ -472,6 +567,7 @@ sluice_err sluice_store_open(sluice_store_t **out, const char *dir, sluice_error
     }
     s->lock_fd = -1;
     pthread_mutex_init(&s->mu, NULL);
+    s->stmts = calloc(1, sizeof(*s->stmts)); /* NULL: statements are not kept */
     s->dir = strdup(dir);
     s->db_path = store_path_join(dir, DB_NAME);
     s->lock_path = store_path_join(dir, LOCK_NAME);
@@ -530,6 +626,7 @@ void sluice_store_close(sluice_store_t *store)
     if (store == NULL)
         return;
     sluice_store_unlock_supervisor(store);
+    stmt_cache_free(store->stmts);
     if (store->db != NULL)
         sqlite3_close_v2(store->db);
     pthread_mutex_destroy(&store->mu);

@@ -38,10 +38,12 @@
     "launch_id, site, study, state, result_code, reason, created_ms, updated_ms, attempt, "        \
     "job_ids, terminal, last_seq, summary_seq, request_hash"
 
-struct sqlite3; /* store.c only */
+struct sqlite3;          /* store.c only */
+struct store_stmt_cache; /* store.c only: prepared statements kept */
 
 struct sluice_store {
     struct sqlite3 *db; /* store.c only */
+    struct store_stmt_cache *stmts;
     pthread_mutex_t mu;
     char *dir;
     char *db_path;
