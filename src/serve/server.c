@@ -44,6 +44,7 @@
 #include "base/wipe.h"
 #include "server_access.h"
 #include "server_answer.h"
+#include "server_feed.h"
 #include "server_int.h"
 #include "server_req.h"
 #include "server_routes.h"
@@ -613,6 +614,10 @@ sluice_server_new(sluice_server_t **out, const sluice_server_opts_t *opts, sluic
     if ((rc = sluice_store_open(&s->rstore, sluice_store_dir(opts->store), err)) != SLUICE_OK ||
         (rc = sluice_store_last_gseq(s->rstore, &s->seen_gseq, err)) != SLUICE_OK)
         goto out;
+    if ((s->feed = server_feed_new(s->seen_gseq, 0, 0)) == NULL) {
+        rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+        goto out;
+    }
     if ((opts->listen || opts->tokens_file) &&
         (rc = server_load_tokens(s, opts->tokens_file, err)) != SLUICE_OK)
         goto out;
@@ -734,6 +739,7 @@ void sluice_server_free(sluice_server_t *s)
     server_access_free(s);
     pthread_mutex_destroy(&s->prune_mu);
     free(s->waiting);
+    server_feed_free(s->feed);
     sluice_store_close(s->rstore);
     pthread_mutex_destroy(&s->rmu);
     pthread_mutex_destroy(&s->vmu);

@@ -12,6 +12,8 @@
  * - server_access.c: the tokens file, the constant-time compare, callers
  *   and admins, TLS PEM reading and zeroing, the listening sockets.
  * - server_cache.c: the read cache of GET /v1/launches/{id}.
+ * - server_feed.c: the shared feed of recent events the streams copy
+ *   from (its own locks).
  * - server_retention.c: sluice_server_prune and its helpers.
  * - server_metrics.c: the Prometheus text of /v1/metrics and the
  *   launcher-cycle histogram.
@@ -50,6 +52,7 @@
 
 struct MHD_Daemon; /* only server.c uses these */
 struct MHD_Connection;
+struct server_feed; /* server_feed.h */
 
 /* One cached answer of GET /v1/launches/{id}. */
 typedef struct {
@@ -89,6 +92,8 @@ struct sluice_server {
     pthread_mutex_t mu;     /* the launcher and its store */
     sluice_store_t *rstore; /* the server's own connection for reads */
     pthread_mutex_t rmu;    /* rstore */
+    /* recent events for the streams (server_feed.c; locks of its own) */
+    struct server_feed *feed;
     pthread_mutex_t wait_mu;
     struct MHD_Connection **waiting;
     size_t n_waiting, cap_waiting;
