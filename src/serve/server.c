@@ -12,9 +12,10 @@
  * - Streams (log follow, SSE) are callback responses: when nothing is new
  *   the stream says so, this file suspends its connection, and a ticker
  *   thread resumes every waiting connection each follow_poll_ms, and at
- *   once after a commit (server_wake_streams: a launcher transition or
- *   cycle, a POST or DELETE), so no worker blocks per reader and a
- *   watcher sees an event milliseconds after its commit.
+ *   once after a commit (server_wake_streams: every event appended through
+ *   the service's store handle, a launcher transition or cycle, a POST or
+ *   DELETE), so no worker blocks per reader and a watcher sees an event
+ *   milliseconds after its commit.
  * - Hostile clients: past max_connections a request gets 503 and the
  *   connection closes; a body over SLUICE_SERVER_MAX_BODY gets 413 (read
  *   and thrown away up to DRAIN_MAX) or a closed connection; a body slower
@@ -702,6 +703,7 @@ sluice_server_new(sluice_server_t **out, const sluice_server_opts_t *opts, sluic
         goto out;
     }
     s->ticker_started = 1;
+    sluice_store_on_commit(s->o.store, server_wake_on_commit, s);
     *out = s;
     s = NULL;
 out:
@@ -732,6 +734,8 @@ void sluice_server_free(sluice_server_t *s)
         MHD_stop_daemon(s->d);
     if (s->ud)
         MHD_stop_daemon(s->ud);
+    if (s->ticker_started) /* no handler commits any more (the launcher is stopped) */
+        sluice_store_on_commit(s->o.store, NULL, NULL);
     if (s->socket_path) {
         unlink(s->socket_path);
         free(s->socket_path);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* server_wake.c - server_wake_streams (server_wake.h): count the wake and
- * signal the ticker; server.c resumes the waiting connections.
+ * signal the ticker; server.c resumes the waiting connections.  Also the
+ * store's commit callback that does the same.
  *
  * Notes:
  * - wake_gen lets a stream that looked for news before a wake, and parks
@@ -21,4 +22,9 @@ void server_wake_streams(struct sluice_server *s)
     s->wake_due = 1;
     pthread_cond_signal(&s->wake_cv);
     pthread_mutex_unlock(&s->wait_mu);
+}
+
+void server_wake_on_commit(void *arg)
+{
+    server_wake_streams(arg);
 }

@@ -16,4 +16,9 @@ struct sluice_server;
  * as one).  NULL-safe. */
 void server_wake_streams(struct sluice_server *s);
 
+/* server_wake_streams(arg) as the store's commit callback
+ * (sluice_store_on_commit): every event the service's own handle commits
+ * wakes the streams, not only a launcher transition or cycle. */
+void server_wake_on_commit(void *arg);
+
 #endif /* SLUICE_SERVER_WAKE_H */
