@@ -5,7 +5,8 @@
  * ends, a prune), then over `sluice serve` on 127.0.0.1:<any>: a stream
  * behind the feed reads the store and misses nothing, its frames are the
  * feed's byte for byte, and many concurrent streams each get every event
- * once.  Only loopback traffic. */
+ * once; a plain append through the service's store handle wakes waiting
+ * streams (the store's commit callback).  Only loopback traffic. */
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -523,9 +524,10 @@ static char *dechunk(const char *raw)
     return out;
 }
 
-/* Read an open stream until it ends, or until `needle` was seen in its
- * data (NULL: the end only); the data (caller frees). */
-static char *drain(int fd, const char *needle)
+/* Read an open stream until it ends, until `needle` was seen in its data
+ * (NULL: the end only) or until nothing came for timeout_ms; the data
+ * (caller frees). */
+static char *drain_for(int fd, const char *needle, int timeout_ms)
 {
     size_t n = 0, cap = 1 << 16;
     char *buf = malloc(cap), *body = NULL;
@@ -547,7 +549,7 @@ static char *drain(int fd, const char *needle)
             if (strstr(body, needle))
                 break;
         }
-        if (poll(&p, 1, 10000) != 1 || (k = read(fd, buf + n, cap - n - 1)) <= 0)
+        if (poll(&p, 1, timeout_ms) != 1 || (k = read(fd, buf + n, cap - n - 1)) <= 0)
             break;
         n += (size_t)k;
     }
@@ -558,6 +560,11 @@ static char *drain(int fd, const char *needle)
     body = dechunk(strstr(buf, "\r\n\r\n") + 4);
     free(buf);
     return body;
+}
+
+static char *drain(int fd, const char *needle)
+{
+    return drain_for(fd, needle, 10000);
 }
 
 /* The gseqs the store has for `launch_id` (NULL: every launch) after
@@ -749,4 +756,77 @@ Test(server_feed_serve, a_stream_behind_the_feed_reads_the_store)
     }
     free(body);
     sluice_server_free(late);
+}
+
+/* ---- a commit wakes the streams ---------------------------------------- */
+
+static void count_commit(void *arg)
+{
+    (*(int *)arg)++;
+}
+
+Test(server_feed, the_store_calls_its_commit_callback_after_each_append)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_store_append_t items[2];
+    int calls = 0;
+
+    make("a");
+    sluice_store_on_commit(st, count_commit, &calls);
+    note("a", "one");
+    cr_assert_eq(calls, 1);
+    memset(items, 0, sizeof(items));
+    items[0].launch_id = "a";
+    items[0].name = "two";
+    items[1].launch_id = "a";
+    items[1].name = "three";
+    cr_assert_sluice_ok(sluice_store_append_many(st, items, 2, &err), &err);
+    cr_assert_eq(calls, 2, "one commit, one call");
+    /* A failed append commits nothing and calls nothing. */
+    cr_assert_neq(sluice_store_append_event(st, "nope", "x", NULL, NULL, 0, NULL, &err), SLUICE_OK);
+    cr_assert_eq(calls, 2);
+    sluice_store_on_commit(st, NULL, NULL);
+    note("a", "four");
+    cr_assert_eq(calls, 2);
+}
+
+static void slow_ticker(sluice_server_opts_t *so, void *arg)
+{
+    (void)arg;
+    so->follow_poll_ms = 20000;
+}
+
+static void wake_setup(void)
+{
+    sfx_opts_t o;
+    char why[256];
+
+    memset(&o, 0, sizeof(o));
+    o.real_clock = true;
+    o.tweak = slow_ticker;
+    cr_assert_eq(sfx_start_with(&fx, &o, why, sizeof(why)), 0, "%s", why);
+}
+
+TestSuite(server_feed_wake, .init = wake_setup, .fini = serve_teardown, .timeout = 60);
+
+/* The ticker is at 20 s: only the store's commit callback can bring an
+ * event that is no launcher transition (a plain append through the
+ * service's store handle) to a waiting stream within the 5 s drain. */
+Test(server_feed_wake, a_plain_append_reaches_a_waiting_stream)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    char path[128], *body;
+    int fd;
+
+    post("w-1");
+    snprintf(path, sizeof(path), "/v1/launches/w-1/events?after=%lld",
+             (long long)last_gseq(fx.store));
+    cr_assert_geq(fd = hc_open_get(fx.port, path, SFX_AUTH), 0);
+    usleep(300 * 1000); /* the stream is suspended by then */
+    cr_assert_sluice_ok(
+        sluice_store_append_event(fx.store, "w-1", "plain-note", NULL, "cli", 0, NULL, &err), &err);
+    body = drain_for(fd, "event: plain-note\n", 5000);
+    close(fd);
+    cr_assert_not_null(strstr(body, "event: plain-note\n"), "%s", body);
+    free(body);
 }
