@@ -178,6 +178,33 @@ static long count_state(uint16_t port, const char *state)
 
 /* ---- 2. the watchers ---------------------------------------------------- */
 
+#define BY_NAME 16
+
+/* The samples of one event name: how many, how many over 50 ms, the
+ * longest. */
+typedef struct {
+    char name[40];
+    size_t n, over;
+    double max;
+} by_name_t;
+
+static void by_name_add(by_name_t *t, const char *name, double ms)
+{
+    size_t i;
+
+    for (i = 0; i < BY_NAME && t[i].name[0] != '\0'; i++)
+        if (strcmp(t[i].name, name) == 0)
+            break;
+    if (i == BY_NAME)
+        return;
+    if (t[i].name[0] == '\0')
+        snprintf(t[i].name, sizeof(t[i].name), "%s", name);
+    t[i].n++;
+    t[i].over += ms > 50.0;
+    if (ms > t[i].max)
+        t[i].max = ms;
+}
+
 typedef enum { W_HEAD, W_SIZE, W_DATA, W_CRLF, W_DEAD } wstate_t;
 
 typedef struct {
@@ -204,6 +231,7 @@ typedef struct {
     atomic_int stop;
     double *lat; /* ms */
     size_t n_lat;
+    by_name_t names[BY_NAME]; /* the samples by event name */
     size_t fallbacks, errors;
     int64_t mark; /* the store's newest gseq before the watchers connected */
 } watch_t;
@@ -268,8 +296,12 @@ static void w_line(watch_t *W, watcher_t *w, const char *line, size_t len, doubl
         else
             w->received++;
         w->last_gseq = g > w->last_gseq ? g : w->last_gseq;
-        if (t > w->since_ms && W->n_lat < MAX_SAMPLES)
+        if (t > w->since_ms && W->n_lat < MAX_SAMPLES) {
+            const char *name = json_string_value(json_object_get(j, "name"));
+
             W->lat[W->n_lat++] = t_read - (double)t;
+            by_name_add(W->names, name ? name : "?", t_read - (double)t);
+        }
     }
     json_decref(j);
 }
@@ -608,6 +640,9 @@ out:
                bench_pct(W.lat, W.n_lat, 50), bench_pct(W.lat, W.n_lat, 90),
                bench_pct(W.lat, W.n_lat, 99), W.n_lat ? W.lat[W.n_lat - 1] : -1.0, over, W.n_lat,
                bench_loadavg1());
+        for (size_t i = 0; i < BY_NAME && W.names[i].name[0] != '\0'; i++)
+            printf("fanout:   %-20s %4zu samples, %4zu over 50 ms, max %.1f ms\n", W.names[i].name,
+                   W.names[i].n, W.names[i].over, W.names[i].max);
         bench_target("fanout: events missed", (double)missed, 0.0, false);
         bench_target("fanout: events repeated", (double)repeated, 0.0, false);
         bench_target("fanout: max latency commit -> watcher (ms)",

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* server_feed.c - the shared feed of recent events (server_feed.h): after a
- * wake (or a tick) ONE stream reads what is new from the store
+ * wake (or a tick) the ticker reads what is new from the store ONCE
  * (sluice_store_events_since from the feed's head, in batches) and keeps
  * each event as its finished SSE frame, with the fields streams filter on
  * (launch id, the state after the event, gseq), in a bounded ring.  Every
@@ -23,9 +23,9 @@
  *   its older part to the store).
  * - Locks: `mu` guards the ring, base, head and epoch and is held only to
  *   search and copy (never during a store query); `amu` lets one thread at
- *   a time read the store into the ring (the others wait for it, then find
- *   the ring current).  A prune (server_feed_forget) empties the ring and
- *   counts an epoch, so a batch read before it is thrown away, not kept.
+ *   a time read the store into the ring.  A prune (server_feed_forget)
+ *   empties the ring and counts an epoch, so a batch read before it is
+ *   thrown away, not kept.
  * - Where a launch's stream ends matches sluice_store_launch_events_after:
  *   the event that made the launch terminal is its summary event, the
  *   first whose state is DONE (a DONE launch never changes state again;
@@ -36,7 +36,6 @@
 #define _GNU_SOURCE 1 /* strdup under -std=c11 */
 #include <inttypes.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,10 +61,7 @@ struct server_feed {
     size_t first, n, bytes;
     int64_t base, head;
     uint64_t epoch;
-    pthread_mutex_t amu;   /* one catch-up at a time */
-    atomic_ullong adv_gen; /* the wake count of the newest catch-up */
-    atomic_llong adv_ms;   /* when it started (monotonic ms) */
-    atomic_int adv_done;   /* 1 once a catch-up has happened */
+    pthread_mutex_t amu; /* one catch-up at a time */
 };
 
 server_feed_t *server_feed_new(int64_t head, size_t max_events, size_t max_bytes)
@@ -83,9 +79,6 @@ server_feed_t *server_feed_new(int64_t head, size_t max_events, size_t max_bytes
     f->base = f->head = head;
     pthread_mutex_init(&f->mu, NULL);
     pthread_mutex_init(&f->amu, NULL);
-    atomic_init(&f->adv_gen, 0);
-    atomic_init(&f->adv_ms, 0);
-    atomic_init(&f->adv_done, 0);
     return f;
 }
 
@@ -282,33 +275,17 @@ out:
 sluice_err server_feed_catch_up(server_feed_t *f,
                                 sluice_store_t *store,
                                 pthread_mutex_t *store_mu,
-                                uint64_t gen,
-                                int64_t now_ms,
-                                int64_t stale_ms,
                                 sluice_error_t *err)
 {
     sluice_err rc = SLUICE_OK;
     size_t batches = 0;
     int more = 1;
 
-    if (atomic_load(&f->adv_done) && atomic_load(&f->adv_gen) >= gen &&
-        now_ms - atomic_load(&f->adv_ms) < stale_ms)
-        return SLUICE_OK;
     pthread_mutex_lock(&f->amu);
-    /* Another thread may have read while this one waited. */
-    if (atomic_load(&f->adv_done) && atomic_load(&f->adv_gen) >= gen &&
-        now_ms - atomic_load(&f->adv_ms) < stale_ms)
-        goto out;
     while (more && rc == SLUICE_OK && batches * FEED_BATCH < f->max_events) {
         rc = catch_up_batch(f, store, store_mu, &more, err);
         batches++;
     }
-    if (rc == SLUICE_OK) {
-        atomic_store(&f->adv_gen, gen);
-        atomic_store(&f->adv_ms, now_ms);
-        atomic_store(&f->adv_done, 1);
-    }
-out:
     pthread_mutex_unlock(&f->amu);
     return rc;
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* server_feed.h - the shared feed of recent events behind `sluice serve`'s
- * event streams (not installed): read once from the store after a commit,
- * kept as ready SSE frames in a bounded ring, and handed to every stream
- * whose position lies inside it.  See server_feed.c for the rules.
+ * event streams (not installed): read once from the store after a commit
+ * (by the ticker, before it resumes the streams), kept as ready SSE frames
+ * in a bounded ring, and handed to every stream whose position lies inside
+ * it.  See server_feed.c for the rules.
  */
 #ifndef SLUICE_SERVER_FEED_H
 #define SLUICE_SERVER_FEED_H
@@ -44,17 +45,13 @@ server_feed_t *server_feed_new(int64_t head, size_t max_events, size_t max_bytes
 void server_feed_free(server_feed_t *f);
 
 /* Read every event after the feed's head from `store` (under `store_mu`
- * when not NULL) into the ring, in batches.  `gen` is the caller's wake
- * count read before the call, `now_ms` a monotonic clock: nothing is read
- * when a read at a wake count >= gen already happened less than stale_ms
- * ago, so a burst of streams resumed by one wake costs one store query.
- * Any thread; readers of the ring are not held up by the store query. */
+ * when not NULL) into the ring, in batches (at most the ring's size in
+ * one call).  Any thread, one at a time (the others wait); readers of the
+ * ring are not held up by the store query.  `sluice serve`'s ticker calls
+ * it once per round, before it resumes the waiting streams. */
 sluice_err server_feed_catch_up(server_feed_t *f,
                                 sluice_store_t *store,
                                 pthread_mutex_t *store_mu,
-                                uint64_t gen,
-                                int64_t now_ms,
-                                int64_t stale_ms,
                                 sluice_error_t *err);
 
 /* The gseq up to which the feed has read the store: every event up to it

@@ -98,10 +98,11 @@ struct sluice_server {
     struct MHD_Connection **waiting;
     size_t n_waiting, cap_waiting;
     int no_more_suspend;
-    /* wakes (server_wake_streams): a count, and the ticker's condition */
-    atomic_ullong wake_gen;
-    pthread_cond_t wake_cv; /* with wait_mu */
-    int wake_due;           /* under wait_mu: a wake is asked for */
+    /* wakes (server_wake_streams): the ticker's condition; its rounds */
+    pthread_cond_t wake_cv;  /* with wait_mu */
+    int wake_due;            /* under wait_mu: a wake is asked for */
+    atomic_ullong round_gen; /* bumped under wait_mu after each round's feed read */
+    int feed_failing;        /* ticker only: the last feed read failed */
     pthread_t ticker;
     int ticker_started;
     atomic_int stopping;

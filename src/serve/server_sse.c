@@ -17,14 +17,13 @@
  *   every event before it were sent; it also ends when the launch is
  *   pruned while watched (a prune empties the feed, so the stream reads the
  *   store, which no longer knows the launch).
- * - A stream looks at the feed first: the first stream to look after a
- *   wake (or after half a follow_poll_ms) reads the store into the feed
- *   once, the others copy their events from it.  The site filter is not in
- *   the feed's rows: such a stream always reads the store.
+ * - A stream looks at the feed first (the ticker reads the store into it
+ *   once per wake or tick, before it resumes the streams) and copies its
+ *   events from there.  The site filter is not in the feed's rows: such a
+ *   stream always reads the store.
  */
 #include <inttypes.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,31 +132,24 @@ static sluice_err sse_fill_store(sse_t *e, sluice_error_t *err)
  * shared feed when it holds them, else from the store. */
 static sluice_err sse_fill(sse_t *e, sluice_error_t *err)
 {
-    sluice_server_t *s = e->s;
-    int64_t stale = s->o.follow_poll_ms > 2 ? s->o.follow_poll_ms / 2 : 1;
+    feed_query_t q;
+    int r = 0;
 
     e->len = e->off = 0;
-    if (e->site[0] == '\0' &&
-        server_feed_catch_up(s->feed, s->rstore, &s->rmu, atomic_load(&s->wake_gen),
-                             server_clock_ms(CLOCK_MONOTONIC), stale, NULL) == SLUICE_OK) {
-        feed_query_t q;
-        int r;
-
+    if (e->site[0] == '\0') {
         memset(&q, 0, sizeof(q));
         q.launch_id = e->launch_id[0] ? e->launch_id : NULL;
         q.state = e->state[0] ? e->state : NULL;
         q.one_launch = e->one_launch;
         q.done_gseq = e->done_gseq;
         q.live_at = e->live_at;
-        r = server_feed_read(s->feed, &e->after, &q, SSE_BATCH, &e->pending, &e->len, &e->cap);
+        r = server_feed_read(e->s->feed, &e->after, &q, SSE_BATCH, &e->pending, &e->len, &e->cap);
         if (r < 0)
             return sluice_errorf(err, SLUICE_ENOMEM, "event stream: out of memory");
         e->done_gseq = q.done_gseq;
         e->live_at = q.live_at;
-        if (r == 1)
-            return SLUICE_OK;
     }
-    return sse_fill_store(e, err);
+    return r == 1 ? SLUICE_OK : sse_fill_store(e, err);
 }
 
 static ssize_t sse_reader(void *cls, char *buf, size_t max)

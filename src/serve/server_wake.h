@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* server_wake.h - asking for waiting event streams to be resumed now (not
  * installed).  The ticker in server.c does the resuming (it alone calls
- * libmicrohttpd); this file only counts the wake and signals it, so the
+ * libmicrohttpd); this file only signals it, so the
  * launcher's thread, the metrics hook and the request handlers can ask
  * without calling up into server.c.
  */

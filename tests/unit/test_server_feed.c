@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_server_feed.c - the shared feed of recent events behind the event
- * streams (server_feed.c): its ring over a bare store (catch-up, one read
- * per wake, eviction by count and bytes, filters, where a launch's stream
+ * streams (server_feed.c): its ring over a bare store (catch-up in
+ * batches, eviction by count and bytes, filters, where a launch's stream
  * ends, a prune), then over `sluice serve` on 127.0.0.1:<any>: a stream
  * behind the feed reads the store and misses nothing, its frames are the
  * feed's byte for byte, and many concurrent streams each get every event
@@ -91,12 +91,12 @@ static int64_t last_gseq(sluice_store_t *s)
     return g;
 }
 
-/* Catch the feed up as a stream after wake `gen` would. */
-static void catch_up(server_feed_t *f, uint64_t gen)
+/* Catch the feed up as the ticker does. */
+static void catch_up(server_feed_t *f)
 {
     sluice_error_t err = SLUICE_ERROR_INIT;
 
-    cr_assert_sluice_ok(server_feed_catch_up(f, st, NULL, gen, 0, 1000, &err), &err);
+    cr_assert_sluice_ok(server_feed_catch_up(f, st, NULL, &err), &err);
 }
 
 /* The `id:` values of the frames in text[0..len), into ids (at most max);
@@ -173,7 +173,7 @@ Test(server_feed, catch_up_keeps_store_frames_and_evicts_the_oldest)
     cr_assert_not_null(f);
     for (i = 0; i < 20; i++)
         note("a", "tick");
-    catch_up(f, 1);
+    catch_up(f);
     cr_assert_eq(server_feed_head(f), last_gseq(st));
     /* Only the newest 8 are kept: a stream at the start is behind. */
     memset(&q, 0, sizeof(q));
@@ -222,7 +222,7 @@ Test(server_feed, a_byte_cap_keeps_at_least_the_newest)
     cr_assert_not_null(f);
     note("a", "one");
     note("a", "two");
-    catch_up(f, 1);
+    catch_up(f);
     memset(&q, 0, sizeof(q));
     after = last_gseq(st) - 2;
     cr_assert_eq(rd(f, &after, &q, 100, &buf, &len, &cap), 0);
@@ -234,37 +234,40 @@ Test(server_feed, a_byte_cap_keeps_at_least_the_newest)
     server_feed_free(f);
 }
 
-Test(server_feed, one_read_per_wake_and_more_than_one_batch)
+Test(server_feed, a_backlog_comes_in_whole_up_to_the_ring_size)
 {
     server_feed_t *f;
-    sluice_error_t err = SLUICE_ERROR_INIT;
-    int64_t h;
+    feed_query_t q;
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    int64_t after, ids[1024];
     int i;
 
     make("a");
-    f = server_feed_new(last_gseq(st), 0, 0);
+    f = server_feed_new(last_gseq(st), 1000, 0);
     cr_assert_not_null(f);
-    catch_up(f, 3);
-    note("a", "later");
-    /* The same wake, not stale: no store read. */
-    h = server_feed_head(f);
-    catch_up(f, 3);
-    cr_assert_eq(server_feed_head(f), h);
-    catch_up(f, 2);
-    cr_assert_eq(server_feed_head(f), h);
-    /* A newer wake reads. */
-    catch_up(f, 4);
-    cr_assert_eq(server_feed_head(f), last_gseq(st));
-    /* So does the same wake once stale (the tick's look for other
-     * processes' commits). */
-    note("a", "foreign");
-    cr_assert_sluice_ok(server_feed_catch_up(f, st, NULL, 4, 5000, 1000, &err), &err);
-    cr_assert_eq(server_feed_head(f), last_gseq(st));
-    /* A backlog larger than one store batch comes in whole. */
+    /* more than one store batch (256) */
     for (i = 0; i < 600; i++)
         note("a", "burst");
-    catch_up(f, 5);
+    catch_up(f);
     cr_assert_eq(server_feed_head(f), last_gseq(st));
+    memset(&q, 0, sizeof(q));
+    after = last_gseq(st) - 600;
+    cr_assert_eq(rd(f, &after, &q, 1000, &buf, &len, &cap), 1);
+    cr_assert_eq(frame_ids(buf, len, ids, 1024), 600);
+    /* more than the ring: the newest 1,000 are kept, the rest is behind */
+    for (i = 0; i < 1500; i++)
+        note("a", "flood");
+    catch_up(f);
+    catch_up(f);
+    cr_assert_eq(server_feed_head(f), last_gseq(st));
+    len = 0;
+    after = last_gseq(st) - 1001;
+    cr_assert_eq(rd(f, &after, &q, 1000, &buf, &len, &cap), 0);
+    after = last_gseq(st) - 1000;
+    cr_assert_eq(rd(f, &after, &q, 1000, &buf, &len, &cap), 1);
+    cr_assert_eq(frame_ids(buf, len, ids, 1024), 1000);
+    free(buf);
     server_feed_free(f);
 }
 
@@ -286,7 +289,7 @@ Test(server_feed, filters_on_launch_and_state)
     move("a", "PENDING");
     note("b", "noted");
     move("b", "RUNNING");
-    catch_up(f, 1);
+    catch_up(f);
     memset(&q, 0, sizeof(q));
     q.launch_id = "b";
     after = start;
@@ -361,7 +364,7 @@ Test(server_feed, a_launch_stream_ends_at_its_done_event)
     note("a", "archived"); /* bookkeeping after DONE carries DONE too */
     note("b", "noted");
     note("a", "archived");
-    catch_up(f, 1);
+    catch_up(f);
     cr_assert_sluice_ok(
         sluice_store_launch_events_after(st, "a", start, 0, &evs, &store_done, &err), &err);
     json_decref(evs);
@@ -405,14 +408,14 @@ Test(server_feed, a_prune_empties_the_ring)
     f = server_feed_new(start, 0, 0);
     cr_assert_not_null(f);
     note("a", "one");
-    catch_up(f, 1);
+    catch_up(f);
     server_feed_forget(f);
     cr_assert_eq(server_feed_head(f), last_gseq(st));
     memset(&q, 0, sizeof(q));
     after = start;
     cr_assert_eq(rd(f, &after, &q, 100, &buf, &len, &cap), 0);
     note("a", "two");
-    catch_up(f, 2);
+    catch_up(f);
     after = last_gseq(st) - 1;
     cr_assert_eq(rd(f, &after, &q, 100, &buf, &len, &cap), 1);
     cr_assert_not_null(strstr(buf, "event: two\n"));
