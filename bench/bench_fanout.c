@@ -4,12 +4,15 @@
  * launch within 50 ms of its store commit.
  *
  * 1. Accepts W held launches into a fresh store (the library, as
- *    bench_serve does), starts the real binary on it, and opens one event
- *    stream per launch at once: GET /v1/launches/{id}/events?since=now
- *    (--route launch), or /v1/events?launch_id={id}&since=now (--route
- *    events).  Where the server answers the per-launch route with 404 (a
- *    build without it), that watcher falls back to /v1/events and keeps
- *    only its launch's events.  One thread reads every stream (poll()).
+ *    bench_serve does), starts the real binary on it, reads the store's
+ *    newest gseq M (the library, read-only) and opens one event stream per
+ *    launch at once: GET /v1/launches/{id}/events?after=M (--route
+ *    launch), or /v1/events?launch_id={id}&after=M (--route events).  (Not
+ *    since=now: an event committed between the request and its handling
+ *    is rightly not on such a stream, which made `missed` flaky.)  Where
+ *    the server answers the per-launch route with 404 (a build without
+ *    it), that watcher falls back to /v1/events and keeps only its
+ *    launch's events.  One thread reads every stream (poll()).
  * 2. The service submits the W launches (held jobs: PENDING forever); once
  *    every launch is PENDING, the benchmark cancels their jobs in Slurm
  *    (REST DELETE to slurmrestd; the testbed environment, bench_util.h) and
@@ -21,13 +24,15 @@
  *    HTTP handlers take that time just BEFORE the store commit (the event
  *    row carries it), so the figure includes the commit itself (its fsync)
  *    and the ms truncation: an upper bound on commit -> delivery, never an
- *    underestimate.  Events older than the watcher's connection are left
- *    out.
+ *    underestimate.  (Events the launcher commits as one batch carry each
+ *    its own staging time, so theirs also includes the rest of the
+ *    batch's staging.)  Events older than the watcher's connection are
+ *    left out of the samples (not of the completeness check).
  * 4. Completeness: after the service stops, the store is read with the
- *    library and every event of each launch newer than its watcher's
- *    connection must have been received (`missed` counts the rest); on the
- *    per-launch route up to the launch's DONE event, where that stream
- *    ends by contract.
+ *    library and every event of each launch after M must have been
+ *    received (`missed` counts the rest, `repeated` a frame whose gseq is
+ *    not above the watcher's previous one); on the per-launch route up to
+ *    the launch's DONE event, where that stream ends by contract.
  *
  * usage: bench_fanout --config SITE.yaml [--watchers 200]
  *                     [--route launch|events] [--state-dir DIR]
@@ -173,6 +178,33 @@ static long count_state(uint16_t port, const char *state)
 
 /* ---- 2. the watchers ---------------------------------------------------- */
 
+#define BY_NAME 16
+
+/* The samples of one event name: how many, how many over 50 ms, the
+ * longest. */
+typedef struct {
+    char name[40];
+    size_t n, over;
+    double max;
+} by_name_t;
+
+static void by_name_add(by_name_t *t, const char *name, double ms)
+{
+    size_t i;
+
+    for (i = 0; i < BY_NAME && t[i].name[0] != '\0'; i++)
+        if (strcmp(t[i].name, name) == 0)
+            break;
+    if (i == BY_NAME)
+        return;
+    if (t[i].name[0] == '\0')
+        snprintf(t[i].name, sizeof(t[i].name), "%s", name);
+    t[i].n++;
+    t[i].over += ms > 50.0;
+    if (ms > t[i].max)
+        t[i].max = ms;
+}
+
 typedef enum { W_HEAD, W_SIZE, W_DATA, W_CRLF, W_DEAD } wstate_t;
 
 typedef struct {
@@ -180,13 +212,15 @@ typedef struct {
     int fd;
     int global; /* on /v1/events, filtering by launch_id here */
     wstate_t st;
-    int64_t since_ms; /* events at or before this are not samples */
-    char raw[8192];   /* undecoded bytes */
+    int64_t since_ms;  /* events at or before this are not samples */
+    int64_t last_gseq; /* the newest frame received */
+    char raw[8192];    /* undecoded bytes */
     size_t rlen;
     size_t chunk_left;
     char *text; /* de-chunked stream, complete lines consumed */
     size_t tlen, tcap;
-    size_t received;
+    size_t received; /* frames of this launch after the mark */
+    size_t repeated; /* frames at or below last_gseq */
 } watcher_t;
 
 typedef struct {
@@ -197,7 +231,9 @@ typedef struct {
     atomic_int stop;
     double *lat; /* ms */
     size_t n_lat;
+    by_name_t names[BY_NAME]; /* the samples by event name */
     size_t fallbacks, errors;
+    int64_t mark; /* the store's newest gseq before the watchers connected */
 } watch_t;
 
 static int w_open(watch_t *W, watcher_t *w)
@@ -219,9 +255,11 @@ static int w_open(watch_t *W, watcher_t *w)
         return -1;
     }
     if (w->global)
-        n = snprintf(req, sizeof(req), "GET /v1/events?launch_id=%s&since=now HTTP/1.1\r\n", w->id);
+        n = snprintf(req, sizeof(req), "GET /v1/events?launch_id=%s&after=%lld HTTP/1.1\r\n", w->id,
+                     (long long)W->mark);
     else
-        n = snprintf(req, sizeof(req), "GET /v1/launches/%s/events?since=now HTTP/1.1\r\n", w->id);
+        n = snprintf(req, sizeof(req), "GET /v1/launches/%s/events?after=%lld HTTP/1.1\r\n", w->id,
+                     (long long)W->mark);
     n +=
         snprintf(req + n, sizeof(req) - (size_t)n,
                  "Host: 127.0.0.1\r\nAccept: text/event-stream\r\nAuthorization: Bearer %s\r\n\r\n",
@@ -243,7 +281,7 @@ static void w_line(watch_t *W, watcher_t *w, const char *line, size_t len, doubl
 {
     json_t *j;
     const char *lid;
-    int64_t t;
+    int64_t t, g;
 
     if (len < 6 || strncmp(line, "data: ", 6) != 0)
         return;
@@ -251,10 +289,19 @@ static void w_line(watch_t *W, watcher_t *w, const char *line, size_t len, doubl
         return;
     lid = json_string_value(json_object_get(j, "launch_id"));
     t = (int64_t)json_integer_value(json_object_get(j, "time"));
-    if ((lid == NULL || strcmp(lid, w->id) == 0) && t > w->since_ms) {
-        w->received++;
-        if (W->n_lat < MAX_SAMPLES)
+    g = (int64_t)json_integer_value(json_object_get(j, "gseq"));
+    if ((lid == NULL || strcmp(lid, w->id) == 0) && g > W->mark) {
+        if (g <= w->last_gseq)
+            w->repeated++;
+        else
+            w->received++;
+        w->last_gseq = g > w->last_gseq ? g : w->last_gseq;
+        if (t > w->since_ms && W->n_lat < MAX_SAMPLES) {
+            const char *name = json_string_value(json_object_get(j, "name"));
+
             W->lat[W->n_lat++] = t_read - (double)t;
+            by_name_add(W->names, name ? name : "?", t_read - (double)t);
+        }
     }
     json_decref(j);
 }
@@ -469,10 +516,22 @@ int main(int argc, char **argv)
         pid = -1;
         goto out;
     }
-    /* every watcher connected before the service's first submits land */
+    /* every watcher connected before the service's first submits land,
+     * each from the store's newest event now */
     W.n = n;
     W.port = port;
     W.route = route;
+    {
+        sluice_store_t *store = NULL;
+
+        if (sluice_store_open(&store, dir, &err) != SLUICE_OK ||
+            sluice_store_last_gseq(store, &W.mark, &err) != SLUICE_OK) {
+            printf("bench_fanout: NOT RUN (store: %s)\n", err.text);
+            sluice_store_close(store);
+            goto out;
+        }
+        sluice_store_close(store);
+    }
     for (size_t i = 0; i < n; i++)
         W.w[i].fd = -1;
     for (size_t i = 0; i < n; i++) {
@@ -485,8 +544,8 @@ int main(int argc, char **argv)
         goto out;
     started = 1;
     printf("fanout: %zu watchers on %s, service pid %ld port %u, load %.2f\n", n,
-           strcmp(route, "events") == 0 ? "/v1/events?launch_id=ID&since=now"
-                                        : "/v1/launches/ID/events?since=now",
+           strcmp(route, "events") == 0 ? "/v1/events?launch_id=ID&after=M"
+                                        : "/v1/launches/ID/events?after=M",
            (long)pid, (unsigned)port, bench_loadavg1());
     t0 = bench_now();
     while (bench_now() - t0 < 120.0 && (c = count_state(port, "PENDING")) < (long)n)
@@ -541,7 +600,7 @@ out:
     bench_serve_stop(pid);
     if (started) {
         sluice_store_t *store = NULL;
-        size_t expected = 0, received = 0, missed = 0, over = 0;
+        size_t expected = 0, received = 0, missed = 0, repeated = 0, over = 0;
 
         if (sluice_store_open(&store, dir, &err) == SLUICE_OK) {
             for (size_t i = 0; i < n; i++) {
@@ -552,7 +611,7 @@ out:
                 json_array_foreach(evs, k, e)
                 {
                     const char *st = json_string_value(json_object_get(e, "state"));
-                    if ((int64_t)json_integer_value(json_object_get(e, "time")) > W.w[i].since_ms)
+                    if ((int64_t)json_integer_value(json_object_get(e, "gseq")) > W.mark)
                         mine++;
                     /* The per-launch stream ends with the event that made
                      * the launch DONE: later bookkeeping (archived) is on
@@ -563,6 +622,7 @@ out:
                 json_decref(evs);
                 expected += mine;
                 received += W.w[i].received;
+                repeated += W.w[i].repeated;
                 if (W.w[i].received < mine)
                     missed += mine - W.w[i].received;
             }
@@ -571,15 +631,20 @@ out:
         bench_sort(W.lat, W.n_lat);
         for (size_t i = 0; i < W.n_lat; i++)
             over += W.lat[i] > 50.0;
-        printf("fanout: %zu events committed after the watchers connected, %zu received, %zu "
-               "missed; %zu watchers fell back to /v1/events, %zu stream errors\n",
-               expected, received, missed, W.fallbacks, W.errors);
+        printf("fanout: mark M = gseq %lld\n", (long long)W.mark);
+        printf("fanout: %zu events committed after the mark, %zu received, %zu missed, %zu "
+               "repeated; %zu watchers fell back to /v1/events, %zu stream errors\n",
+               expected, received, missed, repeated, W.fallbacks, W.errors);
         printf("fanout latency ms (event time -> frame read; includes the commit): p50 %.1f  "
                "p90 %.1f  p99 %.1f  max %.1f; over 50 ms: %zu of %zu (load %.2f)\n",
                bench_pct(W.lat, W.n_lat, 50), bench_pct(W.lat, W.n_lat, 90),
                bench_pct(W.lat, W.n_lat, 99), W.n_lat ? W.lat[W.n_lat - 1] : -1.0, over, W.n_lat,
                bench_loadavg1());
+        for (size_t i = 0; i < BY_NAME && W.names[i].name[0] != '\0'; i++)
+            printf("fanout:   %-20s %4zu samples, %4zu over 50 ms, max %.1f ms\n", W.names[i].name,
+                   W.names[i].n, W.names[i].over, W.names[i].max);
         bench_target("fanout: events missed", (double)missed, 0.0, false);
+        bench_target("fanout: events repeated", (double)repeated, 0.0, false);
         bench_target("fanout: max latency commit -> watcher (ms)",
                      W.n_lat ? W.lat[W.n_lat - 1] : 1e9, 50.0, false);
         bench_target("fanout: p99 latency commit -> watcher (ms)",

@@ -59,7 +59,9 @@ extern "C" {
 
 typedef struct {
     sluice_launcher_t *launcher;      /* required, borrowed */
-    sluice_store_t *store;            /* required, borrowed (the launcher's store) */
+    sluice_store_t *store;            /* required, borrowed (the launcher's store); the
+                                         server sets its commit callback
+                                         (sluice_store_on_commit) until freed */
     const sluice_config_t *cfg;       /* required, borrowed */
     const sluice_study_runtime_t *rt; /* may be NULL */
     /* The study runtime file, re-read when it changes (wins over rt; may

@@ -366,6 +366,20 @@ SLUICE_API sluice_err sluice_store_read_launch(sluice_store_t *store,
 SLUICE_API sluice_err sluice_store_prune(
     sluice_store_t *store, int64_t age_ms, int64_t now_ms, size_t *count_out, sluice_error_t *err);
 
+/* Called after each commit of sluice_store_append_event(),
+ * sluice_store_append_event_and_update() or sluice_store_append_many()
+ * through this handle, on the committing thread, once the handle's lock is
+ * released (so `fn` may use the handle).  Other processes' commits and
+ * other writes do not call it. */
+typedef void (*sluice_store_commit_fn)(void *arg);
+
+/* Set (fn NULL: clear) the commit callback of `store`; one per handle, a
+ * new one replaces the old.  A commit already under way may still call the
+ * old callback: clear it only when nothing else writes through the handle
+ * (`sluice serve` clears its own after its HTTP daemon has stopped, with
+ * the launcher stopped). */
+SLUICE_API void sluice_store_on_commit(sluice_store_t *store, sluice_store_commit_fn fn, void *arg);
+
 /* The newest event's gseq (0 for a store without events): where a watcher
  * that only cares about what comes next starts. */
 SLUICE_API sluice_err sluice_store_last_gseq(sluice_store_t *store,

@@ -12,9 +12,10 @@
  * - Streams (log follow, SSE) are callback responses: when nothing is new
  *   the stream says so, this file suspends its connection, and a ticker
  *   thread resumes every waiting connection each follow_poll_ms, and at
- *   once after a commit (server_wake_streams: a launcher transition or
- *   cycle, a POST or DELETE), so no worker blocks per reader and a
- *   watcher sees an event milliseconds after its commit.
+ *   once after a commit (server_wake_streams: every event appended through
+ *   the service's store handle, a launcher transition or cycle, a POST or
+ *   DELETE), so no worker blocks per reader and a watcher sees an event
+ *   milliseconds after its commit.
  * - Hostile clients: past max_connections a request gets 503 and the
  *   connection closes; a body over SLUICE_SERVER_MAX_BODY gets 413 (read
  *   and thrown away up to DRAIN_MAX) or a closed connection; a body slower
@@ -44,6 +45,7 @@
 #include "base/wipe.h"
 #include "server_access.h"
 #include "server_answer.h"
+#include "server_feed.h"
 #include "server_int.h"
 #include "server_req.h"
 #include "server_routes.h"
@@ -73,14 +75,14 @@ typedef struct {
 
 /* ---- waiting streams ---------------------------------------------------- */
 
-/* Suspend `c` until the next wake or tick.  `gen` is the wake count read
- * before the stream looked for news: a wake since then (a commit the look
- * may have missed) resumes it at once. */
+/* Suspend `c` until the next wake or tick.  `gen` is the ticker's round
+ * count read before the stream looked for news: a round since then (news
+ * the look may have missed) resumes it at once. */
 static void park(sluice_server_t *s, struct MHD_Connection *c, unsigned long long gen)
 {
     MHD_suspend_connection(c);
     pthread_mutex_lock(&s->wait_mu);
-    if (s->no_more_suspend || atomic_load(&s->wake_gen) != gen) {
+    if (s->no_more_suspend || atomic_load(&s->round_gen) != gen) {
         MHD_resume_connection(c);
     } else {
         if (s->n_waiting == s->cap_waiting) {
@@ -119,7 +121,24 @@ static void resume_all(sluice_server_t *s)
 /* Resume every waiting stream each follow_poll_ms, and at once when a
  * commit asks for it (server_wake_streams); wakes that come within
  * WAKE_GAP_MS of the last one are served together, so a burst of commits
- * costs each waiting stream one look, not one per commit. */
+ * costs each waiting stream one look, not one per commit.  Each round
+ * first reads what is new into the event feed (one store query for all
+ * the event streams, server_feed.c), then counts itself and resumes. */
+/* Read what is new into the event feed; a failure is logged (once until a
+ * read works again) and the round goes on. */
+static void feed_catch_up(sluice_server_t *s)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    if (server_feed_catch_up(s->feed, s->rstore, &s->rmu, &err) == SLUICE_OK) {
+        s->feed_failing = 0;
+    } else if (!s->feed_failing) {
+        s->feed_failing = 1;
+        sluice_log(SLUICE_LOG_WARNING, "event feed: %s (streams wait for the next round)",
+                   err.text);
+    }
+}
+
 static void *ticker_main(void *arg)
 {
     sluice_server_t *s = arg;
@@ -140,6 +159,10 @@ static void *ticker_main(void *arg)
         if (!s->wake_due && now < next_tick)
             continue;
         s->wake_due = 0;
+        pthread_mutex_unlock(&s->wait_mu);
+        feed_catch_up(s);
+        pthread_mutex_lock(&s->wait_mu);
+        atomic_fetch_add(&s->round_gen, 1);
         resume_locked(s);
         if (now >= next_tick)
             next_tick = now + s->o.follow_poll_ms;
@@ -172,7 +195,7 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
 
     if (atomic_load(&st->s->stopping))
         return MHD_CONTENT_READER_END_OF_STREAM;
-    gen = atomic_load(&st->s->wake_gen);
+    gen = atomic_load(&st->s->round_gen);
     n = st->read(st->cls, buf, max);
     if (n == ANSWER_STREAM_END)
         return MHD_CONTENT_READER_END_OF_STREAM;
@@ -601,7 +624,7 @@ sluice_server_new(sluice_server_t **out, const sluice_server_opts_t *opts, sluic
         pthread_cond_init(&s->wake_cv, &ca);
         pthread_condattr_destroy(&ca);
     }
-    atomic_init(&s->wake_gen, 0);
+    atomic_init(&s->round_gen, 0);
     atomic_init(&s->stopping, 0);
     atomic_init(&s->transitions, 0);
     atomic_init(&s->requests, 0);
@@ -613,6 +636,10 @@ sluice_server_new(sluice_server_t **out, const sluice_server_opts_t *opts, sluic
     if ((rc = sluice_store_open(&s->rstore, sluice_store_dir(opts->store), err)) != SLUICE_OK ||
         (rc = sluice_store_last_gseq(s->rstore, &s->seen_gseq, err)) != SLUICE_OK)
         goto out;
+    if ((s->feed = server_feed_new(s->seen_gseq, 0, 0)) == NULL) {
+        rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+        goto out;
+    }
     if ((opts->listen || opts->tokens_file) &&
         (rc = server_load_tokens(s, opts->tokens_file, err)) != SLUICE_OK)
         goto out;
@@ -697,6 +724,7 @@ sluice_server_new(sluice_server_t **out, const sluice_server_opts_t *opts, sluic
         goto out;
     }
     s->ticker_started = 1;
+    sluice_store_on_commit(s->o.store, server_wake_on_commit, s);
     *out = s;
     s = NULL;
 out:
@@ -727,6 +755,8 @@ void sluice_server_free(sluice_server_t *s)
         MHD_stop_daemon(s->d);
     if (s->ud)
         MHD_stop_daemon(s->ud);
+    if (s->ticker_started) /* no handler commits any more (the launcher is stopped) */
+        sluice_store_on_commit(s->o.store, NULL, NULL);
     if (s->socket_path) {
         unlink(s->socket_path);
         free(s->socket_path);
@@ -734,6 +764,7 @@ void sluice_server_free(sluice_server_t *s)
     server_access_free(s);
     pthread_mutex_destroy(&s->prune_mu);
     free(s->waiting);
+    server_feed_free(s->feed);
     sluice_store_close(s->rstore);
     pthread_mutex_destroy(&s->rmu);
     pthread_mutex_destroy(&s->vmu);

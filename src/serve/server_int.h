@@ -12,6 +12,8 @@
  * - server_access.c: the tokens file, the constant-time compare, callers
  *   and admins, TLS PEM reading and zeroing, the listening sockets.
  * - server_cache.c: the read cache of GET /v1/launches/{id}.
+ * - server_feed.c: the shared feed of recent events the streams copy
+ *   from (its own locks).
  * - server_retention.c: sluice_server_prune and its helpers.
  * - server_metrics.c: the Prometheus text of /v1/metrics and the
  *   launcher-cycle histogram.
@@ -50,6 +52,7 @@
 
 struct MHD_Daemon; /* only server.c uses these */
 struct MHD_Connection;
+struct server_feed; /* server_feed.h */
 
 /* One cached answer of GET /v1/launches/{id}. */
 typedef struct {
@@ -90,14 +93,17 @@ struct sluice_server {
     sluice_store_t *rstore; /* the server's own connection for reads */
     pthread_mutex_t rmu;    /* rstore's reads (a write, the cancel request,
                                relies on the store's own lock) */
+    /* recent events for the streams (server_feed.c; locks of its own) */
+    struct server_feed *feed;
     pthread_mutex_t wait_mu;
     struct MHD_Connection **waiting;
     size_t n_waiting, cap_waiting;
     int no_more_suspend;
-    /* wakes (server_wake_streams): a count, and the ticker's condition */
-    atomic_ullong wake_gen;
-    pthread_cond_t wake_cv; /* with wait_mu */
-    int wake_due;           /* under wait_mu: a wake is asked for */
+    /* wakes (server_wake_streams): the ticker's condition; its rounds */
+    pthread_cond_t wake_cv;  /* with wait_mu */
+    int wake_due;            /* under wait_mu: a wake is asked for */
+    atomic_ullong round_gen; /* bumped under wait_mu after each round's feed read */
+    int feed_failing;        /* ticker only: the last feed read failed */
     pthread_t ticker;
     int ticker_started;
     atomic_int stopping;

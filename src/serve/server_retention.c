@@ -25,6 +25,7 @@
 #include <sluice/log.h>
 
 #include "server_cache.h"
+#include "server_feed.h"
 #include "server_int.h"
 #include "server_util.h"
 
@@ -160,6 +161,8 @@ void sluice_server_count_pruned(sluice_server_t *s, size_t n)
     if (s == NULL)
         return;
     atomic_fetch_add(&s->pruned, (unsigned long long)n);
-    /* A prune writes no event: no kept answer may outlive it. */
+    /* A prune writes no event: no kept answer, and no kept event of a
+     * deleted launch, may outlive it. */
     server_cache_clear(s);
+    server_feed_forget(s->feed);
 }

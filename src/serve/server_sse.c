@@ -2,8 +2,9 @@
 /* server_sse.c - the event streams of `sluice serve`: GET /v1/events (every
  * event of the store after a mark, optionally filtered) and GET
  * /v1/launches/{id}/events (one launch's events), as `id: <gseq>`,
- * `event: <name>`, `data: <json>` frames, read in batches through the
- * server's own store connection.
+ * `event: <name>`, `data: <json>` frames, served from the shared feed of
+ * recent events (server_feed.c) or, for a stream behind it or filtering on
+ * site, read in batches through the server's own store connection.
  *
  * Notes:
  * - When nothing is new a stream returns ANSWER_STREAM_WAIT (server.c
@@ -14,7 +15,12 @@
  *   ?since=now (the newest gseq at the request), else the first event.
  * - A launch's stream ends once the event that made the launch terminal and
  *   every event before it were sent; it also ends when the launch is
- *   pruned while watched.
+ *   pruned while watched (a prune empties the feed, so the stream reads the
+ *   store, which no longer knows the launch).
+ * - A stream looks at the feed first (the ticker reads the store into it
+ *   once per wake or tick, before it resumes the streams) and copies its
+ *   events from there.  The site filter is not in the feed's rows: such a
+ *   stream always reads the store.
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -28,6 +34,7 @@
 #include <sluice/fsm.h>
 #include <sluice/store.h>
 
+#include "server_feed.h"
 #include "server_sse.h"
 #include "server_util.h"
 
@@ -41,9 +48,10 @@ typedef struct {
     char site[136];      /* the site filter ("" none) */
     char state[32];      /* the state filter ("" none) */
     int64_t done_gseq;   /* one_launch: the terminal event's gseq, 0 while live */
+    int64_t live_at;     /* one_launch, done_gseq 0: the launch was live at this gseq */
     int gone;            /* one_launch: the launch no longer exists */
     char *pending;
-    size_t len, off;
+    size_t len, off, cap;
     unsigned idle;
 } sse_t;
 
@@ -60,48 +68,25 @@ static void sse_free(void *cls)
 static int sse_frame(sse_t *e, json_t *evs)
 {
     json_t *ev;
-    size_t i, cap = 0;
+    size_t i;
 
-    free(e->pending);
-    e->pending = NULL;
-    e->len = e->off = 0;
     json_array_foreach(evs, i, ev)
     {
-        char *data = json_dumps(ev, JSON_COMPACT | JSON_SORT_KEYS);
-        const char *name = json_string_value(json_object_get(ev, "name"));
-        int64_t gseq = (int64_t)json_integer_value(json_object_get(ev, "gseq"));
-        size_t need;
-        int w;
-
-        if (data == NULL)
+        if (server_feed_frame(ev, &e->pending, &e->len, &e->cap) != 0)
             return -1;
-        need = strlen(data) + (name ? strlen(name) : 0) + 64;
-        if (e->len + need > cap) {
-            char *np = realloc(e->pending, cap + need + 4096);
-            if (np == NULL) {
-                free(data);
-                return -1;
-            }
-            e->pending = np;
-            cap += need + 4096;
-        }
-        w = snprintf(e->pending + e->len, cap - e->len, "id: %" PRId64 "\nevent: %s\ndata: %s\n\n",
-                     gseq, name ? name : "event", data);
-        free(data);
-        if (w < 0)
-            return -1;
-        e->len += (size_t)w;
-        e->after = gseq;
+        e->after = (int64_t)json_integer_value(json_object_get(ev, "gseq"));
     }
     return 0;
 }
 
-/* Frame the next batch of events after e->after into e->pending. */
-static sluice_err sse_fill(sse_t *e, sluice_error_t *err)
+/* Frame the next batch of events after e->after into e->pending, read from
+ * the store (a stream behind the feed, or filtering on site). */
+static sluice_err sse_fill_store(sse_t *e, sluice_error_t *err)
 {
     sluice_store_event_filter_t f;
     json_t *evs = NULL;
-    int64_t next = e->after;
+    int64_t next = e->after, head = server_feed_head(e->s->feed);
+    size_t got;
     sluice_err rc;
 
     memset(&f, 0, sizeof(f));
@@ -117,18 +102,54 @@ static sluice_err sse_fill(sse_t *e, sluice_error_t *err)
     pthread_mutex_unlock(&e->s->rmu);
     if (rc != SLUICE_OK)
         return rc;
+    got = json_array_size(evs);
     /* A done launch's stream stops at its DONE event, even when later
      * events (archived) came in the same batch. */
     while (e->one_launch && e->done_gseq > 0 && json_array_size(evs) > 0 &&
            json_integer_value(json_object_get(json_array_get(evs, json_array_size(evs) - 1),
                                               "gseq")) > e->done_gseq)
         json_array_remove(evs, json_array_size(evs) - 1);
-    if (sse_frame(e, evs) != 0)
+    if (sse_frame(e, evs) != 0) {
         rc = sluice_errorf(err, SLUICE_ENOMEM, "event stream: out of memory");
-    else if (!e->one_launch && next > e->after)
-        e->after = next; /* a filtered stream skips what did not match */
+    } else if (!e->one_launch) {
+        if (next > e->after)
+            e->after = next; /* a filtered stream skips what did not match */
+    } else {
+        /* This read's snapshot holds every event up to the feed's head
+         * (read before it): the launch was live there unless done, and,
+         * when the batch was not full, nothing of it up to there is left
+         * to send, so the stream can move on to the feed. */
+        if (e->done_gseq == 0 && head > e->live_at)
+            e->live_at = head;
+        if (got < SSE_BATCH && head > e->after)
+            e->after = head;
+    }
     json_decref(evs);
     return rc;
+}
+
+/* Frame the next batch of events after e->after into e->pending: from the
+ * shared feed when it holds them, else from the store. */
+static sluice_err sse_fill(sse_t *e, sluice_error_t *err)
+{
+    feed_query_t q;
+    int r = 0;
+
+    e->len = e->off = 0;
+    if (e->site[0] == '\0') {
+        memset(&q, 0, sizeof(q));
+        q.launch_id = e->launch_id[0] ? e->launch_id : NULL;
+        q.state = e->state[0] ? e->state : NULL;
+        q.one_launch = e->one_launch;
+        q.done_gseq = e->done_gseq;
+        q.live_at = e->live_at;
+        r = server_feed_read(e->s->feed, &e->after, &q, SSE_BATCH, &e->pending, &e->len, &e->cap);
+        if (r < 0)
+            return sluice_errorf(err, SLUICE_ENOMEM, "event stream: out of memory");
+        e->done_gseq = q.done_gseq;
+        e->live_at = q.live_at;
+    }
+    return r == 1 ? SLUICE_OK : sse_fill_store(e, err);
 }
 
 static ssize_t sse_reader(void *cls, char *buf, size_t max)
@@ -295,9 +316,9 @@ void sse_launch_get(sluice_server_t *s, req_t *rq, answer_t *out)
     e->after = from;
     e->one_launch = 1;
     snprintf(e->launch_id, sizeof(e->launch_id), "%s", rq->id);
-    /* The first batch now: an unknown launch is a 404, not an empty
-     * stream. */
-    if (sse_fill(e, &err) != SLUICE_OK) {
+    /* The first batch now, from the store: an unknown launch is a 404, not
+     * an empty stream. */
+    if (sse_fill_store(e, &err) != SLUICE_OK) {
         sse_free(e);
         answer_error(out, &err);
         return;

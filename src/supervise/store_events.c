@@ -7,7 +7,9 @@
  * Notes:
  * - An append takes the write lock (BEGIN IMMEDIATE) before it reads
  *   last_seq, so seqs are dense per launch; a terminal launch's summary
- *   never changes. */
+ *   never changes.
+ * - After an append's commit the handle's commit callback runs (outside
+ *   the handle's lock): `sluice serve` wakes its event streams with it. */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -139,6 +141,8 @@ static sluice_err append(sluice_store_t *store,
                          sluice_error_t *err)
 {
     store_append_text_t txt;
+    sluice_store_commit_fn hook;
+    void *hook_arg;
     int64_t seq = 0;
     sluice_err rc;
 
@@ -158,7 +162,11 @@ static sluice_err append(sluice_store_t *store,
         rc = store_exec(store, "COMMIT", err);
     if (rc != SLUICE_OK)
         store_rollback(store);
+    hook = rc == SLUICE_OK ? store->on_commit : NULL;
+    hook_arg = store->commit_arg;
     pthread_mutex_unlock(&store->mu);
+    if (hook != NULL)
+        hook(hook_arg);
     store_append_text_free(&txt);
     if (rc == SLUICE_OK && seq_out != NULL)
         *seq_out = seq;
@@ -171,6 +179,8 @@ sluice_err sluice_store_append_many(sluice_store_t *store,
                                     sluice_error_t *err)
 {
     store_append_text_t *txt = NULL;
+    sluice_store_commit_fn hook;
+    void *hook_arg;
     int64_t now = store_now_ms();
     size_t i, ready = 0;
     sluice_err rc = SLUICE_OK;
@@ -202,7 +212,11 @@ sluice_err sluice_store_append_many(sluice_store_t *store,
         rc = store_exec(store, "COMMIT", err);
     if (rc != SLUICE_OK)
         store_rollback(store);
+    hook = rc == SLUICE_OK ? store->on_commit : NULL;
+    hook_arg = store->commit_arg;
     pthread_mutex_unlock(&store->mu);
+    if (hook != NULL)
+        hook(hook_arg);
 out:
     if (rc != SLUICE_OK) {
         for (i = 0; i < n; i++)
@@ -212,6 +226,16 @@ out:
         store_append_text_free(&txt[i]);
     free(txt);
     return rc;
+}
+
+void sluice_store_on_commit(sluice_store_t *store, sluice_store_commit_fn fn, void *arg)
+{
+    if (store == NULL)
+        return;
+    pthread_mutex_lock(&store->mu);
+    store->on_commit = fn;
+    store->commit_arg = fn != NULL ? arg : NULL;
+    pthread_mutex_unlock(&store->mu);
 }
 
 sluice_err sluice_store_append_event(sluice_store_t *store,

@@ -48,7 +48,9 @@ struct sluice_store {
     char *dir;
     char *db_path;
     char *lock_path;
-    int lock_fd; /* -1 unless we hold the supervisor lock */
+    int lock_fd;                      /* -1 unless we hold the supervisor lock */
+    sluice_store_commit_fn on_commit; /* under mu (sluice_store_on_commit) */
+    void *commit_arg;
 };
 
 /* ---- statements (store.c) ---------------------------------------------- */
