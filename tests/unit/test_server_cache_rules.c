@@ -25,6 +25,7 @@
 #include "serve/server_cache.h"
 #include "serve/server_int.h"
 #include "sluice_assert.h"
+#include "store_case.h"
 
 static char tmp[128];
 static sluice_store_t *w; /* the writer: the launcher's or another process's connection */
@@ -67,15 +68,7 @@ TestSuite(server_cache_rules, .init = setup, .fini = teardown, .timeout = 60);
 
 static void make(const char *id)
 {
-    sluice_error_t err = SLUICE_ERROR_INIT;
-    json_t *req = json_pack("{s:s}", "launch_id", id);
-    sluice_store_launch_spec_t spec = {0};
-
-    spec.launch_id = id;
-    spec.site = "site";
-    spec.request = req;
-    cr_assert_sluice_ok(sluice_store_create_launch(w, &spec, NULL, &err), &err);
-    json_decref(req);
+    store_case_make_launch(w, id, "site");
 }
 
 static void note(const char *id)

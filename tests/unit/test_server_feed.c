@@ -24,6 +24,7 @@
 #include "serve/server_feed.h"
 #include "server_fixture.h"
 #include "sluice_assert.h"
+#include "store_case.h"
 
 /* ---- the ring over a bare store ---------------------------------------- */
 
@@ -52,15 +53,7 @@ TestSuite(server_feed, .init = store_setup, .fini = store_teardown, .timeout = 6
 
 static void make(const char *id)
 {
-    sluice_error_t err = SLUICE_ERROR_INIT;
-    json_t *req = json_pack("{s:s}", "launch_id", id);
-    sluice_store_launch_spec_t spec = {0};
-
-    spec.launch_id = id;
-    spec.site = "site-1";
-    spec.request = req;
-    cr_assert_sluice_ok(sluice_store_create_launch(st, &spec, NULL, &err), &err);
-    json_decref(req);
+    store_case_make_launch(st, id, "site-1");
 }
 
 static void move(const char *id, const char *state)
