@@ -68,14 +68,24 @@ if grep -q "^target serve submit sequential vs sbatch loop .* -> \(met\|MISSED\)
 else
     fail "no sequential target line"
 fi
-# jobs: two sbatch loops, two service runs, and the raw client before each
-if grep -q "^cleanup: $((6 * n)) jobs made in this run; 0 of them still in squeue$" "$work/out"; then
-    pass "squeue holds none of the $((6 * n)) jobs"
+# jobs: two sbatch loops, two service runs, and before each the raw client
+# twice (held jobs, then the service's own job description)
+if grep -q "^cleanup: $((8 * n)) jobs made in this run; 0 of them still in squeue$" "$work/out"; then
+    pass "squeue holds none of the $((8 * n)) jobs"
 else
     fail "jobs left in squeue"
 fi
-c=$(grep -c "^raw client (sluice_client_submit) [12] in flight: jobs=$n/$n" "$work/out" || true)
+c=$(grep -c "^raw client (sluice_client_submit, held job) [12] in flight: jobs=$n/$n" "$work/out" || true)
 if [ "$c" -eq 2 ]; then pass "raw client ran in the same round"; else fail "raw client: $c of 2 runs"; fi
+c=$(grep -c "^raw client (sluice_client_submit, the service's job) [12] in flight: jobs=$n/$n" \
+    "$work/out" || true)
+if [ "$c" -eq 2 ]; then
+    pass "raw client with the service's job description ran in the same round"
+else
+    fail "raw client with the service's job: $c of 2 runs"
+fi
+c=$(grep -c "^  the service's CPU (user + system, all threads): [0-9.]* ms per launch$" "$work/out" || true)
+if [ "$c" -eq 2 ]; then pass "the service's CPU per launch printed"; else fail "CPU: $c of 2 runs"; fi
 if grep -q "^target serve submit sequential vs raw client .* -> \(met\|MISSED\)$" "$work/out"; then
     pass "raw-client target line"
 else
