@@ -159,21 +159,32 @@ static const char host_function[] =
 
 static const char step_function[] =
     "# Run one pool's step; record its exit status in exit/<pool>.  TERM is\n"
-    "# passed on to srun, which stops the step's tasks.\n"
+    "# passed on to srun, which stops the step's tasks (also one that came\n"
+    "# before srun was started).\n"
     "sluice_step() {\n"
-    "    local pool=$1 rc=0 child\n"
+    "    local pool=$1 rc=0 child= stop=0\n"
     "    shift\n"
+    "    trap 'stop=1; if [ -n \"$child\" ]; then kill -TERM \"$child\" 2>/dev/null || true; fi' "
+    "TERM\n"
     "    \"$@\" &\n"
     "    child=$!\n"
-    "    trap 'kill -TERM \"$child\" 2>/dev/null || true' TERM\n"
-    "    wait \"$child\" || rc=$?\n"
+    "    if [ \"$stop\" = 1 ]; then kill -TERM \"$child\" 2>/dev/null || true; fi\n"
+    "    wait \"$child\" || true\n"
     "    while kill -0 \"$child\" 2>/dev/null; do\n"
-    "        rc=0\n"
-    "        wait \"$child\" || rc=$?\n"
+    "        wait \"$child\" || true\n"
     "    done\n"
+    "    # a wait cut short by the trap says 143, not how srun ended: ask again\n"
+    "    wait \"$child\" || rc=$?\n"
     "    printf '%s\\n' \"$rc\" >\"$SLUICE_STAGING/exit/$pool\"\n"
     "    return \"$rc\"\n"
     "}\n";
+
+/* The script's TERM/INT trap: exit/.signalled, and TERM to every pool
+ * started so far. */
+static const char signal_trap[] =
+    "sluice_signalled=0\n"
+    "trap 'sluice_signalled=1; { : >\"$SLUICE_STAGING/exit/.signalled\"; } 2>/dev/null || true; "
+    "kill -TERM \"${SLUICE_PIDS[@]}\" 2>/dev/null || true' TERM INT\n";
 
 /* exit/.first ("<pool> <code>") is sluice's record of the pool that failed
  * first on its own.  It is written only while the script itself has not
@@ -185,7 +196,6 @@ static const char wait_block[] =
     "SLUICE_FIRST_RC=0\n"
     "SLUICE_FIRST_POOL=\n"
     "sluice_stopped=0\n"
-    "sluice_signalled=0\n"
     "sluice_record_first() {\n"
     "    SLUICE_FIRST_POOL=$1\n"
     "    SLUICE_FIRST_RC=$2\n"
@@ -209,8 +219,6 @@ static const char wait_block[] =
     "    done\n"
     "    return 1\n"
     "}\n"
-    "trap 'sluice_signalled=1; { : >\"$SLUICE_STAGING/exit/.signalled\"; } 2>/dev/null || true; "
-    "kill -TERM \"${SLUICE_PIDS[@]}\" 2>/dev/null || true' TERM INT\n"
     "while sluice_alive; do\n"
     "    wait -n 2>/dev/null || true\n"
     "    sluice_scan\n"
@@ -603,6 +611,10 @@ sluice_err render_emit_script(render_rctx_t *c, sluice_render_t *r, char **out)
     for (k = 0; k < s->n_pools; k++)
         PF("%s%s", k ? " " : "", s->pools[k].name);
     P(")\nSLUICE_PIDS=()\n");
+    /* The trap before the first pool starts: a TERM that comes while the
+     * pools are started is recorded (exit/.signalled) and passed on, never
+     * the shell's default death without a record. */
+    P(signal_trap);
     for (k = 0; k < s->n_pools; k++)
         if ((rc = emit_pool(c, b, r, k)) != SLUICE_OK)
             goto out;

@@ -104,18 +104,21 @@ mkdir -p -- "$SLUICE_STAGING/exit"
 # The NVFlare workspace as the container sees it: private to this attempt.
 mkdir -p -- "$SLUICE_STAGING/sandbox"
 # Run one pool's step; record its exit status in exit/<pool>.  TERM is
-# passed on to srun, which stops the step's tasks.
+# passed on to srun, which stops the step's tasks (also one that came
+# before srun was started).
 sluice_step() {
-    local pool=$1 rc=0 child
+    local pool=$1 rc=0 child= stop=0
     shift
+    trap 'stop=1; if [ -n "$child" ]; then kill -TERM "$child" 2>/dev/null || true; fi' TERM
     "$@" &
     child=$!
-    trap 'kill -TERM "$child" 2>/dev/null || true' TERM
-    wait "$child" || rc=$?
+    if [ "$stop" = 1 ]; then kill -TERM "$child" 2>/dev/null || true; fi
+    wait "$child" || true
     while kill -0 "$child" 2>/dev/null; do
-        rc=0
-        wait "$child" || rc=$?
+        wait "$child" || true
     done
+    # a wait cut short by the trap says 143, not how srun ended: ask again
+    wait "$child" || rc=$?
     printf '%s\n' "$rc" >"$SLUICE_STAGING/exit/$pool"
     return "$rc"
 }
@@ -148,6 +151,8 @@ exec ${pre[@]+"${pre[@]}"} "${cmd[@]}"
 '
 SLUICE_POOLS=(main)
 SLUICE_PIDS=()
+sluice_signalled=0
+trap 'sluice_signalled=1; { : >"$SLUICE_STAGING/exit/.signalled"; } 2>/dev/null || true; kill -TERM "${SLUICE_PIDS[@]}" 2>/dev/null || true' TERM INT
 
 # pool main: component 0, 2 node(s), one task per node
 (
@@ -171,7 +176,6 @@ SLUICE_PIDS+=("$!")
 SLUICE_FIRST_RC=0
 SLUICE_FIRST_POOL=
 sluice_stopped=0
-sluice_signalled=0
 sluice_record_first() {
     SLUICE_FIRST_POOL=$1
     SLUICE_FIRST_RC=$2
@@ -195,7 +199,6 @@ sluice_alive() {
     done
     return 1
 }
-trap 'sluice_signalled=1; { : >"$SLUICE_STAGING/exit/.signalled"; } 2>/dev/null || true; kill -TERM "${SLUICE_PIDS[@]}" 2>/dev/null || true' TERM INT
 while sluice_alive; do
     wait -n 2>/dev/null || true
     sluice_scan
