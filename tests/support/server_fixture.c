@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "http_client.h"
 #include "render_case.h"
 #include "server_fixture.h"
 
@@ -203,4 +204,18 @@ const char *sfx_request(const char *id, const char *command, char *buf, size_t s
              "\"main\", \"cpus_per_node\": 1, \"mem_per_node_mib\": 1024, \"command\": \"%s\"}]}",
              id, command);
     return buf;
+}
+
+int sfx_post(const server_fixture_t *fx, const char *id)
+{
+    char req[1024];
+    hc_response_t r;
+    int status;
+
+    sfx_request(id, "/bin/true", req, sizeof(req));
+    if (hc_request(fx->port, "POST", "/v1/launches", SFX_JSON_AUTH, req, strlen(req), &r) != 0)
+        return -1;
+    status = r.status;
+    hc_response_clear(&r);
+    return status;
 }

@@ -89,6 +89,10 @@ void sfx_server_opts(const server_fixture_t *fx, sluice_server_opts_t *so);
 /* A valid launch request for `id` running `command` (into buf). */
 const char *sfx_request(const char *id, const char *command, char *buf, size_t size);
 
+/* POST sfx_request(id, "/bin/true") to the fixture's server with the
+ * default token; the HTTP status (-1 when the request could not be made). */
+int sfx_post(const server_fixture_t *fx, const char *id);
+
 /* A stat_fn that takes every container image path as present. */
 int sfx_accept_image(const char *path, void *arg);
 

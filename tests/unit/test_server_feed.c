@@ -439,14 +439,7 @@ TestSuite(server_feed_serve, .init = serve_setup, .fini = serve_teardown, .timeo
 
 static void post(const char *id)
 {
-    char req[1024];
-    hc_response_t r;
-
-    sfx_request(id, "/bin/true", req, sizeof(req));
-    cr_assert_eq(hc_request(fx.port, "POST", "/v1/launches", SFX_JSON_AUTH, req, strlen(req), &r),
-                 0);
-    cr_assert_eq(r.status, 201, "%s", r.body);
-    hc_response_clear(&r);
+    cr_assert_eq(sfx_post(&fx, id), 201, "POST %s", id);
 }
 
 static void step(int n)

@@ -73,14 +73,7 @@ static double metric(const char *sample)
 
 static void post(const char *id)
 {
-    char req[1024];
-    hc_response_t r;
-
-    sfx_request(id, "/bin/true", req, sizeof(req));
-    cr_assert_eq(hc_request(fx.port, "POST", "/v1/launches", SFX_JSON_AUTH, req, strlen(req), &r),
-                 0);
-    cr_assert_eq(r.status, 201, "POST %s: %d %s", id, r.status, r.body);
-    hc_response_clear(&r);
+    cr_assert_eq(sfx_post(&fx, id), 201, "POST %s", id);
 }
 
 /* One launcher cycle through the server, then one second passes. */

@@ -46,15 +46,9 @@ TestSuite(server_wake, .init = setup, .fini = teardown, .timeout = 60);
 
 static int post(const char *id)
 {
-    char req[1024];
-    hc_response_t r;
-    int status;
+    int status = sfx_post(&fx, id);
 
-    sfx_request(id, "/bin/true", req, sizeof(req));
-    cr_assert_eq(hc_request(fx.port, "POST", "/v1/launches", SFX_JSON_AUTH, req, strlen(req), &r),
-                 0);
-    status = r.status;
-    hc_response_clear(&r);
+    cr_assert_neq(status, -1, "POST %s: no answer", id);
     return status;
 }
 
