@@ -397,6 +397,7 @@ static void run_service(const char *bin,
     watch_t w;
     size_t errors = 0, cancelled = 0;
     double deadline, t_mono0, cpu0, cpu1, *sorted = NULL;
+    bench_cpu_snap_t m0, m1;
     int64_t t0_ms;
     uint16_t port = 0;
     pid_t pid = -1;
@@ -458,6 +459,7 @@ static void run_service(const char *bin,
     t0_ms = wall_ms();
     t_mono0 = bench_now();
     cpu0 = bench_pid_cpu((long)pid);
+    bench_cpu_snap(&m0);
     pthread_barrier_wait(&start);
 
     /* Wait for every launch to have a job id (or a verdict). */
@@ -470,6 +472,7 @@ static void run_service(const char *bin,
         usleep(WATCH_MS * 1000);
     }
     cpu1 = bench_pid_cpu((long)pid); /* up to 250 ms of idle cycles after the last */
+    bench_cpu_snap(&m1);
     for (unsigned k = 0; k < in_flight; k++)
         pthread_join(tids[k], NULL);
     (void)watch_read(store, prefix, &w, &jobs);
@@ -491,6 +494,7 @@ static void run_service(const char *bin,
            w.submitted == n ? "" : " (NOT every launch: CHECK the log)");
     res->cpu_ms = cpu0 >= 0 && cpu1 >= cpu0 ? (cpu1 - cpu0) * 1e3 / (double)n : -1.0;
     printf("  the service's CPU (user + system, all threads): %.2f ms per launch\n", res->cpu_ms);
+    bench_cpu_report(&m0, &m1, w.submitted);
     printf("  accept (POST -> 201): p50 %.2f ms  p99 %.2f ms  max %.2f ms; %zu POSTs in %.3f s "
            "(%.1f/s), non-201 answers %zu\n",
            bench_pct(sorted, n, 50), bench_pct(sorted, n, 99), sorted[n - 1], n,
@@ -647,6 +651,7 @@ static double raw_client(size_t n, unsigned k, const char *resv, const json_t *j
     size_t ok = 0, off = 0;
     double t0, secs, rate = 0.0;
     sluice_client_t *cancel = NULL;
+    bench_cpu_snap_t c0, c1;
 
     memset(w, 0, sizeof(w));
     bench_target_from_env(&t);
@@ -665,6 +670,7 @@ static double raw_client(size_t n, unsigned k, const char *resv, const json_t *j
         if ((w[i].c = bench_client_new(&t)) == NULL)
             goto out;
     }
+    bench_cpu_snap(&c0);
     t0 = bench_now();
     for (unsigned i = 0; i < k; i++)
         pthread_create(&th[i], NULL, raw_worker, &w[i]);
@@ -673,11 +679,13 @@ static double raw_client(size_t n, unsigned k, const char *resv, const json_t *j
         ok += w[i].done;
     }
     secs = bench_now() - t0;
+    bench_cpu_snap(&c1);
     rate = secs > 0 ? (double)ok / secs : 0.0;
     printf("raw client (sluice_client_submit, %s) %u in flight: jobs=%zu/%zu ms/job=%6.2f "
            "jobs/s=%7.1f\n",
            resv ? "the service's job" : "held job", k, ok, n, ok ? secs * 1e3 / (double)ok : 0.0,
            rate);
+    bench_cpu_report(&c0, &c1, ok);
     cancel = w[0].c;
     (void)bench_cancel_all(cancel, ids, n);
     for (size_t i = 0; i < n; i++)

@@ -65,6 +65,57 @@ double bench_pid_file_cpu(const char *pid_file)
     return bench_pid_cpu(pid);
 }
 
+void bench_cpu_snap(bench_cpu_snap_t *s)
+{
+    const char *dir = getenv("SLUICE_TESTBED_DIR");
+    unsigned long long v[10] = {0};
+    char path[512];
+    FILE *f;
+
+    memset(s, 0, sizeof(*s));
+    s->t = bench_now();
+    s->slurm = -1.0;
+    if ((f = fopen("/proc/stat", "r")) != NULL) {
+        /* cpu  user nice system idle iowait irq softirq steal guest guest_nice */
+        if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+                   &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9]) >= 8) {
+            for (int i = 0; i < 8; i++)
+                s->all += (double)v[i];
+            s->busy = s->all - (double)v[3] - (double)v[4];
+        }
+        fclose(f);
+    }
+    if (dir != NULL && dir[0] != '\0') {
+        double a, b;
+
+        snprintf(path, sizeof(path), "%s/run/slurm/slurmctld.pid", dir);
+        a = bench_pid_file_cpu(path);
+        snprintf(path, sizeof(path), "%s/run/rest/slurmrestd.pid", dir);
+        b = bench_pid_file_cpu(path);
+        s->slurm = a < 0 || b < 0 ? -1.0 : a + b;
+    }
+}
+
+void bench_cpu_report(const bench_cpu_snap_t *a, const bench_cpu_snap_t *b, size_t jobs)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    double tick = (double)sysconf(_SC_CLK_TCK);
+    double secs = b->t - a->t, all = b->all - a->all, busy = b->busy - a->busy;
+    double slurm_ms, rest_ms;
+
+    if (secs <= 0 || all <= 0 || jobs == 0 || cores < 1 || tick <= 0)
+        return;
+    /* busy jiffies over every core's, in CPU seconds per job */
+    rest_ms = busy / tick * 1e3 / (double)jobs;
+    slurm_ms =
+        a->slurm >= 0 && b->slurm >= a->slurm ? (b->slurm - a->slurm) * 1e3 / (double)jobs : -1.0;
+    if (slurm_ms >= 0)
+        rest_ms -= slurm_ms;
+    printf("  CPU: machine busy %.0f%% of %ld cores over %.2f s; slurmctld + slurmrestd %.2f ms "
+           "per job; everything else (slurmdbd, mariadb, this bench, sluice) %.2f ms per job\n",
+           100.0 * busy / all, cores, secs, slurm_ms, rest_ms);
+}
+
 static const char *env_or(const char *a, const char *b, const char *dflt)
 {
     const char *v = a ? getenv(a) : NULL;

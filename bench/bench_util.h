@@ -26,6 +26,20 @@ double bench_cpu(bool children);
 double bench_pid_cpu(long pid);
 double bench_pid_file_cpu(const char *pid_file);
 
+/* Where the CPU went during a phase: the whole machine (/proc/stat) and
+ * the testbed's slurmctld + slurmrestd (their pid files under
+ * SLUICE_TESTBED_DIR).  Take one snapshot before and one after. */
+typedef struct {
+    double t;         /* bench_now() */
+    double busy, all; /* machine jiffies: not idle/iowait, and every one */
+    double slurm;     /* CPU s of slurmctld + slurmrestd; -1 unknown */
+} bench_cpu_snap_t;
+
+void bench_cpu_snap(bench_cpu_snap_t *s);
+/* One line, "  CPU: machine busy 87% of 2 cores; slurmctld + slurmrestd
+ * 6.10 ms per job; the rest 1.20 ms per job" (`jobs` made in the phase). */
+void bench_cpu_report(const bench_cpu_snap_t *a, const bench_cpu_snap_t *b, size_t jobs);
+
 /* Where the testbed is: SLUICE_BENCH_URL or SLUICE_TB_REST_URL, the token
  * file (SLUICE_BENCH_TOKEN_FILE or SLUICE_TB_TOKEN_FILE), the user
  * (SLUICE_BENCH_USER or SLUICE_TB_USER, default sluiceuser), the API
