@@ -50,13 +50,13 @@
 #include "server_req.h"
 #include "server_routes.h"
 #include "server_text.h"
+#include "server_ticker.h"
 #include "server_util.h"
 #include "server_wake.h"
 
 #define DEFAULT_CONN_TIMEOUT_S 30u
 #define DEFAULT_MAX_CONNECTIONS 4096u
 #define DRAIN_MAX (8u * SLUICE_SERVER_MAX_BODY) /* see on_request */
-#define WAKE_GAP_MS 2u /* wakes closer together than this are served as one */
 
 /* Per-request state (MHD's con_cls). */
 typedef struct {
@@ -75,10 +75,23 @@ typedef struct {
 
 /* ---- waiting streams ---------------------------------------------------- */
 
-/* Suspend `c` until the next wake or tick.  `gen` is the ticker's round
- * count read before the stream looked for news: a round since then (news
- * the look may have missed) resumes it at once. */
-static void park(sluice_server_t *s, struct MHD_Connection *c, unsigned long long gen)
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+struct server_waiter {
+    struct MHD_Connection *c;
+    uint64_t key; /* answer_t.stream_key */
+};
+
+/* Suspend `c` until the next wake that concerns it (`key`: see
+ * answer_t.stream_key) or the next tick.  `gen` is the ticker's round count
+ * read before the stream looked for news: a round since then (news the
+ * look may have missed) resumes it at once. */
+static void park(sluice_server_t *s, struct MHD_Connection *c, uint64_t key, unsigned long long gen)
 {
     MHD_suspend_connection(c);
     pthread_mutex_lock(&s->wait_mu);
@@ -87,7 +100,7 @@ static void park(sluice_server_t *s, struct MHD_Connection *c, unsigned long lon
     } else {
         if (s->n_waiting == s->cap_waiting) {
             size_t cap = s->cap_waiting ? s->cap_waiting * 2 : 16;
-            struct MHD_Connection **nw = realloc(s->waiting, cap * sizeof(*nw));
+            struct server_waiter *nw = realloc(s->waiting, cap * sizeof(*nw));
             if (nw == NULL) {
                 pthread_mutex_unlock(&s->wait_mu);
                 MHD_resume_connection(c);
@@ -96,19 +109,45 @@ static void park(sluice_server_t *s, struct MHD_Connection *c, unsigned long lon
             s->waiting = nw;
             s->cap_waiting = cap;
         }
-        s->waiting[s->n_waiting++] = c;
+        s->waiting[s->n_waiting].c = c;
+        s->waiting[s->n_waiting++].key = key;
     }
     pthread_mutex_unlock(&s->wait_mu);
 }
 
-/* With wait_mu held. */
+/* With wait_mu held: resume every waiting stream. */
 static void resume_locked(sluice_server_t *s)
 {
     size_t i;
 
     for (i = 0; i < s->n_waiting; i++)
-        MHD_resume_connection(s->waiting[i]);
+        MHD_resume_connection(s->waiting[i].c);
     s->n_waiting = 0;
+}
+
+/* With wait_mu held: resume the streams of every round (key 0) and those
+ * of the launches in keys[0..n) (sorted); the others keep waiting. */
+static void resume_some_locked(sluice_server_t *s, const uint64_t *keys, size_t n)
+{
+    size_t i, kept = 0;
+
+    for (i = 0; i < s->n_waiting; i++) {
+        uint64_t k = s->waiting[i].key;
+        if (k == 0 || bsearch(&k, keys, n, sizeof(*keys), cmp_u64) != NULL)
+            MHD_resume_connection(s->waiting[i].c);
+        else
+            s->waiting[kept++] = s->waiting[i];
+    }
+    s->n_waiting = kept;
+}
+
+/* s->resume_locked (server_ticker.h). */
+static void resume_keys_locked(sluice_server_t *s, const uint64_t *keys, size_t n)
+{
+    if (keys == NULL)
+        resume_locked(s);
+    else
+        resume_some_locked(s, keys, n);
 }
 
 static void resume_all(sluice_server_t *s)
@@ -116,62 +155,6 @@ static void resume_all(sluice_server_t *s)
     pthread_mutex_lock(&s->wait_mu);
     resume_locked(s);
     pthread_mutex_unlock(&s->wait_mu);
-}
-
-/* Resume every waiting stream each follow_poll_ms, and at once when a
- * commit asks for it (server_wake_streams); wakes that come within
- * WAKE_GAP_MS of the last one are served together, so a burst of commits
- * costs each waiting stream one look, not one per commit.  Each round
- * first reads what is new into the event feed (one store query for all
- * the event streams, server_feed.c), then counts itself and resumes. */
-/* Read what is new into the event feed; a failure is logged (once until a
- * read works again) and the round goes on. */
-static void feed_catch_up(sluice_server_t *s)
-{
-    sluice_error_t err = SLUICE_ERROR_INIT;
-
-    if (server_feed_catch_up(s->feed, s->rstore, &s->rmu, &err) == SLUICE_OK) {
-        s->feed_failing = 0;
-    } else if (!s->feed_failing) {
-        s->feed_failing = 1;
-        sluice_log(SLUICE_LOG_WARNING, "event feed: %s (streams wait for the next round)",
-                   err.text);
-    }
-}
-
-static void *ticker_main(void *arg)
-{
-    sluice_server_t *s = arg;
-    int64_t next_tick = server_clock_ms(CLOCK_MONOTONIC) + s->o.follow_poll_ms;
-
-    pthread_mutex_lock(&s->wait_mu);
-    while (!atomic_load(&s->stopping)) {
-        int64_t now;
-
-        if (!s->wake_due) {
-            struct timespec ts;
-            int64_t at = next_tick;
-            ts.tv_sec = (time_t)(at / 1000);
-            ts.tv_nsec = (long)(at % 1000) * 1000000L;
-            pthread_cond_timedwait(&s->wake_cv, &s->wait_mu, &ts);
-        }
-        now = server_clock_ms(CLOCK_MONOTONIC);
-        if (!s->wake_due && now < next_tick)
-            continue;
-        s->wake_due = 0;
-        pthread_mutex_unlock(&s->wait_mu);
-        feed_catch_up(s);
-        pthread_mutex_lock(&s->wait_mu);
-        atomic_fetch_add(&s->round_gen, 1);
-        resume_locked(s);
-        if (now >= next_tick)
-            next_tick = now + s->o.follow_poll_ms;
-        pthread_mutex_unlock(&s->wait_mu);
-        server_sleep_ms(WAKE_GAP_MS);
-        pthread_mutex_lock(&s->wait_mu);
-    }
-    pthread_mutex_unlock(&s->wait_mu);
-    return NULL;
 }
 
 /* ---- answers ------------------------------------------------------------ */
@@ -183,6 +166,7 @@ typedef struct {
     answer_read_fn read;
     void *cls;
     void (*free_cls)(void *cls);
+    uint64_t key; /* answer_t.stream_key */
 } stream_t;
 
 static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
@@ -202,7 +186,7 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
     if (n == ANSWER_STREAM_ERROR)
         return MHD_CONTENT_READER_END_WITH_ERROR;
     if (n == ANSWER_STREAM_WAIT)
-        park(st->s, st->c, gen);
+        park(st->s, st->c, st->key, gen);
     return n;
 }
 
@@ -246,6 +230,7 @@ static enum MHD_Result queue_answer(sluice_server_t *s, struct MHD_Connection *c
         st->read = a->read;
         st->cls = a->cls;
         st->free_cls = a->free_cls;
+        st->key = a->stream_key;
         r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, a->block, stream_reader, st,
                                               stream_free);
         if (r == NULL)
@@ -719,7 +704,8 @@ sluice_server_new(sluice_server_t **out, const sluice_server_opts_t *opts, sluic
             goto out;
         }
     }
-    if (pthread_create(&s->ticker, NULL, ticker_main, s) != 0) {
+    s->resume_locked = resume_keys_locked;
+    if (pthread_create(&s->ticker, NULL, server_ticker_main, s) != 0) {
         rc = sluice_errorf(err, SLUICE_ENOMEM, "cannot start the stream ticker");
         goto out;
     }

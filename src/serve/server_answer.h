@@ -50,6 +50,10 @@ typedef struct {
     void *cls; /* owned: freed with free_cls */
     void (*free_cls)(void *cls);
     size_t block;
+    /* A stream that only wants the events of one launch: its
+     * server_feed_key(), so that a round wakes it only when that launch
+     * has news (and at every tick); 0: every round. */
+    uint64_t stream_key;
     answer_header_t headers[ANSWER_MAX_HEADERS]; /* sent in this order */
     size_t n_headers;
 } answer_t;

@@ -117,6 +117,52 @@ int64_t server_feed_head(server_feed_t *f)
     return h;
 }
 
+uint64_t server_feed_key(const char *launch_id)
+{
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a, 64 bits */
+
+    for (const unsigned char *p = (const unsigned char *)launch_id; p && *p; p++) {
+        h ^= *p;
+        h *= 1099511628211ULL;
+    }
+    return h != 0 ? h : 1;
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+static size_t first_after(const server_feed_t *f, int64_t g);
+
+size_t server_feed_keys_after(server_feed_t *f, int64_t after, uint64_t *keys, size_t max)
+{
+    size_t n = 0, i, k;
+
+    pthread_mutex_lock(&f->mu);
+    if (after < f->base) {
+        pthread_mutex_unlock(&f->mu);
+        return max + 1;
+    }
+    for (i = first_after(f, after); i < f->n; i++) {
+        if (n == max) {
+            n = max + 1;
+            break;
+        }
+        keys[n++] = server_feed_key(f->ring[(f->first + i) % f->max_events].launch_id);
+    }
+    pthread_mutex_unlock(&f->mu);
+    if (n > max)
+        return n;
+    qsort(keys, n, sizeof(*keys), cmp_key);
+    for (i = k = 0; i < n; i++)
+        if (k == 0 || keys[k - 1] != keys[i])
+            keys[k++] = keys[i];
+    return k;
+}
+
 void server_feed_forget(server_feed_t *f)
 {
     if (f == NULL)

@@ -58,6 +58,17 @@ sluice_err server_feed_catch_up(server_feed_t *f,
  * was committed before the store's next snapshot (see Notes). */
 int64_t server_feed_head(server_feed_t *f);
 
+/* The key of launch `launch_id` for waking its own streams: a hash that is
+ * never 0 (0 is a stream that looks at every round). */
+uint64_t server_feed_key(const char *launch_id);
+
+/* The keys of the launches with an event in the ring after gseq `after`,
+ * sorted and without repeats, into keys[0..max); returns how many.  Returns
+ * max + 1 (the caller wakes every stream) when there are more, or when the
+ * ring no longer holds every event after `after` (dropped, or forgotten
+ * after a prune). */
+size_t server_feed_keys_after(server_feed_t *f, int64_t after, uint64_t *keys, size_t max);
+
 /* Drop every kept event (after a prune: a deleted launch's events must not
  * be served from memory); streams behind the head then read the store. */
 void server_feed_forget(server_feed_t *f);

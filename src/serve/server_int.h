@@ -18,6 +18,8 @@
  * - server_metrics.c: the Prometheus text of /v1/metrics and the
  *   launcher-cycle histogram.
  * - server_driver.c: the launcher loop (sluice_server_step, _run_launcher).
+ * - server_ticker.c: the ticker thread (feed reads, which streams to
+ *   resume; the resume itself is server.c's).
  * - handlers, each building an answer from a request: server_health.c
  *   (healthz, readyz, metrics), server_launches.c (list, get, cancel, the
  *   launch view), server_launch_post.c (POST /v1/launches), server_logs.c
@@ -96,7 +98,9 @@ struct sluice_server {
     /* recent events for the streams (server_feed.c; locks of its own) */
     struct server_feed *feed;
     pthread_mutex_t wait_mu;
-    struct MHD_Connection **waiting;
+    struct server_waiter *waiting; /* server.c: a parked stream and its key */
+    /* server.c's resume, for the ticker (server_ticker.h); set at start */
+    void (*resume_locked)(sluice_server_t *s, const uint64_t *keys, size_t n);
     size_t n_waiting, cap_waiting;
     int no_more_suspend;
     /* wakes (server_wake_streams): the ticker's condition; its rounds */

@@ -242,7 +242,11 @@ static int sse_start(sluice_server_t *s, const req_t *rq, int64_t *from, answer_
 
 static void sse_answer(answer_t *out, sse_t *e)
 {
+    /* One launch's events: woken when that launch has news (server.c). */
+    uint64_t key = e->launch_id[0] != '\0' ? server_feed_key(e->launch_id) : 0;
+
     answer_stream(out, 200, 16 * 1024, sse_reader, e, sse_free);
+    out->stream_key = key;
     answer_header(out, "Content-Type", "text/event-stream");
     answer_header(out, "Cache-Control", "no-store");
 }

@@ -261,7 +261,7 @@ sluice_err client_exchange(sluice_client_t *c,
             if (root != NULL)
                 note_slurm_error(call, root);
         }
-        enumber = restclass_error_number(resp.body, resp.body_len);
+        enumber = restclass_error_number_of(root); /* the body, parsed once */
         memset(&o, 0, sizeof(o));
         o.status = resp.status;
         o.xfer = resp.xfer;

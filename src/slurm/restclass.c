@@ -75,22 +75,25 @@ const char *restclass_name(rest_class_t c)
     return "unavailable";
 }
 
-long restclass_error_number(const char *body, size_t len)
+long restclass_error_number_of(const json_t *root)
 {
-    json_t *root = NULL;
-    json_t *first;
-    json_t *num;
-    long out = REST_NO_ERROR_NUMBER;
+    const json_t *first = json_array_get(json_object_get(root, "errors"), 0);
+    const json_t *num = json_object_get(first, "error_number");
 
-    if (body == NULL || len == 0)
-        return out;
-    root = json_loadb(body, len, 0, NULL);
-    first = json_array_get(json_object_get(root, "errors"), 0);
-    num = json_object_get(first, "error_number");
     if (num == NULL)
         num = json_object_get(first, "error_code");
-    if (json_is_integer(num))
-        out = (long)json_integer_value(num);
+    return json_is_integer(num) ? (long)json_integer_value(num) : REST_NO_ERROR_NUMBER;
+}
+
+long restclass_error_number(const char *body, size_t len)
+{
+    json_t *root;
+    long out;
+
+    if (body == NULL || len == 0)
+        return REST_NO_ERROR_NUMBER;
+    root = json_loadb(body, len, 0, NULL);
+    out = restclass_error_number_of(root);
     json_decref(root);
     return out;
 }

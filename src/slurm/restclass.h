@@ -10,6 +10,8 @@
 
 #include <stddef.h>
 
+#include <jansson.h>
+
 #include "http.h"
 
 typedef enum {
@@ -46,6 +48,9 @@ rest_class_t restclass_classify(const rest_outcome_t *o);
  * or errors[0].error_code (v0.0.38 submit).  REST_NO_ERROR_NUMBER when the
  * body is not JSON or carries no error.  Lenient: never fails. */
 long restclass_error_number(const char *body, size_t len);
+/* The same from a body already parsed (NULL: REST_NO_ERROR_NUMBER), so a
+ * caller that parsed it does not parse it twice. */
+long restclass_error_number_of(const json_t *root);
 
 /* 1 when a 404 is slurmrestd's router refusing the URL rather than a
  * handler's verdict: the body is not JSON carrying errors[] (text/plain

@@ -38,6 +38,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -171,10 +172,36 @@ static sluice_err check_render(const json_t *render, sluice_error_t *err)
     return SLUICE_OK;
 }
 
+/* The render as it is stored and handed to the launcher: the first job's
+ * script is left out when it is the render's own `script` (the batch
+ * script, ~6 KB), which the job descriptions get back from there
+ * (launcher_stage.c), so it is not written, copied or read twice.  New
+ * reference (shallow: the values are shared); NULL when out of memory. */
+static json_t *render_for_store(const json_t *render)
+{
+    const json_t *jobs = json_object_get(render, "jobs");
+    json_t *job0 = json_array_get(jobs, 0);
+    json_t *out = NULL, *jobs2 = NULL, *job2 = NULL;
+
+    if (!json_equal(json_object_get(job0, "script"), json_object_get(render, "script")))
+        return json_copy((json_t *)(uintptr_t)render);
+    if ((out = json_copy((json_t *)(uintptr_t)render)) == NULL ||
+        (jobs2 = json_copy((json_t *)(uintptr_t)jobs)) == NULL ||
+        (job2 = json_copy(job0)) == NULL || json_object_del(job2, "script") != 0 ||
+        json_array_set(jobs2, 0, job2) != 0 || json_object_set(out, "jobs", jobs2) != 0) {
+        json_decref(out);
+        out = NULL;
+    }
+    json_decref(jobs2);
+    json_decref(job2);
+    return out;
+}
+
 /* The intake entry for an accepted launch, built before the store write so
  * that nothing can fail between the write and the push. */
 static sluice_err entry_new(sluice_launcher_t *l,
                             const sluice_launcher_request_t *req,
+                            const json_t *render,
                             const char *id,
                             const char *site,
                             launcher_intake_entry_t **out,
@@ -190,7 +217,7 @@ static sluice_err entry_new(sluice_launcher_t *l,
      * (LAUNCHER_RENDERS_KEPT): a burst of accepts past that reads it from
      * the store at its submit, so the memory per live launch stays small. */
     if (atomic_fetch_add(&l->in.renders, 1) < LAUNCHER_RENDERS_KEPT) {
-        if ((e->render = json_deep_copy(req->render)) == NULL) {
+        if ((e->render = json_deep_copy(render)) == NULL) {
             atomic_fetch_sub(&l->in.renders, 1);
             goto nomem;
         }
@@ -327,6 +354,7 @@ sluice_err sluice_launcher_accept(sluice_launcher_t *l,
     launcher_accept_waiter_t w;
     const char *id;
     char *id_copy = NULL;
+    json_t *render = NULL; /* render_for_store() */
     sluice_err rc;
 
     if (l == NULL)
@@ -341,18 +369,22 @@ sluice_err sluice_launcher_accept(sluice_launcher_t *l,
     if ((rc = check_render(req->render, err)) != SLUICE_OK)
         return rc;
     memset(&w, 0, sizeof(w));
+    if ((render = render_for_store(req->render)) == NULL)
+        return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
     w.spec.launch_id = id;
     w.spec.site = json_string_value(json_object_get(req->request, "site"));
     if (w.spec.site == NULL)
         w.spec.site = l->site;
     w.spec.study = json_string_value(json_object_get(req->request, "study"));
     w.spec.request = req->request;
-    w.spec.render = req->render;
+    w.spec.render = render;
     w.spec.caller = req->caller;
     w.spec.time_ms = l->o.now_ms(l->o.clock_arg);
-    if ((id_copy = strdup(id)) == NULL)
-        return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
-    if ((rc = entry_new(l, req, id, w.spec.site, &w.e, err)) != SLUICE_OK)
+    if ((id_copy = strdup(id)) == NULL) {
+        rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+        goto out;
+    }
+    if ((rc = entry_new(l, req, render, id, w.spec.site, &w.e, err)) != SLUICE_OK)
         goto out;
     w.e->created_ms = w.spec.time_ms;
     w.queued_ns = timing_now_ns();
@@ -371,6 +403,7 @@ sluice_err sluice_launcher_accept(sluice_launcher_t *l,
 out:
     entry_free(l, w.e);
     free(id_copy);
+    json_decref(render);
     return rc;
 }
 

@@ -154,6 +154,9 @@ f_submit(void *arg, const sluice_jobdesc_t *d, size_t n, sluice_submit_result_t 
     id = fake_cluster_add_job(fc, d[0].name, d[0].comment, fc->user, n);
     if (d[0].dependency != NULL)
         snprintf(fake_cluster_job(fc, id)->dependency, 64, "%s", d[0].dependency);
+    snprintf(fake_cluster_job(fc, id)->script, 64, "%s", d[0].script ? d[0].script : "");
+    for (size_t k = 1; k < n; k++)
+        fake_cluster_job(fc, id)->later_scripts |= d[k].script != NULL;
     if (mode == FAKE_SUBMIT_LOST) {
         snprintf(out->detail, sizeof(out->detail), "timeout waiting for the answer");
         return SLUICE_SUBMIT_UNCERTAIN;

@@ -68,6 +68,8 @@ typedef struct {
     bool acct_comment_empty; /* its accounting record keeps "" as the comment */
     char acct_user[64];      /* set: accounting names this user (another job's record) */
     char acct_name[64];      /* set: accounting names this job name */
+    char script[64];         /* the start of the first component's script ("" none) */
+    bool later_scripts;      /* a later component came with a script of its own */
 } fake_job_t;
 
 typedef struct {

@@ -486,6 +486,41 @@ Test(launcher, hetjob_succeeds)
     sluice_launcher_free(l);
 }
 
+/* The render keeps the batch script once: the first job's copy of it is not
+ * stored (the job descriptions take it from the render's `script`), and the
+ * POST still carries it in the first component only. */
+Test(launcher, the_script_is_stored_once_and_posted_with_the_first_job)
+{
+    sluice_launcher_t *l = new_launcher();
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_launcher_request_t r;
+    json_t *req = json_pack("{s:s, s:s}", "launch_id", "S1", "site", "site1");
+    json_t *render = render_for(2), *row = NULL, *stored;
+    int existed = -1;
+
+    json_object_set_new(json_array_get(json_object_get(render, "jobs"), 0), "script",
+                        json_string("#!/bin/sh\ntrue\n"));
+    memset(&r, 0, sizeof(r));
+    r.request = req;
+    r.render = render;
+    cr_assert_sluice_ok(sluice_launcher_accept(l, &r, NULL, &existed, &err), &err);
+    cr_assert_not_null(
+        json_object_get(json_array_get(json_object_get(render, "jobs"), 0), "script"),
+        "the caller's render is left as it was");
+    cr_assert_sluice_ok(sluice_store_get_launch(store, "S1", &row, &err), &err);
+    stored = json_object_get(row, "render");
+    cr_assert_str_eq(json_string_value(json_object_get(stored, "script")), "#!/bin/sh\ntrue\n");
+    cr_assert_null(json_object_get(json_array_get(json_object_get(stored, "jobs"), 0), "script"));
+    cr_assert_eq(run_to_end(l, "S1", 20), 0);
+    cr_assert_eq(fc->n_submit, 1);
+    cr_assert_str_eq(fc->jobs[0].script, "#!/bin/sh\ntrue\n");
+    cr_assert(!fc->jobs[0].later_scripts);
+    json_decref(row);
+    json_decref(req);
+    json_decref(render);
+    sluice_launcher_free(l);
+}
+
 /* Slurm 22.05 names only "COMPLETING" while a timed-out job completes: no
  * base state.  Such a read is neither recorded (the log must replay) nor
  * an error; the launch ends once the base state (TIMEOUT) shows. */

@@ -416,6 +416,53 @@ Test(server_feed, a_prune_empties_the_ring)
     server_feed_free(f);
 }
 
+/* The ticker wakes a one-launch stream only when its launch has news: the
+ * keys are those of the launches with events after the given gseq. */
+Test(server_feed, keys_name_the_launches_with_news_and_overflow_wakes_all)
+{
+    server_feed_t *f;
+    uint64_t keys[8], want[2];
+    int64_t start, mid;
+
+    make("a");
+    make("b");
+    make("c");
+    start = last_gseq(st);
+    f = server_feed_new(start, 4, 0);
+    cr_assert_not_null(f);
+    cr_assert_neq(server_feed_key("a"), 0);
+    cr_assert_neq(server_feed_key("a"), server_feed_key("b"));
+    note("a", "one");
+    note("b", "one");
+    note("a", "two");
+    catch_up(f);
+    cr_assert_eq(server_feed_keys_after(f, start, keys, 8), 2);
+    want[0] = server_feed_key("a");
+    want[1] = server_feed_key("b");
+    if (want[0] > want[1]) {
+        uint64_t t = want[0];
+        want[0] = want[1];
+        want[1] = t;
+    }
+    cr_assert(keys[0] == want[0] && keys[1] == want[1], "sorted, each launch once, no c");
+    mid = last_gseq(st);
+    cr_assert_eq(server_feed_keys_after(f, mid, keys, 8), 0, "nothing after the head");
+    cr_assert_eq(server_feed_keys_after(f, start, keys, 1), 2, "more than max: max + 1");
+    /* More events than the ring holds: the oldest after `mid` are gone,
+     * so every stream is woken. */
+    for (int i = 0; i < 5; i++)
+        note("c", "many");
+    catch_up(f);
+    cr_assert_eq(server_feed_keys_after(f, mid, keys, 8), 9);
+    cr_assert_eq(server_feed_keys_after(f, last_gseq(st) - 1, keys, 8), 1);
+    cr_assert_eq(keys[0], server_feed_key("c"));
+    /* After a prune the ring holds nothing before the head. */
+    mid = last_gseq(st) - 1;
+    server_feed_forget(f);
+    cr_assert_eq(server_feed_keys_after(f, mid, keys, 8), 9);
+    server_feed_free(f);
+}
+
 /* ---- over `sluice serve` ----------------------------------------------- */
 
 static server_fixture_t fx;
