@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_config.c - `sluice config show`: print the effective site configuration
- * (defaults < file < environment < --set) with the source of each value, and
- * the Slurm identity it gives (rest.user, or the token's own user).
+ * (defaults < file < environment < --set) with the source of each value,
+ * each cluster's own values when the site has `clusters:`, and the Slurm
+ * identity it gives (rest.user, or the token's own user).
  *
  * Notes:
  * - The site file is --config FILE, else $SLUICE_CONFIG, else none.
@@ -20,17 +21,19 @@
 #include "prepare.h"
 #include "print.h"
 
-static void print_value(const char *path, json_t *v, json_t *sources)
+/* One line: `shown` (the path, after the cluster's "clusters[i]." when
+ * there is one), the value, and the source `sources` gives `path`. */
+static void print_value(const char *shown, const char *path, json_t *v, json_t *sources)
 {
     json_t *src = json_object_get(sources, path);
     const char *s = json_is_string(src) ? json_string_value(src) : "derived";
     char *text = NULL;
 
     if (json_is_string(v))
-        printf("%-48s %-24s (%s)\n", path, json_string_value(v), s);
+        printf("%-48s %-24s (%s)\n", shown, json_string_value(v), s);
     else {
         text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
-        printf("%-48s %-24s (%s)\n", path, text ? text : "?", s);
+        printf("%-48s %-24s (%s)\n", shown, text ? text : "?", s);
         free(text);
     }
 }
@@ -48,11 +51,12 @@ static json_t *identity_json(sluice_config_t *cfg)
     return json_pack("{s:s, s:s}", "user", user, "source", source);
 }
 
-static void print_tree(const char *prefix, json_t *obj, json_t *sources)
+/* `scope` is "" for the site, "clusters[i]." for a cluster. */
+static void print_tree(const char *scope, const char *prefix, json_t *obj, json_t *sources)
 {
     const char *key;
     json_t *v;
-    char path[256];
+    char path[256], shown[300];
 
     json_object_foreach(obj, key, v)
     {
@@ -60,10 +64,29 @@ static void print_tree(const char *prefix, json_t *obj, json_t *sources)
             snprintf(path, sizeof(path), "%s.%s", prefix, key);
         else
             snprintf(path, sizeof(path), "%s", key);
-        if (json_is_object(v) && !json_object_get(sources, path))
-            print_tree(path, v, sources);
-        else
-            print_value(path, v, sources);
+        if (json_is_object(v) && !json_object_get(sources, path)) {
+            print_tree(scope, path, v, sources);
+        } else {
+            snprintf(shown, sizeof(shown), "%s%s", scope, path);
+            print_value(shown, path, v, sources);
+        }
+    }
+}
+
+/* A site with `clusters:`: each one's name and per-cluster values. */
+static void print_clusters(json_t *clusters)
+{
+    json_t *k;
+    size_t i;
+    char scope[48], name[64];
+
+    json_array_foreach(clusters, i, k)
+    {
+        snprintf(scope, sizeof(scope), "clusters[%zu].", i);
+        snprintf(name, sizeof(name), "clusters[%zu].name", i);
+        printf("%-48s %-24s (%s)\n", name, json_string_value(json_object_get(k, "name")),
+               i == 0 ? "file; the default cluster" : "file");
+        print_tree(scope, "", json_object_get(k, "config"), json_object_get(k, "sources"));
     }
 }
 
@@ -93,7 +116,8 @@ int cmd_config_show(const cli_spec_t *spec, int argc, char **argv)
     } else {
         json_t *w = json_object_get(j, "warnings");
         json_t *who = json_object_get(j, "identity");
-        print_tree("", json_object_get(j, "config"), json_object_get(j, "sources"));
+        print_tree("", "", json_object_get(j, "config"), json_object_get(j, "sources"));
+        print_clusters(json_object_get(j, "clusters"));
         if (json_is_string(json_object_get(who, "user")))
             printf("%-48s %-24s (%s)\n", "identity.user",
                    json_string_value(json_object_get(who, "user")),
