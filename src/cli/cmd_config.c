@@ -10,6 +10,7 @@
  *   configuration error, 74 unreadable file.
  * - Output never contains secret material (the model only holds paths).
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +74,19 @@ static void print_tree(const char *scope, const char *prefix, json_t *obj, json_
     }
 }
 
+/* The identity line (`scope` as for print_tree()). */
+static void print_identity(const char *scope, json_t *who)
+{
+    char shown[64];
+
+    snprintf(shown, sizeof(shown), "%sidentity.user", scope);
+    if (json_is_string(json_object_get(who, "user")))
+        printf("%-48s %-24s (%s)\n", shown, json_string_value(json_object_get(who, "user")),
+               json_string_value(json_object_get(who, "source")));
+    else if (json_is_object(who))
+        printf("%-48s %-24s (%s)\n", shown, "-", json_string_value(json_object_get(who, "error")));
+}
+
 /* A site with `clusters:`: each one's name and per-cluster values. */
 static void print_clusters(json_t *clusters)
 {
@@ -87,6 +101,7 @@ static void print_clusters(json_t *clusters)
         printf("%-48s %-24s (%s)\n", name, json_string_value(json_object_get(k, "name")),
                i == 0 ? "file; the default cluster" : "file");
         print_tree(scope, "", json_object_get(k, "config"), json_object_get(k, "sources"));
+        print_identity(scope, json_object_get(k, "identity"));
     }
 }
 
@@ -95,7 +110,7 @@ int cmd_config_show(const cli_spec_t *spec, int argc, char **argv)
     cli_args_t a;
     sluice_config_t *cfg = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
-    json_t *j = NULL, *id = NULL;
+    json_t *j = NULL, *id = NULL, *ids = NULL;
     size_t i;
     int rc;
 
@@ -103,32 +118,41 @@ int cmd_config_show(const cli_spec_t *spec, int argc, char **argv)
         return rc;
     if ((rc = cli_config_load(&a.site, &cfg)) != CLI_EX_OK)
         return rc;
-    id = identity_json(cfg); /* first: rest.user then shows the token's user */
+    /* First: rest.user then shows the token's user.  A site with
+     * `clusters:` is not itself a cluster: its identity is its default
+     * (first) cluster's, and each cluster shows its own (the clusters are
+     * cfg's, which this command owns). */
+    if (sluice_config_cluster_name(cfg) == NULL) {
+        ids = json_array();
+        for (i = 0; ids && i < sluice_config_cluster_count(cfg); i++)
+            json_array_append_new(
+                ids, identity_json((sluice_config_t *)(uintptr_t)sluice_config_cluster_at(cfg, i)));
+        id = json_incref(json_array_get(ids, 0));
+    } else {
+        id = identity_json(cfg);
+    }
     if (sluice_config_to_json(cfg, &j, &err) != SLUICE_OK) {
         rc = cli_fail(&err);
         goto out;
     }
     json_object_set_new(j, "identity", id);
     id = NULL;
+    for (i = 0; i < json_array_size(ids); i++)
+        json_object_set(json_array_get(json_object_get(j, "clusters"), i), "identity",
+                        json_array_get(ids, i));
     if (a.json) {
         if (cli_print_json(j, 1) != 0)
             rc = CLI_EX_SOFTWARE;
     } else {
         json_t *w = json_object_get(j, "warnings");
-        json_t *who = json_object_get(j, "identity");
         print_tree("", "", json_object_get(j, "config"), json_object_get(j, "sources"));
         print_clusters(json_object_get(j, "clusters"));
-        if (json_is_string(json_object_get(who, "user")))
-            printf("%-48s %-24s (%s)\n", "identity.user",
-                   json_string_value(json_object_get(who, "user")),
-                   json_string_value(json_object_get(who, "source")));
-        else
-            printf("%-48s %-24s (%s)\n", "identity.user", "-",
-                   json_string_value(json_object_get(who, "error")));
+        print_identity("", json_object_get(j, "identity"));
         for (i = 0; i < json_array_size(w); i++)
             fprintf(stderr, "sluice: warning: %s\n", json_string_value(json_array_get(w, i)));
     }
 out:
+    json_decref(ids);
     json_decref(id);
     json_decref(j);
     sluice_config_free(cfg);
