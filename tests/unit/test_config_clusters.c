@@ -17,6 +17,8 @@
 #include <sluice/launch.h>
 #include <sluice/render.h>
 
+#include "cmd_case.h"
+
 static const char *const no_env[] = {NULL};
 
 /* The top level every case shares: rest, storage and the sandbox. */
@@ -431,6 +433,45 @@ Test(config_clusters, config_show_lists_the_clusters_with_secrets_redacted)
     free(text);
     json_decref(j);
     sluice_config_free(cfg);
+}
+
+/* The command's text form: the top level as before, then each cluster as
+ * clusters[i].<key>, its identity last; no password. */
+Test(config_clusters, config_show_prints_each_cluster)
+{
+    char path[300];
+    FILE *f;
+    const char *out;
+
+    cmd_case_setup("clusters");
+    snprintf(path, sizeof(path), "%s/site.yaml", cmd_dir);
+    f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(TOP "clusters:\n"
+              "  - name: east\n"
+              "  - name: west\n"
+              "    rest:\n"
+              "      url: \"https://flare:s3cret@west.example:6820\"\n"
+              "      user: flare\n",
+          f);
+    fclose(f);
+    cr_assert_eq(cmd_sluice("config show --config '%s'", path), 0, "%s", cmd_output());
+    out = cmd_output();
+    cr_expect(strstr(out, "\nrest.url ") != NULL, "%s", out);
+    cr_expect(strstr(out, "\nclusters[0].name                                 east                 "
+                          "    (file; the default cluster)\n") != NULL,
+              "%s", out);
+    cr_expect(strstr(out, "\nclusters[1].rest.url                             "
+                          "https://flare:***@west.example:6820 (file)\n") != NULL,
+              "%s", out);
+    cr_expect(strstr(out, "\nclusters[1].rest.user                            flare") != NULL, "%s",
+              out);
+    cr_expect(strstr(out, "\nclusters[1].identity.user                        flare") != NULL, "%s",
+              out);
+    cr_expect(strstr(out, "\nclusters[1].job_launcher.sbatch_directives.partition batch") != NULL,
+              "%s", out);
+    cr_expect_null(strstr(out, "s3cret"), "%s", out);
+    cmd_case_teardown();
 }
 
 static int accept_image(const char *path, void *arg)
