@@ -5,11 +5,13 @@
  * only to loopback, one JWT source, client certificate and key together,
  * the port range, the time cap, the image against the sandbox, and the
  * policy's default GPU series and image allow-list, the webhook URLs and
- * their secret.
+ * their secret.  What is required depends on the model (ctx_t.role): a
+ * site with `clusters:` requires rest and storage of each cluster instead.
  *
  * Notes:
  * - An error names the place the offending field was set (file line,
- *   environment variable or --set), not the place of the check.
+ *   environment variable or --set), not the place of the check; a
+ *   missing field of a cluster is named at its entry.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -46,7 +48,8 @@ static void url_host(const char *url, const char **host, size_t *n)
     *n = strcspn(h, ":/?#");
 }
 
-/* Error about a field already set, at the place it was set. */
+/* Error about a field already set, at the place it was set; a cluster's
+ * key is named "clusters[i].<path>". */
 static sluice_err bad_at(ctx_t *c, const char *path, const char *fmt, ...) SLUICE_PRINTF(3, 4);
 
 static sluice_err bad_at(ctx_t *c, const char *path, const char *fmt, ...)
@@ -54,9 +57,8 @@ static sluice_err bad_at(ctx_t *c, const char *path, const char *fmt, ...)
     char msg[384];
     size_t i = cfg_field_index(path);
     sluice_config_priv_t *p = c->cfg->priv;
-    va_list ap;
-
     char key[160];
+    va_list ap;
 
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
