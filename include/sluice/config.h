@@ -265,6 +265,31 @@ SLUICE_API sluice_err sluice_config_load(const sluice_config_opts_t *opts,
 
 SLUICE_API void sluice_config_free(sluice_config_t *cfg);
 
+/* ---- clusters (`clusters:` in the site file; docs/configuration.md) ---- */
+
+/* The clusters of a site config, in file order; the first is the default.
+ * A config without `clusters:` has one, "default", which is cfg itself.
+ * With `clusters:`, each is a complete sluice_config_t built from the top
+ * level with the entry's rest, storage, job_launcher.sbatch_directives and
+ * gpu_series on top (every other block as the site's); the environment and
+ * --set give their rest/storage/sbatch_directives values to the first
+ * cluster only.  Each is borrowed: owned by cfg and freed with it (never
+ * call sluice_config_free() on one); a cluster's own count is 1 (itself).
+ * The site config itself then holds the top level: what the clusters
+ * inherit, not a cluster (its rest.url or storage.root may be unset).
+ * Read-only after load, so safe from any thread, as cfg is. */
+SLUICE_API size_t sluice_config_cluster_count(const sluice_config_t *cfg);
+/* The i-th cluster (borrowed from cfg), or NULL when i >= the count. */
+SLUICE_API const sluice_config_t *sluice_config_cluster_at(const sluice_config_t *cfg, size_t i);
+/* NULL or "" name: the default (first) cluster; NULL when no cluster has the name. */
+SLUICE_API const sluice_config_t *sluice_config_cluster_named(const sluice_config_t *cfg,
+                                                              const char *name);
+/* The name of a cluster (borrowed from cfg): "default" for a config
+ * without `clusters:`, the entry's name for one of
+ * sluice_config_cluster_at(); NULL for a site config with `clusters:`
+ * (which is not itself a cluster) and for NULL. */
+SLUICE_API const char *sluice_config_cluster_name(const sluice_config_t *cfg);
+
 /* The GPU series named `name`, borrowed from cfg, or NULL. */
 SLUICE_API const sluice_gpu_series_t *sluice_config_gpu_series(const sluice_config_t *cfg,
                                                                const char *name);
@@ -289,8 +314,11 @@ SLUICE_API sluice_err sluice_config_set_token_user(sluice_config_t *cfg,
 SLUICE_API sluice_config_source_t sluice_config_source(const sluice_config_t *cfg, const char *key);
 
 /* Effective configuration as JSON: {"config": {...}, "sources": {"rest.url":
- * "env", ...}, "warnings": [...]}.  No secret material is ever in it; a
- * password in rest.url is replaced by "***".  *out is a new reference. */
+ * "env", ...}, "warnings": [...]}, and for a site with `clusters:` also
+ * "clusters": [{"name": "east", "config": {the per-cluster blocks: rest,
+ * storage, job_launcher.sbatch_directives, gpu_series}, "sources": {...}},
+ * ...].  No secret material is ever in it; a password in rest.url is
+ * replaced by "***".  *out is a new reference. */
 SLUICE_API sluice_err sluice_config_to_json(const sluice_config_t *cfg,
                                             json_t **out,
                                             sluice_error_t *err);

@@ -21,6 +21,11 @@
  *                 found the container runtime, and srun's version is the
  *                 controller's (check_probe.c)
  *
+ * A site with `clusters:` gets these checks (from identity on) for each
+ * cluster in turn, each row named "<cluster>/<check>" ("west/token"; the
+ * JSON rows also carry "cluster"); with one cluster the rows are as they
+ * always were.
+ *
  * Exit codes: 0 all ok; otherwise the code of the first failing check:
  * 69 unavailable, 77 authentication, 78 configuration, 74 the probe's
  * staging directory could not be created; 66 the site file does not
@@ -28,6 +33,7 @@
  */
 #include <pwd.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,10 +48,11 @@
 #include "check_probe.h"
 #include "cli.h"
 #include "prepare.h"
-#define MAX_ROWS 64
+#define MAX_ROWS 256
 
 typedef struct {
     char name[96];
+    char cluster[40];   /* "" with one cluster */
     const char *status; /* "ok", "FAIL", "not checked", "skipped" */
     char detail[400];
     int code; /* sysexit when failed */
@@ -54,6 +61,7 @@ typedef struct {
 typedef struct {
     row_t rows[MAX_ROWS];
     size_t n;
+    const char *cluster; /* the cluster of the rows added now; "" with one */
 } table_t;
 
 static row_t *add(table_t *t, const char *name, const char *status, int code, const char *fmt, ...)
@@ -61,13 +69,15 @@ static row_t *add(table_t *t, const char *name, const char *status, int code, co
 
 static row_t *add(table_t *t, const char *name, const char *status, int code, const char *fmt, ...)
 {
+    const char *k = t->cluster ? t->cluster : "";
     row_t *r;
     va_list ap;
 
     if (t->n == MAX_ROWS)
         return NULL;
     r = &t->rows[t->n++];
-    snprintf(r->name, sizeof(r->name), "%s", name);
+    snprintf(r->cluster, sizeof(r->cluster), "%s", k);
+    snprintf(r->name, sizeof(r->name), "%s%s%s", k, k[0] ? "/" : "", name);
     r->status = status;
     r->code = strcmp(status, "FAIL") == 0 ? code : 0;
     va_start(ap, fmt);
@@ -297,10 +307,16 @@ static int print_table(const table_t *t, const char *format)
         json_t *arr = json_array();
         char *text;
 
-        for (i = 0; i < t->n; i++)
-            json_array_append_new(arr,
-                                  json_pack("{s:s s:s s:s}", "check", t->rows[i].name, "status",
-                                            t->rows[i].status, "detail", t->rows[i].detail));
+        for (i = 0; i < t->n; i++) {
+            const row_t *r = &t->rows[i];
+            json_t *row = json_pack("{s:s s:s s:s}", "check", r->name, "status", r->status,
+                                    "detail", r->detail);
+            /* Several clusters: "check" is "<cluster>/<check>", and the
+             * cluster is a member of its own too. */
+            if (row && r->cluster[0])
+                json_object_set_new(row, "cluster", json_string(r->cluster));
+            json_array_append_new(arr, row);
+        }
         json_object_set_new(root, "ok", json_boolean(code == 0));
         json_object_set_new(root, "exit", json_integer(code));
         json_object_set_new(root, "checks", arr);
@@ -347,48 +363,23 @@ static int check_option(int id, const char *v, void *arg)
     return CLI_EX_OK;
 }
 
-int cmd_check(const cli_spec_t *spec, int argc, char **argv)
+/* Every check of one cluster (`cfg` is the site itself when it names no
+ * clusters), each row named after the cluster when there are several. */
+static void check_cluster(table_t *t, sluice_config_t *cfg, bool probe, long probe_timeout)
 {
-    cli_args_t a;
-    check_opts_t co = {false, CHECK_PROBE_TIMEOUT_S};
-    sluice_config_opts_t opts = SLUICE_CONFIG_OPTS_INIT;
-    sluice_config_t *cfg = NULL;
     sluice_client_t *client = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
     char user[SLUICE_TOKEN_USER_MAX] = "";
     char source[128] = "";
-    table_t *t = NULL;
-    bool probe, loaded;
-    long probe_timeout;
-    int rc = CLI_EX_OK;
 
-    if (!cli_parse(spec, argc, argv, &a, check_option, &co, &rc))
-        return rc;
-    probe = co.probe;
-    probe_timeout = co.probe_timeout;
-    cli_config_opts(&opts, a.site.config_path, a.site.sets, a.site.n_sets);
-    if (opts.path != NULL && (rc = cli_check_input(spec, "site file", opts.path)) != CLI_EX_OK)
-        return rc;
-    t = calloc(1, sizeof(*t));
-    if (t == NULL)
-        return CLI_EX_SOFTWARE;
-    loaded = sluice_config_load(&opts, &cfg, &err) == SLUICE_OK;
-    if (loaded)
-        cli_log_site(cfg);
-    if (!loaded) {
-        add(t, "config", "FAIL", CLI_EX_CONFIG, "%s", err.text);
-    } else if (cli_identity(cfg, user, sizeof(user), source, sizeof(source), &err) ==
-               SLUICE_ECONFIG) {
-        add(t, "config", "ok", 0, "%s", opts.path ? opts.path : "(no site file)");
+    if (cli_identity(cfg, user, sizeof(user), source, sizeof(source), &err) == SLUICE_ECONFIG) {
         add(t, "identity", "FAIL", CLI_EX_CONFIG, "%s", err.text);
     } else if (sluice_client_new_from_config(&client, cfg, &err) != SLUICE_OK) {
         int code = err.code == SLUICE_EPERM || err.code == SLUICE_EAUTH ? CLI_EX_NOPERM
                    : err.code == SLUICE_EIO                             ? CLI_EX_NOPERM
                                                                         : CLI_EX_CONFIG;
-        add(t, "config", "ok", 0, "%s", opts.path ? opts.path : "(no site file)");
         add(t, "token", "FAIL", code, "%s", err.text);
     } else {
-        add(t, "config", "ok", 0, "%s", opts.path ? opts.path : "(no site file)");
         add(t, "identity", "ok", 0, "user %s from %s", user, source);
         uid_contract_row(t, user);
         if (cluster_checks(t, client, cfg) && probe)
@@ -396,8 +387,43 @@ int cmd_check(const cli_spec_t *spec, int argc, char **argv)
         else if (probe)
             add(t, "probe-job", "skipped", 0, "needs a token that authenticates");
     }
-    rc = print_table(t, a.json ? "json" : "text");
     sluice_client_free(client);
+}
+
+int cmd_check(const cli_spec_t *spec, int argc, char **argv)
+{
+    cli_args_t a;
+    check_opts_t co = {false, CHECK_PROBE_TIMEOUT_S};
+    sluice_config_opts_t opts = SLUICE_CONFIG_OPTS_INIT;
+    sluice_config_t *cfg = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    table_t *t = NULL;
+    size_t i, n;
+    int rc = CLI_EX_OK;
+
+    if (!cli_parse(spec, argc, argv, &a, check_option, &co, &rc))
+        return rc;
+    cli_config_opts(&opts, a.site.config_path, a.site.sets, a.site.n_sets);
+    if (opts.path != NULL && (rc = cli_check_input(spec, "site file", opts.path)) != CLI_EX_OK)
+        return rc;
+    t = calloc(1, sizeof(*t));
+    if (t == NULL)
+        return CLI_EX_SOFTWARE;
+    if (sluice_config_load(&opts, &cfg, &err) != SLUICE_OK) {
+        add(t, "config", "FAIL", CLI_EX_CONFIG, "%s", err.text);
+    } else {
+        cli_log_site(cfg);
+        add(t, "config", "ok", 0, "%s", opts.path ? opts.path : "(no site file)");
+        n = sluice_config_cluster_count(cfg);
+        for (i = 0; i < n; i++) {
+            /* The clusters are cfg's (this command owns it); identity
+             * completes each one's rest.user from its token, as for cfg. */
+            sluice_config_t *k = (sluice_config_t *)(uintptr_t)sluice_config_cluster_at(cfg, i);
+            t->cluster = n > 1 ? sluice_config_cluster_name(k) : "";
+            check_cluster(t, k, co.probe, co.probe_timeout);
+        }
+    }
+    rc = print_table(t, a.json ? "json" : "text");
     sluice_config_free(cfg);
     free(t);
     return rc;

@@ -5,11 +5,13 @@
  * only to loopback, one JWT source, client certificate and key together,
  * the port range, the time cap, the image against the sandbox, and the
  * policy's default GPU series and image allow-list, the webhook URLs and
- * their secret.
+ * their secret.  What is required depends on the model (ctx_t.role): a
+ * site with `clusters:` requires rest and storage of each cluster instead.
  *
  * Notes:
  * - An error names the place the offending field was set (file line,
- *   environment variable or --set), not the place of the check.
+ *   environment variable or --set), not the place of the check; a
+ *   missing field of a cluster is named at its entry.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -46,7 +48,8 @@ static void url_host(const char *url, const char **host, size_t *n)
     *n = strcspn(h, ":/?#");
 }
 
-/* Error about a field already set, at the place it was set. */
+/* Error about a field already set, at the place it was set; a cluster's
+ * key is named "clusters[i].<path>". */
 static sluice_err bad_at(ctx_t *c, const char *path, const char *fmt, ...) SLUICE_PRINTF(3, 4);
 
 static sluice_err bad_at(ctx_t *c, const char *path, const char *fmt, ...)
@@ -54,22 +57,24 @@ static sluice_err bad_at(ctx_t *c, const char *path, const char *fmt, ...)
     char msg[384];
     size_t i = cfg_field_index(path);
     sluice_config_priv_t *p = c->cfg->priv;
+    char key[160];
     va_list ap;
 
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
+    snprintf(key, sizeof(key), "%s%s%s", c->scope ? c->scope : "", c->scope ? "." : "", path);
     switch ((sluice_config_source_t)p->src[i]) {
     case SLUICE_SRC_FILE:
         return sluice_errorf(c->err, SLUICE_ECONFIG, "%s:%zu:%zu: %s: %s", c->file, p->line[i] + 1,
-                             p->col[i] + 1, path, msg);
+                             p->col[i] + 1, key, msg);
     case SLUICE_SRC_ENV:
         return sluice_errorf(c->err, SLUICE_ECONFIG, "environment %s: %s: %s",
-                             p->origin[i] ? p->origin[i] : "?", path, msg);
+                             p->origin[i] ? p->origin[i] : "?", key, msg);
     case SLUICE_SRC_FLAG:
-        return sluice_errorf(c->err, SLUICE_ECONFIG, "--set %s: %s", path, msg);
+        return sluice_errorf(c->err, SLUICE_ECONFIG, "--set %s: %s", key, msg);
     default:
-        return sluice_errorf(c->err, SLUICE_ECONFIG, "%s: %s: %s", c->file, path, msg);
+        return sluice_errorf(c->err, SLUICE_ECONFIG, "%s: %s: %s", c->file, key, msg);
     }
 }
 
@@ -139,13 +144,55 @@ static sluice_err check_webhooks(ctx_t *c)
     return SLUICE_OK;
 }
 
+/* The required fields of a cluster (an entry of `clusters:`), at the
+ * entry: its own or inherited rest.url and storage.root; a token source of
+ * its own for any but the first ($SLURM_JWT, like the environment, is the
+ * first cluster's); rest.user where a key mints the token. */
+static sluice_err check_cluster_required(ctx_t *c)
+{
+    const sluice_config_t *cfg = c->cfg;
+    const char *mint = cfg->rest.jwt_key_file ? "rest.jwt_key_file" : "rest.jwt_rs256_key_file";
+
+    /* c->src is SLUICE_SRC_FILE here: the errors point at the entry. */
+    if (!cfg->rest.url)
+        return cfg_bad(c, c->entry, "rest.url",
+                       "required (set rest.url in this entry or at the top level)");
+    if (!cfg->storage.root)
+        return cfg_bad(c, c->entry, "storage.root",
+                       "required (set storage.root in this entry or at the top level)");
+    if (c->role == CFG_ROLE_OTHER && !cfg->rest.jwt_file && !cfg->rest.jwt_key_file &&
+        !cfg->rest.jwt_rs256_key_file)
+        return cfg_bad(c, c->entry, "rest.jwt_file",
+                       "required: a cluster other than the first needs a token source "
+                       "(rest.jwt_file, rest.jwt_key_file or rest.jwt_rs256_key_file, in this "
+                       "entry or at the top level); $SLURM_JWT is the first cluster's only");
+    if (!cfg->rest.user && !cfg->rest.jwt_file &&
+        (cfg->rest.jwt_key_file || cfg->rest.jwt_rs256_key_file))
+        return cfg_bad(c, c->entry, "rest.user",
+                       "required when %s mints the token (it names this user; set rest.user in "
+                       "this entry or at the top level)",
+                       mint);
+    return SLUICE_OK;
+}
+
 sluice_err cfg_finalize(ctx_t *c, bool no_required)
 {
     sluice_config_t *cfg = c->cfg;
     int n_jwt = 0;
     sluice_err rc;
 
-    if (!no_required) {
+    if (!no_required && (c->role == CFG_ROLE_FIRST || c->role == CFG_ROLE_OTHER)) {
+        if ((rc = check_cluster_required(c)) != SLUICE_OK)
+            return rc;
+    } else if (!no_required && c->role == CFG_ROLE_BASE) {
+        /* The rest and storage of a site with clusters are checked in each
+         * cluster; the sandbox is the site's. */
+        if (cfg->launcher.sandbox == SLUICE_SANDBOX_UNSET)
+            return sluice_errorf(c->err, SLUICE_ECONFIG,
+                                 "%s: job_launcher.sandbox: required (enroot-pyxis, apptainer or "
+                                 "none; or FORGE_SLURM_RUNTIME_PROFILE)",
+                                 c->file);
+    } else if (!no_required) {
         if (!cfg->rest.url)
             return sluice_errorf(c->err, SLUICE_ECONFIG,
                                  "%s: rest.url: required (set rest.url, FORGE_SLURM_REST_URL or "

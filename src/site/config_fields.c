@@ -155,3 +155,10 @@ size_t cfg_field_index(const char *path)
 
     return f ? (size_t)(f - cfg_fields) : 0;
 }
+
+bool cfg_field_per_cluster(const field_t *f)
+{
+    return strncmp(f->path, "rest.", 5) == 0 || strncmp(f->path, "storage.", 8) == 0 ||
+           strncmp(f->path, "job_launcher.sbatch_directives.", 31) == 0 ||
+           strcmp(f->path, "gpu_series") == 0;
+}

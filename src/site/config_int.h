@@ -9,13 +9,19 @@
  *   config_value.c    errors and warnings at a node, scalar words, lists
  *   config_catalog.c  gpu_series and job_launcher.executables
  *   config_check.c    the cross-field checks run after every layer
- *   config.c          setters, YAML/env/flag layering, load and free
+ *   config_walk.c     the layers of one model: defaults, the tree walked
+ *                     against the field table (cfg_apply), env and --set
+ *   config_clusters.c the `clusters:` list: one model per entry, and the
+ *                     sluice_config_cluster_*() accessors
+ *   config.c          load and free
  *   config_json.c     `sluice config show`
  *   study.c           the study runtime file
  *   study_source.c    the study file re-read when it changes (calls study.c
  *                     and config_yaml.c)
- * The calls go one way: config.c and study.c call the others, which call
- * only config_value.c, config_fields.c and config_yaml.c.
+ * The calls go one way: config.c calls config_clusters.c, both call
+ * config_walk.c and config_check.c; config_walk.c calls config_catalog.c;
+ * study.c calls what it needs; all of them call config_value.c,
+ * config_fields.c and config_yaml.c, which call nothing above them.
  *
  * Every helper that fails returns a sluice_err and has written the message
  * into ctx->err; strings they hand out are new (caller frees with free()).
@@ -105,14 +111,34 @@ size_t cfg_field_index(const char *path);
 /* True when some field lives below `path` ("rest" for "rest.url"). */
 bool cfg_is_section(const char *path);
 
-/* Where each field's value came from, per loaded config. */
+/* True for the fields a `clusters:` entry may set (rest.*, storage.*,
+ * job_launcher.sbatch_directives.*, gpu_series). */
+bool cfg_field_per_cluster(const field_t *f);
+
+/* Where each field's value came from, per loaded config, and the clusters. */
 struct sluice_config_priv {
     unsigned char src[CFG_N_FIELDS];
     char *origin[CFG_N_FIELDS]; /* env variable name for SLUICE_SRC_ENV */
     size_t line[CFG_N_FIELDS], col[CFG_N_FIELDS];
+    /* "default" for a config without `clusters:`, the entry's name for a
+     * cluster, NULL for a site with `clusters:` (not itself a cluster). */
+    char *cluster_name;
+    /* A site with `clusters:`: one model per entry, in file order, owned
+     * here (sluice_config_free() frees them).  Otherwise NULL and 0. */
+    sluice_config_t **clusters;
+    size_t n_clusters;
 };
 
 /* ---- the walker context and value helpers ------------------------------ */
+
+/* What the model being built is, for the required checks. */
+typedef enum {
+    CFG_ROLE_SITE = 0, /* a config without `clusters:`: today's rules */
+    CFG_ROLE_BASE,     /* a site with `clusters:`: what they inherit; the
+                        * required rest/storage checks are the clusters' */
+    CFG_ROLE_FIRST,    /* the first (default) cluster */
+    CFG_ROLE_OTHER,    /* any other cluster: needs its own token source */
+} cfg_role_t;
 
 typedef struct {
     const char *file;
@@ -120,6 +146,11 @@ typedef struct {
     sluice_config_source_t src;
     const char *origin; /* env var name or NULL */
     sluice_error_t *err;
+    cfg_role_t role;
+    /* A cluster: "clusters[1]", put in front of the key of every error and
+     * warning; `entry` is its node (where "required" errors point). */
+    const char *scope;
+    const node_t *entry;
 } ctx_t;
 
 /* SLUICE_ECONFIG "<file>:<line>:<col>: <key>: <message>" (or "environment
@@ -159,6 +190,31 @@ sluice_err cfg_get_list(ctx_t *c,
 /* A block string or a list of shell lines.  Replaces *slot. */
 sluice_err cfg_set_lines(ctx_t *c, const node_t *n, const char *key, sluice_strlist_t *slot);
 
+/* ---- the layers of one model (config_walk.c) -------------------------- */
+
+/* A new model holding the defaults; caller frees with sluice_config_free(). */
+sluice_err cfg_new(sluice_config_t **out, sluice_error_t *err);
+/* Apply one value (a node of the tree, or a scalar made from the
+ * environment or --set) to one field. */
+sluice_err cfg_apply(ctx_t *c, const field_t *f, const node_t *n);
+/* Walk a mapping whose keys are below `prefix` ("" for the top level, whose
+ * `clusters` key is skipped). */
+sluice_err cfg_walk_map(ctx_t *c, const node_t *n, const char *prefix);
+/* The environment and the --set overrides of `o`; with site_wide_only, the
+ * per-cluster fields (cfg_field_per_cluster()) are left alone. */
+sluice_err cfg_apply_env(ctx_t *c, const sluice_config_opts_t *o, bool site_wide_only);
+sluice_err cfg_apply_flags(ctx_t *c, const sluice_config_opts_t *o, bool site_wide_only);
+
+/* ---- clusters (config_clusters.c) ------------------------------------- */
+
+/* The `clusters:` list of `root` (the tree `site` was walked from): when
+ * it is there, one model per entry in site->cfg->priv->clusters (built
+ * like the site, then the entry, then, for the first, the per-cluster
+ * fields of the environment and --set), and `site` is the base
+ * (CFG_ROLE_BASE); otherwise the site is the one cluster "default".  Run
+ * after cfg_finalize() of the site. */
+sluice_err cfg_clusters_build(ctx_t *site, const node_t *root, const sluice_config_opts_t *opts);
+
 /* ---- catalogues and checks --------------------------------------------- */
 
 sluice_err cfg_set_execs(ctx_t *c, const node_t *n, const char *key);
@@ -166,7 +222,8 @@ sluice_err cfg_set_series(ctx_t *c, const node_t *n, const char *key);
 void cfg_execs_free(sluice_executable_t *e, size_t n);
 void cfg_series_free(sluice_gpu_series_t *s, size_t n);
 
-/* Required fields (unless no_required) and cross-field rules. */
+/* Required fields (unless no_required; as c->role says) and cross-field
+ * rules. */
 sluice_err cfg_finalize(ctx_t *c, bool no_required);
 
 #endif /* SLUICE_SITE_CONFIG_INT_H */

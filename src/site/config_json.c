@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* config_json.c - a loaded site config as JSON for `sluice config show`:
  * every field's value under its dotted path, where each value came from,
- * the warnings, and the derived values other modules use.
+ * the warnings, the derived values other modules use, and, for a site with
+ * `clusters:`, each cluster's per-cluster blocks the same way.
  *
  * Notes:
  * - Passwords in rest.url are masked; secret files are only named.
@@ -121,24 +122,19 @@ static json_t *value_json(const sluice_config_t *cfg, const field_t *f)
     return json_null();
 }
 
-sluice_err sluice_config_to_json(const sluice_config_t *cfg, json_t **out, sluice_error_t *err)
+/* Every field of cfg (only the per-cluster ones with per_cluster) under its
+ * dotted path in `conf`, its source in `srcs`.  -1 when out of memory. */
+static int add_fields(const sluice_config_t *cfg, json_t *conf, json_t *srcs, bool per_cluster)
 {
-    json_t *root = NULL, *conf, *srcs, *obj, *val;
-    sluice_err rc = SLUICE_OK;
+    json_t *obj, *val;
     size_t i;
     char part[128];
 
-    if (!cfg || !out)
-        return sluice_errorf(err, SLUICE_EINVAL, "sluice_config_to_json: NULL argument");
-    root =
-        json_pack("{s:{} s:{} s:o}", "config", "sources", "warnings", strlist_json(&cfg->warnings));
-    if (!root)
-        goto nomem;
-    conf = json_object_get(root, "config");
-    srcs = json_object_get(root, "sources");
     for (i = 0; i < CFG_N_FIELDS; i++) {
         const char *p = cfg_fields[i].path, *dot;
         char srcname[200];
+        if (per_cluster && !cfg_field_per_cluster(&cfg_fields[i]))
+            continue;
         obj = conf;
         while ((dot = strchr(p, '.')) != NULL) {
             json_t *next;
@@ -147,14 +143,14 @@ sluice_err sluice_config_to_json(const sluice_config_t *cfg, json_t **out, sluic
             if (!next) {
                 next = json_object();
                 if (!next || json_object_set_new(obj, part, next) != 0)
-                    goto nomem;
+                    return -1;
             }
             obj = next;
             p = dot + 1;
         }
         val = value_json(cfg, &cfg_fields[i]);
         if (!val || json_object_set_new(obj, p, val) != 0)
-            goto nomem;
+            return -1;
         if ((cfg->priv->src[i] == SLUICE_SRC_ENV || cfg->priv->src[i] == SLUICE_SRC_TOKEN) &&
             cfg->priv->origin[i])
             snprintf(srcname, sizeof(srcname), "%s:%s",
@@ -164,12 +160,48 @@ sluice_err sluice_config_to_json(const sluice_config_t *cfg, json_t **out, sluic
             snprintf(srcname, sizeof(srcname), "%s",
                      sluice_config_source_name((sluice_config_source_t)cfg->priv->src[i]));
         if (json_object_set_new(srcs, cfg_fields[i].path, json_string(srcname)) != 0)
-            goto nomem;
+            return -1;
     }
     /* Derived values other modules use. */
     obj = json_object_get(json_object_get(conf, "job_launcher"), "sbatch_directives");
     if (json_object_set_new(obj, "time_minutes", json_integer(cfg->launcher.sbatch.time_minutes)) !=
         0)
+        return -1;
+    return 0;
+}
+
+/* [{"name", "config": {the per-cluster blocks}, "sources": {...}}, ...] */
+static json_t *clusters_json(const sluice_config_t *cfg)
+{
+    json_t *list = json_array(), *one;
+    size_t i;
+
+    for (i = 0; list && i < cfg->priv->n_clusters; i++) {
+        const sluice_config_t *k = cfg->priv->clusters[i];
+        one = json_pack("{s:s s:{} s:{}}", "name", k->priv->cluster_name, "config", "sources");
+        if (!one || json_array_append_new(list, one) != 0 ||
+            add_fields(k, json_object_get(one, "config"), json_object_get(one, "sources"), true) !=
+                0) {
+            json_decref(list);
+            return NULL;
+        }
+    }
+    return list;
+}
+
+sluice_err sluice_config_to_json(const sluice_config_t *cfg, json_t **out, sluice_error_t *err)
+{
+    json_t *root = NULL;
+    sluice_err rc = SLUICE_OK;
+
+    if (!cfg || !out)
+        return sluice_errorf(err, SLUICE_EINVAL, "sluice_config_to_json: NULL argument");
+    root =
+        json_pack("{s:{} s:{} s:o}", "config", "sources", "warnings", strlist_json(&cfg->warnings));
+    if (!root || add_fields(cfg, json_object_get(root, "config"), json_object_get(root, "sources"),
+                            false) != 0)
+        goto nomem;
+    if (cfg->priv->n_clusters > 0 && json_object_set_new(root, "clusters", clusters_json(cfg)) != 0)
         goto nomem;
     *out = root;
     return SLUICE_OK;

@@ -24,6 +24,12 @@
 /* "<file>:<line>:<col>: <text>" (or "environment NAME: ..." / "--set ..."). */
 sluice_err cfg_bad_text(ctx_t *c, const node_t *n, const char *text)
 {
+    char scoped[640];
+
+    if (c->scope) {
+        snprintf(scoped, sizeof(scoped), "%s.%s", c->scope, text);
+        text = scoped;
+    }
     if (c->src == SLUICE_SRC_ENV)
         return sluice_errorf(c->err, SLUICE_ECONFIG, "environment %s: %s", c->origin, text);
     if (c->src == SLUICE_SRC_FLAG)
@@ -184,13 +190,15 @@ sluice_err cfg_strlist_push(sluice_strlist_t *l, const char *s, size_t len)
 
 sluice_err cfg_warn(ctx_t *c, const node_t *n, const char *key, const char *msg)
 {
-    char line[512];
+    char line[640];
+    const char *dot = c->scope ? "." : "";
+    const char *scope = c->scope ? c->scope : "";
 
     if (n && c->src == SLUICE_SRC_FILE)
-        snprintf(line, sizeof(line), "%s:%zu:%zu: %s: %s", c->file, n->line + 1, n->col + 1, key,
-                 msg);
+        snprintf(line, sizeof(line), "%s:%zu:%zu: %s%s%s: %s", c->file, n->line + 1, n->col + 1,
+                 scope, dot, key, msg);
     else
-        snprintf(line, sizeof(line), "%s: %s", key, msg);
+        snprintf(line, sizeof(line), "%s%s%s: %s", scope, dot, key, msg);
     if (cfg_strlist_push(&c->cfg->warnings, line, strlen(line)) != SLUICE_OK)
         return sluice_errorf(c->err, SLUICE_ENOMEM, "out of memory");
     return SLUICE_OK;

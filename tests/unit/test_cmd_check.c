@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_cmd_check.c - `sluice check` (the built binary, $SLUICE_BIN) against
- * the scripted fake slurmrestd on 127.0.0.1: the accounting row.  A
+ * the scripted fake slurmrestd on 127.0.0.1: the accounting row, and the
+ * rows of each cluster of a site with `clusters:`.  A
  * slurmrestd started with `-s openapi/slurmctld` only answers every
  * /slurmdb/ URL with its router's plain-text 404; that is no accounting,
  * never "accounting ok". */
@@ -81,9 +82,10 @@ static void push(int status, const char *body, const char *type)
     fake_push(fs, &r);
 }
 
-/* Run `sluice check -o json` on a site file for the fake; its exit code,
- * and its JSON report in *out (new reference). */
-static int check(json_t **out)
+/* Run `sluice check -o json` on a site file for the fake, with `more`
+ * (NULL: nothing) at its end; its exit code, and its JSON report in *out
+ * (new reference). */
+static int check_site(const char *more, json_t **out)
 {
     const char *bin = getenv("SLUICE_BIN");
     char site[512];
@@ -96,8 +98,8 @@ static int check(json_t **out)
     write_file("key", "0123456789abcdef0123456789abcdef", 0600);
     snprintf(site, sizeof(site),
              "rest:\n  url: %s\n  api_version: v0.0.43\n  user: alice\n  jwt_key_file: %s/key\n"
-             "storage:\n  root: %s\njob_launcher:\n  sandbox: none\n",
-             fake_url(fs), dir, dir);
+             "storage:\n  root: %s\njob_launcher:\n  sandbox: none\n%s",
+             fake_url(fs), dir, dir, more ? more : "");
     write_file("site.yaml", site, 0600);
     snprintf(cmd, sizeof(cmd),
              "env -u SLUICE_CONFIG -u SLURM_JWT '%s' check --config '%s/site.yaml' -o json "
@@ -108,6 +110,11 @@ static int check(json_t **out)
     *out = json_load_file(path, 0, &jerr);
     cr_assert_not_null(*out, "check printed no JSON: %s", jerr.text);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int check(json_t **out)
+{
+    return check_site(NULL, out);
 }
 
 static json_t *row_named(json_t *report, const char *name)
@@ -180,5 +187,42 @@ Test(cmd_check, accounting_with_nothing_found_is_ok)
     cr_assert_str_eq(json_string_value(json_object_get(row_named(report, "accounting"), "status")),
                      "ok");
     cr_assert_eq(code, 0, "exit %d", code);
+    json_decref(report);
+}
+
+Test(cmd_check, every_cluster_is_checked_and_its_rows_name_it)
+{
+    json_t *report = NULL, *r;
+    const char *name;
+    size_t i, east = 0, west = 0;
+    int code;
+
+    /* east is the fake; west a port nothing listens on. */
+    script(200, "{\"jobs\":[],\"errors\":[],\"warnings\":[]}", NULL);
+    code = check_site("clusters:\n"
+                      "  - name: east\n"
+                      "  - name: west\n"
+                      "    rest: {url: \"http://127.0.0.1:1\"}\n",
+                      &report);
+    cr_assert_eq(code, 69, "exit %d", code);
+    cr_assert(json_is_false(json_object_get(report, "ok")));
+    cr_expect_str_eq(json_string_value(json_object_get(row_named(report, "config"), "status")),
+                     "ok");
+    cr_expect_null(json_object_get(row_named(report, "config"), "cluster"));
+    r = row_named(report, "east/accounting");
+    cr_expect_str_eq(json_string_value(json_object_get(r, "status")), "ok");
+    cr_expect_str_eq(json_string_value(json_object_get(r, "cluster")), "east");
+    r = row_named(report, "west/reachability");
+    cr_expect_str_eq(json_string_value(json_object_get(r, "status")), "FAIL");
+    cr_expect_str_eq(json_string_value(json_object_get(r, "cluster")), "west");
+    json_array_foreach(json_object_get(report, "checks"), i, r)
+    {
+        name = json_string_value(json_object_get(r, "check"));
+        east += strncmp(name, "east/", 5) == 0;
+        west += strncmp(name, "west/", 5) == 0;
+        cr_expect(strcmp(name, "config") == 0 || strchr(name, '/') != NULL, "%s", name);
+    }
+    cr_expect_geq(east, 6, "east has identity to partition: %zu rows", east);
+    cr_expect_geq(west, 6, "west has identity to partition: %zu rows", west);
     json_decref(report);
 }
