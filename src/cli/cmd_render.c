@@ -44,6 +44,7 @@ int cmd_render(const cli_spec_t *spec, int argc, char **argv)
     if (!cli_parse(spec, argc, argv, &a, render_option, &api, &rc))
         return rc;
     a.site.request_path = a.operands[0];
+    a.site.command = "render";
     if (sluice_rest_version_parse(api, &v, &err) != SLUICE_OK)
         return cli_usage_error(spec, "--api-version: %s", err.text);
     if ((rc = cli_prepare(&a.site, &p)) != CLI_EX_OK)

@@ -208,7 +208,8 @@ int cmd_serve(const cli_spec_t *spec, int argc, char **argv)
     if (!cli_parse(spec, argc, argv, &a, serve_option, &o, &rc))
         return rc;
     pthread_mutex_init(&sc.nc.mu, NULL);
-    if ((rc = cli_config_load(&a.site, &cfg)) != CLI_EX_OK)
+    if ((rc = cli_config_load(&a.site, &cfg)) != CLI_EX_OK ||
+        (rc = cli_config_one_cluster(cfg, "serve")) != CLI_EX_OK)
         goto out;
     /* rest.user unset: the token's user, before staging and the launcher read it */
     if (sluice_client_resolve_user(cfg, NULL, &err) != SLUICE_OK) {

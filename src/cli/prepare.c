@@ -83,6 +83,17 @@ int cli_config_load(const cli_prepare_opts_t *o, sluice_config_t **cfg)
     return CLI_EX_OK;
 }
 
+int cli_config_one_cluster(const sluice_config_t *cfg, const char *command)
+{
+    if (sluice_config_cluster_name(cfg) != NULL)
+        return CLI_EX_OK;
+    fprintf(stderr,
+            "sluice %s: the site file names clusters:, which `sluice check` and `sluice config "
+            "show` take; %s takes a site file of one cluster (without clusters:) for now\n",
+            command, command);
+    return CLI_EX_CONFIG;
+}
+
 int cli_read_fail(const char *what, const char *path)
 {
     int e = errno;
@@ -170,7 +181,8 @@ int cli_prepare(const cli_prepare_opts_t *o, cli_prepared_t *out)
     int rc = CLI_EX_OK;
 
     memset(out, 0, sizeof(*out));
-    if ((rc = cli_config_load(o, &out->cfg)) != CLI_EX_OK)
+    if ((rc = cli_config_load(o, &out->cfg)) != CLI_EX_OK ||
+        (rc = cli_config_one_cluster(out->cfg, o->command ? o->command : "launch")) != CLI_EX_OK)
         goto out;
     if ((data = cli_read_file(o->request_path, &len)) == NULL) {
         rc = cli_read_fail("the request", o->request_path);

@@ -226,3 +226,44 @@ Test(cmd_check, every_cluster_is_checked_and_its_rows_name_it)
     cr_expect_geq(west, 6, "west has identity to partition: %zu rows", west);
     json_decref(report);
 }
+
+/* serve, launch and render take one cluster for now: a site file with
+ * clusters: is refused with 78 and a line that says so, before anything
+ * is contacted or stored. */
+Test(cmd_check, serve_and_render_refuse_a_site_with_clusters)
+{
+    const char *bin = getenv("SLUICE_BIN");
+    const char *const cmds[] = {"render req.json", "launch req.json --wait", "serve --listen 127.0.0.1:0"};
+    char cmd[1024], path[128], err[1024];
+    json_t *report = NULL;
+
+    cr_assert_not_null(bin, "SLUICE_BIN is set by ctest");
+    script(200, "{\"jobs\":[],\"errors\":[],\"warnings\":[]}", NULL);
+    (void)check_site("clusters:\n  - name: east\n", &report); /* writes site.yaml */
+    json_decref(report);
+    write_file("req.json", "{\"command\": \"/bin/true\", \"pools\": [{\"name\": \"p\"}]}", 0600);
+    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+        FILE *f;
+        size_t n;
+        int st;
+
+        snprintf(cmd, sizeof(cmd),
+                 "cd '%s' && env -u SLUICE_CONFIG -u SLURM_JWT '%s' %s --config site.yaml "
+                 "--state-dir '%s/state' >/dev/null 2>'%s/err'",
+                 dir, bin, cmds[i], dir, dir);
+        if (strncmp(cmds[i], "render", 6) == 0) /* render has no state directory */
+            snprintf(cmd, sizeof(cmd),
+                     "cd '%s' && env -u SLUICE_CONFIG -u SLURM_JWT '%s' %s --config site.yaml "
+                     ">/dev/null 2>'%s/err'",
+                     dir, bin, cmds[i], dir);
+        st = system(cmd);
+        cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 78, "%s: exit %d", cmds[i],
+                  WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+        snprintf(path, sizeof(path), "%s/err", dir);
+        cr_assert_not_null(f = fopen(path, "r"));
+        n = fread(err, 1, sizeof(err) - 1, f);
+        err[n] = '\0';
+        fclose(f);
+        cr_assert_not_null(strstr(err, "names clusters:"), "%s: %s", cmds[i], err);
+    }
+}
