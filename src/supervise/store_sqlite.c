@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* store.c - the store's SQLite (the only user of it): opening and checking
- * the file, migrations, WAL, the statement accessors the other store files
- * use (store_int.h), pruning, the test hook.
+/* store_sqlite.c - the store's SQLite backend (the only user of SQLite):
+ * opening and checking the file, migrations, WAL, the statement accessors
+ * behind store_int.h (store_sqlite_ops), the test hook.
  *
  * Layout of a store directory: `sluice.db` (+ `-wal`, `-shm` while open) and
  * `supervisor.lock`.  The schema is versioned with `PRAGMA user_version`;
@@ -46,8 +46,6 @@
 #include "store.h"
 #include "store_int.h"
 
-#define DB_NAME "sluice.db"
-#define LOCK_NAME "supervisor.lock"
 #define BUSY_TIMEOUT_MS 10000
 #define STORE_CACHE_KIB_SQL "-512" /* negative: KiB, i.e. 512 KiB */
 /* migrations[i] brings a database from version i to version i + 1. */
@@ -192,17 +190,20 @@ static const char *column_str(sqlite3_stmt *st, int col)
  * of its own. */
 #define STMT_CACHE 48
 
-struct store_stmt {
+struct lite_stmt {
+    store_stmt_t base; /* first: a store_stmt_t * is a struct lite_stmt * */
     sqlite3_stmt *raw;
     struct stmt_slot *slot; /* NULL: not cached, finalised by store_finalize */
 };
+
+static const store_ops_t lite_ops;
 
 struct stmt_slot {
     char *sql;
     uint64_t hash;
     uint64_t used; /* the cache's clock at the last hand-out */
     bool busy;
-    struct store_stmt st;
+    struct lite_stmt st;
 };
 
 struct store_stmt_cache {
@@ -210,7 +211,8 @@ struct store_stmt_cache {
     uint64_t clock;
 };
 
-#define RAW(st) ((st)->raw)
+#define LITE(st) ((struct lite_stmt *)(st))
+#define RAW(st) (LITE(st)->raw)
 
 static uint64_t sql_hash(const char *sql)
 {
@@ -230,21 +232,12 @@ static void stmt_cache_free(struct store_stmt_cache *c)
     free(c);
 }
 
-sluice_err store_db_fail(const sluice_store_t *s, sluice_error_t *err, const char *what)
-{
-    return db_fail(s, err, what);
-}
-
-sluice_err store_exec(sluice_store_t *s, const char *sql, sluice_error_t *err)
-{
-    return exec_sql(s, sql, err);
-}
-
-sluice_err store_prepare(sluice_store_t *s, const char *sql, store_stmt_t **st, sluice_error_t *err)
+static sluice_err
+lite_prepare(sluice_store_t *s, const char *sql, store_stmt_t **st, sluice_error_t *err)
 {
     struct store_stmt_cache *c = s->stmts;
     struct stmt_slot *victim = NULL;
-    struct store_stmt *one;
+    struct lite_stmt *one;
     uint64_t h = sql_hash(sql);
     sqlite3_stmt *raw = NULL;
     sluice_err rc;
@@ -255,7 +248,7 @@ sluice_err store_prepare(sluice_store_t *s, const char *sql, store_stmt_t **st, 
         if (sl->sql != NULL && sl->hash == h && !sl->busy && strcmp(sl->sql, sql) == 0) {
             sl->busy = true;
             sl->used = ++c->clock;
-            *st = &sl->st;
+            *st = &sl->st.base;
             return SLUICE_OK;
         }
         if (!sl->busy && (victim == NULL || sl->used < victim->used))
@@ -272,9 +265,10 @@ sluice_err store_prepare(sluice_store_t *s, const char *sql, store_stmt_t **st, 
             victim->hash = h;
             victim->busy = true;
             victim->used = ++c->clock;
+            victim->st.base.ops = &lite_ops;
             victim->st.raw = raw;
             victim->st.slot = victim;
-            *st = &victim->st;
+            *st = &victim->st.base;
             return SLUICE_OK;
         }
     }
@@ -282,25 +276,26 @@ sluice_err store_prepare(sluice_store_t *s, const char *sql, store_stmt_t **st, 
         sqlite3_finalize(raw);
         return sluice_errorf(err, SLUICE_ENOMEM, "%s: prepare: out of memory", s->db_path);
     }
+    one->base.ops = &lite_ops;
     one->raw = raw;
-    *st = one;
+    *st = &one->base;
     return SLUICE_OK;
 }
 
-sluice_err store_step_done(sluice_store_t *s, store_stmt_t *st, sluice_error_t *err)
+static sluice_err lite_step_done(sluice_store_t *s, store_stmt_t *st, sluice_error_t *err)
 {
     return step_done(s, RAW(st), err);
 }
 
-void store_rollback(sluice_store_t *s)
+static int64_t lite_changes(sluice_store_t *s)
 {
-    rollback(s);
+    return (int64_t)sqlite3_changes(s->db);
 }
 
-void store_finalize(store_stmt_t *st)
+static void lite_finalize(store_stmt_t *base)
 {
-    if (st == NULL)
-        return;
+    struct lite_stmt *st = LITE(base);
+
     if (st->slot == NULL) {
         sqlite3_finalize(st->raw);
         free(st);
@@ -313,14 +308,14 @@ void store_finalize(store_stmt_t *st)
     st->slot->busy = false;
 }
 
-int store_step(store_stmt_t *st)
+static int lite_step(store_stmt_t *st)
 {
     int r = sqlite3_step(RAW(st));
 
     return r == SQLITE_ROW ? STORE_ROW : r == SQLITE_DONE ? STORE_DONE : -1;
 }
 
-void store_bind_text(store_stmt_t *st, int i, const char *v)
+static void lite_bind_text(store_stmt_t *st, int i, const char *v)
 {
     if (v == NULL)
         sqlite3_bind_null(RAW(st), i);
@@ -328,30 +323,58 @@ void store_bind_text(store_stmt_t *st, int i, const char *v)
         sqlite3_bind_text(RAW(st), i, v, -1, SQLITE_TRANSIENT);
 }
 
-void store_bind_int64(store_stmt_t *st, int i, int64_t v)
+static void lite_bind_int64(store_stmt_t *st, int i, int64_t v)
 {
     sqlite3_bind_int64(RAW(st), i, (sqlite3_int64)v);
 }
 
-const char *store_column_str(store_stmt_t *st, int col)
+static const char *lite_column_str(store_stmt_t *st, int col)
 {
     return column_str(RAW(st), col);
 }
 
-size_t store_column_bytes(store_stmt_t *st, int col)
+static size_t lite_column_bytes(store_stmt_t *st, int col)
 {
     return (size_t)sqlite3_column_bytes(RAW(st), col);
 }
 
-int64_t store_column_int64(store_stmt_t *st, int col)
+static int64_t lite_column_int64(store_stmt_t *st, int col)
 {
     return (int64_t)sqlite3_column_int64(RAW(st), col);
 }
 
-int store_column_is_null(store_stmt_t *st, int col)
+static int lite_column_is_null(store_stmt_t *st, int col)
 {
     return sqlite3_column_type(RAW(st), col) == SQLITE_NULL;
 }
+
+static void lite_close(sluice_store_t *s)
+{
+    stmt_cache_free(s->stmts);
+    s->stmts = NULL;
+    if (s->db != NULL)
+        sqlite3_close_v2(s->db);
+    s->db = NULL;
+}
+
+static const store_ops_t lite_ops = {
+    .name = "sqlite",
+    .db_fail = db_fail,
+    .exec = exec_sql,
+    .prepare = lite_prepare,
+    .step_done = lite_step_done,
+    .rollback = rollback,
+    .changes = lite_changes,
+    .close = lite_close,
+    .finalize = lite_finalize,
+    .step = lite_step,
+    .bind_text = lite_bind_text,
+    .bind_int64 = lite_bind_int64,
+    .column_str = lite_column_str,
+    .column_bytes = lite_column_bytes,
+    .column_int64 = lite_column_int64,
+    .column_is_null = lite_column_is_null,
+};
 
 /* The files this process has already passed quick_check on (dev, inode),
  * so that a second connection to the same store (sluice serve's reader)
@@ -540,58 +563,27 @@ static sluice_err switch_to_wal(sluice_store_t *s, sluice_error_t *err)
                          sqlite3_errmsg(s->db));
 }
 
-sluice_err sluice_store_open(sluice_store_t **out, const char *dir, sluice_error_t *err)
+sluice_err store_sqlite_open(sluice_store_t *s, sluice_error_t *err)
 {
-    sluice_store_t *s = NULL;
-    char *defdir = NULL;
     int64_t one = 0;
     int fresh = 0;
-    sqlite3_stmt *st = NULL;
     sluice_err rc = SLUICE_OK;
 
-    if (out == NULL)
-        return sluice_errorf(err, SLUICE_EINVAL, "store open: out is NULL");
-    if (dir == NULL) {
-        if ((rc = sluice_store_default_dir(&defdir, err)) != SLUICE_OK)
-            goto out;
-        dir = defdir;
-    }
-    if (dir[0] == '\0') {
-        rc = sluice_errorf(err, SLUICE_EINVAL, "store dir: empty path");
-        goto out;
-    }
-    s = calloc(1, sizeof(*s));
-    if (s == NULL) {
-        rc = sluice_errorf(err, SLUICE_ENOMEM, "store open: out of memory");
-        goto out;
-    }
-    s->lock_fd = -1;
-    pthread_mutex_init(&s->mu, NULL);
+    s->ops = &lite_ops;
     s->stmts = calloc(1, sizeof(*s->stmts)); /* NULL: statements are not kept */
-    s->dir = strdup(dir);
-    s->db_path = store_path_join(dir, DB_NAME);
-    s->lock_path = store_path_join(dir, LOCK_NAME);
-    if (s->dir == NULL || s->db_path == NULL || s->lock_path == NULL) {
-        rc = sluice_errorf(err, SLUICE_ENOMEM, "store open: out of memory");
-        goto out;
-    }
-    if ((rc = store_make_dirs(dir, err)) != SLUICE_OK)
-        goto out;
     if ((rc = store_make_db_file(s->db_path, err)) != SLUICE_OK)
-        goto out;
+        return rc;
     if (sqlite3_open_v2(s->db_path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX, NULL) !=
-        SQLITE_OK) {
-        rc = sluice_errorf(err, SLUICE_ESTORE, "%s: cannot open: %s", s->db_path,
-                           s->db != NULL ? sqlite3_errmsg(s->db) : "out of memory");
-        goto out;
-    }
+        SQLITE_OK)
+        return sluice_errorf(err, SLUICE_ESTORE, "%s: cannot open: %s", s->db_path,
+                             s->db != NULL ? sqlite3_errmsg(s->db) : "out of memory");
     sqlite3_extended_result_codes(s->db, 1);
     sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
     if ((rc = check_file(s, &fresh, err)) != SLUICE_OK)
-        goto out;
+        return rc;
     /* From here on the file is ours (or empty) and may be written. */
     if ((rc = switch_to_wal(s, err)) != SLUICE_OK)
-        goto out;
+        return rc;
     /* A bounded page cache: the store's working set is the live launches'
      * rows and recent events, and finished launches must not cost resident
      * memory (SQLite's default is 2 MiB per connection). */
@@ -599,89 +591,18 @@ sluice_err sluice_store_open(sluice_store_t **out, const char *dir, sluice_error
                        "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; "
                        "PRAGMA cache_size = " STORE_CACHE_KIB_SQL,
                        err)) != SLUICE_OK)
-        goto out;
+        return rc;
     if ((rc = query_int(s, "PRAGMA foreign_keys", &one, err)) != SLUICE_OK)
-        goto out;
-    if (one != 1) {
-        rc =
-            sluice_errorf(err, SLUICE_ESTORE, "%s: SQLite without foreign key support", s->db_path);
-        goto out;
-    }
+        return rc;
+    if (one != 1)
+        return sluice_errorf(err, SLUICE_ESTORE, "%s: SQLite without foreign key support",
+                             s->db_path);
     if ((rc = migrate(s, err)) != SLUICE_OK)
-        goto out;
+        return rc;
     if (fresh)
         sluice_log(SLUICE_LOG_NOTICE, "store %s: created (schema %d)", s->db_path,
                    SLUICE_STORE_SCHEMA_VERSION);
-    *out = s;
-    s = NULL;
-out:
-    sqlite3_finalize(st);
-    sluice_store_close(s);
-    free(defdir);
-    return rc;
-}
-
-void sluice_store_close(sluice_store_t *store)
-{
-    if (store == NULL)
-        return;
-    sluice_store_unlock_supervisor(store);
-    stmt_cache_free(store->stmts);
-    if (store->db != NULL)
-        sqlite3_close_v2(store->db);
-    pthread_mutex_destroy(&store->mu);
-    free(store->dir);
-    free(store->db_path);
-    free(store->lock_path);
-    free(store);
-}
-
-const char *sluice_store_dir(const sluice_store_t *store)
-{
-    return store != NULL ? store->dir : NULL;
-}
-
-const char *sluice_store_db_path(const sluice_store_t *store)
-{
-    return store != NULL ? store->db_path : NULL;
-}
-
-/* ---- pruning ---------------------------------------------------------- */
-
-sluice_err sluice_store_prune(
-    sluice_store_t *store, int64_t age_ms, int64_t now, size_t *count_out, sluice_error_t *err)
-{
-    sqlite3_stmt *st = NULL;
-    size_t n = 0;
-    sluice_err rc;
-
-    if (store == NULL || age_ms < 0)
-        return sluice_errorf(err, SLUICE_EINVAL, "prune: store and a non-negative age required");
-    if (now == 0)
-        now = store_now_ms();
-    pthread_mutex_lock(&store->mu);
-    if ((rc = exec_sql(store, "BEGIN IMMEDIATE", err)) != SLUICE_OK)
-        goto out;
-    /* The events go with their launch (ON DELETE CASCADE). */
-    if ((rc = prepare(store, "DELETE FROM launches WHERE terminal = 1 AND updated_ms < ?1", &st,
-                      err)) != SLUICE_OK)
-        goto out;
-    sqlite3_bind_int64(st, 1, now - age_ms);
-    if ((rc = step_done(store, st, err)) != SLUICE_OK)
-        goto out;
-    n = (size_t)sqlite3_changes(store->db);
-    if ((rc = exec_sql(store, "COMMIT", err)) != SLUICE_OK)
-        goto out;
-    if (n > 0)
-        sluice_log(SLUICE_LOG_INFO, "store %s: pruned %zu terminal launches", store->db_path, n);
-    if (count_out != NULL)
-        *count_out = n;
-out:
-    sqlite3_finalize(st);
-    if (rc != SLUICE_OK)
-        rollback(store);
-    pthread_mutex_unlock(&store->mu);
-    return rc;
+    return SLUICE_OK;
 }
 
 /* ---- test hook -------------------------------------------------------- */
@@ -704,26 +625,5 @@ sluice_err store_debug_exec_file(const char *db_path, const char *sql, sluice_er
 out:
     sqlite3_free(msg);
     sqlite3_close_v2(db);
-    return rc;
-}
-
-/* ---- the newest event ------------------------------------------------- */
-
-sluice_err sluice_store_last_gseq(sluice_store_t *store, int64_t *out, sluice_error_t *err)
-{
-    sqlite3_stmt *st = NULL;
-    sluice_err rc;
-
-    if (store == NULL || out == NULL)
-        return sluice_errorf(err, SLUICE_EINVAL, "last gseq: store and out are required");
-    pthread_mutex_lock(&store->mu);
-    if ((rc = prepare(store, "SELECT COALESCE(MAX(gseq), 0) FROM events", &st, err)) == SLUICE_OK) {
-        if (sqlite3_step(st) == SQLITE_ROW)
-            *out = (int64_t)sqlite3_column_int64(st, 0);
-        else
-            rc = db_fail(store, err, "last gseq");
-    }
-    sqlite3_finalize(st);
-    pthread_mutex_unlock(&store->mu);
     return rc;
 }
