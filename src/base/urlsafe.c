@@ -52,6 +52,12 @@ static int query_password(const char *url, const char **start, const char **end)
     return 0;
 }
 
+int urlsafe_is_postgres(const char *url)
+{
+    return url != NULL &&
+           (strncmp(url, "postgresql://", 13) == 0 || strncmp(url, "postgres://", 11) == 0);
+}
+
 int urlsafe_has_password(const char *url)
 {
     const char *a, *b;

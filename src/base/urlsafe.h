@@ -12,6 +12,10 @@
  * "(none)".  Returns out. */
 char *urlsafe_redact(const char *url, char *out, size_t size);
 
+/* 1 when `url` starts postgresql:// or postgres:// (the store's
+ * PostgreSQL backend), else 0. */
+int urlsafe_is_postgres(const char *url);
+
 /* 1 when `url` carries a password (in its user info or a `password=` query
  * parameter), else 0. */
 int urlsafe_has_password(const char *url);

@@ -104,8 +104,7 @@ int store_column_is_null(store_stmt_t *st, int col)
 
 int sluice_store_url_is_postgres(const char *url)
 {
-    return url != NULL &&
-           (strncmp(url, "postgresql://", 13) == 0 || strncmp(url, "postgres://", 11) == 0);
+    return urlsafe_is_postgres(url);
 }
 
 sluice_err sluice_store_open_with(sluice_store_t **out,
