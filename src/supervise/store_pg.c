@@ -59,9 +59,7 @@
  * versions as SQLite's (store_sqlite.c), the same tables and columns. */
 static const char *const migrations[] = {
     /* 0 -> 1: the first schema. */
-    "CREATE TABLE meta ("
-    "  key TEXT PRIMARY KEY,"
-    "  value TEXT NOT NULL);"
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
     "CREATE TABLE launches ("
     "  launch_id TEXT COLLATE \"C\" PRIMARY KEY, site TEXT NOT NULL, study TEXT,"
     "  request TEXT NOT NULL, request_hash TEXT NOT NULL, render TEXT, state TEXT NOT NULL,"
@@ -206,6 +204,12 @@ static sluice_err pg_exec(sluice_store_t *s, const char *sql, sluice_error_t *er
     if (!usable(pg))
         return pg_db_fail(s, err, begin ? "begin" : "exec");
     res = PQexec(pg->conn, text);
+    if (begin && PQresultStatus(res) != PGRES_COMMAND_OK &&
+        PQresultStatus(res) != PGRES_TUPLES_OK && PQstatus(pg->conn) == CONNECTION_BAD) {
+        /* Lost between two transactions: nothing was done, begin again. */
+        PQclear(res);
+        res = usable(pg) ? PQexec(pg->conn, text) : NULL;
+    }
     if (PQresultStatus(res) != PGRES_COMMAND_OK && PQresultStatus(res) != PGRES_TUPLES_OK) {
         set_msg(pg, res != NULL ? PQresultErrorMessage(res) : PQerrorMessage(pg->conn));
         rc = pg_db_fail(s, err, sql);
@@ -373,33 +377,49 @@ static struct pg_prep *prep_for(struct pg_stmt *st, const char *kind)
     return p;
 }
 
+/* The connection died under a statement that may run again: a read
+ * outside a transaction (every write of the store is inside one). */
+static int may_retry(struct pg_stmt *st)
+{
+    return !st->s->pg->in_txn && PQstatus(st->s->pg->conn) == CONNECTION_BAD &&
+           strncmp(st->orig, "SELECT", 6) == 0;
+}
+
 /* Execute the statement once; its rows are kept in st->res. */
 static int run(struct pg_stmt *st)
 {
     struct store_pg *pg = st->s->pg;
     struct pg_prep *p;
     char *kind;
-    ExecStatusType status;
+    ExecStatusType status = PGRES_FATAL_ERROR;
 
     if (st->oom) {
         set_msg(pg, "out of memory binding a parameter");
         return -1;
     }
-    if (!usable(pg))
-        return -1;
     if ((kind = calloc((size_t)st->nparams + 1, 1)) == NULL) {
         set_msg(pg, "out of memory");
         return -1;
     }
     for (int i = 0; i < st->nparams; i++)
         kind[i] = !st->used[i] ? 'x' : st->kind[i] == 'i' ? 'i' : 't';
-    p = prep_for(st, kind);
+    for (int attempt = 0; attempt < 2; attempt++) {
+        PQclear(st->res);
+        st->res = NULL;
+        if (!usable(pg))
+            break;
+        if ((p = prep_for(st, kind)) != NULL) {
+            st->res = PQexecPrepared(pg->conn, p->name, st->nparams, (const char *const *)st->vals,
+                                     NULL, NULL, 0);
+            status = PQresultStatus(st->res);
+            if (status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK)
+                break;
+            set_msg(pg, st->res != NULL ? PQresultErrorMessage(st->res) : PQerrorMessage(pg->conn));
+        }
+        if (!may_retry(st))
+            break;
+    }
     free(kind);
-    if (p == NULL)
-        return -1;
-    st->res = PQexecPrepared(pg->conn, p->name, st->nparams, (const char *const *)st->vals, NULL,
-                             NULL, 0);
-    status = PQresultStatus(st->res);
     if (status == PGRES_TUPLES_OK) {
         st->nrows = PQntuples(st->res);
         return 0;
@@ -411,7 +431,6 @@ static int run(struct pg_stmt *st)
         st->nrows = 0;
         return 0;
     }
-    set_msg(pg, st->res != NULL ? PQresultErrorMessage(st->res) : PQerrorMessage(pg->conn));
     PQclear(st->res);
     st->res = NULL;
     return -1;
@@ -483,27 +502,19 @@ static int has_cell(struct pg_stmt *st, int col)
 
 static int pg_column_is_null(store_stmt_t *base, int col)
 {
-    struct pg_stmt *st = PGST(base);
-
-    return !has_cell(st, col) || PQgetisnull(st->res, st->row, col);
+    return !has_cell(PGST(base), col) || PQgetisnull(PGST(base)->res, PGST(base)->row, col);
 }
 
 static const char *pg_column_str(store_stmt_t *base, int col)
 {
-    struct pg_stmt *st = PGST(base);
-
-    if (pg_column_is_null(base, col))
-        return NULL;
-    return PQgetvalue(st->res, st->row, col);
+    return pg_column_is_null(base, col) ? NULL : PQgetvalue(PGST(base)->res, PGST(base)->row, col);
 }
 
 static size_t pg_column_bytes(store_stmt_t *base, int col)
 {
-    struct pg_stmt *st = PGST(base);
-
-    if (pg_column_is_null(base, col))
-        return 0;
-    return (size_t)PQgetlength(st->res, st->row, col);
+    return pg_column_is_null(base, col)
+               ? 0
+               : (size_t)PQgetlength(PGST(base)->res, PGST(base)->row, col);
 }
 
 static int64_t pg_column_int64(store_stmt_t *base, int col)

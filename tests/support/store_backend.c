@@ -44,8 +44,10 @@ void store_backend_setup(void)
     snprintf(sql, sizeof(sql), "DROP SCHEMA IF EXISTS %s CASCADE; CREATE SCHEMA %s", schema,
              schema);
     cr_assert_sluice_ok(store_debug_exec_url(base, sql, &err), &err);
-    snprintf(url, sizeof(url), "%s%soptions=-csearch_path%%3D%s", base,
-             strchr(base, '?') != NULL ? "&" : "?", schema);
+    /* The application name finds this test's connections
+     * (store_backend_kill_connections). */
+    snprintf(url, sizeof(url), "%s%soptions=-csearch_path%%3D%s&application_name=%s", base,
+             strchr(base, '?') != NULL ? "&" : "?", schema, schema);
 }
 
 void store_backend_teardown(void)
@@ -78,4 +80,16 @@ void store_backend_exec(const char *db_path, const char *sql)
         cr_assert_sluice_ok(store_debug_exec_url(url, sql, &err), &err);
     else
         cr_assert_sluice_ok(store_debug_exec_file(db_path, sql, &err), &err);
+}
+
+void store_backend_kill_connections(void)
+{
+    char sql[256];
+
+    cr_assert(store_backend_is_pg());
+    snprintf(sql, sizeof(sql),
+             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = "
+             "'%s' AND pid <> pg_backend_pid()",
+             schema);
+    store_backend_exec(NULL, sql);
 }

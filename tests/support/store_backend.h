@@ -26,4 +26,8 @@ sluice_err store_backend_open(sluice_store_t **out, const char *dir, sluice_erro
  * test's schema (no sluice checks; asserts on failure). */
 void store_backend_exec(const char *db_path, const char *sql);
 
+/* PostgreSQL only: end every server connection of this test's stores (as
+ * a server restart or a network cut would). */
+void store_backend_kill_connections(void);
+
 #endif /* SLUICE_TEST_STORE_BACKEND_H */

@@ -1225,3 +1225,27 @@ Test(store, append_many_commits_a_batch_atomically)
     json_decref(bad);
     sluice_store_close(s);
 }
+
+Test(store, a_lost_connection_is_made_again_between_transactions)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_store_t *s;
+    json_t *l = NULL;
+    int64_t seq = 0;
+
+    if (!store_backend_is_pg()) {
+        store_backend_teardown();
+        cr_skip_test("PostgreSQL only: a server connection");
+    }
+    s = open_store();
+    make_launch(s, "lost", "x", 1000);
+    /* A read, then a write transaction, each first after a cut. */
+    store_backend_kill_connections();
+    cr_assert_sluice_ok(sluice_store_get_launch(s, "lost", &l, &err), &err);
+    json_decref(l);
+    store_backend_kill_connections();
+    cr_assert_sluice_ok(sluice_store_append_event(s, "lost", "note", NULL, NULL, 2000, &seq, &err),
+                        &err);
+    cr_assert_eq(seq, 2);
+    sluice_store_close(s);
+}
