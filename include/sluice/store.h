@@ -2,7 +2,9 @@
 /* store.h - the durable record of launches and their event logs.
  *
  * A store is a directory (0700) holding one SQLite database, `sluice.db`
- * (0600, WAL mode), and the supervisor lock file `supervisor.lock`.  It keeps:
+ * (0600, WAL mode), and the supervisor lock file `supervisor.lock`; or the
+ * same directory (lock file only) and a PostgreSQL database named by a URL
+ * (sluice_store_open_with()), with the same tables and guarantees.  It keeps:
  * - one row per launch: its request (never a secret value), the request's
  *   hash (idempotency), the render made at accept time ("render once"), and a
  *   cached summary (state, result code, reason, attempt, job ids, terminal);

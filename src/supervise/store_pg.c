@@ -759,7 +759,9 @@ store_pg_open(sluice_store_t *s, const char *url, const char *password_file, slu
         return sluice_errorf(err, SLUICE_ESTORE,
                              "%s: PostgreSQL server version %d is too old (13 or newer needed)",
                              shown, PQserverVersion(s->pg->conn));
-    if ((rc = pg_exec(s, "SET client_min_messages = warning; SET TIME ZONE 'UTC'", err)) !=
+    /* A writer waits for the writers' lock as long as SQLite's busy
+     * timeout, then fails. */
+    if ((rc = pg_exec(s, "SET client_min_messages = warning; SET lock_timeout = '10s'", err)) !=
         SLUICE_OK)
         return rc;
     return migrate(s, err);
