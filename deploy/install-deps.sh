@@ -9,6 +9,9 @@ packages=(
     build-essential cmake pkg-config clang clang-format libclang-rt-14-dev
     libcurl4-openssl-dev libjansson-dev libjwt-dev libyaml-dev libssl-dev
     libsqlite3-dev libmicrohttpd-dev libcriterion-dev
+    # the store's PostgreSQL backend (libpq) and the server its tests start
+    # (deploy/testbed/postgres.sh)
+    libpq-dev postgresql-15
     # tools the tests and scripts use
     curl jq ca-certificates iproute2 procps
     # lint.clidocs: the generated man pages and shell completions

@@ -143,12 +143,30 @@ for r in "${releases[@]}"; do
     fi
     phase_done "testbed start $r"
 done
+# The private PostgreSQL of the store tests (each store test runs on SQLite
+# and, with SLUICE_TEST_PG_URL set, on PostgreSQL as well).
+phase "starting the store tests' PostgreSQL"
+pg_started=0
+if ! bash "$here/testbed/postgres.sh" status >/dev/null 2>&1; then
+    pg_started=1
+fi
+if bash "$here/testbed/postgres.sh" start; then
+    eval "$(bash "$here/testbed/postgres.sh" env)"
+else
+    echo "test-all.sh: PostgreSQL did not start; the store tests on it fail" >&2
+    export SLUICE_TEST_PG_URL=postgresql://sluice@127.0.0.1:55432/sluice
+    failed=1
+fi
+phase_done "postgres start"
 stop_testbeds() {
     local r
     if [ "$keep" -eq 0 ]; then
         for r in "${!started[@]}"; do
             bash "$here/testbed/stop.sh" --release "$r" || true
         done
+        if [ "$pg_started" -eq 1 ]; then
+            bash "$here/testbed/postgres.sh" stop || true
+        fi
     fi
     report
 }

@@ -216,6 +216,14 @@ typedef struct {
         sluice_strlist_t request_url_prefixes; /* the allow-list of request URLs */
     } webhooks;
 
+    /* store: where launches and events are kept (docs/operations.md,
+     * "The store").  url NULL: SQLite in the state directory; a
+     * postgresql:// or postgres:// URL (never with a password): PostgreSQL. */
+    struct {
+        char *url;           /* NULL or the PostgreSQL URL */
+        char *password_file; /* NULL (libpq's environment, PGPASSFILE) or a 0600 file */
+    } store;
+
     /* log: what the command's stderr sink shows when neither --log-level /
      * --log-format nor SLUICE_LOG_LEVEL / SLUICE_LOG_FORMAT say (NULL:
      * warning, text). */

@@ -2,7 +2,9 @@
 /* store.h - the durable record of launches and their event logs.
  *
  * A store is a directory (0700) holding one SQLite database, `sluice.db`
- * (0600, WAL mode), and the supervisor lock file `supervisor.lock`.  It keeps:
+ * (0600, WAL mode), and the supervisor lock file `supervisor.lock`; or the
+ * same directory (lock file only) and a PostgreSQL database named by a URL
+ * (sluice_store_open_with()), with the same tables and guarantees.  It keeps:
  * - one row per launch: its request (never a secret value), the request's
  *   hash (idempotency), the render made at accept time ("render once"), and a
  *   cached summary (state, result code, reason, attempt, job ids, terminal);
@@ -72,11 +74,60 @@ SLUICE_API sluice_err sluice_store_default_dir(char **out, sluice_error_t *err);
  * set only on success; caller frees with sluice_store_close(). */
 SLUICE_API sluice_err sluice_store_open(sluice_store_t **out, const char *dir, sluice_error_t *err);
 
+/* Where a store lives, for sluice_store_open_with().  Start from
+ * SLUICE_STORE_OPTIONS_INIT and set what differs; every pointer is
+ * borrowed for the call (the store keeps copies). */
+typedef struct {
+    int version;               /* SLUICE_STORE_OPTIONS_VERSION */
+    const char *dir;           /* the state directory (lock file, staging); NULL: the
+                                * default (sluice_store_default_dir()) */
+    const char *url;           /* NULL or "": SQLite, `sluice.db` in `dir`;
+                                * postgresql://... or postgres://...: PostgreSQL.  A
+                                * password inside the URL is refused */
+    const char *password_file; /* PostgreSQL only: NULL (libpq's own
+                                * environment and PGPASSFILE), or a file
+                                * (0600, owned by us) in PGPASSFILE format */
+} sluice_store_options_t;
+
+#define SLUICE_STORE_OPTIONS_VERSION 1
+#define SLUICE_STORE_OPTIONS_INIT                                                                  \
+    {                                                                                              \
+        SLUICE_STORE_OPTIONS_VERSION, NULL, NULL, NULL                                             \
+    }
+
+/* Open the store that `opts` names.  Without a URL this is
+ * sluice_store_open(opts->dir).  With a PostgreSQL URL: the state directory
+ * is made as for SQLite (it holds the lock file), the server is connected
+ * (its version must be 13 or newer), checked (a schema with tables that are
+ * not a sluice store's, or a newer schema version, is refused and left
+ * untouched) and migrated.  Errors never print a password: the URL is
+ * shown without it.  SLUICE_ECONFIG for a bad URL or password file,
+ * SLUICE_ESTORE for a server that cannot be reached (naming host, port and
+ * database, and libpq's reason) or refuses.  `*out` is set only on
+ * success; caller frees with sluice_store_close(). */
+SLUICE_API sluice_err sluice_store_open_with(sluice_store_t **out,
+                                             const sluice_store_options_t *opts,
+                                             sluice_error_t *err);
+
+/* A second, independent handle on the store `store` is open on (same
+ * directory, URL and password file).  Caller frees with
+ * sluice_store_close(). */
+SLUICE_API sluice_err sluice_store_reopen(sluice_store_t **out,
+                                          const sluice_store_t *store,
+                                          sluice_error_t *err);
+
+/* 1 when `url` selects the PostgreSQL backend (postgresql:// or
+ * postgres://), else 0. */
+SLUICE_API int sluice_store_url_is_postgres(const char *url);
+
+/* "sqlite" or "postgresql"; static string. */
+SLUICE_API const char *sluice_store_backend(const sluice_store_t *store);
+
 /* Close the connection and release the supervisor lock if held.  NULL-safe. */
 SLUICE_API void sluice_store_close(sluice_store_t *store);
 
-/* The store directory and the database path; borrowed, valid until
- * sluice_store_close(). */
+/* The store directory and the database path (with PostgreSQL: the URL
+ * without a password); borrowed, valid until sluice_store_close(). */
 SLUICE_API const char *sluice_store_dir(const sluice_store_t *store);
 SLUICE_API const char *sluice_store_db_path(const sluice_store_t *store);
 

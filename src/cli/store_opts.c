@@ -10,6 +10,10 @@
  *   reads: `sluice status x` as root must not leave /var/lib/sluice/sluice.db
  *   behind.  So the database file must exist before it is opened; a missing
  *   one is EX_NOINPUT (66), like any missing input (docs/cli.md).
+ * - $SLUICE_STORE_URL (a postgresql:// URL, as store.url of the site file)
+ *   selects the PostgreSQL store, with $SLUICE_STORE_PASSWORD_FILE as
+ *   store.password_file; these commands do not read the site file.  A
+ *   PostgreSQL store that has no schema yet is made (it holds nothing).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -23,6 +27,7 @@
 int cli_store_open_existing(const cli_spec_t *spec, const char *state_dir, sluice_store_t **out)
 {
     sluice_error_t err = SLUICE_ERROR_INIT;
+    const char *url = getenv("SLUICE_STORE_URL"), *pwfile = getenv("SLUICE_STORE_PASSWORD_FILE");
     char *dir = NULL, *db = NULL;
     int rc = CLI_EX_OK;
 
@@ -31,6 +36,17 @@ int cli_store_open_existing(const cli_spec_t *spec, const char *state_dir, sluic
         return cli_fail(&err);
     if (state_dir == NULL)
         state_dir = dir;
+    if (url != NULL && url[0] != '\0') {
+        sluice_store_options_t so = SLUICE_STORE_OPTIONS_INIT;
+
+        so.dir = state_dir;
+        so.url = url;
+        so.password_file = pwfile != NULL && pwfile[0] != '\0' ? pwfile : NULL;
+        if (sluice_store_open_with(out, &so, &err) != SLUICE_OK)
+            rc = cli_fail(&err);
+        free(dir);
+        return rc;
+    }
     if ((db = malloc(strlen(state_dir) + sizeof("/" CLI_STORE_DB))) == NULL) {
         free(dir);
         return CLI_EX_SOFTWARE;

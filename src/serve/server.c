@@ -618,7 +618,7 @@ sluice_server_new(sluice_server_t **out, const sluice_server_opts_t *opts, sluic
         ((rc = server_read_pem(opts->tls_cert, 0, &s->cert_pem, &s->cert_len, err)) != SLUICE_OK ||
          (rc = server_read_pem(opts->tls_key, 1, &s->key_pem, &s->key_len, err)) != SLUICE_OK))
         goto out;
-    if ((rc = sluice_store_open(&s->rstore, sluice_store_dir(opts->store), err)) != SLUICE_OK ||
+    if ((rc = sluice_store_reopen(&s->rstore, opts->store, err)) != SLUICE_OK ||
         (rc = sluice_store_last_gseq(s->rstore, &s->seen_gseq, err)) != SLUICE_OK)
         goto out;
     if ((s->feed = server_feed_new(s->seen_gseq, 0, 0)) == NULL) {

@@ -95,6 +95,7 @@ void sluice_config_free(sluice_config_t *cfg)
         case K_HOST:
         case K_ABS:
         case K_URL:
+        case K_DBURL:
         case K_APIVER:
         case K_ICS:
         case K_STIME:

@@ -120,6 +120,8 @@ const field_t cfg_fields[] = {
     F("webhooks.allow_insecure_http", K_BOOL, webhooks.allow_insecure_http, 0, 0, NULL),
     F("webhooks.allow_request_urls", K_BOOL, webhooks.allow_request_urls, 0, 0, NULL),
     F("webhooks.request_url_prefixes", K_LIST, webhooks.request_url_prefixes, 0, 0, NULL),
+    F("store.url", K_DBURL, store.url, 0, 0, NULL),
+    F("store.password_file", K_ABS, store.password_file, 0, 0, NULL),
     F("log.level", K_LOGLEVEL, log.level, 0, 0, NULL),
     F("log.format", K_LOGFORMAT, log.format, 0, 0, NULL),
 };

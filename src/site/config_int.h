@@ -69,6 +69,7 @@ typedef enum {
     K_HOST,      /* host name */
     K_ABS,       /* absolute path */
     K_URL,       /* rest.url */
+    K_DBURL,     /* store.url: postgresql:// or postgres://, no password */
     K_APIVER,    /* auto | v0.0.38 | v0.0.40..45 */
     K_SANDBOX,   /* enroot-pyxis | pyxis | apptainer | none */
     K_ICS,       /* mtls | clear (accepted, not used) */
@@ -100,7 +101,7 @@ typedef struct {
 } field_t;
 
 /* The number of rows of cfg_fields (checked where the table is). */
-#define CFG_N_FIELDS 89
+#define CFG_N_FIELDS 91
 
 extern const field_t cfg_fields[CFG_N_FIELDS];
 

@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 
+#include "base/urlsafe.h"
 #include "config_int.h"
 
 static json_t *strlist_json(const sluice_strlist_t *l)
@@ -66,6 +67,12 @@ static json_t *value_json(const sluice_config_t *cfg, const field_t *f)
     case K_URL:
         s = *(char *const *)slot;
         return s ? url_json(s) : json_null();
+    case K_DBURL: {
+        char shown[2048];
+
+        s = *(char *const *)slot;
+        return s ? json_string(urlsafe_redact(s, shown, sizeof(shown))) : json_null();
+    }
     case K_STR:
     case K_NAME:
     case K_PREFIX:

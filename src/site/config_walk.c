@@ -25,6 +25,7 @@
 #include <sluice/log.h>
 
 #include "base/syntax.h"
+#include "base/urlsafe.h"
 
 #include "config_int.h"
 
@@ -188,6 +189,17 @@ sluice_err cfg_apply(ctx_t *c, const field_t *f, const node_t *n)
         rc = cfg_set_str(c, sp, s);
         break;
     }
+    case K_DBURL:
+        /* The password goes in store.password_file or libpq's PGPASSFILE:
+         * never in a value that `config show` and the logs print. */
+        if (!cfg_oneline_ok(n->str) || strchr(n->str, ' ') || !urlsafe_is_postgres(n->str))
+            return cfg_bad(c, n, key, "expected a postgresql:// or postgres:// URL");
+        if (urlsafe_has_password(n->str))
+            return cfg_bad(c, n, key,
+                           "a password in the URL is refused (the value is not shown); put it "
+                           "in store.password_file (0600) or libpq's PGPASSFILE");
+        rc = cfg_set_str(c, sp, n->str);
+        break;
     case K_APIVER: {
         static const char *const vers[] = {"auto",    "v0.0.38", "v0.0.40", "v0.0.41",
                                            "v0.0.42", "v0.0.43", "v0.0.44", "v0.0.45"};

@@ -90,16 +90,18 @@ static sluice_err append_locked(sluice_store_t *store,
     store_finalize(st);
     st = NULL;
     if (sum == NULL) {
-        rc = store_prepare(store,
-                           "UPDATE launches SET last_seq = ?2, updated_ms = max(updated_ms, ?3) "
-                           "WHERE launch_id = ?1",
-                           &st, err);
+        rc = store_prepare(
+            store,
+            "UPDATE launches SET last_seq = ?2, updated_ms = CASE WHEN updated_ms > ?3 "
+            "THEN updated_ms ELSE ?3 END WHERE launch_id = ?1",
+            &st, err);
     } else {
         rc = store_prepare(store,
                            "UPDATE launches SET last_seq = ?2, summary_seq = ?2, "
-                           "updated_ms = max(updated_ms, ?3), state = ?4, terminal = ?5, "
-                           "result_code = CASE WHEN ?6 THEN ?7 ELSE result_code END, "
-                           "reason = CASE WHEN ?8 THEN ?9 ELSE reason END, "
+                           "updated_ms = CASE WHEN updated_ms > ?3 THEN updated_ms ELSE ?3 END, "
+                           "state = ?4, terminal = ?5, "
+                           "result_code = CASE WHEN ?6 <> 0 THEN ?7 ELSE result_code END, "
+                           "reason = CASE WHEN ?8 <> 0 THEN ?9 ELSE reason END, "
                            "attempt = CASE WHEN ?10 >= 0 THEN ?10 ELSE attempt END, "
                            "job_ids = coalesce(?11, job_ids) WHERE launch_id = ?1",
                            &st, err);
@@ -304,7 +306,7 @@ sluice_err store_read_events_locked(sluice_store_t *store,
         goto out;
     store_bind_text(st, 1, launch_id);
     store_bind_int64(st, 2, from_seq);
-    store_bind_int64(st, 3, limit == 0 ? -1 : (int64_t)limit);
+    store_bind_int64(st, 3, limit == 0 ? INT64_MAX : (int64_t)limit);
     if ((arr = json_array()) == NULL) {
         rc = sluice_errorf(err, SLUICE_ENOMEM, "read events: out of memory");
         goto out;

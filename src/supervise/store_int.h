@@ -1,12 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* store_int.h - what the files of the store share (internal): the store
- * object, the statement accessors of store.c (the only file that sees
- * SQLite), the input checks (store_check.c), the row shaping
- * (store_rows.c) and the directory and lock files (store_files.c).
+ * object, the statement accessors (store.c, a dispatch on the store's
+ * backend: store_sqlite.c or store_pg.c), the input checks
+ * (store_check.c), the row shaping (store_rows.c) and the directory and
+ * lock files (store_files.c).
  *
  * Files of the store:
- *   store.c           SQLite: opening, checks of the file, migrations, WAL,
- *                     statements, pruning, the test hook
+ *   store.c           opening by backend, closing, pruning, the statement
+ *                     accessors (dispatch)
+ *   store_sqlite.c    SQLite (its only user): checks of the file,
+ *                     migrations, WAL, statements, the test hook
+ *   store_pg.c        PostgreSQL (libpq's only user): connecting,
+ *                     migrations, statements, the test hook
  *   store_launches.c  launches: create, get, list, list live
  *   store_events.c    event logs: append, read, replay, events since
  *   store_check.c     what may be stored (ids, names, no secrets, hash)
@@ -14,8 +19,15 @@
  *   store_files.c     the store directory, the database file, the lock
  *
  * Notes:
- * - A store_stmt_t is a prepared statement of store.c; only its accessors
- *   below touch it.  Callers hold store->mu across a transaction.
+ * - A store_stmt_t is a prepared statement of the store's backend; only its
+ *   accessors below touch it.  Callers hold store->mu across a transaction.
+ * - The callers write one SQL text for both backends: `?N` parameters (the
+ *   PostgreSQL backend turns them into `$N`), no SQLite-only functions, and
+ *   these transaction words, which each backend gives the same meaning:
+ *   "BEGIN IMMEDIATE" (a write transaction; writers are serialised, one at
+ *   a time, so event gseqs become visible in commit order), "BEGIN" (a read
+ *   transaction: its statements see one snapshot), "COMMIT", "SAVEPOINT x",
+ *   "ROLLBACK TO x", "RELEASE x".
  */
 #ifndef SLUICE_STORE_INT_H
 #define SLUICE_STORE_INT_H
@@ -38,29 +50,64 @@
     "launch_id, site, study, state, result_code, reason, created_ms, updated_ms, attempt, "        \
     "job_ids, terminal, last_seq, summary_seq, request_hash"
 
-struct sqlite3;          /* store.c only */
-struct store_stmt_cache; /* store.c only: prepared statements kept */
+struct sqlite3;          /* store_sqlite.c only */
+struct store_stmt_cache; /* store_sqlite.c only: prepared statements kept */
+struct store_pg;         /* store_pg.c only: the connection and its statements */
+typedef struct store_ops store_ops_t;
 
 struct sluice_store {
-    struct sqlite3 *db; /* store.c only */
+    const store_ops_t *ops; /* the backend's accessors */
+    struct sqlite3 *db;     /* store_sqlite.c only */
     struct store_stmt_cache *stmts;
+    struct store_pg *pg; /* store_pg.c only */
     pthread_mutex_t mu;
     char *dir;
-    char *db_path;
+    char *db_path;       /* SQLite: the file; PostgreSQL: the URL without a password */
+    char *url;           /* PostgreSQL: as given (never with a password); else NULL */
+    char *password_file; /* PostgreSQL: NULL or the password file's path */
     char *lock_path;
     int lock_fd;                      /* -1 unless we hold the supervisor lock */
     sluice_store_commit_fn on_commit; /* under mu (sluice_store_on_commit) */
     void *commit_arg;
 };
 
-/* ---- statements (store.c) ---------------------------------------------- */
+/* ---- statements (store.c, dispatching to the backend) ------------------ */
 
-typedef struct store_stmt store_stmt_t; /* a prepared SQLite statement */
+typedef struct store_stmt store_stmt_t; /* a prepared statement of the backend */
+
+/* The first member of each backend's statement. */
+struct store_stmt {
+    const store_ops_t *ops;
+};
+
+/* What a backend implements; the functions below call it. */
+struct store_ops {
+    const char *name; /* "sqlite", "postgresql" */
+    sluice_err (*db_fail)(const sluice_store_t *s, sluice_error_t *err, const char *what);
+    sluice_err (*exec)(sluice_store_t *s, const char *sql, sluice_error_t *err);
+    sluice_err (*prepare)(sluice_store_t *s,
+                          const char *sql,
+                          store_stmt_t **st,
+                          sluice_error_t *err);
+    sluice_err (*step_done)(sluice_store_t *s, store_stmt_t *st, sluice_error_t *err);
+    void (*rollback)(sluice_store_t *s);
+    int64_t (*changes)(sluice_store_t *s);
+    void (*close)(sluice_store_t *s);
+    void (*finalize)(store_stmt_t *st);
+    int (*step)(store_stmt_t *st);
+    void (*bind_text)(store_stmt_t *st, int i, const char *v);
+    void (*bind_int64)(store_stmt_t *st, int i, int64_t v);
+    const char *(*column_str)(store_stmt_t *st, int col);
+    size_t (*column_bytes)(store_stmt_t *st, int col);
+    int64_t (*column_int64)(store_stmt_t *st, int col);
+    int (*column_is_null)(store_stmt_t *st, int col);
+};
 
 #define STORE_ROW 1  /* store_step(): a row is ready */
 #define STORE_DONE 0 /* store_step(): no more rows */
 
-/* SLUICE_ESTORE "<db>: <what>: <SQLite's message>"; returns the code. */
+/* SLUICE_ESTORE "<db>: <what>: <the database's message>"; returns the
+ * code. */
 sluice_err store_db_fail(const sluice_store_t *s, sluice_error_t *err, const char *what);
 /* Run one or more statements without results. */
 sluice_err store_exec(sluice_store_t *s, const char *sql, sluice_error_t *err);
@@ -71,6 +118,8 @@ store_prepare(sluice_store_t *s, const char *sql, store_stmt_t **st, sluice_erro
 sluice_err store_step_done(sluice_store_t *s, store_stmt_t *st, sluice_error_t *err);
 /* ROLLBACK when a transaction is open. */
 void store_rollback(sluice_store_t *s);
+/* Rows changed by the last INSERT, UPDATE or DELETE. */
+int64_t store_changes(sluice_store_t *s);
 /* NULL-safe. */
 void store_finalize(store_stmt_t *st);
 /* STORE_ROW, STORE_DONE, or another value on error (store_db_fail()). */
@@ -83,6 +132,15 @@ const char *store_column_str(store_stmt_t *st, int col);
 size_t store_column_bytes(store_stmt_t *st, int col);
 int64_t store_column_int64(store_stmt_t *st, int col);
 int store_column_is_null(store_stmt_t *st, int col);
+
+/* ---- backends ----------------------------------------------------------- */
+
+/* Open the SQLite database of s->dir (s->db_path set) and set s->ops. */
+sluice_err store_sqlite_open(sluice_store_t *s, sluice_error_t *err);
+/* Connect to `url` (checked by store_pg_check_url()), check the server,
+ * migrate; sets s->ops.  `password_file` may be NULL. */
+sluice_err
+store_pg_open(sluice_store_t *s, const char *url, const char *password_file, sluice_error_t *err);
 
 /* ---- checks (store_check.c) -------------------------------------------- */
 

@@ -362,7 +362,7 @@ sluice_err sluice_store_list_launches_at(sluice_store_t *store,
     }
     buf_init(&sql, 4096);
     /* Parameters are numbered so that unused ones can simply stay NULL. */
-    if ((rc = buf_puts(&sql, "SELECT " SUMMARY_COLS " FROM launches WHERE 1")) != SLUICE_OK)
+    if ((rc = buf_puts(&sql, "SELECT " SUMMARY_COLS " FROM launches WHERE 1 = 1")) != SLUICE_OK)
         goto oom;
     if (filter->state != NULL && (rc = buf_puts(&sql, " AND state = ?1")) != SLUICE_OK)
         goto oom;

@@ -10,12 +10,15 @@
  *   byte for byte on every attempt: the signature covers those bytes,
  *   and a retry is the same delivery (same delivery_id).
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <sys/types.h>
 
 #include <jansson.h>
 
@@ -42,7 +45,7 @@ meta_get(sluice_store_t *s, const char *key, int64_t *v, int *found, sluice_erro
     *v = 0;
     if (found != NULL)
         *found = 0;
-    if ((rc = store_prepare(s, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?1", &st,
+    if ((rc = store_prepare(s, "SELECT CAST(value AS BIGINT) FROM meta WHERE key = ?1", &st,
                             err)) != SLUICE_OK)
         return rc;
     store_bind_text(st, 1, key);
@@ -65,8 +68,10 @@ static sluice_err meta_set(sluice_store_t *s, const char *key, int64_t v, sluice
     sluice_err rc;
 
     snprintf(text, sizeof(text), "%" PRId64, v);
-    if ((rc = store_prepare(s, "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)", &st,
-                            err)) != SLUICE_OK)
+    if ((rc = store_prepare(s,
+                            "INSERT INTO meta (key, value) VALUES (?1, ?2) "
+                            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                            &st, err)) != SLUICE_OK)
         return rc;
     store_bind_text(st, 1, key);
     store_bind_text(st, 2, text);
@@ -125,10 +130,24 @@ start_locked(sluice_store_t *s, int64_t now, int64_t *revived, sluice_error_t *e
     int found = 0;
     sluice_err rc;
 
-    if ((rc = store_exec(s,
-                         "INSERT OR IGNORE INTO meta (key, value) VALUES ('" K_UID
-                         "', lower(hex(randomblob(8))))",
-                         err)) != SLUICE_OK)
+    unsigned char rnd[8];
+    char uid[2 * sizeof(rnd) + 1];
+
+    /* The store's uid: 16 random hex digits, kept once written. */
+    if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+        return sluice_errorf(err, SLUICE_ESTORE, "webhooks: no random bytes: %s", strerror(errno));
+    for (size_t i = 0; i < sizeof(rnd); i++)
+        snprintf(uid + 2 * i, 3, "%02x", rnd[i]);
+    if ((rc = store_prepare(s,
+                            "INSERT INTO meta (key, value) VALUES ('" K_UID
+                            "', ?1) ON CONFLICT (key) DO NOTHING",
+                            &st, err)) != SLUICE_OK)
+        return rc;
+    store_bind_text(st, 1, uid);
+    rc = store_step_done(s, st, err);
+    store_finalize(st);
+    st = NULL;
+    if (rc != SLUICE_OK)
         return rc;
     if ((rc = meta_get(s, K_CURSOR, &cursor, &found, err)) != SLUICE_OK)
         return rc;
@@ -147,7 +166,7 @@ start_locked(sluice_store_t *s, int64_t now, int64_t *revived, sluice_error_t *e
     rc = store_step_done(s, st, err);
     store_finalize(st);
     if (rc == SLUICE_OK)
-        rc = query_i64(s, "SELECT changes()", revived, err);
+        *revived = store_changes(s);
     return rc;
 }
 

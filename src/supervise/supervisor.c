@@ -49,6 +49,7 @@ sluice_err sluice_supervisor_open(sluice_supervisor_t **out,
                                   sluice_error_t *err)
 {
     static const sluice_supervisor_opts_t defaults = SLUICE_SUPERVISOR_OPTS_INIT;
+    sluice_store_options_t so = SLUICE_STORE_OPTIONS_INIT;
     sluice_supervisor_t *sup = NULL;
     sluice_err rc;
 
@@ -58,7 +59,12 @@ sluice_err sluice_supervisor_open(sluice_supervisor_t **out,
         opts = &defaults;
     if ((sup = calloc(1, sizeof(*sup))) == NULL)
         return sluice_errorf(err, SLUICE_ENOMEM, "supervisor: out of memory");
-    if ((rc = sluice_store_open(&sup->store, opts->state_dir, err)) != SLUICE_OK ||
+    /* The state directory always; the database there (SQLite) or at
+     * store.url (PostgreSQL). */
+    so.dir = opts->state_dir;
+    so.url = cfg->store.url;
+    so.password_file = cfg->store.password_file;
+    if ((rc = sluice_store_open_with(&sup->store, &so, err)) != SLUICE_OK ||
         (rc = sluice_client_new_from_config(&sup->client, cfg, err)) != SLUICE_OK ||
         (rc = sluice_cluster_rest_new(&sup->cluster, sup->client, cfg, err)) != SLUICE_OK)
         goto out;

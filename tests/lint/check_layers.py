@@ -38,7 +38,8 @@ THIRD_PARTY = {
     r"curl/": "src/slurm/http.c",
     r"jwt\.h": "src/slurm/auth.c",
     r"yaml\.h": "src/site/config_yaml.c",
-    r"sqlite3\.h": "src/supervise/store.c",
+    r"sqlite3\.h": "src/supervise/store_sqlite.c",
+    r"libpq-fe\.h": "src/supervise/store_pg.c",
     r"microhttpd\.h": "src/serve/server.c",
     r"openssl/": "src/base/marker.c",
 }

@@ -9,6 +9,7 @@
 
 #include "http_client.h"
 #include "render_case.h"
+#include "store_backend.h"
 #include "server_fixture.h"
 
 static int64_t fixture_now(void *arg)
@@ -84,8 +85,9 @@ int sfx_start_with(server_fixture_t *fx, const sfx_opts_t *opts, char *why, size
     co.overrides = sets;
     co.n_overrides = 1;
     snprintf(fx->state, sizeof(fx->state), "%s/state", fx->tmp);
+    store_backend_setup(); /* PostgreSQL runs (unit.<suite>.pg): a schema */
     if (sluice_config_load(&co, &fx->cfg, &err) != SLUICE_OK ||
-        sluice_store_open(&fx->store, fx->state, &err) != SLUICE_OK)
+        store_backend_open(&fx->store, fx->state, &err) != SLUICE_OK)
         goto fail;
     if ((fx->fc = calloc(1, sizeof(*fx->fc))) == NULL) {
         snprintf(err.text, sizeof(err.text), "out of memory");
@@ -170,6 +172,7 @@ int sfx_stop(server_fixture_t *fx)
     sluice_server_free(fx->server);
     sluice_launcher_free(fx->launcher);
     sluice_store_close(fx->store);
+    store_backend_teardown();
     sluice_config_free(fx->cfg);
     free(fx->fc);
     fx->server = NULL;

@@ -23,6 +23,7 @@
 #include "http_client.h"
 #include "serve/server_feed.h"
 #include "server_fixture.h"
+#include "store_backend.h"
 #include "sluice_assert.h"
 #include "store_case.h"
 
@@ -37,7 +38,8 @@ static void store_setup(void)
 
     strcpy(tmp, "/tmp/sluice-feed-XXXXXX");
     cr_assert_not_null(mkdtemp(tmp));
-    cr_assert_sluice_ok(sluice_store_open(&st, tmp, &err), &err);
+    store_backend_setup();
+    cr_assert_sluice_ok(store_backend_open(&st, tmp, &err), &err);
 }
 
 static void store_teardown(void)
@@ -45,6 +47,7 @@ static void store_teardown(void)
     char cmd[256];
 
     sluice_store_close(st);
+    store_backend_teardown();
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
     cr_assert_eq(system(cmd), 0);
 }

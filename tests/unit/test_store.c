@@ -17,6 +17,7 @@
 #include <sluice/store.h>
 
 #include "sluice_assert.h"
+#include "store_backend.h"
 
 #include "supervise/store.h"
 
@@ -30,12 +31,14 @@ static void setup(void)
     cr_assert_not_null(mkdtemp(tmp));
     snprintf(dir, sizeof(dir), "%s/state/sub", tmp);
     snprintf(db, sizeof(db), "%s/sluice.db", dir);
+    store_backend_setup();
 }
 
 static void teardown(void)
 {
     char cmd[256];
 
+    store_backend_teardown();
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
     if (system(cmd) != 0)
         fprintf(stderr, "cannot remove %s\n", tmp);
@@ -48,7 +51,7 @@ static sluice_store_t *open_store(void)
     sluice_error_t err = SLUICE_ERROR_INIT;
     sluice_store_t *s = NULL;
 
-    cr_assert_sluice_ok(sluice_store_open(&s, dir, &err), &err);
+    cr_assert_sluice_ok(store_backend_open(&s, dir, &err), &err);
     cr_assert_not_null(s);
     return s;
 }
@@ -89,6 +92,15 @@ static void finish(sluice_store_t *s, const char *id, int64_t t)
         &err);
 }
 
+/* A test of SQLite's files only: skipped on PostgreSQL. */
+#define SQLITE_ONLY(why)                                                                           \
+    do {                                                                                           \
+        if (store_backend_is_pg()) {                                                               \
+            store_backend_teardown(); /* .fini does not run after a skip */                        \
+            cr_skip_test("SQLite only: %s", why);                                                  \
+        }                                                                                          \
+    } while (0)
+
 /* Whole file into memory; caller frees. */
 static char *slurp(const char *path, size_t *len)
 {
@@ -117,11 +129,13 @@ static int mode_of(const char *path)
 
 Test(store, creates_private_directory_and_database_in_wal_mode)
 {
-    sluice_store_t *s = open_store();
+    sluice_store_t *s;
     char wal[300];
     unsigned char hdr[20];
     FILE *f;
 
+    SQLITE_ONLY("the database file and its WAL");
+    s = open_store();
     make_launch(s, "a", "site", 1000);
     snprintf(wal, sizeof(wal), "%s-wal", db);
     cr_assert_eq(mode_of(dir), 0700);
@@ -211,10 +225,21 @@ Test(store, refuses_a_newer_schema_and_leaves_the_file_alone)
     size_t nb, na;
 
     sluice_store_close(s);
+    if (store_backend_is_pg()) {
+        /* The same on PostgreSQL: refused, the version row left as it is. */
+        store_backend_exec(db, "UPDATE sluice_schema SET version = 7");
+        s = NULL;
+        cr_assert_eq(store_backend_open(&s, dir, &err), SLUICE_ESTORE);
+        cr_assert_null(s);
+        cr_assert(strstr(err.text, "version 7") != NULL, "%s", err.text);
+        cr_assert(strstr(err.text, "127.0.0.1") != NULL, "the text names the server: %s", err.text);
+        cr_assert_eq(store_backend_open(&s, dir, &err), SLUICE_ESTORE, "still version 7");
+        return;
+    }
     cr_assert_sluice_ok(store_debug_exec_file(db, "PRAGMA user_version = 7", &err), &err);
     before = slurp(db, &nb);
     s = NULL;
-    cr_assert_eq(sluice_store_open(&s, dir, &err), SLUICE_ESTORE);
+    cr_assert_eq(store_backend_open(&s, dir, &err), SLUICE_ESTORE);
     cr_assert_null(s);
     cr_assert(strstr(err.text, db) != NULL, "%s", err.text);
     cr_assert(strstr(err.text, "version 7") != NULL, "%s", err.text);
@@ -238,6 +263,7 @@ Test(store, refuses_a_corrupt_file_and_leaves_it_alone)
     size_t i, na;
     FILE *f;
 
+    SQLITE_ONLY("a damaged database file");
     sluice_store_close(open_store()); /* creates the directory */
     for (i = 0; i < sizeof(garbage); i++)
         garbage[i] = (char)(i * 7 + 3);
@@ -245,7 +271,7 @@ Test(store, refuses_a_corrupt_file_and_leaves_it_alone)
     cr_assert_not_null(f);
     cr_assert_eq(fwrite(garbage, 1, sizeof(garbage), f), sizeof(garbage));
     fclose(f);
-    cr_assert_eq(sluice_store_open(&s, dir, &err), SLUICE_ESTORE);
+    cr_assert_eq(store_backend_open(&s, dir, &err), SLUICE_ESTORE);
     cr_assert_null(s);
     cr_assert(strstr(err.text, db) != NULL, "%s", err.text);
     cr_assert(strstr(err.text, "corrupt") != NULL, "%s", err.text);
@@ -260,16 +286,28 @@ Test(store, refuses_a_sqlite_file_that_is_not_a_sluice_store)
     sluice_error_t err = SLUICE_ERROR_INIT;
     sluice_store_t *s = NULL;
 
+    if (store_backend_is_pg()) {
+        /* A schema holding other tables, and ours with another id. */
+        store_backend_exec(db, "CREATE TABLE other (x INTEGER)");
+        cr_assert_eq(store_backend_open(&s, dir, &err), SLUICE_ESTORE);
+        cr_assert(strstr(err.text, "not a sluice store") != NULL, "%s", err.text);
+        store_backend_exec(db, "DROP TABLE other");
+        sluice_store_close(open_store());
+        store_backend_exec(db, "UPDATE sluice_schema SET application_id = 42");
+        cr_assert_eq(store_backend_open(&s, dir, &err), SLUICE_ESTORE);
+        cr_assert(strstr(err.text, "not a sluice store") != NULL, "%s", err.text);
+        return;
+    }
     sluice_store_close(open_store());
     cr_assert_eq(unlink(db), 0);
     cr_assert_sluice_ok(store_debug_exec_file(db, "CREATE TABLE other (x INTEGER)", &err), &err);
-    cr_assert_eq(sluice_store_open(&s, dir, &err), SLUICE_ESTORE);
+    cr_assert_eq(store_backend_open(&s, dir, &err), SLUICE_ESTORE);
     cr_assert(strstr(err.text, "not a sluice store") != NULL, "%s", err.text);
     /* Our schema but another application id is foreign too. */
     cr_assert_eq(unlink(db), 0);
     sluice_store_close(open_store());
     cr_assert_sluice_ok(store_debug_exec_file(db, "PRAGMA application_id = 42", &err), &err);
-    cr_assert_eq(sluice_store_open(&s, dir, &err), SLUICE_ESTORE);
+    cr_assert_eq(store_backend_open(&s, dir, &err), SLUICE_ESTORE);
     cr_assert(strstr(err.text, "not a sluice store") != NULL, "%s", err.text);
 }
 
@@ -680,11 +718,10 @@ Test(store, migration_to_schema_2_fills_the_states_it_can_be_sure_of)
                         &err);
     sluice_store_close(s);
     /* Make it a schema-1 store again: no state column. */
-    cr_assert_sluice_ok(store_debug_exec_file(db,
-                                              "ALTER TABLE events DROP COLUMN state; "
-                                              "PRAGMA user_version = 1",
-                                              &err),
-                        &err);
+    store_backend_exec(db, store_backend_is_pg() ? "ALTER TABLE events DROP COLUMN state; "
+                                                   "UPDATE sluice_schema SET version = 1"
+                                                 : "ALTER TABLE events DROP COLUMN state; "
+                                                   "PRAGMA user_version = 1");
     s = open_store();
     cr_assert_sluice_ok(sluice_store_read_events(s, "m1", 1, 0, &evs, &err), &err);
     cr_assert_eq(json_array_size(evs), 3);
@@ -745,26 +782,16 @@ Test(store, unparsable_json_in_a_row_is_a_store_error_naming_launch_and_column)
     json_t *out = NULL;
 
     make_launch(s, "broken", "x", 1000);
-    cr_assert_sluice_ok(
-        store_debug_exec_file(db, "UPDATE launches SET job_ids = '[1,' WHERE launch_id='broken'",
-                              &err),
-        &err);
+    store_backend_exec(db, "UPDATE launches SET job_ids = '[1,' WHERE launch_id='broken'");
     cr_assert_eq(sluice_store_get_launch(s, "broken", &out, &err), SLUICE_ESTORE);
     cr_assert(strstr(err.text, "broken") != NULL && strstr(err.text, "job_ids") != NULL, "%s",
               err.text);
     cr_assert_eq(sluice_store_list_live(s, &out, &err), SLUICE_ESTORE);
-    cr_assert_sluice_ok(
-        store_debug_exec_file(
-            db, "UPDATE launches SET job_ids = '[]', request = 'nope' WHERE launch_id='broken'",
-            &err),
-        &err);
+    store_backend_exec(
+        db, "UPDATE launches SET job_ids = '[]', request = 'nope' WHERE launch_id='broken'");
     cr_assert_eq(sluice_store_get_launch(s, "broken", &out, &err), SLUICE_ESTORE);
     cr_assert(strstr(err.text, "request") != NULL, "%s", err.text);
-    cr_assert_sluice_ok(store_debug_exec_file(db,
-                                              "UPDATE events SET context = '{\"a\":' WHERE "
-                                              "launch_id='broken'",
-                                              &err),
-                        &err);
+    store_backend_exec(db, "UPDATE events SET context = '{\"a\":' WHERE launch_id='broken'");
     cr_assert_eq(sluice_store_read_events(s, "broken", 1, 0, &out, &err), SLUICE_ESTORE);
     cr_assert(strstr(err.text, "broken") != NULL && strstr(err.text, "context") != NULL, "%s",
               err.text);
@@ -783,9 +810,7 @@ Test(store, replay_detects_a_gap_in_the_log)
     for (i = 0; i < 3; i++)
         cr_assert_sluice_ok(sluice_store_append_event(s, "gap", "note", NULL, NULL, 0, NULL, &err),
                             &err);
-    cr_assert_sluice_ok(
-        store_debug_exec_file(db, "DELETE FROM events WHERE launch_id='gap' AND seq=3", &err),
-        &err);
+    store_backend_exec(db, "DELETE FROM events WHERE launch_id='gap' AND seq=3");
     cr_assert_eq(sluice_store_replay(s, "gap", &out, &err), SLUICE_ESTORE);
     cr_assert(strstr(err.text, "gap") != NULL, "%s", err.text);
     sluice_store_close(s);
@@ -814,7 +839,7 @@ Test(store, one_supervisor_at_a_time)
     if (child == 0) {
         sluice_store_t *cs = NULL;
 
-        if (sluice_store_open(&cs, dir, NULL) != SLUICE_OK ||
+        if (store_backend_open(&cs, dir, NULL) != SLUICE_OK ||
             sluice_store_lock_supervisor(cs, NULL) != SLUICE_OK)
             _exit(1);
         if (write(ready[1], "k", 1) != 1)
@@ -851,7 +876,7 @@ Test(store, concurrent_appenders_in_two_processes_never_collide)
         if (kids[k] == 0) {
             sluice_store_t *cs = NULL;
 
-            if (sluice_store_open(&cs, dir, NULL) != SLUICE_OK)
+            if (store_backend_open(&cs, dir, NULL) != SLUICE_OK)
                 _exit(1);
             for (i = 0; i < 40; i++)
                 if (sluice_store_append_event(cs, "shared", "cancel-requested", NULL,
@@ -883,7 +908,7 @@ static void kill_point_writer(int ready_fd)
     long i;
     int k;
 
-    if (sluice_store_open(&s, dir, NULL) != SLUICE_OK)
+    if (store_backend_open(&s, dir, NULL) != SLUICE_OK)
         _exit(1);
     for (k = 0; k < 3; k++) {
         sluice_store_launch_spec_t spec = {0};
@@ -993,12 +1018,14 @@ Test(store, killed_writer_leaves_a_consistent_store, .timeout = 240)
 Test(store, refuses_a_database_whose_pages_are_damaged)
 {
     sluice_error_t err = SLUICE_ERROR_INIT;
-    sluice_store_t *s = open_store();
+    sluice_store_t *s;
     unsigned char junk[4096];
     char id[16], *before, *after;
     size_t nb, na;
     int i, fd;
 
+    SQLITE_ONLY("damaged pages of the database file");
+    s = open_store();
     for (i = 0; i < 200; i++) {
         snprintf(id, sizeof(id), "p%03d", i);
         make_launch(s, id, "x", 1000 + i);
@@ -1013,7 +1040,7 @@ Test(store, refuses_a_database_whose_pages_are_damaged)
     close(fd);
     before = slurp(db, &nb);
     s = NULL;
-    cr_assert_eq(sluice_store_open(&s, dir, &err), SLUICE_ESTORE);
+    cr_assert_eq(store_backend_open(&s, dir, &err), SLUICE_ESTORE);
     cr_assert_null(s);
     cr_assert(strstr(err.text, db) != NULL, "%s", err.text);
     after = slurp(db, &na);
@@ -1089,7 +1116,7 @@ Test(store, concurrent_first_opens_all_succeed)
                 /* Wait for the start signal: the pipe closing. */
                 if (read(go[0], &c, 1) < 0)
                     _exit(3);
-                if (sluice_store_open(&s, sub, &err) != SLUICE_OK) {
+                if (store_backend_open(&s, sub, &err) != SLUICE_OK) {
                     fprintf(stderr, "open failed: %s\n", err.text);
                     _exit(1);
                 }
@@ -1196,5 +1223,29 @@ Test(store, append_many_commits_a_batch_atomically)
     json_decref(jobs);
     json_decref(ctx);
     json_decref(bad);
+    sluice_store_close(s);
+}
+
+Test(store, a_lost_connection_is_made_again_between_transactions)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_store_t *s;
+    json_t *l = NULL;
+    int64_t seq = 0;
+
+    if (!store_backend_is_pg()) {
+        store_backend_teardown();
+        cr_skip_test("PostgreSQL only: a server connection");
+    }
+    s = open_store();
+    make_launch(s, "lost", "x", 1000);
+    /* A read, then a write transaction, each first after a cut. */
+    store_backend_kill_connections();
+    cr_assert_sluice_ok(sluice_store_get_launch(s, "lost", &l, &err), &err);
+    json_decref(l);
+    store_backend_kill_connections();
+    cr_assert_sluice_ok(sluice_store_append_event(s, "lost", "note", NULL, NULL, 2000, &seq, &err),
+                        &err);
+    cr_assert_eq(seq, 2);
     sluice_store_close(s);
 }

@@ -13,6 +13,7 @@
 #include <sluice/store.h>
 
 #include "sluice_assert.h"
+#include "store_backend.h"
 
 static char tmp[128];
 static sluice_store_t *st;
@@ -23,7 +24,8 @@ static void setup(void)
 
     strcpy(tmp, "/tmp/sluice-store-watch-XXXXXX");
     cr_assert_not_null(mkdtemp(tmp));
-    cr_assert_sluice_ok(sluice_store_open(&st, tmp, &err), &err);
+    store_backend_setup();
+    cr_assert_sluice_ok(store_backend_open(&st, tmp, &err), &err);
 }
 
 static void teardown(void)
@@ -31,6 +33,7 @@ static void teardown(void)
     char cmd[256];
 
     sluice_store_close(st);
+    store_backend_teardown();
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
     cr_assert_eq(system(cmd), 0);
 }

@@ -22,6 +22,7 @@
 #include "scratch.h"
 #include "sluice_assert.h"
 #include "supervise/store_webhooks.h"
+#include "store_backend.h"
 #include "supervise/webhooks.h"
 
 static char dir[256];
@@ -29,10 +30,12 @@ static char dir[256];
 static void setup(void)
 {
     scratch_make(dir, sizeof(dir), "webhooks");
+    store_backend_setup();
 }
 
 static void teardown(void)
 {
+    store_backend_teardown();
     scratch_remove(dir);
 }
 
@@ -45,7 +48,7 @@ static sluice_store_t *open_store(void)
     sluice_error_t err = SLUICE_ERROR_INIT;
     sluice_store_t *s = NULL;
 
-    cr_assert_sluice_ok(sluice_store_open(&s, dir, &err), &err);
+    cr_assert_sluice_ok(store_backend_open(&s, dir, &err), &err);
     return s;
 }
 

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* urlsafe.c - a URL without its password, for logs, errors and `config
+ * show`.
+ *
+ * Notes:
+ * - Only the shape scheme://[user[:password]@]host... and a query
+ *   `?a=b&password=c` are understood; that is what libpq's URLs allow.  The
+ *   user info ends at the last '@' before the first '/' after the host
+ *   starts, so a password with '@' or ':' in it is still removed whole.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "urlsafe.h"
+
+#define REDACTED "REDACTED"
+
+/* The user info of `url`: [*start, *end) between "://" and the '@', or 0
+ * when there is none. */
+static int userinfo(const char *url, const char **start, const char **end)
+{
+    const char *p = strstr(url, "://"), *host_end, *at = NULL;
+
+    if (p == NULL)
+        return 0;
+    p += 3;
+    host_end = p + strcspn(p, "/?#");
+    for (const char *q = p; q < host_end; q++)
+        if (*q == '@')
+            at = q;
+    if (at == NULL)
+        return 0;
+    *start = p;
+    *end = at;
+    return 1;
+}
+
+/* The value of the first `password=` query parameter: [*start, *end). */
+static int query_password(const char *url, const char **start, const char **end)
+{
+    const char *q = strchr(url, '?');
+
+    while (q != NULL) {
+        q++;
+        if (strncmp(q, "password=", 9) == 0) {
+            *start = q + 9;
+            *end = *start + strcspn(*start, "&#");
+            return 1;
+        }
+        q = strchr(q, '&');
+    }
+    return 0;
+}
+
+int urlsafe_is_postgres(const char *url)
+{
+    return url != NULL &&
+           (strncmp(url, "postgresql://", 13) == 0 || strncmp(url, "postgres://", 11) == 0);
+}
+
+int urlsafe_has_password(const char *url)
+{
+    const char *a, *b;
+
+    if (url == NULL)
+        return 0;
+    if (userinfo(url, &a, &b) && memchr(a, ':', (size_t)(b - a)) != NULL)
+        return 1;
+    return query_password(url, &a, &b);
+}
+
+char *urlsafe_redact(const char *url, char *out, size_t size)
+{
+    const char *a, *b;
+    size_t n = 0;
+
+    if (size == 0)
+        return out;
+    out[0] = '\0';
+    if (url == NULL) {
+        snprintf(out, size, "(none)");
+        return out;
+    }
+    /* Copy piece by piece: the part before the password, then the rest. */
+    for (const char *p = url; *p != '\0' && n + 1 < size;) {
+        if (userinfo(url, &a, &b) && p == a) {
+            const char *colon = memchr(a, ':', (size_t)(b - a));
+            if (colon != NULL) {
+                size_t k = (size_t)(colon - a);
+                if (k > size - 1 - n)
+                    k = size - 1 - n;
+                memcpy(out + n, a, k);
+                n += k;
+                p = b;
+                continue;
+            }
+        }
+        if (query_password(url, &a, &b) && p == a) {
+            size_t k = strlen(REDACTED);
+            if (k > size - 1 - n)
+                k = size - 1 - n;
+            memcpy(out + n, REDACTED, k);
+            n += k;
+            p = b;
+            continue;
+        }
+        out[n++] = *p++;
+    }
+    out[n] = '\0';
+    return out;
+}
