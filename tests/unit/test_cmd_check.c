@@ -233,7 +233,8 @@ Test(cmd_check, every_cluster_is_checked_and_its_rows_name_it)
 Test(cmd_check, serve_and_render_refuse_a_site_with_clusters)
 {
     const char *bin = getenv("SLUICE_BIN");
-    const char *const cmds[] = {"render req.json", "launch req.json --wait", "serve --listen 127.0.0.1:0"};
+    const char *const cmds[] = {"render req.json", "launch req.json --wait",
+                                "serve --listen 127.0.0.1:0"};
     char cmd[1024], path[128], err[1024];
     json_t *report = NULL;
 
