@@ -13,6 +13,8 @@
 #include <sluice/config.h>
 #include <sluice/ops.h>
 
+#include "config_case.h"
+
 static const char *const no_env[] = {NULL};
 
 /* Minimal complete site so that error tests only vary one thing. */
@@ -36,24 +38,6 @@ static char *fixture(const char *name)
     cr_assert_not_null(p);
     snprintf(p, n, "%s/tests/fixtures/config/%s", src, name);
     return p;
-}
-
-static sluice_err load_text(const char *text,
-                            const char *const *envp,
-                            const char *const *sets,
-                            size_t n_sets,
-                            sluice_config_t **out,
-                            sluice_error_t *err)
-{
-    sluice_config_opts_t o = SLUICE_CONFIG_OPTS_INIT;
-
-    o.text = text;
-    o.text_len = strlen(text);
-    o.text_name = "site.yaml";
-    o.envp = envp ? envp : no_env;
-    o.overrides = sets;
-    o.n_overrides = n_sets;
-    return sluice_config_load(&o, out, err);
 }
 
 Test(config, example_site_file_loads)
@@ -100,19 +84,19 @@ Test(config, server_and_retention_blocks)
     sluice_error_t err = SLUICE_ERROR_INIT;
     json_t *j = NULL;
 
-    cr_assert_eq(load_text(BASE "server:\n"
-                                "  listen: \"0.0.0.0:8443\"\n"
-                                "  tokens_file: /etc/sluice/tokens\n"
-                                "  socket: /run/sluice/api.sock\n"
-                                "  socket_mode: 0640\n"
-                                "  socket_group: flare\n"
-                                "  tls_cert: /etc/sluice/cert.pem\n"
-                                "  tls_key: /etc/sluice/key.pem\n"
-                                "  threads: 2\n"
-                                "retention:\n"
-                                "  launches_max_age_s: 7d\n"
-                                "  logs_max_age_s: 0\n",
-                           env, sets, 2, &cfg, &err),
+    cr_assert_eq(config_case_load(BASE "server:\n"
+                                       "  listen: \"0.0.0.0:8443\"\n"
+                                       "  tokens_file: /etc/sluice/tokens\n"
+                                       "  socket: /run/sluice/api.sock\n"
+                                       "  socket_mode: 0640\n"
+                                       "  socket_group: flare\n"
+                                       "  tls_cert: /etc/sluice/cert.pem\n"
+                                       "  tls_key: /etc/sluice/key.pem\n"
+                                       "  threads: 2\n"
+                                       "retention:\n"
+                                       "  launches_max_age_s: 7d\n"
+                                       "  logs_max_age_s: 0\n",
+                                  env, sets, 2, &cfg, &err),
                  SLUICE_OK, "%s", err.text);
     cr_expect_str_eq(cfg->server.listen, "0.0.0.0:8443");
     cr_expect_str_eq(cfg->server.tokens_file, "/etc/sluice/tokens");
@@ -137,7 +121,7 @@ Test(config, defaults_apply)
     sluice_config_t *cfg = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
 
-    cr_assert_eq(load_text(BASE, NULL, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_eq(config_case_load(BASE, NULL, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
     cr_assert_str_eq(cfg->site_name, "default");
     cr_assert_str_eq(cfg->job_name_prefix, "sluice");
     cr_assert_str_eq(cfg->rest.api_version, "auto");
@@ -321,7 +305,8 @@ static void check_bad(const struct bad_case *bc)
     sluice_config_t *cfg = (sluice_config_t *)0x1;
     sluice_error_t err = SLUICE_ERROR_INIT;
 
-    cr_assert_eq(load_text(bc->yaml, NULL, NULL, 0, &cfg, &err), SLUICE_ECONFIG, "%s", bc->yaml);
+    cr_assert_eq(config_case_load(bc->yaml, NULL, NULL, 0, &cfg, &err), SLUICE_ECONFIG, "%s",
+                 bc->yaml);
     cr_assert_str_eq(err.text, bc->message);
     cr_assert_eq(cfg, (sluice_config_t *)0x1, "output touched on error");
 }
@@ -337,18 +322,18 @@ Test(config, rest_user_optional_only_where_the_token_names_one)
     sluice_config_t *cfg = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
 
-    cr_assert_eq(load_text(BASE, NULL, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_eq(config_case_load(BASE, NULL, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
     cr_assert_null(cfg->rest.user);
     sluice_config_free(cfg);
-    cr_assert_eq(load_text("rest:\n  url: https://rest.example:6820\n  jwt_file: /run/jwt\n"
-                           "storage:\n  root: /s\njob_launcher:\n  sandbox: none\n",
-                           NULL, NULL, 0, &cfg, &err),
+    cr_assert_eq(config_case_load("rest:\n  url: https://rest.example:6820\n  jwt_file: /run/jwt\n"
+                                  "storage:\n  root: /s\njob_launcher:\n  sandbox: none\n",
+                                  NULL, NULL, 0, &cfg, &err),
                  SLUICE_OK, "%s", err.text);
     sluice_config_free(cfg);
-    cr_assert_eq(load_text(key, user_env, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_eq(config_case_load(key, user_env, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
     cr_assert_str_eq(cfg->rest.user, "svc");
     sluice_config_free(cfg);
-    cr_assert_eq(load_text(key, NULL, set_user, 1, &cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_eq(config_case_load(key, NULL, set_user, 1, &cfg, &err), SLUICE_OK, "%s", err.text);
     sluice_config_free(cfg);
 }
 
@@ -360,7 +345,7 @@ Test(config, token_user_completes_rest_user)
     sluice_error_t err = SLUICE_ERROR_INIT;
     json_t *j = NULL;
 
-    cr_assert_eq(load_text(BASE, NULL, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_eq(config_case_load(BASE, NULL, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
     cr_assert_eq(sluice_config_set_token_user(cfg, "", "sun", &err), SLUICE_EINVAL);
     cr_assert_eq(sluice_config_set_token_user(cfg, "tokuser", "sun", &err), SLUICE_OK, "%s",
                  err.text);
@@ -397,7 +382,7 @@ Test(config, escaped_nul_in_scalar_is_refused)
     sluice_config_t *cfg = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
 
-    cr_assert_eq(load_text("rest:\n  user: \"a\\0b\"\n", NULL, NULL, 0, &cfg, &err),
+    cr_assert_eq(config_case_load("rest:\n  user: \"a\\0b\"\n", NULL, NULL, 0, &cfg, &err),
                  SLUICE_ECONFIG);
     cr_assert_str_eq(err.text, "site.yaml:2:9: NUL bytes are not allowed");
 }
@@ -410,7 +395,7 @@ Test(config, deep_nesting_is_capped)
 
     memset(text, '[', 60);
     text[60] = '\0';
-    cr_assert_eq(load_text(text, NULL, NULL, 0, &cfg, &err), SLUICE_ECONFIG);
+    cr_assert_eq(config_case_load(text, NULL, NULL, 0, &cfg, &err), SLUICE_ECONFIG);
     cr_assert(strstr(err.text, "nested too deeply"), "%s", err.text);
 }
 
@@ -423,13 +408,13 @@ Test(config, precedence_flag_over_env_over_file_over_default)
     sluice_error_t err = SLUICE_ERROR_INIT;
     json_t *j = NULL;
 
-    cr_assert_eq(load_text(BASE "  sbatch_directives:\n    partition: filepart\n"
-                                "    account: fileacct\nrest:\n",
-                           env, sets, 1, &cfg, &err),
+    cr_assert_eq(config_case_load(BASE "  sbatch_directives:\n    partition: filepart\n"
+                                       "    account: fileacct\nrest:\n",
+                                  env, sets, 1, &cfg, &err),
                  SLUICE_ECONFIG);
-    cr_assert_eq(load_text(BASE "  sbatch_directives:\n    partition: filepart\n"
-                                "    account: fileacct\n",
-                           env, sets, 1, &cfg, &err),
+    cr_assert_eq(config_case_load(BASE "  sbatch_directives:\n    partition: filepart\n"
+                                       "    account: fileacct\n",
+                                  env, sets, 1, &cfg, &err),
                  SLUICE_OK, "%s", err.text);
     cr_assert_str_eq(cfg->launcher.sbatch.partition, "flagpart");
     cr_assert_eq(sluice_config_source(cfg, "job_launcher.sbatch_directives.partition"),
@@ -457,15 +442,15 @@ Test(config, submit_and_poll_budgets)
     sluice_config_t *cfg = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
 
-    cr_assert_eq(load_text(BASE, NULL, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_eq(config_case_load(BASE, NULL, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
     cr_assert_eq(cfg->submit.in_flight, 4);
     cr_assert_eq(cfg->submit.per_sec, 200);
     cr_assert_eq(cfg->poll.rpc_per_sec, 50);
     sluice_config_free(cfg);
     cfg = NULL;
-    cr_assert_eq(load_text(BASE "submit:\n  in_flight: 1\n  per_sec: 120\npoll:\n"
-                                "  rpc_per_sec: 10\n",
-                           env, NULL, 0, &cfg, &err),
+    cr_assert_eq(config_case_load(BASE "submit:\n  in_flight: 1\n  per_sec: 120\npoll:\n"
+                                       "  rpc_per_sec: 10\n",
+                                  env, NULL, 0, &cfg, &err),
                  SLUICE_OK, "%s", err.text);
     cr_assert_eq(cfg->submit.in_flight, 1);
     cr_assert_eq(cfg->submit.per_sec, 300);
@@ -474,7 +459,7 @@ Test(config, submit_and_poll_budgets)
     cr_assert_eq(sluice_config_source(cfg, "submit.in_flight"), SLUICE_SRC_FILE);
     sluice_config_free(cfg);
     cfg = NULL;
-    cr_assert_eq(load_text(BASE, bad_env, NULL, 0, &cfg, &err), SLUICE_ECONFIG);
+    cr_assert_eq(config_case_load(BASE, bad_env, NULL, 0, &cfg, &err), SLUICE_ECONFIG);
     cr_assert_str_eq(err.text, "environment SLUICE_SUBMIT_IN_FLIGHT: submit.in_flight: expected "
                                "an integer from 1 to 16, got 99");
     cr_assert_null(cfg);
@@ -490,7 +475,7 @@ Test(config, unschedulable_switch_and_reason_list)
     sluice_error_t err = SLUICE_ERROR_INIT;
     sluice_launcher_opts_t lo = SLUICE_LAUNCHER_OPTS_INIT;
 
-    cr_assert_eq(load_text(BASE, NULL, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_eq(config_case_load(BASE, NULL, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
     cr_assert(cfg->launcher.fail_unschedulable, "default is true");
     cr_assert_eq(cfg->launcher.unschedulable_reasons.n, 0);
     sluice_launcher_opts_from_config(cfg, &lo);
@@ -499,9 +484,10 @@ Test(config, unschedulable_switch_and_reason_list)
     sluice_config_free(cfg);
     cfg = NULL;
 
-    cr_assert_eq(load_text(BASE "  fail_unschedulable: false\n"
-                                "  unschedulable_reasons: [BadConstraints, PartitionConfig]\n",
-                           NULL, NULL, 0, &cfg, &err),
+    cr_assert_eq(config_case_load(BASE
+                                  "  fail_unschedulable: false\n"
+                                  "  unschedulable_reasons: [BadConstraints, PartitionConfig]\n",
+                                  NULL, NULL, 0, &cfg, &err),
                  SLUICE_OK, "%s", err.text);
     cr_assert_not(cfg->launcher.fail_unschedulable);
     cr_assert_eq(cfg->launcher.unschedulable_reasons.n, 2);
@@ -509,7 +495,7 @@ Test(config, unschedulable_switch_and_reason_list)
     sluice_config_free(cfg);
     cfg = NULL;
 
-    cr_assert_eq(load_text(BASE, env_off, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_eq(config_case_load(BASE, env_off, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
     cr_assert_not(cfg->launcher.fail_unschedulable);
     cr_assert_eq(sluice_config_source(cfg, "job_launcher.fail_unschedulable"), SLUICE_SRC_ENV);
     cr_assert_eq(cfg->launcher.unschedulable_reasons.n, 2);
@@ -528,7 +514,7 @@ Test(config, sluice_env_wins_over_forge_env)
     sluice_config_t *cfg = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
 
-    cr_assert_eq(load_text(BASE, env, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_eq(config_case_load(BASE, env, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
     cr_assert_str_eq(cfg->rest.user, "mine");
     sluice_config_free(cfg);
 }
@@ -561,7 +547,7 @@ Test(config, bad_env_value_names_the_variable)
     sluice_config_t *cfg = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
 
-    cr_assert_eq(load_text(BASE, env, NULL, 0, &cfg, &err), SLUICE_ECONFIG);
+    cr_assert_eq(config_case_load(BASE, env, NULL, 0, &cfg, &err), SLUICE_ECONFIG);
     cr_assert_str_eq(err.text,
                      "environment FORGE_SLURM_TLS_VERIFY: rest.tls_verify: expected true or false");
     cr_assert_null(cfg);
@@ -575,12 +561,12 @@ Test(config, bad_flag_is_reported)
     sluice_config_t *cfg = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
 
-    cr_assert_eq(load_text(BASE, NULL, sets1, 1, &cfg, &err), SLUICE_ECONFIG);
+    cr_assert_eq(config_case_load(BASE, NULL, sets1, 1, &cfg, &err), SLUICE_ECONFIG);
     cr_assert_str_eq(err.text, "--set rest.nope: unknown key");
-    cr_assert_eq(load_text(BASE, NULL, sets2, 1, &cfg, &err), SLUICE_ECONFIG);
+    cr_assert_eq(config_case_load(BASE, NULL, sets2, 1, &cfg, &err), SLUICE_ECONFIG);
     cr_assert_str_eq(err.text, "--set job_launcher.query_timeout: expected a duration from 1s "
                                "to 3600s, got 0s");
-    cr_assert_eq(load_text(BASE, NULL, sets3, 1, &cfg, &err), SLUICE_ECONFIG);
+    cr_assert_eq(config_case_load(BASE, NULL, sets3, 1, &cfg, &err), SLUICE_ECONFIG);
     cr_assert_str_eq(err.text, "--set 'novalue': expected key=value");
     cr_assert_null(cfg);
 }
@@ -601,7 +587,7 @@ Test(config, forge_env_file_values)
     sluice_config_t *cfg = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
 
-    cr_assert_eq(load_text("", env, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_eq(config_case_load("", env, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
     cr_assert_str_eq(cfg->rest.url, "https://slurmrestd.internal:6820");
     cr_assert_str_eq(cfg->rest.api_version, "v0.0.43");
     cr_assert_str_eq(cfg->rest.user, "starforge");
@@ -623,7 +609,7 @@ Test(config, forge_cluster_root_translates)
     sluice_config_t *cfg = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
 
-    cr_assert_eq(load_text(BASE, env, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_eq(config_case_load(BASE, env, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
     cr_assert_str_eq(cfg->storage.root, "/mnt/svc");
     cr_assert_str_eq(cfg->storage.cluster_root, "/lustre/cluster");
     cr_assert_not(cfg->rest.tls_verify);
@@ -689,10 +675,10 @@ Test(config, executables_and_job_path)
     const char *sets[] = {"job_launcher.job_path=/usr/bin:/bin"};
     const char *bad_sets[] = {"job_launcher.job_path=/usr/bin:"};
 
-    cr_assert_eq(load_text(BASE "  executables:\n    srun: /opt/slurm/bin/srun\n"
-                                "    apptainer: /opt/apptainer/1.3/bin/apptainer\n"
-                                "  job_path: /opt/slurm/bin:/usr/bin:/bin\n",
-                           NULL, NULL, 0, &cfg, &err),
+    cr_assert_eq(config_case_load(BASE "  executables:\n    srun: /opt/slurm/bin/srun\n"
+                                       "    apptainer: /opt/apptainer/1.3/bin/apptainer\n"
+                                       "  job_path: /opt/slurm/bin:/usr/bin:/bin\n",
+                                  NULL, NULL, 0, &cfg, &err),
                  SLUICE_OK, "%s", err.text);
     cr_assert_str_eq(sluice_config_executable(cfg, "srun"), "/opt/slurm/bin/srun");
     cr_assert_str_eq(sluice_config_executable(cfg, "apptainer"),
@@ -703,26 +689,26 @@ Test(config, executables_and_job_path)
     sluice_config_free(cfg);
 
     cfg = NULL;
-    cr_assert_eq(load_text(BASE, NULL, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_eq(config_case_load(BASE, NULL, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
     cr_assert_null(cfg->launcher.job_path, "the default is chosen by the render");
     sluice_config_free(cfg);
 
     cfg = NULL;
-    cr_assert_eq(load_text(BASE, env, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_eq(config_case_load(BASE, env, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
     cr_assert_str_eq(cfg->launcher.job_path, "/opt/site/bin:/usr/bin:/bin");
     cr_assert_eq(sluice_config_source(cfg, "job_launcher.job_path"), SLUICE_SRC_ENV);
     sluice_config_free(cfg);
 
     cfg = NULL;
-    cr_assert_eq(load_text(BASE, env, sets, 1, &cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_eq(config_case_load(BASE, env, sets, 1, &cfg, &err), SLUICE_OK, "%s", err.text);
     cr_assert_str_eq(cfg->launcher.job_path, "/usr/bin:/bin");
     sluice_config_free(cfg);
 
     cfg = NULL;
-    cr_assert_eq(load_text(BASE, bad_env, NULL, 0, &cfg, &err), SLUICE_ECONFIG);
+    cr_assert_eq(config_case_load(BASE, bad_env, NULL, 0, &cfg, &err), SLUICE_ECONFIG);
     cr_assert_str_eq(err.text, "environment SLUICE_JOB_LAUNCHER_JOB_PATH: job_launcher.job_path: "
                                "" JOB_PATH_MSG);
-    cr_assert_eq(load_text(BASE, NULL, bad_sets, 1, &cfg, &err), SLUICE_ECONFIG);
+    cr_assert_eq(config_case_load(BASE, NULL, bad_sets, 1, &cfg, &err), SLUICE_ECONFIG);
     cr_assert_str_eq(err.text, "--set job_launcher.job_path: " JOB_PATH_MSG);
 }
 
@@ -731,15 +717,15 @@ Test(config, port_range_list_and_default_shift)
     sluice_config_t *cfg = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
 
-    cr_assert_eq(
-        load_text(BASE "  multi_node_port_range: [40000, 40100]\n", NULL, NULL, 0, &cfg, &err),
-        SLUICE_OK, "%s", err.text);
+    cr_assert_eq(config_case_load(BASE "  multi_node_port_range: [40000, 40100]\n", NULL, NULL, 0,
+                                  &cfg, &err),
+                 SLUICE_OK, "%s", err.text);
     cr_assert_eq(cfg->launcher.port_range_lo, 40000);
     cr_assert_eq(cfg->launcher.port_range_hi, 40100);
     sluice_config_free(cfg);
     cfg = NULL;
-    cr_assert_eq(load_text(BASE "  internal_port: 29500\n", NULL, NULL, 0, &cfg, &err), SLUICE_OK,
-                 "%s", err.text);
+    cr_assert_eq(config_case_load(BASE "  internal_port: 29500\n", NULL, NULL, 0, &cfg, &err),
+                 SLUICE_OK, "%s", err.text);
     cr_assert_eq(cfg->launcher.port_range_lo, 30400);
     cr_assert_eq(cfg->launcher.port_range_hi, 31399);
     sluice_config_free(cfg);
@@ -776,7 +762,7 @@ Test(config, slurm_times_and_durations)
         sluice_config_t *cfg = NULL;
         sluice_error_t err = SLUICE_ERROR_INIT;
         snprintf(text, sizeof(text), BASE "  sbatch_directives:\n    time: %s\n", times[i].text);
-        cr_assert_eq(load_text(text, NULL, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
+        cr_assert_eq(config_case_load(text, NULL, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
         cr_assert_eq(cfg->launcher.sbatch.time_minutes, times[i].minutes, "%s", times[i].text);
         sluice_config_free(cfg);
     }
@@ -784,7 +770,7 @@ Test(config, slurm_times_and_durations)
         sluice_config_t *cfg = NULL;
         sluice_error_t err = SLUICE_ERROR_INIT;
         snprintf(text, sizeof(text), BASE "  pending_timeout: %s\n", durs[i].text);
-        cr_assert_eq(load_text(text, NULL, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
+        cr_assert_eq(config_case_load(text, NULL, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
         cr_assert_eq(cfg->launcher.pending_timeout_s, durs[i].minutes, "%s", durs[i].text);
         sluice_config_free(cfg);
     }
@@ -801,14 +787,14 @@ Test(config, loopback_http_and_unix_urls)
         sluice_config_t *cfg = NULL;
         sluice_error_t err = SLUICE_ERROR_INIT;
         snprintf(text, sizeof(text), "rest:\n  url: %s\nstorage:\n  root: /s\n", urls[i]);
-        cr_assert_eq(load_text(text, NULL, NULL, 1 - 1, &cfg, &err), SLUICE_ECONFIG);
+        cr_assert_eq(config_case_load(text, NULL, NULL, 1 - 1, &cfg, &err), SLUICE_ECONFIG);
         cr_assert(strstr(err.text, "job_launcher.sandbox: required"), "%s", err.text);
         snprintf(text, sizeof(text),
                  "rest:\n  url: %s\nstorage:\n  root: /s\n"
                  "job_launcher: {sandbox: none}\n",
                  urls[i]);
-        cr_assert_eq(load_text(text, NULL, NULL, 0, &cfg, &err), SLUICE_OK, "%s: %s", urls[i],
-                     err.text);
+        cr_assert_eq(config_case_load(text, NULL, NULL, 0, &cfg, &err), SLUICE_OK, "%s: %s",
+                     urls[i], err.text);
         sluice_config_free(cfg);
     }
 }
@@ -820,10 +806,10 @@ Test(config, json_redacts_url_password_and_holds_no_secret)
     json_t *j = NULL;
     char *text;
 
-    cr_assert_eq(load_text("rest:\n  url: https://bob:hunter2@rest:6820/\n"
-                           "  jwt_file: /run/secrets/jwt\n"
-                           "storage: {root: /s}\njob_launcher: {sandbox: apptainer}\n",
-                           NULL, NULL, 0, &cfg, &err),
+    cr_assert_eq(config_case_load("rest:\n  url: https://bob:hunter2@rest:6820/\n"
+                                  "  jwt_file: /run/secrets/jwt\n"
+                                  "storage: {root: /s}\njob_launcher: {sandbox: apptainer}\n",
+                                  NULL, NULL, 0, &cfg, &err),
                  SLUICE_OK, "%s", err.text);
     cr_assert_eq(sluice_config_to_json(cfg, &j, &err), SLUICE_OK);
     text = json_dumps(j, JSON_COMPACT);
@@ -934,7 +920,7 @@ Test(config, study_bare_site_rejects_datasets)
     sluice_study_runtime_t *rt = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
 
-    cr_assert_eq(load_text(BASE, NULL, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_eq(config_case_load(BASE, NULL, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
     cr_assert_eq(sluice_study_runtime_load("study.yaml", yaml, strlen(yaml), cfg, &rt, &err),
                  SLUICE_ECONFIG);
     cr_assert_str_eq(err.text, "study.yaml:5:7: studies.s: datasets are not allowed when the "
@@ -973,7 +959,7 @@ Test(config, policy_default_gpu_series_images_and_keep_going)
 
     for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         check_bad(&bad[i]);
-    cr_assert_eq(load_text(good, NULL, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_eq(config_case_load(good, NULL, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
     cr_expect_str_eq(cfg->policy.default_gpu_series, "a100");
     cr_expect_eq(cfg->policy.allowed_images.n, 2);
     cr_expect_str_eq(cfg->policy.allowed_images.items[0], "/lustre/images/");
@@ -982,7 +968,7 @@ Test(config, policy_default_gpu_series_images_and_keep_going)
     sluice_config_free(cfg);
     /* Defaults: no default series, no job image allowed, a failing pool
      * stops the others and a request may not change that. */
-    cr_assert_eq(load_text(BASE, NULL, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_eq(config_case_load(BASE, NULL, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
     cr_expect_null(cfg->policy.default_gpu_series);
     cr_expect_eq(cfg->policy.allowed_images.n, 0);
     cr_expect_not(cfg->policy.keep_going);

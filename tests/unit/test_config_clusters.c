@@ -18,8 +18,7 @@
 #include <sluice/render.h>
 
 #include "cmd_case.h"
-
-static const char *const no_env[] = {NULL};
+#include "config_case.h"
 
 /* The top level every case shares: rest, storage and the sandbox. */
 #define TOP                                                                                        \
@@ -34,31 +33,13 @@ static const char *const no_env[] = {NULL};
     "    partition: batch\n"                                                                       \
     "    account: flare\n"
 
-static sluice_err load(const char *text,
-                       const char *const *envp,
-                       const char *const *sets,
-                       size_t n_sets,
-                       sluice_config_t **out,
-                       sluice_error_t *err)
-{
-    sluice_config_opts_t o = SLUICE_CONFIG_OPTS_INIT;
-
-    o.text = text;
-    o.text_len = strlen(text);
-    o.text_name = "site.yaml";
-    o.envp = envp ? envp : no_env;
-    o.overrides = sets;
-    o.n_overrides = n_sets;
-    return sluice_config_load(&o, out, err);
-}
-
 Test(config_clusters, without_clusters_the_config_is_its_one_cluster)
 {
     sluice_config_t *cfg = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
     json_t *j = NULL;
 
-    cr_assert_eq(load(TOP, NULL, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_eq(config_case_load(TOP, NULL, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
     cr_expect_eq(sluice_config_cluster_count(cfg), 1);
     cr_expect_eq(sluice_config_cluster_at(cfg, 0), cfg);
     cr_expect_null(sluice_config_cluster_at(cfg, 1));
@@ -84,19 +65,19 @@ Test(config_clusters, entries_inherit_the_top_level_block_by_block)
     sluice_error_t err = SLUICE_ERROR_INIT;
     const sluice_config_t *east, *west;
 
-    cr_assert_eq(load(TOP "clusters:\n"
-                          "  - name: east\n"
-                          "  - name: west\n"
-                          "    rest:\n"
-                          "      url: https://west.example:6820\n"
-                          "      api_version: v0.0.40\n"
-                          "    storage:\n"
-                          "      cluster_root: /gpfs/s\n"
-                          "    job_launcher:\n"
-                          "      sbatch_directives:\n"
-                          "        partition: gpu\n"
-                          "        time: \"2:00:00\"\n",
-                      NULL, NULL, 0, &cfg, &err),
+    cr_assert_eq(config_case_load(TOP "clusters:\n"
+                                      "  - name: east\n"
+                                      "  - name: west\n"
+                                      "    rest:\n"
+                                      "      url: https://west.example:6820\n"
+                                      "      api_version: v0.0.40\n"
+                                      "    storage:\n"
+                                      "      cluster_root: /gpfs/s\n"
+                                      "    job_launcher:\n"
+                                      "      sbatch_directives:\n"
+                                      "        partition: gpu\n"
+                                      "        time: \"2:00:00\"\n",
+                                  NULL, NULL, 0, &cfg, &err),
                  SLUICE_OK, "%s", err.text);
     cr_assert_eq(sluice_config_cluster_count(cfg), 2);
     cr_expect_null(sluice_config_cluster_name(cfg));
@@ -148,27 +129,27 @@ Test(config_clusters, the_token_source_and_the_client_certificate_are_taken_whol
     sluice_error_t err = SLUICE_ERROR_INIT;
     const sluice_config_t *k;
 
-    cr_assert_eq(load("rest:\n"
-                      "  url: https://rest.example:6820\n"
-                      "  jwt_file: /etc/sluice/east.jwt\n"
-                      "  client_cert: /etc/sluice/c.pem\n"
-                      "  client_key: /etc/sluice/c.key\n"
-                      "storage:\n"
-                      "  root: /lustre/s\n"
-                      "  cluster_root: /cluster/s\n"
-                      "job_launcher:\n"
-                      "  sandbox: none\n"
-                      "clusters:\n"
-                      "  - name: east\n"
-                      "  - name: west\n"
-                      "    rest:\n"
-                      "      jwt_key_file: /etc/sluice/west.key\n"
-                      "      user: flare\n"
-                      "      client_cert: /etc/sluice/w.pem\n"
-                      "      client_key: /etc/sluice/w.key\n"
-                      "    storage:\n"
-                      "      root: /west/s\n",
-                      NULL, NULL, 0, &cfg, &err),
+    cr_assert_eq(config_case_load("rest:\n"
+                                  "  url: https://rest.example:6820\n"
+                                  "  jwt_file: /etc/sluice/east.jwt\n"
+                                  "  client_cert: /etc/sluice/c.pem\n"
+                                  "  client_key: /etc/sluice/c.key\n"
+                                  "storage:\n"
+                                  "  root: /lustre/s\n"
+                                  "  cluster_root: /cluster/s\n"
+                                  "job_launcher:\n"
+                                  "  sandbox: none\n"
+                                  "clusters:\n"
+                                  "  - name: east\n"
+                                  "  - name: west\n"
+                                  "    rest:\n"
+                                  "      jwt_key_file: /etc/sluice/west.key\n"
+                                  "      user: flare\n"
+                                  "      client_cert: /etc/sluice/w.pem\n"
+                                  "      client_key: /etc/sluice/w.key\n"
+                                  "    storage:\n"
+                                  "      root: /west/s\n",
+                                  NULL, NULL, 0, &cfg, &err),
                  SLUICE_OK, "%s", err.text);
     k = sluice_config_cluster_named(cfg, "west");
     cr_assert_not_null(k);
@@ -192,17 +173,17 @@ Test(config_clusters, gpu_series_replaces_the_catalogue)
     sluice_error_t err = SLUICE_ERROR_INIT;
     const sluice_config_t *a, *b, *c;
 
-    cr_assert_eq(load(TOP "gpu_series:\n"
-                          "  h100: {constraint: h100, gpus_per_node: 8}\n"
-                          "  a100: {constraint: a100}\n"
-                          "clusters:\n"
-                          "  - name: a\n"
-                          "  - name: b\n"
-                          "    gpu_series:\n"
-                          "      mi250: {constraint: mi250, gpu_vendor: amd}\n"
-                          "  - name: c\n"
-                          "    gpu_series: {}\n",
-                      NULL, NULL, 0, &cfg, &err),
+    cr_assert_eq(config_case_load(TOP "gpu_series:\n"
+                                      "  h100: {constraint: h100, gpus_per_node: 8}\n"
+                                      "  a100: {constraint: a100}\n"
+                                      "clusters:\n"
+                                      "  - name: a\n"
+                                      "  - name: b\n"
+                                      "    gpu_series:\n"
+                                      "      mi250: {constraint: mi250, gpu_vendor: amd}\n"
+                                      "  - name: c\n"
+                                      "    gpu_series: {}\n",
+                                  NULL, NULL, 0, &cfg, &err),
                  SLUICE_OK, "%s", err.text);
     a = sluice_config_cluster_at(cfg, 0);
     b = sluice_config_cluster_at(cfg, 1);
@@ -227,12 +208,12 @@ Test(config_clusters, the_environment_gives_rest_and_storage_to_the_first_cluste
     sluice_error_t err = SLUICE_ERROR_INIT;
     const sluice_config_t *first, *second;
 
-    cr_assert_eq(load(TOP "clusters:\n"
-                          "  - name: east\n"
-                          "    rest: {url: \"https://east.example:6820\"}\n"
-                          "  - name: west\n"
-                          "    rest: {url: \"https://west.example:6820\"}\n",
-                      env, sets, 2, &cfg, &err),
+    cr_assert_eq(config_case_load(TOP "clusters:\n"
+                                      "  - name: east\n"
+                                      "    rest: {url: \"https://east.example:6820\"}\n"
+                                      "  - name: west\n"
+                                      "    rest: {url: \"https://west.example:6820\"}\n",
+                                  env, sets, 2, &cfg, &err),
                  SLUICE_OK, "%s", err.text);
     first = sluice_config_cluster_at(cfg, 0);
     second = sluice_config_cluster_at(cfg, 1);
@@ -260,17 +241,18 @@ Test(config_clusters, the_top_level_needs_no_rest_url_when_every_entry_has_one)
     sluice_config_t *cfg = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
 
-    cr_assert_eq(load("job_launcher:\n"
-                      "  sandbox: none\n"
-                      "clusters:\n"
-                      "  - name: east\n"
-                      "    rest: {url: \"https://east.example:6820\"}\n"
-                      "    storage: {root: /east}\n"
-                      "  - name: west\n"
-                      "    rest: {url: \"unix:/run/west.sock\", jwt_file: /etc/west.jwt}\n"
-                      "    storage: {root: /west}\n",
-                      NULL, NULL, 0, &cfg, &err),
-                 SLUICE_OK, "%s", err.text);
+    cr_assert_eq(
+        config_case_load("job_launcher:\n"
+                         "  sandbox: none\n"
+                         "clusters:\n"
+                         "  - name: east\n"
+                         "    rest: {url: \"https://east.example:6820\"}\n"
+                         "    storage: {root: /east}\n"
+                         "  - name: west\n"
+                         "    rest: {url: \"unix:/run/west.sock\", jwt_file: /etc/west.jwt}\n"
+                         "    storage: {root: /west}\n",
+                         NULL, NULL, 0, &cfg, &err),
+        SLUICE_OK, "%s", err.text);
     cr_expect_null(cfg->rest.url);
     cr_expect_str_eq(sluice_config_cluster_at(cfg, 1)->rest.url, "unix:/run/west.sock");
     sluice_config_free(cfg);
@@ -383,8 +365,8 @@ ParameterizedTest(size_t *i, config_clusters, bad)
     sluice_config_t *cfg = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
 
-    cr_assert_eq(load(bc->yaml, NULL, NULL, 0, &cfg, &err), SLUICE_ECONFIG, "case %zu loaded:\n%s",
-                 *i, bc->yaml);
+    cr_assert_eq(config_case_load(bc->yaml, NULL, NULL, 0, &cfg, &err), SLUICE_ECONFIG,
+                 "case %zu loaded:\n%s", *i, bc->yaml);
     cr_expect_null(cfg);
     cr_expect_str_eq(err.text, bc->message, "case %zu:\n got  %s\n want %s", *i, err.text,
                      bc->message);
@@ -397,16 +379,16 @@ Test(config_clusters, config_show_lists_the_clusters_with_secrets_redacted)
     json_t *j = NULL, *list, *west;
     char *text;
 
-    cr_assert_eq(load(TOP "clusters:\n"
-                          "  - name: east\n"
-                          "  - name: west\n"
-                          "    rest:\n"
-                          "      url: \"https://flare:s3cret@west.example:6820\"\n"
-                          "      jwt_key_file: /etc/sluice/west.key\n"
-                          "      user: flare\n"
-                          "    gpu_series:\n"
-                          "      mi250: {constraint: mi250}\n",
-                      NULL, NULL, 0, &cfg, &err),
+    cr_assert_eq(config_case_load(TOP "clusters:\n"
+                                      "  - name: east\n"
+                                      "  - name: west\n"
+                                      "    rest:\n"
+                                      "      url: \"https://flare:s3cret@west.example:6820\"\n"
+                                      "      jwt_key_file: /etc/sluice/west.key\n"
+                                      "      user: flare\n"
+                                      "    gpu_series:\n"
+                                      "      mi250: {constraint: mi250}\n",
+                                  NULL, NULL, 0, &cfg, &err),
                  SLUICE_OK, "%s", err.text);
     cr_assert_eq(sluice_config_to_json(cfg, &j, &err), SLUICE_OK, "%s", err.text);
     list = json_object_get(j, "clusters");
@@ -496,13 +478,14 @@ Test(config_clusters, a_cluster_renders_a_launch_with_its_own_partition_and_stor
 
     memset(&pol, 0, sizeof(pol));
     memset(&ctx, 0, sizeof(ctx));
-    cr_assert_eq(load(TOP "clusters:\n"
-                          "  - name: east\n"
-                          "  - name: west\n"
-                          "    storage: {root: /west/s}\n"
-                          "    job_launcher:\n"
-                          "      sbatch_directives: {partition: gpu, account: westacct}\n",
-                      NULL, NULL, 0, &cfg, &err),
+    cr_assert_eq(config_case_load(TOP
+                                  "clusters:\n"
+                                  "  - name: east\n"
+                                  "  - name: west\n"
+                                  "    storage: {root: /west/s}\n"
+                                  "    job_launcher:\n"
+                                  "      sbatch_directives: {partition: gpu, account: westacct}\n",
+                                  NULL, NULL, 0, &cfg, &err),
                  SLUICE_OK, "%s", err.text);
     west = sluice_config_cluster_named(cfg, "west");
     cr_assert_eq(sluice_config_launch_policy(west, NULL, &pol, &err), SLUICE_OK, "%s", err.text);
