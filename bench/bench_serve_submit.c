@@ -398,6 +398,7 @@ static void run_service(const char *bin,
     size_t errors = 0, cancelled = 0;
     double deadline, t_mono0, cpu0, cpu1, *sorted = NULL;
     bench_cpu_snap_t m0, m1;
+    sluice_store_options_t so = SLUICE_STORE_OPTIONS_INIT;
     int64_t t0_ms;
     uint16_t port = 0;
     pid_t pid = -1;
@@ -438,8 +439,12 @@ static void run_service(const char *bin,
                in_flight, log);
         goto out;
     }
-    /* The service created the store; this process only reads it. */
-    if (sluice_store_open(&store, dir, &err) != SLUICE_OK ||
+    /* The service created the store; this process only reads it (the
+     * same PostgreSQL store when $SLUICE_STORE_URL names one: the service
+     * takes it from there too, as store.url). */
+    so.dir = dir;
+    so.url = getenv("SLUICE_STORE_URL");
+    if (sluice_store_open_with(&store, &so, &err) != SLUICE_OK ||
         sluice_store_last_gseq(store, &w.gseq, &err) != SLUICE_OK) {
         printf("serve-submit in_flight=%u: NOT RUN (store: %s)\n", in_flight, err.text);
         goto out;
@@ -919,6 +924,12 @@ int main(int argc, char **argv)
     printf("serve-submit: completion is read from the store's events every %d ms (this "
            "process, WAL reader); times are the events' own\n",
            WATCH_MS);
+    {
+        const char *u = getenv("SLUICE_STORE_URL");
+        printf("serve-submit: the store: %s\n",
+               u != NULL && u[0] != '\0' ? "PostgreSQL ($SLUICE_STORE_URL, the service's store.url)"
+                                         : "SQLite in each run's state directory");
+    }
 
     for (size_t rd = 0; rd < rounds; rd++) {
         double r_sb1 = 0.0, r_sb2 = 0.0, r_base, raw[MAX_RUNS], rawj[MAX_RUNS];
