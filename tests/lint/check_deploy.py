@@ -16,7 +16,7 @@ import yaml
 SRC = sys.argv[1]
 RUNTIME_PACKAGES = {
     "libcurl4", "libjansson4", "libjwt0", "libyaml-0-2", "libsqlite3-0",
-    "libmicrohttpd12", "ca-certificates",
+    "libmicrohttpd12", "libpq5", "ca-certificates",
 }
 results = {"passed": 0, "failed": 0}
 
