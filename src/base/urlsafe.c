@@ -69,6 +69,16 @@ int urlsafe_has_password(const char *url)
     return query_password(url, &a, &b);
 }
 
+/* Append k bytes of src to out (n used of size, one kept for the NUL), cut
+ * to what fits; the new length. */
+static size_t put(char *out, size_t size, size_t n, const char *src, size_t k)
+{
+    if (k > size - 1 - n)
+        k = size - 1 - n;
+    memcpy(out + n, src, k);
+    return n + k;
+}
+
 char *urlsafe_redact(const char *url, char *out, size_t size)
 {
     const char *a, *b;
@@ -86,21 +96,13 @@ char *urlsafe_redact(const char *url, char *out, size_t size)
         if (userinfo(url, &a, &b) && p == a) {
             const char *colon = memchr(a, ':', (size_t)(b - a));
             if (colon != NULL) {
-                size_t k = (size_t)(colon - a);
-                if (k > size - 1 - n)
-                    k = size - 1 - n;
-                memcpy(out + n, a, k);
-                n += k;
+                n = put(out, size, n, a, (size_t)(colon - a));
                 p = b;
                 continue;
             }
         }
         if (query_password(url, &a, &b) && p == a) {
-            size_t k = strlen(REDACTED);
-            if (k > size - 1 - n)
-                k = size - 1 - n;
-            memcpy(out + n, REDACTED, k);
-            n += k;
+            n = put(out, size, n, REDACTED, strlen(REDACTED));
             p = b;
             continue;
         }

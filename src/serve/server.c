@@ -75,13 +75,6 @@ typedef struct {
 
 /* ---- waiting streams ---------------------------------------------------- */
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-    return x < y ? -1 : x > y;
-}
-
 struct server_waiter {
     struct MHD_Connection *c;
     uint64_t key; /* answer_t.stream_key */
@@ -133,7 +126,7 @@ static void resume_some_locked(sluice_server_t *s, const uint64_t *keys, size_t 
 
     for (i = 0; i < s->n_waiting; i++) {
         uint64_t k = s->waiting[i].key;
-        if (k == 0 || bsearch(&k, keys, n, sizeof(*keys), cmp_u64) != NULL)
+        if (k == 0 || bsearch(&k, keys, n, sizeof(*keys), server_feed_key_cmp) != NULL)
             MHD_resume_connection(s->waiting[i].c);
         else
             s->waiting[kept++] = s->waiting[i];

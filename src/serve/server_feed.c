@@ -128,7 +128,7 @@ uint64_t server_feed_key(const char *launch_id)
     return h != 0 ? h : 1;
 }
 
-static int cmp_key(const void *a, const void *b)
+int server_feed_key_cmp(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
@@ -156,7 +156,7 @@ size_t server_feed_keys_after(server_feed_t *f, int64_t after, uint64_t *keys, s
     pthread_mutex_unlock(&f->mu);
     if (n > max)
         return n;
-    qsort(keys, n, sizeof(*keys), cmp_key);
+    qsort(keys, n, sizeof(*keys), server_feed_key_cmp);
     for (i = k = 0; i < n; i++)
         if (k == 0 || keys[k - 1] != keys[i])
             keys[k++] = keys[i];

@@ -61,6 +61,8 @@ int64_t server_feed_head(server_feed_t *f);
 /* The key of launch `launch_id` for waking its own streams: a hash that is
  * never 0 (0 is a stream that looks at every round). */
 uint64_t server_feed_key(const char *launch_id);
+/* qsort/bsearch order of keys (uint64_t). */
+int server_feed_key_cmp(const void *a, const void *b);
 
 /* The keys of the launches with an event in the ring after gseq `after`,
  * sorted and without repeats, into keys[0..max); returns how many.  Returns

@@ -6,19 +6,19 @@
 # second cluster's own gpu_series replacing the site's; a bad token for the
 # second cluster fails only its rows (exit 77).  Read-only against both
 # testbeds (diag, nodes, an accounting query; no job).  A missing testbed is
-# a failure, never a skip.  Last line: "$N: <n> passed, <m> failed".
+# a failure, never a skip.  Last line: "check_clusters+<R2>@<R1>: <n> passed, <m> failed".
 set -euo pipefail
-R1=${SLUICE_TB_RELEASE:-22.05}
+SLUICE_TB_RELEASE=${SLUICE_TB_RELEASE:-22.05}
+R1=$SLUICE_TB_RELEASE
 if [ "$R1" = 26.05 ]; then R2=22.05; else R2=26.05; fi
-N=check_clusters@$R1+$R2
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 SLUICE=${SLUICE_BIN:-$REPO/build/sluice}
-passed=0
-failed=0
-pass() { echo "$N: PASS $*"; passed=$((passed + 1)); }
-fail() { echo "$N: FAIL $*"; failed=$((failed + 1)); }
+TESTS=4
+NAME=check_clusters+$R2
+# shellcheck source=lib/harness.sh
+. "$HERE/lib/harness.sh"
 
 work=$(mktemp -d /tmp/sluice-check-clusters-XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -27,9 +27,8 @@ trap 'rm -rf "$work"' EXIT
 # that testbed is not up).
 tb_env() {
     "$REPO/deploy/testbed/env.sh" --release "$1" >"$work/env.$1" 2>"$work/env.$1.err" || {
-        echo "$N: ERROR testbed $1 not available: run deploy/testbed/start.sh --release $1"
         cat "$work/env.$1.err"
-        exit 1
+        abort "testbed $1 not available: run deploy/testbed/start.sh --release $1"
     }
 }
 # v R NAME: variable NAME of release R's testbed.
@@ -41,13 +40,12 @@ for r in "$R1" "$R2"; do
     for name in SLUICE_TB_REST_URL SLUICE_TB_USER SLUICE_TB_TOKEN_FILE SLUICE_TB_PARTITION \
         SLUICE_TB_STORAGE_ROOT; do
         if [ -z "$(v "$r" "$name")" ]; then
-            echo "$N: ERROR $name is not set for the $r testbed"
-            exit 1
+            abort "$name is not set for the $r testbed"
         fi
     done
     case "$(v "$r" SLUICE_TB_REST_URL)" in
         http://127.*) ;;
-        *) echo "$N: ERROR only loopback may be contacted: $(v "$r" SLUICE_TB_REST_URL)"; exit 1 ;;
+        *) abort "only loopback may be contacted: $(v "$r" SLUICE_TB_REST_URL)" ;;
     esac
 done
 C1=tb-${R1//./-}
@@ -149,5 +147,4 @@ if run bad-token-second 77 "$work/site-bad.yaml"; then
     fi
 fi
 
-echo "$N: $passed passed, $failed failed"
-[ "$failed" -eq 0 ] && [ "$passed" -eq 4 ]
+finish
