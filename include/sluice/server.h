@@ -61,6 +61,7 @@ extern "C" {
 typedef struct {
     const char *name;            /* the cluster's name (borrowed) */
     sluice_launcher_t *launcher; /* its launcher (borrowed; the supervisor's) */
+    sluice_client_t *client;     /* its REST client, for /v1/metrics (may be NULL) */
 } sluice_server_cluster_t;
 
 typedef struct {

@@ -211,6 +211,7 @@ serve_clusters(sluice_supervisor_t *sup, sluice_server_opts_t *so, sluice_server
     for (size_t i = 0; i < n; i++) {
         (*out)[i].name = sluice_config_cluster_name(sluice_supervisor_cluster_config(sup, i));
         (*out)[i].launcher = sluice_supervisor_launcher_at(sup, i);
+        (*out)[i].client = sluice_supervisor_client_at(sup, i);
     }
     so->clusters = *out;
     so->n_clusters = n;
