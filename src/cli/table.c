@@ -163,8 +163,7 @@ static const cli_opt_t o_cluster = {CLI_O_CLUSTER,
                                     NULL,
                                     0,
                                     0,
-                                    "the cluster (of the site's clusters:) of a request that "
-                                    "names none; default: the first"};
+                                    "cluster of a request naming none (first)"};
 static const cli_opt_t o_live = {CLI_O_LIVE,
                                  "live",
                                  0,
@@ -487,8 +486,9 @@ static const cli_opt_t *const launch_opts[] = {
 static const cli_spec_t c_launch = {
     "launch",
     "submit a launch request and supervise it to the end (--wait)",
-    {"REQUEST.json --wait [--cluster NAME] [--config FILE] [--set KEY=VALUE ...]\n"
-     "[--study-runtime FILE] [--state-dir DIR] [-o text|json]",
+    {"REQUEST.json --wait [--cluster NAME] [--config FILE]\n"
+     "[--set KEY=VALUE ...] [--study-runtime FILE]\n"
+     "[--state-dir DIR] [-o text|json]",
      "REQUEST.json --server URL [--wait] [-o text|json]"},
     "Validate, render and submit a launch through slurmrestd, then supervise it\n"
     "until it ends, printing every transition (with -o json: one object per\n"
@@ -520,9 +520,9 @@ static const cli_opt_t *const render_opts[] = {
 static const cli_spec_t c_render = {
     "render",
     "print the batch script and REST body of a launch request",
-    {"REQUEST.json [--cluster NAME] [--config FILE] [--set KEY=VALUE ...]\n"
-     "[--study-runtime FILE] [--api-version v0.0.NN]\n"
-     "[-o text|json]"},
+    {"REQUEST.json [--cluster NAME] [--config FILE]\n"
+     "[--set KEY=VALUE ...] [--study-runtime FILE]\n"
+     "[--api-version v0.0.NN] [-o text|json]"},
     "Render a launch request into its batch script and Slurm REST submit body\n"
     "and print them.  Nothing is written or submitted.  Secrets are printed by\n"
     "name only; forward_env values are read from this environment.",

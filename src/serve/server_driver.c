@@ -13,7 +13,6 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
-#include <string.h>
 #include <time.h>
 
 #include <sluice/launcher.h>
@@ -24,37 +23,6 @@
 #include "server_metrics.h"
 #include "server_util.h"
 #include "server_wake.h"
-
-size_t server_cluster_count(const sluice_server_t *s)
-{
-    return s->o.n_clusters > 0 ? s->o.n_clusters : 1;
-}
-
-sluice_launcher_t *server_cluster_launcher(const sluice_server_t *s, size_t i)
-{
-    return i == 0 ? s->o.launcher : s->o.clusters[i].launcher;
-}
-
-pthread_mutex_t *server_cluster_mu(sluice_server_t *s, size_t i)
-{
-    return i == 0 ? &s->mu : &s->cmu[i];
-}
-
-sluice_launcher_t *server_launcher_for(const sluice_server_t *s, const char *name)
-{
-    if (name == NULL || name[0] == '\0' || s->o.n_clusters == 0)
-        return s->o.launcher;
-    for (size_t i = 0; i < s->o.n_clusters; i++)
-        if (strcmp(s->o.clusters[i].name, name) == 0)
-            return server_cluster_launcher(s, i);
-    return NULL;
-}
-
-void server_wake_launchers(const sluice_server_t *s)
-{
-    for (size_t i = 0; i < server_cluster_count(s); i++)
-        sluice_launcher_wake(server_cluster_launcher(s, i));
-}
 
 /* One cycle of cluster i's launcher under its mutex. */
 static sluice_err step_cluster(sluice_server_t *s, size_t i, sluice_error_t *err)

@@ -140,7 +140,7 @@ struct sluice_server {
     atomic_ullong pruned_logs;
 };
 
-/* server_driver.c: cluster i's launcher and the mutex of its cycles
+/* server_clusters.c: cluster i's launcher and the mutex of its cycles
  * (0: o.launcher and s->mu); the launcher of the cluster named `name`
  * (NULL: the first; NULL when none has the name); wake every launcher. */
 size_t server_cluster_count(const sluice_server_t *s);

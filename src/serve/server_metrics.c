@@ -68,7 +68,12 @@ static void metrics_clients(sluice_server_t *s, FILE *m)
 {
     sluice_client_stats_t cs;
     char lb[160];
+    int any = 0;
 
+    for (size_t i = 0; i < server_cluster_count(s); i++)
+        any |= (s->o.n_clusters > 0 ? s->o.clusters[i].client : s->o.client) != NULL;
+    if (!any) /* only with the REST client(s) */
+        return;
     fprintf(m, "# HELP sluice_slurmrestd_requests_total Requests sent to slurmrestd, by kind.\n"
                "# TYPE sluice_slurmrestd_requests_total counter\n");
     for (size_t i = 0; i < server_cluster_count(s); i++) {
