@@ -294,6 +294,20 @@ Test(fleet, each_launcher_takes_only_its_clusters_launches)
     cr_assert_eq(fake_cluster_count_named(fc_east, "sluice-s-"), 3, "east got old, e1, e2: %zu",
                  fake_cluster_count_named(fc_east, "sluice-s-"));
 
+    /* A dependency names a job of the same slurmctld: a partner on
+     * another cluster is refused at the accept. */
+    {
+        json_t *req =
+            json_pack("{s:s, s:s, s:s, s:{s:s, s:s}}", "launch_id", "w9", "site", "s", "cluster",
+                      "west", "depends_on", "launch_id", "e1", "condition", "afterany");
+        cr_assert_eq(sluice_launcher_check_dependency(west, req, &err), SLUICE_EINVAL);
+        cr_assert(strstr(err.text, "another cluster") != NULL, "%s", err.text);
+        json_object_set_new(req, "depends_on",
+                            json_pack("{s:s, s:s}", "launch_id", "w1", "condition", "afterany"));
+        cr_assert_sluice_ok(sluice_launcher_check_dependency(west, req, &err), &err);
+        json_decref(req);
+    }
+
     /* The same id again with another cluster is another request. */
     cr_assert_eq(accept_on(east, "w2", "east", &err), SLUICE_ECONFLICT);
 
