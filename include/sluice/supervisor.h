@@ -71,9 +71,9 @@ SLUICE_API sluice_err sluice_supervisor_open(sluice_supervisor_t **out,
                                              size_t *orphans_out,
                                              sluice_error_t *err);
 
-/* Free the launcher (releasing the lock), the operations, the client and
- * the store, in that order.  Never writes to the store or the cluster.
- * NULL-safe. */
+/* Free every cluster's launcher, operations and client, then release the
+ * lock and close the store, in that order.  Never writes to the store or
+ * a cluster.  NULL-safe. */
 SLUICE_API void sluice_supervisor_close(sluice_supervisor_t *sup);
 
 /* Borrowed; valid until sluice_supervisor_close().  With several clusters

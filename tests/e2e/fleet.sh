@@ -6,8 +6,9 @@
 #
 #   1. a hetjob launch on each cluster (the request's `cluster`) runs to
 #      COMPLETED there: SUCCEEDED, and GET names the cluster;
-#   2. the list filters by cluster (?cluster=) and /v1/metrics carries the
-#      cluster label;
+#   2. the list filters by cluster (?cluster=), a POST naming an unknown
+#      cluster is 422 listing the known ones, the same launch_id with
+#      another cluster is 409, and /v1/metrics carries the cluster label;
 #   3. with the second cluster's slurmrestd stopped, a launch on the first
 #      is still submitted and completes while a launch on the second waits
 #      for its slurmrestd;
@@ -158,13 +159,19 @@ api GET "/v1/launches?cluster=$C2"
 ids=$(jq -r '[.items[].launch_id] | join(" ")' "$work/body" 2>/dev/null || true)
 api GET "/v1/launches?cluster=nowhere"
 bad=$code
+post "fleet-x-$run" nowhere
+unknown=$code
+known=$(jq -r '[.errors[]? | select(.path == "cluster") | .reason] | join(" ")' "$work/body" 2>/dev/null || true)
+post "$a1" "$C2" # the same launch_id with another cluster: another request
+again=$code
 api GET /v1/metrics
-if [ "$ids" = "$a2" ] && [ "$bad" = 400 ] &&
+if [ "$ids" = "$a2" ] && [ "$bad" = 400 ] && [ "$unknown" = 422 ] && [ "$again" = 409 ] &&
+    [[ "$known" == *"(known: $C1, $C2)"* ]] &&
     grep -q "sluice_launches_tracked{cluster=\"$C1\"}" "$work/body" &&
     grep -q "sluice_slurmrestd_requests_total{cluster=\"$C2\",kind=\"submit\"}" "$work/body"; then
-    pass "?cluster=$C2 lists only its launch, an unknown cluster is 400, metrics carry the cluster"
+    pass "?cluster=$C2 lists only its launch (unknown: 400); POST of an unknown cluster 422 naming the known ones, another cluster for a launch_id 409; metrics carry the cluster"
 else
-    fail "list ?cluster=$C2 gave '$ids' (unknown: $bad), or metrics lack the cluster label"
+    fail "list ?cluster=$C2 gave '$ids' (unknown: $bad), POST unknown $unknown ('$known'), again $again, or metrics lack the cluster label"
 fi
 
 # ----------------------- 3. the second cluster's slurmrestd down: the first goes on
