@@ -92,6 +92,7 @@ struct sluice_server {
     char *socket_path; /* to unlink at free */
     uint16_t port;
     pthread_mutex_t mu;     /* the launcher and its store */
+    pthread_mutex_t *cmu;   /* cluster i > 0's launcher (o.clusters), [0] unused */
     sluice_store_t *rstore; /* the server's own connection for reads */
     pthread_mutex_t rmu;    /* rstore's reads (a write, the cancel request,
                                relies on the store's own lock) */
@@ -138,5 +139,14 @@ struct sluice_server {
     pthread_mutex_t prune_mu;
     atomic_ullong pruned_logs;
 };
+
+/* server_clusters.c: cluster i's launcher and the mutex of its cycles
+ * (0: o.launcher and s->mu); the launcher of the cluster named `name`
+ * (NULL: the first; NULL when none has the name); wake every launcher. */
+size_t server_cluster_count(const sluice_server_t *s);
+sluice_launcher_t *server_cluster_launcher(const sluice_server_t *s, size_t i);
+pthread_mutex_t *server_cluster_mu(sluice_server_t *s, size_t i);
+sluice_launcher_t *server_launcher_for(const sluice_server_t *s, const char *name);
+void server_wake_launchers(const sluice_server_t *s);
 
 #endif /* SLUICE_SERVER_INTERNAL_H */

@@ -90,6 +90,8 @@ static const char *const migrations[] = {
     "  dead INTEGER NOT NULL DEFAULT 0 CHECK (dead IN (0, 1)), last_error TEXT,"
     "  created_ms BIGINT NOT NULL);"
     "CREATE INDEX IF NOT EXISTS webhook_deliveries_by_url ON webhook_deliveries (dead, url, id);",
+    /* 3 -> 4: the cluster of a launch (NULL: the first). */
+    "ALTER TABLE launches ADD COLUMN cluster TEXT;",
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

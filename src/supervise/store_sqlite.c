@@ -110,6 +110,9 @@ static const char *const migrations[] = {
     "  last_error TEXT,"
     "  created_ms INTEGER NOT NULL);"
     "CREATE INDEX IF NOT EXISTS webhook_deliveries_by_url ON webhook_deliveries (dead, url, id);",
+    /* 3 -> 4: the cluster of a launch (several clusters from one service);
+     * NULL is the site's first cluster, so older rows keep theirs. */
+    "ALTER TABLE launches ADD COLUMN cluster TEXT;",
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
