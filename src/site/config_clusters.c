@@ -2,7 +2,8 @@
 /* config_clusters.c - the `clusters:` list of the site file: one complete
  * model per entry, and the sluice_config_cluster_*() accessors.
  *
- * An entry is {name, rest, storage, job_launcher: {sbatch_directives},
+ * An entry is {name, rest, storage, job_launcher: {sbatch_directives,
+ * executables},
  * gpu_series}.  Its model is built in the order of the site's, with the
  * entry as one more file layer right after the top level:
  *   defaults < the top level < the entry < environment < --set
@@ -16,7 +17,8 @@
  *   jwt_file, jwt_key_file, jwt_rs256_key_file drops the inherited ones),
  *   the client certificate (client_cert with client_key), and storage.root
  *   drops an inherited cluster_root (the same directory seen elsewhere).
- *   gpu_series replaces the whole catalogue.
+ *   gpu_series and job_launcher.executables replace the whole catalogue
+ *   and map.
  * - Errors name the entry by its index, "clusters[1].rest.url", as a
  *   launch request names its pools ("pools[0].nodes").
  * - Each model is put into the site's list as soon as it exists, so that a
@@ -76,7 +78,9 @@ static void drop_field(sluice_config_t *cfg, const char *path)
     cfg->priv->line[i] = cfg->priv->col[i] = 0;
 }
 
-/* The job_launcher block of an entry: sbatch_directives only. */
+/* The job_launcher block of an entry: sbatch_directives (field by field)
+ * and executables (the whole map: another cluster's Slurm may live
+ * elsewhere). */
 static sluice_err walk_launcher(ctx_t *c, const node_t *n)
 {
     size_t i;
@@ -89,10 +93,17 @@ static sluice_err walk_launcher(ctx_t *c, const node_t *n)
         char key[160];
 
         snprintf(key, sizeof(key), "job_launcher.%.64s", k->str);
+        if (strcmp(k->str, "executables") == 0) {
+            if (!cfg_is_null(v) &&
+                (rc = cfg_apply(c, cfg_find_field("job_launcher.executables"), v)) != SLUICE_OK)
+                return rc;
+            continue;
+        }
         if (strcmp(k->str, "sbatch_directives") != 0)
             return cfg_bad(c, k, key,
-                           "unknown key (a cluster sets only job_launcher.sbatch_directives; "
-                           "the other job_launcher keys are the site's)");
+                           "unknown key (a cluster sets only job_launcher.sbatch_directives "
+                           "and job_launcher.executables; the other job_launcher keys are the "
+                           "site's)");
         if (!cfg_is_null(v) &&
             (rc = cfg_walk_map(c, v, "job_launcher.sbatch_directives")) != SLUICE_OK)
             return rc;

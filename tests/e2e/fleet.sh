@@ -87,6 +87,9 @@ clusters:
     storage:
       root: $(v "$R2" SLUICE_TB_STORAGE_ROOT)
       cluster_root: $(v "$R2" SLUICE_TB_CLUSTER_STORAGE_ROOT)
+    job_launcher:
+      executables:
+        srun: $(v "$R2" SLUICE_TB_SLURM_BIN)/srun
 YAML
 
 sock="$work/sluice.sock"

@@ -2,7 +2,7 @@
 /* test_config_clusters.c - `clusters:` in the site file: the entries, what
  * each inherits from the top level (rest, storage and sbatch_directives
  * field by field, the token source and the client certificate whole,
- * gpu_series replaced), the environment for the first cluster only, every
+ * gpu_series and executables replaced), the environment for the first cluster only, every
  * error with the field it names, the accessors, `config show` of the
  * clusters (secrets redacted), and a cluster's model rendering a launch.
  * The environment is always injected, never the process's own. */
@@ -195,6 +195,48 @@ Test(config_clusters, gpu_series_replaces_the_catalogue)
     cr_expect_null(sluice_config_gpu_series(b, "h100"));
     cr_expect_str_eq(sluice_config_gpu_series(b, "mi250")->gpu_vendor, "amd");
     cr_expect_eq(c->n_gpu_series, 0);
+    sluice_config_free(cfg);
+}
+
+/* Another cluster's Slurm may be installed elsewhere: its own srun. */
+Test(config_clusters, executables_replace_the_map)
+{
+    sluice_config_t *cfg = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    const sluice_config_t *a, *b, *c;
+
+    cr_assert_eq(config_case_load(TOP "  executables:\n"
+                                      "    srun: /opt/slurm/bin/srun\n"
+                                      "    apptainer: /opt/apptainer/bin/apptainer\n"
+                                      "clusters:\n"
+                                      "  - name: a\n"
+                                      "  - name: b\n"
+                                      "    job_launcher:\n"
+                                      "      executables:\n"
+                                      "        srun: /usr/bin/srun\n"
+                                      "  - name: c\n"
+                                      "    job_launcher:\n"
+                                      "      executables: {}\n",
+                                  NULL, NULL, 0, &cfg, &err),
+                 SLUICE_OK, "%s", err.text);
+    a = sluice_config_cluster_at(cfg, 0);
+    b = sluice_config_cluster_at(cfg, 1);
+    c = sluice_config_cluster_at(cfg, 2);
+    cr_assert_not_null(c);
+    cr_expect_str_eq(sluice_config_executable(a, "srun"), "/opt/slurm/bin/srun");
+    cr_expect_str_eq(sluice_config_executable(b, "srun"), "/usr/bin/srun");
+    cr_expect_null(sluice_config_executable(b, "apptainer"));
+    cr_expect_null(sluice_config_executable(c, "srun"));
+    sluice_config_free(cfg);
+    cfg = NULL;
+    cr_expect_neq(config_case_load(TOP "clusters:\n"
+                                       "  - name: a\n"
+                                       "    job_launcher:\n"
+                                       "      executables:\n"
+                                       "        srun: bin/srun\n",
+                                   NULL, NULL, 0, &cfg, &err),
+                  SLUICE_OK);
+    cr_expect(strstr(err.text, "clusters[0].job_launcher.executables") != NULL, "%s", err.text);
     sluice_config_free(cfg);
 }
 
