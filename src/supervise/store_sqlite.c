@@ -110,6 +110,7 @@ static const char *const migrations[] = {
     "  last_error TEXT,"
     "  created_ms INTEGER NOT NULL);"
     "CREATE INDEX IF NOT EXISTS webhook_deliveries_by_url ON webhook_deliveries (dead, url, id);",
+    STORE_LEASE_SCHEMA, /* 3 -> 4: the leadership lease (store_lease.c) */
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
