@@ -150,10 +150,10 @@ SLUICE_API void sluice_leader_tick(sluice_leader_t *l);
 SLUICE_API void sluice_leader_free(sluice_leader_t *l);
 
 /* The epoch this replica leads at while its lease is fresh, else 0. */
-SLUICE_API int64_t sluice_leader_epoch(const sluice_leader_t *l);
+SLUICE_API int64_t sluice_leader_epoch(sluice_leader_t *l);
 
 /* Copy the current status into *out. */
-SLUICE_API void sluice_leader_status(const sluice_leader_t *l, sluice_leader_status_t *out);
+SLUICE_API void sluice_leader_status(sluice_leader_t *l, sluice_leader_status_t *out);
 
 #ifdef __cplusplus
 }

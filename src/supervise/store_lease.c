@@ -26,6 +26,7 @@
 #include <sluice/log.h>
 
 #include "store_int.h"
+
 static atomic_ullong fenced_total;
 
 static int64_t mono_ms(void)

@@ -261,3 +261,110 @@ Test(leader, freshness_follows_the_fence)
     cr_assert_eq(sluice_store_fence_fresh(a), 0); /* the lease went stale */
     sluice_store_close(a);
 }
+
+Test(leader, the_options_are_checked_and_the_errors_name_the_field)
+{
+    sluice_store_t *a = open_store();
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_leader_opts_t o = SLUICE_LEADER_OPTS_INIT;
+    sluice_leader_t *l = NULL;
+
+    o.lease_ms = 4000;
+    o.renew_ms = 2000;
+    cr_assert_eq(sluice_leader_new(&l, a, &o, &err), SLUICE_ECONFIG);
+    cr_assert(strstr(err.text, "ha.renew_ms") != NULL, "%s", err.text);
+    o.lease_ms = 500;
+    o.renew_ms = 100;
+    cr_assert_eq(sluice_leader_new(&l, a, &o, &err), SLUICE_ECONFIG);
+    cr_assert(strstr(err.text, "ha.lease_ms") != NULL, "%s", err.text);
+    cr_assert_null(l);
+    cr_assert_eq(sluice_store_fence(a), 0); /* a refused object leaves the handle alone */
+    sluice_store_close(a);
+}
+
+Test(leader, two_objects_elect_one_leader_and_the_other_takes_over_after_a_release)
+{
+    sluice_store_t *a = open_store(), *b = open_store();
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_leader_opts_t oa = SLUICE_LEADER_OPTS_INIT, ob = SLUICE_LEADER_OPTS_INIT;
+    sluice_leader_t *la = NULL, *lb = NULL;
+    sluice_leader_status_t st;
+
+    oa.replica_id = "replica-a";
+    ob.replica_id = "replica-b";
+    cr_assert_sluice_ok(sluice_leader_new(&la, a, &oa, &err), &err);
+    cr_assert_sluice_ok(sluice_leader_new(&lb, b, &ob, &err), &err);
+    cr_assert_eq(sluice_store_fence(a), -1); /* following until it wins */
+    sluice_leader_tick(la);
+    sluice_leader_tick(lb);
+    cr_assert_eq(sluice_leader_epoch(la), 1);
+    cr_assert_eq(sluice_leader_epoch(lb), 0);
+    cr_assert_eq(sluice_store_fence(a), 1);
+    cr_assert_eq(sluice_store_fence_fresh(a), 1);
+    cr_assert_eq(sluice_store_fence_fresh(b), 0);
+    sluice_leader_status(lb, &st);
+    cr_assert_eq(st.role, SLUICE_ROLE_FOLLOWER);
+    cr_assert_str_eq(st.leader, "replica-a");
+    cr_assert_str_eq(st.replica, "replica-b");
+    cr_assert_eq(st.epoch, 1);
+    cr_assert_eq(st.db_ok, 1);
+    sluice_leader_status(la, &st);
+    cr_assert_eq(st.role, SLUICE_ROLE_LEADER);
+    cr_assert_eq(st.changes, 1);
+    cr_assert_str_eq(sluice_role_name(st.role), "leader");
+    sluice_leader_free(la); /* releases the lease */
+    cr_assert_eq(sluice_store_fence(a), -1);
+    sluice_leader_tick(lb);
+    cr_assert_eq(sluice_leader_epoch(lb), 2);
+    cr_assert_eq(sluice_store_fence(b), 2);
+    sluice_leader_free(lb);
+    sluice_store_close(a);
+    sluice_store_close(b);
+}
+
+Test(leader, a_leader_that_cannot_renew_stops_by_itself)
+{
+    sluice_store_t *a = open_store();
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_leader_opts_t o = SLUICE_LEADER_OPTS_INIT;
+    sluice_leader_t *l = NULL;
+
+    o.replica_id = "replica-a";
+    o.lease_ms = 1000;
+    o.renew_ms = 400;
+    cr_assert_sluice_ok(sluice_leader_new(&l, a, &o, &err), &err);
+    sluice_leader_tick(l);
+    cr_assert_eq(sluice_leader_epoch(l), 1);
+    /* No renewal for longer than lease - renew / 2 (800 ms): not fresh. */
+    sleep_ms(850);
+    cr_assert_eq(sluice_leader_epoch(l), 0);
+    cr_assert_eq(sluice_store_fence_fresh(a), 0);
+    sluice_leader_free(l);
+    sluice_store_close(a);
+}
+
+Test(leader, the_thread_campaigns_and_renews)
+{
+    sluice_store_t *a = open_store(), *b = open_store();
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_leader_opts_t o = SLUICE_LEADER_OPTS_INIT;
+    sluice_leader_t *l = NULL;
+    sluice_store_lease_t r1, r2;
+
+    o.replica_id = "replica-a";
+    o.lease_ms = 1000;
+    o.renew_ms = 200;
+    cr_assert_sluice_ok(sluice_leader_new(&l, a, &o, &err), &err);
+    cr_assert_sluice_ok(sluice_leader_start(l, &err), &err);
+    sleep_ms(300);
+    cr_assert_eq(sluice_leader_epoch(l), 1);
+    cr_assert_sluice_ok(sluice_store_lease_read(b, &r1, &err), &err);
+    sleep_ms(1200); /* past the first lease: renewed since */
+    cr_assert_eq(sluice_leader_epoch(l), 1);
+    cr_assert_sluice_ok(sluice_store_lease_read(b, &r2, &err), &err);
+    cr_assert_gt(r2.lease_until_ms, r1.lease_until_ms);
+    cr_assert_eq(campaign(b, "b", 0, 1000).leader, 0);
+    sluice_leader_free(l);
+    sluice_store_close(a);
+    sluice_store_close(b);
+}
