@@ -47,6 +47,7 @@
 #include <sluice/config.h>
 #include <sluice/error.h>
 #include <sluice/launcher.h>
+#include <sluice/leader.h>
 #include <sluice/render.h>
 #include <sluice/store.h>
 
@@ -114,6 +115,11 @@ typedef struct {
     /* The Slurm REST client whose counters /v1/metrics shows (borrowed;
      * NULL: no RPC metrics).  Only its atomic counters are read. */
     sluice_client_t *client;
+    /* Replicas on one PostgreSQL store (leader.h; borrowed; NULL:
+     * standalone).  The launcher runs only while this replica leads: it
+     * recovers when it becomes leader and forgets everything when it stops
+     * leading.  /v1/readyz and /v1/metrics show the role. */
+    sluice_leader_t *leader;
 } sluice_server_opts_t;
 
 /* Every field zero: each one's documented default.  Declare options as

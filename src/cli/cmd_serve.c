@@ -235,6 +235,7 @@ int cmd_serve(const cli_spec_t *spec, int argc, char **argv)
         goto out;
     }
     sup_opts.state_dir = a.state_dir;
+    sup_opts.replicas = 1; /* with PostgreSQL: one leader among replicas (leader.h) */
     sup_opts.on_transition = on_transition;
     sup_opts.transition_arg = &sc;
     /* The study file is re-read when it changes (checked at each accept of
@@ -275,6 +276,7 @@ int cmd_serve(const cli_spec_t *spec, int argc, char **argv)
     so.node_address = node_address;
     so.node_address_arg = &sc.nc;
     so.client = sc.client;
+    so.leader = sluice_supervisor_leader(sup);
     raise_nofile();
     if (sluice_server_new(&sc.server, &so, &err) != SLUICE_OK) {
         rc = cli_fail(&err);

@@ -19,6 +19,7 @@
 #include <sluice/log.h>
 #include <sluice/server.h>
 
+#include "server_ha.h"
 #include "server_int.h"
 #include "server_metrics.h"
 #include "server_util.h"
@@ -61,6 +62,11 @@ sluice_err sluice_server_run_launcher(sluice_server_t *s, volatile int *stop, sl
                          (int64_t)(s->o.prune_interval_s ? s->o.prune_interval_s : 3600) * 1000;
         }
 
+        /* Replicas: only the leader runs cycles (server_ha.c). */
+        if (!server_ha_may_step(s)) {
+            (void)sluice_launcher_idle(s->o.launcher, 200);
+            continue;
+        }
         if (sluice_server_step(s, &e) != SLUICE_OK)
             sluice_log(SLUICE_LOG_WARNING, "launcher cycle: %s", e.text);
         pthread_mutex_lock(&s->mu);

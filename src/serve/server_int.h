@@ -137,6 +137,7 @@ struct sluice_server {
     char mhd_msg[256]; /* libmicrohttpd's last message during start */
     pthread_mutex_t prune_mu;
     atomic_ullong pruned_logs;
+    int64_t ha_epoch; /* server_ha.c: the epoch the launcher recovered at (0: none) */
 };
 
 #endif /* SLUICE_SERVER_INTERNAL_H */

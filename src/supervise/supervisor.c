@@ -10,6 +10,9 @@
  *   submits exactly as `sluice serve` does.
  * - The launcher is made last because it takes the store's lock; freeing
  *   it first releases the lock before anything else goes.
+ * - Replicas (opts.replicas, PostgreSQL): the leader object is made right
+ *   after the launcher and fences its store before anything is written;
+ *   recovery is then the serve loop's, when it leads (server_ha.c).
  * - The webhook worker (webhooks.c; only when the site turns webhooks on)
  *   starts after recovery and stops first.  Every transition the launcher
  *   reports wakes it before the caller's own callback runs.
@@ -28,7 +31,8 @@ struct sluice_supervisor {
     sluice_cluster_rest_t *cluster;
     sluice_launcher_opts_t lo; /* holds the staging table */
     sluice_launcher_t *launcher;
-    webhooks_t *webhooks; /* NULL unless the site turns webhooks on */
+    webhooks_t *webhooks;    /* NULL unless the site turns webhooks on */
+    sluice_leader_t *leader; /* NULL unless replicas (opts.replicas, PostgreSQL) */
     sluice_launcher_transition_fn user_fn;
     void *user_arg;
 };
@@ -40,6 +44,27 @@ static void on_transition(const sluice_launcher_transition_t *t, void *arg)
     webhooks_poke(sup->webhooks);
     if (sup->user_fn != NULL)
         sup->user_fn(t, sup->user_arg);
+}
+
+/* Replicas on PostgreSQL: the leader object, fencing the store before
+ * anything is written; it recovers nothing (the serve loop does, when it
+ * leads). */
+static sluice_err open_leader(sluice_supervisor_t *sup,
+                              const sluice_config_t *cfg,
+                              const sluice_supervisor_opts_t *opts,
+                              sluice_error_t *err)
+{
+    sluice_leader_opts_t lo = SLUICE_LEADER_OPTS_INIT;
+    sluice_err rc;
+
+    if (!opts->replicas || strcmp(sluice_store_backend(sup->store), "postgresql") != 0)
+        return SLUICE_OK;
+    lo.replica_id = cfg->ha.replica_id;
+    lo.lease_ms = cfg->ha.lease_ms;
+    lo.renew_ms = cfg->ha.renew_ms;
+    if ((rc = sluice_leader_new(&sup->leader, sup->store, &lo, err)) != SLUICE_OK)
+        return rc;
+    return sluice_leader_start(sup->leader, err);
 }
 
 sluice_err sluice_supervisor_open(sluice_supervisor_t **out,
@@ -80,7 +105,9 @@ sluice_err sluice_supervisor_open(sluice_supervisor_t **out,
     sup->lo.on_transition = on_transition;
     sup->lo.transition_arg = sup;
     if ((rc = sluice_launcher_new(&sup->launcher, &sup->lo, err)) != SLUICE_OK ||
-        (rc = sluice_launcher_recover(sup->launcher, orphans_out, err)) != SLUICE_OK ||
+        (rc = open_leader(sup, cfg, opts, err)) != SLUICE_OK ||
+        (sup->leader == NULL &&
+         (rc = sluice_launcher_recover(sup->launcher, orphans_out, err)) != SLUICE_OK) ||
         (rc = webhooks_new(&sup->webhooks, sup->store, cfg, true, err)) != SLUICE_OK)
         goto out;
     *out = sup;
@@ -95,6 +122,7 @@ void sluice_supervisor_close(sluice_supervisor_t *sup)
     if (sup == NULL)
         return;
     webhooks_free(sup->webhooks);
+    sluice_leader_free(sup->leader); /* releases the lease: another replica takes over */
     sluice_launcher_free(sup->launcher);
     sluice_staging_ops_free(&sup->lo.staging);
     sluice_cluster_rest_free(sup->cluster);
@@ -116,4 +144,9 @@ sluice_store_t *sluice_supervisor_store(const sluice_supervisor_t *sup)
 sluice_client_t *sluice_supervisor_client(const sluice_supervisor_t *sup)
 {
     return sup ? sup->client : NULL;
+}
+
+sluice_leader_t *sluice_supervisor_leader(const sluice_supervisor_t *sup)
+{
+    return sup ? sup->leader : NULL;
 }
