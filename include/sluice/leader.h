@@ -146,7 +146,13 @@ SLUICE_API sluice_err sluice_leader_start(sluice_leader_t *l, sluice_error_t *er
  * does every renew_ms; tests drive it with this). */
 SLUICE_API void sluice_leader_tick(sluice_leader_t *l);
 
-/* Stop the thread, release the lease when leading, free.  NULL-safe. */
+/* Stop the thread and release the lease when leading (a clean shutdown:
+ * another replica takes over at its next campaign); the store handle
+ * given to sluice_leader_new() is fenced with -1 from then on.  Idempotent;
+ * NULL-safe. */
+SLUICE_API void sluice_leader_stop(sluice_leader_t *l);
+
+/* sluice_leader_stop(), then free.  NULL-safe. */
 SLUICE_API void sluice_leader_free(sluice_leader_t *l);
 
 /* The epoch this replica leads at while its lease is fresh, else 0. */

@@ -296,6 +296,9 @@ int cmd_serve(const cli_spec_t *spec, int argc, char **argv)
     fprintf(stderr, "sluice serve: store %s\n", sluice_store_dir(sluice_supervisor_store(sup)));
     if (sluice_server_run_launcher(sc.server, &stop_flag, &err) != SLUICE_OK)
         rc = cli_fail(&err);
+    /* Replicas: the launcher has stopped; hand the lead over now, not
+     * after the HTTP side has closed every stream. */
+    sluice_leader_stop(sluice_supervisor_leader(sup));
 out:
     sluice_server_free(sc.server);
     sluice_supervisor_close(sup);

@@ -247,13 +247,14 @@ sluice_err sluice_leader_start(sluice_leader_t *l, sluice_error_t *err)
         return sluice_errorf(err, SLUICE_EINVAL, "leader: required");
     if (l->started)
         return SLUICE_OK;
+    l->stop = false;
     if (pthread_create(&l->th, NULL, run, l) != 0)
         return sluice_errorf(err, SLUICE_ENOMEM, "leader: cannot start the campaign thread");
     l->started = true;
     return SLUICE_OK;
 }
 
-void sluice_leader_free(sluice_leader_t *l)
+void sluice_leader_stop(sluice_leader_t *l)
 {
     if (l == NULL)
         return;
@@ -263,6 +264,7 @@ void sluice_leader_free(sluice_leader_t *l)
         pthread_cond_signal(&l->cv);
         pthread_mutex_unlock(&l->mu);
         pthread_join(l->th, NULL);
+        l->started = false;
     }
     if (l->epoch > 0) {
         sluice_error_t e = SLUICE_ERROR_INIT;
@@ -272,7 +274,19 @@ void sluice_leader_free(sluice_leader_t *l)
             sluice_log(SLUICE_LOG_NOTICE, "leadership: released (epoch %" PRId64 ")", l->epoch);
         else
             sluice_log(SLUICE_LOG_WARNING, "leadership: release: %s", e.text);
+        pthread_mutex_lock(&l->mu);
+        l->epoch = 0;
+        l->fresh_until = 0;
+        l->st.role = SLUICE_ROLE_FOLLOWER;
+        pthread_mutex_unlock(&l->mu);
     }
+}
+
+void sluice_leader_free(sluice_leader_t *l)
+{
+    if (l == NULL)
+        return;
+    sluice_leader_stop(l);
     sluice_store_close(l->own);
     pthread_cond_destroy(&l->cv);
     pthread_mutex_destroy(&l->mu);
