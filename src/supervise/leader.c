@@ -19,8 +19,10 @@
  *   by itself when the last successful renewal (monotonic clock, taken
  *   before the call) is older than lease_ms - renew_ms / 2, so a replica
  *   that cannot reach the database stops before another can take over.
- * - On losing the lead the launcher's handle is fenced with -1 (every
- *   append refused) until the next win sets the new epoch.
+ * - On losing the lead the launcher's handle keeps the lost epoch as its
+ *   fence, no longer fresh (no POST; an append passes only while no other
+ *   replica took over); a clean stop fences it with -1 (every append
+ *   refused).
  * - A database that cannot be reached is logged once, and once more when
  *   it answers again.
  */
@@ -146,15 +148,17 @@ fail:
     return rc;
 }
 
-/* Under l->mu: stop leading now. */
+/* Under l->mu: stop leading now.  The handle keeps the lost epoch as its
+ * fence, no longer fresh: no POST, and every append is checked against
+ * the table (refused once another replica took over). */
 static void lose_locked(sluice_leader_t *l, const char *reason)
 {
     sluice_log(SLUICE_LOG_WARNING, "leadership: lost (%s)", reason);
+    sluice_store_set_fence(l->fenced, l->epoch, 0);
     l->epoch = 0;
     l->fresh_until = 0;
     l->st.role = SLUICE_ROLE_FOLLOWER;
     l->st.changes++;
-    sluice_store_set_fence(l->fenced, -1, 0);
 }
 
 void sluice_leader_tick(sluice_leader_t *l)
