@@ -4,8 +4,9 @@
 #
 #   1. two replicas (A, B) on one schema: exactly one leads, /v1/readyz
 #      says role, epoch, leader and replica on both;
-#   2. launches POSTed to both (each accepted durably by either); a launch
-#      with secret values on the follower is 503 naming the leader;
+#   2. launches POSTed to both (each accepted durably by either); a cancel
+#      asked on the follower is carried out by the leader; a launch with
+#      secret values on the follower is 503 naming the leader;
 #   3. the leader is killed with SIGKILL: the other takes over within 10 s
 #      (measured and printed), every launch ends DONE with result 0 and
 #      exactly one Slurm job per marker;
@@ -216,11 +217,19 @@ sec=$(curl -s -o "$work/sec.body" -w '%{http_code}' --max-time 10 --unix-socket 
     -d "{\"launch_id\": \"ha-$run-sec\", \"site\": \"$SLUICE_TB_CLUSTER\", \"profile\": \"none\",
          \"command\": \"/bin/true\", \"secrets\": {\"TOKEN\": \"s3cr3t-value\"},
          \"pools\": [{\"name\": \"main\", \"nodes\": 1, \"cpus_per_node\": 1}]}") || sec=000
-if [ "$codes" = " 201 201 201 201 201 201" ] && [ "$sec" = 503 ] &&
+# a long one on the leader, cancelled through the follower (cancel-asked,
+# carried out by whichever replica leads)
+cid="ha-$run-cancel"
+ccode=$(post A "$cid" 120)
+sleep 1
+dcode=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 -X DELETE -H "$AUTH" \
+    "http://127.0.0.1:$port_B/v1/launches/$cid") || dcode=000
+if [ "$codes" = " 201 201 201 201 201 201" ] && [ "$sec" = 503 ] && [ "$ccode" = 201 ] &&
+    [ "$dcode" = 202 ] &&
     grep -q '"leader": *"replica-A"' "$work/sec.body" && ! grep -q s3cr3t "$work/B.log"; then
-    pass "6 launches accepted on both replicas; secrets on the follower: 503 naming the leader"
+    pass "6 launches accepted on both replicas, a cancel asked on the follower (202); secrets on the follower: 503 naming the leader"
 else
-    fail "accepts: codes$codes, secrets on the follower $sec: $(head -c 300 "$work/sec.body")"
+    fail "accepts: codes$codes, cancel POST $ccode DELETE $dcode, secrets on the follower $sec: $(head -c 300 "$work/sec.body")"
 fi
 
 # ------------------------------------------------- 3. SIGKILL of the leader
@@ -241,8 +250,12 @@ fi
 for i in 7 8; do ids+=("ha-$run-$i"); post B "ha-$run-$i" 2 >/dev/null; done
 wait_done B 180 "${ids[@]}" || true
 bad=$(check_all B "${ids[@]}")
+wait_done B 60 "$cid" || true
+cfinal=$(final B "$cid")
+cjobs=$(jobs_of "$cid")
+[ "$cfinal" = "DONE 9" ] && [ "$cjobs" -le 1 ] || bad="$bad $cid=$cfinal:jobs=$cjobs"
 if [ -z "$bad" ]; then
-    pass "all ${#ids[@]} launches DONE with result 0, exactly one Slurm job each"
+    pass "all ${#ids[@]} launches DONE with result 0, exactly one Slurm job each; the cancelled one DONE 9"
 else
     fail "launches:$bad"
 fi
