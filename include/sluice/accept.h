@@ -98,6 +98,10 @@ typedef struct {
      * the request as a whole, are in the error struct only.  Caller-owned
      * (sluice_errlist_clear()). */
     sluice_errlist_t *errors;
+    /* The cluster of a request that names none (`sluice launch --cluster`;
+     * NULL: the site's first).  A request naming another one, or a name
+     * the site does not know, is refused at the PARSE stage ("cluster: ..."). */
+    const char *cluster;
 } sluice_accept_opts_t;
 
 /* Every field zero: each one's documented default. */
@@ -160,6 +164,12 @@ SLUICE_API sluice_err sluice_accept(sluice_accept_t **out,
 
 /* Accessors; all borrowed, valid until sluice_accept_free(). */
 SLUICE_API const char *sluice_accept_launch_id(const sluice_accept_t *a);
+/* The cluster the launch runs on: its name (the request's `cluster`, else
+ * the site's first) when the site has `clusters:`, NULL for a site without
+ * (its one cluster); and that cluster's config (the site's for a site
+ * without `clusters:`), which rendered it. */
+SLUICE_API const char *sluice_accept_cluster(const sluice_accept_t *a);
+SLUICE_API const sluice_config_t *sluice_accept_cluster_config(const sluice_accept_t *a);
 /* The study the request named (the runtime knows it), or NULL. */
 SLUICE_API const sluice_study_t *sluice_accept_study(const sluice_accept_t *a);
 /* The render (typed; `hold` already applied). */

@@ -297,6 +297,9 @@ SLUICE_API void sluice_config_free(sluice_config_t *cfg);
 SLUICE_API size_t sluice_config_cluster_count(const sluice_config_t *cfg);
 /* The i-th cluster (borrowed from cfg), or NULL when i >= the count. */
 SLUICE_API const sluice_config_t *sluice_config_cluster_at(const sluice_config_t *cfg, size_t i);
+/* The same, writable: what a command completes on each cluster before it
+ * uses them (sluice_client_resolve_user()). */
+SLUICE_API sluice_config_t *sluice_config_cluster_at_mut(sluice_config_t *cfg, size_t i);
 /* NULL or "" name: the default (first) cluster; NULL when no cluster has the name. */
 SLUICE_API const sluice_config_t *sluice_config_cluster_named(const sluice_config_t *cfg,
                                                               const char *name);

@@ -139,6 +139,10 @@ typedef struct {
     char *const *webhook_prefixes;
     size_t n_webhook_prefixes;
     bool webhook_allow_insecure_http;
+    /* The site's clusters, by name (`cluster` must be one of them); none:
+     * only "default" (a site without `clusters:`). */
+    const char *const *clusters;
+    size_t n_clusters;
 } sluice_launch_policy_t;
 
 #define SLUICE_LAUNCH_DEFAULT_PENDING_TIMEOUT 600U
@@ -223,6 +227,9 @@ typedef struct {
     /* webhook.url: this launch's own webhook receiver (besides the site's),
      * or NULL.  Allowed by the policy's webhook_* fields only. */
     char *webhook_url;
+    /* The cluster the request names (one of policy.clusters), or NULL:
+     * the site's first. */
+    char *cluster;
 } sluice_launch_spec_t;
 
 typedef struct sluice_launch sluice_launch_t;

@@ -223,6 +223,17 @@ typedef struct {
     /* Called on every state or result change of any launch. */
     sluice_launcher_transition_fn on_transition;
     void *transition_arg;
+    /* Several clusters on one store (one launcher each): this launcher's
+     * cluster, or NULL (the only one: it takes every launch).  Named, it
+     * takes (accepts, recovery, pick-up) only launches stored with this
+     * cluster, and with none too when cluster_default (the first).  An
+     * accept of a request naming another cluster is SLUICE_EINVAL.  The name
+     * is copied. */
+    const char *cluster_name;
+    bool cluster_default;
+    /* The caller holds the store's supervisor lock (taken once for every
+     * launcher of the process): the launcher neither takes nor releases it. */
+    bool store_locked;
 } sluice_launcher_opts_t;
 
 /* Every field zero: each one's documented default.  Declare options as
@@ -235,13 +246,13 @@ typedef struct {
 typedef struct sluice_launcher sluice_launcher_t;
 
 /* Create a launcher: takes the store's supervisor lock (SLUICE_ECONFLICT
- * when another process holds it).  Does not recover: call
+ * when another process holds it; not with opts.store_locked).  Does not recover: call
  * sluice_launcher_recover() next.  Caller frees with sluice_launcher_free(). */
 SLUICE_API sluice_err sluice_launcher_new(sluice_launcher_t **out,
                                           const sluice_launcher_opts_t *opts,
                                           sluice_error_t *err);
 
-/* Release the supervisor lock and all memory (secrets zeroed).  Never
+/* Release the supervisor lock (unless opts.store_locked) and all memory (secrets zeroed).  Never
  * writes to the store or the cluster.  NULL-safe. */
 SLUICE_API void sluice_launcher_free(sluice_launcher_t *l);
 

@@ -58,8 +58,15 @@ extern "C" {
 /* Largest request body accepted (bigger: 413). */
 #define SLUICE_SERVER_MAX_BODY (1024u * 1024u)
 
+/* One cluster of a site with `clusters:` (sluice_server_opts_t.clusters). */
 typedef struct {
-    sluice_launcher_t *launcher;      /* required, borrowed */
+    const char *name;            /* the cluster's name (borrowed) */
+    sluice_launcher_t *launcher; /* its launcher (borrowed; the supervisor's) */
+    sluice_client_t *client;     /* its REST client, for /v1/metrics (may be NULL) */
+} sluice_server_cluster_t;
+
+typedef struct {
+    sluice_launcher_t *launcher;      /* required, borrowed (the first cluster's) */
     sluice_store_t *store;            /* required, borrowed (the launcher's store); the
                                          server sets its commit callback
                                          (sluice_store_on_commit) until freed */
@@ -115,6 +122,15 @@ typedef struct {
     /* The Slurm REST client whose counters /v1/metrics shows (borrowed;
      * NULL: no RPC metrics).  Only its atomic counters are read. */
     sluice_client_t *client;
+    /* Several clusters (NULL, 0: one, `launcher`): every cluster's launcher
+     * by name, in the site's order; clusters[0].launcher is `launcher`.  A
+     * POST goes to its launch's cluster's launcher; GET carries `cluster`
+     * and the list filters by it.  sluice_server_run_launcher() drives the
+     * first; the caller drives each other with sluice_server_run_cluster()
+     * on a thread of its own (an outage of one never delays another).
+     * Borrowed. */
+    const sluice_server_cluster_t *clusters;
+    size_t n_clusters;
     /* Replicas on one PostgreSQL store (leader.h; borrowed; NULL:
      * standalone).  The launcher runs only while this replica leads: it
      * recovers when it becomes leader and forgets everything when it stops
@@ -156,6 +172,14 @@ SLUICE_API sluice_err sluice_server_step(sluice_server_t *s, sluice_error_t *err
 SLUICE_API sluice_err sluice_server_run_launcher(sluice_server_t *s,
                                                  volatile int *stop,
                                                  sluice_error_t *err);
+
+/* The same loop for cluster i (1 .. n_clusters - 1) of opts.clusters,
+ * under a mutex of that cluster's own (retention stays with the first's
+ * loop).  Run each on a thread of its own.  SLUICE_EINVAL for another i. */
+SLUICE_API sluice_err sluice_server_run_cluster(sluice_server_t *s,
+                                                size_t i,
+                                                volatile int *stop,
+                                                sluice_error_t *err);
 
 /* One retention pass at `now_ms` (0 = now): delete finished launches
  * older than launches_max_age_s from the store and archived log

@@ -51,7 +51,7 @@ extern "C" {
 #endif
 
 /* The schema version this library writes and reads. */
-#define SLUICE_STORE_SCHEMA_VERSION 4
+#define SLUICE_STORE_SCHEMA_VERSION 5
 
 /* `PRAGMA application_id` of every sluice database ("SLCE"). */
 #define SLUICE_STORE_APPLICATION_ID 0x534c4345
@@ -152,6 +152,7 @@ typedef struct {
     const json_t *context; /* NULL or the object stored in the `accepted` event */
     const char *caller;    /* NULL or who asked (audit) */
     int64_t time_ms;       /* epoch ms of acceptance; 0 = now */
+    const char *cluster;   /* NULL: the site's first (or only) cluster */
 } sluice_store_launch_spec_t;
 
 /* Record a new launch in state ACCEPTED together with its first event
@@ -191,7 +192,8 @@ SLUICE_API sluice_err sluice_store_create_many(sluice_store_t *store,
                                                sluice_error_t *err);
 
 /* One launch as a JSON object (new reference; caller releases with
- * json_decref()): launch_id, site, study (null), request, request_hash,
+ * json_decref()): launch_id, site, study (null), cluster (null: the
+ * first cluster), request, request_hash,
  * render (null), state, result_code (null), reason (null), created_ms,
  * updated_ms, attempt, job_ids (array), terminal (bool), last_seq (seq of the
  * newest event) and summary_seq (seq of the event that set the summary).
@@ -212,6 +214,10 @@ typedef struct {
     int terminal;       /* SLUICE_STORE_ANY (the zero value), _LIVE or _TERMINAL */
     size_t limit;       /* 0: 100; at most 1000 */
     const char *cursor; /* NULL for the first page, else a previous next_cursor */
+    /* NULL: any; else launches stored with this cluster, and with none
+     * (NULL: the first cluster) too when cluster_or_null is set. */
+    const char *cluster;
+    int cluster_or_null;
 } sluice_store_filter_t;
 
 /* Launch summaries (the objects of sluice_store_get_launch() without

@@ -9,9 +9,10 @@
  * or the server's loop) and takes launches with sluice_accept().
  *
  * Notes:
- * - Opening takes the store's supervisor lock (SLUICE_ECONFLICT when
- *   another process holds it) and recovers every live launch before it
- *   returns: a launch caught mid-submit gets `submit-uncertain`, one whose
+ * - Opening takes the store's supervisor lock once (SLUICE_ECONFLICT when
+ *   another process holds it), makes one launcher per cluster of the site,
+ *   and recovers every live launch (each by its cluster's launcher) before
+ *   it returns: a launch caught mid-submit gets `submit-uncertain`, one whose
  *   secrets were lost ends.
  * - One process, one supervisor per store.  Other processes may read and
  *   request (status, cancel) beside it.
@@ -77,12 +78,13 @@ SLUICE_API sluice_err sluice_supervisor_open(sluice_supervisor_t **out,
                                              size_t *orphans_out,
                                              sluice_error_t *err);
 
-/* Free the launcher (releasing the lock), the operations, the client and
- * the store, in that order.  Never writes to the store or the cluster.
- * NULL-safe. */
+/* Free every cluster's launcher, operations and client, then release the
+ * lock and close the store, in that order.  Never writes to the store or
+ * a cluster.  NULL-safe. */
 SLUICE_API void sluice_supervisor_close(sluice_supervisor_t *sup);
 
-/* Borrowed; valid until sluice_supervisor_close(). */
+/* Borrowed; valid until sluice_supervisor_close().  With several clusters
+ * these are the first cluster's. */
 SLUICE_API sluice_launcher_t *sluice_supervisor_launcher(const sluice_supervisor_t *sup);
 SLUICE_API sluice_store_t *sluice_supervisor_store(const sluice_supervisor_t *sup);
 /* The client of the launcher's thread (and of readiness checks); never
@@ -90,6 +92,23 @@ SLUICE_API sluice_store_t *sluice_supervisor_store(const sluice_supervisor_t *su
 SLUICE_API sluice_client_t *sluice_supervisor_client(const sluice_supervisor_t *sup);
 /* The leader object (borrowed), or NULL when standalone. */
 SLUICE_API sluice_leader_t *sluice_supervisor_leader(const sluice_supervisor_t *sup);
+
+/* Several clusters (the site's `clusters:`): one launcher (with its own
+ * client, cluster and staging operations, poller and budgets) per cluster,
+ * in the site's order; a site without `clusters:` has one.  Each launcher
+ * is driven on a thread of its own if the caller wants an outage of one
+ * cluster never to delay another.  Borrowed; NULL past the count. */
+SLUICE_API size_t sluice_supervisor_cluster_count(const sluice_supervisor_t *sup);
+SLUICE_API sluice_launcher_t *sluice_supervisor_launcher_at(const sluice_supervisor_t *sup,
+                                                            size_t i);
+SLUICE_API sluice_client_t *sluice_supervisor_client_at(const sluice_supervisor_t *sup, size_t i);
+SLUICE_API const sluice_config_t *sluice_supervisor_cluster_config(const sluice_supervisor_t *sup,
+                                                                   size_t i);
+/* The launcher of the cluster named `cluster` (NULL or "": the first), or
+ * NULL when no cluster has the name (sluice_accept_cluster()'s name goes
+ * here). */
+SLUICE_API sluice_launcher_t *sluice_supervisor_launcher_for(const sluice_supervisor_t *sup,
+                                                             const char *cluster);
 
 #ifdef __cplusplus
 }

@@ -259,6 +259,9 @@ static int take(const cli_spec_t *spec,
     case CLI_O_STUDY_RUNTIME:
         a->site.study_path = v;
         return CLI_EX_OK;
+    case CLI_O_CLUSTER: /* launch and render: the request's; ls: a filter */
+        a->site.cluster = v;
+        return CLI_EX_OK;
     case CLI_O_SET:
         if (a->site.n_sets == CLI_MAX_SETS)
             return cli_usage_error(spec, "more than %d --set options", CLI_MAX_SETS);

@@ -110,10 +110,13 @@ static int heartbeat_of(const char *text, double *out)
 
 /* sluice_launcher_wait() with the progress between steps: step, show, idle
  * (at most a second while a status line is drawn). */
-static sluice_err wait_with_progress(
-    sluice_supervisor_t *sup, const char *id, print_ctx_t *pc, int *result, sluice_error_t *err)
+static sluice_err wait_with_progress(sluice_supervisor_t *sup,
+                                     sluice_launcher_t *l,
+                                     const char *id,
+                                     print_ctx_t *pc,
+                                     int *result,
+                                     sluice_error_t *err)
 {
-    sluice_launcher_t *l = sluice_supervisor_launcher(sup);
     sluice_store_t *store = sluice_supervisor_store(sup);
     sluice_err rc = SLUICE_OK;
 
@@ -173,6 +176,7 @@ int cmd_launch(const cli_spec_t *spec, int argc, char **argv)
     sluice_supervisor_opts_t so = SLUICE_SUPERVISOR_OPTS_INIT;
     sluice_accept_outcome outcome = SLUICE_ACCEPT_NONE;
     const char *id;
+    sluice_launcher_t *l = NULL; /* the launch's cluster's (borrowed from sup) */
 
     memset(&p, 0, sizeof(p));
     memset(&pc, 0, sizeof(pc));
@@ -208,11 +212,13 @@ int cmd_launch(const cli_spec_t *spec, int argc, char **argv)
     so.state_dir = a.state_dir;
     so.on_transition = on_transition;
     so.transition_arg = &pc;
-    /* rest.user unset: the token's user, before staging and the launcher read it */
-    if (sluice_client_resolve_user(p.cfg, NULL, &err) != SLUICE_OK ||
+    /* rest.user unset: the token's user, before staging and the launcher read
+     * it.  The launch runs on its cluster's launcher (the only one driven
+     * here). */
+    if (cli_resolve_users(p.cfg, &err) != SLUICE_OK ||
         sluice_supervisor_open(&sup, p.cfg, &so, NULL, &err) != SLUICE_OK ||
-        sluice_accept_commit(p.accept, &outcome, NULL, sluice_supervisor_launcher(sup), &err) !=
-            SLUICE_OK) {
+        (l = sluice_supervisor_launcher_for(sup, sluice_accept_cluster(p.accept))) == NULL ||
+        sluice_accept_commit(p.accept, &outcome, NULL, l, &err) != SLUICE_OK) {
         rc = cli_fail(&err);
         goto out;
     }
@@ -221,7 +227,7 @@ int cmd_launch(const cli_spec_t *spec, int argc, char **argv)
         cli_print_accepted(id, outcome == SLUICE_ACCEPT_EXISTED, p.cfg->site_name,
                            p.render->n_jobs);
     cli_progress_init(&pc.progress, pc.json, pc.heartbeat_s);
-    if (wait_with_progress(sup, id, &pc, &result, &err) != SLUICE_OK) {
+    if (wait_with_progress(sup, l, id, &pc, &result, &err) != SLUICE_OK) {
         rc = cli_fail(&err);
         goto out;
     }

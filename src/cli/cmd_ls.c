@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_ls.c - `sluice ls`: list launches of the local store (or, with
  * --server, of a running `sluice serve`), oldest first, one page at a time,
- * with the filters --state, --site, --study, --live/--terminal and the
+ * with the filters --state, --site, --study, --cluster, --live/--terminal and the
  * paging of --limit and --cursor.
  *
  * Notes:
@@ -24,8 +24,8 @@
 /* GET /v1/launches with the filters as its query, printed as a page. */
 static int ls_remote(const cli_args_t *a, const sluice_store_filter_t *f)
 {
-    const char *keys[] = {"state", "site", "study", "cursor"};
-    const char *vals[] = {f->state, f->site, f->study, f->cursor};
+    const char *keys[] = {"state", "site", "study", "cluster", "cursor"};
+    const char *vals[] = {f->state, f->site, f->study, f->cluster, f->cursor};
     char query[4096], esc[1024];
     size_t i, n = 0;
     cli_remote_t *r = NULL;
@@ -115,6 +115,10 @@ int cmd_ls(const cli_spec_t *spec, int argc, char **argv)
     memset(&f, 0, sizeof(f));
     if (!cli_parse(spec, argc, argv, &a, ls_option, &f, &rc))
         return rc;
+    /* --cluster: exactly that name in the local store (a launch stored
+     * before clusters has none); the service also counts those as the
+     * first cluster's */
+    f.cluster = a.site.cluster;
     if (cli_remote_wanted(&a.remote)) {
         if (f.terminal != SLUICE_STORE_ANY)
             return cli_usage_error(spec, "--live and --terminal are not available with --server "

@@ -173,6 +173,51 @@ static int64_t token_ttl(void *arg)
     return left < 0 ? 0 : left;
 }
 
+/* A launcher loop of one cluster past the first (sluice_server_run_cluster). */
+typedef struct {
+    sluice_server_t *server;
+    size_t i;
+    pthread_t t;
+    int started;
+} cluster_thread_t;
+
+#define SERVE_MAX_CLUSTERS 64
+
+static void *run_cluster(void *arg)
+{
+    cluster_thread_t *ct = arg;
+    sluice_error_t e = SLUICE_ERROR_INIT;
+
+    if (sluice_server_run_cluster(ct->server, ct->i, &stop_flag, &e) != SLUICE_OK)
+        sluice_log(SLUICE_LOG_ERR, "launcher of cluster %zu: %s", ct->i, e.text);
+    return NULL;
+}
+
+/* The server's table of clusters (names and launchers, borrowed from the
+ * supervisor), *out to free. */
+static int
+serve_clusters(sluice_supervisor_t *sup, sluice_server_opts_t *so, sluice_server_cluster_t **out)
+{
+    size_t n = sluice_supervisor_cluster_count(sup);
+
+    if (n > SERVE_MAX_CLUSTERS) {
+        fprintf(stderr, "sluice serve: at most %d clusters\n", SERVE_MAX_CLUSTERS);
+        return CLI_EX_CONFIG;
+    }
+    if ((*out = calloc(n, sizeof(**out))) == NULL) {
+        fprintf(stderr, "sluice serve: out of memory\n");
+        return CLI_EX_SOFTWARE;
+    }
+    for (size_t i = 0; i < n; i++) {
+        (*out)[i].name = sluice_config_cluster_name(sluice_supervisor_cluster_config(sup, i));
+        (*out)[i].launcher = sluice_supervisor_launcher_at(sup, i);
+        (*out)[i].client = sluice_supervisor_client_at(sup, i);
+    }
+    so->clusters = *out;
+    so->n_clusters = n;
+    return CLI_EX_OK;
+}
+
 /* Every connection is a descriptor: take the hard limit, so that the
  * server's connection limit (4096 by default) is not cut short at 1024. */
 static void raise_nofile(void)
@@ -201,18 +246,21 @@ int cmd_serve(const cli_spec_t *spec, int argc, char **argv)
     sluice_error_t err = SLUICE_ERROR_INIT;
     const char *listen, *tokens, *socket_path, *socket_group, *tls_cert, *tls_key;
     struct sigaction sa;
+    sluice_server_cluster_t *clusters = NULL; /* the site's clusters, or NULL */
+    cluster_thread_t threads[SERVE_MAX_CLUSTERS];
     int rc = CLI_EX_OK;
 
+    memset(threads, 0, sizeof(threads));
     memset(&o, 0, sizeof(o));
     memset(&sc, 0, sizeof(sc));
     if (!cli_parse(spec, argc, argv, &a, serve_option, &o, &rc))
         return rc;
     pthread_mutex_init(&sc.nc.mu, NULL);
-    if ((rc = cli_config_load(&a.site, &cfg)) != CLI_EX_OK ||
-        (rc = cli_config_one_cluster(cfg, "serve")) != CLI_EX_OK)
+    if ((rc = cli_config_load(&a.site, &cfg)) != CLI_EX_OK)
         goto out;
-    /* rest.user unset: the token's user, before staging and the launcher read it */
-    if (sluice_client_resolve_user(cfg, NULL, &err) != SLUICE_OK) {
+    /* rest.user unset: the token's user (each cluster's), before staging
+     * and the launchers read it */
+    if (cli_resolve_users(cfg, &err) != SLUICE_OK) {
         rc = cli_fail(&err);
         goto out;
     }
@@ -248,6 +296,9 @@ int cmd_serve(const cli_spec_t *spec, int argc, char **argv)
     }
     sc.client = sluice_supervisor_client(sup);
     so.launcher = sluice_supervisor_launcher(sup);
+    if (sluice_config_cluster_name(cfg) == NULL && /* the site has `clusters:` */
+        (rc = serve_clusters(sup, &so, &clusters)) != CLI_EX_OK)
+        goto out;
     so.store = sluice_supervisor_store(sup);
     so.cfg = cfg;
     so.studies = studies;
@@ -294,8 +345,26 @@ int cmd_serve(const cli_spec_t *spec, int argc, char **argv)
     if (socket_path)
         fprintf(stderr, "sluice serve: listening on unix:%s\n", socket_path);
     fprintf(stderr, "sluice serve: store %s\n", sluice_store_dir(sluice_supervisor_store(sup)));
-    if (sluice_server_run_launcher(sc.server, &stop_flag, &err) != SLUICE_OK)
+    /* Every other cluster's launcher on a thread of its own: an outage of
+     * one cluster never delays another's submits, polls or cancels. */
+    for (size_t i = 1; i < so.n_clusters; i++) {
+        threads[i].server = sc.server;
+        threads[i].i = i;
+        if (pthread_create(&threads[i].t, NULL, run_cluster, &threads[i]) != 0) {
+            fprintf(stderr, "sluice serve: cannot start the launcher of cluster %s\n",
+                    clusters[i].name);
+            stop_flag = 1;
+            rc = CLI_EX_SOFTWARE;
+            break;
+        }
+        threads[i].started = 1;
+    }
+    if (rc == CLI_EX_OK && sluice_server_run_launcher(sc.server, &stop_flag, &err) != SLUICE_OK)
         rc = cli_fail(&err);
+    stop_flag = 1;
+    for (size_t i = 1; i < so.n_clusters; i++)
+        if (threads[i].started)
+            pthread_join(threads[i].t, NULL);
     /* Replicas: the launcher has stopped; hand the lead over now, not
      * after the HTTP side has closed every stream. */
     sluice_leader_stop(sluice_supervisor_leader(sup));
@@ -306,6 +375,7 @@ out:
     sluice_rest_nodes_clear(&sc.nc.nodes);
     pthread_mutex_destroy(&sc.nc.mu);
     sluice_study_source_close(studies);
+    free(clusters);
     sluice_config_free(cfg);
     return rc;
 }

@@ -83,15 +83,14 @@ int cli_config_load(const cli_prepare_opts_t *o, sluice_config_t **cfg)
     return CLI_EX_OK;
 }
 
-int cli_config_one_cluster(const sluice_config_t *cfg, const char *command)
+sluice_err cli_resolve_users(sluice_config_t *cfg, sluice_error_t *err)
 {
-    if (sluice_config_cluster_name(cfg) != NULL)
-        return CLI_EX_OK;
-    fprintf(stderr,
-            "sluice %s: the site file names clusters:, which `sluice check` and `sluice config "
-            "show` take; %s takes a site file of one cluster (without clusters:) for now\n",
-            command, command);
-    return CLI_EX_CONFIG;
+    sluice_config_t *c;
+    sluice_err rc = SLUICE_OK;
+
+    for (size_t i = 0; rc == SLUICE_OK && (c = sluice_config_cluster_at_mut(cfg, i)) != NULL; i++)
+        rc = sluice_client_resolve_user(c, NULL, err);
+    return rc;
 }
 
 int cli_read_fail(const char *what, const char *path)
@@ -181,8 +180,7 @@ int cli_prepare(const cli_prepare_opts_t *o, cli_prepared_t *out)
     int rc = CLI_EX_OK;
 
     memset(out, 0, sizeof(*out));
-    if ((rc = cli_config_load(o, &out->cfg)) != CLI_EX_OK ||
-        (rc = cli_config_one_cluster(out->cfg, o->command ? o->command : "launch")) != CLI_EX_OK)
+    if ((rc = cli_config_load(o, &out->cfg)) != CLI_EX_OK)
         goto out;
     if ((data = cli_read_file(o->request_path, &len)) == NULL) {
         rc = cli_read_fail("the request", o->request_path);
@@ -203,6 +201,18 @@ int cli_prepare(const cli_prepare_opts_t *o, cli_prepared_t *out)
     ao.caller = "cli";
     ao.read_secrets = o->read_secrets != 0;
     ao.errors = &fields;
+    ao.cluster = o->cluster;
+    if (o->cluster != NULL && sluice_config_cluster_named(out->cfg, o->cluster) == NULL) {
+        /* a usage error: the flag names no cluster of the site */
+        fprintf(stderr, "sluice %s: --cluster: unknown cluster \"%s\" (known:",
+                o->command ? o->command : "launch", o->cluster);
+        for (size_t i = 0; i < sluice_config_cluster_count(out->cfg); i++)
+            fprintf(stderr, "%s %s", i ? "," : "",
+                    sluice_config_cluster_name(sluice_config_cluster_at(out->cfg, i)));
+        fprintf(stderr, ")\n");
+        rc = CLI_EX_USAGE;
+        goto out;
+    }
     if (sluice_accept_prepare(&out->accept, &stage, out->cfg, data, len, &ao, &err) != SLUICE_OK) {
         switch (stage) {
         case SLUICE_ACCEPT_STAGE_POLICY:

@@ -22,6 +22,7 @@ typedef struct {
      * not set fails before the store is opened). */
     int read_secrets;
     const char *command; /* for messages: "launch" (NULL), "render" */
+    const char *cluster; /* --cluster: of a request that names none; NULL: the first */
 } cli_prepare_opts_t;
 
 typedef struct {
@@ -36,9 +37,9 @@ typedef struct {
  * sysexit after printing the error: 66 when the site file does not exist,
  * the configuration's own code (78, 74) otherwise. */
 int cli_config_load(const cli_prepare_opts_t *o, sluice_config_t **cfg);
-/* 0 when cfg is one cluster; else (a site file with `clusters:`, which
- * `command` does not take yet) prints why and returns 78. */
-int cli_config_one_cluster(const sluice_config_t *cfg, const char *command);
+/* sluice_client_resolve_user() on every cluster of cfg (a site without
+ * rest.user takes each cluster's token's user). */
+sluice_err cli_resolve_users(sluice_config_t *cfg, sluice_error_t *err);
 
 /* The sysexit for a file that cli_read_file() could not read (errno):
  * 66 missing, 77 not readable, 65 too large, 74 otherwise; prints

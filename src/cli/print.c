@@ -162,6 +162,8 @@ void cli_print_launch(const json_t *launch, int json)
     }
     printf("launch     %s\n", str_or(launch, "launch_id", "?"));
     printf("site       %s\n", str_or(launch, "site", "-"));
+    if (json_is_string(json_object_get(launch, "cluster")))
+        printf("cluster    %s\n", str_or(launch, "cluster", "-"));
     printf("state      %s\n", str_or(launch, "state", "?"));
     if (json_is_integer(json_object_get(launch, "result_code"))) {
         int code = (int)json_integer_value(json_object_get(launch, "result_code"));
@@ -200,8 +202,14 @@ void cli_print_list(const json_t *items, const char *next_cursor, int json)
         json_decref(page);
         return;
     }
-    printf("%-32s %-12s %-6s %-20s %-14s %s\n", "LAUNCH", "STATE", "RESULT", "CREATED", "JOBS",
-           "REASON");
+    /* CLUSTER only when a launch of the page names one (a site with
+     * `clusters:`); a launch stored with none is the first cluster's: "-". */
+    int clusters = 0;
+    json_array_foreach(items, k, l) clusters |= json_is_string(json_object_get(l, "cluster"));
+    printf("%-32s %-12s %-6s %-20s ", "LAUNCH", "STATE", "RESULT", "CREATED");
+    if (clusters)
+        printf("%-12s ", "CLUSTER");
+    printf("%-14s %s\n", "JOBS", "REASON");
     json_array_foreach(items, k, l)
     {
         json_t *res = json_object_get(l, "result_code");
@@ -214,6 +222,8 @@ void cli_print_list(const json_t *items, const char *next_cursor, int json)
         format_time(json_integer_value(json_object_get(l, "created_ms")), when, sizeof(when));
         printf("%-32s %-12s %-6s %-20s ", str_or(l, "launch_id", "?"), str_or(l, "state", "?"),
                result, when);
+        if (clusters)
+            printf("%-12s ", str_or(l, "cluster", "-"));
         print_job_ids(stdout, json_object_get(l, "job_ids"));
         printf(" %s\n", str_or(l, "reason", ""));
     }

@@ -153,6 +153,17 @@ static const cli_opt_t o_site = {
     CLI_O_SITE, "site", 0, "SITE", CLI_VAL_WORD, NULL, 0, 0, "only launches of this site"};
 static const cli_opt_t o_study = {
     CLI_O_STUDY, "study", 0, "STUDY", CLI_VAL_WORD, NULL, 0, 0, "only launches of this study"};
+static const cli_opt_t o_cluster_filter = {
+    CLI_O_CLUSTER, "cluster", 0, "NAME", CLI_VAL_WORD, NULL, 0, 0, "only launches of this cluster"};
+static const cli_opt_t o_cluster = {CLI_O_CLUSTER,
+                                    "cluster",
+                                    0,
+                                    "NAME",
+                                    CLI_VAL_WORD,
+                                    NULL,
+                                    0,
+                                    0,
+                                    "cluster of a request naming none (first)"};
 static const cli_opt_t o_live = {CLI_O_LIVE,
                                  "live",
                                  0,
@@ -469,14 +480,15 @@ static const cli_spec_t c_token = {"token",
                                    NULL,
                                    0};
 
-static const cli_opt_t *const launch_opts[] = {&o_wait,          &o_heartbeat, SITE_OPTS,
-                                               &o_study_runtime, &o_state_dir, &o_output,
-                                               SERVICE_OPTS,     LOG_OPTS,     NULL};
+static const cli_opt_t *const launch_opts[] = {
+    &o_wait,      &o_heartbeat, &o_cluster,   SITE_OPTS, &o_study_runtime,
+    &o_state_dir, &o_output,    SERVICE_OPTS, LOG_OPTS,  NULL};
 static const cli_spec_t c_launch = {
     "launch",
     "submit a launch request and supervise it to the end (--wait)",
-    {"REQUEST.json --wait [--config FILE] [--set KEY=VALUE ...]\n"
-     "[--study-runtime FILE] [--state-dir DIR] [-o text|json]",
+    {"REQUEST.json --wait [--cluster NAME] [--config FILE]\n"
+     "[--set KEY=VALUE ...] [--study-runtime FILE]\n"
+     "[--state-dir DIR] [-o text|json]",
      "REQUEST.json --server URL [--wait] [-o text|json]"},
     "Validate, render and submit a launch through slurmrestd, then supervise it\n"
     "until it ends, printing every transition (with -o json: one object per\n"
@@ -503,14 +515,14 @@ static const cli_spec_t c_launch = {
     cmd_launch,
     0};
 
-static const cli_opt_t *const render_opts[] = {SITE_OPTS, &o_study_runtime, &o_api_version,
-                                               &o_output, LOG_OPTS,         NULL};
+static const cli_opt_t *const render_opts[] = {
+    &o_cluster, SITE_OPTS, &o_study_runtime, &o_api_version, &o_output, LOG_OPTS, NULL};
 static const cli_spec_t c_render = {
     "render",
     "print the batch script and REST body of a launch request",
-    {"REQUEST.json [--config FILE] [--set KEY=VALUE ...]\n"
-     "[--study-runtime FILE] [--api-version v0.0.NN]\n"
-     "[-o text|json]"},
+    {"REQUEST.json [--cluster NAME] [--config FILE]\n"
+     "[--set KEY=VALUE ...] [--study-runtime FILE]\n"
+     "[--api-version v0.0.NN] [-o text|json]"},
     "Render a launch request into its batch script and Slurm REST submit body\n"
     "and print them.  Nothing is written or submitted.  Secrets are printed by\n"
     "name only; forward_env values are read from this environment.",
@@ -546,14 +558,14 @@ static const cli_spec_t c_status = {
     cmd_status,
     0};
 
-static const cli_opt_t *const ls_opts[] = {&o_state,     &o_site,      &o_study,  &o_live,
-                                           &o_terminal,  &o_limit,     &o_cursor, &o_output,
-                                           &o_state_dir, SERVICE_OPTS, LOG_OPTS,  NULL};
+static const cli_opt_t *const ls_opts[] = {
+    &o_state,  &o_site,   &o_study,     &o_cluster_filter, &o_live,  &o_terminal, &o_limit,
+    &o_cursor, &o_output, &o_state_dir, SERVICE_OPTS,      LOG_OPTS, NULL};
 static const cli_spec_t c_ls = {
     "ls",
     "list launches in the store",
     {"[--state-dir DIR | --server URL] [-o text|json]\n"
-     "[--state STATE] [--site SITE] [--study STUDY]\n"
+     "[--state STATE] [--site SITE] [--study STUDY] [--cluster NAME]\n"
      "[--live|--terminal] [--limit N] [--cursor CURSOR]"},
     "List launches, oldest first, one page at a time.  With -o json: the page of\n"
     "GET /v1/launches (`items`, `next_cursor`).  --live and --terminal have no\n"

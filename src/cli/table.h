@@ -65,6 +65,7 @@ enum {
     CLI_O_HEARTBEAT,
     CLI_O_LOG_LEVEL,
     CLI_O_LOG_FORMAT,
+    CLI_O_CLUSTER,
 };
 
 typedef struct {

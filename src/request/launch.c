@@ -63,6 +63,7 @@ void sluice_launch_free(sluice_launch_t *l)
     free(s->launch_id);
     free(s->site);
     free(s->study);
+    free(s->cluster);
     free(s->image);
     free(s->command);
     launch_free_strv(s->args, s->n_args);
@@ -416,7 +417,7 @@ static const char *const native_keys[] = {
     "launch_id",  "site",    "study",      "profile",   "image",   "command",    "args",
     "workdir",    "env",     "secret_env", "secrets",   "mounts",  "time_limit", "pending_timeout",
     "depends_on", "requeue", "signal",     "exclusive", "account", "qos",        "partition",
-    "keep_going", "pools",   "webhook",    NULL};
+    "keep_going", "pools",   "webhook",    "cluster",   NULL};
 static const char *const nvflare_only[] = {"resource_spec", "launcher_spec", NULL};
 static const char *const native_only[] = {"pools", "image", "time_limit", "pending_timeout", NULL};
 
@@ -596,6 +597,7 @@ static sluice_err parse_root(launch_ctx_t *c, json_t *root, sluice_launch_t *l)
         LAUNCH_GO_ON(c, launch_want_ident(c, x, "site", SLUICE_LAUNCH_MAX_NAME, true, &s->site));
     OPTIONAL(c, root, "study", x,
              launch_want_ident(c, x, "study", SLUICE_LAUNCH_MAX_NAME, true, &s->study));
+    OPTIONAL(c, root, "cluster", x, launch_parse_cluster(c, x, pol, &s->cluster));
 
     s->effective_profile = pol->default_profile == SLUICE_LAUNCH_PROFILE_UNSET
                                ? SLUICE_LAUNCH_PROFILE_NONE

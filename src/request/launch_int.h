@@ -11,8 +11,9 @@
  *   launch_nvflare.c  the NVFlare resource_spec/launcher_spec form
  *   launch_json.c     canonical JSON and hash
  *   launch_webhook.c  the request's own webhook receiver (`webhook.url`)
+ *   launch_cluster.c  the request's cluster (`cluster`)
  * The calls go one way: launch.c calls the others; launch_pool.c,
- * launch_nvflare.c, launch_webhook.c and launch_json.c call only
+ * launch_nvflare.c, launch_webhook.c, launch_cluster.c and launch_json.c call only
  * launch_get.c and launch_errors.c (launch_webhook.c also
  * site/webhook_url.c).
  *
@@ -131,6 +132,11 @@ sluice_err launch_parse_pools(launch_ctx_t *c, json_t *v, sluice_launch_spec_t *
 /* Effective commands and the multi-node fan-out rule, for either form. */
 sluice_err launch_finish_pools(launch_ctx_t *c, sluice_launch_spec_t *s);
 sluice_err launch_parse_nvflare(launch_ctx_t *c, json_t *root, sluice_launch_spec_t *s);
+/* `cluster`: one of policy.clusters (none listed: "default"); an unknown
+ * name is a field error that lists the known ones. */
+sluice_err
+launch_parse_cluster(launch_ctx_t *c, json_t *x, const sluice_launch_policy_t *pol, char **out);
+
 /* `webhook: {"url": ...}` against the policy's webhook_* fields. */
 sluice_err launch_parse_webhook(launch_ctx_t *c, json_t *v, sluice_launch_spec_t *s);
 /* Fill l->hash from the canonical JSON. */

@@ -51,6 +51,7 @@ static json_t *canonical(const sluice_launch_t *l)
     bad |= set_str(o, "launch_id", s->launch_id);
     bad |= set_str(o, "site", s->site);
     bad |= set_str(o, "study", s->study);
+    bad |= set_str(o, "cluster", s->cluster);
     if (s->profile != SLUICE_LAUNCH_PROFILE_UNSET)
         bad |= set_str(o, "profile", sluice_launch_profile_name(s->profile));
     bad |= set_str(o, "image", s->image);

@@ -588,6 +588,20 @@ sluice_server_new(sluice_server_t **out, const sluice_server_opts_t *opts, sluic
     s->unix_l.unix_socket = 1;
     s->tcp_l.tls = opts->tls_cert != NULL;
     pthread_mutex_init(&s->mu, NULL);
+    if (s->o.n_clusters > 0) {
+        if (s->o.clusters == NULL || s->o.clusters[0].launcher != s->o.launcher ||
+            (s->cmu = calloc(s->o.n_clusters, sizeof(*s->cmu))) == NULL) {
+            pthread_mutex_destroy(&s->mu);
+            for (size_t i = 1; s->cmu != NULL && i < s->o.n_clusters; i++)
+                pthread_mutex_destroy(&s->cmu[i]);
+            free(s->cmu);
+            free(s);
+            return sluice_errorf(err, SLUICE_EINVAL,
+                                 "server: clusters[0] must be the launcher (or out of memory)");
+        }
+        for (size_t i = 1; i < s->o.n_clusters; i++)
+            pthread_mutex_init(&s->cmu[i], NULL);
+    }
     pthread_mutex_init(&s->prune_mu, NULL);
     pthread_mutex_init(&s->rmu, NULL);
     pthread_mutex_init(&s->vmu, NULL);

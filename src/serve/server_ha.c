@@ -31,36 +31,40 @@
 
 #include "server_ha.h"
 
-bool server_ha_may_step(sluice_server_t *s)
+bool server_ha_may_step(sluice_server_t *s, size_t i)
 {
     sluice_leader_t *ld = s->o.leader;
+    sluice_launcher_t *l = server_cluster_launcher(s, i);
+    pthread_mutex_t *mu = server_cluster_mu(s, i);
     sluice_error_t e = SLUICE_ERROR_INIT;
     int64_t epoch;
     size_t n;
 
     if (ld == NULL)
         return true;
+    if (i >= SERVER_HA_CLUSTERS)
+        return false;
     epoch = sluice_leader_epoch(ld);
-    if (epoch == s->ha_epoch && epoch > 0)
+    if (epoch == s->ha_epoch[i] && epoch > 0)
         return true;
-    pthread_mutex_lock(&s->mu);
-    sluice_launcher_forget(s->o.launcher);
-    if (epoch > 0 && sluice_launcher_recover(s->o.launcher, NULL, &e) != SLUICE_OK) {
+    pthread_mutex_lock(mu);
+    sluice_launcher_forget(l);
+    if (epoch > 0 && sluice_launcher_recover(l, NULL, &e) != SLUICE_OK) {
         sluice_log(SLUICE_LOG_WARNING, "leadership: recovery at epoch %" PRId64 ": %s", epoch,
                    e.text);
-        sluice_launcher_forget(s->o.launcher);
-        pthread_mutex_unlock(&s->mu);
+        sluice_launcher_forget(l);
+        pthread_mutex_unlock(mu);
         return false; /* tried again before the next cycle */
     }
-    n = sluice_launcher_tracked(s->o.launcher);
-    pthread_mutex_unlock(&s->mu);
-    if (epoch != s->ha_epoch && epoch > 0)
+    n = sluice_launcher_tracked(l);
+    pthread_mutex_unlock(mu);
+    if (epoch != s->ha_epoch[i] && epoch > 0)
         sluice_log(SLUICE_LOG_NOTICE,
                    "leadership: recovered at epoch %" PRId64 ": %zu live launches adopted", epoch,
                    n);
-    if (epoch != s->ha_epoch)
+    if (epoch != s->ha_epoch[i])
         atomic_store(&s->views_dirty, 1);
-    s->ha_epoch = epoch;
+    s->ha_epoch[i] = epoch;
     return epoch > 0;
 }
 

@@ -13,10 +13,10 @@
 #include "server_answer.h"
 #include "server_int.h"
 
-/* Before a launcher cycle, on the launcher's thread: follow the leader
- * object (recover on becoming leader, forget on stopping) and say whether
- * the cycle may run.  Always true without a leader object. */
-bool server_ha_may_step(sluice_server_t *s);
+/* Before a cycle of cluster i's launcher, on its loop's thread: follow
+ * the leader object (recover on becoming leader, forget on stopping) and
+ * say whether the cycle may run.  Always true without a leader object. */
+bool server_ha_may_step(sluice_server_t *s, size_t i);
 
 /* A POST body with secret values on a replica that does not lead: answer
  * 503 naming the leader and return true.  False: go on. */

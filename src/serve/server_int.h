@@ -84,6 +84,8 @@ typedef struct {
     int tls;         /* 1: the TCP listener speaks TLS */
 } listener_t;
 
+#define SERVER_HA_CLUSTERS 64 /* server_ha.c */
+
 struct sluice_server {
     sluice_server_opts_t o;
     struct MHD_Daemon *d;  /* TCP, or NULL */
@@ -92,6 +94,7 @@ struct sluice_server {
     char *socket_path; /* to unlink at free */
     uint16_t port;
     pthread_mutex_t mu;     /* the launcher and its store */
+    pthread_mutex_t *cmu;   /* cluster i > 0's launcher (o.clusters), [0] unused */
     sluice_store_t *rstore; /* the server's own connection for reads */
     pthread_mutex_t rmu;    /* rstore's reads (a write, the cancel request,
                                relies on the store's own lock) */
@@ -137,7 +140,19 @@ struct sluice_server {
     char mhd_msg[256]; /* libmicrohttpd's last message during start */
     pthread_mutex_t prune_mu;
     atomic_ullong pruned_logs;
-    int64_t ha_epoch; /* server_ha.c: the epoch the launcher recovered at (0: none) */
+    /* server_ha.c: the epoch each cluster's launcher recovered at (0: none;
+     * sluice serve has at most 64 clusters; past that a cluster's loop
+     * never runs with replicas). */
+    int64_t ha_epoch[SERVER_HA_CLUSTERS];
 };
+
+/* server_clusters.c: cluster i's launcher and the mutex of its cycles
+ * (0: o.launcher and s->mu); the launcher of the cluster named `name`
+ * (NULL: the first; NULL when none has the name); wake every launcher. */
+size_t server_cluster_count(const sluice_server_t *s);
+sluice_launcher_t *server_cluster_launcher(const sluice_server_t *s, size_t i);
+pthread_mutex_t *server_cluster_mu(sluice_server_t *s, size_t i);
+sluice_launcher_t *server_launcher_for(const sluice_server_t *s, const char *name);
+void server_wake_launchers(const sluice_server_t *s);
 
 #endif /* SLUICE_SERVER_INTERNAL_H */

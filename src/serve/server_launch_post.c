@@ -22,6 +22,7 @@
 
 #include "base/wipe.h"
 #include "server_ha.h"
+#include "server_int.h"
 #include "server_launch_post.h"
 #include "server_launches.h"
 #include "server_text.h"
@@ -112,7 +113,17 @@ void launch_post(sluice_server_t *s, req_t *rq, answer_t *out)
     }
     /* Not under s->mu: an accept never waits for a launcher cycle (the
      * launcher takes the launch at its next intake and is woken now). */
-    rc = sluice_accept_commit(a, &outcome, &stage, s->o.launcher, &err);
+    {
+        /* the launch's cluster's launcher (the request's `cluster`, checked
+         * by the parse against the site's clusters) */
+        sluice_launcher_t *l = server_launcher_for(s, sluice_accept_cluster(a));
+        if (l == NULL) {
+            answer_problem_ex(out, 422, "invalid-request", "Invalid request",
+                              "cluster: no launcher for the cluster", "cluster", NULL);
+            goto out;
+        }
+        rc = sluice_accept_commit(a, &outcome, &stage, l, &err);
+    }
     if (rc != SLUICE_OK && stage == SLUICE_ACCEPT_STAGE_SECRETS) {
         /* a secret_env variable the service's environment lacks (the
          * request's, "secret_env: ...", or the study's) */

@@ -109,6 +109,19 @@ void launches_list(sluice_server_t *s, req_t *rq, answer_t *out)
     f.site = req_arg(rq, "site");
     f.study = req_arg(rq, "study");
     f.cursor = req_arg(rq, "cursor");
+    if (check_name(rq, "cluster", out) != 0)
+        return;
+    if ((f.cluster = req_arg(rq, "cluster")) != NULL) {
+        if (server_launcher_for(s, f.cluster) == NULL ||
+            (s->o.n_clusters == 0 && strcmp(f.cluster, "default") != 0)) {
+            bad_query(out, "cluster", "cluster must name one of the site's clusters");
+            return;
+        }
+        /* a launch stored with none is the first cluster's */
+        f.cluster_or_null = server_launcher_for(s, f.cluster) == s->o.launcher;
+        if (s->o.n_clusters == 0)
+            f.cluster = NULL; /* one cluster: every launch is its */
+    }
     pthread_mutex_lock(&s->rmu);
     rc = sluice_store_list_launches_at(s->rstore, &f, &items, &next, &version, &err);
     pthread_mutex_unlock(&s->rmu);
@@ -247,7 +260,7 @@ void launches_cancel(sluice_server_t *s, req_t *rq, answer_t *out)
     atomic_store(&s->views_dirty, 1);
     if (rc == SLUICE_OK && appended) {
         server_wake_streams(s);
-        sluice_launcher_wake(s->o.launcher); /* act on the intent now */
+        server_wake_launchers(s); /* act on the intent now (the launch's cluster's) */
     }
     if (rc == SLUICE_OK)
         rc = launches_view(s, id, &view, &err);

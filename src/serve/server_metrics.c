@@ -53,12 +53,121 @@ void server_metrics_cycle(sluice_server_t *s, double took, sluice_err rc)
         atomic_fetch_add(&s->cycle_errors, 1);
 }
 
+/* The label of cluster i's series: `cluster="NAME",` with several
+ * clusters (opts.clusters), "" with one (the series as they always were). */
+static const char *cluster_label(const sluice_server_t *s, size_t i, char *buf, size_t cap)
+{
+    if (s->o.n_clusters == 0)
+        return "";
+    snprintf(buf, cap, "cluster=\"%s\",", s->o.clusters[i].name);
+    return buf;
+}
+
+/* The REST client's counters of each cluster (cluster-labelled with
+ * several). */
+static void metrics_clients(sluice_server_t *s, FILE *m)
+{
+    sluice_client_stats_t cs;
+    char lb[160];
+    int any = 0;
+
+    for (size_t i = 0; i < server_cluster_count(s); i++)
+        any |= (s->o.n_clusters > 0 ? s->o.clusters[i].client : s->o.client) != NULL;
+    if (!any) /* only with the REST client(s) */
+        return;
+    fprintf(m, "# HELP sluice_slurmrestd_requests_total Requests sent to slurmrestd, by kind.\n"
+               "# TYPE sluice_slurmrestd_requests_total counter\n");
+    for (size_t i = 0; i < server_cluster_count(s); i++) {
+        sluice_client_t *c = s->o.n_clusters > 0 ? s->o.clusters[i].client : s->o.client;
+        const char *l = cluster_label(s, i, lb, sizeof(lb));
+
+        if (c == NULL)
+            continue;
+        sluice_client_stats(c, &cs);
+        fprintf(m,
+                "sluice_slurmrestd_requests_total{%skind=\"submit\"} %" PRIu64 "\n"
+                "sluice_slurmrestd_requests_total{%skind=\"query\"} %" PRIu64 "\n"
+                "sluice_slurmrestd_requests_total{%skind=\"cancel\"} %" PRIu64 "\n",
+                l, cs.submit, l, cs.query, l, cs.cancel);
+    }
+    fprintf(m, "# HELP sluice_slurmrestd_responses_total Exchanges with slurmrestd by outcome "
+               "class (a transport failure is unavailable).\n"
+               "# TYPE sluice_slurmrestd_responses_total counter\n");
+    for (size_t i = 0; i < server_cluster_count(s); i++) {
+        sluice_client_t *c = s->o.n_clusters > 0 ? s->o.clusters[i].client : s->o.client;
+        const char *l = cluster_label(s, i, lb, sizeof(lb));
+
+        if (c == NULL)
+            continue;
+        sluice_client_stats(c, &cs);
+        fprintf(m,
+                "sluice_slurmrestd_responses_total{%sclass=\"ok\"} %" PRIu64 "\n"
+                "sluice_slurmrestd_responses_total{%sclass=\"auth\"} %" PRIu64 "\n"
+                "sluice_slurmrestd_responses_total{%sclass=\"unavailable\"} %" PRIu64 "\n"
+                "sluice_slurmrestd_responses_total{%sclass=\"rejected\"} %" PRIu64 "\n"
+                "sluice_slurmrestd_responses_total{%sclass=\"not-found\"} %" PRIu64 "\n",
+                l, cs.ok, l, cs.auth, l, cs.unavailable, l, cs.rejected, l, cs.not_found);
+    }
+}
+
+/* The launchers' own counters: reconciliations and accounting misses,
+ * per cluster with several; the tracked launches (under each cluster's
+ * mutex). */
+static void metrics_launchers(sluice_server_t *s, FILE *m)
+{
+    sluice_launcher_stats_t ls;
+    char lb[160];
+    size_t n = server_cluster_count(s);
+
+    fprintf(m, "# HELP sluice_launches_tracked Launches the supervisor is driving.\n"
+               "# TYPE sluice_launches_tracked gauge\n");
+    for (size_t i = 0; i < n; i++) {
+        char one[160];
+        size_t tracked;
+
+        pthread_mutex_lock(server_cluster_mu(s, i));
+        tracked = sluice_launcher_tracked(server_cluster_launcher(s, i));
+        pthread_mutex_unlock(server_cluster_mu(s, i));
+        if (s->o.n_clusters > 0)
+            snprintf(one, sizeof(one), "{cluster=\"%s\"}", s->o.clusters[i].name);
+        else
+            one[0] = '\0';
+        fprintf(m, "sluice_launches_tracked%s %zu\n", one, tracked);
+    }
+    fprintf(m, "# HELP sluice_accounting_misses_total Accounting reads that found no record of "
+               "a job that left the queue.\n"
+               "# TYPE sluice_accounting_misses_total counter\n");
+    for (size_t i = 0; i < n; i++) {
+        const char *l = cluster_label(s, i, lb, sizeof(lb));
+        char one[160];
+
+        sluice_launcher_stats(server_cluster_launcher(s, i), &ls);
+        snprintf(one, sizeof(one), "%s", l);
+        if (one[0] != '\0')
+            one[strlen(one) - 1] = '\0'; /* no trailing comma */
+        fprintf(m, "sluice_accounting_misses_total%s%s%s %" PRIu64 "\n", one[0] ? "{" : "", one,
+                one[0] ? "}" : "", ls.accounting_misses);
+    }
+    fprintf(m, "# HELP sluice_submit_reconciliations_total Uncertain submits settled by "
+               "reconciliation, by outcome.\n"
+               "# TYPE sluice_submit_reconciliations_total counter\n");
+    for (size_t i = 0; i < n; i++) {
+        const char *l = cluster_label(s, i, lb, sizeof(lb));
+
+        sluice_launcher_stats(server_cluster_launcher(s, i), &ls);
+        fprintf(
+            m,
+            "sluice_submit_reconciliations_total{%soutcome=\"adopted-live\"} %" PRIu64 "\n"
+            "sluice_submit_reconciliations_total{%soutcome=\"adopted-accounting\"} %" PRIu64 "\n"
+            "sluice_submit_reconciliations_total{%soutcome=\"absence-confirmed\"} %" PRIu64 "\n",
+            l, ls.adoptions_live, l, ls.adoptions_accounting, l, ls.absences_confirmed);
+    }
+}
+
 /* The counters of the launcher cycle, the REST client, the launcher's
  * reconciliation and the HTTP side, in Prometheus text format. */
 static void metrics_counters(sluice_server_t *s, FILE *m)
 {
-    sluice_launcher_stats_t ls;
-    sluice_client_stats_t cs;
     sluice_timing_t tm[SLUICE_TIMING_COUNT];
     unsigned long long n;
     size_t i;
@@ -79,37 +188,9 @@ static void metrics_counters(sluice_server_t *s, FILE *m)
             "sluice_launcher_cycle_errors_total %llu\n",
             n, (double)atomic_load(&s->cycle_sum_us) / 1e6, n,
             (unsigned long long)atomic_load(&s->cycle_errors));
-    if (s->o.client != NULL) {
-        sluice_client_stats(s->o.client, &cs);
-        fprintf(m,
-                "# HELP sluice_slurmrestd_requests_total Requests sent to slurmrestd, by kind.\n"
-                "# TYPE sluice_slurmrestd_requests_total counter\n"
-                "sluice_slurmrestd_requests_total{kind=\"submit\"} %" PRIu64 "\n"
-                "sluice_slurmrestd_requests_total{kind=\"query\"} %" PRIu64 "\n"
-                "sluice_slurmrestd_requests_total{kind=\"cancel\"} %" PRIu64 "\n"
-                "# HELP sluice_slurmrestd_responses_total Exchanges with slurmrestd by outcome "
-                "class (a transport failure is unavailable).\n"
-                "# TYPE sluice_slurmrestd_responses_total counter\n"
-                "sluice_slurmrestd_responses_total{class=\"ok\"} %" PRIu64 "\n"
-                "sluice_slurmrestd_responses_total{class=\"auth\"} %" PRIu64 "\n"
-                "sluice_slurmrestd_responses_total{class=\"unavailable\"} %" PRIu64 "\n"
-                "sluice_slurmrestd_responses_total{class=\"rejected\"} %" PRIu64 "\n"
-                "sluice_slurmrestd_responses_total{class=\"not-found\"} %" PRIu64 "\n",
-                cs.submit, cs.query, cs.cancel, cs.ok, cs.auth, cs.unavailable, cs.rejected,
-                cs.not_found);
-    }
-    sluice_launcher_stats(s->o.launcher, &ls);
+    metrics_clients(s, m);
+    metrics_launchers(s, m);
     fprintf(m,
-            "# HELP sluice_accounting_misses_total Accounting reads that found no record of a "
-            "job that left the queue.\n"
-            "# TYPE sluice_accounting_misses_total counter\n"
-            "sluice_accounting_misses_total %" PRIu64 "\n"
-            "# HELP sluice_submit_reconciliations_total Uncertain submits settled by "
-            "reconciliation, by outcome.\n"
-            "# TYPE sluice_submit_reconciliations_total counter\n"
-            "sluice_submit_reconciliations_total{outcome=\"adopted-live\"} %" PRIu64 "\n"
-            "sluice_submit_reconciliations_total{outcome=\"adopted-accounting\"} %" PRIu64 "\n"
-            "sluice_submit_reconciliations_total{outcome=\"absence-confirmed\"} %" PRIu64 "\n"
             "# HELP sluice_launches_pruned_total Finished launches removed by retention.\n"
             "# TYPE sluice_launches_pruned_total counter\n"
             "sluice_launches_pruned_total %llu\n"
@@ -129,7 +210,6 @@ static void metrics_counters(sluice_server_t *s, FILE *m)
             "sluice_http_refused_total{reason=\"busy\"} %llu\n"
             "sluice_http_refused_total{reason=\"too-large\"} %llu\n"
             "sluice_http_refused_total{reason=\"body-timeout\"} %llu\n",
-            ls.accounting_misses, ls.adoptions_live, ls.adoptions_accounting, ls.absences_confirmed,
             (unsigned long long)atomic_load(&s->pruned),
             (unsigned long long)atomic_load(&s->pruned_logs),
             (unsigned long long)atomic_load(&s->view_hits),
@@ -181,21 +261,33 @@ static void metrics_webhooks(sluice_server_t *s, FILE *m)
             w.pending, w.dead, w.delivered, w.failed, w.retries);
 }
 
-sluice_err server_metrics_launch_counts(sluice_server_t *s, json_t **out)
+/* Zero for every public state. */
+static json_t *zero_states(void)
 {
-    json_t *by_state = json_object(), *items = NULL, *it;
+    json_t *by_state = json_object();
+
+    for (size_t i = 0; by_state != NULL && i < (size_t)SLUICE_FSM_STATE_COUNT_; i++) {
+        const char *name = sluice_fsm_state_name((sluice_fsm_state)i);
+        if (name && sluice_fsm_state_public((sluice_fsm_state)i) == (sluice_fsm_state)i)
+            json_object_set_new(by_state, name, json_integer(0));
+    }
+    return by_state;
+}
+
+/* Launches by state ({state: n}), or with by_cluster by cluster and state
+ * ({cluster: {state: n}}; a launch stored with none is the first's). */
+static sluice_err launch_counts(sluice_server_t *s, int by_cluster, json_t **out)
+{
+    json_t *all = by_cluster ? json_object() : zero_states(), *items = NULL, *it;
     sluice_store_filter_t f;
     char *cursor = NULL, *next = NULL;
     size_t i;
     int ok = 1;
 
-    if (by_state == NULL)
+    if (all == NULL)
         return SLUICE_ENOMEM;
-    for (i = 0; i < (size_t)SLUICE_FSM_STATE_COUNT_; i++) {
-        const char *name = sluice_fsm_state_name((sluice_fsm_state)i);
-        if (name && sluice_fsm_state_public((sluice_fsm_state)i) == (sluice_fsm_state)i)
-            json_object_set_new(by_state, name, json_integer(0));
-    }
+    for (i = 0; by_cluster && i < s->o.n_clusters; i++)
+        json_object_set_new(all, s->o.clusters[i].name, zero_states());
     pthread_mutex_lock(&s->rmu);
     do {
         memset(&f, 0, sizeof(f));
@@ -208,7 +300,12 @@ sluice_err server_metrics_launch_counts(sluice_server_t *s, json_t **out)
         json_array_foreach(items, i, it)
         {
             const char *st = json_string_value(json_object_get(it, "state"));
-            if (st)
+            const char *cl = json_string_value(json_object_get(it, "cluster"));
+            json_t *by_state = all;
+
+            if (by_cluster)
+                by_state = json_object_get(all, cl ? cl : s->o.clusters[0].name);
+            if (st && by_state)
                 json_object_set_new(
                     by_state, st,
                     json_integer(json_integer_value(json_object_get(by_state, st)) + 1));
@@ -222,50 +319,58 @@ sluice_err server_metrics_launch_counts(sluice_server_t *s, json_t **out)
     pthread_mutex_unlock(&s->rmu);
     free(cursor);
     if (!ok) {
-        json_decref(by_state);
+        json_decref(all);
         return SLUICE_ESTORE;
     }
-    *out = by_state;
+    *out = all;
     return SLUICE_OK;
+}
+
+sluice_err server_metrics_launch_counts(sluice_server_t *s, json_t **out)
+{
+    return launch_counts(s, 0, out);
 }
 
 sluice_err server_metrics_render(sluice_server_t *s, char **text_out)
 {
     json_t *by_state = NULL;
     char *text = NULL;
-    size_t len = 0, tracked = 0;
+    size_t len = 0;
     FILE *m;
     const char *k;
     json_t *v;
     sluice_err rc;
 
-    if ((rc = server_metrics_launch_counts(s, &by_state)) != SLUICE_OK)
+    if ((rc = launch_counts(s, s->o.n_clusters > 0, &by_state)) != SLUICE_OK)
         return rc;
-    pthread_mutex_lock(&s->mu);
-    tracked = sluice_launcher_tracked(s->o.launcher);
-    pthread_mutex_unlock(&s->mu);
     if ((m = open_memstream(&text, &len)) == NULL) {
         json_decref(by_state);
         return SLUICE_ENOMEM;
     }
     fprintf(m, "# HELP sluice_launches Launches in the store by state.\n"
                "# TYPE sluice_launches gauge\n");
-    json_object_foreach(by_state, k, v)
-    {
-        fprintf(m, "sluice_launches{state=\"%s\"} %" JSON_INTEGER_FORMAT "\n", k,
-                json_integer_value(v));
+    if (s->o.n_clusters == 0) {
+        json_object_foreach(by_state, k, v)
+        {
+            fprintf(m, "sluice_launches{state=\"%s\"} %" JSON_INTEGER_FORMAT "\n", k,
+                    json_integer_value(v));
+        }
+    }
+    for (size_t i = 0; i < s->o.n_clusters; i++) {
+        json_object_foreach(json_object_get(by_state, s->o.clusters[i].name), k, v)
+        {
+            fprintf(m, "sluice_launches{cluster=\"%s\",state=\"%s\"} %" JSON_INTEGER_FORMAT "\n",
+                    s->o.clusters[i].name, k, json_integer_value(v));
+        }
     }
     fprintf(m,
-            "# HELP sluice_launches_tracked Launches the supervisor is driving.\n"
-            "# TYPE sluice_launches_tracked gauge\n"
-            "sluice_launches_tracked %zu\n"
             "# HELP sluice_transitions_total State or result changes seen by the supervisor.\n"
             "# TYPE sluice_transitions_total counter\n"
             "sluice_transitions_total %llu\n"
             "# HELP sluice_http_requests_total HTTP requests answered.\n"
             "# TYPE sluice_http_requests_total counter\n"
             "sluice_http_requests_total %llu\n",
-            tracked, (unsigned long long)atomic_load(&s->transitions),
+            (unsigned long long)atomic_load(&s->transitions),
             (unsigned long long)atomic_load(&s->requests));
     if (s->o.token_ttl_s) {
         int64_t ttl;

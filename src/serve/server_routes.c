@@ -77,7 +77,7 @@ static const struct {
     const char *params;
 } route_query[] = {
     {"GET", "/v1/events", "after since launch_id state site"},
-    {"GET", "/v1/launches", "limit cursor state site study"},
+    {"GET", "/v1/launches", "limit cursor state site study cluster"},
     {"POST", "/v1/launches", "dry_run"},
     {"GET", "/v1/launches/{id}/events", "after since"},
     {"GET", "/v1/launches/{id}/logs/stdout", "offset follow"},

@@ -277,6 +277,15 @@ const sluice_config_t *sluice_config_cluster_at(const sluice_config_t *cfg, size
     return i < cfg->priv->n_clusters ? cfg->priv->clusters[i] : NULL;
 }
 
+sluice_config_t *sluice_config_cluster_at_mut(sluice_config_t *cfg, size_t i)
+{
+    if (cfg == NULL)
+        return NULL;
+    if (cfg->priv->n_clusters == 0)
+        return i == 0 ? cfg : NULL;
+    return i < cfg->priv->n_clusters ? cfg->priv->clusters[i] : NULL;
+}
+
 const sluice_config_t *sluice_config_cluster_named(const sluice_config_t *cfg, const char *name)
 {
     size_t i, n = sluice_config_cluster_count(cfg);

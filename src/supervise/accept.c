@@ -48,6 +48,13 @@ struct sluice_accept {
     sluice_secret_t *secrets;
     size_t n_secrets;
     bool have_secrets;
+    /* The cluster of the launch (borrowed from cfg): its config renders
+     * it; its name (NULL for a site without `clusters:`) goes into the
+     * canonical request. */
+    const sluice_config_t *ccfg;
+    const char *cluster;
+    const char **names; /* every cluster's name, for the parse's check */
+    size_t n_names;
 };
 
 static sluice_err gather_secrets(sluice_accept_t *a, sluice_error_t *err)
@@ -135,6 +142,69 @@ out:
     return rc;
 }
 
+/* The cluster the request names, looked up with a lenient peek (as the
+ * study is): its policy and config are the ones the parse and the render
+ * need.  A name the site does not know takes the first cluster's here; the
+ * strict parse then refuses it, naming `cluster` and the known names. */
+static sluice_err find_cluster(sluice_accept_t *a,
+                               const sluice_config_t *cfg,
+                               const sluice_accept_opts_t *opts,
+                               const char *request,
+                               size_t len,
+                               sluice_accept_stage *stage,
+                               sluice_error_t *err)
+{
+    json_t *peek = json_loadb(request, len, 0, NULL);
+    const char *name = json_string_value(json_object_get(peek, "cluster"));
+    size_t n = sluice_config_cluster_count(cfg);
+    sluice_err rc = SLUICE_OK;
+
+    if (opts->cluster != NULL) { /* the caller's (--cluster), for a request that names none */
+        *stage = SLUICE_ACCEPT_STAGE_PARSE;
+        if (name != NULL && strcmp(name, opts->cluster) != 0) {
+            rc = sluice_errorf(err, SLUICE_EINVAL,
+                               "cluster: the request names \"%.64s\", the caller \"%.64s\"", name,
+                               opts->cluster);
+            goto out;
+        }
+        name = opts->cluster;
+        if (sluice_config_cluster_named(cfg, name) == NULL) {
+            rc = sluice_errorf(err, SLUICE_EINVAL, "cluster: unknown cluster \"%.64s\"", name);
+            goto out;
+        }
+        *stage = SLUICE_ACCEPT_STAGE_POLICY;
+    }
+    if ((a->ccfg = sluice_config_cluster_named(cfg, name)) == NULL)
+        a->ccfg = sluice_config_cluster_at(cfg, 0);
+    if (sluice_config_cluster_name(cfg) == NULL) /* the site has `clusters:` */
+        a->cluster = sluice_config_cluster_name(a->ccfg);
+    if (a->ccfg == NULL || (a->names = calloc(n ? n : 1, sizeof(*a->names))) == NULL) {
+        rc = sluice_errorf(err, a->ccfg ? SLUICE_ENOMEM : SLUICE_ECONFIG,
+                           a->ccfg ? "accept: out of memory" : "accept: the site has no cluster");
+        goto out;
+    }
+    for (a->n_names = 0; a->n_names < n; a->n_names++)
+        a->names[a->n_names] =
+            sluice_config_cluster_name(sluice_config_cluster_at(cfg, a->n_names));
+out:
+    json_decref(peek);
+    return rc;
+}
+
+/* The canonical request names the launch's cluster when the site has
+ * several (an absent one: the first, by name, so that naming it or not is
+ * the same request); with one cluster it names none (as before clusters). */
+static sluice_err set_cluster(sluice_accept_t *a, sluice_error_t *err)
+{
+    if (a->cluster == NULL) {
+        json_object_del(a->request_json, "cluster");
+        return SLUICE_OK;
+    }
+    if (json_object_set_new(a->request_json, "cluster", json_string(a->cluster)) != 0)
+        return sluice_errorf(err, SLUICE_ENOMEM, "accept: out of memory");
+    return SLUICE_OK;
+}
+
 sluice_err sluice_accept_prepare(sluice_accept_t **out,
                                  sluice_accept_stage *failed_out,
                                  const sluice_config_t *cfg,
@@ -172,9 +242,12 @@ sluice_err sluice_accept_prepare(sluice_accept_t **out,
         goto out;
 
     stage = SLUICE_ACCEPT_STAGE_POLICY;
-    if ((rc = sluice_config_launch_policy(cfg, a->study, &policy, err)) != SLUICE_OK)
+    if ((rc = find_cluster(a, cfg, opts, request ? request : "", len, &stage, err)) != SLUICE_OK ||
+        (rc = sluice_config_launch_policy(a->ccfg, a->study, &policy, err)) != SLUICE_OK)
         goto out;
     have_policy = true;
+    policy.clusters = a->names;
+    policy.n_clusters = a->n_names;
 
     stage = SLUICE_ACCEPT_STAGE_PARSE;
     if ((rc = sluice_launch_parse_all(&a->launch, request ? request : "", len, &policy, 0,
@@ -189,7 +262,7 @@ sluice_err sluice_accept_prepare(sluice_accept_t **out,
     ctx.getenv_arg = a->getenv_arg;
     ctx.stat_fn = opts->stat_fn;
     ctx.stat_arg = opts->stat_arg;
-    if ((rc = sluice_render(cfg, a->study, a->launch, &ctx, &a->render, err)) != SLUICE_OK)
+    if ((rc = sluice_render(a->ccfg, a->study, a->launch, &ctx, &a->render, err)) != SLUICE_OK)
         goto out;
     for (i = 0; opts->hold && i < a->render->n_jobs; i++)
         a->render->jobs[i].hold = true;
@@ -197,6 +270,8 @@ sluice_err sluice_accept_prepare(sluice_accept_t **out,
         rc = SLUICE_ENOMEM;
         goto out;
     }
+    if ((rc = set_cluster(a, err)) != SLUICE_OK)
+        goto out;
     if ((a->render_json = sluice_render_to_json(a->render)) == NULL) {
         rc = sluice_errorf(err, SLUICE_ENOMEM, "render: out of memory building its JSON");
         goto out;
@@ -297,6 +372,16 @@ const char *sluice_accept_launch_id(const sluice_accept_t *a)
     return a ? sluice_launch_id(a->launch) : NULL;
 }
 
+const char *sluice_accept_cluster(const sluice_accept_t *a)
+{
+    return a ? a->cluster : NULL;
+}
+
+const sluice_config_t *sluice_accept_cluster_config(const sluice_accept_t *a)
+{
+    return a ? a->ccfg : NULL;
+}
+
 const sluice_study_t *sluice_accept_study(const sluice_accept_t *a)
 {
     return a ? a->study : NULL;
@@ -322,6 +407,7 @@ void sluice_accept_free(sluice_accept_t *a)
     if (a == NULL)
         return;
     free(a->secrets); /* only pointers: the values are the launch's and the environment's */
+    free(a->names);
     json_decref(a->request_json);
     json_decref(a->render_json);
     sluice_render_free(a->render);

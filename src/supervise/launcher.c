@@ -128,7 +128,10 @@ sluice_err sluice_launcher_new(sluice_launcher_t **out,
     l->site = launcher_dup_or(opts->site, "default");
     l->prefix = launcher_dup_or(opts->job_name_prefix, "sluice");
     l->state_dir = launcher_dup_or(opts->state_dir, sluice_store_dir(opts->store));
-    if (l->user == NULL || l->site == NULL || l->prefix == NULL || l->state_dir == NULL) {
+    if (opts->cluster_name != NULL)
+        l->cluster = launcher_dup_or(opts->cluster_name, "");
+    if (l->user == NULL || l->site == NULL || l->prefix == NULL || l->state_dir == NULL ||
+        (opts->cluster_name != NULL && l->cluster == NULL)) {
         rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
         goto fail;
     }
@@ -172,7 +175,7 @@ sluice_err sluice_launcher_new(sluice_launcher_t **out,
     l->poll.last_read_ms = l->budget.reads_ms;
     if ((rc = launcher_intake_init(l, err)) != SLUICE_OK)
         goto fail;
-    if ((rc = sluice_store_lock_supervisor(l->store, err)) != SLUICE_OK)
+    if (!l->o.store_locked && (rc = sluice_store_lock_supervisor(l->store, err)) != SLUICE_OK)
         goto fail;
     *out = l;
     return SLUICE_OK;
@@ -190,9 +193,10 @@ void sluice_launcher_free(sluice_launcher_t *l)
     free(l->v);
     json_decref(l->node_addrs);
     launcher_intake_free(l);
-    if (l->store != NULL)
+    if (l->store != NULL && !l->o.store_locked)
         sluice_store_unlock_supervisor(l->store);
     free(l->user);
+    free(l->cluster);
     free(l->site);
     free(l->prefix);
     free(l->state_dir);
@@ -627,8 +631,9 @@ static sluice_err recover_locked(sluice_launcher_t *l, size_t *orphans_out, slui
         const char *id = json_string_value(json_object_get(row, "launch_id"));
         launch_t *L = id != NULL ? launcher_find_launch(l, id) : NULL;
 
-        if (id == NULL)
-            continue;
+        if (id == NULL ||
+            !launcher_cluster_ours(l, json_string_value(json_object_get(row, "cluster"))))
+            continue;    /* another cluster's launcher recovers it */
         if (L == NULL) { /* loading folds its whole log in */
             if ((rc = launcher_load_launch(l, id, &L, err)) != SLUICE_OK)
                 goto out;

@@ -185,6 +185,7 @@ struct sluice_launcher {
     char *site;
     char *prefix;
     char *state_dir;
+    char *cluster;  /* o.cluster_name's copy, or NULL: every launch is this one's */
     char **unsched; /* pending reasons that never clear (owned copies) */
     size_t n_unsched;
     launch_t **v;
@@ -276,6 +277,9 @@ void launcher_budget_init(sluice_launcher_t *l, int64_t now);
 /* A kill point: true means "the process died here". */
 bool launcher_killed_at(sluice_launcher_t *l, const char *point);
 launch_t *launcher_find_launch(const sluice_launcher_t *l, const char *id);
+/* True when a launch stored with `cluster` (NULL: the first) is this
+ * launcher's (sluice_launcher_opts_t.cluster_name). */
+bool launcher_cluster_ours(const sluice_launcher_t *l, const char *cluster);
 /* A monotonic clock in ms with a fraction, for the debug timings of a
  * cycle (never for decisions: those use the injected clock). */
 double launcher_mono_ms(void);

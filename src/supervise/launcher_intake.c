@@ -392,6 +392,13 @@ sluice_err sluice_launcher_accept(sluice_launcher_t *l,
     if (w.spec.site == NULL)
         w.spec.site = l->site;
     w.spec.study = json_string_value(json_object_get(req->request, "study"));
+    w.spec.cluster = json_string_value(json_object_get(req->request, "cluster"));
+    if (!launcher_cluster_ours(l, w.spec.cluster)) {
+        rc = sluice_errorf(err, SLUICE_EINVAL,
+                           "cluster: a launch of cluster \"%s\" sent to the launcher of \"%s\"",
+                           w.spec.cluster ? w.spec.cluster : "(the first)", l->cluster);
+        goto out;
+    }
     w.spec.request = req->request;
     w.spec.render = render;
     w.spec.caller = req->caller;

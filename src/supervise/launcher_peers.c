@@ -382,6 +382,16 @@ sluice_launcher_check_dependency(sluice_launcher_t *l, const json_t *request, sl
     }
     if (rc != SLUICE_OK)
         return rc;
+    /* A Slurm dependency names a job of the same slurmctld: the partner
+     * must be this launcher's cluster's (none stored: the first), as the
+     * request is (it is committed through its cluster's launcher). */
+    if (!launcher_cluster_ours(l, json_string_value(json_object_get(row, "cluster")))) {
+        json_decref(row);
+        return sluice_errorf(err, SLUICE_EINVAL,
+                             "depends_on.launch_id: launch \"%s\" runs on another cluster (a "
+                             "launch may only depend on one of its own cluster)",
+                             L.dep_id);
+    }
     partner_from_row(row, &p);
     json_decref(row);
     if (p.done && ended(&L, &p, false, why, sizeof(why)) == LAUNCHER_DEP_FAILED)

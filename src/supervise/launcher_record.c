@@ -754,6 +754,13 @@ out:
     return rc;
 }
 
+bool launcher_cluster_ours(const sluice_launcher_t *l, const char *cluster)
+{
+    if (l->cluster == NULL)
+        return true;
+    return cluster == NULL ? l->o.cluster_default : strcmp(cluster, l->cluster) == 0;
+}
+
 sluice_err
 launcher_load_launch(sluice_launcher_t *l, const char *id, launch_t **out, sluice_error_t *err)
 {
@@ -762,6 +769,12 @@ launcher_load_launch(sluice_launcher_t *l, const char *id, launch_t **out, sluic
 
     if ((rc = sluice_store_get_launch(l->store, id, &row, err)) != SLUICE_OK)
         return rc;
+    if (!launcher_cluster_ours(l, json_string_value(json_object_get(row, "cluster")))) {
+        if (out != NULL) /* another launcher's: not tracked here */
+            *out = NULL;
+        json_decref(row);
+        return SLUICE_OK;
+    }
     rc = launcher_track(l, id, json_string_value(json_object_get(row, "site")),
                         (int64_t)json_integer_value(json_object_get(row, "created_ms")),
                         json_object_get(row, "request"), out, err);

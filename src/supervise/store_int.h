@@ -51,7 +51,7 @@
  * them. */
 #define SUMMARY_COLS                                                                               \
     "launch_id, site, study, state, result_code, reason, created_ms, updated_ms, attempt, "        \
-    "job_ids, terminal, last_seq, summary_seq, request_hash"
+    "job_ids, terminal, last_seq, summary_seq, request_hash, cluster"
 
 struct sqlite3;          /* store_sqlite.c only */
 struct store_stmt_cache; /* store_sqlite.c only: prepared statements kept */

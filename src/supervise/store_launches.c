@@ -120,13 +120,12 @@ static sluice_err create_write(sluice_store_t *store,
     }
     store_finalize(st);
     st = NULL;
-    if ((rc =
-             store_prepare(store,
-                           "INSERT INTO launches (launch_id, site, study, request, request_hash, "
-                           "render, state, created_ms, updated_ms, attempt, job_ids, terminal, "
-                           "last_seq, summary_seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'ACCEPTED', ?7, "
-                           "?7, 0, '[]', 0, 1, 1)",
-                           &st, err)) != SLUICE_OK)
+    if ((rc = store_prepare(store,
+                            "INSERT INTO launches (launch_id, site, study, request, request_hash, "
+                            "render, state, created_ms, updated_ms, attempt, job_ids, terminal, "
+                            "last_seq, summary_seq, cluster) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
+                            "'ACCEPTED', ?7, ?7, 0, '[]', 0, 1, 1, ?8)",
+                            &st, err)) != SLUICE_OK)
         goto out;
     store_bind_text(st, 1, spec->launch_id);
     store_bind_text(st, 2, spec->site);
@@ -135,6 +134,7 @@ static sluice_err create_write(sluice_store_t *store,
     store_bind_text(st, 5, x->hash);
     store_bind_text(st, 6, x->render);
     store_bind_int64(st, 7, x->t);
+    store_bind_text(st, 8, spec->cluster);
     if ((rc = store_step_done(store, st, err)) != SLUICE_OK)
         goto out;
     store_finalize(st);
@@ -370,6 +370,10 @@ sluice_err sluice_store_list_launches_at(sluice_store_t *store,
         goto oom;
     if (filter->study != NULL && (rc = buf_puts(&sql, " AND study = ?3")) != SLUICE_OK)
         goto oom;
+    if (filter->cluster != NULL &&
+        (rc = buf_puts(&sql, filter->cluster_or_null ? " AND (cluster = ?7 OR cluster IS NULL)"
+                                                     : " AND cluster = ?7")) != SLUICE_OK)
+        goto oom;
     if (filter->terminal == SLUICE_STORE_LIVE &&
         (rc = buf_puts(&sql, " AND terminal = 0")) != SLUICE_OK)
         goto oom;
@@ -400,6 +404,8 @@ sluice_err sluice_store_list_launches_at(sluice_store_t *store,
         store_bind_text(st, 2, filter->site);
     if (filter->study != NULL)
         store_bind_text(st, 3, filter->study);
+    if (filter->cluster != NULL)
+        store_bind_text(st, 7, filter->cluster);
     if (cur_id != NULL) {
         store_bind_int64(st, 4, cur_created);
         store_bind_text(st, 5, cur_id);

@@ -90,7 +90,9 @@ static const char *const migrations[] = {
     "  dead INTEGER NOT NULL DEFAULT 0 CHECK (dead IN (0, 1)), last_error TEXT,"
     "  created_ms BIGINT NOT NULL);"
     "CREATE INDEX IF NOT EXISTS webhook_deliveries_by_url ON webhook_deliveries (dead, url, id);",
-    STORE_LEASE_SCHEMA, /* 3 -> 4: the leadership lease (store_lease.c) */
+    /* 3 -> 4: the cluster of a launch (NULL: the first). */
+    "ALTER TABLE launches ADD COLUMN cluster TEXT;",
+    STORE_LEASE_SCHEMA, /* 4 -> 5: the leadership lease (store_lease.c) */
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

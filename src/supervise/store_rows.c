@@ -72,25 +72,26 @@ sluice_err store_row_to_launch(store_stmt_t *st, int full, json_t **out, sluice_
     if ((rc = store_column_json(st, 9, id, "job_ids", JSON_ARRAY, 0, &job_ids, err)) != SLUICE_OK)
         goto out;
     if (full) {
-        if ((rc = store_column_json(st, 14, id, "request", JSON_OBJECT, 0, &request, err)) !=
+        if ((rc = store_column_json(st, 15, id, "request", JSON_OBJECT, 0, &request, err)) !=
             SLUICE_OK)
             goto out;
-        if (store_column_is_null(st, 15))
+        if (store_column_is_null(st, 16))
             render = json_null();
-        else if ((rc = store_column_json(st, 15, id, "render", JSON_OBJECT, 0, &render, err)) !=
+        else if ((rc = store_column_json(st, 16, id, "render", JSON_OBJECT, 0, &render, err)) !=
                  SLUICE_OK)
             goto out;
     }
     result = store_column_is_null(st, 4) ? json_null() : json_integer(store_column_int64(st, 4));
     obj = json_pack(
-        "{s:s, s:s, s:s?, s:s, s:o, s:s?, s:I, s:I, s:I, s:O, s:b, s:I, s:I, s:s}", "launch_id", id,
-        "site", store_column_str(st, 1), "study", store_column_str(st, 2), "state",
+        "{s:s, s:s, s:s?, s:s, s:o, s:s?, s:I, s:I, s:I, s:O, s:b, s:I, s:I, s:s, s:s?}",
+        "launch_id", id, "site", store_column_str(st, 1), "study", store_column_str(st, 2), "state",
         store_column_str(st, 3), "result_code", result, "reason", store_column_str(st, 5),
         "created_ms", (json_int_t)store_column_int64(st, 6), "updated_ms",
         (json_int_t)store_column_int64(st, 7), "attempt", (json_int_t)store_column_int64(st, 8),
         "job_ids", job_ids, "terminal", (int)store_column_int64(st, 10) != 0, "last_seq",
         (json_int_t)store_column_int64(st, 11), "summary_seq",
-        (json_int_t)store_column_int64(st, 12), "request_hash", store_column_str(st, 13));
+        (json_int_t)store_column_int64(st, 12), "request_hash", store_column_str(st, 13), "cluster",
+        store_column_str(st, 14));
     if (obj == NULL) {
         rc = sluice_errorf(err, SLUICE_ENOMEM, "launch %s: out of memory", id);
         goto out;

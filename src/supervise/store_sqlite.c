@@ -110,7 +110,10 @@ static const char *const migrations[] = {
     "  last_error TEXT,"
     "  created_ms INTEGER NOT NULL);"
     "CREATE INDEX IF NOT EXISTS webhook_deliveries_by_url ON webhook_deliveries (dead, url, id);",
-    STORE_LEASE_SCHEMA, /* 3 -> 4: the leadership lease (store_lease.c) */
+    /* 3 -> 4: the cluster of a launch (several clusters from one service);
+     * NULL is the site's first cluster, so older rows keep theirs. */
+    "ALTER TABLE launches ADD COLUMN cluster TEXT;",
+    STORE_LEASE_SCHEMA, /* 4 -> 5: the leadership lease (store_lease.c) */
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

@@ -8,11 +8,15 @@
  *   (sluice_cluster_rest_new: submit.in_flight POSTs at once, each on a
  *   client of its own) for every caller, so `sluice launch --wait`
  *   submits exactly as `sluice serve` does.
- * - The launcher is made last because it takes the store's lock; freeing
- *   it first releases the lock before anything else goes.
+ * - One set of client, operations and launcher per cluster of the site
+ *   (sluice_config_cluster_at): each launcher has its own poller and
+ *   budgets, and takes only its own cluster's launches.  The store's
+ *   supervisor lock is taken once, here, before the first launcher is
+ *   made (launchers run with store_locked), and released after the last
+ *   is freed.
  * - Replicas (opts.replicas, PostgreSQL): the leader object is made right
- *   after the launcher and fences its store before anything is written;
- *   recovery is then the serve loop's, when it leads (server_ha.c).
+ *   after the launchers and fences the store before anything is written;
+ *   recovery is then the serve loops', each when it leads (server_ha.c).
  * - The webhook worker (webhooks.c; only when the site turns webhooks on)
  *   starts after recovery and stops first.  Every transition the launcher
  *   reports wakes it before the caller's own callback runs.
@@ -25,12 +29,19 @@
 
 #include "webhooks.h"
 
-struct sluice_supervisor {
-    sluice_store_t *store;
+/* One cluster's part: everything a launcher talks to the cluster with. */
+typedef struct {
+    const sluice_config_t *cfg; /* the cluster's (borrowed from the site's) */
     sluice_client_t *client;
     sluice_cluster_rest_t *cluster;
     sluice_launcher_opts_t lo; /* holds the staging table */
     sluice_launcher_t *launcher;
+} sup_cluster_t;
+
+struct sluice_supervisor {
+    sluice_store_t *store;
+    sup_cluster_t *c; /* one per cluster of the site, in its order */
+    size_t n;
     webhooks_t *webhooks;    /* NULL unless the site turns webhooks on */
     sluice_leader_t *leader; /* NULL unless replicas (opts.replicas, PostgreSQL) */
     sluice_launcher_transition_fn user_fn;
@@ -46,9 +57,42 @@ static void on_transition(const sluice_launcher_transition_t *t, void *arg)
         sup->user_fn(t, sup->user_arg);
 }
 
+/* The client, the cluster and staging operations and the launcher of
+ * cluster c (named when the site has several: it then takes only its own
+ * launches, the first also those stored with none). */
+static sluice_err open_cluster(sluice_supervisor_t *sup,
+                               sup_cluster_t *c,
+                               size_t i,
+                               const sluice_config_t *site,
+                               const sluice_supervisor_opts_t *opts,
+                               sluice_error_t *err)
+{
+    sluice_err rc;
+
+    c->cfg = sluice_config_cluster_at(site, i);
+    if ((rc = sluice_client_new_from_config(&c->client, c->cfg, err)) != SLUICE_OK ||
+        (rc = sluice_cluster_rest_new(&c->cluster, c->client, c->cfg, err)) != SLUICE_OK)
+        return rc;
+    c->lo.store = sup->store;
+    sluice_cluster_rest_ops(c->cluster, &c->lo.cluster);
+    if ((rc = sluice_staging_ops_new(c->cfg, sup->store, &c->lo.staging, err)) != SLUICE_OK)
+        return rc;
+    sluice_launcher_opts_from_config(c->cfg, &c->lo);
+    if (opts->submit_in_flight > 0)
+        c->lo.submit_in_flight = opts->submit_in_flight;
+    c->lo.on_transition = on_transition;
+    c->lo.transition_arg = sup;
+    c->lo.store_locked = true;                      /* taken once, for every cluster's launcher */
+    if (sluice_config_cluster_name(site) == NULL) { /* the site has `clusters:` */
+        c->lo.cluster_name = sluice_config_cluster_name(c->cfg);
+        c->lo.cluster_default = i == 0;
+    }
+    return sluice_launcher_new(&c->launcher, &c->lo, err);
+}
+
 /* Replicas on PostgreSQL: the leader object, fencing the store before
- * anything is written; it recovers nothing (the serve loop does, when it
- * leads). */
+ * anything is written; it recovers nothing (the serve loops do, when they
+ * lead). */
 static sluice_err open_leader(sluice_supervisor_t *sup,
                               const sluice_config_t *cfg,
                               const sluice_supervisor_opts_t *opts,
@@ -76,39 +120,44 @@ sluice_err sluice_supervisor_open(sluice_supervisor_t **out,
     static const sluice_supervisor_opts_t defaults = SLUICE_SUPERVISOR_OPTS_INIT;
     sluice_store_options_t so = SLUICE_STORE_OPTIONS_INIT;
     sluice_supervisor_t *sup = NULL;
+    size_t i, n = sluice_config_cluster_count(cfg);
     sluice_err rc;
 
-    if (out == NULL || cfg == NULL)
+    if (out == NULL || cfg == NULL || n == 0)
         return sluice_errorf(err, SLUICE_EINVAL, "supervisor: out and cfg are required");
     if (opts == NULL)
         opts = &defaults;
-    if ((sup = calloc(1, sizeof(*sup))) == NULL)
+    if ((sup = calloc(1, sizeof(*sup))) == NULL || (sup->c = calloc(n, sizeof(*sup->c))) == NULL) {
+        free(sup);
         return sluice_errorf(err, SLUICE_ENOMEM, "supervisor: out of memory");
+    }
+    sup->n = n;
+    sup->user_fn = opts->on_transition;
+    sup->user_arg = opts->transition_arg;
     /* The state directory always; the database there (SQLite) or at
-     * store.url (PostgreSQL). */
+     * store.url (PostgreSQL).  One supervisor lock for the process, taken
+     * before any launcher exists and released after the last is freed. */
     so.dir = opts->state_dir;
     so.url = cfg->store.url;
     so.password_file = cfg->store.password_file;
     if ((rc = sluice_store_open_with(&sup->store, &so, err)) != SLUICE_OK ||
-        (rc = sluice_client_new_from_config(&sup->client, cfg, err)) != SLUICE_OK ||
-        (rc = sluice_cluster_rest_new(&sup->cluster, sup->client, cfg, err)) != SLUICE_OK)
+        (rc = sluice_store_lock_supervisor(sup->store, err)) != SLUICE_OK)
         goto out;
-    sup->lo.store = sup->store;
-    sluice_cluster_rest_ops(sup->cluster, &sup->lo.cluster);
-    if ((rc = sluice_staging_ops_new(cfg, sup->store, &sup->lo.staging, err)) != SLUICE_OK)
+    for (i = 0; i < n; i++)
+        if ((rc = open_cluster(sup, &sup->c[i], i, cfg, opts, err)) != SLUICE_OK)
+            goto out;
+    if (orphans_out != NULL)
+        *orphans_out = 0;
+    if ((rc = open_leader(sup, cfg, opts, err)) != SLUICE_OK)
         goto out;
-    sluice_launcher_opts_from_config(cfg, &sup->lo);
-    if (opts->submit_in_flight > 0)
-        sup->lo.submit_in_flight = opts->submit_in_flight;
-    sup->user_fn = opts->on_transition;
-    sup->user_arg = opts->transition_arg;
-    sup->lo.on_transition = on_transition;
-    sup->lo.transition_arg = sup;
-    if ((rc = sluice_launcher_new(&sup->launcher, &sup->lo, err)) != SLUICE_OK ||
-        (rc = open_leader(sup, cfg, opts, err)) != SLUICE_OK ||
-        (sup->leader == NULL &&
-         (rc = sluice_launcher_recover(sup->launcher, orphans_out, err)) != SLUICE_OK) ||
-        (rc = webhooks_new(&sup->webhooks, sup->store, cfg, true, err)) != SLUICE_OK)
+    for (i = 0; i < n && sup->leader == NULL; i++) {
+        size_t orphans = 0;
+        if ((rc = sluice_launcher_recover(sup->c[i].launcher, &orphans, err)) != SLUICE_OK)
+            goto out;
+        if (orphans_out != NULL)
+            *orphans_out += orphans;
+    }
+    if ((rc = webhooks_new(&sup->webhooks, sup->store, cfg, true, err)) != SLUICE_OK)
         goto out;
     *out = sup;
     sup = NULL;
@@ -123,17 +172,57 @@ void sluice_supervisor_close(sluice_supervisor_t *sup)
         return;
     webhooks_free(sup->webhooks);
     sluice_leader_free(sup->leader); /* releases the lease: another replica takes over */
-    sluice_launcher_free(sup->launcher);
-    sluice_staging_ops_free(&sup->lo.staging);
-    sluice_cluster_rest_free(sup->cluster);
-    sluice_client_free(sup->client);
+    for (size_t i = 0; sup->c != NULL && i < sup->n; i++) {
+        sluice_launcher_free(sup->c[i].launcher);
+        sluice_staging_ops_free(&sup->c[i].lo.staging);
+        sluice_cluster_rest_free(sup->c[i].cluster);
+        sluice_client_free(sup->c[i].client);
+    }
+    free(sup->c);
+    if (sup->store != NULL)
+        sluice_store_unlock_supervisor(sup->store);
     sluice_store_close(sup->store);
     free(sup);
 }
 
+size_t sluice_supervisor_cluster_count(const sluice_supervisor_t *sup)
+{
+    return sup ? sup->n : 0;
+}
+
+sluice_launcher_t *sluice_supervisor_launcher_at(const sluice_supervisor_t *sup, size_t i)
+{
+    return sup && i < sup->n ? sup->c[i].launcher : NULL;
+}
+
+sluice_client_t *sluice_supervisor_client_at(const sluice_supervisor_t *sup, size_t i)
+{
+    return sup && i < sup->n ? sup->c[i].client : NULL;
+}
+
+const sluice_config_t *sluice_supervisor_cluster_config(const sluice_supervisor_t *sup, size_t i)
+{
+    return sup && i < sup->n ? sup->c[i].cfg : NULL;
+}
+
+sluice_launcher_t *sluice_supervisor_launcher_for(const sluice_supervisor_t *sup,
+                                                  const char *cluster)
+{
+    if (sup == NULL)
+        return NULL;
+    if (cluster == NULL || cluster[0] == '\0')
+        return sup->c[0].launcher;
+    for (size_t i = 0; i < sup->n; i++) {
+        const char *name = sluice_config_cluster_name(sup->c[i].cfg);
+        if (name != NULL && strcmp(name, cluster) == 0)
+            return sup->c[i].launcher;
+    }
+    return NULL;
+}
+
 sluice_launcher_t *sluice_supervisor_launcher(const sluice_supervisor_t *sup)
 {
-    return sup ? sup->launcher : NULL;
+    return sluice_supervisor_launcher_at(sup, 0);
 }
 
 sluice_store_t *sluice_supervisor_store(const sluice_supervisor_t *sup)
@@ -143,7 +232,7 @@ sluice_store_t *sluice_supervisor_store(const sluice_supervisor_t *sup)
 
 sluice_client_t *sluice_supervisor_client(const sluice_supervisor_t *sup)
 {
-    return sup ? sup->client : NULL;
+    return sluice_supervisor_client_at(sup, 0);
 }
 
 sluice_leader_t *sluice_supervisor_leader(const sluice_supervisor_t *sup)

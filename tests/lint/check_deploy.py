@@ -154,6 +154,56 @@ def check_k8s():
     check(ok, "ConfigMap site.yaml parses and has server: and retention:")
 
 
+def check_k8s_ha():
+    """deploy/k8s/sluice-ha.yaml: replicas on PostgreSQL with a leader."""
+    docs = list(yaml.safe_load_all(open(path("deploy", "k8s", "sluice-ha.yaml"))))
+    dep = find(docs, "Deployment")
+    check(dep is not None, "HA: a Deployment")
+    if dep is None:
+        return
+    spec = dep["spec"]
+    strategy = spec.get("strategy", {})
+    check(spec.get("replicas", 1) >= 2 and strategy.get("type") == "RollingUpdate"
+          and strategy.get("rollingUpdate", {}).get("maxUnavailable") == 0,
+          "HA: two or more replicas, RollingUpdate with no unavailable pod")
+    pod = spec["template"]["spec"]
+    anti = pod.get("affinity", {}).get("podAntiAffinity", {})
+    check(bool(anti.get("requiredDuringSchedulingIgnoredDuringExecution")),
+          "HA: the replicas on different nodes (pod anti-affinity)")
+    main = pod["containers"][0]
+    env = {e["name"]: e for e in main.get("env", [])}
+    url_ref = env.get("SLUICE_STORE_URL", {}).get("valueFrom", {}).get("secretKeyRef", {})
+    pg = find(docs, "Secret", url_ref.get("name", "")) if url_ref else None
+    url = (pg or {}).get("stringData", {}).get(url_ref.get("key", ""), "")
+    check(pg is not None and url.startswith("postgresql://"),
+          "HA: SLUICE_STORE_URL from a Secret, a postgresql:// URL")
+    check(not re.search(r"//[^/@]*:[^/@]*@", url) and "password=" not in url,
+          "HA: no password in the store URL (sluice refuses it)")
+    check("fieldRef" in env.get("SLUICE_REPLICA_ID", {}).get("valueFrom", {}),
+          "HA: each replica named by its pod (SLUICE_REPLICA_ID)")
+    vols = {v["name"]: v for v in pod["volumes"]}
+    check("persistentVolumeClaim" not in vols.get("state", {}),
+          "HA: no store volume (the store is PostgreSQL)")
+    for c in pod["containers"] + pod.get("initContainers", []):
+        sc = c.get("securityContext", {})
+        check(sc.get("readOnlyRootFilesystem") is True and sc.get("allowPrivilegeEscalation") is False
+              and sc.get("capabilities", {}).get("drop") == ["ALL"],
+              f"HA: container {c['name']}: read-only root, no privilege escalation, no capabilities")
+    init = " ".join(" ".join(c.get("command", [])) for c in pod.get("initContainers", []))
+    check("install -m 0600 /secrets/postgres/pgpass" in init,
+          "HA: the password file copied 0600 (store.password_file refuses anything else)")
+    ready = " ".join(main.get("readinessProbe", {}).get("exec", {}).get("command", []))
+    check("probe --ready" in ready, "HA: readiness through /v1/readyz")
+    check(find(docs, "PodDisruptionBudget") is not None, "HA: a PodDisruptionBudget")
+    cm = find(docs, "ConfigMap")
+    try:
+        site = yaml.safe_load(cm["data"]["site.yaml"])
+        ok = isinstance(site, dict) and "url" not in site.get("store", {}) and "ha" in site
+    except Exception:  # noqa: BLE001 - any failure is the finding
+        ok = False
+    check(ok, "HA: ConfigMap site.yaml parses, has ha:, and no store.url (it is in the Secret)")
+
+
 # ------------------------------------------------------------- FORGE_*
 def check_forge_env():
     shared = os.environ.get("SLUICE_SHARED_DIR", os.path.join(SRC, "..", "shared"))
@@ -205,6 +255,7 @@ def check_sites_load():
 check_containerfile()
 check_yaml_syntax()
 check_k8s()
+check_k8s_ha()
 check_forge_env()
 check_sites_load()
 print(f"check-deploy: {results['passed']} passed, {results['failed']} failed")

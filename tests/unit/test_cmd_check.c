@@ -227,44 +227,68 @@ Test(cmd_check, every_cluster_is_checked_and_its_rows_name_it)
     json_decref(report);
 }
 
-/* serve, launch and render take one cluster for now: a site file with
- * clusters: is refused with 78 and a line that says so, before anything
- * is contacted or stored. */
-Test(cmd_check, serve_and_render_refuse_a_site_with_clusters)
+/* render (like launch and serve) takes a site file with clusters: the
+ * request's `cluster` (or --cluster) picks one, the first by default; an
+ * unknown name is a usage error (--cluster, 64) or a request error naming
+ * the field (65), both listing the known names. */
+static int render_site(const char *args, const char *request, char *err, size_t cap)
 {
     const char *bin = getenv("SLUICE_BIN");
-    const char *const cmds[] = {"render req.json", "launch req.json --wait",
-                                "serve --listen 127.0.0.1:0"};
-    char cmd[1024], path[128], err[1024];
-    json_t *report = NULL;
+    char cmd[1024], path[128];
+    FILE *f;
+    size_t n;
+    int st;
 
-    cr_assert_not_null(bin, "SLUICE_BIN is set by ctest");
+    write_file("req.json", request, 0600);
+    snprintf(cmd, sizeof(cmd),
+             "cd '%s' && env -u SLUICE_CONFIG -u SLURM_JWT '%s' render req.json %s --config "
+             "site.yaml -o json >'%s/out' 2>'%s/err'",
+             dir, bin, args, dir, dir);
+    st = system(cmd);
+    snprintf(path, sizeof(path), "%s/err", dir);
+    cr_assert_not_null(f = fopen(path, "r"));
+    n = fread(err, 1, cap - 1, f);
+    err[n] = '\0';
+    fclose(f);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+Test(cmd_check, render_takes_a_site_with_clusters)
+{
+#define REQ(more)                                                                                  \
+    "{\"launch_id\": \"c1\", \"site\": \"default\", \"command\": \"/bin/true\", \"pools\": "       \
+    "[{\"name\": \"p\"}]" more "}"
+    char body[512], err[1024];
+    json_t *report = NULL, *out = NULL;
+    int rc;
+
+    cr_assert_not_null(getenv("SLUICE_BIN"), "SLUICE_BIN is set by ctest");
     script(200, "{\"jobs\":[],\"errors\":[],\"warnings\":[]}", NULL);
-    (void)check_site("clusters:\n  - name: east\n", &report); /* writes site.yaml */
+    (void)check_site("clusters:\n  - name: east\n  - name: west\n", &report); /* site.yaml */
     json_decref(report);
-    write_file("req.json", "{\"command\": \"/bin/true\", \"pools\": [{\"name\": \"p\"}]}", 0600);
-    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
-        FILE *f;
-        size_t n;
-        int st;
-
-        snprintf(cmd, sizeof(cmd),
-                 "cd '%s' && env -u SLUICE_CONFIG -u SLURM_JWT '%s' %s --config site.yaml "
-                 "--state-dir '%s/state' >/dev/null 2>'%s/err'",
-                 dir, bin, cmds[i], dir, dir);
-        if (strncmp(cmds[i], "render", 6) == 0) /* render has no state directory */
-            snprintf(cmd, sizeof(cmd),
-                     "cd '%s' && env -u SLUICE_CONFIG -u SLURM_JWT '%s' %s --config site.yaml "
-                     ">/dev/null 2>'%s/err'",
-                     dir, bin, cmds[i], dir);
-        st = system(cmd);
-        cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 78, "%s: exit %d", cmds[i],
-                  WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-        snprintf(path, sizeof(path), "%s/err", dir);
-        cr_assert_not_null(f = fopen(path, "r"));
-        n = fread(err, 1, sizeof(err) - 1, f);
-        err[n] = '\0';
-        fclose(f);
-        cr_assert_not_null(strstr(err, "names clusters:"), "%s: %s", cmds[i], err);
+    snprintf(body, sizeof(body), "%s", REQ(""));
+    rc = render_site("", body, err, sizeof(err));
+    cr_assert_eq(rc, 0, "render with clusters: exit %d: %s", rc, err);
+    rc = render_site("--cluster west", body, err, sizeof(err));
+    cr_assert_eq(rc, 0, "render --cluster west: exit %d: %s", rc, err);
+    {
+        char path[160];
+        json_error_t jerr;
+        snprintf(path, sizeof(path), "%s/out", dir);
+        cr_assert_not_null(out = json_load_file(path, 0, &jerr), "%s", jerr.text);
+        json_decref(out);
     }
+    rc = render_site("--cluster north", body, err, sizeof(err));
+    cr_assert_eq(rc, 64, "--cluster north: exit %d: %s", rc, err);
+    cr_assert_not_null(strstr(err, "--cluster: unknown cluster \"north\" (known: east, west)"),
+                       "%s", err);
+    snprintf(body, sizeof(body), "%s", REQ(", \"cluster\": \"north\""));
+    rc = render_site("", body, err, sizeof(err));
+    cr_assert_eq(rc, 65, "cluster north in the request: exit %d: %s", rc, err);
+    cr_assert_not_null(strstr(err, "cluster: unknown cluster \"north\" (known: east, west)"), "%s",
+                       err);
+    snprintf(body, sizeof(body), "%s", REQ(", \"cluster\": \"east\""));
+#undef REQ
+    rc = render_site("--cluster west", body, err, sizeof(err));
+    cr_assert_eq(rc, 65, "request east, --cluster west: exit %d: %s", rc, err);
 }

@@ -717,10 +717,12 @@ Test(store, migration_to_schema_2_fills_the_states_it_can_be_sure_of)
     cr_assert_sluice_ok(sluice_store_append_event(s, "m1", "note", NULL, NULL, 1002, NULL, &err),
                         &err);
     sluice_store_close(s);
-    /* Make it a schema-1 store again: no state column. */
+    /* Make it a schema-1 store again: no state column (and no cluster). */
     store_backend_exec(db, store_backend_is_pg() ? "ALTER TABLE events DROP COLUMN state; "
+                                                   "ALTER TABLE launches DROP COLUMN cluster; "
                                                    "UPDATE sluice_schema SET version = 1"
                                                  : "ALTER TABLE events DROP COLUMN state; "
+                                                   "ALTER TABLE launches DROP COLUMN cluster; "
                                                    "PRAGMA user_version = 1");
     s = open_store();
     cr_assert_sluice_ok(sluice_store_read_events(s, "m1", 1, 0, &evs, &err), &err);
