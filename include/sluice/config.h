@@ -224,6 +224,14 @@ typedef struct {
         char *password_file; /* NULL (libpq's environment, PGPASSFILE) or a 0600 file */
     } store;
 
+    /* ha: replicas of `sluice serve` on one PostgreSQL store, one leader
+     * (leader.h; docs/operations.md, "Replicas"). */
+    struct {
+        long lease_ms;    /* a leader's lease, default 8000 */
+        long renew_ms;    /* its renewal interval, default 2000; < lease_ms / 2 */
+        char *replica_id; /* NULL: $SLUICE_REPLICA_ID, else <hostname>:<pid> */
+    } ha;
+
     /* log: what the command's stderr sink shows when neither --log-level /
      * --log-format nor SLUICE_LOG_LEVEL / SLUICE_LOG_FORMAT say (NULL:
      * warning, text). */

@@ -302,6 +302,13 @@ SLUICE_API sluice_err sluice_launcher_cancel(sluice_launcher_t *l,
                                              const char *caller,
                                              sluice_error_t *err);
 
+/* Forget every tracked launch and every launch on the intake (their
+ * secret values wiped), as a replica does when it stops leading: the
+ * store keeps them for the next leader, and this launcher starts from
+ * nothing at its next sluice_launcher_recover().  Call it from the
+ * launcher's thread, never during a step.  NULL-safe. */
+SLUICE_API void sluice_launcher_forget(sluice_launcher_t *l);
+
 /* Recover after a start: replay every live launch from the store, append
  * `submit-uncertain` to launches caught mid-submit, end launches whose
  * secrets were lost, report orphan staging directories (never deleted).

@@ -47,6 +47,7 @@
 #include <sluice/config.h>
 #include <sluice/error.h>
 #include <sluice/launcher.h>
+#include <sluice/leader.h>
 #include <sluice/render.h>
 #include <sluice/store.h>
 
@@ -130,6 +131,11 @@ typedef struct {
      * Borrowed. */
     const sluice_server_cluster_t *clusters;
     size_t n_clusters;
+    /* Replicas on one PostgreSQL store (leader.h; borrowed; NULL:
+     * standalone).  The launcher runs only while this replica leads: it
+     * recovers when it becomes leader and forgets everything when it stops
+     * leading.  /v1/readyz and /v1/metrics show the role. */
+    sluice_leader_t *leader;
 } sluice_server_opts_t;
 
 /* Every field zero: each one's documented default.  Declare options as

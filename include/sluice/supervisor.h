@@ -27,6 +27,7 @@
 #include <sluice/config.h>
 #include <sluice/error.h>
 #include <sluice/launcher.h>
+#include <sluice/leader.h>
 #include <sluice/store.h>
 
 #ifdef __cplusplus
@@ -44,6 +45,12 @@ typedef struct {
     void *transition_arg;
     /* POSTs in flight; 0: the site's submit.in_flight. */
     unsigned submit_in_flight;
+    /* 1: one of several replicas (`sluice serve`) when the store is
+     * PostgreSQL: the supervisor makes and starts a leader object
+     * (leader.h, the site's ha.* keys) and does not recover; the caller
+     * recovers when it leads (sluice_server_opts_t.leader).  Ignored with
+     * SQLite. */
+    int replicas;
 } sluice_supervisor_opts_t;
 
 /* Every field zero: each one's documented default. */
@@ -83,6 +90,8 @@ SLUICE_API sluice_store_t *sluice_supervisor_store(const sluice_supervisor_t *su
 /* The client of the launcher's thread (and of readiness checks); never
  * share it with another thread while the launcher runs. */
 SLUICE_API sluice_client_t *sluice_supervisor_client(const sluice_supervisor_t *sup);
+/* The leader object (borrowed), or NULL when standalone. */
+SLUICE_API sluice_leader_t *sluice_supervisor_leader(const sluice_supervisor_t *sup);
 
 /* Several clusters (the site's `clusters:`): one launcher (with its own
  * client, cluster and staging operations, poller and budgets) per cluster,

@@ -283,6 +283,7 @@ int cmd_serve(const cli_spec_t *spec, int argc, char **argv)
         goto out;
     }
     sup_opts.state_dir = a.state_dir;
+    sup_opts.replicas = 1; /* with PostgreSQL: one leader among replicas (leader.h) */
     sup_opts.on_transition = on_transition;
     sup_opts.transition_arg = &sc;
     /* The study file is re-read when it changes (checked at each accept of
@@ -326,6 +327,7 @@ int cmd_serve(const cli_spec_t *spec, int argc, char **argv)
     so.node_address = node_address;
     so.node_address_arg = &sc.nc;
     so.client = sc.client;
+    so.leader = sluice_supervisor_leader(sup);
     raise_nofile();
     if (sluice_server_new(&sc.server, &so, &err) != SLUICE_OK) {
         rc = cli_fail(&err);
@@ -363,6 +365,9 @@ int cmd_serve(const cli_spec_t *spec, int argc, char **argv)
     for (size_t i = 1; i < so.n_clusters; i++)
         if (threads[i].started)
             pthread_join(threads[i].t, NULL);
+    /* Replicas: the launcher has stopped; hand the lead over now, not
+     * after the HTTP side has closed every stream. */
+    sluice_leader_stop(sluice_supervisor_leader(sup));
 out:
     sluice_server_free(sc.server);
     sluice_supervisor_close(sup);

@@ -19,6 +19,7 @@
 #include <sluice/log.h>
 #include <sluice/server.h>
 
+#include "server_ha.h"
 #include "server_int.h"
 #include "server_metrics.h"
 #include "server_util.h"
@@ -71,6 +72,11 @@ static void run_loop(sluice_server_t *s, size_t i, volatile int *stop)
                          (int64_t)(s->o.prune_interval_s ? s->o.prune_interval_s : 3600) * 1000;
         }
 
+        /* Replicas: only the leader runs cycles (server_ha.c). */
+        if (!server_ha_may_step(s, i)) {
+            (void)sluice_launcher_idle(l, 200);
+            continue;
+        }
         if (step_cluster(s, i, &e) != SLUICE_OK)
             sluice_log(SLUICE_LOG_WARNING, "launcher cycle%s%s: %s", name ? " of cluster " : "",
                        name ? name : "", e.text);

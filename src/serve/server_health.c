@@ -3,6 +3,9 @@
  * readiness (store writable, slurmrestd reachable) and the metrics text.
  *
  * Notes:
+ * - With replicas (server_ha.c) readiness also says the role, the epoch,
+ *   the leader and this replica, and fails while the database cannot be
+ *   reached.
  * - The readiness check uses the launcher's cluster client, so it takes
  *   s->mu: one user of that client at a time.
  * - Readiness answers every check, ready or not: store (the directory is
@@ -21,6 +24,7 @@
 
 #include <sluice/store.h>
 
+#include "server_ha.h"
 #include "server_health.h"
 #include "server_metrics.h"
 
@@ -44,10 +48,11 @@ void health_ready(sluice_server_t *s, req_t *rq, answer_t *out)
 {
     sluice_error_t err = SLUICE_ERROR_INIT;
     int store_ok = access(sluice_store_dir(s->o.store), W_OK) == 0;
-    int rest_ok = 1, token_ok = 1;
+    int rest_ok = 1, token_ok = 1, ha_ok;
     int64_t ttl = -1;
-    json_t *checks, *tok;
+    json_t *checks, *tok, *ha = json_object();
     const char *failed = NULL;
+    char ha_why[512];
     char detail[sizeof(err.text) + 64];
 
     (void)rq;
@@ -74,21 +79,30 @@ void health_ready(sluice_server_t *s, req_t *rq, answer_t *out)
                 token_ok ? NULL : "the Slurm token expires in less than 60 s");
     if (tok && ttl >= 0)
         json_object_set_new(tok, "expires_in_s", json_integer(ttl));
-    checks = json_pack(
-        "{s:o s:o s:o}", "store",
-        check(store_ok ? "ok" : "failed", store_ok ? NULL : "the store directory is not writable"),
-        "slurmrestd",
-        check(s->o.ready == NULL ? "not checked" : (rest_ok ? "ok" : "failed"),
-              rest_ok ? NULL : (err.text[0] ? err.text : "slurmrestd is not reachable")),
-        "token", tok);
-    if (!store_ok)
+    /* Replicas: the role, and whether the database answers (server_ha.c). */
+    ha_ok = server_ha_ready(s, ha, ha_why, sizeof(ha_why));
+    checks =
+        json_pack("{s:o s:o s:o}", "store",
+                  check(store_ok && ha_ok ? "ok" : "failed",
+                        !ha_ok     ? ha_why + 7
+                        : store_ok ? NULL
+                                   : "the store directory is not writable"),
+                  "slurmrestd",
+                  check(s->o.ready == NULL ? "not checked" : (rest_ok ? "ok" : "failed"),
+                        rest_ok ? NULL : (err.text[0] ? err.text : "slurmrestd is not reachable")),
+                  "token", tok);
+    if (!ha_ok)
+        failed = ha_why;
+    else if (!store_ok)
         failed = "store: the store directory is not writable";
     else if (!rest_ok)
         failed = "slurmrestd";
     else if (!token_ok)
         failed = "token: the Slurm token expires in less than 60 s";
     if (failed == NULL) {
-        answer_json(out, 200, json_pack("{s:s s:o}", "status", "ready", "checks", checks));
+        json_object_set_new(ha, "status", json_string("ready"));
+        json_object_set_new(ha, "checks", checks);
+        answer_json(out, 200, ha);
         return;
     }
     if (strcmp(failed, "slurmrestd") == 0) {
@@ -96,8 +110,8 @@ void health_ready(sluice_server_t *s, req_t *rq, answer_t *out)
                  err.text[0] ? err.text : "slurmrestd is not reachable");
         failed = detail;
     }
-    answer_problem_more(out, 503, "not-ready", "Not ready", failed, NULL, NULL,
-                        json_pack("{s:o}", "checks", checks));
+    json_object_set_new(ha, "checks", checks);
+    answer_problem_more(out, 503, "not-ready", "Not ready", failed, NULL, NULL, ha);
 }
 
 void health_metrics(sluice_server_t *s, req_t *rq, answer_t *out)

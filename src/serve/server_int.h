@@ -84,6 +84,8 @@ typedef struct {
     int tls;         /* 1: the TCP listener speaks TLS */
 } listener_t;
 
+#define SERVER_HA_CLUSTERS 64 /* server_ha.c */
+
 struct sluice_server {
     sluice_server_opts_t o;
     struct MHD_Daemon *d;  /* TCP, or NULL */
@@ -138,6 +140,10 @@ struct sluice_server {
     char mhd_msg[256]; /* libmicrohttpd's last message during start */
     pthread_mutex_t prune_mu;
     atomic_ullong pruned_logs;
+    /* server_ha.c: the epoch each cluster's launcher recovered at (0: none;
+     * sluice serve has at most 64 clusters; past that a cluster's loop
+     * never runs with replicas). */
+    int64_t ha_epoch[SERVER_HA_CLUSTERS];
 };
 
 /* server_clusters.c: cluster i's launcher and the mutex of its cycles

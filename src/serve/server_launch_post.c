@@ -21,6 +21,7 @@
 #include <sluice/accept.h>
 
 #include "base/wipe.h"
+#include "server_ha.h"
 #include "server_int.h"
 #include "server_launch_post.h"
 #include "server_launches.h"
@@ -86,6 +87,8 @@ void launch_post(sluice_server_t *s, req_t *rq, answer_t *out)
                           "secrets", NULL);
         goto out;
     }
+    if (server_ha_refuse_accept(s, peek, out))
+        goto out;
     /* ---- the accept pipeline (sluice_accept, the one for every caller) ---- */
     ao.rt = s->o.rt;
     ao.studies = s->o.studies;     /* the study file as it is now */
@@ -137,7 +140,8 @@ void launch_post(sluice_server_t *s, req_t *rq, answer_t *out)
     if (rc == SLUICE_OK)
         launches_view(s, sluice_accept_launch_id(a), &view, &err);
     if (view == NULL) {
-        answer_error(out, &err);
+        if (!server_ha_store_failed(s, &err, out))
+            answer_error(out, &err);
         goto out;
     }
     answer_json(out, outcome == SLUICE_ACCEPT_EXISTED ? 200 : 201, view);

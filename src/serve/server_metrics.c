@@ -23,6 +23,7 @@
 
 #include "supervise/store_webhooks.h"
 
+#include "server_ha.h"
 #include "server_metrics.h"
 #include "server_util.h"
 #include "server_wake.h"
@@ -385,6 +386,7 @@ sluice_err server_metrics_render(sluice_server_t *s, char **text_out)
     }
     metrics_counters(s, m);
     metrics_webhooks(s, m);
+    server_ha_metrics(s, m);
     fclose(m);
     json_decref(by_state);
     if (text == NULL)

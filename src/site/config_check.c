@@ -144,6 +144,20 @@ static sluice_err check_webhooks(ctx_t *c)
     return SLUICE_OK;
 }
 
+/* The leader's renewal must fit twice into its lease: one late renewal
+ * never costs the lead. */
+static sluice_err check_ha(ctx_t *c)
+{
+    const sluice_config_t *cfg = c->cfg;
+
+    if (cfg->ha.renew_ms * 2 >= cfg->ha.lease_ms)
+        return bad_at(c, "ha.renew_ms", "%ld ms must be less than half of ha.lease_ms (%ld ms)",
+                      cfg->ha.renew_ms, cfg->ha.lease_ms);
+    if (cfg->ha.replica_id != NULL && strlen(cfg->ha.replica_id) >= 128)
+        return bad_at(c, "ha.replica_id", "at most 127 bytes");
+    return SLUICE_OK;
+}
+
 /* The required fields of a cluster (an entry of `clusters:`), at the
  * entry: its own or inherited rest.url and storage.root; a token source of
  * its own for any but the first ($SLURM_JWT, like the environment, is the
@@ -257,7 +271,7 @@ sluice_err cfg_finalize(ctx_t *c, bool no_required)
                       cfg->launcher.sbatch.time_minutes, cfg->policy.max_time_minutes);
     if (cfg->launcher.image && cfg->launcher.sandbox == SLUICE_SANDBOX_NONE)
         return bad_at(c, "job_launcher.image", "not allowed when job_launcher.sandbox is none");
-    if ((rc = check_webhooks(c)) != SLUICE_OK)
+    if ((rc = check_webhooks(c)) != SLUICE_OK || (rc = check_ha(c)) != SLUICE_OK)
         return rc;
     return check_policy(c);
 }

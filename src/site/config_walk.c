@@ -398,6 +398,8 @@ static sluice_err set_defaults(sluice_config_t *cfg, sluice_error_t *err)
     cfg->webhooks.retry_initial_s = 5;
     cfg->webhooks.retry_max_s = 3600;
     cfg->webhooks.max_attempts = 20;
+    cfg->ha.lease_ms = 8000;
+    cfg->ha.renew_ms = 2000;
     return SLUICE_OK;
 }
 

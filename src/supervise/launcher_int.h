@@ -369,6 +369,9 @@ launcher_record_heartbeats(sluice_launcher_t *l, launch_t **who, size_t n, sluic
 sluice_err launcher_intake_init(sluice_launcher_t *l, sluice_error_t *err);
 /* Frees entries not yet drained (their secret values zeroed). */
 void launcher_intake_free(sluice_launcher_t *l);
+/* Free every entry on the intake (secrets wiped): a replica that does not
+ * lead tracks nothing; the launches are in the store. */
+void launcher_intake_discard(sluice_launcher_t *l);
 void launcher_intake_lock(sluice_launcher_t *l);
 void launcher_intake_unlock(sluice_launcher_t *l);
 /* With the intake lock held, on the launcher's thread: track every queued

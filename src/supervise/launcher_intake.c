@@ -139,6 +139,22 @@ void launcher_intake_free(sluice_launcher_t *l)
     l->in.ready = false;
 }
 
+void launcher_intake_discard(sluice_launcher_t *l)
+{
+    launcher_intake_entry_t *e, *next;
+
+    pthread_mutex_lock(&l->in.mu);
+    e = l->in.head;
+    l->in.head = l->in.tail = NULL;
+    atomic_store(&l->in.n_new, 0);
+    l->in.wake = false;
+    pthread_mutex_unlock(&l->in.mu);
+    for (; e != NULL; e = next) {
+        next = e->next;
+        entry_free(l, e);
+    }
+}
+
 void launcher_intake_lock(sluice_launcher_t *l)
 {
     pthread_mutex_lock(&l->in.mu);

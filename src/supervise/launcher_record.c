@@ -158,6 +158,7 @@ void launcher_budget_refill(sluice_launcher_t *l, int64_t now)
 /* A kill point: true means "the process died here". */
 bool launcher_killed_at(sluice_launcher_t *l, const char *point)
 {
+    static atomic_bool stopped_once; /* SLUICE_STOP_AT: the first time only */
     const char *env;
 
     if (l->o.kill_at != NULL) {
@@ -170,6 +171,10 @@ bool launcher_killed_at(sluice_launcher_t *l, const char *point)
     env = getenv("SLUICE_KILL_AT");
     if (env != NULL && strcmp(env, point) == 0)
         raise(SIGKILL);
+    /* The replicas' fencing test: a leader paused (SIGSTOP) here, once. */
+    env = getenv("SLUICE_STOP_AT");
+    if (env != NULL && strcmp(env, point) == 0 && !atomic_exchange(&stopped_once, true))
+        raise(SIGSTOP);
     return false;
 }
 

@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include <sluice/launcher.h>
+#include <sluice/leader.h>
 #include <sluice/log.h>
 
 #include "base/marker.h"
@@ -479,6 +480,13 @@ static sluice_err submit_batch(sluice_launcher_t *l,
             break;
         }
         cur->n = k;
+        /* A replica whose lease is not fresh posts nothing (leader.h): the
+         * launches stay as they are for the next leader. */
+        if (!sluice_store_fence_fresh(l->store)) {
+            rc = sluice_errorf(err, SLUICE_ECONFLICT, "submit of %zu: not leading", k);
+            chunk_free(cur);
+            break;
+        }
         /* The markers while the previous chunk's POSTs are out: the store,
          * not the cluster client, is what this thread uses meanwhile. */
         rc = chunk_mark(l, cur, err);
@@ -496,6 +504,15 @@ static sluice_err submit_batch(sluice_launcher_t *l,
              * answers are recorded before the next chunk's POSTs start. */
             if (chunk_cancels_elsewhere(p->prev))
                 rc = pipe_flush(l, p, rc, err);
+        }
+        if (!sluice_store_fence_fresh(l->store)) {
+            if (rc == SLUICE_OK)
+                rc = sluice_errorf(err, SLUICE_ECONFLICT,
+                                   "submit of %zu: the lease went stale; not posted (the next "
+                                   "leader reconciles by the marker)",
+                                   k);
+            chunk_free(cur);
+            break;
         }
         chunk_post_start(cur, true);
         p->next ^= 1;

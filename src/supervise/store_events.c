@@ -159,6 +159,8 @@ static sluice_err append(sluice_store_t *store,
      * taken by another writer before our insert. */
     rc = store_exec(store, "BEGIN IMMEDIATE", err);
     if (rc == SLUICE_OK)
+        rc = store_fence_check_locked(store, name, launch_id, 1, err);
+    if (rc == SLUICE_OK)
         rc = append_locked(store, launch_id, name, &txt, caller, time_ms, sum, 0, &seq, err);
     if (rc == SLUICE_OK)
         rc = store_exec(store, "COMMIT", err);
@@ -203,6 +205,8 @@ sluice_err sluice_store_append_many(sluice_store_t *store,
     }
     pthread_mutex_lock(&store->mu);
     rc = store_exec(store, "BEGIN IMMEDIATE", err);
+    if (rc == SLUICE_OK)
+        rc = store_fence_check_locked(store, items[0].name, items[0].launch_id, n, err);
     for (i = 0; i < n && rc == SLUICE_OK; i++) {
         rc = append_locked(store, items[i].launch_id, items[i].name, &txt[i], items[i].caller,
                            items[i].time_ms != 0 ? items[i].time_ms : now, items[i].summary,

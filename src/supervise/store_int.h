@@ -17,6 +17,8 @@
  *   store_check.c     what may be stored (ids, names, no secrets, hash)
  *   store_rows.c      rows -> JSON objects
  *   store_files.c     the store directory, the database file, the lock
+ *   store_lease.c     the leadership lease of replicas and the fence of
+ *                     the launcher's writes
  *
  * Notes:
  * - A store_stmt_t is a prepared statement of the store's backend; only its
@@ -33,6 +35,7 @@
 #define SLUICE_STORE_INT_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -69,6 +72,8 @@ struct sluice_store {
     int lock_fd;                      /* -1 unless we hold the supervisor lock */
     sluice_store_commit_fn on_commit; /* under mu (sluice_store_on_commit) */
     void *commit_arg;
+    atomic_llong fence_epoch;    /* store_lease.c: 0 = appends not fenced */
+    atomic_llong fence_fresh_ms; /* store_lease.c: monotonic ms the lease is fresh until */
 };
 
 /* ---- statements (store.c, dispatching to the backend) ------------------ */
@@ -141,6 +146,22 @@ sluice_err store_sqlite_open(sluice_store_t *s, sluice_error_t *err);
  * migrate; sets s->ops.  `password_file` may be NULL. */
 sluice_err
 store_pg_open(sluice_store_t *s, const char *url, const char *password_file, sluice_error_t *err);
+
+/* ---- the leadership lease (store_lease.c) ------------------------------ */
+
+/* The migration that creates the `leadership` table: one SQL text for both
+ * backends (a macro, so the backends' migration tables need no symbol of
+ * store_lease.c). */
+#define STORE_LEASE_SCHEMA                                                                         \
+    "CREATE TABLE IF NOT EXISTS leadership (id INTEGER PRIMARY KEY CHECK (id = 1),"                \
+    "  epoch BIGINT NOT NULL, holder TEXT NOT NULL, lease_until_ms BIGINT NOT NULL);"
+/* Inside the caller's write transaction (after BEGIN IMMEDIATE): with a
+ * fence epoch set (sluice_store_set_fence), compare it with the table's
+ * epoch; when they differ, log `fenced: epoch N, now M: <what> refused`
+ * and return SLUICE_ECONFLICT (the caller rolls back).  `what` names the
+ * write: event `name` of launch `launch_id`, `n` events in all. */
+sluice_err store_fence_check_locked(
+    sluice_store_t *s, const char *name, const char *launch_id, size_t n, sluice_error_t *err);
 
 /* ---- checks (store_check.c) -------------------------------------------- */
 

@@ -92,6 +92,7 @@ static const char *const migrations[] = {
     "CREATE INDEX IF NOT EXISTS webhook_deliveries_by_url ON webhook_deliveries (dead, url, id);",
     /* 3 -> 4: the cluster of a launch (NULL: the first). */
     "ALTER TABLE launches ADD COLUMN cluster TEXT;",
+    STORE_LEASE_SCHEMA, /* 4 -> 5: the leadership lease (store_lease.c) */
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

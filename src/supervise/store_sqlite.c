@@ -113,6 +113,7 @@ static const char *const migrations[] = {
     /* 3 -> 4: the cluster of a launch (several clusters from one service);
      * NULL is the site's first cluster, so older rows keep theirs. */
     "ALTER TABLE launches ADD COLUMN cluster TEXT;",
+    STORE_LEASE_SCHEMA, /* 4 -> 5: the leadership lease (store_lease.c) */
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

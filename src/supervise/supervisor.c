@@ -14,6 +14,9 @@
  *   supervisor lock is taken once, here, before the first launcher is
  *   made (launchers run with store_locked), and released after the last
  *   is freed.
+ * - Replicas (opts.replicas, PostgreSQL): the leader object is made right
+ *   after the launchers and fences the store before anything is written;
+ *   recovery is then the serve loops', each when it leads (server_ha.c).
  * - The webhook worker (webhooks.c; only when the site turns webhooks on)
  *   starts after recovery and stops first.  Every transition the launcher
  *   reports wakes it before the caller's own callback runs.
@@ -39,7 +42,8 @@ struct sluice_supervisor {
     sluice_store_t *store;
     sup_cluster_t *c; /* one per cluster of the site, in its order */
     size_t n;
-    webhooks_t *webhooks; /* NULL unless the site turns webhooks on */
+    webhooks_t *webhooks;    /* NULL unless the site turns webhooks on */
+    sluice_leader_t *leader; /* NULL unless replicas (opts.replicas, PostgreSQL) */
     sluice_launcher_transition_fn user_fn;
     void *user_arg;
 };
@@ -86,6 +90,27 @@ static sluice_err open_cluster(sluice_supervisor_t *sup,
     return sluice_launcher_new(&c->launcher, &c->lo, err);
 }
 
+/* Replicas on PostgreSQL: the leader object, fencing the store before
+ * anything is written; it recovers nothing (the serve loops do, when they
+ * lead). */
+static sluice_err open_leader(sluice_supervisor_t *sup,
+                              const sluice_config_t *cfg,
+                              const sluice_supervisor_opts_t *opts,
+                              sluice_error_t *err)
+{
+    sluice_leader_opts_t lo = SLUICE_LEADER_OPTS_INIT;
+    sluice_err rc;
+
+    if (!opts->replicas || strcmp(sluice_store_backend(sup->store), "postgresql") != 0)
+        return SLUICE_OK;
+    lo.replica_id = cfg->ha.replica_id;
+    lo.lease_ms = cfg->ha.lease_ms;
+    lo.renew_ms = cfg->ha.renew_ms;
+    if ((rc = sluice_leader_new(&sup->leader, sup->store, &lo, err)) != SLUICE_OK)
+        return rc;
+    return sluice_leader_start(sup->leader, err);
+}
+
 sluice_err sluice_supervisor_open(sluice_supervisor_t **out,
                                   const sluice_config_t *cfg,
                                   const sluice_supervisor_opts_t *opts,
@@ -123,7 +148,9 @@ sluice_err sluice_supervisor_open(sluice_supervisor_t **out,
             goto out;
     if (orphans_out != NULL)
         *orphans_out = 0;
-    for (i = 0; i < n; i++) {
+    if ((rc = open_leader(sup, cfg, opts, err)) != SLUICE_OK)
+        goto out;
+    for (i = 0; i < n && sup->leader == NULL; i++) {
         size_t orphans = 0;
         if ((rc = sluice_launcher_recover(sup->c[i].launcher, &orphans, err)) != SLUICE_OK)
             goto out;
@@ -144,6 +171,7 @@ void sluice_supervisor_close(sluice_supervisor_t *sup)
     if (sup == NULL)
         return;
     webhooks_free(sup->webhooks);
+    sluice_leader_free(sup->leader); /* releases the lease: another replica takes over */
     for (size_t i = 0; sup->c != NULL && i < sup->n; i++) {
         sluice_launcher_free(sup->c[i].launcher);
         sluice_staging_ops_free(&sup->c[i].lo.staging);
@@ -205,4 +233,9 @@ sluice_store_t *sluice_supervisor_store(const sluice_supervisor_t *sup)
 sluice_client_t *sluice_supervisor_client(const sluice_supervisor_t *sup)
 {
     return sluice_supervisor_client_at(sup, 0);
+}
+
+sluice_leader_t *sluice_supervisor_leader(const sluice_supervisor_t *sup)
+{
+    return sup ? sup->leader : NULL;
 }

@@ -29,7 +29,7 @@ PUBLIC = {
     "auth.h": "slurm", "slurmrest.h": "slurm", "client.h": "slurm", "cluster.h": "slurm",
     "fsm.h": "supervise", "store.h": "supervise", "launcher.h": "supervise",
     "launch_view.h": "supervise", "ops.h": "supervise", "accept.h": "supervise",
-    "supervisor.h": "supervise",
+    "supervisor.h": "supervise", "leader.h": "supervise",
     "server.h": "serve",
     "sluice.h": "cli",  # the umbrella: everything, for users of the library
 }

@@ -277,6 +277,12 @@ static const struct bad_case bad_cases[] = {
     {BASE "poll:\n  rpc_per_sec: 0\n",
      "site.yaml:8:16: poll.rpc_per_sec: expected an integer from 1 to 100000, got 0"},
     {BASE "poll:\n  rpc_per_second: 5\n", "site.yaml:8:3: poll.rpc_per_second: unknown key"},
+    {BASE "ha:\n  renew_ms: 5000\n",
+     "site.yaml:8:13: ha.renew_ms: 5000 ms must be less than half of ha.lease_ms (8000 ms)"},
+    {BASE "ha:\n  lease_ms: 500\n",
+     "site.yaml:8:13: ha.lease_ms: expected an integer from 1000 to 600000, got 500"},
+    {BASE "ha:\n  renew_ms: 50\n",
+     "site.yaml:8:13: ha.renew_ms: expected an integer from 100 to 300000, got 50"},
     {"storage:\n  root: /s\njob_launcher:\n  sandbox: none\n",
      "site.yaml: rest.url: required (set rest.url, FORGE_SLURM_REST_URL or --set rest.url=...)"},
     /* no Slurm identity: a minted token has no user of its own */

@@ -106,6 +106,8 @@ Test(server_ready, readyz_does_not_wait_for_a_slow_launcher_cycle)
     cr_assert_eq(hc_request(fx.port, "GET", "/v1/readyz", SFX_AUTH, NULL, 0, &r), 0);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     cr_expect_eq(r.status, 200, "%s", r.body);
+    /* No replicas: the only supervisor of its store (server_ha.c). */
+    cr_expect(strstr(r.body, "\"role\":\"standalone\"") != NULL, "%s", r.body);
     hc_response_clear(&r);
     ms = (long)(t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
     pthread_join(th, NULL);
