@@ -765,6 +765,9 @@ void sluice_server_free(sluice_server_t *s)
     for (i = 0; i < VIEW_SLOTS; i++)
         free(s->views[i].text);
     pthread_mutex_destroy(&s->mu);
+    for (i = 1; s->cmu != NULL && i < s->o.n_clusters; i++)
+        pthread_mutex_destroy(&s->cmu[i]);
+    free(s->cmu);
     pthread_cond_destroy(&s->wake_cv);
     pthread_mutex_destroy(&s->wait_mu);
     free(s);

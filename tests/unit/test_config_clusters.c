@@ -340,7 +340,8 @@ static const struct bad_case bad_cases[] = {
      "site.yaml:13:15: clusters[0].storage.roots: unknown key"},
     {TOP "clusters:\n  - name: east\n    job_launcher: {sandbox: apptainer}\n",
      "site.yaml:13:20: clusters[0].job_launcher.sandbox: unknown key (a cluster sets only "
-     "job_launcher.sbatch_directives; the other job_launcher keys are the site's)"},
+     "job_launcher.sbatch_directives and job_launcher.executables; the other job_launcher "
+     "keys are the site's)"},
     {TOP "clusters:\n  - name: east\n    job_launcher:\n      sbatch_directives: {partitoin: x}\n",
      "site.yaml:14:27: clusters[0].job_launcher.sbatch_directives.partitoin: unknown key"},
     {TOP "clusters:\n  - name: east\n    gpu_series:\n      h100: {gres: gpu}\n",
