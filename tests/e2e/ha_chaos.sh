@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# ha_chaos.sh - two `sluice serve` replicas on one PostgreSQL store under
+# fire (issue 17, "Must show"):
+#
+#   200 launches are POSTed alternately to both replicas; at 10 random
+#   points of the run the leader (the replica whose /v1/readyz says
+#   "leader") is killed with SIGKILL and started again at once.  Then:
+#   1. every launch was accepted by one replica or the other;
+#   2. each kill was followed by a new leader (a higher epoch) within 15 s
+#      (target 10 s; the times are printed, docs/benchmarks.md has them);
+#   3. every accepted launch ends (DONE);
+#   4. Slurm holds exactly one job per launch marker (squeue + sacct): no
+#      launch was submitted twice, none was lost;
+#   5. each launch's result is the one accounting implies (COMPLETED, 0,
+#      with that job's id).
+#
+# The store is a schema of its own in the testbed's PostgreSQL
+# (deploy/testbed/postgres.sh, 127.0.0.1:55432), dropped at the end.  Runs
+# against the testbed's slurmrestd on loopback; never stops a testbed
+# daemon.  SLUICE_CHAOS_LAUNCHES / SLUICE_CHAOS_KILLS / SLUICE_CHAOS_SEED
+# change the run.  Last line: "ha_chaos: <n> passed, <m> failed".
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+TESTS=5
+NAME=ha_chaos
+# shellcheck source=lib/harness.sh
+. "$HERE/lib/harness.sh"
+
+e2e_launch_setup ha_chaos
+pg_env=$(bash "$REPO/deploy/testbed/postgres.sh" env) ||
+    abort "the testbed's PostgreSQL is not running: bash deploy/testbed/postgres.sh start"
+eval "$pg_env"
+command -v psql >/dev/null || abort "psql is missing (postgresql-client)"
+schema="ha_chaos_${run}"
+cleanup() {
+    psql -q "$SLUICE_TEST_PG_URL" -c "DROP SCHEMA IF EXISTS $schema CASCADE" >/dev/null 2>&1 || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+psql -q -v ON_ERROR_STOP=1 "$SLUICE_TEST_PG_URL" -c "CREATE SCHEMA $schema" >/dev/null ||
+    abort "cannot create schema $schema"
+export SLUICE_STORE_URL="$SLUICE_TEST_PG_URL?options=-csearch_path%3D$schema"
+
+tok="tok-chaos-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
+printf 'chaos %s\n' "$tok" >"$work/tokens"
+chmod 0600 "$work/tokens"
+
+n=${SLUICE_CHAOS_LAUNCHES:-200}
+kills=${SLUICE_CHAOS_KILLS:-10}
+seed=${SLUICE_CHAOS_SEED:-$RANDOM}
+say "seed $seed, $n launches, $kills kills"
+rc=0
+python3 "$REPO/tests/e2e/lib/ha_chaos.py" "$SLUICE" "$site" "$work" "$tok" "$n" "$kills" "$seed" \
+    >"$work/chaos.out" 2>&1 || rc=$?
+grep -E '^(FAILOVER|ha_chaos:)' "$work/chaos.out" | sed 's/^/    | /' || true
+if [ "$rc" -ne 0 ]; then
+    for f in "$work"/serve-*.log; do [ -f "$f" ] && tail -n 30 "$f" | sed "s|^|    $(basename "$f") |"; done
+    abort "the driver stopped (exit $rc)"
+fi
+while read -r _ check verdict detail; do
+    if [ "$verdict" = ok ]; then pass "$check: $detail"; else fail "$check: $detail"; fi
+done < <(grep '^RESULT ' "$work/chaos.out")
+if [ "$failed" -ne 0 ]; then
+    for f in "$work"/serve-*.log; do
+        grep -E 'leadership|fenced|ERROR|error' "$f" | tail -n 20 | sed "s|^|    $(basename "$f") |" || true
+    done
+fi
+finish
