@@ -13,7 +13,7 @@
 # (100), BENCH_SERVE_RATE (500), BENCH_SERVE_SECONDS (30), BENCH_SERVE_SUBMIT (100),
 # BENCH_SERVE_SUBMIT_ROUNDS (5: issue 16 reports the median and minimum of 5 rounds);
 # issue 16: BENCH_SERVE16_LAUNCHES (1000), BENCH_SERVE16_RATE (1000),
-# BENCH_FANOUT_WATCHERS (200).
+# BENCH_FANOUT_WATCHERS (200); issue 17: BENCH_FAILOVER_KILLS (10).
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
@@ -72,6 +72,8 @@ bash "$REPO/deploy/testbed/site-config.sh" >"$site"
 "$BUILD/bench/bench_serve_submit" --config "$site" --submit "${BENCH_SERVE_SUBMIT:-100}" \
     --rounds "${BENCH_SERVE_SUBMIT_ROUNDS:-5}"
 rm -f "$site"
+echo "== 2h. issue 17: failover of two sluice serve replicas on PostgreSQL (10 leader kills)"
+bash "$HERE/bench_failover.sh" "${BENCH_FAILOVER_KILLS:-10}"
 echo "== 3. memory"
 "$BUILD/bench/bench_mem" --live "${BENCH_LIVE:-10000}" --finished "${BENCH_FINISHED:-100000}"
 echo "== summary"
