@@ -157,7 +157,9 @@ sluice_err sluice_supervisor_open(sluice_supervisor_t **out,
         if (orphans_out != NULL)
             *orphans_out += orphans;
     }
-    if ((rc = webhooks_new(&sup->webhooks, sup->store, cfg, true, err)) != SLUICE_OK)
+    /* With replicas the worker delivers only while this replica leads. */
+    if ((rc = webhooks_new(&sup->webhooks, sup->store, cfg, false, err)) != SLUICE_OK ||
+        (rc = webhooks_start(sup->webhooks, sup->leader, err)) != SLUICE_OK)
         goto out;
     *out = sup;
     sup = NULL;

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include <sluice/auth.h>
+#include <sluice/leader.h>
 #include <sluice/log.h>
 #include <sluice/version.h>
 
@@ -63,6 +64,7 @@ struct webhooks {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     bool stop, poked;
+    sluice_leader_t *leader; /* replicas: deliver only while it leads (set before the thread) */
     bool full_logged;
     char last_store_error[160];
 };
@@ -303,6 +305,7 @@ static void *worker(void *arg)
         struct timespec until;
         size_t posted = 0;
         int64_t wake;
+        bool follower;
 
         pthread_mutex_lock(&w->mu);
         if (w->stop) {
@@ -310,8 +313,11 @@ static void *worker(void *arg)
             break;
         }
         w->poked = false;
+        follower = w->leader != NULL && sluice_leader_epoch(w->leader) <= 0;
         pthread_mutex_unlock(&w->mu);
-        if (webhooks_pass(w, 0, &posted, &err) != SLUICE_OK) {
+        if (follower) {
+            posted = 0; /* the leader's worker delivers; look again later */
+        } else if (webhooks_pass(w, 0, &posted, &err) != SLUICE_OK) {
             if (strcmp(err.text, w->last_store_error) != 0)
                 sluice_log(SLUICE_LOG_WARNING, "webhooks: %s (retrying every second)", err.text);
             snprintf(w->last_store_error, sizeof(w->last_store_error), "%s", err.text);
@@ -354,6 +360,18 @@ static sluice_err read_secret(webhooks_t *w, sluice_error_t *err)
     return SLUICE_OK;
 }
 
+sluice_err webhooks_start(webhooks_t *w, sluice_leader_t *leader, sluice_error_t *err)
+{
+    if (w == NULL || w->started)
+        return SLUICE_OK;
+    w->leader = leader; /* before the thread: it never runs unfenced */
+    if ((errno = pthread_create(&w->thread, NULL, worker, w)) != 0)
+        return sluice_errorf(err, SLUICE_ENOMEM, "webhooks: cannot start the worker: %s",
+                             strerror(errno));
+    w->started = true;
+    return SLUICE_OK;
+}
+
 sluice_err webhooks_new(webhooks_t **out,
                         sluice_store_t *store,
                         const sluice_config_t *cfg,
@@ -384,14 +402,8 @@ sluice_err webhooks_new(webhooks_t **out,
     if (revived > 0)
         sluice_log(SLUICE_LOG_NOTICE, "webhooks: %zu dead deliveries get a new round of attempts",
                    revived);
-    if (thread) {
-        if ((errno = pthread_create(&w->thread, NULL, worker, w)) != 0) {
-            rc = sluice_errorf(err, SLUICE_ENOMEM, "webhooks: cannot start the worker: %s",
-                               strerror(errno));
-            goto out;
-        }
-        w->started = true;
-    }
+    if (thread && (rc = webhooks_start(w, NULL, err)) != SLUICE_OK)
+        goto out;
     *out = w;
     w = NULL;
 out:

@@ -27,6 +27,7 @@
 
 #include <sluice/config.h>
 #include <sluice/error.h>
+#include <sluice/leader.h>
 #include <sluice/store.h>
 
 typedef struct webhooks webhooks_t;
@@ -45,6 +46,12 @@ sluice_err webhooks_new(webhooks_t **out,
                         const sluice_config_t *cfg,
                         bool thread,
                         sluice_error_t *err);
+
+/* Start the worker thread of a `w` made without one, delivering only
+ * while `leader` (borrowed, must outlive the worker; NULL: always) leads,
+ * so that two replicas never post the same delivery.  NULL-safe; a no-op
+ * when the thread runs.  Errors: SLUICE_ENOMEM. */
+sluice_err webhooks_start(webhooks_t *w, sluice_leader_t *leader, sluice_error_t *err);
 
 /* Wake the thread now (a transition was recorded).  NULL-safe; any
  * thread. */

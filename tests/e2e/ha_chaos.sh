@@ -11,8 +11,8 @@
 #   3. every accepted launch ends (DONE);
 #   4. Slurm holds exactly one job per launch marker (squeue + sacct): no
 #      launch was submitted twice, none was lost;
-#   5. each launch's result is the one accounting implies (COMPLETED, 0,
-#      with that job's id).
+#   5. each launch's result is the one accounting implies (COMPLETED:
+#      result 0; any other end: non-zero), and names that job.
 #
 # The store is a schema of its own in the testbed's PostgreSQL
 # (deploy/testbed/postgres.sh, 127.0.0.1:55432), dropped at the end.  Runs

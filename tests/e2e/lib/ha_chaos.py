@@ -275,13 +275,16 @@ def main():
         j = jobs.get(lid, {})
         if len(j) != 1:
             continue
-        # Every job sleeps 0-2 s and ends by itself: accounting must say
-        # COMPLETED, and the launch must end COMPLETED (result 0) with that
-        # job's id.
+        # The result accounting implies: COMPLETED is result 0 (reason
+        # "completed: ..."), any other end (a job Slurm failed by itself,
+        # as the testbed does now and then) a non-zero result; and the
+        # launch names that job.
         job_id, state = next(iter(j.items()))
         got = body.get("reason")
         ids = [str(x) for x in body.get("job_ids", [])]
-        if state != "COMPLETED" or body.get("result_code") != 0 or got != "COMPLETED" or job_id not in ids:
+        ok_acct = state == "COMPLETED"
+        ok_launch = body.get("result_code") == 0 and str(got).startswith("completed")
+        if ok_acct != ok_launch or job_id not in ids:
             wrong.append(f"{lid}: launch {got}/{body.get('result_code')} jobs {ids}, accounting {job_id} {state}")
     result("result-matches-accounting", not wrong,
            f"{len(ends) - len(wrong)} of {len(ends)} results match accounting" + (f"; {wrong[:3]}" if wrong else ""))
