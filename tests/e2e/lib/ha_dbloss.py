@@ -1,0 +1,283 @@
+"""ha_dbloss.py - the driver of tests/e2e/ha_dbloss.sh: two `sluice serve`
+replicas on one PostgreSQL store, one of them (b) reaching the database
+through a TCP relay of this script's own, so that b alone can lose it.
+
+    ha_dbloss.py SLUICE SITE WORK TOKEN PGPORT
+
+1. b leads, a follows: an event stream opened on the follower sees every
+   event the leader commits within 1 s of its time;
+2. the relay is cut: b stops leading and says so (readyz 503, the log), a
+   POST to b is 503 and stores nothing, a leads, a launch POSTed to a ends;
+3. the relay is back: b answers readyz 200 again as a follower.
+
+Environment: SLUICE_STORE_URL (the store through the relay, as b sees it),
+SLUICE_STORE_URL_DIRECT (as a sees it), PGPASSFILE, the testbed's
+(SLUICE_TB_*).  Prints `RESULT <name> ok|fail <detail>` lines; exit status 0
+when it ran to the end, 2 when it could not run.
+"""
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+
+SLUICE, SITE, WORK, TOKEN, PGPORT = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+RUN = os.path.basename(WORK).replace(".", "-").lower()
+CLUSTER = os.environ["SLUICE_TB_CLUSTER"]
+SSE_LIMIT_MS = 1000
+
+
+def log(msg):
+    print(f"ha_dbloss: {msg}", flush=True)
+
+
+def result(name, ok, detail=""):
+    print(f"RESULT {name} {'ok' if ok else 'fail'} {detail}".rstrip(), flush=True)
+
+
+class Relay:
+    """127.0.0.1:<port> -> 127.0.0.1:PGPORT; cut() drops every connection and
+    refuses new ones until restore()."""
+
+    def __init__(self):
+        self.lsock = None
+        self.port = 0
+        self.conns = []
+        self.mu = threading.Lock()
+        self.open()
+
+    def open(self):
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("127.0.0.1", self.port))
+        s.listen(16)
+        self.port = s.getsockname()[1]
+        self.lsock = s
+        threading.Thread(target=self.accept, args=(s,), daemon=True).start()
+
+    def accept(self, lsock):
+        while True:
+            try:
+                c, _ = lsock.accept()
+            except OSError:
+                return
+            try:
+                u = socket.create_connection(("127.0.0.1", PGPORT))
+            except OSError:
+                c.close()
+                continue
+            with self.mu:
+                self.conns += [c, u]
+            for x, y in ((c, u), (u, c)):
+                threading.Thread(target=self.pipe, args=(x, y), daemon=True).start()
+
+    @staticmethod
+    def pipe(x, y):
+        try:
+            while True:
+                data = x.recv(65536)
+                if not data:
+                    break
+                y.sendall(data)
+        except OSError:
+            pass
+        for s in (x, y):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def cut(self):
+        self.lsock.close()
+        with self.mu:
+            for s in self.conns:
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                    s.close()
+                except OSError:
+                    pass
+            self.conns = []
+
+    def restore(self):
+        self.open()
+
+
+class Replica:
+    def __init__(self, name, store_url):
+        self.name, self.store_url = name, store_url
+        self.proc, self.port = None, None
+        self.log_path = os.path.join(WORK, f"serve-{name}.log")
+
+    def start(self):
+        env = dict(os.environ, SLUICE_REPLICA_ID=self.name, SLUICE_STORE_URL=self.store_url)
+        with open(self.log_path, "a") as logf:
+            self.proc = subprocess.Popen(
+                [SLUICE, "serve", "--config", SITE, "--state-dir", os.path.join(WORK, f"state-{self.name}"),
+                 "--listen", "127.0.0.1:0", "--tokens", os.path.join(WORK, "tokens"), "--log-level", "info"],
+                stdout=logf, stderr=subprocess.STDOUT, env=env)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            m = re.search(r"listening on http://\S+ \(port (\d+)\)", open(self.log_path).read())
+            if m:
+                self.port = int(m.group(1))
+                return
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        raise RuntimeError(f"replica {self.name} did not start (see {self.log_path})")
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+    def call(self, method, path, body=None, timeout=10):
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", data=data, method=method)
+        req.add_header("Authorization", f"Bearer {TOKEN}")
+        if data is not None:
+            req.add_header("Content-Type", "application/json")
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as r:
+                status, raw = r.status, r.read()
+        except urllib.error.HTTPError as e:
+            status, raw = e.code, e.read()
+        except (OSError, urllib.error.URLError):
+            return 0, None
+        try:
+            return status, json.loads(raw) if raw else None
+        except ValueError:
+            return status, None
+
+    def ready(self):
+        status, body = self.call("GET", "/v1/readyz", timeout=5)
+        body = body if isinstance(body, dict) else {}
+        return status, body.get("role"), body.get("epoch")
+
+
+def wait_for(what, fn, seconds):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        v = fn()
+        if v:
+            return v
+        time.sleep(0.1)
+    log(f"waited {seconds} s for {what}")
+    return None
+
+
+def request(i):
+    lid = f"dbloss-{RUN}-{i}"
+    return lid, {"launch_id": lid, "site": CLUSTER, "profile": "none", "command": "/bin/true", "args": [],
+                 "time_limit": 2,
+                 "pools": [{"name": "main", "nodes": 1, "cpus_per_node": 1, "mem_per_node_mib": 100}]}
+
+
+def done(r, lids):
+    for lid in lids:
+        status, body = r.call("GET", f"/v1/launches/{lid}")
+        if status != 200 or not isinstance(body, dict) or body.get("state") != "DONE":
+            return False
+    return True
+
+
+def stream(r, seen, stop):
+    """Read /v1/events?since=now on r; append (arrival ms, event) to seen."""
+    req = urllib.request.Request(f"http://127.0.0.1:{r.port}/v1/events?since=now")
+    req.add_header("Authorization", f"Bearer {TOKEN}")
+    try:
+        with urllib.request.urlopen(req, timeout=120) as resp:
+            for raw in resp:
+                if stop.is_set():
+                    return
+                line = raw.decode().rstrip("\n")
+                if line.startswith("data: "):
+                    try:
+                        seen.append((time.time() * 1000.0, json.loads(line[6:])))
+                    except ValueError:
+                        pass
+    except (OSError, urllib.error.URLError):
+        return
+
+
+def main():
+    relay = Relay()
+    url = os.environ["SLUICE_STORE_URL_DIRECT"]
+    b = Replica("b", url.replace(f":{PGPORT}/", f":{relay.port}/"))
+    a = Replica("a", url)
+    b.start()
+    if not wait_for("b to lead", lambda: b.ready()[1] == "leader", 30):
+        result("sse-on-follower", False, "b (first) never led")
+        return
+    a.start()
+    if not wait_for("a to follow", lambda: a.ready()[1] == "follower", 30):
+        result("sse-on-follower", False, "a did not come up as a follower")
+        return
+
+    # 1. the follower's stream
+    seen, stop = [], threading.Event()
+    t = threading.Thread(target=stream, args=(a, seen, stop), daemon=True)
+    t.start()
+    time.sleep(1.0)
+    lids = []
+    for i in range(5):
+        lid, body = request(i)
+        status, _ = b.call("POST", "/v1/launches", body)
+        if status in (200, 201):
+            lids.append(lid)
+    wait_for("the first launches to end", lambda: done(a, lids), 120)
+    time.sleep(1.5)
+    stop.set()
+    mine = [(at, ev) for at, ev in seen if ev.get("launch_id") in lids]
+    lags = [at - ev["time"] for at, ev in mine if isinstance(ev.get("time"), (int, float))]
+    dones = {ev.get("launch_id") for _, ev in mine if ev.get("state") == "DONE"}
+    worst = max(lags) if lags else None
+    result("sse-on-follower", len(lids) == 5 and dones == set(lids) and worst is not None and worst <= SSE_LIMIT_MS,
+           f"{len(mine)} events of {len(lids)} launches on the follower's stream, {len(dones)} DONE, "
+           f"worst lag {worst:.0f} ms after the commit (limit {SSE_LIMIT_MS})" if worst is not None
+           else f"no event of {len(lids)} launches on the follower's stream")
+
+    # 2. b loses the database
+    t_cut = time.monotonic()
+    relay.cut()
+    lost = wait_for("b to stop leading", lambda: b.ready()[0] == 503 and b.ready()[1] != "leader", 30)
+    logged = "the database cannot be reached" in open(b.log_path).read()
+    result("db-lost-stops-leading", bool(lost) and logged,
+           f"readyz 503 and not leader after {time.monotonic() - t_cut:.1f} s; log line: {logged}")
+    lid, body = request(9)
+    status, answer = b.call("POST", "/v1/launches", body)
+    ok503 = status == 503
+    status_a, _ = a.call("GET", f"/v1/launches/{lid}")
+    result("db-lost-accepts-503", ok503 and status_a == 404,
+           f"POST to b: {status} ({(answer or {}).get('type', '')}); the launch in the store: {status_a}")
+    led = wait_for("a to lead", lambda: a.ready()[1] == "leader", 30)
+    lid2, body2 = request(10)
+    status, _ = a.call("POST", "/v1/launches", body2)
+    ended = wait_for("a's launch to end", lambda: done(a, [lid2]), 120)
+    result("db-lost-other-leads", bool(led) and status in (200, 201) and bool(ended),
+           f"a leads {time.monotonic() - t_cut:.1f} s after the cut; its launch: POST {status}, DONE {bool(ended)}")
+
+    # 3. the database is back for b
+    relay.restore()
+    back = wait_for("b to be ready again", lambda: b.ready()[:2] == (200, "follower"), 60)
+    logged = "the database answers again" in open(b.log_path).read()
+    result("db-back-rejoins", bool(back) and logged, f"b ready as a follower: {bool(back)}; log line: {logged}")
+    for r in (a, b):
+        r.stop()
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except RuntimeError as e:
+        log(f"ERROR {e}")
+        sys.exit(2)
