@@ -63,51 +63,61 @@ static const char *cluster_label(const sluice_server_t *s, size_t i, char *buf, 
     return buf;
 }
 
+/* The REST client of cluster i (NULL: none). */
+static sluice_client_t *client_of(const sluice_server_t *s, size_t i)
+{
+    return s->o.n_clusters > 0 ? s->o.clusters[i].client : s->o.client;
+}
+
 /* The REST client's counters of each cluster (cluster-labelled with
- * several). */
+ * several), read once per cluster for both families. */
 static void metrics_clients(sluice_server_t *s, FILE *m)
 {
-    sluice_client_stats_t cs;
+    size_t n = server_cluster_count(s);
+    sluice_client_stats_t *cs = calloc(n, sizeof(*cs));
     char lb[160];
     int any = 0;
 
-    for (size_t i = 0; i < server_cluster_count(s); i++)
-        any |= (s->o.n_clusters > 0 ? s->o.clusters[i].client : s->o.client) != NULL;
-    if (!any) /* only with the REST client(s) */
+    if (cs == NULL)
         return;
+    for (size_t i = 0; i < n; i++)
+        if (client_of(s, i) != NULL) {
+            sluice_client_stats(client_of(s, i), &cs[i]);
+            any = 1;
+        }
+    if (!any) { /* only with the REST client(s) */
+        free(cs);
+        return;
+    }
     fprintf(m, "# HELP sluice_slurmrestd_requests_total Requests sent to slurmrestd, by kind.\n"
                "# TYPE sluice_slurmrestd_requests_total counter\n");
-    for (size_t i = 0; i < server_cluster_count(s); i++) {
-        sluice_client_t *c = s->o.n_clusters > 0 ? s->o.clusters[i].client : s->o.client;
+    for (size_t i = 0; i < n; i++) {
         const char *l = cluster_label(s, i, lb, sizeof(lb));
 
-        if (c == NULL)
-            continue;
-        sluice_client_stats(c, &cs);
-        fprintf(m,
-                "sluice_slurmrestd_requests_total{%skind=\"submit\"} %" PRIu64 "\n"
-                "sluice_slurmrestd_requests_total{%skind=\"query\"} %" PRIu64 "\n"
-                "sluice_slurmrestd_requests_total{%skind=\"cancel\"} %" PRIu64 "\n",
-                l, cs.submit, l, cs.query, l, cs.cancel);
+        if (client_of(s, i) != NULL)
+            fprintf(m,
+                    "sluice_slurmrestd_requests_total{%skind=\"submit\"} %" PRIu64 "\n"
+                    "sluice_slurmrestd_requests_total{%skind=\"query\"} %" PRIu64 "\n"
+                    "sluice_slurmrestd_requests_total{%skind=\"cancel\"} %" PRIu64 "\n",
+                    l, cs[i].submit, l, cs[i].query, l, cs[i].cancel);
     }
     fprintf(m, "# HELP sluice_slurmrestd_responses_total Exchanges with slurmrestd by outcome "
                "class (a transport failure is unavailable).\n"
                "# TYPE sluice_slurmrestd_responses_total counter\n");
-    for (size_t i = 0; i < server_cluster_count(s); i++) {
-        sluice_client_t *c = s->o.n_clusters > 0 ? s->o.clusters[i].client : s->o.client;
+    for (size_t i = 0; i < n; i++) {
         const char *l = cluster_label(s, i, lb, sizeof(lb));
 
-        if (c == NULL)
-            continue;
-        sluice_client_stats(c, &cs);
-        fprintf(m,
-                "sluice_slurmrestd_responses_total{%sclass=\"ok\"} %" PRIu64 "\n"
-                "sluice_slurmrestd_responses_total{%sclass=\"auth\"} %" PRIu64 "\n"
-                "sluice_slurmrestd_responses_total{%sclass=\"unavailable\"} %" PRIu64 "\n"
-                "sluice_slurmrestd_responses_total{%sclass=\"rejected\"} %" PRIu64 "\n"
-                "sluice_slurmrestd_responses_total{%sclass=\"not-found\"} %" PRIu64 "\n",
-                l, cs.ok, l, cs.auth, l, cs.unavailable, l, cs.rejected, l, cs.not_found);
+        if (client_of(s, i) != NULL)
+            fprintf(m,
+                    "sluice_slurmrestd_responses_total{%sclass=\"ok\"} %" PRIu64 "\n"
+                    "sluice_slurmrestd_responses_total{%sclass=\"auth\"} %" PRIu64 "\n"
+                    "sluice_slurmrestd_responses_total{%sclass=\"unavailable\"} %" PRIu64 "\n"
+                    "sluice_slurmrestd_responses_total{%sclass=\"rejected\"} %" PRIu64 "\n"
+                    "sluice_slurmrestd_responses_total{%sclass=\"not-found\"} %" PRIu64 "\n",
+                    l, cs[i].ok, l, cs[i].auth, l, cs[i].unavailable, l, cs[i].rejected, l,
+                    cs[i].not_found);
     }
+    free(cs);
 }
 
 /* The launchers' own counters: reconciliations and accounting misses,
