@@ -23,29 +23,19 @@ NAME=check_clusters+$R2
 work=$(mktemp -d /tmp/sluice-check-clusters-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
-# tb_env R: the testbed variables of release R in $work/env.R (exit 1 when
-# that testbed is not up).
-tb_env() {
-    "$REPO/deploy/testbed/env.sh" --release "$1" >"$work/env.$1" 2>"$work/env.$1.err" || {
-        cat "$work/env.$1.err"
-        abort "testbed $1 not available: run deploy/testbed/start.sh --release $1"
-    }
-}
-# v R NAME: variable NAME of release R's testbed.
-v() { (eval "$(cat "$work/env.$1")" && printf '%s' "${!2:-}"); }
 
-tb_env "$R1"
-tb_env "$R2"
+e2e_tb_env "$R1"
+e2e_tb_env "$R2"
 for r in "$R1" "$R2"; do
     for name in SLUICE_TB_REST_URL SLUICE_TB_USER SLUICE_TB_TOKEN_FILE SLUICE_TB_PARTITION \
         SLUICE_TB_STORAGE_ROOT; do
-        if [ -z "$(v "$r" "$name")" ]; then
+        if [ -z "$(e2e_tb_var "$r" "$name")" ]; then
             abort "$name is not set for the $r testbed"
         fi
     done
-    case "$(v "$r" SLUICE_TB_REST_URL)" in
+    case "$(e2e_tb_var "$r" SLUICE_TB_REST_URL)" in
         http://127.*) ;;
-        *) abort "only loopback may be contacted: $(v "$r" SLUICE_TB_REST_URL)" ;;
+        *) abort "only loopback may be contacted: $(e2e_tb_var "$r" SLUICE_TB_REST_URL)" ;;
     esac
 done
 C1=tb-${R1//./-}
@@ -55,16 +45,16 @@ C2=tb-${R2//./-}
 site() {
     cat <<YAML
 rest:
-  url: "$(v "$R1" SLUICE_TB_REST_URL)"
-  user: $(v "$R1" SLUICE_TB_USER)
-  jwt_file: $(v "$R1" SLUICE_TB_TOKEN_FILE)
+  url: "$(e2e_tb_var "$R1" SLUICE_TB_REST_URL)"
+  user: $(e2e_tb_var "$R1" SLUICE_TB_USER)
+  jwt_file: $(e2e_tb_var "$R1" SLUICE_TB_TOKEN_FILE)
 storage:
-  root: $(v "$R1" SLUICE_TB_STORAGE_ROOT)
-  cluster_root: $(v "$R1" SLUICE_TB_CLUSTER_STORAGE_ROOT)
+  root: $(e2e_tb_var "$R1" SLUICE_TB_STORAGE_ROOT)
+  cluster_root: $(e2e_tb_var "$R1" SLUICE_TB_CLUSTER_STORAGE_ROOT)
 job_launcher:
   sandbox: none
   sbatch_directives:
-    partition: $(v "$R1" SLUICE_TB_PARTITION)
+    partition: $(e2e_tb_var "$R1" SLUICE_TB_PARTITION)
 gpu_series:
   a100:
     constraint: "gpu_a100"
@@ -74,15 +64,15 @@ clusters:
   - name: $C1
   - name: $C2
     rest:
-      url: "$(v "$R2" SLUICE_TB_REST_URL)"
-      user: $(v "$R2" SLUICE_TB_USER)
+      url: "$(e2e_tb_var "$R2" SLUICE_TB_REST_URL)"
+      user: $(e2e_tb_var "$R2" SLUICE_TB_USER)
       jwt_file: $1
     storage:
-      root: $(v "$R2" SLUICE_TB_STORAGE_ROOT)
-      cluster_root: $(v "$R2" SLUICE_TB_CLUSTER_STORAGE_ROOT)
+      root: $(e2e_tb_var "$R2" SLUICE_TB_STORAGE_ROOT)
+      cluster_root: $(e2e_tb_var "$R2" SLUICE_TB_CLUSTER_STORAGE_ROOT)
     job_launcher:
       sbatch_directives:
-        partition: $(v "$R2" SLUICE_TB_PARTITION)
+        partition: $(e2e_tb_var "$R2" SLUICE_TB_PARTITION)
     gpu_series:
       h100:
         constraint: "gpu_h100"
@@ -102,7 +92,7 @@ run() { # run NAME EXPECTED_EXIT SITE_FILE
 }
 status() { jq -r --arg c "$1" '.checks[] | select(.check == $c) | .status' "$work/out"; }
 
-site "$(v "$R2" SLUICE_TB_TOKEN_FILE)" >"$work/site.yaml"
+site "$(e2e_tb_var "$R2" SLUICE_TB_TOKEN_FILE)" >"$work/site.yaml"
 if run both 0 "$work/site.yaml"; then
     bad=
     for c in "$C1" "$C2"; do

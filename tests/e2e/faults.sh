@@ -95,18 +95,7 @@ launch() {
         "${FAST[@]}" "$@" >>"$work/$id.out" 2>&1 || rc=$?
 }
 show() { sed 's/^/    | /' "$work/$1.out" >&2 || true; }
-# count_jobs ID: distinct Slurm jobs, live or in accounting, whose name is
-# the launch's marker (<prefix>-<site>-<sha8(launch_id)>.<attempt>, any
-# attempt) for the job user.
-count_jobs() {
-    local base
-    base="sluice-$SLUICE_TB_CLUSTER-$(printf '%s' "$1" | sha256sum | cut -c1-8)"
-    {
-        squeue -h -u "$SLUICE_TB_USER" -o '%i %j' 2>/dev/null
-        sacct -n -X -u "$SLUICE_TB_USER" -S "$since" -o JobID%20,JobName%80 2>/dev/null
-    } | awk -v b="$base" '{ n = $2; sub(/\.[0-9]+$/, "", n); if (n == b) print $1 }' |
-        sort -u | wc -l
-}
+count_jobs() { e2e_count_jobs "$1"; }
 # settle ID: count_jobs once accounting has caught up (up to 10 s for 1).
 settle() {
     local i n

@@ -53,19 +53,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
-tb_env() {
-    "$REPO/deploy/testbed/env.sh" --release "$1" >"$work/env.$1" 2>"$work/env.$1.err" || {
-        cat "$work/env.$1.err"
-        abort "testbed $1 not available: run deploy/testbed/start.sh --release $1"
-    }
-}
-v() { (eval "$(cat "$work/env.$1")" && printf '%s' "${!2:-}"); }
-tb_env "$R1"
-tb_env "$R2"
+e2e_tb_env "$R1"
+e2e_tb_env "$R2"
 for r in "$R1" "$R2"; do
-    case "$(v "$r" SLUICE_TB_REST_URL)" in
+    case "$(e2e_tb_var "$r" SLUICE_TB_REST_URL)" in
         http://127.*) ;;
-        *) abort "only loopback may be contacted: $(v "$r" SLUICE_TB_REST_URL)" ;;
+        *) abort "only loopback may be contacted: $(e2e_tb_var "$r" SLUICE_TB_REST_URL)" ;;
     esac
     (eval "$(cat "$work/env.$r")" && bash "$REPO/deploy/testbed/status.sh" >/dev/null 2>&1) ||
         abort "the $r testbed is not running: deploy/testbed/start.sh --release $r"
@@ -80,16 +73,16 @@ clusters:
   - name: $C1
   - name: $C2
     rest:
-      url: "$(v "$R2" SLUICE_TB_REST_URL)"
-      api_version: $(v "$R2" SLUICE_TB_REST_VERSION)
-      user: $(v "$R2" SLUICE_TB_USER)
-      jwt_file: $(v "$R2" SLUICE_TB_TOKEN_FILE)
+      url: "$(e2e_tb_var "$R2" SLUICE_TB_REST_URL)"
+      api_version: $(e2e_tb_var "$R2" SLUICE_TB_REST_VERSION)
+      user: $(e2e_tb_var "$R2" SLUICE_TB_USER)
+      jwt_file: $(e2e_tb_var "$R2" SLUICE_TB_TOKEN_FILE)
     storage:
-      root: $(v "$R2" SLUICE_TB_STORAGE_ROOT)
-      cluster_root: $(v "$R2" SLUICE_TB_CLUSTER_STORAGE_ROOT)
+      root: $(e2e_tb_var "$R2" SLUICE_TB_STORAGE_ROOT)
+      cluster_root: $(e2e_tb_var "$R2" SLUICE_TB_CLUSTER_STORAGE_ROOT)
     job_launcher:
       executables:
-        srun: $(v "$R2" SLUICE_TB_SLURM_BIN)/srun
+        srun: $(e2e_tb_var "$R2" SLUICE_TB_SLURM_BIN)/srun
 YAML
 
 sock="$work/sluice.sock"
@@ -113,7 +106,7 @@ api() {
 # post ID CLUSTER: a hetjob (two pools, one node each) on CLUSTER.
 post() {
     cat >"$work/$1.json" <<JSON
-{"launch_id": "$1", "site": "$(v "$R1" SLUICE_TB_CLUSTER)", "cluster": "$2", "profile": "none",
+{"launch_id": "$1", "site": "$(e2e_tb_var "$R1" SLUICE_TB_CLUSTER)", "cluster": "$2", "profile": "none",
  "command": "/bin/sh", "time_limit": 5,
  "pools": [
   {"name": "a", "gpu_series": "h100", "nodes": 1, "cpus_per_node": 1, "mem_per_node_mib": 100,
@@ -178,7 +171,7 @@ else
 fi
 
 # ----------------------- 3. the second cluster's slurmrestd down: the first goes on
-restd_pidfile="$(v "$R2" SLUICE_TESTBED_DIR)/run/rest/slurmrestd.pid"
+restd_pidfile="$(e2e_tb_var "$R2" SLUICE_TESTBED_DIR)/run/rest/slurmrestd.pid"
 stop_restd() {
     local p
     p=$(cat "$restd_pidfile" 2>/dev/null) || return 1

@@ -29,19 +29,14 @@ NAME=ha_chaos
 . "$HERE/lib/harness.sh"
 
 e2e_launch_setup ha_chaos
-pg_env=$(bash "$REPO/deploy/testbed/postgres.sh" env) ||
-    abort "the testbed's PostgreSQL is not running: bash deploy/testbed/postgres.sh start"
-eval "$pg_env"
-command -v psql >/dev/null || abort "psql is missing (postgresql-client)"
-schema="ha_chaos_${run}"
+schema=""
 cleanup() {
-    psql -q "$SLUICE_TEST_PG_URL" -c "DROP SCHEMA IF EXISTS $schema CASCADE" >/dev/null 2>&1 || true
+    e2e_pg_drop
     rm -rf "$work"
 }
 trap cleanup EXIT
-psql -q -v ON_ERROR_STOP=1 "$SLUICE_TEST_PG_URL" -c "CREATE SCHEMA $schema" >/dev/null ||
-    abort "cannot create schema $schema"
-export SLUICE_STORE_URL="$SLUICE_TEST_PG_URL?options=-csearch_path%3D$schema"
+e2e_pg_schema ha_chaos
+export SLUICE_STORE_URL="$store_url"
 
 tok="tok-chaos-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
 printf 'chaos %s\n' "$tok" >"$work/tokens"

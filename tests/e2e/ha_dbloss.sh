@@ -28,25 +28,20 @@ NAME=ha_dbloss
 . "$HERE/lib/harness.sh"
 
 e2e_launch_setup ha_dbloss
-pg_env=$(bash "$REPO/deploy/testbed/postgres.sh" env) ||
-    abort "the testbed's PostgreSQL is not running: bash deploy/testbed/postgres.sh start"
-eval "$pg_env"
-command -v psql >/dev/null || abort "psql is missing (postgresql-client)"
-schema="ha_dbloss_${run}"
+schema=""
 cleanup() {
-    psql -q "$SLUICE_TEST_PG_URL" -c "DROP SCHEMA IF EXISTS $schema CASCADE" >/dev/null 2>&1 || true
+    e2e_pg_drop
     rm -rf "$work"
 }
 trap cleanup EXIT
-psql -q -v ON_ERROR_STOP=1 "$SLUICE_TEST_PG_URL" -c "CREATE SCHEMA $schema" >/dev/null ||
-    abort "cannot create schema $schema"
+e2e_pg_schema ha_dbloss
 pgport=$(printf '%s' "$SLUICE_TEST_PG_URL" | sed -n 's|.*://[^/]*:\([0-9]*\)/.*|\1|p')
 [ -n "$pgport" ] || abort "no port in $SLUICE_TEST_PG_URL"
 # The relay has a port of its own: a password line for any port.
 awk -F: -v OFS=: '{ $2 = "*"; print }' "$PGPASSFILE" >"$work/pgpass"
 chmod 0600 "$work/pgpass"
 export PGPASSFILE="$work/pgpass"
-export SLUICE_STORE_URL_DIRECT="$SLUICE_TEST_PG_URL?options=-csearch_path%3D$schema"
+export SLUICE_STORE_URL_DIRECT="$store_url"
 
 tok="tok-dbloss-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
 printf 'dbloss %s\n' "$tok" >"$work/tokens"

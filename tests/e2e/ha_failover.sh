@@ -34,28 +34,20 @@ NAME=ha_failover
 e2e_launch_setup ha
 pids=()
 schema=""
-PSQL=/usr/lib/postgresql/15/bin/psql
 cleanup() {
     local p
     for p in "${pids[@]}"; do kill -CONT "$p" 2>/dev/null || true; done
     for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
     for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-    if [ -n "$schema" ]; then
-        "$PSQL" "$SLUICE_TEST_PG_URL" -qc "DROP SCHEMA IF EXISTS $schema CASCADE" >/dev/null 2>&1 ||
-            true
-    fi
+    e2e_pg_drop
     rm -rf "$work"
 }
 trap cleanup EXIT
 
-bash "$REPO/deploy/testbed/postgres.sh" status >/dev/null 2>&1 ||
-    abort "PostgreSQL is not running (deploy/testbed/postgres.sh start)"
-eval "$(bash "$REPO/deploy/testbed/postgres.sh" env)"
-schema="ha_$run"
-"$PSQL" "$SLUICE_TEST_PG_URL" -qc "CREATE SCHEMA $schema" >/dev/null || abort "cannot create schema"
+e2e_pg_schema ha
 cat >>"$site" <<EOF
 store:
-  url: $SLUICE_TEST_PG_URL?options=-csearch_path%3D$schema
+  url: $store_url
 EOF
 since=$(date +%Y-%m-%dT%H:%M:%S)
 tok="tok-ha-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
@@ -158,17 +150,7 @@ wait_done() {
     return 1
 }
 
-# jobs ID: distinct Slurm jobs (live or in accounting) with the launch's
-# marker, any attempt.
-jobs_of() {
-    local base
-    base="sluice-$SLUICE_TB_CLUSTER-$(printf '%s' "$1" | sha256sum | cut -c1-8)"
-    {
-        squeue -h -u "$SLUICE_TB_USER" -o '%i %j' 2>/dev/null
-        sacct -n -X -u "$SLUICE_TB_USER" -S "$since" -o JobID%20,JobName%80 2>/dev/null
-    } | awk -v b="$base" '{ n = $2; sub(/\.[0-9]+$/, "", n); if (n == b) print $1 }' |
-        sort -u | wc -l
-}
+jobs_of() { e2e_count_jobs "$1"; }
 
 # check_all R IDS...: every launch DONE 0 and exactly one job each.
 check_all() {
@@ -234,7 +216,7 @@ fi
 
 # ------------------------------------------------- 3. SIGKILL of the leader
 sleep 2 # some launches submitted, some maybe not yet
-left=$("$PSQL" "$SLUICE_TEST_PG_URL" -Atqc "SELECT lease_until_ms - CAST(extract(epoch FROM \
+left=$(psql "$SLUICE_TEST_PG_URL" -Atqc "SELECT lease_until_ms - CAST(extract(epoch FROM \
     clock_timestamp()) * 1000 AS BIGINT) FROM $schema.leadership" 2>/dev/null || echo '?')
 kill -9 "$pid_A"
 wait "$pid_A" 2>/dev/null || true

@@ -104,15 +104,7 @@ wait_running() {
     done
     return 1
 }
-count_jobs() {
-    local base
-    base="sluice-$SLUICE_TB_CLUSTER-$(printf '%s' "$1" | sha256sum | cut -c1-8)"
-    {
-        squeue -h -u "$SLUICE_TB_USER" -o '%i %j' 2>/dev/null
-        sacct -n -X -u "$SLUICE_TB_USER" -S "$since" -o JobID%20,JobName%80 2>/dev/null
-    } | awk -v b="$base" '{ n = $2; sub(/\.[0-9]+$/, "", n); if (n == b) print $1 }' |
-        sort -u | wc -l
-}
+count_jobs() { e2e_count_jobs "$1"; }
 pidfile() { echo "$SLUICE_TESTBED_DIR/run/$1"; }
 
 # ------------------------------------------------------------- 1. NODE_FAIL

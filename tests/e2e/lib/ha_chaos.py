@@ -15,17 +15,14 @@ PASS/FAIL lines.  Exit status 0 when it ran to the end (whatever the
 checks said), 2 when it could not run at all.
 """
 import hashlib
-import json
 import os
 import random
-import re
-import signal
 import statistics
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
+
+from ha_replicas import Replica, result
 
 SLUICE, SITE, WORK, TOKEN = sys.argv[1:5]
 N, KILLS, SEED = int(sys.argv[5]), int(sys.argv[6]), int(sys.argv[7])
@@ -41,95 +38,7 @@ def log(msg):
     print(f"ha_chaos: {msg}", flush=True)
 
 
-def result(name, ok, detail=""):
-    print(f"RESULT {name} {'ok' if ok else 'fail'} {detail}".rstrip(), flush=True)
-
-
-class Replica:
-    """One `sluice serve` with its own state directory and log."""
-
-    def __init__(self, name):
-        self.name = name
-        self.proc = None
-        self.port = None
-        self.starts = 0
-
-    def log_path(self):
-        return os.path.join(WORK, f"serve-{self.name}.log")
-
-    def start(self):
-        self.starts += 1
-        env = dict(os.environ, SLUICE_REPLICA_ID=self.name)
-        logf = open(self.log_path(), "a")
-        logf.write(f"---- start {self.starts} at {time.time():.3f}\n")
-        logf.flush()
-        offset = os.path.getsize(self.log_path())
-        self.proc = subprocess.Popen(
-            [SLUICE, "serve", "--config", SITE, "--state-dir", os.path.join(WORK, f"state-{self.name}"),
-             "--listen", "127.0.0.1:0", "--tokens", os.path.join(WORK, "tokens")],
-            stdout=logf, stderr=subprocess.STDOUT, env=env)
-        logf.close()
-        self.port = None
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            with open(self.log_path()) as f:
-                f.seek(offset)
-                m = re.search(r"listening on http://\S+ \(port (\d+)\)", f.read())
-            if m:
-                self.port = int(m.group(1))
-                return
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.05)
-        raise RuntimeError(f"replica {self.name} did not start (see {self.log_path()})")
-
-    def alive(self):
-        return self.proc is not None and self.proc.poll() is None
-
-    def kill(self):
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait()
-
-    def stop(self):
-        if self.alive():
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-    def call(self, method, path, body=None, timeout=10):
-        """(status, parsed body or None); status 0 when nothing answered."""
-        if not self.alive() or self.port is None:
-            return 0, None
-        data = json.dumps(body).encode() if body is not None else None
-        req = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", data=data, method=method)
-        req.add_header("Authorization", f"Bearer {TOKEN}")
-        if data is not None:
-            req.add_header("Content-Type", "application/json")
-        try:
-            with urllib.request.urlopen(req, timeout=timeout) as r:
-                status, raw = r.status, r.read()
-        except urllib.error.HTTPError as e:
-            status, raw = e.code, e.read()
-        except (OSError, urllib.error.URLError):
-            return 0, None
-        try:
-            return status, json.loads(raw) if raw else None
-        except ValueError:
-            return status, None
-
-    def role(self):
-        """(role, epoch) from /v1/readyz, (None, None) when it does not answer."""
-        status, body = self.call("GET", "/v1/readyz", timeout=3)
-        if not isinstance(body, dict):
-            return None, None
-        ha = body.get("ha") if isinstance(body.get("ha"), dict) else body
-        return ha.get("role"), ha.get("epoch")
-
-
-replicas = [Replica("a"), Replica("b")]
+replicas = [Replica(n, SLUICE, SITE, WORK, TOKEN) for n in ("a", "b")]
 
 
 def leader(wait_s):

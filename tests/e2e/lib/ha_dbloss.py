@@ -17,15 +17,14 @@ when it ran to the end, 2 when it could not run.
 """
 import json
 import os
-import re
-import signal
 import socket
-import subprocess
 import sys
 import threading
 import time
 import urllib.error
 import urllib.request
+
+from ha_replicas import Replica, result
 
 SLUICE, SITE, WORK, TOKEN, PGPORT = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
 RUN = os.path.basename(WORK).replace(".", "-").lower()
@@ -35,10 +34,6 @@ SSE_LIMIT_MS = 1000
 
 def log(msg):
     print(f"ha_dbloss: {msg}", flush=True)
-
-
-def result(name, ok, detail=""):
-    print(f"RESULT {name} {'ok' if ok else 'fail'} {detail}".rstrip(), flush=True)
 
 
 class Relay:
@@ -108,62 +103,6 @@ class Relay:
         self.open()
 
 
-class Replica:
-    def __init__(self, name, store_url):
-        self.name, self.store_url = name, store_url
-        self.proc, self.port = None, None
-        self.log_path = os.path.join(WORK, f"serve-{name}.log")
-
-    def start(self):
-        env = dict(os.environ, SLUICE_REPLICA_ID=self.name, SLUICE_STORE_URL=self.store_url)
-        with open(self.log_path, "a") as logf:
-            self.proc = subprocess.Popen(
-                [SLUICE, "serve", "--config", SITE, "--state-dir", os.path.join(WORK, f"state-{self.name}"),
-                 "--listen", "127.0.0.1:0", "--tokens", os.path.join(WORK, "tokens"), "--log-level", "info"],
-                stdout=logf, stderr=subprocess.STDOUT, env=env)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            m = re.search(r"listening on http://\S+ \(port (\d+)\)", open(self.log_path).read())
-            if m:
-                self.port = int(m.group(1))
-                return
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.05)
-        raise RuntimeError(f"replica {self.name} did not start (see {self.log_path})")
-
-    def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-
-    def call(self, method, path, body=None, timeout=10):
-        data = json.dumps(body).encode() if body is not None else None
-        req = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", data=data, method=method)
-        req.add_header("Authorization", f"Bearer {TOKEN}")
-        if data is not None:
-            req.add_header("Content-Type", "application/json")
-        try:
-            with urllib.request.urlopen(req, timeout=timeout) as r:
-                status, raw = r.status, r.read()
-        except urllib.error.HTTPError as e:
-            status, raw = e.code, e.read()
-        except (OSError, urllib.error.URLError):
-            return 0, None
-        try:
-            return status, json.loads(raw) if raw else None
-        except ValueError:
-            return status, None
-
-    def ready(self):
-        status, body = self.call("GET", "/v1/readyz", timeout=5)
-        body = body if isinstance(body, dict) else {}
-        return status, body.get("role"), body.get("epoch")
-
-
 def wait_for(what, fn, seconds):
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -212,8 +151,10 @@ def stream(r, seen, stop):
 def main():
     relay = Relay()
     url = os.environ["SLUICE_STORE_URL_DIRECT"]
-    b = Replica("b", url.replace(f":{PGPORT}/", f":{relay.port}/"))
-    a = Replica("a", url)
+    args = ("--log-level", "info")
+    b = Replica("b", SLUICE, SITE, WORK, TOKEN, {"SLUICE_STORE_URL": url.replace(f":{PGPORT}/", f":{relay.port}/")},
+                args)
+    a = Replica("a", SLUICE, SITE, WORK, TOKEN, {"SLUICE_STORE_URL": url}, args)
     b.start()
     if not wait_for("b to lead", lambda: b.ready()[1] == "leader", 30):
         result("sse-on-follower", False, "b (first) never led")
@@ -250,7 +191,7 @@ def main():
     t_cut = time.monotonic()
     relay.cut()
     lost = wait_for("b to stop leading", lambda: b.ready()[0] == 503 and b.ready()[1] != "leader", 30)
-    logged = "the database cannot be reached" in open(b.log_path).read()
+    logged = "the database cannot be reached" in b.log_text()
     result("db-lost-stops-leading", bool(lost) and logged,
            f"readyz 503 and not leader after {time.monotonic() - t_cut:.1f} s; log line: {logged}")
     lid, body = request(9)
@@ -269,7 +210,7 @@ def main():
     # 3. the database is back for b
     relay.restore()
     back = wait_for("b to be ready again", lambda: b.ready()[:2] == (200, "follower"), 60)
-    logged = "the database answers again" in open(b.log_path).read()
+    logged = "the database answers again" in b.log_text()
     result("db-back-rejoins", bool(back) and logged, f"b ready as a follower: {bool(back)}; log line: {logged}")
     for r in (a, b):
         r.stop()

@@ -52,6 +52,53 @@ e2e_require_running() {
         abort "the testbed is not running: deploy/testbed/start.sh"
 }
 
+# e2e_tb_env R: the testbed variables of release R (deploy/testbed/env.sh
+# --release R) into $work/env.R, for a suite that reads two testbeds; abort
+# when that testbed is not up.
+e2e_tb_env() {
+    "$REPO/deploy/testbed/env.sh" --release "$1" >"$work/env.$1" 2>"$work/env.$1.err" || {
+        cat "$work/env.$1.err"
+        abort "testbed $1 not available: run deploy/testbed/start.sh --release $1"
+    }
+}
+# e2e_tb_var R NAME: variable NAME of release R's testbed (after e2e_tb_env R).
+e2e_tb_var() { (eval "$(cat "$work/env.$1")" && printf '%s' "${!2:-}"); }
+
+# e2e_count_jobs ID: distinct Slurm jobs, live or in accounting since
+# $since, whose name is launch ID's marker (<prefix>-<site>-<sha8(ID)>.<attempt>,
+# any attempt) for the job user.
+e2e_count_jobs() {
+    local base
+    base="sluice-$SLUICE_TB_CLUSTER-$(printf '%s' "$1" | sha256sum | cut -c1-8)"
+    {
+        squeue -h -u "$SLUICE_TB_USER" -o '%i %j' 2>/dev/null
+        sacct -n -X -u "$SLUICE_TB_USER" -S "$since" -o JobID%20,JobName%80 2>/dev/null
+    } | awk -v b="$base" '{ n = $2; sub(/\.[0-9]+$/, "", n); if (n == b) print $1 }' |
+        sort -u | wc -l
+}
+
+# e2e_pg_schema PREFIX: a new schema PREFIX_$run in the testbed's
+# PostgreSQL (deploy/testbed/postgres.sh, whose env it exports:
+# SLUICE_TEST_PG_URL, PGPASSFILE); sets $schema and $store_url (the store
+# in that schema).  The suite's EXIT trap calls e2e_pg_drop.
+e2e_pg_schema() {
+    local env_out
+    command -v psql >/dev/null || abort "psql is missing (postgresql-client)"
+    env_out=$(bash "$REPO/deploy/testbed/postgres.sh" env) &&
+        bash "$REPO/deploy/testbed/postgres.sh" status >/dev/null 2>&1 ||
+        abort "the testbed's PostgreSQL is not running: bash deploy/testbed/postgres.sh start"
+    eval "$env_out"
+    schema="${1}_$run"
+    psql -q -v ON_ERROR_STOP=1 "$SLUICE_TEST_PG_URL" -c "CREATE SCHEMA $schema" >/dev/null ||
+        abort "cannot create schema $schema"
+    store_url="$SLUICE_TEST_PG_URL?options=-csearch_path%3D$schema"
+}
+# e2e_pg_drop: drop the schema of e2e_pg_schema (none made: nothing).
+e2e_pg_drop() {
+    [ -n "${schema:-}" ] || return 0
+    psql -q "$SLUICE_TEST_PG_URL" -c "DROP SCHEMA IF EXISTS $schema CASCADE" >/dev/null 2>&1 || true
+}
+
 # e2e_launch_setup TAG: what a suite that runs `sluice launch` needs.  Sets
 # SLUICE (the binary; abort when it is missing), the testbed's environment
 # (checked: loopback, every daemon up), work (a new directory
