@@ -10,11 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 #include <jansson.h>
 
 #include <sluice/config.h>
+#include <sluice/leader.h>
 #include <sluice/store.h>
 
 #include "base/marker.h"
@@ -501,6 +503,58 @@ Test(webhooks, the_worker_posts_signed_deliveries_and_deletes_them_on_2xx)
     cr_assert_eq(stats(s).pending, 0);
     webhooks_free(w);
     sluice_config_free(cfg);
+    sluice_store_close(s);
+    fake_stop(fs);
+    free(key);
+}
+
+/* Replicas: a follower's worker posts nothing; once its replica leads,
+ * it delivers what is due. */
+Test(webhooks, with_replicas_only_the_leaders_worker_posts)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    fake_server_t *fs = fake_start(0);
+    fake_response_t ok = {.status = 204, .body = ""};
+    sluice_store_t *s = open_store(), *sa = open_store(), *sb = open_store();
+    sluice_leader_opts_t oa = SLUICE_LEADER_OPTS_INIT, ob = SLUICE_LEADER_OPTS_INIT;
+    sluice_leader_t *a = NULL, *b = NULL;
+    sluice_config_t *cfg;
+    webhooks_t *w = NULL;
+    char url[256], *key = write_secret(SECRET "\n", 0600);
+    size_t i;
+
+    cr_assert_not_null(fs);
+    oa.replica_id = "replica-a";
+    ob.replica_id = "replica-b";
+    cr_assert_sluice_ok(sluice_leader_new(&a, sa, &oa, &err), &err);
+    cr_assert_sluice_ok(sluice_leader_new(&b, sb, &ob, &err), &err);
+    sluice_leader_tick(a);
+    sluice_leader_tick(b);
+    cr_assert_gt(sluice_leader_epoch(a), 0, "a leads");
+    cr_assert_eq(sluice_leader_epoch(b), 0, "b follows");
+    snprintf(url, sizeof(url), "%s/hook", fake_url(fs));
+    cfg = webhook_cfg(url, key, NULL);
+    cr_assert_sluice_ok(webhooks_new(&w, s, cfg, false, &err), &err);
+    cr_assert_sluice_ok(webhooks_start(w, b, &err), &err);
+    run_launch(s, "r1", NULL);
+    for (i = 0; i < 4; i++)
+        fake_push(fs, &ok);
+    webhooks_poke(w);
+    usleep(1500 * 1000); /* more than one idle wake of the worker */
+    cr_assert_eq(fake_request_count(fs), 0, "a follower's worker posts nothing");
+    sluice_leader_stop(a); /* releases the lease */
+    sluice_leader_tick(b);
+    cr_assert_gt(sluice_leader_epoch(b), 0, "b leads once a has let go");
+    webhooks_poke(w);
+    for (i = 0; i < 100 && fake_request_count(fs) < 4; i++)
+        usleep(100 * 1000);
+    cr_assert_eq(fake_request_count(fs), 4, "the leader's worker delivers all four");
+    webhooks_free(w);
+    sluice_leader_free(b);
+    sluice_leader_free(a);
+    sluice_config_free(cfg);
+    sluice_store_close(sb);
+    sluice_store_close(sa);
     sluice_store_close(s);
     fake_stop(fs);
     free(key);
