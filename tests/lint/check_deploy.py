@@ -224,10 +224,12 @@ def check_sites_load():
         check(False, "SLUICE_BIN names the built sluice (needed to load the example sites)")
         return
     docs = list(yaml.safe_load_all(open(path("deploy", "k8s", "sluice.yaml"))))
+    ha_docs = list(yaml.safe_load_all(open(path("deploy", "k8s", "sluice-ha.yaml"))))
     texts = {
         "deploy/examples/site.yaml": open(path("deploy", "examples", "site.yaml")).read(),
         "deploy/examples/site-service.yaml": open(path("deploy", "examples", "site-service.yaml")).read(),
         "deploy/k8s/sluice.yaml ConfigMap": find(docs, "ConfigMap", "sluice-site")["data"]["site.yaml"],
+        "deploy/k8s/sluice-ha.yaml ConfigMap": find(ha_docs, "ConfigMap")["data"]["site.yaml"],
     }
     # image: must exist on disk; the examples name cluster paths.
     env = {"PATH": "/usr/bin:/bin", "HOME": tempfile.gettempdir()}
