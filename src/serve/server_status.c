@@ -93,10 +93,13 @@ void status_get(sluice_server_t *s, req_t *rq, answer_t *out)
         return; /* out of memory: no answer */
     }
     rest = status_slurmrestd(s, &ttl, &interval_ms);
-    if (s->o.launcher) {
-        pthread_mutex_lock(&s->mu);
-        tracked = sluice_launcher_tracked(s->o.launcher);
-        pthread_mutex_unlock(&s->mu);
+    /* Every cluster's launcher, each under its own cycle mutex. */
+    for (size_t i = 0; s->o.launcher != NULL && i < server_cluster_count(s); i++) {
+        pthread_mutex_t *mu = server_cluster_mu(s, i);
+
+        pthread_mutex_lock(mu);
+        tracked += sluice_launcher_tracked(server_cluster_launcher(s, i));
+        pthread_mutex_unlock(mu);
     }
     j = json_pack("{s:s s:I s:o s:{s:o} s:o s:I s:o}", "version", sluice_version(), "uptime_s",
                   (json_int_t)server_elapsed_s(&s->started), "slurmrestd", rest, "token",
