@@ -50,16 +50,5 @@ rc=0
 python3 "$REPO/tests/e2e/lib/ha_chaos.py" "$SLUICE" "$site" "$work" "$tok" "$n" "$kills" "$seed" \
     >"$work/chaos.out" 2>&1 || rc=$?
 grep -E '^(FAILOVER|ha_chaos:)' "$work/chaos.out" | sed 's/^/    | /' || true
-if [ "$rc" -ne 0 ]; then
-    for f in "$work"/serve-*.log; do [ -f "$f" ] && tail -n 30 "$f" | sed "s|^|    $(basename "$f") |"; done
-    abort "the driver stopped (exit $rc)"
-fi
-while read -r _ check verdict detail; do
-    if [ "$verdict" = ok ]; then pass "$check: $detail"; else fail "$check: $detail"; fi
-done < <(grep '^RESULT ' "$work/chaos.out")
-if [ "$failed" -ne 0 ]; then
-    for f in "$work"/serve-*.log; do
-        grep -E 'leadership|fenced|ERROR|error' "$f" | tail -n 20 | sed "s|^|    $(basename "$f") |" || true
-    done
-fi
+e2e_driver_results "$work/chaos.out" "$rc" 'leadership|fenced|ERROR|error'
 finish

@@ -51,16 +51,5 @@ rc=0
 python3 "$REPO/tests/e2e/lib/ha_dbloss.py" "$SLUICE" "$site" "$work" "$tok" "$pgport" \
     >"$work/dbloss.out" 2>&1 || rc=$?
 grep '^ha_dbloss:' "$work/dbloss.out" | sed 's/^/    | /' || true
-if [ "$rc" -ne 0 ]; then
-    for f in "$work"/serve-*.log; do [ -f "$f" ] && tail -n 30 "$f" | sed "s|^|    $(basename "$f") |"; done
-    abort "the driver stopped (exit $rc)"
-fi
-while read -r _ check verdict detail; do
-    if [ "$verdict" = ok ]; then pass "$check: $detail"; else fail "$check: $detail"; fi
-done < <(grep '^RESULT ' "$work/dbloss.out")
-if [ "$failed" -ne 0 ]; then
-    for f in "$work"/serve-*.log; do
-        grep -E 'leadership|fenced|database|ERROR|error' "$f" | tail -n 20 | sed "s|^|    $(basename "$f") |" || true
-    done
-fi
+e2e_driver_results "$work/dbloss.out" "$rc" 'leadership|fenced|database|ERROR|error'
 finish

@@ -99,6 +99,27 @@ e2e_pg_drop() {
     psql -q "$SLUICE_TEST_PG_URL" -c "DROP SCHEMA IF EXISTS $schema CASCADE" >/dev/null 2>&1 || true
 }
 
+# e2e_driver_results OUT RC PATTERN: after a replica driver
+# (tests/e2e/lib/ha_*.py) wrote OUT and exited RC: abort when it stopped
+# (with the tail of each replica's log, $work/serve-*.log), else turn each
+# `RESULT <check> ok|fail <detail>` line into a PASS or FAIL; after a
+# failure, the replicas' log lines that match PATTERN.
+e2e_driver_results() {
+    local out=$1 rc=$2 pattern=$3 f check verdict detail
+    if [ "$rc" -ne 0 ]; then
+        for f in "$work"/serve-*.log; do [ -f "$f" ] && tail -n 30 "$f" | sed "s|^|    $(basename "$f") |"; done
+        abort "the driver stopped (exit $rc)"
+    fi
+    while read -r _ check verdict detail; do
+        if [ "$verdict" = ok ]; then pass "$check: $detail"; else fail "$check: $detail"; fi
+    done < <(grep '^RESULT ' "$out")
+    if [ "$failed" -ne 0 ]; then
+        for f in "$work"/serve-*.log; do
+            grep -E "$pattern" "$f" | tail -n 20 | sed "s|^|    $(basename "$f") |" || true
+        done
+    fi
+}
+
 # e2e_launch_setup TAG: what a suite that runs `sluice launch` needs.  Sets
 # SLUICE (the binary; abort when it is missing), the testbed's environment
 # (checked: loopback, every daemon up), work (a new directory
