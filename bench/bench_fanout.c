@@ -26,8 +26,11 @@
  *    and the ms truncation: an upper bound on commit -> delivery, never an
  *    underestimate.  (Events the launcher commits as one batch carry each
  *    its own staging time, so theirs also includes the rest of the
- *    batch's staging.)  Events older than the watcher's connection are
- *    left out of the samples (not of the completeness check).
+ *    batch's staging.)  Events committed before the watcher's stream is
+ *    open (its answer head read) are its catch-up: left out of the
+ *    samples, not of the completeness check.  How long the streams took
+ *    to open is printed on its own line.  The reader thread runs while
+ *    the watchers open, so each is read from its first frame on.
  * 4. Completeness: after the service stops, the store is read with the
  *    library and every event of each launch after M must have been
  *    received (`missed` counts the rest, `repeated` a frame whose gseq is
@@ -47,6 +50,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,13 +91,6 @@ static double bench_loadavg1(void)
         fclose(f);
     }
     return l1;
-}
-
-static int64_t real_ms_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static double real_now(void)
@@ -212,7 +209,8 @@ typedef struct {
     int fd;
     int global; /* on /v1/events, filtering by launch_id here */
     wstate_t st;
-    int64_t since_ms;  /* events at or before this are not samples */
+    int64_t since_ms;  /* events at or before this are not samples: the stream's open */
+    double sent_ms;    /* when the request was sent */
     int64_t last_gseq; /* the newest frame received */
     char raw[8192];    /* undecoded bytes */
     size_t rlen;
@@ -233,7 +231,11 @@ typedef struct {
     size_t n_lat;
     by_name_t names[BY_NAME]; /* the samples by event name */
     size_t fallbacks, errors;
-    int64_t mark; /* the store's newest gseq before the watchers connected */
+    double *open_ms; /* per watcher: request sent -> answer head read */
+    size_t n_open_ms;
+    atomic_size_t n_open; /* w[0..n_open) are open: the reader polls them while the rest open */
+    FILE *dump;           /* $BENCH_FANOUT_SAMPLES: every sample (time, read, gseq, name, launch) */
+    int64_t mark;         /* the store's newest gseq before the watchers connected */
 } watch_t;
 
 static int w_open(watch_t *W, watcher_t *w)
@@ -264,7 +266,8 @@ static int w_open(watch_t *W, watcher_t *w)
         snprintf(req + n, sizeof(req) - (size_t)n,
                  "Host: 127.0.0.1\r\nAccept: text/event-stream\r\nAuthorization: Bearer %s\r\n\r\n",
                  API_TOKEN);
-    w->since_ms = real_ms_now();
+    w->since_ms = INT64_MAX; /* no samples before the stream is open */
+    w->sent_ms = real_now();
     if (send(w->fd, req, (size_t)n, MSG_NOSIGNAL) != n) {
         close(w->fd);
         w->fd = -1;
@@ -301,6 +304,9 @@ static void w_line(watch_t *W, watcher_t *w, const char *line, size_t len, doubl
 
             W->lat[W->n_lat++] = t_read - (double)t;
             by_name_add(W->names, name ? name : "?", t_read - (double)t);
+            if (W->dump != NULL)
+                fprintf(W->dump, "%" PRId64 " %.1f %" PRId64 " %s %s\n", t, t_read, g,
+                        name ? name : "?", w->id);
         }
     }
     json_decref(j);
@@ -358,6 +364,13 @@ static void w_decode(watch_t *W, watcher_t *w, double t_read)
             }
             off = (size_t)(end + 4 - w->raw);
             w->st = W_SIZE;
+            /* The stream is open: what is committed from now on is fan-out
+             * (a sample); what came before is its catch-up. */
+            w->since_ms = (int64_t)t_read;
+            if (W->n_open_ms < W->n)
+                W->open_ms[W->n_open_ms++] = t_read - w->sent_ms;
+            if (W->dump != NULL)
+                fprintf(W->dump, "%.1f %.1f 0 head %s\n", w->sent_ms, t_read, w->id);
         } else if (w->st == W_SIZE) {
             eol = memmem(w->raw + off, w->rlen - off, "\r\n", 2);
             if (eol == NULL)
@@ -400,16 +413,20 @@ static void *watch_main(void *arg)
         size_t k = 0;
         int r;
 
-        for (size_t i = 0; i < W->n; i++) {
+        size_t n = atomic_load(&W->n_open);
+
+        for (size_t i = 0; i < n; i++) {
             pf[i].fd = W->w[i].st == W_DEAD ? -1 : W->w[i].fd;
             pf[i].events = POLLIN;
             pf[i].revents = 0;
         }
-        if ((r = poll(pf, W->n, 100)) <= 0)
+        /* short waits while watchers still open, so that each is read from
+         * its first frame on */
+        if ((r = poll(pf, n, n < W->n ? 2 : 100)) <= 0)
             continue;
         {
             double t_read = real_now();
-            for (size_t i = 0; i < W->n && k < (size_t)r; i++) {
+            for (size_t i = 0; i < n && k < (size_t)r; i++) {
                 watcher_t *w = &W->w[i];
                 ssize_t got;
                 if (pf[i].revents == 0)
@@ -503,7 +520,8 @@ int main(int argc, char **argv)
     ids = calloc(n, sizeof(*ids));
     W.w = calloc(n, sizeof(*W.w));
     W.lat = calloc(MAX_SAMPLES, sizeof(*W.lat));
-    if (ids == NULL || W.w == NULL || W.lat == NULL)
+    W.open_ms = calloc(n, sizeof(*W.open_ms));
+    if (ids == NULL || W.w == NULL || W.lat == NULL || W.open_ms == NULL)
         goto out;
     for (size_t i = 0; i < n; i++)
         W.w[i].fd = -1;
@@ -521,6 +539,8 @@ int main(int argc, char **argv)
     W.n = n;
     W.port = port;
     W.route = route;
+    if (getenv("BENCH_FANOUT_SAMPLES") != NULL)
+        W.dump = fopen(getenv("BENCH_FANOUT_SAMPLES"), "w");
     {
         sluice_store_t *store = NULL;
 
@@ -534,15 +554,19 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < n; i++)
         W.w[i].fd = -1;
+    /* The reader runs while the watchers open: each is read from the
+     * moment it is open (a watcher opened early is not left unread while
+     * the others connect). */
+    if (pthread_create(&th, NULL, watch_main, &W) != 0)
+        goto out;
+    started = 1;
     for (size_t i = 0; i < n; i++) {
         W.w[i].id = ids[i];
         W.w[i].global = strcmp(route, "events") == 0;
         if (w_open(&W, &W.w[i]) != 0)
             W.w[i].st = W_DEAD;
+        atomic_store(&W.n_open, i + 1);
     }
-    if (pthread_create(&th, NULL, watch_main, &W) != 0)
-        goto out;
-    started = 1;
     printf("fanout: %zu watchers on %s, service pid %ld port %u, load %.2f\n", n,
            strcmp(route, "events") == 0 ? "/v1/events?launch_id=ID&after=M"
                                         : "/v1/launches/ID/events?after=M",
@@ -597,6 +621,8 @@ out:
         atomic_store(&W.stop, 1);
         pthread_join(th, NULL);
     }
+    if (W.dump != NULL)
+        fclose(W.dump);
     bench_serve_stop(pid);
     if (started) {
         sluice_store_t *store = NULL;
@@ -640,6 +666,14 @@ out:
                bench_pct(W.lat, W.n_lat, 50), bench_pct(W.lat, W.n_lat, 90),
                bench_pct(W.lat, W.n_lat, 99), W.n_lat ? W.lat[W.n_lat - 1] : -1.0, over, W.n_lat,
                bench_loadavg1());
+        bench_sort(W.open_ms, W.n_open_ms);
+        printf("fanout: %zu streams open (request sent -> answer head) p50 %.1f  p90 %.1f  max "
+               "%.1f ms, while the service submits the launches it started with; an event "
+               "committed before its stream is open is catch-up (in the completeness check, not "
+               "a sample)\n",
+               W.n_open_ms, bench_pct(W.open_ms, W.n_open_ms, 50),
+               bench_pct(W.open_ms, W.n_open_ms, 90),
+               W.n_open_ms ? W.open_ms[W.n_open_ms - 1] : -1.0);
         for (size_t i = 0; i < BY_NAME && W.names[i].name[0] != '\0'; i++)
             printf("fanout:   %-20s %4zu samples, %4zu over 50 ms, max %.1f ms\n", W.names[i].name,
                    W.names[i].n, W.names[i].over, W.names[i].max);
@@ -659,6 +693,7 @@ out:
         free(ids[i]);
     free(ids);
     free(W.w);
+    free(W.open_ms);
     free(W.lat);
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", state);
     if (strncmp(state, "/var/tmp/sluice-bench-fanout.", 29) == 0 && getenv("BENCH_KEEP") == NULL &&

@@ -30,6 +30,12 @@
 #include "server_access.h"
 #include "server_util.h"
 
+/* Connections the kernel queues before accept (it caps this at
+ * net.core.somaxconn).  A burst such as hundreds of event watchers
+ * reconnecting at once must wait in that queue: a SYN dropped on a full
+ * queue is retried only after a second (128 here cost 200 watchers 1 s). */
+#define SERVER_LISTEN_BACKLOG 4096
+
 #define MAX_PEM (1024u * 1024u)
 
 /* ---- secrets ------------------------------------------------------------ */
@@ -345,7 +351,7 @@ int server_tcp_listen(const struct sockaddr_storage *ss,
         setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
     if (bind(fd, (const struct sockaddr *)ss,
              v6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in)) != 0 ||
-        listen(fd, 128) != 0) {
+        listen(fd, SERVER_LISTEN_BACKLOG) != 0) {
         sluice_errorf(err, SLUICE_ETRANSPORT, "cannot listen on %s: %s", listen_s, strerror(errno));
         close(fd);
         return -1;
@@ -418,7 +424,7 @@ int server_unix_listen(const char *path, unsigned mode, const char *group, sluic
         unlink(path);
         return -1;
     }
-    if (chmod(path, (mode_t)mode) != 0 || listen(fd, 128) != 0) {
+    if (chmod(path, (mode_t)mode) != 0 || listen(fd, SERVER_LISTEN_BACKLOG) != 0) {
         sluice_errorf(err, SLUICE_ETRANSPORT, "listen %s: %s", path, strerror(errno));
         close(fd);
         unlink(path);
