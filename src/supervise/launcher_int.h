@@ -20,7 +20,9 @@
  *   - launcher_owner.c: whether a record is the launch's job (the
  *     ownership rule), jobs that went to another cluster.
  *   - launcher_record.c: the table of launches, recording events and
- *     folding them back in, stats counters, the clock and budget helpers.
+ *     folding them back in, stats counters.
+ *   - launcher_util.c: the clock and budget helpers, kill points, finding
+ *     and dropping launches.
  *   - launcher_views.c: what a job record means before it is recorded
  *     (never-clearing pending reasons, hidden bases).
  *   - launcher_peers.c: a launch that depends on another: the rule of each
@@ -194,7 +196,7 @@ struct sluice_launcher {
     int64_t gseq;
     bool asks_pending;  /* some launch has a cancel_ask_seq (launcher.c) */
     json_t *node_addrs; /* launcher_peers.c: node -> [NodeAddr, read at ms] */
-    /* the budgets (launcher_record.c: refilled once a step) */
+    /* the budgets (launcher_util.c: refilled once a step) */
     struct {
         double reads; /* reads and cancels */
         int64_t reads_ms;
@@ -248,7 +250,7 @@ const char *launcher_fsm_reason(const launch_t *L);
 /* Free what L's state holds. */
 void launcher_fsm_free(launch_t *L);
 
-/* ---- launcher_record.c: clock, budget and small helpers ----------------- */
+/* ---- launcher_util.c: clock, budget and small helpers ------------------- */
 
 /* The real clock (the defaults of sluice_launcher_opts_t.now_ms/sleep_ms). */
 int64_t launcher_real_now_ms(void *arg);

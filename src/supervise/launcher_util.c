@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* launcher_util.c - the helpers every launcher file uses: the clocks (real
+ * or injected) and their one conversion to the fsm's seconds, the read and
+ * submit budgets, the kill points, and the table of launches (find, drop,
+ * free, the cached render).
+ *
+ * Notes:
+ *   - Times: the store keeps epoch ms, the fsm epoch seconds (double).
+ *     launcher_fsm_time() is the one conversion.
+ *   - Nothing here touches the store: launcher_record.c records and folds.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <sluice/launcher.h>
+
+#include "base/wipe.h"
+#include "launcher_int.h"
+
+/* ---- small helpers ----------------------------------------------------- */
+
+double launcher_fsm_time(int64_t ms)
+{
+    return (double)ms / 1000.0;
+}
+
+/* Seconds-scale values (already multiplied) back to whole ms; never negative here. */
+int64_t launcher_to_ms(double x)
+{
+    return (int64_t)(x >= 0 ? x + 0.5 : x - 0.5);
+}
+
+int64_t launcher_real_now_ms(void *arg)
+{
+    struct timespec ts;
+
+    (void)arg;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void launcher_real_sleep_ms(void *arg, int64_t ms)
+{
+    struct timespec ts;
+
+    (void)arg;
+    if (ms <= 0)
+        return;
+    ts.tv_sec = (time_t)(ms / 1000);
+    ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+double launcher_mono_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+bool launcher_real_clock(const sluice_launcher_t *l)
+{
+    return l->o.sleep_ms == launcher_real_sleep_ms;
+}
+
+int64_t launcher_now_ms(const sluice_launcher_t *l)
+{
+    return l->o.now_ms(l->o.clock_arg);
+}
+
+char *launcher_dup_or(const char *s, const char *dflt)
+{
+    return strdup(s != NULL && s[0] != '\0' ? s : dflt);
+}
+
+void launcher_views_free(sluice_jobview_t *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        sluice_jobview_clear(&v[i]);
+    free(v);
+}
+
+bool launcher_same_str(const char *a, const char *b)
+{
+    return a != NULL && b != NULL && strcmp(a, b) == 0;
+}
+
+bool launcher_take_token(sluice_launcher_t *l)
+{
+    if (l->budget.reads < 1.0)
+        return false;
+    l->budget.reads -= 1.0;
+    return true;
+}
+
+bool launcher_has_tokens(const sluice_launcher_t *l, double n)
+{
+    return l->budget.reads >= n;
+}
+
+bool launcher_take_submit_token(sluice_launcher_t *l)
+{
+    if (l->budget.submits < 1.0)
+        return false;
+    l->budget.submits -= 1.0;
+    return true;
+}
+
+void launcher_budget_init(sluice_launcher_t *l, int64_t now)
+{
+    l->budget.reads = l->o.rpc_per_sec;
+    l->budget.reads_ms = now;
+    l->budget.submits = l->o.submit_per_sec;
+    l->budget.submits_ms = now;
+}
+
+/* Refill one budget of `per_sec` tokens (never above one second's worth;
+ * a rate below one still allows one call). */
+static void refill(double *tokens, int64_t *since_ms, double per_sec, int64_t now)
+{
+    *tokens += (double)(now - *since_ms) / 1000.0 * per_sec;
+    if (*tokens > per_sec)
+        *tokens = per_sec;
+    if (*tokens < 1.0 && per_sec < 1.0)
+        *tokens = 1.0;
+    *since_ms = now;
+}
+
+void launcher_budget_refill(sluice_launcher_t *l, int64_t now)
+{
+    refill(&l->budget.reads, &l->budget.reads_ms, l->o.rpc_per_sec, now);
+    refill(&l->budget.submits, &l->budget.submits_ms, l->o.submit_per_sec, now);
+}
+
+/* A kill point: true means "the process died here". */
+bool launcher_killed_at(sluice_launcher_t *l, const char *point)
+{
+    static atomic_bool stopped_once; /* SLUICE_STOP_AT: the first time only */
+    const char *env;
+
+    if (l->o.kill_at != NULL) {
+        if (l->o.kill_at(l->o.kill_arg, point)) {
+            l->dead = true;
+            return true;
+        }
+        return false;
+    }
+    env = getenv("SLUICE_KILL_AT");
+    if (env != NULL && strcmp(env, point) == 0)
+        raise(SIGKILL);
+    /* The replicas' fencing test: a leader paused (SIGSTOP) here, once. */
+    env = getenv("SLUICE_STOP_AT");
+    if (env != NULL && strcmp(env, point) == 0 && !atomic_exchange(&stopped_once, true))
+        raise(SIGSTOP);
+    return false;
+}
+
+void launcher_launch_free(launch_t *L)
+{
+    if (L == NULL)
+        return;
+    for (size_t i = 0; i < L->n_secrets; i++) {
+        if (L->secret_values[i] != NULL)
+            wipe_str(L->secret_values[i]);
+        free(L->secret_values[i]);
+        free(L->secret_names[i]);
+    }
+    free(L->secret_values);
+    free(L->secret_names);
+    launcher_views_free(L->views, L->n_views);
+    launcher_fsm_free(L);
+    json_decref(L->render);
+    free(L->id);
+    free(L->site);
+    free(L->dep_id);
+    free(L->dep_cond);
+    free(L);
+}
+
+launch_t *launcher_find_launch(const sluice_launcher_t *l, const char *id)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (strcmp(l->v[i]->id, id) == 0)
+            return l->v[i];
+    return NULL;
+}
+
+void launcher_render_drop(sluice_launcher_t *l, launch_t *L)
+{
+    if (L == NULL || L->render == NULL)
+        return;
+    json_decref(L->render);
+    L->render = NULL;
+    atomic_fetch_sub(&l->in.renders, 1);
+}
+
+void launcher_drop_launch(sluice_launcher_t *l, launch_t *L)
+{
+    launcher_render_drop(l, L);
+    for (size_t i = 0; i < l->n; i++) {
+        if (l->v[i] == L) {
+            memmove(&l->v[i], &l->v[i + 1], (l->n - i - 1) * sizeof(*l->v));
+            l->n--;
+            break;
+        }
+    }
+    launcher_launch_free(L);
+}
