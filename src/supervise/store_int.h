@@ -146,6 +146,10 @@ sluice_err store_sqlite_open(sluice_store_t *s, sluice_error_t *err);
  * migrate; sets s->ops.  `password_file` may be NULL. */
 sluice_err
 store_pg_open(sluice_store_t *s, const char *url, const char *password_file, sluice_error_t *err);
+/* store_pg_schema.c: store_pg_migrations[i] brings a PostgreSQL schema from
+ * version i to i + 1 (the same versions as SQLite's). */
+extern const char *const store_pg_migrations[];
+extern const int store_pg_n_migrations;
 
 /* ---- the leadership lease (store_lease.c) ------------------------------ */
 
