@@ -87,6 +87,11 @@ typedef struct {
      * `node` into buf and return 1, or return 0 when it is unknown (the
      * answer then says null).  NULL: every address is unknown. */
     int (*node_address)(void *arg, const char *node, char *buf, size_t size);
+    /* The same in the launch's cluster (`cluster`: its name, NULL for a
+     * launch of the first or only one); when set it is used instead of
+     * node_address, with the same arg. */
+    int (*node_address_in)(
+        void *arg, const char *cluster, const char *node, char *buf, size_t size);
     void *node_address_arg;
     /* Retention (0: keep forever). */
     int64_t launches_max_age_s; /* finished launches */
@@ -99,7 +104,9 @@ typedef struct {
     void *stat_arg;
     /* Readiness of slurmrestd (it answers a ping): SLUICE_OK or an error
      * whose text says why.  NULL: not checked.  The token's time left is
-     * the separate token_ttl_s check. */
+     * the separate token_ttl_s check.  With several clusters, SLUICE_OK
+     * while any one answers; a text left in err with SLUICE_OK names the
+     * ones that did not (the answer shows it as the check's detail). */
     sluice_err (*ready)(void *arg, sluice_error_t *err);
     /* Seconds until the Slurm token expires, or < 0 when unknown. */
     int64_t (*token_ttl_s)(void *arg);

@@ -76,25 +76,29 @@ static int serve_option(int id, const char *v, void *arg)
     return CLI_EX_OK;
 }
 
-/* Node addresses (Slurm's NodeAddr) for GET /v1/launches/{id}: a table
- * read through a client of its own (HTTP workers never share the
- * launcher's), at most once a minute, and only when asked. */
+#define SERVE_MAX_CLUSTERS 64
+
+/* Node addresses (Slurm's NodeAddr) for GET /v1/launches/{id}, one table
+ * per cluster: read through a client of its own (HTTP workers never share
+ * a launcher's), at most once a minute, and only when asked.  The same
+ * client answers readiness. */
 typedef struct {
     pthread_mutex_t mu;
+    const char *cluster;     /* its name (the config's), NULL: the only one */
     sluice_client_t *client; /* or NULL: addresses unknown */
     sluice_rest_nodes_t nodes;
     time_t read_at;
 } node_cache_t;
 
 typedef struct {
-    sluice_client_t *client; /* the supervisor's (borrowed) */
+    sluice_client_t *client; /* the first cluster's launcher client (borrowed) */
     sluice_server_t *server;
-    node_cache_t nc;
+    node_cache_t nc[SERVE_MAX_CLUSTERS];
+    size_t n_nc;
 } serve_ctx_t;
 
-static int node_address(void *arg, const char *node, char *buf, size_t size)
+static int node_address_of(node_cache_t *nc, const char *node, char *buf, size_t size)
 {
-    node_cache_t *nc = arg;
     time_t now = time(NULL);
     int found = 0;
 
@@ -109,7 +113,8 @@ static int node_address(void *arg, const char *node, char *buf, size_t size)
             sluice_rest_nodes_clear(&nc->nodes);
             nc->nodes = fresh;
         } else {
-            sluice_log(SLUICE_LOG_WARNING, "node addresses: %s", e.text);
+            sluice_log(SLUICE_LOG_WARNING, "node addresses%s%s: %s",
+                       nc->cluster ? " of cluster " : "", nc->cluster ? nc->cluster : "", e.text);
         }
     }
     for (size_t i = 0; i < nc->nodes.n_nodes && !found; i++) {
@@ -123,6 +128,18 @@ static int node_address(void *arg, const char *node, char *buf, size_t size)
     return found;
 }
 
+/* opts.node_address_in: the table of the launch's cluster (NULL: the
+ * first); a cluster the site no longer names has no addresses. */
+static int node_address_in(void *arg, const char *cluster, const char *node, char *buf, size_t size)
+{
+    serve_ctx_t *sc = arg;
+
+    for (size_t i = 0; i < sc->n_nc; i++)
+        if (cluster == NULL || sc->nc[i].cluster == NULL || strcmp(sc->nc[i].cluster, cluster) == 0)
+            return node_address_of(&sc->nc[i], node, buf, size);
+    return 0;
+}
+
 static void on_transition(const sluice_launcher_transition_t *t, void *arg)
 {
     serve_ctx_t *sc = arg;
@@ -133,44 +150,85 @@ static void on_transition(const sluice_launcher_transition_t *t, void *arg)
                sluice_fsm_state_name(t->from), to ? to : "?", t->event ? t->event : "");
 }
 
-/* Readiness goes through the node-address client (its own lock), never the
- * launcher's, so /v1/readyz does not wait for a running launcher cycle
- * (so.ready_unlocked); without that client, the launcher's under its
- * mutex. */
-static sluice_client_t *ready_client(serve_ctx_t *sc)
+/* Readiness goes through the node-address clients (their own locks), never
+ * a launcher's, so /v1/readyz does not wait for a running launcher cycle
+ * (so.ready_unlocked); without such a client, the first cluster's launcher
+ * client under the server's mutex.  With several clusters the service is
+ * ready while any one answers (the others' launches wait, their reads keep
+ * working); err then names the ones that did not. */
+static sluice_client_t *ready_client(serve_ctx_t *sc, size_t i)
 {
-    return sc->nc.client != NULL ? sc->nc.client : sc->client;
+    return sc->nc[i].client != NULL ? sc->nc[i].client : i == 0 ? sc->client : NULL;
 }
 
 static sluice_err ready(void *arg, sluice_error_t *err)
 {
     serve_ctx_t *sc = arg;
-    sluice_rest_ping_t ping;
-    sluice_err rc;
+    size_t ok = 0, off = 0;
+    char why[sizeof(err->text)] = "";
+    sluice_err last = SLUICE_OK;
 
-    /* slurmrestd only: the token's time left is its own check (token_ttl) */
-    memset(&ping, 0, sizeof(ping));
-    pthread_mutex_lock(&sc->nc.mu);
-    rc = sluice_client_ping(ready_client(sc), &ping, NULL, err);
-    pthread_mutex_unlock(&sc->nc.mu);
-    if (rc != SLUICE_OK)
-        return rc;
-    sluice_rest_ping_clear(&ping);
+    for (size_t i = 0; i < sc->n_nc; i++) {
+        sluice_client_t *c = ready_client(sc, i);
+        sluice_rest_ping_t ping;
+        sluice_error_t e = SLUICE_ERROR_INIT;
+        sluice_err rc;
+
+        /* slurmrestd only: the token's time left is its own check (token_ttl) */
+        memset(&ping, 0, sizeof(ping));
+        pthread_mutex_lock(&sc->nc[i].mu);
+        rc = c != NULL ? sluice_client_ping(c, &ping, NULL, &e)
+                       : sluice_errorf(&e, SLUICE_ECONFIG, "no REST client of its own");
+        pthread_mutex_unlock(&sc->nc[i].mu);
+        if (rc == SLUICE_OK) {
+            sluice_rest_ping_clear(&ping);
+            ok++;
+            continue;
+        }
+        last = rc;
+        if (sc->n_nc == 1) {
+            if (err != NULL)
+                *err = e;
+            return rc;
+        }
+        if (off < sizeof(why))
+            off += (size_t)snprintf(why + off, sizeof(why) - off, "%scluster %s: %s",
+                                    off ? "; " : "", sc->nc[i].cluster, e.text);
+    }
+    if (why[0] != '\0' && err != NULL)
+        snprintf(err->text, sizeof(err->text), "%s", why);
+    if (ok == 0 && sc->n_nc > 0) {
+        if (err != NULL)
+            err->code = last;
+        return last;
+    }
     return SLUICE_OK;
 }
 
+/* The shortest time left of the clusters' tokens; -1 when none is known. */
 static int64_t token_ttl(void *arg)
 {
     serve_ctx_t *sc = arg;
-    int64_t left = -1;
-    sluice_err rc;
+    int64_t least = -1;
 
-    pthread_mutex_lock(&sc->nc.mu);
-    rc = sluice_auth_expiry(sluice_client_auth(ready_client(sc)), NULL, &left, NULL);
-    pthread_mutex_unlock(&sc->nc.mu);
-    if (rc != SLUICE_OK)
-        return -1;
-    return left < 0 ? 0 : left;
+    for (size_t i = 0; i < sc->n_nc; i++) {
+        sluice_client_t *c = ready_client(sc, i);
+        int64_t left = -1;
+        sluice_err rc;
+
+        if (c == NULL)
+            continue;
+        pthread_mutex_lock(&sc->nc[i].mu);
+        rc = sluice_auth_expiry(sluice_client_auth(c), NULL, &left, NULL);
+        pthread_mutex_unlock(&sc->nc[i].mu);
+        if (rc != SLUICE_OK)
+            continue;
+        if (left < 0)
+            left = 0;
+        if (least < 0 || left < least)
+            least = left;
+    }
+    return least;
 }
 
 /* A launcher loop of one cluster past the first (sluice_server_run_cluster). */
@@ -180,8 +238,6 @@ typedef struct {
     pthread_t t;
     int started;
 } cluster_thread_t;
-
-#define SERVE_MAX_CLUSTERS 64
 
 static void *run_cluster(void *arg)
 {
@@ -255,7 +311,8 @@ int cmd_serve(const cli_spec_t *spec, int argc, char **argv)
     memset(&sc, 0, sizeof(sc));
     if (!cli_parse(spec, argc, argv, &a, serve_option, &o, &rc))
         return rc;
-    pthread_mutex_init(&sc.nc.mu, NULL);
+    for (size_t i = 0; i < SERVE_MAX_CLUSTERS; i++)
+        pthread_mutex_init(&sc.nc[i].mu, NULL);
     if ((rc = cli_config_load(&a.site, &cfg)) != CLI_EX_OK)
         goto out;
     /* rest.user unset: the token's user (each cluster's), before staging
@@ -318,14 +375,25 @@ int cmd_serve(const cli_spec_t *spec, int argc, char **argv)
     so.ready = ready;
     so.token_ttl_s = token_ttl;
     so.cluster_arg = &sc;
-    {
+    /* a client of its own per cluster: node addresses and readiness */
+    sc.n_nc = so.n_clusters > 0 ? so.n_clusters : 1;
+    so.ready_unlocked = 1;
+    for (size_t i = 0; i < sc.n_nc; i++) {
         sluice_error_t ne = SLUICE_ERROR_INIT;
-        if (sluice_client_new_from_config(&sc.nc.client, cfg, &ne) != SLUICE_OK)
-            sluice_log(SLUICE_LOG_WARNING, "node addresses unavailable: %s", ne.text);
+        const sluice_config_t *ccfg =
+            so.n_clusters > 0 ? sluice_supervisor_cluster_config(sup, i) : cfg;
+
+        sc.nc[i].cluster = so.n_clusters > 0 ? clusters[i].name : NULL;
+        if (sluice_client_new_from_config(&sc.nc[i].client, ccfg, &ne) != SLUICE_OK) {
+            sluice_log(SLUICE_LOG_WARNING, "node addresses%s%s unavailable: %s",
+                       sc.nc[i].cluster ? " of cluster " : "",
+                       sc.nc[i].cluster ? sc.nc[i].cluster : "", ne.text);
+            if (i == 0)
+                so.ready_unlocked = 0; /* readiness through the launcher's client */
+        }
     }
-    so.ready_unlocked = sc.nc.client != NULL;
-    so.node_address = node_address;
-    so.node_address_arg = &sc.nc;
+    so.node_address_in = node_address_in;
+    so.node_address_arg = &sc;
     so.client = sc.client;
     so.leader = sluice_supervisor_leader(sup);
     raise_nofile();
@@ -371,9 +439,11 @@ int cmd_serve(const cli_spec_t *spec, int argc, char **argv)
 out:
     sluice_server_free(sc.server);
     sluice_supervisor_close(sup);
-    sluice_client_free(sc.nc.client);
-    sluice_rest_nodes_clear(&sc.nc.nodes);
-    pthread_mutex_destroy(&sc.nc.mu);
+    for (size_t i = 0; i < SERVE_MAX_CLUSTERS; i++) {
+        sluice_client_free(sc.nc[i].client);
+        sluice_rest_nodes_clear(&sc.nc[i].nodes);
+        pthread_mutex_destroy(&sc.nc[i].mu);
+    }
     sluice_study_source_close(studies);
     free(clusters);
     sluice_config_free(cfg);

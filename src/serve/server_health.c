@@ -9,7 +9,9 @@
  * - The readiness check uses the launcher's cluster client, so it takes
  *   s->mu: one user of that client at a time.
  * - Readiness answers every check, ready or not: store (the directory is
- *   writable), slurmrestd (a ping answers), token (more than 60 s left).
+ *   writable), slurmrestd (a ping answers; with several clusters, any one
+ *   of them, and the detail names those that did not), token (more than
+ *   60 s left, on every cluster).
  *   Not ready is a 503 problem that carries the same checks.  Only this
  *   route depends on slurmrestd: every read of the store keeps working
  *   while it is down.
@@ -81,16 +83,16 @@ void health_ready(sluice_server_t *s, req_t *rq, answer_t *out)
         json_object_set_new(tok, "expires_in_s", json_integer(ttl));
     /* Replicas: the role, and whether the database answers (server_ha.c). */
     ha_ok = server_ha_ready(s, ha, ha_why, sizeof(ha_why));
-    checks =
-        json_pack("{s:o s:o s:o}", "store",
-                  check(store_ok && ha_ok ? "ok" : "failed",
-                        !ha_ok     ? ha_why + 7
-                        : store_ok ? NULL
-                                   : "the store directory is not writable"),
-                  "slurmrestd",
-                  check(s->o.ready == NULL ? "not checked" : (rest_ok ? "ok" : "failed"),
-                        rest_ok ? NULL : (err.text[0] ? err.text : "slurmrestd is not reachable")),
-                  "token", tok);
+    checks = json_pack("{s:o s:o s:o}", "store",
+                       check(store_ok && ha_ok ? "ok" : "failed",
+                             !ha_ok     ? ha_why + 7
+                             : store_ok ? NULL
+                                        : "the store directory is not writable"),
+                       "slurmrestd",
+                       check(s->o.ready == NULL ? "not checked" : (rest_ok ? "ok" : "failed"),
+                             rest_ok ? err.text /* clusters that did not answer, or "" */
+                                     : (err.text[0] ? err.text : "slurmrestd is not reachable")),
+                       "token", tok);
     if (!ha_ok)
         failed = ha_why;
     else if (!store_ok)

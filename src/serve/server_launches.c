@@ -29,9 +29,23 @@
 #include "server_util.h"
 #include "server_wake.h"
 
+/* The node addresses of one launch's cluster (opts.node_address_in). */
+typedef struct {
+    const sluice_server_t *s;
+    const char *cluster;
+} view_addr_t;
+
+static int view_addr(void *arg, const char *node, char *buf, size_t size)
+{
+    const view_addr_t *va = arg;
+
+    return va->s->o.node_address_in(va->s->o.node_address_arg, va->cluster, node, buf, size);
+}
+
 sluice_err launches_view_at(
     sluice_server_t *s, const char *id, json_t **out, int64_t *version_out, sluice_error_t *err)
 {
+    view_addr_t va;
     json_t *l = NULL, *ev = NULL;
     int64_t version = 0;
     sluice_err rc;
@@ -44,8 +58,12 @@ sluice_err launches_view_at(
      * copied by the build only to be deleted from the copy. */
     if (rc == SLUICE_OK)
         json_object_del(l, "render");
+    va.s = s;
+    va.cluster = json_string_value(json_object_get(l, "cluster"));
     if (rc == SLUICE_OK &&
-        ((*out = sluice_launch_view_build(l, ev, s->o.node_address, s->o.node_address_arg)) ==
+        ((*out = s->o.node_address_in != NULL
+                     ? sluice_launch_view_build(l, ev, view_addr, &va)
+                     : sluice_launch_view_build(l, ev, s->o.node_address, s->o.node_address_arg)) ==
              NULL ||
          json_object_set_new(*out, "resource_version", json_integer(version)) != 0))
         rc = sluice_errorf(err, SLUICE_ENOMEM, "launch %s: out of memory", id);

@@ -1105,6 +1105,69 @@ Test(server, launch_shows_nodes_and_addresses_per_component)
     sluice_server_free(other);
 }
 
+/* node_address_in: the address names the cluster it was asked in */
+static int cluster_address(void *arg, const char *cluster, const char *node, char *buf, size_t size)
+{
+    (void)arg;
+    if (strcmp(node, "node1") != 0)
+        return 0;
+    snprintf(buf, size, "%s.node1", cluster ? cluster : "first");
+    return 1;
+}
+
+/* With several clusters a launch's node addresses come from its own
+ * cluster's table (the launch's `cluster`; none: the first), never from
+ * another cluster's, which may know a node of the same name. */
+Test(server, node_addresses_come_from_the_launchs_cluster)
+{
+    sluice_server_opts_t so;
+    sluice_server_t *other = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_store_launch_spec_t spec;
+    hc_response_t r;
+    char sock[256];
+    const char *ids[] = {"in-west", "in-first"}, *want[] = {"west.node1", "first.node1"};
+    json_t *req = json_pack("{s:s}", "command", "/bin/true");
+    json_t *obs = json_pack("{s:[{s:i s:s}]}", "jobs", "job_id", 7, "nodes", "node[1-2]");
+
+    for (int i = 0; i < 2; i++) {
+        memset(&spec, 0, sizeof(spec));
+        spec.launch_id = ids[i];
+        spec.site = "tb";
+        spec.request = req;
+        spec.cluster = i == 0 ? "west" : NULL;
+        cr_assert_sluice_ok(sluice_store_create_launch(fx.store, &spec, NULL, &err), &err);
+        cr_assert_sluice_ok(
+            sluice_store_append_event(fx.store, ids[i], "observed", obs, NULL, 0, NULL, &err),
+            &err);
+    }
+    sfx_server_opts(&fx, &so);
+    snprintf(sock, sizeof(sock), "%s/cl.sock", fx.tmp);
+    so.socket_path = sock;
+    so.node_address = fake_address; /* not used while node_address_in is set */
+    so.node_address_in = cluster_address;
+    cr_assert_sluice_ok(sluice_server_new(&other, &so, &err), &err);
+    for (int i = 0; i < 2; i++) {
+        char path[128];
+        json_t *j, *nodes;
+
+        snprintf(path, sizeof(path), "/v1/launches/%s", ids[i]);
+        cr_assert_eq(hc_request_unix(sock, "GET", path, NULL, NULL, 0, &r), 0);
+        cr_assert_eq(r.status, 200, "%s", r.body);
+        j = body_json(&r);
+        nodes = json_object_get(json_array_get(json_object_get(j, "components"), 0), "nodes");
+        cr_assert_eq(json_array_size(nodes), 2, "%s", r.body);
+        cr_expect_str_eq(json_string_value(json_object_get(json_array_get(nodes, 0), "address")),
+                         want[i], "%s", r.body);
+        cr_expect(json_is_null(json_object_get(json_array_get(nodes, 1), "address")), "%s", r.body);
+        json_decref(j);
+        hc_response_clear(&r);
+    }
+    json_decref(req);
+    json_decref(obs);
+    sluice_server_free(other);
+}
+
 static void make_artifacts(const char *id, int64_t age_s)
 {
     char path[512];

@@ -39,9 +39,15 @@ static void with_slow_kill_point(sluice_launcher_opts_t *lo, void *arg)
     lo->kill_at = slow_kill_point;
 }
 
+static volatile int one_cluster_down;
+
+/* Ready; with one_cluster_down, as with two clusters of which one did not
+ * answer: SLUICE_OK and the text naming the other. */
 static sluice_err fake_ready(void *arg, sluice_error_t *err)
 {
-    (void)arg, (void)err;
+    (void)arg;
+    if (one_cluster_down)
+        snprintf(err->text, sizeof(err->text), "cluster west: connection refused");
     return SLUICE_OK;
 }
 
@@ -74,6 +80,7 @@ static void setup(void)
 static void teardown(void)
 {
     slow_cycle_ms = 0;
+    one_cluster_down = 0;
     cr_assert_eq(sfx_stop(&fx), 0);
 }
 
@@ -112,4 +119,29 @@ Test(server_ready, readyz_does_not_wait_for_a_slow_launcher_cycle)
     ms = (long)(t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
     pthread_join(th, NULL);
     cr_expect_lt(ms, 700, "readyz took %ld ms during a slow cycle", ms);
+}
+
+/* Several clusters: ready while any one answers (the others' launches wait;
+ * every read works), and the slurmrestd check names the ones that did
+ * not. */
+Test(server_ready, ready_while_one_cluster_answers_and_the_others_are_named)
+{
+    hc_response_t r;
+    json_t *j, *rest;
+
+    one_cluster_down = 1;
+    cr_assert_eq(hc_request(fx.port, "GET", "/v1/readyz", SFX_AUTH, NULL, 0, &r), 0);
+    cr_assert_eq(r.status, 200, "%s", r.body);
+    j = json_loads(r.body, 0, NULL);
+    rest = json_object_get(json_object_get(j, "checks"), "slurmrestd");
+    cr_expect_str_eq(json_string_value(json_object_get(rest, "state")), "ok", "%s", r.body);
+    cr_expect_str_eq(json_string_value(json_object_get(rest, "detail")),
+                     "cluster west: connection refused", "%s", r.body);
+    json_decref(j);
+    hc_response_clear(&r);
+    one_cluster_down = 0;
+    cr_assert_eq(hc_request(fx.port, "GET", "/v1/readyz", SFX_AUTH, NULL, 0, &r), 0);
+    cr_assert_eq(r.status, 200, "%s", r.body);
+    cr_expect(strstr(r.body, "detail") == NULL, "%s", r.body);
+    hc_response_clear(&r);
 }
