@@ -1048,13 +1048,23 @@ Test(server, tls_setup_errors_name_the_file)
 
 /* ---- nodes and retention ------------------------------------------------ */
 
-static int fake_address(void *arg, const char *node, char *buf, size_t size)
+/* node_address_in: node1's address names the cluster it was asked in
+ * (none: 127.0.0.11); node_address: the same without a cluster. */
+static int cluster_address(void *arg, const char *cluster, const char *node, char *buf, size_t size)
 {
     (void)arg;
     if (strcmp(node, "node1") != 0)
         return 0;
-    snprintf(buf, size, "127.0.0.11");
+    if (cluster != NULL)
+        snprintf(buf, size, "%s.node1", cluster);
+    else
+        snprintf(buf, size, "127.0.0.11");
     return 1;
+}
+
+static int fake_address(void *arg, const char *node, char *buf, size_t size)
+{
+    return cluster_address(arg, NULL, node, buf, size);
 }
 
 Test(server, launch_shows_nodes_and_addresses_per_component)
@@ -1105,16 +1115,6 @@ Test(server, launch_shows_nodes_and_addresses_per_component)
     sluice_server_free(other);
 }
 
-/* node_address_in: the address names the cluster it was asked in */
-static int cluster_address(void *arg, const char *cluster, const char *node, char *buf, size_t size)
-{
-    (void)arg;
-    if (strcmp(node, "node1") != 0)
-        return 0;
-    snprintf(buf, size, "%s.node1", cluster ? cluster : "first");
-    return 1;
-}
-
 /* With several clusters a launch's node addresses come from its own
  * cluster's table (the launch's `cluster`; none: the first), never from
  * another cluster's, which may know a node of the same name. */
@@ -1126,7 +1126,7 @@ Test(server, node_addresses_come_from_the_launchs_cluster)
     sluice_store_launch_spec_t spec;
     hc_response_t r;
     char sock[256];
-    const char *ids[] = {"in-west", "in-first"}, *want[] = {"west.node1", "first.node1"};
+    const char *ids[] = {"in-west", "in-first"}, *want[] = {"west.node1", "127.0.0.11"};
     json_t *req = json_pack("{s:s}", "command", "/bin/true");
     json_t *obs = json_pack("{s:[{s:i s:s}]}", "jobs", "job_id", 7, "nodes", "node[1-2]");
 
@@ -1144,7 +1144,7 @@ Test(server, node_addresses_come_from_the_launchs_cluster)
     sfx_server_opts(&fx, &so);
     snprintf(sock, sizeof(sock), "%s/cl.sock", fx.tmp);
     so.socket_path = sock;
-    so.node_address = fake_address; /* not used while node_address_in is set */
+    so.node_address = NULL; /* node_address_in alone */
     so.node_address_in = cluster_address;
     cr_assert_sluice_ok(sluice_server_new(&other, &so, &err), &err);
     for (int i = 0; i < 2; i++) {
