@@ -219,33 +219,43 @@ int server_feed_frame(const json_t *ev, char **buf, size_t *len, size_t *cap)
     return 0;
 }
 
-/* Build the entry of event `ev` (outside every lock); -1 when out of
- * memory or when the event has no launch id. */
+/* Build the entry of event `ev` (outside every lock) in one block sized to
+ * it (a frame is a few hundred bytes; a feed keeps thousands); -1 when out
+ * of memory or when the event has no launch id. */
 static int entry_of(const json_t *ev, feed_entry_t *out)
 {
     const char *id = json_string_value(json_object_get(ev, "launch_id"));
     const char *state = json_string_value(json_object_get(ev, "state"));
-    char *text = NULL;
-    size_t len = 0, cap = 0, idlen;
+    const char *name = json_string_value(json_object_get(ev, "name"));
+    int64_t gseq = (int64_t)json_integer_value(json_object_get(ev, "gseq"));
+    char *data = NULL, *text = NULL;
+    size_t cap, idlen;
+    int w, rc = -1;
 
     memset(out, 0, sizeof(*out));
-    if (id == NULL || server_feed_frame(ev, &text, &len, &cap) != 0) {
-        free(text);
-        return -1;
-    }
+    if (id == NULL || (data = json_dumps(ev, JSON_COMPACT | JSON_SORT_KEYS)) == NULL)
+        goto out;
+    if (name == NULL)
+        name = "event";
     idlen = strlen(id);
-    if (buf_room(&text, len, &cap, idlen + 2) != 0) {
-        free(text);
-        return -1;
-    }
-    text[len] = '\0';
-    memcpy(text + len + 1, id, idlen + 1);
-    out->gseq = (int64_t)json_integer_value(json_object_get(ev, "gseq"));
+    cap = strlen(data) + strlen(name) + idlen + 48; /* "id: " 20 digits "\nevent: \ndata: \n\n" */
+    if ((text = malloc(cap)) == NULL)
+        goto out;
+    w = snprintf(text, cap, "id: %" PRId64 "\nevent: %s\ndata: %s\n\n", gseq, name, data);
+    if (w < 0 || (size_t)w + idlen + 2 > cap)
+        goto out;
+    memcpy(text + w + 1, id, idlen + 1);
+    out->gseq = gseq;
     out->frame = text;
-    out->len = len;
-    out->launch_id = text + len + 1;
+    out->len = (size_t)w;
+    out->launch_id = text + w + 1;
     snprintf(out->state, sizeof(out->state), "%s", state ? state : "");
-    return 0;
+    text = NULL;
+    rc = 0;
+out:
+    free(data);
+    free(text);
+    return rc;
 }
 
 /* With mu held: add `e` (ownership moves) as the newest event, dropping the
