@@ -63,6 +63,7 @@
  * reservation (scontrol create reservation).  Exit 0 whenever it ran.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -721,9 +722,16 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Median and minimum of v[n] (sorted in place). */
+/* Median and minimum of v[0..n), leaving out NaN (a round whose baseline
+ * failed: no ratio, rather than a ratio of 0); v is reordered. */
 static void med_min(double *v, size_t n, double *med, double *min)
 {
+    size_t k = 0;
+
+    for (size_t i = 0; i < n; i++)
+        if (!isnan(v[i]))
+            v[k++] = v[i];
+    n = k;
     qsort(v, n, sizeof(*v), cmp_double);
     *min = n ? v[0] : 0.0;
     *med = n ? (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) : 0.0;
@@ -961,10 +969,10 @@ int main(int argc, char **argv)
             for (size_t b = 0; b < nb; b++) {
                 size_t i = rd * MAX_RUNS + r;
                 v_rate[b][i] = res[b][r].rate;
-                v_raw[b][i] = raw[r] > 0 ? res[b][r].rate / raw[r] : 0.0;
-                v_rawj[b][i] = rawj[r] > 0 ? res[b][r].rate / rawj[r] : 0.0;
-                v_sb[b][i] = r_base > 0 ? res[b][r].rate / r_base : 0.0;
-                v_rawsb[i] = r_base > 0 ? raw[r] / r_base : 0.0;
+                v_raw[b][i] = raw[r] > 0 ? res[b][r].rate / raw[r] : NAN;
+                v_rawj[b][i] = rawj[r] > 0 ? res[b][r].rate / rawj[r] : NAN;
+                v_sb[b][i] = r_base > 0 ? res[b][r].rate / r_base : NAN;
+                v_rawsb[i] = r_base > 0 && raw[r] > 0 ? raw[r] / r_base : NAN;
                 bd[b][i] = res[b][r];
                 printf("round %zu in_flight=%u%s: service %.1f/s, raw client %.1f/s (the "
                        "service's job: %.1f/s), sbatch loop %.1f/s: service = %.0f%% of the raw "
