@@ -175,7 +175,9 @@ void server_feed_forget(server_feed_t *f)
     pthread_mutex_unlock(&f->mu);
 }
 
-/* Make room in *buf for `more` bytes; -1 when out of memory. */
+/* Make room in *buf for `more` bytes; -1 when out of memory.  An empty
+ * buffer gets just what is asked for (a feed entry keeps its block for
+ * the ring's life); a growing one doubles. */
 static int buf_room(char **buf, size_t len, size_t *cap, size_t more)
 {
     char *nb;
@@ -183,7 +185,7 @@ static int buf_room(char **buf, size_t len, size_t *cap, size_t more)
 
     if (len + more <= *cap)
         return 0;
-    want = *cap ? *cap : 4096;
+    want = *cap ? *cap : len + more;
     while (want < len + more)
         want *= 2;
     if ((nb = realloc(*buf, want)) == NULL)
@@ -193,7 +195,8 @@ static int buf_room(char **buf, size_t len, size_t *cap, size_t more)
     return 0;
 }
 
-int server_feed_frame(const json_t *ev, char **buf, size_t *len, size_t *cap)
+/* server_feed_frame(), leaving room for `reserve` more bytes after it. */
+static int frame_append(const json_t *ev, char **buf, size_t *len, size_t *cap, size_t reserve)
 {
     char *data = json_dumps(ev, JSON_COMPACT | JSON_SORT_KEYS);
     const char *name = json_string_value(json_object_get(ev, "name"));
@@ -206,7 +209,7 @@ int server_feed_frame(const json_t *ev, char **buf, size_t *len, size_t *cap)
     if (name == NULL)
         name = "event";
     need = strlen(data) + strlen(name) + 64;
-    if (buf_room(buf, *len, cap, need) != 0) {
+    if (buf_room(buf, *len, cap, need + reserve) != 0) {
         free(data);
         return -1;
     }
@@ -219,6 +222,11 @@ int server_feed_frame(const json_t *ev, char **buf, size_t *len, size_t *cap)
     return 0;
 }
 
+int server_feed_frame(const json_t *ev, char **buf, size_t *len, size_t *cap)
+{
+    return frame_append(ev, buf, len, cap, 0);
+}
+
 /* Build the entry of event `ev` (outside every lock) in one block sized to
  * it (a frame is a few hundred bytes; a feed keeps thousands); -1 when out
  * of memory or when the event has no launch id. */
@@ -226,36 +234,25 @@ static int entry_of(const json_t *ev, feed_entry_t *out)
 {
     const char *id = json_string_value(json_object_get(ev, "launch_id"));
     const char *state = json_string_value(json_object_get(ev, "state"));
-    const char *name = json_string_value(json_object_get(ev, "name"));
-    int64_t gseq = (int64_t)json_integer_value(json_object_get(ev, "gseq"));
-    char *data = NULL, *text = NULL;
-    size_t cap, idlen;
-    int w, rc = -1;
+    char *text = NULL;
+    size_t len = 0, cap = 0, idlen;
 
     memset(out, 0, sizeof(*out));
-    if (id == NULL || (data = json_dumps(ev, JSON_COMPACT | JSON_SORT_KEYS)) == NULL)
-        goto out;
-    if (name == NULL)
-        name = "event";
+    if (id == NULL)
+        return -1;
     idlen = strlen(id);
-    cap = strlen(data) + strlen(name) + idlen + 48; /* "id: " 20 digits "\nevent: \ndata: \n\n" */
-    if ((text = malloc(cap)) == NULL)
-        goto out;
-    w = snprintf(text, cap, "id: %" PRId64 "\nevent: %s\ndata: %s\n\n", gseq, name, data);
-    if (w < 0 || (size_t)w + idlen + 2 > cap)
-        goto out;
-    memcpy(text + w + 1, id, idlen + 1);
-    out->gseq = gseq;
+    if (frame_append(ev, &text, &len, &cap, idlen + 2) != 0) {
+        free(text);
+        return -1;
+    }
+    text[len] = '\0';
+    memcpy(text + len + 1, id, idlen + 1);
+    out->gseq = (int64_t)json_integer_value(json_object_get(ev, "gseq"));
     out->frame = text;
-    out->len = (size_t)w;
-    out->launch_id = text + w + 1;
+    out->len = len;
+    out->launch_id = text + len + 1;
     snprintf(out->state, sizeof(out->state), "%s", state ? state : "");
-    text = NULL;
-    rc = 0;
-out:
-    free(data);
-    free(text);
-    return rc;
+    return 0;
 }
 
 /* With mu held: add `e` (ownership moves) as the newest event, dropping the
