@@ -150,6 +150,7 @@ SLUICE_API bool sluice_lookup_source_from_name(const char *name, sluice_lookup_s
 #define SLUICE_FSM_NAME_MAX 64    /* caller or pool name, NUL included */
 #define SLUICE_FSM_DETAIL_MAX 256 /* free text in an event, NUL included */
 #define SLUICE_FSM_REASON_MAX 320 /* the recorded reason, NUL included */
+#define SLUICE_FSM_RAW_MAX 24     /* an exit file's text that is no status, NUL included */
 
 /* Length of the longest prefix of `s` that fits in `max` bytes with its NUL
  * and does not end inside a UTF-8 sequence (strlen(s) when all fits).  Free
@@ -200,6 +201,10 @@ typedef struct {
     int signal;     /* pool-exit */
     bool first;     /* pool-exit: the script recorded this pool as the first to fail */
     bool signalled; /* pool-exit: exit/.signalled: the script itself was signalled */
+    bool unknown;   /* pool-exit: the exit file held no status 0-255 (the pool failed,
+                       how is unknown); exit_code and signal are 0 */
+    char *raw;      /* pool-exit with unknown: what the file held, printable, at most
+                       SLUICE_FSM_RAW_MAX - 1 bytes (optional) */
 } sluice_fsm_event_t;
 
 /* Release everything the event owns and zero it.  NULL-safe.  Frees the job
@@ -239,6 +244,8 @@ typedef struct {
     int signal;
     bool first;     /* the script's exit/.first names this pool */
     bool signalled; /* read with exit/.signalled present (the script was signalled) */
+    bool unknown;   /* the exit file held no status: the pool failed, how is unknown */
+    char raw[SLUICE_FSM_RAW_MAX]; /* with unknown: what the file held (printable) */
 } sluice_fsm_pool_exit_t;
 
 /* The whole state of one launch.  Plain data: no pointers. */

@@ -73,6 +73,13 @@ typedef struct {
     /* `exit/.signalled` was there: the script's TERM/INT trap ran (an
      * outside cancel reached the script).  The same for every pool read. */
     bool signalled;
+    /* The file held no status 0-255 (garbage, a number out of range, or a
+     * file that could not be read as a job-owned file): the pool failed,
+     * how is unknown; exit_code and signal are 0 and `raw` holds the
+     * file's text (printable bytes only, cut) or the reason it was not
+     * read. */
+    bool unknown;
+    char raw[SLUICE_FSM_RAW_MAX];
 } sluice_pool_exit_t;
 
 /* The partner of a dependent launch as handed on in peers.env: the nodes of

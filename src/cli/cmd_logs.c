@@ -20,32 +20,44 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
+#include "request/staging.h"
+
 #include "args.h"
 #include "cli.h"
 #include "remote.h"
 #include "store_opts.h"
 
-/* Copy bytes of `path` from *offset to stdout; returns 0, or -1 when the
- * file cannot be opened (errno set). */
-static int copy_from(const char *path, off_t *offset)
+/* Copy bytes of the open file `fd` from *offset to stdout, and close it. */
+static void copy_from(int fd, off_t *offset)
 {
     char chunk[65536];
     ssize_t n;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
 
-    if (fd < 0)
-        return -1;
-    if (lseek(fd, *offset, SEEK_SET) < 0) {
-        close(fd);
-        return -1;
-    }
-    while ((n = read(fd, chunk, sizeof(chunk))) > 0) {
-        fwrite(chunk, 1, (size_t)n, stdout);
-        *offset += n;
+    if (lseek(fd, *offset, SEEK_SET) >= 0) {
+        while ((n = read(fd, chunk, sizeof(chunk))) > 0) {
+            fwrite(chunk, 1, (size_t)n, stdout);
+            *offset += n;
+        }
     }
     fflush(stdout);
     close(fd);
-    return 0;
+}
+
+/* The archived copy (the store's, written by the supervisor): opened
+ * without following a link or blocking, a regular file only; -1 when
+ * there is none. */
+static int open_archived(const char *path)
+{
+    struct stat st;
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+
+    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
 }
 
 static int write_out(const char *data, size_t len, void *arg)
@@ -108,7 +120,7 @@ int cmd_logs(const cli_spec_t *spec, int argc, char **argv)
     sluice_store_t *store = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
     json_t *launch = NULL;
-    char live[4200], archived[4200];
+    char archived[4200];
     const char *staging;
     off_t offset = 0;
     struct timespec pause = {0, 500 * 1000 * 1000};
@@ -123,7 +135,7 @@ int cmd_logs(const cli_spec_t *spec, int argc, char **argv)
     if ((rc = cli_store_open_existing(spec, a.state_dir, &store)) != CLI_EX_OK)
         return rc;
     for (;;) {
-        int terminal;
+        int terminal, fd = -1, live_missing = 0;
 
         json_decref(launch);
         launch = NULL;
@@ -136,19 +148,28 @@ int cmd_logs(const cli_spec_t *spec, int argc, char **argv)
             json_object_get(json_object_get(launch, "render"), "staging"), "service"));
         snprintf(archived, sizeof(archived), "%s/artifacts/%s/%s", sluice_store_dir(store), id,
                  name);
-        snprintf(live, sizeof(live), "%s/%s", staging ? staging : "/nonexistent", name);
         /* The archive holds the whole file once the launch is over; the
-         * live file grows until then. */
-        if (copy_from(archived, &offset) == 0 && terminal)
-            break;
-        if (access(archived, F_OK) != 0 && copy_from(live, &offset) != 0 && errno != ENOENT) {
-            fprintf(stderr, "sluice logs: %s: %s\n", live, strerror(errno));
-            rc = CLI_EX_IOERR;
-            goto out;
+         * live file grows until then.  The live file is job-owned: opened
+         * by the staging tree's rule, never followed or waited on. */
+        if ((fd = open_archived(archived)) >= 0) {
+            copy_from(fd, &offset);
+            if (terminal)
+                break;
+        } else if (staging != NULL) {
+            sluice_err orc = staging_open_file(staging, name, &fd, NULL, &err);
+            if (orc == SLUICE_OK) {
+                copy_from(fd, &offset);
+            } else if (orc != SLUICE_ENOTFOUND) {
+                fprintf(stderr, "sluice logs: %s\n", err.text);
+                rc = CLI_EX_IOERR;
+                goto out;
+            } else {
+                live_missing = 1;
+            }
         }
         if (!follow)
             break;
-        if (terminal && access(archived, F_OK) != 0 && access(live, F_OK) != 0)
+        if (terminal && fd < 0 && (staging == NULL || live_missing))
             break; /* ended without output */
         nanosleep(&pause, NULL);
     }

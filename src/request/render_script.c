@@ -158,6 +158,13 @@ static const char host_function[] =
     "}\n";
 
 static const char step_function[] =
+    "# A status as the shell reports one: 0-255 in decimal.\n"
+    "sluice_is_status() {\n"
+    "    case $1 in\n"
+    "    [0-9] | [1-9][0-9] | 1[0-9][0-9] | 2[0-4][0-9] | 25[0-5]) return 0 ;;\n"
+    "    esac\n"
+    "    return 1\n"
+    "}\n"
     "# Run one pool's step; record its exit status in exit/<pool>.  TERM is\n"
     "# passed on to srun, which stops the step's tasks (also one that came\n"
     "# before srun was started).\n"
@@ -175,6 +182,13 @@ static const char step_function[] =
     "    done\n"
     "    # a wait cut short by the trap says 143, not how srun ended: ask again\n"
     "    wait \"$child\" || rc=$?\n"
+    "    # bash has answered that second wait with -1 (a status it no longer\n"
+    "    # held): only a status 0-255 is ever recorded, anything else is 255\n"
+    "    if ! sluice_is_status \"$rc\"; then\n"
+    "        printf 'sluice: pool %s: no exit status known (wait said %s); recorded as 255\\n' \\\n"
+    "            \"$pool\" \"$rc\" >&2\n"
+    "        rc=255\n"
+    "    fi\n"
     "    printf '%s\\n' \"$rc\" >\"$SLUICE_STAGING/exit/$pool\"\n"
     "    return \"$rc\"\n"
     "}\n";
@@ -208,6 +222,7 @@ static const char wait_block[] =
     "    for p in \"${SLUICE_POOLS[@]}\"; do\n"
     "        if [ -z \"$SLUICE_FIRST_POOL\" ] && [ -s \"$SLUICE_STAGING/exit/$p\" ]; then\n"
     "            rc=$(<\"$SLUICE_STAGING/exit/$p\")\n"
+    "            sluice_is_status \"$rc\" || rc=255\n"
     "            if [ \"$rc\" != 0 ]; then sluice_record_first \"$p\" \"$rc\"; fi\n"
     "        fi\n"
     "    done\n"

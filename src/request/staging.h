@@ -9,6 +9,7 @@
 #include <sluice/error.h>
 
 #include <stdbool.h>
+#include <sys/stat.h>
 
 #include <sluice/render.h>
 
@@ -46,5 +47,40 @@ sluice_err staging_create(const sluice_config_t *cfg,
 /* syncfs() of the file system that holds the storage root: every staging
  * write before it is durable when it returns, directory entries included. */
 sluice_err staging_sync_root(const sluice_config_t *cfg, sluice_error_t *err);
+
+/* ---- reading staging back (staging_tree.c) ------------------------------
+ * Everything below the storage root is job-owned (base/jobfs.h): these open
+ * an attempt's directory, and files in it, without following a link or
+ * blocking.  `staging_dir` is the service-side path of a stored render,
+ * <root>/<site>/<sha8>/<attempt dir>; the root is the path three components
+ * up and is opened as configured, everything below it is walked. */
+
+/* The attempt directory `staging_dir` (or a sibling of it named
+ * `sibling`, e.g. "attempt-1.superseded-by-2", when not NULL).  *fd_out is
+ * the caller's to close. */
+sluice_err staging_open_attempt(const char *staging_dir,
+                                const char *sibling,
+                                int *fd_out,
+                                sluice_error_t *err);
+
+/* The directory `up` levels above the attempt directory `staging_dir` (1:
+ * the launch directory <root>/<site>/<sha8>; 2: the site directory; 3: the
+ * storage root), and the name of its child on the way down (copied to
+ * `child`, `cap` bytes: the attempt directory's name for 1, <sha8> for 2).
+ * *fd_out is the caller's to close. */
+sluice_err staging_open_above(const char *staging_dir,
+                              unsigned up,
+                              int *fd_out,
+                              char *child,
+                              size_t cap,
+                              sluice_error_t *err);
+
+/* Open the job-owned file `rel` ("stdout.log", "exit/a") of the attempt
+ * directory `staging_dir` for reading; st_out may be NULL. */
+sluice_err staging_open_file(const char *staging_dir,
+                             const char *rel,
+                             int *fd_out,
+                             struct stat *st_out,
+                             sluice_error_t *err);
 
 #endif /* SLUICE_STAGING_INTERNAL_H */

@@ -10,9 +10,14 @@
  *   <store>/artifacts/<id>/ is read instead.
  * - A followed stream that has nothing new returns ANSWER_STREAM_WAIT, and
  *   server.c suspends its connection until the ticker resumes it.
+ * - The live file is job-owned: it is opened by the staging tree's rule
+ *   (request/staging.h, base/jobfs.h), so a workload that puts a symlink,
+ *   a FIFO or a hard link in place of its log gets nothing read and no
+ *   worker blocked: the answer is empty, as for a log not written yet.
  */
 #define _GNU_SOURCE 1 /* pread under -std=c11 */
 #include <fcntl.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -24,30 +29,39 @@
 
 #include <sluice/store.h>
 
+#include "request/staging.h"
 #include "server_logs.h"
 #include "server_util.h"
 
 typedef struct {
     sluice_server_t *s;
     char id[136];
-    char live[4200];
+    char staging[4200]; /* the attempt directory (job-owned) */
+    char name[16];      /* stdout.log or stderr.log */
     char archived[4200];
     uint64_t offset;
     unsigned idle;
 } logstream_t;
 
-/* Read up to `max` bytes of `path` at `off`: bytes read, 0 at the end,
- * -1 when the file does not exist or cannot be read. */
-static ssize_t read_at(const char *path, uint64_t off, char *buf, size_t max)
+/* The log as it is now: the archived copy when there is one (written by
+ * the service: opened without following a link or blocking all the same),
+ * else the live file in staging by the job-owned rule.  An fd and its
+ * fstat, or -1 when there is no readable log. */
+static int open_log(const logstream_t *ls, struct stat *st, bool *archived)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    ssize_t n;
+    int fd = open(ls->archived, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 
-    if (fd < 0)
+    *archived = fd >= 0;
+    if (fd >= 0) {
+        if (fstat(fd, st) == 0 && S_ISREG(st->st_mode))
+            return fd;
+        close(fd);
         return -1;
-    n = pread(fd, buf, max, (off_t)off);
-    close(fd);
-    return n;
+    }
+    if (ls->staging[0] == '\0' ||
+        staging_open_file(ls->staging, ls->name, &fd, st, NULL) != SLUICE_OK)
+        return -1;
+    return fd;
 }
 
 static ssize_t log_reader(void *cls, char *buf, size_t max)
@@ -56,10 +70,14 @@ static ssize_t log_reader(void *cls, char *buf, size_t max)
     sluice_server_t *s = ls->s;
     json_t *l = NULL;
     ssize_t n;
-    int terminal = 0, have_archive;
+    int terminal = 0, fd;
+    bool have_archive;
+    struct stat st;
 
-    have_archive = access(ls->archived, F_OK) == 0;
-    n = read_at(have_archive ? ls->archived : ls->live, ls->offset, buf, max);
+    fd = open_log(ls, &st, &have_archive);
+    n = fd >= 0 ? pread(fd, buf, max, (off_t)ls->offset) : -1;
+    if (fd >= 0)
+        close(fd);
     if (n > 0) {
         ls->offset += (uint64_t)n;
         ls->idle = 0;
@@ -106,8 +124,8 @@ void logs_get(sluice_server_t *s, req_t *rq, answer_t *out)
             json_object_get(json_object_get(json_object_get(l, "render"), "staging"), "service"));
         snprintf(ls->archived, sizeof(ls->archived), "%s/artifacts/%s/%s.log",
                  sluice_store_dir(s->o.store), id, which);
-        snprintf(ls->live, sizeof(ls->live), "%s/%s.log", staging ? staging : "/nonexistent",
-                 which);
+        snprintf(ls->staging, sizeof(ls->staging), "%s", staging ? staging : "");
+        snprintf(ls->name, sizeof(ls->name), "%s.log", which);
     }
     pthread_mutex_unlock(&s->rmu);
     json_decref(l);
@@ -119,12 +137,11 @@ void logs_get(sluice_server_t *s, req_t *rq, answer_t *out)
     if (req_arg_true(rq, "follow")) {
         answer_stream(out, 200, 64 * 1024, log_reader, ls, free);
     } else {
-        const char *path = access(ls->archived, F_OK) == 0 ? ls->archived : ls->live;
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
         struct stat st;
+        bool archived;
+        int fd = open_log(ls, &st, &archived);
 
-        if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-            (uint64_t)st.st_size > ls->offset) {
+        if (fd >= 0 && (uint64_t)st.st_size > ls->offset) {
             answer_file(out, 200, fd, ls->offset, (uint64_t)st.st_size - ls->offset);
         } else {
             if (fd >= 0)

@@ -671,9 +671,16 @@ static sluice_err on_pool_exit(sluice_fsm_launch_t *l,
     l->pools[i].signal = ev->signal;
     l->pools[i].first = ev->first;
     l->pools[i].signalled = ev->signalled;
-    note(tr, "pool '%s' exited %d (signal %d)%s%s", ev->pool, ev->exit_code, ev->signal,
-         ev->first ? ", the first pool to fail" : "",
-         ev->signalled ? ", the script was signalled" : "");
+    l->pools[i].unknown = ev->unknown;
+    copy_str(l->pools[i].raw, sizeof(l->pools[i].raw), ev->raw != NULL ? ev->raw : "");
+    if (ev->unknown)
+        note(tr, "pool '%s' failed, its status unknown (its exit file held '%s')%s%s", ev->pool,
+             l->pools[i].raw, ev->first ? ", the first pool to fail" : "",
+             ev->signalled ? ", the script was signalled" : "");
+    else
+        note(tr, "pool '%s' exited %d (signal %d)%s%s", ev->pool, ev->exit_code, ev->signal,
+             ev->first ? ", the first pool to fail" : "",
+             ev->signalled ? ", the script was signalled" : "");
     return SLUICE_OK;
 }
 

@@ -43,6 +43,7 @@ void sluice_fsm_event_clear(sluice_fsm_event_t *ev)
     free(ev->detail);
     free(ev->caller);
     free(ev->pool);
+    free(ev->raw);
     if (ev->jobs != NULL) {
         for (i = 0; i < ev->n_jobs; i++)
             sluice_jobview_clear(&ev->jobs[i]);
@@ -62,7 +63,8 @@ static const char *const *context_keys(sluice_fsm_event_type t)
     static const char *const adopted[] = {"attempt", "job_ids", "source", NULL};
     static const char *const observed[] = {"lookup", "source", "jobs", "detail", NULL};
     static const char *const cancel[] = {"caller", NULL};
-    static const char *const pool[] = {"pool", "exit_code", "signal", "first", "signalled", NULL};
+    static const char *const pool[] = {"pool",      "exit_code", "signal", "first",
+                                       "signalled", "unknown",   "raw",    NULL};
 
     switch (t) {
     case SLUICE_EV_SUBMIT_STARTED:
@@ -474,6 +476,17 @@ static sluice_err parse_context(const json_t *ctx, sluice_fsm_event_t *ev, sluic
         if ((f = json_object_get(ctx, "signalled")) != NULL && !json_is_boolean(f))
             return sluice_errorf(err, SLUICE_EINVAL, "context.signalled: must be a boolean");
         ev->signalled = json_is_true(f);
+        if ((f = json_object_get(ctx, "unknown")) != NULL && !json_is_boolean(f))
+            return sluice_errorf(err, SLUICE_EINVAL, "context.unknown: must be a boolean");
+        ev->unknown = json_is_true(f);
+        if ((rc = get_str(ctx, "raw", false, SLUICE_FSM_RAW_MAX, &ev->raw, "context", err)) !=
+            SLUICE_OK)
+            return rc;
+        if (ev->raw != NULL && !ev->unknown)
+            return sluice_errorf(err, SLUICE_EINVAL, "context.raw: only with unknown");
+        if (ev->unknown && (ev->exit_code != 0 || ev->signal != 0))
+            return sluice_errorf(err, SLUICE_EINVAL,
+                                 "context.unknown: exit_code and signal must be 0");
         return SLUICE_OK;
     default:
         return SLUICE_OK;
@@ -680,6 +693,10 @@ sluice_err sluice_fsm_event_to_json(const sluice_fsm_event_t *ev, json_t **out, 
             put(ctx, "first", json_true(), &ok);
         if (ev->signalled)
             put(ctx, "signalled", json_true(), &ok);
+        if (ev->unknown)
+            put(ctx, "unknown", json_true(), &ok);
+        if (ev->raw != NULL)
+            put(ctx, "raw", json_string(ev->raw), &ok);
         break;
     default:
         break;

@@ -398,7 +398,8 @@ bool sluice_fsm_launch_equal(const sluice_fsm_launch_t *a, const sluice_fsm_laun
     }
     for (i = 0; i < a->n_pools && i < SLUICE_FSM_MAX_POOLS; i++) {
         if (!SAME_STR(pools[i].name) || !SAME(pools[i].exit_code) || !SAME(pools[i].signal) ||
-            !SAME(pools[i].first) || !SAME(pools[i].signalled))
+            !SAME(pools[i].first) || !SAME(pools[i].signalled) || !SAME(pools[i].unknown) ||
+            !SAME_STR(pools[i].raw))
             return false;
     }
 #undef SAME

@@ -430,6 +430,11 @@ static sluice_err do_pool_exits(sluice_launcher_t *l, launch_t *L, int64_t now, 
         ev.signal = pe[i].signal;
         ev.first = pe[i].first;
         ev.signalled = pe[i].signalled;
+        ev.unknown = pe[i].unknown;
+        if (pe[i].unknown && (ev.raw = strndup(pe[i].raw, SLUICE_FSM_RAW_MAX - 1)) == NULL) {
+            sluice_fsm_event_clear(&ev);
+            return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+        }
         rc = ev.pool != NULL ? launcher_record(l, L, &ev, NULL, err)
                              : sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
         sluice_fsm_event_clear(&ev);

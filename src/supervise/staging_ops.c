@@ -21,16 +21,12 @@
  *   recovery's scan (list_staging) leaves out what another store marked
  *   (staging_owner.c).
  */
-/* nftw() is an X/Open interface. */
-#ifndef _XOPEN_SOURCE
-#define _XOPEN_SOURCE 700
-#endif
+#define _GNU_SOURCE 1 /* openat, fstatat, renameat, fdopendir under -std=c11 */
 
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,7 +40,9 @@
 
 #include "base/buf.h"
 #include "base/shquote.h"
+#include "base/jobfs.h"
 #include "request/staging.h"
+#include "staging_exits.h"
 #include "staging_owner.h"
 
 typedef struct {
@@ -76,34 +74,56 @@ static const char *staging_dir_of(const json_t *render)
     return json_string_value(json_object_get(json_object_get(render, "staging"), "service"));
 }
 
-/* peers.env of the attempt moved aside, into the new attempt's directory
- * (`dirfd`): the partner was handed on once, for the launch, and a later
- * attempt waits for the same file.  Nothing to do when there is none. */
-static sluice_err carry_peers(const char *aside, int dirfd, sluice_error_t *err)
+/* peers.env of the attempt moved aside (`aside`, a sibling of `dir`), into
+ * the new attempt's directory (`dirfd`): the partner was handed on once,
+ * for the launch, and a later attempt waits for the same file.  Nothing to
+ * do when there is none.  The old directory is job-owned: its file is read
+ * by the jobfs rule. */
+static sluice_err carry_peers(const char *dir, const char *aside, int dirfd, sluice_error_t *err)
 {
-    char path[4400];
     buf_t b;
-    FILE *f;
-    size_t n;
     char chunk[4096];
-    sluice_err rc = SLUICE_OK;
+    ssize_t n;
+    int afd = -1, fd = -1;
+    sluice_err rc;
 
-    snprintf(path, sizeof(path), "%s/peers.env", aside);
-    if ((f = fopen(path, "re")) == NULL)
-        return errno == ENOENT
-                   ? SLUICE_OK
-                   : sluice_errorf(err, SLUICE_EIO, "staging: %s: %s", path, strerror(errno));
     buf_init(&b, 1 << 22);
-    while (rc == SLUICE_OK && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-        rc = buf_append(&b, chunk, n);
-    if (rc == SLUICE_OK && ferror(f))
-        rc = sluice_errorf(err, SLUICE_EIO, "staging: read %s", path);
-    else if (rc != SLUICE_OK)
-        rc = sluice_errorf(err, rc, "staging: %s too large", path);
-    fclose(f);
+    if ((rc = staging_open_attempt(dir, aside, &afd, err)) == SLUICE_OK)
+        rc = jobfs_open_file(afd, "peers.env", &fd, NULL, err);
+    if (rc == SLUICE_ENOTFOUND) {
+        rc = SLUICE_OK;
+        goto out;
+    }
+    while (rc == SLUICE_OK && (n = read(fd, chunk, sizeof(chunk))) != 0) {
+        if (n < 0)
+            rc = errno == EINTR ? SLUICE_OK
+                                : sluice_errorf(err, SLUICE_EIO, "staging: read %s/peers.env: %s",
+                                                aside, strerror(errno));
+        else if ((rc = buf_append(&b, chunk, (size_t)n)) != SLUICE_OK)
+            rc = sluice_errorf(err, rc, "staging: %s/peers.env too large", aside);
+    }
     if (rc == SLUICE_OK)
         rc = staging_write_file(dirfd, "peers.env", buf_str(&b), b.len, 0600, false, err);
+out:
+    if (fd >= 0)
+        close(fd);
+    if (afd >= 0)
+        close(afd);
     buf_free(&b);
+    return rc;
+}
+
+/* The attempt directory of a stored render, or -1 when it does not exist
+ * (*fd_out); any other failure is an error. */
+static sluice_err open_attempt(const char *dir, int *fd_out, sluice_error_t *err)
+{
+    sluice_error_t oerr = SLUICE_ERROR_INIT;
+    sluice_err rc = staging_open_attempt(dir, NULL, fd_out, &oerr);
+
+    if (rc == SLUICE_ENOTFOUND)
+        return SLUICE_OK;
+    if (rc != SLUICE_OK && err != NULL)
+        *err = oerr;
     return rc;
 }
 
@@ -121,8 +141,8 @@ static sluice_err prepare(void *arg,
     sluice_render_t r;
     sluice_render_file_t file;
     const char **names = NULL, **values = NULL;
-    char aside[4200];
-    int fd = -1;
+    char aside[300], attempt_name[256];
+    int fd = -1, lfd = -1;
     size_t i;
     sluice_err rc = SLUICE_OK;
 
@@ -139,16 +159,24 @@ static sluice_err prepare(void *arg,
                            launch_id);
         goto out;
     }
-    fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    /* The launch directory and the attempt's name in it, then the attempt
+     * directory itself (fd -1 when it is not there yet): job-owned, walked
+     * from the storage root without following a link. */
+    if ((rc = staging_open_above(dir, 1, &lfd, attempt_name, sizeof(attempt_name), err)) ==
+        SLUICE_ENOTFOUND)
+        rc = SLUICE_OK;
+    if (rc != SLUICE_OK || (rc = open_attempt(dir, &fd, err)) != SLUICE_OK)
+        goto out;
     if (attempt > (uint32_t)json_integer_value(json_object_get(render, "attempt")))
-        snprintf(aside, sizeof(aside), "%s.superseded-by-%u", dir, attempt);
+        snprintf(aside, sizeof(aside), "%s.superseded-by-%u", attempt_name, attempt);
     if (fd >= 0 && aside[0] != '\0') {
         /* A new attempt: keep the previous one's files aside (archived
          * with the launch as artifacts/<id>/attempt-<n-1>/). */
         struct stat st;
         close(fd);
         fd = -1;
-        if (stat(aside, &st) != 0 && rename(dir, aside) != 0) {
+        if (fstatat(lfd, aside, &st, AT_SYMLINK_NOFOLLOW) != 0 &&
+            renameat(lfd, attempt_name, lfd, aside) != 0) {
             rc = sluice_errorf(err, SLUICE_EIO, "staging: cannot move %s aside: %s", dir,
                                strerror(errno));
             goto out;
@@ -181,10 +209,13 @@ static sluice_err prepare(void *arg,
          * markers of the chunk are committed */
         if ((rc = staging_create(c->cfg, &r, true, false, &fd, err)) != SLUICE_OK)
             goto out;
-        if (aside[0] != '\0' && (rc = carry_peers(aside, fd, err)) != SLUICE_OK)
+        if (aside[0] != '\0' && (rc = carry_peers(dir, aside, fd, err)) != SLUICE_OK)
             goto out;
     }
-    if ((rc = staging_owner_mark(dir, c->store_id, err)) != SLUICE_OK)
+    if (lfd < 0 && (rc = staging_open_above(dir, 1, &lfd, attempt_name, sizeof(attempt_name),
+                                            err)) != SLUICE_OK)
+        goto out;
+    if ((rc = staging_owner_mark(lfd, dir, c->store_id, err)) != SLUICE_OK)
         goto out;
     if (n_secrets > 0) {
         names = calloc(n_secrets, sizeof(*names));
@@ -204,6 +235,8 @@ out:
     free(values);
     if (fd >= 0)
         close(fd);
+    if (lfd >= 0)
+        close(lfd);
     json_decref(render);
     return rc;
 }
@@ -217,29 +250,6 @@ static sluice_err sync_staging(void *arg, sluice_error_t *err)
     return staging_sync_root(c->cfg, err);
 }
 
-/* exit/.first: "<pool> <code>", written by the script for the first pool
- * that failed on its own.  Copies the pool name to `out`; false when the
- * file is absent or not of that form. */
-static bool read_first_pool(const char *dir, char *out, size_t cap)
-{
-    char path[4400], line[128];
-    size_t len;
-    FILE *f;
-    bool ok = false;
-
-    snprintf(path, sizeof(path), "%s/exit/.first", dir);
-    if ((f = fopen(path, "r")) == NULL)
-        return false;
-    if (fgets(line, sizeof(line), f) != NULL && (len = strcspn(line, " \n")) > 0 &&
-        line[len] == ' ' && len < cap) {
-        memcpy(out, line, len);
-        out[len] = '\0';
-        ok = true;
-    }
-    fclose(f);
-    return ok;
-}
-
 static sluice_err read_pool_exits(void *arg,
                                   const char *launch_id,
                                   uint32_t attempt,
@@ -249,56 +259,16 @@ static sluice_err read_pool_exits(void *arg,
                                   sluice_error_t *err)
 {
     staging_ctx_t *c = arg;
-    json_t *render, *pools, *p;
-    const char *dir;
-    char first[SLUICE_FSM_NAME_MAX], path[4400];
-    bool signalled = false;
-    size_t i;
+    json_t *render;
+    sluice_err rc;
 
     (void)attempt;
     *n_out = 0;
     if ((render = stored_render(c, launch_id, err)) == NULL)
         return err ? err->code : SLUICE_ESTORE;
-    dir = staging_dir_of(render);
-    if (dir == NULL || !read_first_pool(dir, first, sizeof(first)))
-        first[0] = '\0';
-    if (dir != NULL) {
-        snprintf(path, sizeof(path), "%s/exit/.signalled", dir);
-        signalled = access(path, F_OK) == 0;
-    }
-    pools = json_object_get(render, "pools");
-    json_array_foreach(pools, i, p)
-    {
-        const char *name = json_is_string(p) ? json_string_value(p)
-                                             : json_string_value(json_object_get(p, "name"));
-        char line[64];
-        FILE *f;
-        long rc;
-
-        if (name == NULL || dir == NULL || *n_out >= max)
-            continue;
-        snprintf(path, sizeof(path), "%s/exit/%s", dir, name);
-        if ((f = fopen(path, "r")) == NULL)
-            continue;
-        if (fgets(line, sizeof(line), f) != NULL) {
-            rc = strtol(line, NULL, 10);
-            memset(&out[*n_out], 0, sizeof(out[*n_out]));
-            snprintf(out[*n_out].name, sizeof(out[*n_out].name), "%s", name);
-            out[*n_out].first = first[0] != '\0' && strcmp(first, name) == 0;
-            out[*n_out].signalled = signalled;
-            /* bash reports a step killed by signal S as 128+S. */
-            if (rc > 128 && rc < 128 + 65) {
-                out[*n_out].signal = (int)(rc - 128);
-                out[*n_out].exit_code = 0;
-            } else {
-                out[*n_out].exit_code = (int)rc;
-            }
-            (*n_out)++;
-        }
-        fclose(f);
-    }
+    rc = staging_read_exits(launch_id, render, out, max, n_out, err);
     json_decref(render);
-    return SLUICE_OK;
+    return rc;
 }
 
 /* The name of pool `k` of a stored render ("pools": names, or objects
@@ -396,9 +366,8 @@ static sluice_err write_peers(void *arg,
         rc = err ? err->code : SLUICE_ESTORE;
         goto out;
     }
-    if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
-        rc = sluice_errorf(err, SLUICE_EIO, "peers for %s: staging %s: %s", dependent_id, dir,
-                           strerror(errno));
+    if ((rc = staging_open_attempt(dir, NULL, &fd, err)) != SLUICE_OK) {
+        sluice_error_prefix(err, "peers for %s", dependent_id);
         goto out;
     }
     rc = buf_puts(&b, "# written by sluice when the partner launch ran: its job, and the names\n"
@@ -442,31 +411,49 @@ out:
     return rc;
 }
 
-static sluice_err copy_file(const char *from, const char *to, sluice_error_t *err)
+/* Copy the job-owned file `name` of `from_fd` to `to` (a new 0600 file in
+ * the store's artifacts).  A file that is not there is skipped; one that
+ * the jobfs rule refuses (a symlink, a FIFO, a hard link) is skipped with a
+ * warning, never followed or waited on. */
+static sluice_err
+copy_file(const char *launch_id, int from_fd, const char *name, const char *to, sluice_error_t *err)
 {
     char chunk[65536];
-    int in, out;
+    int in = -1, out;
     ssize_t n;
-    sluice_err rc = SLUICE_OK;
+    sluice_error_t oerr = SLUICE_ERROR_INIT;
+    sluice_err rc = jobfs_open_file(from_fd, name, &in, NULL, &oerr);
 
-    if ((in = open(from, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-        return errno == ENOENT
-                   ? SLUICE_OK
-                   : sluice_errorf(err, SLUICE_EIO, "archive: %s: %s", from, strerror(errno));
+    if (rc == SLUICE_ENOTFOUND)
+        return SLUICE_OK;
+    if (rc == SLUICE_EPERM) {
+        sluice_log(SLUICE_LOG_WARNING, "launch %s: archive: not archived: %s", launch_id,
+                   oerr.text);
+        return SLUICE_OK;
+    }
+    if (rc != SLUICE_OK) {
+        if (err != NULL)
+            *err = oerr;
+        return sluice_error_prefix(err, "archive");
+    }
     out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (out < 0) {
         rc = sluice_errorf(err, SLUICE_EIO, "archive: %s: %s", to, strerror(errno));
         close(in);
         return rc;
     }
-    while ((n = read(in, chunk, sizeof(chunk))) > 0) {
+    while ((n = read(in, chunk, sizeof(chunk))) != 0) {
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            rc = sluice_errorf(err, SLUICE_EIO, "archive: read %s: %s", name, strerror(errno));
+            break;
+        }
         if (write(out, chunk, (size_t)n) != n) {
             rc = sluice_errorf(err, SLUICE_EIO, "archive: write %s: %s", to, strerror(errno));
             break;
         }
     }
-    if (n < 0 && rc == SLUICE_OK)
-        rc = sluice_errorf(err, SLUICE_EIO, "archive: read %s: %s", from, strerror(errno));
     if (fsync(out) != 0 && rc == SLUICE_OK && errno != EINVAL)
         rc = sluice_errorf(err, SLUICE_EIO, "archive: fsync %s: %s", to, strerror(errno));
     close(out);
@@ -474,68 +461,67 @@ static sluice_err copy_file(const char *from, const char *to, sluice_error_t *er
     return rc;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path) != 0 && errno != ENOENT ? -1 : 0;
-}
-
-/* stdout.log and stderr.log of `from` into `to_dir` (created 0700); a log
- * that does not exist is skipped. */
-static sluice_err copy_logs(const char *from, const char *to_dir, sluice_error_t *err)
+/* stdout.log and stderr.log of the attempt directory `from_fd` into
+ * `to_dir` (created 0700). */
+static sluice_err
+copy_logs(const char *launch_id, int from_fd, const char *to_dir, sluice_error_t *err)
 {
     static const char *const logs[] = {"stdout.log", "stderr.log"};
-    char src[4400], dst[4400];
+    char dst[4400];
     sluice_err rc = SLUICE_OK;
 
     if (mkdir(to_dir, 0700) != 0 && errno != EEXIST)
         return sluice_errorf(err, SLUICE_EIO, "archive: %s: %s", to_dir, strerror(errno));
     for (size_t i = 0; i < 2 && rc == SLUICE_OK; i++) {
-        snprintf(src, sizeof(src), "%s/%s", from, logs[i]);
         snprintf(dst, sizeof(dst), "%s/%s", to_dir, logs[i]);
-        rc = copy_file(src, dst, err);
+        rc = copy_file(launch_id, from_fd, logs[i], dst, err);
     }
     return rc;
 }
 
-/* The logs of every attempt a later one superseded (prepare moved its
- * directory to "<dir>.superseded-by-<n>": attempt n-1's files) into
- * <artifact_dir>/attempt-<n-1>/. */
-static sluice_err archive_superseded(const char *dir, const char *artifact_dir, sluice_error_t *err)
+/* The logs of every attempt a later one superseded (prepare renamed its
+ * directory to "<attempt>.superseded-by-<n>" in the launch directory
+ * `launch_fd`: attempt n-1's files) into <artifact_dir>/attempt-<n-1>/. */
+static sluice_err archive_superseded(const char *launch_id,
+                                     int launch_fd,
+                                     const char *base,
+                                     const char *artifact_dir,
+                                     sluice_error_t *err)
 {
-    char parent[4400], from[4400], to[4400];
-    const char *base;
-    size_t blen;
-    DIR *d;
+    char to[4400];
+    size_t blen = strlen(base);
+    int dfd;
+    DIR *d = NULL;
     struct dirent *e;
     sluice_err rc = SLUICE_OK;
 
-    snprintf(parent, sizeof(parent), "%s", dir);
-    base = strrchr(dir, '/');
-    if (base == NULL || strrchr(parent, '/') == NULL)
-        return SLUICE_OK;
-    *strrchr(parent, '/') = '\0';
-    base++;
-    blen = strlen(base);
-    if ((d = opendir(parent)) == NULL)
-        return errno == ENOENT
-                   ? SLUICE_OK
-                   : sluice_errorf(err, SLUICE_EIO, "archive: %s: %s", parent, strerror(errno));
+    if ((dfd = fcntl(launch_fd, F_DUPFD_CLOEXEC, 0)) < 0 || (d = fdopendir(dfd)) == NULL) {
+        if (dfd >= 0)
+            close(dfd);
+        return sluice_errorf(err, SLUICE_EIO, "archive: launch directory: %s", strerror(errno));
+    }
     while (rc == SLUICE_OK && (e = readdir(d)) != NULL) {
         const char *tail = e->d_name + blen;
         char *end;
         unsigned long n;
+        int afd = -1;
 
         if (strncmp(e->d_name, base, blen) != 0 || strncmp(tail, ".superseded-by-", 15) != 0)
             continue;
         n = strtoul(tail + 15, &end, 10);
         if (*end != '\0' || n < 2 || n > UINT32_MAX)
             continue;
-        snprintf(from, sizeof(from), "%s/%s", parent, e->d_name);
+        if ((rc = jobfs_open_dir(launch_fd, e->d_name, &afd, err)) != SLUICE_OK) {
+            if (rc == SLUICE_EPERM) {
+                sluice_log(SLUICE_LOG_WARNING, "launch %s: archive: not archived: %s", launch_id,
+                           err != NULL ? err->text : e->d_name);
+                rc = SLUICE_OK;
+            }
+            continue;
+        }
         snprintf(to, sizeof(to), "%s/attempt-%lu", artifact_dir, n - 1);
-        rc = copy_logs(from, to, err);
+        rc = copy_logs(launch_id, afd, to, err);
+        close(afd);
     }
     closedir(d);
     return rc;
@@ -550,30 +536,45 @@ static sluice_err archive(void *arg,
     staging_ctx_t *c = arg;
     json_t *render;
     const char *dir;
-    char launch_dir[4400];
+    char attempt_name[256], launch_name[256];
+    int lfd = -1, afd = -1, sfd = -1;
     sluice_err rc = SLUICE_OK;
 
     (void)attempt;
     if ((render = stored_render(c, launch_id, err)) == NULL)
         return err ? err->code : SLUICE_ESTORE;
-    dir = staging_dir_of(render);
-    if (dir == NULL)
+    if ((dir = staging_dir_of(render)) == NULL)
+        goto out;
+    rc = staging_open_above(dir, 1, &lfd, attempt_name, sizeof(attempt_name), err);
+    if (rc == SLUICE_ENOTFOUND) {
+        rc = SLUICE_OK; /* nothing staged, or removed already */
+        goto out;
+    }
+    if (rc != SLUICE_OK)
         goto out;
     /* The final attempt's logs at the top, every earlier one's beside. */
-    if ((rc = copy_logs(dir, artifact_dir, err)) != SLUICE_OK ||
-        (rc = archive_superseded(dir, artifact_dir, err)) != SLUICE_OK)
+    rc = jobfs_open_dir(lfd, attempt_name, &afd, err);
+    if (rc == SLUICE_OK)
+        rc = copy_logs(launch_id, afd, artifact_dir, err);
+    else if (rc == SLUICE_ENOTFOUND || rc == SLUICE_EPERM)
+        rc = SLUICE_OK; /* no attempt directory, or something else in its place */
+    if (rc != SLUICE_OK ||
+        (rc = archive_superseded(launch_id, lfd, attempt_name, artifact_dir, err)) != SLUICE_OK)
         goto out;
-    /* Remove the whole launch directory (<sha8>/), every attempt in it. */
-    snprintf(launch_dir, sizeof(launch_dir), "%s", dir);
-    {
-        char *slash = strrchr(launch_dir, '/');
-        if (slash != NULL && strncmp(slash + 1, "attempt-", 8) == 0)
-            *slash = '\0';
-    }
-    if (nftw(launch_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0 && errno != ENOENT)
-        rc = sluice_errorf(err, SLUICE_EIO, "archive: cannot remove staging %s: %s", launch_dir,
+    /* Remove the whole launch directory (<sha8>/), every attempt in it,
+     * relative to the site directory and without following a link. */
+    if ((rc = staging_open_above(dir, 2, &sfd, launch_name, sizeof(launch_name), err)) != SLUICE_OK)
+        goto out;
+    if (jobfs_remove_tree(sfd, launch_name) != 0)
+        rc = sluice_errorf(err, SLUICE_EIO, "archive: cannot remove staging %s: %s", dir,
                            strerror(errno));
 out:
+    if (sfd >= 0)
+        close(sfd);
+    if (afd >= 0)
+        close(afd);
+    if (lfd >= 0)
+        close(lfd);
     json_decref(render);
     return rc;
 }
@@ -581,29 +582,42 @@ out:
 static sluice_err list_staging(void *arg, char ***names_out, size_t *n_out, sluice_error_t *err)
 {
     staging_ctx_t *c = arg;
-    char site_dir[4200];
+    const char *site = c->cfg->site_name ? c->cfg->site_name : "default";
     DIR *d;
     struct dirent *e;
     char **names = NULL;
     size_t n = 0;
+    int rfd, sfd = -1, dfd;
+    sluice_err rc;
 
     *names_out = NULL;
     *n_out = 0;
-    snprintf(site_dir, sizeof(site_dir), "%s/%s", c->cfg->storage.root,
-             c->cfg->site_name ? c->cfg->site_name : "default");
-    if ((d = opendir(site_dir)) == NULL)
-        return errno == ENOENT
+    /* The root as configured, the site directory below it without following
+     * a link (base/jobfs.h). */
+    if ((rfd = open(c->cfg->storage.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+        return errno == ENOENT ? SLUICE_OK
+                               : sluice_errorf(err, SLUICE_EIO, "staging: %s: %s",
+                                               c->cfg->storage.root, strerror(errno));
+    rc = jobfs_open_dir(rfd, site, &sfd, err);
+    close(rfd);
+    if (rc != SLUICE_OK)
+        return rc == SLUICE_ENOTFOUND
                    ? SLUICE_OK
-                   : sluice_errorf(err, SLUICE_EIO, "staging: %s: %s", site_dir, strerror(errno));
+                   : sluice_error_prefix(err, "staging: %s", c->cfg->storage.root);
+    if ((dfd = fcntl(sfd, F_DUPFD_CLOEXEC, 0)) < 0 || (d = fdopendir(dfd)) == NULL) {
+        if (dfd >= 0)
+            close(dfd);
+        close(sfd);
+        return sluice_errorf(err, SLUICE_EIO, "staging: %s/%s: %s", c->cfg->storage.root, site,
+                             strerror(errno));
+    }
     while ((e = readdir(d)) != NULL) {
         char **grown;
-        char launch_dir[4500];
         if (e->d_name[0] == '.')
             continue;
-        snprintf(launch_dir, sizeof(launch_dir), "%s/%s", site_dir, e->d_name);
-        if (staging_owner_foreign(launch_dir, c->store_id)) {
-            sluice_log(SLUICE_LOG_DEBUG, "staging directory %s belongs to another store",
-                       launch_dir);
+        if (staging_owner_foreign(sfd, e->d_name, c->store_id)) {
+            sluice_log(SLUICE_LOG_DEBUG, "staging directory %s/%s/%s belongs to another store",
+                       c->cfg->storage.root, site, e->d_name);
             continue;
         }
         grown = realloc(names, (n + 1) * sizeof(*names));
@@ -614,12 +628,14 @@ static sluice_err list_staging(void *arg, char ***names_out, size_t *n_out, slui
                 free(names[i]);
             free(names);
             closedir(d);
+            close(sfd);
             return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
         }
         names = grown;
         n++;
     }
     closedir(d);
+    close(sfd);
     *names_out = names;
     *n_out = n;
     return SLUICE_OK;

@@ -18,6 +18,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "base/jobfs.h"
 #include "staging_owner.h"
 
 /* Read an identity from `path` into out; 0, or -1 (errno set). */
@@ -94,38 +95,39 @@ sluice_err staging_owner_store_id(const char *store_dir, char *out, sluice_error
     return SLUICE_OK;
 }
 
-sluice_err staging_owner_mark(const char *attempt_dir, const char *id, sluice_error_t *err)
+sluice_err staging_owner_mark(int launch_fd, const char *shown, const char *id, sluice_error_t *err)
 {
-    char path[4400], line[STAGING_OWNER_ID_LEN + 2];
-    const char *slash = strrchr(attempt_dir, '/');
+    char line[STAGING_OWNER_ID_LEN + 2];
     int fd;
 
-    if (slash == NULL || slash == attempt_dir)
-        return sluice_errorf(err, SLUICE_EINVAL, "staging marker: %s has no parent", attempt_dir);
-    snprintf(path, sizeof(path), "%.*s/%s", (int)(slash - attempt_dir), attempt_dir,
-             STAGING_OWNER_MARKER);
-    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    fd = openat(launch_fd, STAGING_OWNER_MARKER,
+                O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
     if (fd < 0)
-        return errno == EEXIST
-                   ? SLUICE_OK
-                   : sluice_errorf(err, SLUICE_EIO, "staging marker %s: %s", path, strerror(errno));
+        return errno == EEXIST ? SLUICE_OK
+                               : sluice_errorf(err, SLUICE_EIO, "staging marker %s/%s: %s", shown,
+                                               STAGING_OWNER_MARKER, strerror(errno));
     snprintf(line, sizeof(line), "%s\n", id);
     if (write_all(fd, line) != 0) {
         int e = errno;
         close(fd);
-        unlink(path);
-        return sluice_errorf(err, SLUICE_EIO, "staging marker %s: %s", path, strerror(e));
+        unlinkat(launch_fd, STAGING_OWNER_MARKER, 0);
+        return sluice_errorf(err, SLUICE_EIO, "staging marker %s/%s: %s", shown,
+                             STAGING_OWNER_MARKER, strerror(e));
     }
     close(fd);
     return SLUICE_OK;
 }
 
-int staging_owner_foreign(const char *launch_dir, const char *id)
+int staging_owner_foreign(int site_fd, const char *name, const char *id)
 {
-    char path[4400], other[STAGING_OWNER_ID_LEN + 1];
+    char rel[300], text[STAGING_OWNER_ID_LEN + 2];
+    size_t len = 0;
 
-    snprintf(path, sizeof(path), "%s/%s", launch_dir, STAGING_OWNER_MARKER);
-    if (read_id(path, other) != 0)
+    if ((size_t)snprintf(rel, sizeof(rel), "%s/%s", name, STAGING_OWNER_MARKER) >= sizeof(rel) ||
+        jobfs_read_small(site_fd, rel, text, sizeof(text), &len, NULL, NULL) != SLUICE_OK ||
+        len < STAGING_OWNER_ID_LEN ||
+        strspn(text, "0123456789abcdef") != (size_t)STAGING_OWNER_ID_LEN)
         return 0;
-    return strcmp(other, id) != 0;
+    text[STAGING_OWNER_ID_LEN] = '\0';
+    return strcmp(text, id) != 0;
 }

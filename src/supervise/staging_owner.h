@@ -23,12 +23,14 @@
  * (random, written once with O_EXCL semantics) when it has none yet. */
 sluice_err staging_owner_store_id(const char *store_dir, char *out, sluice_error_t *err);
 
-/* Write the marker naming `id` into the launch directory that holds the
- * attempt directory `attempt_dir` (its parent), unless one is there. */
-sluice_err staging_owner_mark(const char *attempt_dir, const char *id, sluice_error_t *err);
+/* Write the marker naming `id` into the launch directory `launch_fd`
+ * (shown as `shown` in errors), unless one is there. */
+sluice_err
+staging_owner_mark(int launch_fd, const char *shown, const char *id, sluice_error_t *err);
 
-/* 1 when the launch directory `launch_dir` carries a marker that names
- * another store than `id`; 0 when it names `id` or has none. */
-int staging_owner_foreign(const char *launch_dir, const char *id);
+/* 1 when the launch directory `name` below the site directory `site_fd`
+ * carries a marker that names another store than `id`; 0 when it names
+ * `id`, has none, or cannot be read as a job-owned file (base/jobfs.h). */
+int staging_owner_foreign(int site_fd, const char *name, const char *id);
 
 #endif /* SLUICE_SUPERVISE_STAGING_OWNER_H */

@@ -243,11 +243,22 @@ int status_component_verdict(const sluice_fsm_launch_t *l,
     return SLUICE_RESULT_SUCCEEDED;
 }
 
+/* How a pool ended, for a reason: "exit 3, signal 0", or the text of an
+ * exit file that held no status. */
+static const char *exit_text(const sluice_fsm_pool_exit_t *p, char *buf, size_t cap)
+{
+    if (p->unknown)
+        snprintf(buf, cap, "status unknown: its exit file held '%s', not 0-255", p->raw);
+    else
+        snprintf(buf, cap, "exit %d, signal %d", p->exit_code, p->signal);
+    return buf;
+}
+
 /* A pool ended by SIGTERM or SIGKILL: what the script's stop of the other
  * pools, or a cancel from outside, does to a pool. */
 bool status_stopped_pool(const sluice_fsm_pool_exit_t *p)
 {
-    return p->exit_code == 0 && (p->signal == SIGTERM || p->signal == SIGKILL);
+    return !p->unknown && p->exit_code == 0 && (p->signal == SIGTERM || p->signal == SIGKILL);
 }
 
 /* The pool that failed first.  The script's own record (exit/.first) wins;
@@ -265,7 +276,7 @@ status_failed_pool(const sluice_fsm_launch_t *l, bool skip_stopped, size_t *n_fa
     for (i = 0; i < l->n_pools; i++) {
         const sluice_fsm_pool_exit_t *p = &l->pools[i];
 
-        if (p->exit_code == 0 && p->signal == 0)
+        if (p->exit_code == 0 && p->signal == 0 && !p->unknown)
             continue;
         (*n_failed)++;
         if (p->first)
@@ -283,6 +294,8 @@ status_failed_pool(const sluice_fsm_launch_t *l, bool skip_stopped, size_t *n_fa
 /* A failed pool's own result: its workload code, else EXECUTION_ERROR. */
 int status_pool_verdict(const sluice_fsm_pool_exit_t *p)
 {
+    if (p->unknown)
+        return SLUICE_RESULT_EXECUTION_ERROR;
     if (p->exit_code >= 101 && p->exit_code <= 103)
         return p->exit_code;
     if (p->exit_code == 104)
@@ -295,6 +308,7 @@ int status_pool_verdict(const sluice_fsm_pool_exit_t *p)
  * INFRASTRUCTURE_ERROR. */
 static int unasked_verdict(const sluice_fsm_launch_t *l, char *why, size_t cap)
 {
+    char how[SLUICE_FSM_RAW_MAX + 64];
     size_t n_failed = 0;
     const sluice_fsm_pool_exit_t *p = status_failed_pool(l, true, &n_failed);
     bool signalled = false;
@@ -325,10 +339,10 @@ static int unasked_verdict(const sluice_fsm_launch_t *l, char *why, size_t cap)
     if (status_verdict_rank(l->verdict_rest) > status_verdict_rank(result))
         result = l->verdict_rest;
     snprintf(why, cap,
-             "pool '%s' failed (exit %d, signal %d)%s; CANCELLED without a cancel by sluice "
-             "follows that failure; %s",
-             p->name, p->exit_code, p->signal, n_failed > 1 ? " (other pools failed too)" : "",
-             l->verdict_reason);
+             "pool '%s' failed (%s)%s; CANCELLED without a cancel by sluice follows that "
+             "failure; %s",
+             p->name, exit_text(p, how, sizeof(how)),
+             n_failed > 1 ? " (other pools failed too)" : "", l->verdict_reason);
     return result;
 }
 
@@ -336,6 +350,7 @@ int status_exits_verdict(const sluice_fsm_launch_t *l, char *why, size_t cap)
 {
     size_t n_failed = 0;
     const sluice_fsm_pool_exit_t *chosen;
+    char how[SLUICE_FSM_RAW_MAX + 64];
 
     if (l->unasked_cancel)
         return unasked_verdict(l, why, cap);
@@ -343,8 +358,8 @@ int status_exits_verdict(const sluice_fsm_launch_t *l, char *why, size_t cap)
     if (chosen == NULL)
         snprintf(why, cap, "no pool exit file names a failure; %s", l->verdict_reason);
     else
-        snprintf(why, cap, "pool '%s' failed (exit %d, signal %d)%s; %s", chosen->name,
-                 chosen->exit_code, chosen->signal, n_failed > 1 ? " (other pools failed too)" : "",
-                 l->verdict_reason);
+        snprintf(why, cap, "pool '%s' failed (%s)%s; %s", chosen->name,
+                 exit_text(chosen, how, sizeof(how)),
+                 n_failed > 1 ? " (other pools failed too)" : "", l->verdict_reason);
     return l->verdict;
 }

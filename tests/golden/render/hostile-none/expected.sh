@@ -117,6 +117,13 @@ sluice_export SLUICE_POOL_MAIN_ADDR "$(sluice_node_addr "$SLUICE_POOL_MAIN_HOST"
 
 # 8. One step per pool; each records its exit status in exit/<pool>.
 mkdir -p -- "$SLUICE_STAGING/exit"
+# A status as the shell reports one: 0-255 in decimal.
+sluice_is_status() {
+    case $1 in
+    [0-9] | [1-9][0-9] | 1[0-9][0-9] | 2[0-4][0-9] | 25[0-5]) return 0 ;;
+    esac
+    return 1
+}
 # Run one pool's step; record its exit status in exit/<pool>.  TERM is
 # passed on to srun, which stops the step's tasks (also one that came
 # before srun was started).
@@ -133,6 +140,13 @@ sluice_step() {
     done
     # a wait cut short by the trap says 143, not how srun ended: ask again
     wait "$child" || rc=$?
+    # bash has answered that second wait with -1 (a status it no longer
+    # held): only a status 0-255 is ever recorded, anything else is 255
+    if ! sluice_is_status "$rc"; then
+        printf 'sluice: pool %s: no exit status known (wait said %s); recorded as 255\n' \
+            "$pool" "$rc" >&2
+        rc=255
+    fi
     printf '%s\n' "$rc" >"$SLUICE_STAGING/exit/$pool"
     return "$rc"
 }
@@ -176,6 +190,7 @@ sluice_scan() {
     for p in "${SLUICE_POOLS[@]}"; do
         if [ -z "$SLUICE_FIRST_POOL" ] && [ -s "$SLUICE_STAGING/exit/$p" ]; then
             rc=$(<"$SLUICE_STAGING/exit/$p")
+            sluice_is_status "$rc" || rc=255
             if [ "$rc" != 0 ]; then sluice_record_first "$p" "$rc"; fi
         fi
     done
