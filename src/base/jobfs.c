@@ -44,6 +44,20 @@ static bool component_ok(const char *c, size_t n)
     return n > 0 && !(c[0] == '.' && (n == 1 || (n == 2 && c[1] == '.')));
 }
 
+/* Every component of `rel` is one (no leading, trailing or double slash). */
+static bool path_ok(const char *rel)
+{
+    while (*rel != '\0') {
+        size_t n = strcspn(rel, "/");
+        if (!component_ok(rel, n) || n >= 256)
+            return false;
+        rel += n;
+        if (*rel == '/' && *++rel == '\0')
+            return false;
+    }
+    return true;
+}
+
 sluice_err jobfs_open_dir(int dirfd, const char *rel, int *fd_out, sluice_error_t *err)
 {
     int cur = -1, next;
@@ -51,17 +65,14 @@ sluice_err jobfs_open_dir(int dirfd, const char *rel, int *fd_out, sluice_error_
     char comp[256];
 
     *fd_out = -1;
+    if (!path_ok(p))
+        return sluice_errorf(err, SLUICE_EPERM,
+                             "%s: an empty, '.', '..' or over-long path component (refused)", p);
     if ((cur = fcntl(dirfd, F_DUPFD_CLOEXEC, 0)) < 0)
         return sluice_errorf(err, SLUICE_EIO, "%s: %s", p, strerror(errno));
     while (*p != '\0') {
         size_t n = strcspn(p, "/");
 
-        if (!component_ok(p, n) || n >= sizeof(comp)) {
-            close(cur);
-            return sluice_errorf(err, SLUICE_EPERM,
-                                 "%s: an empty, '.', '..' or over-long path component (refused)",
-                                 rel);
-        }
         memcpy(comp, p, n);
         comp[n] = '\0';
         next = openat(cur, comp, OPEN_DIR_FLAGS);
@@ -73,10 +84,8 @@ sluice_err jobfs_open_dir(int dirfd, const char *rel, int *fd_out, sluice_error_
         close(cur);
         cur = next;
         p += n;
-        if (*p == '/' && *++p == '\0') {
-            close(cur);
-            return sluice_errorf(err, SLUICE_EPERM, "%s: a path ending in '/' (refused)", rel);
-        }
+        if (*p == '/')
+            p++;
     }
     *fd_out = cur;
     return SLUICE_OK;
@@ -92,8 +101,10 @@ jobfs_open_file(int dirfd, const char *rel, int *fd_out, struct stat *st_out, sl
     sluice_err rc = SLUICE_OK;
 
     *fd_out = -1;
-    if (rel == NULL || rel[0] == '\0')
-        return sluice_errorf(err, SLUICE_EPERM, "an empty file name (refused)");
+    if (rel == NULL || rel[0] == '\0' || !path_ok(rel))
+        return sluice_errorf(err, SLUICE_EPERM,
+                             "%s: an empty, '.', '..' or over-long path component (refused)",
+                             rel != NULL ? rel : "");
     dir[0] = '\0';
     if ((slash = strrchr(rel, '/')) != NULL) {
         if ((size_t)(slash - rel) >= sizeof(dir))

@@ -463,6 +463,34 @@ static sluice_err do_archive(sluice_launcher_t *l, launch_t *L, sluice_error_t *
     return launcher_note(l, L, "archived", json_pack("{s:s}", "dir", dir), err);
 }
 
+static sluice_err act_on(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_error_t *err);
+
+/* act_on() with one launch's own bad data kept to that launch: an event
+ * the state machine refuses (SLUICE_EINVAL, SLUICE_ESTATE: input read from
+ * Slurm or from the job's staging that does not fit) is logged once, when
+ * it starts, and the cycle goes on with the other launches; everything
+ * else (the store, memory) stops the cycle as before. */
+static sluice_err act_contained(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_error_t *err)
+{
+    sluice_error_t lerr = SLUICE_ERROR_INIT;
+    sluice_err rc = act_on(l, L, now, &lerr);
+
+    if (rc == SLUICE_EINVAL || rc == SLUICE_ESTATE) {
+        if (!L->faulted)
+            sluice_log(SLUICE_LOG_WARNING, "launch %s: %s (this launch waits; the others go on)",
+                       L->id, lerr.text);
+        L->faulted = true;
+        return SLUICE_OK;
+    }
+    if (rc == SLUICE_OK && L->faulted) {
+        sluice_log(SLUICE_LOG_WARNING, "launch %s: its actions succeed again", L->id);
+        L->faulted = false;
+    }
+    if (rc != SLUICE_OK && err != NULL)
+        *err = lerr;
+    return rc;
+}
+
 static sluice_err act_on(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_error_t *err)
 {
     unsigned due = launcher_fsm_due(L, launcher_fsm_time(now));
@@ -581,7 +609,7 @@ sluice_err sluice_launcher_step(sluice_launcher_t *l, sluice_error_t *err)
     t[3] = launcher_mono_ms();
     for (size_t i = 0; i < l->n && rc == SLUICE_OK && !l->dead; i++)
         if (l->v[i]->fsm.state != SLUICE_FSM_DONE)
-            rc = act_on(l, l->v[i], now, err);
+            rc = act_contained(l, l->v[i], now, err);
     if (rc != SLUICE_OK)
         return rc;
     for (size_t i = 0; i < l->n && rc == SLUICE_OK; i++)

@@ -133,6 +133,8 @@ typedef struct {
                                 peers.env is written): nothing more to check */
     int64_t peers_warned_ms; /* last warning that peers.env waits for addresses */
     bool archived;
+    bool faulted; /* its last action failed on its own data (logged once; the
+                     other launches went on) */
     bool cancel_refused;
     int64_t cancel_ask_seq; /* seq of a `cancel-asked` event from another
                                writer not yet carried out (0: none) */

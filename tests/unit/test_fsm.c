@@ -891,6 +891,44 @@ Test(fsm, hetjob_pool_with_workload_code)
     run_done(&r);
 }
 
+/* A pool whose exit file held no status (issue 27: a workload wrote 999
+ * into exit/a and made it read-only) is that pool's failure with its status
+ * unknown: the launch ends EXECUTION_ERROR, the reason names the pool and
+ * quotes the file, and the event survives its JSON round trip.  An exit
+ * code out of range is still refused by the codec. */
+Test(fsm, hetjob_pool_with_unknown_status_fails_and_names_the_file)
+{
+    char a[] = "a", raw[] = "999";
+    sluice_fsm_event_t ev = E_pool(a, 0, 0, 10), back;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    json_t *j = NULL;
+    run_t r;
+
+    ev.unknown = true;
+    ev.raw = raw;
+    cr_assert_eq(sluice_fsm_event_to_json(&ev, &j, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_eq(sluice_fsm_event_from_json(j, &back, &err), SLUICE_OK, "%s", err.text);
+    cr_expect(back.unknown);
+    cr_expect_str_eq(back.raw, "999");
+    sluice_fsm_event_clear(&back);
+    json_object_set_new(json_object_get(j, "context"), "exit_code", json_integer(999));
+    cr_expect_eq(sluice_fsm_event_from_json(j, &back, &err), SLUICE_EINVAL);
+    json_decref(j);
+
+    run_init(&r, NULL);
+    to_submitted(&r);
+    observe2(&r, V(SLUICE_JOB_FAILED, 0, true, 255, 0), V(SLUICE_JOB_FAILED, 0, true, 255, 0), 9);
+    cr_assert(r.l.settling);
+    cr_assert_eq(step(&r, ev), SLUICE_OK, "%s", r.err.text);
+    cr_assert_eq(step(&r, E(SLUICE_EV_POOL_EXITS_READ, 11)), SLUICE_OK, "%s", r.err.text);
+    cr_assert_eq(r.l.state, SLUICE_FSM_DONE);
+    cr_expect_eq(r.l.result, SLUICE_RESULT_EXECUTION_ERROR);
+    cr_expect(strstr(r.l.reason, "pool 'a' failed (status unknown: its exit file held '999'") !=
+                  NULL,
+              "%s", r.l.reason);
+    run_done(&r);
+}
+
 Test(fsm, hetjob_without_exit_files_keeps_slurm_verdict)
 {
     run_t r;

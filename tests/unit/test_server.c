@@ -365,6 +365,65 @@ Test(server, logs_with_offset_and_follow)
     free(raw);
 }
 
+/* A workload owns its staging: it swaps stdout.log for a symlink to the
+ * service's API tokens file and stderr.log for a FIFO (issue 27).  The log
+ * route reads neither: the symlink gives an empty log, not the file behind
+ * it, and the FIFO answers at once (on main at 1ccc315 the first returned
+ * the tokens and the second held the worker in open() forever), with the
+ * service answering other requests meanwhile. */
+Test(server, logs_never_follow_a_symlink_nor_wait_on_a_fifo)
+{
+    hc_response_t r;
+    json_t *j;
+    char path[1024], *raw = NULL;
+    const char *staging;
+
+    cr_assert_eq(post("/v1/launches?dry_run=true", "swapped", "/bin/true", &r), 200);
+    j = body_json(&r);
+    staging = json_string_value(
+        json_object_get(json_object_get(json_object_get(j, "render"), "staging"), "service"));
+    cr_assert_not_null(staging, "%s", r.body);
+    snprintf(path, sizeof(path), "mkdir -p '%s'", staging);
+    cr_assert_eq(system(path), 0);
+    snprintf(path, sizeof(path), "%s/stdout.log", staging);
+    cr_assert_eq(symlink(fx.tokens, path), 0, "%s", path);
+    snprintf(path, sizeof(path), "%s/stderr.log", staging);
+    cr_assert_eq(mkfifo(path, 0600), 0, "%s", path);
+    json_decref(j);
+    hc_response_clear(&r);
+    cr_assert_eq(post("/v1/launches", "swapped", "/bin/true", &r), 201);
+    hc_response_clear(&r);
+
+    for (int round = 0; round < 3; round++) {
+        cr_assert_eq(
+            hc_request(fx.port, "GET", "/v1/launches/swapped/logs/stdout", AUTH, NULL, 0, &r), 0);
+        cr_expect_eq(r.status, 200);
+        cr_expect_eq(r.body_len, 0, "the symlink's target was served: %.60s", r.body);
+        cr_expect(strstr(r.body, "tok-") == NULL);
+        hc_response_clear(&r);
+        cr_assert_eq(
+            hc_request(fx.port, "GET", "/v1/launches/swapped/logs/stderr", AUTH, NULL, 0, &r), 0);
+        cr_expect_eq(r.status, 200);
+        cr_expect_eq(r.body_len, 0);
+        hc_response_clear(&r);
+    }
+    /* followed: the stream stays open with nothing in it, and the service
+     * still answers */
+    cr_expect_neq(hc_stream_until(fx.port, "/v1/launches/swapped/logs/stdout?follow=true", AUTH,
+                                  "tok-", 1500, &raw),
+                  0, "%s", raw ? raw : "");
+    free(raw);
+    raw = NULL;
+    cr_expect_neq(hc_stream_until(fx.port, "/v1/launches/swapped/logs/stderr?follow=true", AUTH,
+                                  "tok-", 1500, &raw),
+                  0);
+    cr_expect(raw != NULL && strstr(raw, " 200 ") != NULL, "the FIFO's stream did not answer");
+    free(raw);
+    cr_assert_eq(hc_request(fx.port, "GET", "/v1/healthz", NULL, NULL, 0, &r), 0);
+    cr_expect_eq(r.status, 200);
+    hc_response_clear(&r);
+}
+
 Test(server, events_stream_in_order_and_resume)
 {
     hc_response_t r;

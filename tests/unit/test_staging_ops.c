@@ -280,3 +280,174 @@ Test(staging_ops, a_new_attempt_keeps_peers_env)
     free(a);
     free(b);
 }
+
+/* ---- a workload that attacks its own staging (issue 27) ---------------- */
+
+#define POOLS_AB                                                                                   \
+    "{\"name\": \"a\", \"cpus_per_node\": 1, \"mem_per_node_mib\": 64}, "                          \
+    "{\"name\": \"b\", \"cpus_per_node\": 1, \"mem_per_node_mib\": 64}"
+
+/* The exits of launch `id` (pools a and b), by pool name. */
+static size_t read_exits(const char *id, sluice_pool_exit_t out[4])
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    size_t n = 0;
+
+    cr_assert_sluice_ok(ops.read_pool_exits(ops.arg, id, 1, out, 4, &n, &err), &err);
+    return n;
+}
+
+static const sluice_pool_exit_t *exit_of(const sluice_pool_exit_t *pe, size_t n, const char *pool)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(pe[i].name, pool) == 0)
+            return &pe[i];
+    cr_assert_fail("no exit read for pool %s", pool);
+    return NULL;
+}
+
+/* What a workload writes into exit/<pool> is input: a status 0-255 is
+ * taken, anything else is the pool's failure with its status unknown and
+ * the text (printable, cut) kept for the reason; never an exit code out of
+ * range (on main at 1ccc315, 999 became exit_code 999 and the launcher
+ * refused the event every cycle). */
+Test(staging_ops, an_exit_file_without_a_status_is_a_failure_of_unknown_status)
+{
+    static const struct {
+        const char *text, *raw;
+        bool unknown;
+        int exit_code, signal;
+    } cases[] = {
+        {"999\n", "999", true, 0, 0},
+        {"-1\n", "-1", true, 0, 0},
+        {"256\n", "256", true, 0, 0},
+        {"3 extra\n", "3 extra", true, 0, 0},
+        {"\x1b[31mred\x01\n", "?[31mred?", true, 0, 0},
+        {"12345678901234567890123456789\n", "12345678901234567890...", true, 0, 0},
+        {"", "", true, 0, 0},
+        {"7\n", "", false, 7, 0},
+        {"0", "", false, 0, 0},
+        {"255\n", "", false, 255, 0},
+        {"137\n", "", false, 0, 9},
+    };
+    char dir[512], exitdir[600];
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    accept_pools("garbage", POOLS_AB, NULL, dir, sizeof(dir));
+    cr_assert_sluice_ok(ops.prepare(ops.arg, "garbage", 1, NULL, NULL, 0, &err), &err);
+    snprintf(exitdir, sizeof(exitdir), "%s/exit", dir);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        sluice_pool_exit_t pe[4];
+        const sluice_pool_exit_t *a;
+        size_t n;
+
+        write_text(exitdir, "a", cases[i].text);
+        write_text(exitdir, "b", "0\n");
+        n = read_exits("garbage", pe);
+        cr_assert_eq(n, 2, "case %zu", i);
+        a = exit_of(pe, n, "a");
+        cr_expect_eq(a->unknown, cases[i].unknown, "case %zu", i);
+        cr_expect_eq(a->exit_code, cases[i].exit_code, "case %zu", i);
+        cr_expect_eq(a->signal, cases[i].signal, "case %zu", i);
+        cr_expect_str_eq(a->raw, cases[i].raw, "case %zu", i);
+        cr_expect_not(exit_of(pe, n, "b")->unknown);
+    }
+}
+
+/* A symlink to a file the service can read, or a FIFO, in place of an exit
+ * file: never followed, never waited on (the suite's timeout would end a
+ * blocked open), and the pool's status is unknown. */
+Test(staging_ops, an_exit_file_swapped_for_a_symlink_or_fifo_is_unknown)
+{
+    char dir[512], path[700], secret[600];
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_pool_exit_t pe[4];
+    size_t n;
+
+    accept_pools("swapped", POOLS_AB, NULL, dir, sizeof(dir));
+    cr_assert_sluice_ok(ops.prepare(ops.arg, "swapped", 1, NULL, NULL, 0, &err), &err);
+    write_text(tmp, "secret", "42\n");
+    snprintf(secret, sizeof(secret), "%s/secret", tmp);
+    snprintf(path, sizeof(path), "%s/exit/a", dir);
+    cr_assert_eq(symlink(secret, path), 0);
+    snprintf(path, sizeof(path), "%s/exit/b", dir);
+    cr_assert_eq(mkfifo(path, 0600), 0);
+    snprintf(path, sizeof(path), "%s/exit/.first", dir);
+    cr_assert_eq(mkfifo(path, 0600), 0);
+    n = read_exits("swapped", pe);
+    cr_assert_eq(n, 2);
+    cr_expect(exit_of(pe, n, "a")->unknown);
+    cr_expect_eq(exit_of(pe, n, "a")->exit_code, 0, "42 was read through the symlink");
+    cr_expect_str_eq(exit_of(pe, n, "a")->raw, "(not a file)");
+    cr_expect(exit_of(pe, n, "b")->unknown);
+    cr_expect_not(exit_of(pe, n, "a")->first);
+}
+
+/* The archive copies a log only when it is the job's own regular file: a
+ * symlink to another file is not copied (the artifact does not exist, so
+ * the log route has nothing to serve), a FIFO does not block, and the
+ * removal of the staging tree never follows a link out of it. */
+Test(staging_ops, archive_neither_follows_nor_waits_on_what_the_job_planted)
+{
+    char dir[512], art[512], path[700], secret[600], outside[600], launch_dir[512];
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    struct stat st;
+
+    accept_pools("planted", POOL1, NULL, dir, sizeof(dir));
+    cr_assert_sluice_ok(ops.prepare(ops.arg, "planted", 1, NULL, NULL, 0, &err), &err);
+    write_text(tmp, "secret", "SECRET-TOKEN\n");
+    snprintf(secret, sizeof(secret), "%s/secret", tmp);
+    snprintf(path, sizeof(path), "%s/stdout.log", dir);
+    cr_assert_eq(symlink(secret, path), 0);
+    snprintf(path, sizeof(path), "%s/stderr.log", dir);
+    cr_assert_eq(mkfifo(path, 0600), 0);
+    /* a directory link out of the tree, with a file behind it */
+    snprintf(outside, sizeof(outside), "%s/outside", tmp);
+    cr_assert_eq(mkdir(outside, 0700), 0);
+    write_text(outside, "keep", "keep\n");
+    snprintf(path, sizeof(path), "%s/escape", dir);
+    cr_assert_eq(symlink(outside, path), 0);
+
+    snprintf(art, sizeof(art), "%s/artifacts-planted", tmp);
+    cr_assert_sluice_ok(ops.archive(ops.arg, "planted", 1, art, &err), &err);
+    snprintf(path, sizeof(path), "%s/stdout.log", art);
+    cr_expect_neq(lstat(path, &st), 0, "a symlinked log is not archived");
+    snprintf(path, sizeof(path), "%s/stderr.log", art);
+    cr_expect_neq(lstat(path, &st), 0, "a FIFO log is not archived");
+    snprintf(launch_dir, sizeof(launch_dir), "%s", dir);
+    *strrchr(launch_dir, '/') = '\0';
+    cr_expect_neq(stat(launch_dir, &st), 0, "%s removed", launch_dir);
+    snprintf(path, sizeof(path), "%s/keep", outside);
+    cr_expect_eq(stat(path, &st), 0, "the file behind the link is kept");
+    cr_expect_eq(stat(secret, &st), 0, "the symlink's target is kept");
+}
+
+/* The attempt directory swapped for a symlink to another directory: the
+ * hooks refuse it instead of reading (exit files) or writing (peers.env)
+ * through it. */
+Test(staging_ops, a_symlinked_attempt_directory_is_refused)
+{
+    char dir[512], moved[600], outside[600];
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_pool_exit_t pe[4];
+    sluice_peers_t p;
+    sluice_peer_component_t comp[2];
+    size_t n = 9;
+
+    accept_pools("partner", PARTNER_POOLS, NULL, dir, sizeof(dir));
+    accept_pools("linked", POOLS_AB, "partner", dir, sizeof(dir));
+    cr_assert_sluice_ok(ops.prepare(ops.arg, "linked", 1, NULL, NULL, 0, &err), &err);
+    snprintf(outside, sizeof(outside), "%s/outside", tmp);
+    cr_assert_eq(mkdir(outside, 0700), 0);
+    cr_assert_eq(mkdir(strcat(strcpy(moved, outside), "/exit"), 0700), 0);
+    write_text(moved, "a", "0\n");
+    snprintf(moved, sizeof(moved), "%s.moved", dir);
+    cr_assert_eq(rename(dir, moved), 0);
+    cr_assert_eq(symlink(outside, dir), 0);
+    cr_expect_eq(ops.read_pool_exits(ops.arg, "linked", 1, pe, 4, &n, &err), SLUICE_EPERM);
+    cr_expect_eq(n, 0);
+    peers_two_components(&p, comp);
+    cr_expect_eq(ops.write_peers(ops.arg, "linked", 1, &p, &err), SLUICE_EPERM);
+    snprintf(moved, sizeof(moved), "%s/peers.env", outside);
+    cr_expect_neq(access(moved, F_OK), 0, "nothing written through the link");
+}
