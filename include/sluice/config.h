@@ -159,6 +159,11 @@ typedef struct {
          * Empty (the default): every job image is refused; the study's and
          * the site's images are trusted. */
         sluice_strlist_t allowed_images;
+        /* Variables of the service's own environment a request's
+         * `secret_env` may name: exact names, or a prefix ending in '*'
+         * ("WANDB_*").  Empty (the default): a request may name none.  A
+         * study's secret_env is the site's own and is not limited. */
+        sluice_strlist_t allowed_secret_env;
         /* Hetjobs: true = a failing pool does not stop the others (default
          * false: it stops them); allow_keep_going lets a request choose. */
         bool keep_going;

@@ -131,6 +131,10 @@ typedef struct {
      * request that gives none (its args then start with the worker
      * module, as NVFlare's launcher runs `<python_path> -u -m ...`). */
     const char *python_path;
+    /* The service's variables `secret_env` may name: exact names, or
+     * prefixes ending in '*'.  None: a request may name no variable. */
+    char *const *secret_env_allowed;
+    size_t n_secret_env_allowed;
     /* Webhooks (docs/api.md): a request may name `webhook.url` only when
      * allow_webhook_urls is set and the URL starts with one of
      * webhook_prefixes (boundary rule of site/webhook_url.h); plain http

@@ -187,6 +187,19 @@ static int cmp_var(const void *a, const void *b)
     return strcmp(((const sluice_launch_var_t *)a)->name, ((const sluice_launch_var_t *)b)->name);
 }
 
+/* Is `name` one of the site's policy.allowed_secret_env (an exact name, or
+ * a prefix ending in '*')? */
+static bool secret_env_allowed(const sluice_launch_policy_t *pol, const char *name)
+{
+    for (size_t i = 0; pol != NULL && i < pol->n_secret_env_allowed; i++) {
+        const char *e = pol->secret_env_allowed[i];
+        size_t n = strlen(e);
+        if (n > 0 && e[n - 1] == '*' ? strncmp(e, name, n - 1) == 0 : strcmp(e, name) == 0)
+            return true;
+    }
+    return false;
+}
+
 static sluice_err
 parse_secret_env(launch_ctx_t *c, json_t *v, const char *key, char ***out, size_t *nout)
 {
@@ -212,6 +225,16 @@ parse_secret_env(launch_ctx_t *c, json_t *v, const char *key, char ***out, size_
         }
         if ((why = launch_envname_check(name)) != NULL) {
             LAUNCH_GO_ON(c, launch_perr(c, p, "%s", why));
+            continue;
+        }
+        /* Only what the site lists: the same answer whether or not the
+         * service has the variable, so a caller learns nothing of its
+         * environment. */
+        if (strcmp(key, "secret_env") == 0 && !secret_env_allowed(c->pol, name)) {
+            LAUNCH_GO_ON(c, launch_perr(c, p,
+                                        "\"%s\" is not a variable the site allows a request to "
+                                        "name (policy.allowed_secret_env)",
+                                        name));
             continue;
         }
         if ((names[*nout] = launch_strdup(name)) == NULL)
@@ -604,8 +627,7 @@ static sluice_err parse_root(launch_ctx_t *c, json_t *root, sluice_launch_t *l)
                                : pol->default_profile;
     OPTIONAL(c, root, "profile", x, parse_profile(c, x, s));
 
-    OPTIONAL(c, root, "command", x,
-             launch_dup_string(c, x, "command", SLUICE_LAUNCH_MAX_STRING, false, &s->command));
+    OPTIONAL(c, root, "command", x, launch_want_command(c, x, "command", &s->command));
     OPTIONAL(c, root, "args", x, launch_want_args(c, x, "args", &s->args, &s->n_args));
     OPTIONAL(c, root, "workdir", x, launch_want_path(c, x, "workdir", &s->workdir));
     OPTIONAL(c, root, "env", x, parse_env(c, x, s));

@@ -419,6 +419,23 @@ launch_want_pending(launch_ctx_t *c, json_t *v, const char *path, sluice_launch_
     return SLUICE_OK;
 }
 
+/* The reason a program name may not start with '-': it lands where srun
+ * (and, in a wrapper, apptainer or bash) still reads options, so
+ * "--container-image=..." or "--jobid=..." would be taken as one. */
+#define LAUNCH_DASH_RULE                                                                           \
+    "must not start with '-': it would be read as an option of srun, not as the program to run"
+
+sluice_err launch_want_command(launch_ctx_t *c, json_t *v, const char *path, char **out)
+{
+    sluice_err rc;
+
+    if ((rc = launch_dup_string(c, v, path, SLUICE_LAUNCH_MAX_STRING, false, out)) != SLUICE_OK)
+        return rc;
+    if ((*out)[0] == '-')
+        return launch_perr(c, path, LAUNCH_DASH_RULE);
+    return SLUICE_OK;
+}
+
 sluice_err launch_want_node_command(launch_ctx_t *c, json_t *v, const char *path, char **out)
 {
     sluice_err rc;
@@ -427,5 +444,7 @@ sluice_err launch_want_node_command(launch_ctx_t *c, json_t *v, const char *path
         return rc;
     if (strstr(*out, "${secret:") != NULL)
         return launch_perr(c, path, "${secret:...} references are not supported");
+    if ((*out)[strspn(*out, " \t\n")] == '-')
+        return launch_perr(c, path, "its first word " LAUNCH_DASH_RULE);
     return SLUICE_OK;
 }

@@ -125,6 +125,9 @@ sluice_err
 launch_want_pending(launch_ctx_t *c, json_t *v, const char *path, sluice_launch_spec_t *s);
 /* A shell command line without ${secret:...} references. */
 sluice_err launch_want_node_command(launch_ctx_t *c, json_t *v, const char *path, char **out);
+/* A command (a program name or path, never empty): launch_dup_string()
+ * that refuses a leading '-'. */
+sluice_err launch_want_command(launch_ctx_t *c, json_t *v, const char *path, char **out);
 
 /* ---- the other parts --------------------------------------------------- */
 

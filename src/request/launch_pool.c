@@ -114,8 +114,7 @@ parse_pool(launch_ctx_t *c, json_t *v, const char *path, sluice_launch_pool_t *p
     }
     launch_path_key(q, path, "command");
     if ((x = json_object_get(v, "command")) != NULL) {
-        LAUNCH_GO_ON(c,
-                     launch_dup_string(c, x, q, SLUICE_LAUNCH_MAX_STRING, false, &pool->command));
+        LAUNCH_GO_ON(c, launch_want_command(c, x, q, &pool->command));
         pool->set_command = true;
     }
     launch_path_key(q, path, "args");

@@ -110,6 +110,8 @@ sluice_err sluice_config_launch_policy(const sluice_config_t *cfg,
     out->keep_going = cfg->policy.keep_going;
     out->allow_keep_going = cfg->policy.allow_keep_going;
     out->python_path = study && study->python_path ? study->python_path : cfg->launcher.python_path;
+    out->secret_env_allowed = cfg->policy.allowed_secret_env.items;
+    out->n_secret_env_allowed = cfg->policy.allowed_secret_env.n;
     out->allow_webhook_urls = cfg->webhooks.allow_request_urls;
     out->webhook_prefixes = cfg->webhooks.request_url_prefixes.items;
     out->n_webhook_prefixes = cfg->webhooks.request_url_prefixes.n;

@@ -111,6 +111,16 @@ static sluice_err check_policy(ctx_t *c)
                           "'/'; no '.', '..', ':', quote, '$' or '\\')",
                           e);
     }
+    for (i = 0; i < cfg->policy.allowed_secret_env.n; i++) {
+        char name[160];
+        const char *e = cfg->policy.allowed_secret_env.items[i], *why;
+        n = strlen(e);
+        /* a prefix "NAME_*": its stem must start a valid name */
+        snprintf(name, sizeof(name), "%.*s", (int)(n > 1 && e[n - 1] == '*' ? n - 1 : n), e);
+        if ((why = syntax_envname_reason(name)) != NULL)
+            return bad_at(c, "policy.allowed_secret_env",
+                          "'%.64s': %s (a variable name, or a prefix ending in '*')", e, why);
+    }
     return SLUICE_OK;
 }
 

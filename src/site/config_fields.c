@@ -83,6 +83,7 @@ const field_t cfg_fields[] = {
     F("policy.max_time_minutes", K_INT, policy.max_time_minutes, 1, 525600 * 10, NULL),
     F("policy.default_gpu_series", K_NAME, policy.default_gpu_series, 0, 0, NULL),
     F("policy.allowed_images", K_LIST, policy.allowed_images, 0, 0, NULL),
+    F("policy.allowed_secret_env", K_LIST, policy.allowed_secret_env, 0, 0, NULL),
     F("policy.keep_going", K_BOOL, policy.keep_going, 0, 0, NULL),
     F("policy.allow_keep_going", K_BOOL, policy.allow_keep_going, 0, 0, NULL),
     F("accounting.miss_budget", K_INT, accounting.miss_budget, 1, 1000, NULL),

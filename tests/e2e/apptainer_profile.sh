@@ -120,6 +120,7 @@ bash "$REPO/deploy/testbed/site-config.sh" |
         /^  executables:$/ { print; print "    apptainer: " rt; done = 1; next }
         /^gpu_series:$/ && !done { print "  executables:"; print "    apptainer: " rt }
         /^policy:$/ { print; print "  allowed_images: [" img "]"
+                      print "  allowed_secret_env: [E2E_SVC_SECRET]"
                       print "  default_gpu_series: h100"; next }
         { print }' >"$site"
 grep -q "^    apptainer: $runtime\$" "$site" || abort "could not write executables.apptainer into $site"

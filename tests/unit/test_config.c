@@ -952,6 +952,9 @@ Test(config, policy_default_gpu_series_images_and_keep_going)
         {BASE "policy:\n  allowed_images: [\"/a//b.sif\"]\n",
          "site.yaml:8:19: policy.allowed_images: '/a//b.sif': expected an absolute normalised "
          "path (a directory ends with '/'; no '.', '..', ':', quote, '$' or '\\')"},
+        {BASE "policy:\n  allowed_secret_env: [\"1BAD\"]\n",
+         "site.yaml:8:23: policy.allowed_secret_env: '1BAD': expected a variable name matching "
+         "[A-Za-z_][A-Za-z0-9_]* (a variable name, or a prefix ending in '*')"},
         {BASE "policy:\n  keep_going: sometimes\n",
          "site.yaml:8:15: policy.keep_going: expected true or false"},
     };

@@ -26,6 +26,8 @@ static const sluice_launch_series_t series[] = {
     {"h100", NULL, "gpu:h100", 8},
 };
 
+static char *const secret_env_allowed[] = {"DB_PASSWORD", "DB", "T", "NVFL_*"};
+
 static sluice_launch_policy_t policy(void)
 {
     sluice_launch_policy_t p;
@@ -46,6 +48,8 @@ static sluice_launch_policy_t policy(void)
     p.pending_timeout = 600;
     p.allow_requeue = false;
     p.default_series = "a100"; /* GPU pools without a series (the NVFlare form) */
+    p.secret_env_allowed = secret_env_allowed;
+    p.n_secret_env_allowed = sizeof(secret_env_allowed) / sizeof(secret_env_allowed[0]);
     return p;
 }
 
@@ -553,6 +557,37 @@ static const struct bad_case bad_cases[] = {
      "secrets.T: also set in env"},
     {"{" BASE ",'env':{'T':'a'},'secret_env':['T']," POOL "}", SLUICE_EINVAL,
      "secret_env: \"T\" is also set in env"},
+    /* only the site's names, whatever the service's environment holds
+     * (issue 27: PGPASSWORD, HOME and PATH were handed out, and the answer
+     * told which variables exist) */
+    {"{" BASE ",'secret_env':['PATH']," POOL "}", SLUICE_EINVAL,
+     "secret_env[0]: \"PATH\" is not a variable the site allows a request to name "
+     "(policy.allowed_secret_env)"},
+    {"{" BASE ",'secret_env':['PGPASSWORD']," POOL "}", SLUICE_EINVAL,
+     "secret_env[0]: \"PGPASSWORD\" is not a variable the site allows a request to name "
+     "(policy.allowed_secret_env)"},
+    {"{" BASE ",'secret_env':['SURELY_NOT_SET_4711']," POOL "}", SLUICE_EINVAL,
+     "secret_env[0]: \"SURELY_NOT_SET_4711\" is not a variable the site allows a request to "
+     "name (policy.allowed_secret_env)"},
+    {"{" BASE ",'secret_env':['DB_PASSWORDX']," POOL "}", SLUICE_EINVAL,
+     "secret_env[0]: \"DB_PASSWORDX\" is not a variable the site allows a request to name "
+     "(policy.allowed_secret_env)"},
+    /* a program name where srun (apptainer, bash) still reads options
+     * (issue 27: --container-image=, --container-mounts=, --jobid=) */
+    {"{'launch_id':'x','site':'s','command':'--container-image=/tmp/evil.sqsh'," POOL "}",
+     SLUICE_EINVAL,
+     "command: must not start with '-': it would be read as an option of srun, not as the "
+     "program to run"},
+    {"{'launch_id':'x','site':'s','command':'-x'," POOL "}", SLUICE_EINVAL,
+     "command: must not start with '-': it would be read as an option of srun, not as the "
+     "program to run"},
+    {"{" BASE ",'pools':[{'name':'p','command':'--jobid=1'}]}", SLUICE_EINVAL,
+     "pools[0].command: must not start with '-': it would be read as an option of srun, not as "
+     "the program to run"},
+    {"{" BASE ",'pools':[{'name':'p','nodes':2,'additional_node_command':'  --jobid=1 x'}]}",
+     SLUICE_EINVAL,
+     "pools[0].additional_node_command: its first word must not start with '-': it would be "
+     "read as an option of srun, not as the program to run"},
     {"{" BASE ",'secrets':{'SLUICE_X':'b'}," POOL "}", SLUICE_EINVAL,
      "secrets.SLUICE_X: uses a reserved prefix (SLURM_, SLUICE_, NVFL_, SRUN_, SBATCH_, "
      "SALLOC_, APPTAINER, SINGULARITY, ENROOT_, PYXIS_, BASH_FUNC_)"},

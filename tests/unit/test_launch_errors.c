@@ -18,6 +18,8 @@ static const sluice_launch_series_t series[] = {
     {"a100", "gpu_a100", "gpu:a100", 8},
 };
 
+static char *const secret_env_allowed[] = {"GOOD"};
+
 static sluice_launch_policy_t policy(void)
 {
     sluice_launch_policy_t p;
@@ -35,6 +37,8 @@ static sluice_launch_policy_t policy(void)
     p.series = series;
     p.n_series = 1;
     p.pending_timeout = 600;
+    p.secret_env_allowed = secret_env_allowed;
+    p.n_secret_env_allowed = 1;
     return p;
 }
 
