@@ -396,7 +396,11 @@ add_mount(render_rctx_t *c, const char *what, const char *src, const char *dst, 
     if (!nm)
         return sluice_errorf(c->err, SLUICE_ENOMEM, "%s: out of memory", what);
     c->mounts = nm;
-    nm[c->n_mounts].src = strdup(src);
+    /* A request's source is bound as it resolved when it was checked: a
+     * symlink on the way that is re-pointed after accept (at the storage
+     * root, say) is not followed again when the job binds it.  A study's
+     * sources are the site's own and stay as written. */
+    nm[c->n_mounts].src = study ? strdup(src) : render_canonical(src);
     nm[c->n_mounts].dst = strdup(dst);
     nm[c->n_mounts].what = strdup(what);
     nm[c->n_mounts].rw = rw;

@@ -179,6 +179,28 @@ Test(mounts, a_source_that_leads_into_the_storage_root_by_a_symlink_is_refused)
     render_case_clear(&c);
 }
 
+/* A request's source that is a symlink binds what it resolved to when it
+ * was checked (issue 27): the link re-pointed at the storage root after
+ * accept is never followed by the job's bind. */
+Test(mounts, a_symlinked_source_binds_the_path_it_was_checked_as)
+{
+    render_case_t c;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    char want[700];
+
+    mkdirs("data/real");
+    symlink_in("data/real", "data/link");
+    cr_assert_eq(run(NULL,
+                     REQ_HEAD
+                     "\"mounts\": [{\"source\": \"@/data/link\", \"target\": \"/p\"}], " REQ_POOL,
+                     NULL, &c, &err),
+                 SLUICE_OK, "%s", err.text);
+    snprintf(want, sizeof(want), "%s/data/real:/p:ro'", scratch);
+    cr_expect_not_null(strstr(c.render->script, want), "%s", c.render->script);
+    cr_expect_null(strstr(c.render->script, "/data/link:"), "the link is bound as written");
+    render_case_clear(&c);
+}
+
 /* ---- mount targets ------------------------------------------------------- */
 
 Test(mounts, no_target_may_overlap_the_staging_directory)
