@@ -90,6 +90,71 @@ static const char *check_authority(const char *a, size_t n, const char **h, size
     return NULL;
 }
 
+static int hex_value(char ch)
+{
+    if (ch >= '0' && ch <= '9')
+        return ch - '0';
+    if (ch >= 'a' && ch <= 'f')
+        return ch - 'a' + 10;
+    if (ch >= 'A' && ch <= 'F')
+        return ch - 'A' + 10;
+    return -1;
+}
+
+/* True when the segment s[0..n) is only dots, each '.' or "%2e"/"%2E"
+ * (".", "..", "%2e%2e", ".%2E", "..."), up to an optional ";params"
+ * ("..;/" is ".." to Tomcat and to proxies that strip path parameters). */
+static bool is_dot_segment(const char *s, size_t n)
+{
+    size_t i = 0, dots = 0;
+
+    while (i < n && s[i] != ';') {
+        if (s[i] == '.') {
+            i++;
+        } else if (s[i] == '%' && i + 2 < n && s[i + 1] == '2' &&
+                   (s[i + 2] == 'e' || s[i + 2] == 'E')) {
+            i += 3;
+        } else {
+            return false;
+        }
+        dots++;
+    }
+    return dots > 0;
+}
+
+/* The path's problem, or NULL.  The prefix rule compares text, so a path
+ * must mean what it says: no segment a receiver or a proxy would resolve
+ * against its parent (a dot segment in any encoding), no second spelling
+ * of '/' (a backslash, %2F, %5C), no broken or NUL escape. */
+static const char *check_path(const char *path)
+{
+    const char *seg = path, *p;
+    int hi, lo, v;
+
+    for (p = path;; p++) {
+        if (*p == '/' || *p == '\0') {
+            if (p > path && is_dot_segment(seg, (size_t)(p - seg)))
+                return "a '.' or '..' path segment (also as %2e, or with ';...') is not allowed: "
+                       "the URL would leave the prefix it was checked against";
+            if (*p == '\0')
+                return NULL;
+            seg = p + 1;
+        } else if (*p == '\\') {
+            return "a backslash in the path is not allowed (some receivers read it as '/')";
+        } else if (*p == '%') {
+            if ((hi = hex_value(p[1])) < 0 || (lo = hex_value(p[2])) < 0)
+                return "a '%' in the path is not followed by two hex digits";
+            v = hi * 16 + lo;
+            if (v == '/' || v == '\\')
+                return "an encoded '/' or '\\' (%2F, %5C) in the path is not allowed: the URL "
+                       "would leave the prefix it was checked against";
+            if (v == 0)
+                return "an encoded NUL (%00) in the path is not allowed";
+            p += 2;
+        }
+    }
+}
+
 const char *webhook_url_problem(const char *url, bool allow_insecure_http)
 {
     const char *a, *path, *h = NULL, *p;
@@ -120,6 +185,8 @@ const char *webhook_url_problem(const char *url, bool allow_insecure_http)
         return p;
     if (strstr(path, "//") != NULL)
         return "an empty path segment ('//') is not allowed";
+    if ((p = check_path(path)) != NULL)
+        return p;
     if (!https && !allow_insecure_http && !host_is_loopback(h, hn))
         return "plain http:// only to a loopback host (localhost, 127.0.0.0/8, [::1]); use "
                "https:// or set webhooks.allow_insecure_http";

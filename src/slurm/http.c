@@ -36,6 +36,7 @@ struct http_client {
     pthread_mutex_t share_locks[CURL_LOCK_DATA_LAST];
     char *base_url;   /* what the user configured */
     char *url_prefix; /* scheme://host:port used to build request URLs */
+    int exact_url;    /* url_prefix is base_url, the only URL requested */
     char *unix_path;  /* NULL unless unix: */
     http_timeout_t timeouts[HTTP_CLASS_COUNT_];
     size_t max_response;
@@ -153,6 +154,14 @@ static sluice_err parse_base(struct http_client *c, const http_options_t *o, slu
         }
         sluice_log(SLUICE_LOG_WARNING,
                    "allow_insecure_http: tokens travel in clear text to host=%s", host);
+    }
+    if (o->exact_url) {
+        /* Byte for byte what the caller checked (webhook_url.h): curl's
+         * view of it served only the checks above. */
+        if ((c->url_prefix = strdup(o->base_url)) == NULL)
+            goto nomem;
+        c->exact_url = 1;
+        goto out;
     }
     if ((rc = buf_printf(&b, "%s://%s", https ? "https" : "http", host)) != SLUICE_OK)
         goto nomem;
@@ -279,6 +288,8 @@ sluice_err http_client_new(http_client_t **out, const http_options_t *opts, slui
     SETOPT(c->easy, CURLOPT_NOSIGNAL, 1L);
     SETOPT(c->easy, CURLOPT_TCP_KEEPALIVE, 1L);
     SETOPT(c->easy, CURLOPT_FOLLOWLOCATION, 0L);
+    if (c->exact_url)
+        SETOPT(c->easy, CURLOPT_PATH_AS_IS, 1L);
 #if LIBCURL_VERSION_NUM >= 0x075500
     SETOPT(c->easy, CURLOPT_PROTOCOLS_STR, "http,https");
 #else
@@ -491,6 +502,10 @@ sluice_err http_request_stream(http_client_t *c,
     /* "" is the base URL itself (a webhook's URL, path included). */
     if (req->path[0] != '/' && req->path[0] != '\0')
         return sluice_errorf(err, SLUICE_EINVAL, "http: path '%s' must start with '/'", req->path);
+    if (c->exact_url && (req->path[0] != '\0' || (req->query != NULL && req->query[0] != '\0')))
+        return sluice_errorf(err, SLUICE_EINVAL,
+                             "http: this client requests its URL only (no path '%s' or query)",
+                             req->path);
     buf_init(&sink.body, c->max_response);
     errbuf[0] = '\0';
 

@@ -70,6 +70,9 @@ typedef struct {
     http_timeout_t timeouts[HTTP_CLASS_COUNT_];
     size_t max_response; /* 0: HTTP_DEFAULT_MAX_RESPONSE */
     int debug;           /* log curl's (redacted) debug output at SLUICE_LOG_DEBUG */
+    int exact_url;       /* base_url is the whole request URL, sent byte for byte: only
+                            requests with path "" and no query, and curl does not rewrite
+                            the path (a webhook: what the site's prefix rule matched) */
 } http_options_t;
 
 typedef struct {

@@ -149,6 +149,7 @@ static http_client_t *client_for(webhooks_t *w, const char *url, sluice_error_t 
     o.timeouts[HTTP_CLASS_SUBMIT].connect_ms = w->cfg->webhooks.timeout_s * 1000;
     o.timeouts[HTTP_CLASS_SUBMIT].total_ms = w->cfg->webhooks.timeout_s * 1000;
     o.max_response = MAX_RESPONSE;
+    o.exact_url = 1; /* the URL the prefix rule matched, sent as is */
     if (http_client_new(&slot->client, &o, err) != SLUICE_OK)
         return NULL;
     if ((slot->url = strdup(url)) == NULL) {
@@ -168,7 +169,7 @@ static int post(webhooks_t *w, const store_webhook_row_t *row, char *why, size_t
     char ts[24], hex[MARKER_SHA256_HEX_SIZE];
     char h_id[160], h_ev[96], h_ts[48], h_sig[96], h_ua[64];
     const char *hdrs[6] = {h_id, h_ev, h_ts, h_sig, h_ua, NULL};
-    size_t blen = strlen(row->body), tlen, ulen = strlen(row->url);
+    size_t blen = strlen(row->body), tlen;
     http_request_t req;
     http_response_t resp = HTTP_RESPONSE_INIT;
     sluice_error_t err = SLUICE_ERROR_INIT;
@@ -203,7 +204,7 @@ static int post(webhooks_t *w, const store_webhook_row_t *row, char *why, size_t
     memset(&req, 0, sizeof(req));
     req.method = HTTP_POST;
     req.klass = HTTP_CLASS_SUBMIT;
-    req.path = ulen > 0 && row->url[ulen - 1] == '/' ? "/" : "";
+    req.path = "";
     req.body = row->body;
     req.headers = hdrs;
     if (http_request(c, &req, &resp, &err) != SLUICE_OK)

@@ -145,6 +145,37 @@ Test(http, empty_path_posts_to_the_base_url_itself)
     cr_assert_eq(http_request(client, &req, &resp, &err), SLUICE_EINVAL);
 }
 
+/* exact_url (a webhook): the URL goes out byte for byte, curl rewrites no
+ * dot segment, and a path or query is refused (issue 27: what the site's
+ * prefix rule matched is what is sent). */
+Test(http, an_exact_url_is_sent_byte_for_byte)
+{
+    fake_response_t r = {.status = 204, .body = ""};
+    http_request_t req = {HTTP_POST, HTTP_CLASS_SUBMIT, "", NULL, "{}", NULL};
+    http_response_t resp = HTTP_RESPONSE_INIT;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    http_options_t o;
+    char url[256];
+
+    snprintf(url, sizeof(url), "%s/hooks/./a/../b/", fake_url(fs));
+    memset(&o, 0, sizeof(o));
+    o.base_url = url;
+    o.exact_url = 1;
+    cr_assert_eq(http_client_new(&client, &o, &err), SLUICE_OK, "%s", err.text);
+    fake_push(fs, &r);
+    cr_assert_eq(http_request(client, &req, &resp, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_str_eq(fake_request(fs, 0)->target, "/hooks/./a/../b/");
+    http_response_free(&resp);
+    req.path = "/x";
+    cr_assert_eq(http_request(client, &req, &resp, &err), SLUICE_EINVAL);
+    req.path = "";
+    req.method = HTTP_GET;
+    req.body = NULL;
+    req.query = "a=1";
+    cr_assert_eq(http_request(client, &req, &resp, &err), SLUICE_EINVAL);
+    cr_assert_eq(fake_request_count(fs), 1);
+}
+
 Test(http, delete_uses_delete_method_and_reports_status)
 {
     fake_response_t r = {.status = 404, .body = "{}"};

@@ -32,6 +32,9 @@ Test(webhook_rules, urls)
         "http://[::1]:9000/",
         "https://[2001:db8::1]/x",
         "http://127.3.4.5:1",
+        "https://h/a.b/.well-known/x..y",
+        "https://h/a/..b/c../%2e%2ex",
+        "https://h/a%20b/%7Euser",
     };
     static const char *const bad[] = {
         "",
@@ -51,6 +54,31 @@ Test(webhook_rules, urls)
         "http://10.0.0.1/x",
         "https://[::1/x",
         "unix:/run/x.sock",
+        /* a path that is not what it seems (issue 27) */
+        "https://h/allowed/../secret",
+        "https://h/allowed/./x",
+        "https://h/allowed/..",
+        "https://h/allowed/.",
+        "https://h/..",
+        "https://h/allowed/%2e%2e/admin",
+        "https://h/allowed/%2E%2E/admin",
+        "https://h/allowed/.%2E/admin",
+        "https://h/allowed/%2e./admin",
+        "https://h/allowed/%2e/admin",
+        "https://h/allowed/..;/admin",
+        "https://h/allowed/..;jsessionid=1/admin",
+        "https://h/allowed/.../admin",
+        "https://h/allowed\\..\\admin",
+        "https://h/allowed\\x",
+        "https://h/allowed/..%2fadmin",
+        "https://h/allowed%2F..%2Fadmin",
+        "https://h/allowed%5c..%5cadmin",
+        "https://h/allowed%5C",
+        "https://h/allowed//admin",
+        "https://h/allowed/%zz",
+        "https://h/allowed/%2",
+        "https://h/allowed/%",
+        "https://h/allowed/%00",
     };
     size_t i;
 
@@ -62,6 +90,9 @@ Test(webhook_rules, urls)
     cr_expect_null(webhook_url_problem("http://hooks.example.com/x", true),
                    "allowed with allow_insecure_http");
     cr_expect(strstr(webhook_url_problem("https://u:p@h/x", false), "password") != NULL);
+    cr_expect(strstr(webhook_url_problem("https://h/a/%2E%2e/b", false), "'..'") != NULL);
+    cr_expect(strstr(webhook_url_problem("https://h/a%2Fb", false), "%2F") != NULL);
+    cr_expect(strstr(webhook_url_problem("https://h/a\\b", false), "backslash") != NULL);
 }
 
 Test(webhook_rules, prefixes_match_at_a_boundary_only)
@@ -152,6 +183,11 @@ Test(webhook_rules, bad_site_fields_name_the_field_and_the_reason)
         {"webhooks:\n  allow_request_urls: true\n  request_url_prefixes: [https://h/?a]\n"
          "  secret_file: /k\n",
          "webhooks.request_url_prefixes: 'https://h/?a': a query string"},
+        {"webhooks:\n  allow_request_urls: true\n"
+         "  request_url_prefixes: [https://h/ok/../]\n  secret_file: /k\n",
+         "webhooks.request_url_prefixes: 'https://h/ok/../': a '.' or '..' path segment"},
+        {"webhooks:\n  url: https://h/hooks/%2e%2e/admin\n  secret_file: /k\n",
+         "webhooks.url: a '.' or '..' path segment"},
         {"webhooks:\n  retry_initial_s: 100\n  retry_max_s: 10\n",
          "webhooks.retry_initial_s: 100s is more than webhooks.retry_max_s (10s)"},
         {"webhooks:\n  queue_max: 0\n", "webhooks.queue_max: expected an integer from 1"},
@@ -230,6 +266,47 @@ Test(webhook_rules, a_request_url_needs_the_site_policy_and_a_listed_prefix)
         cr_expect_eq(parse(cases[i].webhook, &pol, 0, &l, &err), SLUICE_EINVAL, "case %zu", i);
         cr_expect(strstr(err.text, cases[i].want) != NULL, "case %zu: %s", i, err.text);
         sluice_launch_free(l);
+    }
+}
+
+/* Issue 27: a URL that starts with an allowed prefix but whose path climbs
+ * out of it (a dot segment in any encoding, an encoded or back slash) is
+ * refused, naming the field and the reason: the receiver, or a proxy on
+ * the way, would resolve it to another path, and the site's signature
+ * would go there. */
+Test(webhook_rules, a_request_url_cannot_climb_out_of_its_prefix)
+{
+    static const struct {
+        const char *url, *want;
+    } cases[] = {
+        {"https://ci.example.org/hooks/../secret", "webhook.url: a '.' or '..' path segment"},
+        {"https://ci.example.org/hooks/%2e%2e/admin", "webhook.url: a '.' or '..' path segment"},
+        {"https://ci.example.org/hooks/%2E%2E/admin", "webhook.url: a '.' or '..' path segment"},
+        {"https://ci.example.org/hooks/.%2e/admin", "webhook.url: a '.' or '..' path segment"},
+        {"https://ci.example.org/hooks/..;/admin", "webhook.url: a '.' or '..' path segment"},
+        {"https://ci.example.org/hooks/./x", "webhook.url: a '.' or '..' path segment"},
+        {"https://ci.example.org/hooks/..%2fadmin", "webhook.url: an encoded '/' or '\\'"},
+        {"https://ci.example.org/hooks/..%5Cadmin", "webhook.url: an encoded '/' or '\\'"},
+        {"https://ci.example.org/hooks/..\\admin", "webhook.url: a backslash"},
+        {"https://ci.example.org/hooks//admin", "webhook.url: an empty path segment"},
+        {"http://127.0.0.1:8099/..", "webhook.url: a '.' or '..' path segment"},
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        sluice_launch_policy_t pol = policy(true);
+        sluice_error_t err = SLUICE_ERROR_INIT;
+        sluice_launch_t *l = NULL;
+        json_t *o = json_pack("{s:s}", "url", cases[i].url);
+        char *webhook = json_dumps(o, JSON_COMPACT);
+
+        cr_assert_not_null(webhook);
+        cr_expect(webhook_url_allowed(cases[i].url, prefixes, 2), "case %zu: under a prefix", i);
+        cr_expect_eq(parse(webhook, &pol, 0, &l, &err), SLUICE_EINVAL, "case %zu accepted", i);
+        cr_expect(strstr(err.text, cases[i].want) != NULL, "case %zu: %s", i, err.text);
+        sluice_launch_free(l);
+        free(webhook);
+        json_decref(o);
     }
 }
 

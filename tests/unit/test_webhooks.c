@@ -609,6 +609,61 @@ Test(webhooks, the_worker_retries_a_failure_later_and_gives_up_after_max_attempt
     free(key);
 }
 
+/* Issue 27: a launch's URL under an allowed prefix whose path climbs out
+ * of it is never posted to (so the site's signature never reaches another
+ * path); an allowed one is posted to exactly its path. */
+Test(webhooks, a_launch_url_that_climbs_out_of_its_prefix_is_never_posted)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    fake_server_t *fs = fake_start(0);
+    fake_response_t ok = {.status = 204, .body = ""};
+    sluice_store_t *s = open_store();
+    sluice_config_t *cfg;
+    webhooks_t *w = NULL;
+    char url[256], extra[512], bad1[256], bad2[256], bad3[256], good[256];
+    char *key = write_secret(SECRET, 0600);
+    size_t posted = 0, i, n_site = 0, n_good = 0;
+
+    cr_assert_not_null(fs);
+    snprintf(url, sizeof(url), "%s/site", fake_url(fs));
+    snprintf(extra, sizeof(extra),
+             "  allow_request_urls: true\n  request_url_prefixes: [%s/allowed/]\n", fake_url(fs));
+    snprintf(bad1, sizeof(bad1), "%s/allowed/../secret", fake_url(fs));
+    snprintf(bad2, sizeof(bad2), "%s/allowed/%%2e%%2e/admin", fake_url(fs));
+    snprintf(bad3, sizeof(bad3), "%s/allowed/..%%2Fadmin", fake_url(fs));
+    snprintf(good, sizeof(good), "%s/allowed/own", fake_url(fs));
+    cfg = webhook_cfg(url, key, extra);
+    cr_assert_sluice_ok(webhooks_new(&w, s, cfg, false, &err), &err);
+    make_launch(s, "e1", bad1, 0);
+    make_launch(s, "e2", bad2, 0);
+    make_launch(s, "e3", bad3, 0);
+    make_launch(s, "g1", good, 0);
+    for (i = 0; i < 16; i++)
+        fake_push(fs, &ok);
+    for (i = 0; i < 16; i++) {
+        cr_assert_sluice_ok(webhooks_pass(w, 0, &posted, &err), &err);
+        if (posted == 0)
+            break;
+    }
+    for (i = 0; i < fake_request_count(fs); i++) {
+        const char *t = fake_request(fs, i)->target;
+
+        if (strcmp(t, "/site") == 0)
+            n_site++;
+        else if (strcmp(t, "/allowed/own") == 0)
+            n_good++;
+        else
+            cr_assert_fail("a delivery went to %s", t);
+    }
+    cr_assert_eq(n_site, 4, "the site's receiver hears of every launch");
+    cr_assert_eq(n_good, 1, "the allowed launch URL, exactly as matched");
+    webhooks_free(w);
+    sluice_config_free(cfg);
+    sluice_store_close(s);
+    fake_stop(fs);
+    free(key);
+}
+
 Test(webhooks, the_secret_file_must_be_private_and_long_enough)
 {
     sluice_error_t err = SLUICE_ERROR_INIT;
