@@ -8,8 +8,10 @@
  *   user info ends at the last '@' before the first '/' after the host
  *   starts, so a password with '@' or ':' in it is still removed whole.
  */
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "urlsafe.h"
 
@@ -110,4 +112,27 @@ char *urlsafe_redact(const char *url, char *out, size_t size)
     }
     out[n] = '\0';
     return out;
+}
+
+int urlsafe_host_is_loopback(const char *h, size_t n)
+{
+    char tmp[64];
+    struct in_addr a4;
+    struct in6_addr a6;
+
+    if (h == NULL)
+        return 0;
+    if (n == 9 && strncasecmp(h, "localhost", 9) == 0)
+        return 1;
+    if (n >= 2 && h[0] == '[' && h[n - 1] == ']') {
+        h++;
+        n -= 2;
+    }
+    if (n == 0 || n >= sizeof(tmp) || memchr(h, '\0', n) != NULL)
+        return 0;
+    memcpy(tmp, h, n);
+    tmp[n] = '\0';
+    if (inet_pton(AF_INET, tmp, &a4) == 1)
+        return (ntohl(a4.s_addr) >> 24) == 127;
+    return inet_pton(AF_INET6, tmp, &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
 }

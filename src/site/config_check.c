@@ -18,15 +18,10 @@
 #include <string.h>
 
 #include "base/syntax.h"
+#include "base/urlsafe.h"
 
 #include "config_int.h"
 #include "webhook_url.h"
-
-static bool is_loopback_host(const char *h, size_t n)
-{
-    return (n == 9 && strncmp(h, "localhost", 9) == 0) || (n >= 4 && strncmp(h, "127.", 4) == 0) ||
-           (n == 5 && strncmp(h, "[::1]", 5) == 0);
-}
 
 /* Host part of an http(s) URL (after "://", before port/path). */
 static void url_host(const char *url, const char **host, size_t *n)
@@ -248,7 +243,7 @@ sluice_err cfg_finalize(ctx_t *c, bool no_required)
         const char *h;
         size_t hn;
         url_host(cfg->rest.url, &h, &hn);
-        if (!is_loopback_host(h, hn))
+        if (!urlsafe_host_is_loopback(h, hn))
             return bad_at(c, "rest.url",
                           "expected an https://, http:// (loopback) or unix:/ URL (plain http to "
                           "another host needs rest.allow_insecure_http: true)");

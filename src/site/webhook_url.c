@@ -10,35 +10,11 @@
  * - Redirects are never followed (slurm/http.c), so a receiver cannot
  *   send a delivery on to another address.
  */
-#include <arpa/inet.h>
 #include <string.h>
-#include <strings.h>
+
+#include "base/urlsafe.h"
 
 #include "webhook_url.h"
-
-static bool host_is_loopback(const char *h, size_t n)
-{
-    char tmp[64];
-    struct in_addr a4;
-    struct in6_addr a6;
-
-    if (n == 9 && strncasecmp(h, "localhost", 9) == 0)
-        return true;
-    if (n >= 2 && h[0] == '[' && h[n - 1] == ']') {
-        h++;
-        n -= 2;
-        if (n >= sizeof(tmp))
-            return false;
-        memcpy(tmp, h, n);
-        tmp[n] = '\0';
-        return inet_pton(AF_INET6, tmp, &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
-    }
-    if (n >= sizeof(tmp))
-        return false;
-    memcpy(tmp, h, n);
-    tmp[n] = '\0';
-    return inet_pton(AF_INET, tmp, &a4) == 1 && (ntohl(a4.s_addr) >> 24) == 127;
-}
 
 static bool host_char_ok(char ch)
 {
@@ -187,7 +163,7 @@ const char *webhook_url_problem(const char *url, bool allow_insecure_http)
         return "an empty path segment ('//') is not allowed";
     if ((p = check_path(path)) != NULL)
         return p;
-    if (!https && !allow_insecure_http && !host_is_loopback(h, hn))
+    if (!https && !allow_insecure_http && !urlsafe_host_is_loopback(h, hn))
         return "plain http:// only to a loopback host (localhost, 127.0.0.0/8, [::1]); use "
                "https:// or set webhooks.allow_insecure_http";
     return NULL;

@@ -16,7 +16,6 @@
  *   is "uncertain".
  * - Nothing here logs a header value; curl debug output is redacted first.
  */
-#include <arpa/inet.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -26,6 +25,8 @@
 #include <curl/curl.h>
 
 #include <sluice/log.h>
+
+#include "base/urlsafe.h"
 
 #include "http.h"
 
@@ -71,35 +72,6 @@ static void share_unlock(CURL *h, curl_lock_data data, void *arg)
         pthread_mutex_unlock(&c->share_locks[data]);
 }
 
-int http_host_is_loopback(const char *host)
-{
-    char tmp[64];
-    size_t len;
-    struct in_addr a4;
-    struct in6_addr a6;
-
-    if (host == NULL)
-        return 0;
-    if (strcasecmp(host, "localhost") == 0)
-        return 1;
-    len = strlen(host);
-    if (len >= 2 && host[0] == '[' && host[len - 1] == ']') {
-        if (len - 2 >= sizeof(tmp))
-            return 0;
-        memcpy(tmp, host + 1, len - 2);
-        tmp[len - 2] = '\0';
-    } else {
-        if (len >= sizeof(tmp))
-            return 0;
-        memcpy(tmp, host, len + 1);
-    }
-    if (inet_pton(AF_INET, tmp, &a4) == 1)
-        return (ntohl(a4.s_addr) >> 24) == 127;
-    if (inet_pton(AF_INET6, tmp, &a6) == 1)
-        return IN6_IS_ADDR_LOOPBACK(&a6);
-    return 0;
-}
-
 /* Split and check the base URL; sets c->url_prefix and c->unix_path. */
 static sluice_err parse_base(struct http_client *c, const http_options_t *o, sluice_error_t *err)
 {
@@ -143,7 +115,7 @@ static sluice_err parse_base(struct http_client *c, const http_options_t *o, slu
         rc = sluice_errorf(err, SLUICE_EINVAL, "base_url: unsupported scheme '%s'", scheme);
         goto out;
     }
-    if (!https && !http_host_is_loopback(host)) {
+    if (!https && !urlsafe_host_is_loopback(host, strlen(host))) {
         if (!o->allow_insecure_http) {
             rc = sluice_errorf(err, SLUICE_EINVAL,
                                "base_url: plain http:// to non-loopback host '%s' refused "

@@ -159,8 +159,4 @@ sluice_err http_urlencode(buf_t *b, const char *s) SLUICE_WARN_UNUSED;
  * empty.  Repeat the call for repeated keys (job_id=1&job_id=2). */
 sluice_err http_query_add(buf_t *b, const char *key, const char *value) SLUICE_WARN_UNUSED;
 
-/* 1 when `host` (as in a URL, IPv6 possibly in brackets) is a loopback
- * address: 127.0.0.0/8, ::1 or "localhost". */
-int http_host_is_loopback(const char *host);
-
 #endif /* SLUICE_HTTP_H */

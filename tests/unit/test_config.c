@@ -14,6 +14,7 @@
 #include <sluice/ops.h>
 
 #include "config_case.h"
+#include "slurm/http.h"
 
 static const char *const no_env[] = {NULL};
 
@@ -802,6 +803,61 @@ Test(config, loopback_http_and_unix_urls)
         cr_assert_eq(config_case_load(text, NULL, NULL, 0, &cfg, &err), SLUICE_OK, "%s: %s",
                      urls[i], err.text);
         sluice_config_free(cfg);
+    }
+}
+
+/* Issue 27 B: the site file and the HTTP client that will use rest.url
+ * apply one loopback rule (base/urlsafe.h) to plain http://, so a file the
+ * config accepts is never refused at run time, nor the other way round
+ * ("127.0.0.1.nip.io" is a name that resolves anywhere, not a loopback
+ * address). */
+Test(config, plain_http_to_loopback_is_one_rule_for_the_file_and_the_client)
+{
+    static const struct {
+        const char *url;
+        bool loopback;
+    } cases[] = {
+        {"http://127.0.0.1:6820", true},
+        {"http://127.9.8.7:6820/", true},
+        {"http://localhost:6820", true},
+        {"http://LocalHost:6820", true},
+        {"http://[::1]:6820", true},
+        {"http://[0:0:0:0:0:0:0:1]:6820", true},
+        {"http://127.0.0.1.nip.io:6820", false},
+        {"http://127.evil.example:6820", false},
+        {"http://127.:6820", false},
+        {"http://localhost.example.org:6820", false},
+        {"http://[::2]:6820", false},
+        {"http://128.0.0.1:6820", false},
+        {"http://rest.example:6820", false},
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        sluice_config_t *cfg = NULL;
+        sluice_error_t err = SLUICE_ERROR_INIT;
+        http_options_t o;
+        http_client_t *c = NULL;
+        char text[256];
+
+        snprintf(text, sizeof(text),
+                 "rest:\n  url: %s\n"
+                 "storage:\n  root: /s\n"
+                 "job_launcher: {sandbox: none}\n",
+                 cases[i].url);
+        cr_expect_eq(config_case_load(text, NULL, NULL, 0, &cfg, &err),
+                     cases[i].loopback ? SLUICE_OK : SLUICE_ECONFIG, "config: %s: %s", cases[i].url,
+                     err.text);
+        if (!cases[i].loopback)
+            cr_expect(strstr(err.text, "rest.url: expected an https://, http:// (loopback)") !=
+                          NULL,
+                      "%s: %s", cases[i].url, err.text);
+        sluice_config_free(cfg);
+        memset(&o, 0, sizeof(o));
+        o.base_url = cases[i].url;
+        cr_expect_eq(http_client_new(&c, &o, &err), cases[i].loopback ? SLUICE_OK : SLUICE_EINVAL,
+                     "client: %s: %s", cases[i].url, err.text);
+        http_client_free(c);
     }
 }
 

@@ -17,6 +17,7 @@
 #include <sluice/auth.h>
 #include <sluice/log.h>
 
+#include "base/urlsafe.h"
 #include "fake_slurmrestd.h"
 #include "slurm/http.h"
 #include "slurm/restclass.h"
@@ -376,17 +377,29 @@ Test(http, plain_http_to_non_loopback_is_refused_without_opt_in)
     sluice_log_set(NULL, 0, NULL);
 }
 
+/* The one loopback rule (base/urlsafe.h), on a host as curl gives it. */
+static int loopback(const char *h)
+{
+    return urlsafe_host_is_loopback(h, h != NULL ? strlen(h) : 0);
+}
+
 Test(http, loopback_hosts)
 {
-    cr_assert(http_host_is_loopback("127.0.0.1"));
-    cr_assert(http_host_is_loopback("127.200.1.9"));
-    cr_assert(http_host_is_loopback("localhost"));
-    cr_assert(http_host_is_loopback("[::1]"));
-    cr_assert(http_host_is_loopback("::1"));
-    cr_assert_not(http_host_is_loopback("128.0.0.1"));
-    cr_assert_not(http_host_is_loopback("localhost.example.org"));
-    cr_assert_not(http_host_is_loopback("[::2]"));
-    cr_assert_not(http_host_is_loopback(NULL));
+    cr_assert(loopback("127.0.0.1"));
+    cr_assert(loopback("127.200.1.9"));
+    cr_assert(loopback("localhost"));
+    cr_assert(loopback("LOCALHOST"));
+    cr_assert(loopback("[::1]"));
+    cr_assert(loopback("::1"));
+    cr_assert_not(loopback("128.0.0.1"));
+    cr_assert_not(loopback("localhost.example.org"));
+    cr_assert_not(loopback("127.0.0.1.nip.io"));
+    cr_assert_not(loopback("127."));
+    cr_assert_not(loopback("[::2]"));
+    cr_assert_not(loopback("[]"));
+    cr_assert_not(loopback(""));
+    cr_assert_not(loopback(NULL));
+    cr_assert(urlsafe_host_is_loopback("127.0.0.1:6820", 9), "only the n bytes given");
 }
 
 Test(http, tls_no_verify_warns)
