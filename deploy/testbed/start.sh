@@ -253,9 +253,10 @@ ensure_fake_gpus() {
     done
 }
 
-# new_secret_file FILE OWNER BYTES: BYTES random bytes, mode 0600 (kept if present).
+# new_secret_file FILE OWNER BYTES: BYTES random bytes, mode 0600 (kept if
+# present and at least BYTES long: an HS256 key needs 32, RFC 7518 3.2).
 new_secret_file() {
-    if [ ! -s "$1" ]; then
+    if [ ! -s "$1" ] || [ "$(stat -c %s "$1")" -lt "$3" ]; then
         (umask 077 && head -c "$3" /dev/urandom >"$1.tmp" && mv -f "$1.tmp" "$1")
     fi
     chown "$2:$2" "$1"

@@ -6,8 +6,9 @@
  * - a token file holding the raw token or a line "SLURM_JWT=<token>" (what
  *   `scontrol token` prints); re-read whenever its inode, size or mtime
  *   change, so rotation needs no restart;
- * - an HS256 key file (Slurm's jwt_hs256.key): tokens are minted locally with
- *   iat, exp and sun, and renewed after 80% of their lifetime;
+ * - an HS256 key file (Slurm's jwt_hs256.key, at least SLUICE_HS256_KEY_MIN
+ *   bytes): tokens are minted locally with iat, exp and sun, and renewed
+ *   after 80% of their lifetime;
  * - an RS256 private key (PEM): minted like HS256, with a `kid` header;
  * - an environment variable (SLURM_JWT by default).
  *
@@ -35,6 +36,13 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The shortest HS256 key sluice mints with, in bytes.  RFC 7518 section
+ * 3.2 asks for an HMAC key at least as long as the hash's output: SHA-256
+ * gives 256 bits, so 32 bytes; a shorter key makes the signature easier to
+ * forge than the hash is to break.  sluice_token_mint() refuses a shorter
+ * HS256 key, and so does an HS256 key source (naming its file). */
+#define SLUICE_HS256_KEY_MIN 32
 
 typedef enum {
     SLUICE_AUTH_TOKEN_FILE = 1,
@@ -189,7 +197,8 @@ typedef struct {
     }
 
 /* Mint a token with claims iat, exp = iat + lifespan, sun.  *out: caller
- * frees with free(). */
+ * frees with free().  SLUICE_EINVAL for an HS256 key shorter than
+ * SLUICE_HS256_KEY_MIN bytes. */
 SLUICE_API sluice_err sluice_token_mint(const sluice_token_mint_options_t *opts,
                                         char **out,
                                         sluice_error_t *err);

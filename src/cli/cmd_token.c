@@ -113,6 +113,15 @@ int cmd_token_mint(const cli_spec_t *spec, int argc, char **argv)
         goto out;
     }
     m.alg = t.alg ? t.alg : SLUICE_JWT_HS256;
+    if (m.alg == SLUICE_JWT_HS256 && key_len < SLUICE_HS256_KEY_MIN) {
+        /* RFC 7518, section 3.2: no shorter than SHA-256's 256-bit output. */
+        sluice_errorf(&err, SLUICE_EINVAL,
+                      "--key %s: an HS256 key of %zu bytes is too short: at least %d bytes "
+                      "(256 bits, RFC 7518 section 3.2)",
+                      t.key_path, key_len, SLUICE_HS256_KEY_MIN);
+        ex = cli_fail(&err);
+        goto out;
+    }
     m.lifespan = t.lifespan;
     m.key = key;
     m.key_len = key_len;

@@ -37,6 +37,14 @@ sluice_err sluice_token_mint(const sluice_token_mint_options_t *o, char **out, s
         return sluice_errorf(err, SLUICE_EINVAL, "mint: a user (sun claim) is required");
     if (o->alg != SLUICE_JWT_HS256 && o->alg != SLUICE_JWT_RS256)
         return sluice_errorf(err, SLUICE_EINVAL, "mint: algorithm must be HS256 or RS256");
+    /* RFC 7518, section 3.2: the HMAC key must be at least as long as the
+     * hash output, 256 bits for HS256; a shorter key weakens the
+     * signature that lets anyone holding a token act as its user. */
+    if (o->alg == SLUICE_JWT_HS256 && o->key_len < SLUICE_HS256_KEY_MIN)
+        return sluice_errorf(err, SLUICE_EINVAL,
+                             "mint: the HS256 key is %zu bytes, at least %d are needed (256 bits, "
+                             "RFC 7518 section 3.2)",
+                             o->key_len, SLUICE_HS256_KEY_MIN);
     if (o->lifespan < 0)
         return sluice_errorf(err, SLUICE_EINVAL, "mint: lifespan must be positive");
     life = o->lifespan > 0 ? o->lifespan : SLUICE_AUTH_DEFAULT_LIFESPAN;

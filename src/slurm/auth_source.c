@@ -96,6 +96,15 @@ static sluice_err load_key(sluice_auth_t *a, sluice_error_t *err)
 
     if ((rc = sluice_key_load(a->path, a->strict, &key, &len, err)) != SLUICE_OK)
         return rc;
+    /* RFC 7518, section 3.2: an HS256 key is at least the size of the
+     * SHA-256 output, 256 bits (SLUICE_HS256_KEY_MIN bytes). */
+    if (a->kind == SLUICE_AUTH_HS256_KEY && len < SLUICE_HS256_KEY_MIN) {
+        wipe_free(key, len);
+        return sluice_errorf(err, SLUICE_ECONFIG,
+                             "key file %s: an HS256 key of %zu bytes is too short: at least %d "
+                             "bytes (256 bits, RFC 7518 section 3.2)",
+                             a->path, len, SLUICE_HS256_KEY_MIN);
+    }
     wipe_free(a->key, a->key_len);
     a->key = key;
     a->key_len = len;

@@ -18,6 +18,13 @@ static int64_t fake_now = 1700000000;
 static char logged[16384];
 static int warnings;
 
+/* HS256 keys of SLUICE_HS256_KEY_MIN (32) bytes: sluice mints with no
+ * shorter one (RFC 7518 section 3.2). */
+#define KEY32 "k-test-hs256-0123456789abcdefghi"
+#define SUPERSECRET "supersecretkey-0123456789abcdefg"
+#define OLD_KEY "old-key-0123456789abcdefghijklmn"
+#define NEW_KEY "new-key-0123456789abcdefghijklmn"
+
 static int64_t test_clock(void *arg)
 {
     (void)arg;
@@ -110,7 +117,7 @@ static int64_t claim(const char *tok, const char *part, const char *name)
 
 Test(auth, token_text_forms)
 {
-    char *tok = mint_hs("k", "alice", 60, 0);
+    char *tok = mint_hs(KEY32, "alice", 60, 0);
     char text[2048];
     char *got = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
@@ -157,8 +164,8 @@ static sluice_auth_t *file_source(const char *path, int strict, sluice_error_t *
 
 Test(auth, token_file_rotation_is_picked_up_without_restart)
 {
-    char *t1 = mint_hs("k", "alice", 1800, fake_now);
-    char *t2 = mint_hs("k", "alice", 1800, fake_now + 5);
+    char *t1 = mint_hs(KEY32, "alice", 1800, fake_now);
+    char *t2 = mint_hs(KEY32, "alice", 1800, fake_now + 5);
     char line[2048];
     char *got = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
@@ -185,7 +192,7 @@ Test(auth, token_file_rotation_is_picked_up_without_restart)
 
 Test(auth, token_file_permission_rules)
 {
-    char *t = mint_hs("k", "alice", 1800, fake_now);
+    char *t = mint_hs(KEY32, "alice", 1800, fake_now);
     sluice_error_t err = SLUICE_ERROR_INIT;
     sluice_auth_t *a;
     int rc;
@@ -248,18 +255,18 @@ Test(auth, key_file_permission_rules)
     sluice_auth_t *a;
     int rc;
 
-    write_file(path_of("key"), "supersecretkey", 14, 0604);
+    write_file(path_of("key"), SUPERSECRET, strlen(SUPERSECRET), 0604);
     a = key_source(SLUICE_AUTH_HS256_KEY, path_of("key"), 0, NULL, &err, &rc);
     cr_assert_eq(rc, SLUICE_EPERM);
     cr_assert_null(a);
     cr_assert_not_null(strstr(err.text, "readable by others"));
-    cr_assert_null(strstr(err.text, "supersecretkey"));
+    cr_assert_null(strstr(err.text, SUPERSECRET));
 
-    write_file(path_of("key"), "supersecretkey", 14, 0660);
+    write_file(path_of("key"), SUPERSECRET, strlen(SUPERSECRET), 0660);
     a = key_source(SLUICE_AUTH_HS256_KEY, path_of("key"), 0, NULL, &err, &rc);
     cr_assert_eq(rc, SLUICE_EPERM);
 
-    write_file(path_of("key"), "supersecretkey", 14, 0640);
+    write_file(path_of("key"), SUPERSECRET, strlen(SUPERSECRET), 0640);
     warnings = 0;
     a = key_source(SLUICE_AUTH_HS256_KEY, path_of("key"), 0, NULL, &err, &rc);
     cr_assert_eq(rc, SLUICE_OK, "%s", err.text);
@@ -267,7 +274,7 @@ Test(auth, key_file_permission_rules)
     sluice_auth_free(a);
     a = key_source(SLUICE_AUTH_HS256_KEY, path_of("key"), 1, NULL, &err, &rc);
     cr_assert_eq(rc, SLUICE_EPERM);
-    cr_assert_null(strstr(logged, "supersecretkey"));
+    cr_assert_null(strstr(logged, SUPERSECRET));
 }
 
 Test(auth, hs256_mint_has_iat_exp_sun_and_verifies)
@@ -314,6 +321,53 @@ Test(auth, hs256_mint_has_iat_exp_sun_and_verifies)
     sluice_auth_free(a);
 }
 
+/* Issue 27 C: an HS256 key shorter than SLUICE_HS256_KEY_MIN (32) bytes is
+ * refused by mint and by a key source, which names the file and the
+ * minimum (and never the key). */
+Test(auth, an_hs256_key_shorter_than_32_bytes_is_refused)
+{
+    sluice_token_mint_options_t m = SLUICE_TOKEN_MINT_OPTIONS_INIT;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    static const char k31[] = "k-test-hs256-0123456789abcdefgh";
+    sluice_auth_t *a;
+    char *tok = NULL;
+    int rc;
+
+    cr_assert_eq(SLUICE_HS256_KEY_MIN, 32);
+    m.alg = SLUICE_JWT_HS256;
+    m.key = (const unsigned char *)"k";
+    m.key_len = 1;
+    m.user = "alice";
+    cr_assert_eq(sluice_token_mint(&m, &tok, &err), SLUICE_EINVAL);
+    cr_assert_null(tok);
+    cr_assert_not_null(strstr(err.text, "at least 32"), "%s", err.text);
+    m.key = (const unsigned char *)k31;
+    m.key_len = strlen(k31);
+    cr_assert_eq(sluice_token_mint(&m, &tok, &err), SLUICE_EINVAL);
+    m.key = (const unsigned char *)KEY32;
+    m.key_len = strlen(KEY32);
+    cr_assert_eq(sluice_token_mint(&m, &tok, &err), SLUICE_OK, "%s", err.text);
+    free(tok);
+
+    write_file(path_of("key"), k31, strlen(k31), 0600);
+    a = key_source(SLUICE_AUTH_HS256_KEY, path_of("key"), 0, NULL, &err, &rc);
+    cr_assert_eq(rc, SLUICE_ECONFIG, "%s", err.text);
+    cr_assert_null(a);
+    cr_assert_not_null(strstr(err.text, path_of("key")), "%s", err.text);
+    cr_assert_not_null(strstr(err.text, "31 bytes is too short: at least 32 bytes"), "%s",
+                       err.text);
+    cr_assert_null(strstr(err.text, k31));
+    /* A key rotated to a short one is refused when it is read again. */
+    write_file(path_of("key"), KEY32, strlen(KEY32), 0600);
+    a = key_source(SLUICE_AUTH_HS256_KEY, path_of("key"), 0, NULL, &err, &rc);
+    cr_assert_eq(rc, SLUICE_OK, "%s", err.text);
+    write_file(path_of("key"), "short", 5, 0600);
+    sluice_auth_invalidate(a);
+    cr_assert_eq(sluice_auth_token(a, &tok, &err), SLUICE_ECONFIG);
+    cr_assert_not_null(strstr(err.text, "at least 32"), "%s", err.text);
+    sluice_auth_free(a);
+}
+
 Test(auth, hs256_renews_after_80_percent_of_lifetime)
 {
     sluice_error_t err = SLUICE_ERROR_INIT;
@@ -322,7 +376,7 @@ Test(auth, hs256_renews_after_80_percent_of_lifetime)
     int64_t t0 = fake_now;
     int rc;
 
-    write_file(path_of("key"), "k3y", 3, 0600);
+    write_file(path_of("key"), KEY32, strlen(KEY32), 0600);
     a = key_source(SLUICE_AUTH_HS256_KEY, path_of("key"), 0, NULL, &err, &rc);
     cr_assert_eq(rc, SLUICE_OK, "%s", err.text);
     cr_assert_eq(sluice_auth_token(a, &t1, &err), SLUICE_OK);
@@ -346,14 +400,14 @@ Test(auth, invalidate_rereads_a_rotated_key)
     char *t = NULL;
     int rc;
 
-    write_file(path_of("key"), "old-key", 7, 0600);
+    write_file(path_of("key"), OLD_KEY, strlen(OLD_KEY), 0600);
     a = key_source(SLUICE_AUTH_HS256_KEY, path_of("key"), 0, NULL, &err, &rc);
     cr_assert_eq(rc, SLUICE_OK, "%s", err.text);
-    write_file(path_of("key"), "new-key", 7, 0600);
+    write_file(path_of("key"), NEW_KEY, strlen(NEW_KEY), 0600);
     sluice_auth_invalidate(a);
     cr_assert_eq(sluice_auth_token(a, &t, &err), SLUICE_OK, "%s", err.text);
-    cr_assert_eq(sluice_token_verify(t, SLUICE_JWT_HS256, (const unsigned char *)"new-key", 7,
-                                     fake_now, &err),
+    cr_assert_eq(sluice_token_verify(t, SLUICE_JWT_HS256, (const unsigned char *)NEW_KEY,
+                                     strlen(NEW_KEY), fake_now, &err),
                  SLUICE_OK, "%s", err.text);
     free(t);
     sluice_auth_free(a);
@@ -425,7 +479,7 @@ Test(auth, rs256_mint_carries_kid_and_verifies_with_the_public_key)
 
 Test(auth, env_source_and_headers)
 {
-    char *t = mint_hs("k", "bob", 1800, fake_now);
+    char *t = mint_hs(KEY32, "bob", 1800, fake_now);
     sluice_auth_options_t o = SLUICE_AUTH_OPTIONS_INIT;
     sluice_error_t err = SLUICE_ERROR_INIT;
     sluice_auth_t *a = NULL;
@@ -453,7 +507,7 @@ Test(auth, env_source_and_headers)
 
 Test(auth, expiry_warning_without_the_token)
 {
-    char *t = mint_hs("k", "alice", 100, fake_now);
+    char *t = mint_hs(KEY32, "alice", 100, fake_now);
     sluice_error_t err = SLUICE_ERROR_INIT;
     sluice_auth_t *a;
     int64_t exp = 0, left = 0;
@@ -476,7 +530,7 @@ Test(auth, expiry_warning_without_the_token)
 
 Test(auth, inspect_never_returns_the_signature)
 {
-    char *t = mint_hs("k", "alice", 100, fake_now);
+    char *t = mint_hs(KEY32, "alice", 100, fake_now);
     sluice_error_t err = SLUICE_ERROR_INIT;
     json_t *j = NULL;
     char *dump;
@@ -541,7 +595,7 @@ Test(auth, token_user_reads_sun_then_username)
     char user[SLUICE_TOKEN_USER_MAX];
     const char *claim = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
-    char *t = mint_hs("k", "alice", 60, fake_now);
+    char *t = mint_hs(KEY32, "alice", 60, fake_now);
     char *u = raw_token("{\"exp\":1900000000,\"username\":\"carol\"}");
     char *both = raw_token("{\"sun\":\"dave\",\"username\":\"erin\"}");
     char *none = raw_token("{\"exp\":1900000000}");
@@ -573,7 +627,7 @@ Test(auth, token_user_reads_sun_then_username)
  * X-SLURM-USER-NAME; a token naming nobody is refused (no identity). */
 Test(auth, user_is_taken_from_the_token_when_none_is_given)
 {
-    char *t = mint_hs("k", "bob", 1800, fake_now);
+    char *t = mint_hs(KEY32, "bob", 1800, fake_now);
     char *none = raw_token("{\"exp\":1900000000,\"iat\":1700000000}");
     sluice_error_t err = SLUICE_ERROR_INIT;
     sluice_auth_t *a;
@@ -611,9 +665,9 @@ Test(auth, user_is_taken_from_the_token_when_none_is_given)
  * the identity taken from the first token never changes silently. */
 Test(auth, rotated_token_for_another_user_is_refused)
 {
-    char *t1 = mint_hs("k", "bob", 1800, fake_now);
-    char *t2 = mint_hs("k", "mallory", 1800, fake_now + 5);
-    char *t3 = mint_hs("k", "bob", 1800, fake_now + 10);
+    char *t1 = mint_hs(KEY32, "bob", 1800, fake_now);
+    char *t2 = mint_hs(KEY32, "mallory", 1800, fake_now + 5);
+    char *t3 = mint_hs(KEY32, "bob", 1800, fake_now + 10);
     char *t4 = raw_token("{\"exp\":1900000000}");
     sluice_error_t err = SLUICE_ERROR_INIT;
     sluice_auth_t *a;
@@ -656,7 +710,7 @@ Test(auth, minted_token_needs_a_user)
     sluice_error_t err = SLUICE_ERROR_INIT;
     sluice_auth_t *a = NULL;
 
-    write_file(path_of("key"), "supersecretkey", 14, 0600);
+    write_file(path_of("key"), SUPERSECRET, strlen(SUPERSECRET), 0600);
     o.kind = SLUICE_AUTH_HS256_KEY;
     o.path = path_of("key");
     cr_assert_eq(sluice_auth_new(&a, &o, &err), SLUICE_ECONFIG);

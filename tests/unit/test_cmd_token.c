@@ -12,6 +12,9 @@
 
 #include <sluice/auth.h>
 
+/* 32 bytes: the shortest HS256 key sluice mints with (SLUICE_HS256_KEY_MIN). */
+#define KEY32 "k-test-hs256-0123456789abcdefghi"
+
 static char dir[256];
 static const char *bin;
 
@@ -85,8 +88,8 @@ Test(cmd_token, mint_show_check_round_trip)
 {
     char *out;
 
-    put("key", "cluster-secret-key", 0600);
-    put("other", "another-key", 0600);
+    put("key", "cluster-secret-key-0123456789abcd", 0600);
+    put("other", "another-key-0123456789abcdefghij", 0600);
     cr_assert_eq(
         run("'%s' token mint --key %s/key --user alice --lifespan 600 > %s/tok", bin, dir, dir), 0);
     out = slurp("tok");
@@ -115,7 +118,7 @@ Test(cmd_token, show_never_prints_the_signature)
     char *out;
     char sig[512];
 
-    put("key", "k", 0600);
+    put("key", KEY32, 0600);
     cr_assert_eq(run("'%s' token mint --key %s/key --user bob > %s/tok", bin, dir, dir), 0);
     out = slurp("tok");
     snprintf(sig, sizeof(sig), "%s", strrchr(out, '.') + 1);
@@ -135,13 +138,13 @@ Test(cmd_token, expired_is_77_and_malformed_is_65)
 
     /* A correctly signed token that expired long ago. */
     m.alg = SLUICE_JWT_HS256;
-    m.key = (const unsigned char *)"k";
-    m.key_len = 1;
+    m.key = (const unsigned char *)KEY32;
+    m.key_len = strlen(KEY32);
     m.user = "alice";
     m.lifespan = 60;
     m.now = 1000000000;
     cr_assert_eq(sluice_token_mint(&m, &tok, &err), SLUICE_OK, "%s", err.text);
-    put("key", "k", 0600);
+    put("key", KEY32, 0600);
     put("expired", tok, 0600);
     free(tok);
     put("garbage", "this is not a token\n", 0600);
@@ -150,6 +153,27 @@ Test(cmd_token, expired_is_77_and_malformed_is_65)
     cr_assert_not_null(strstr(out, "expired"), "%s", out);
     cr_assert_eq(run("'%s' token check --key %s/key %s/garbage 2>/dev/null", bin, dir, dir), 65);
     cr_assert_eq(run("'%s' token show %s/garbage 2>/dev/null", bin, dir), 65);
+}
+
+/* Issue 27 C: an HS256 key shorter than 32 bytes (RFC 7518 section 3.2)
+ * is refused, naming the key file and the minimum; 32 bytes are enough. */
+Test(cmd_token, mint_refuses_an_hs256_key_shorter_than_32_bytes)
+{
+    char *out;
+
+    put("one", "k", 0600);
+    put("k31", "k-test-hs256-0123456789abcdefgh", 0600);
+    put("k32", KEY32, 0600);
+    cr_assert_eq(
+        run("'%s' token mint --key %s/one --user alice >%s/tok 2>%s/err", bin, dir, dir, dir), 65);
+    out = slurp("err");
+    cr_assert_not_null(strstr(out, "/one: an HS256 key of 1 bytes is too short: at least 32 bytes"),
+                       "%s", out);
+    cr_assert_eq(slurp("tok")[0], '\0', "no token printed");
+    cr_assert_eq(
+        run("'%s' token mint --key %s/k31 --user alice >/dev/null 2>%s/err", bin, dir, dir), 65);
+    cr_assert_not_null(strstr(slurp("err"), "31 bytes"));
+    cr_assert_eq(run("'%s' token mint --key %s/k32 --user alice >/dev/null", bin, dir), 0);
 }
 
 Test(cmd_token, usage_errors_are_64_and_help_is_0)
