@@ -101,7 +101,8 @@ static bool is_dot_segment(const char *s, size_t n)
 /* The path's problem, or NULL.  The prefix rule compares text, so a path
  * must mean what it says: no segment a receiver or a proxy would resolve
  * against its parent (a dot segment in any encoding), no second spelling
- * of '/' (a backslash, %2F, %5C), no broken or NUL escape. */
+ * of '/' (a backslash, %2F, %5C), no broken or NUL escape, no escaped '%'
+ * (%252e%252e is ".." to a receiver that decodes twice). */
 static const char *check_path(const char *path)
 {
     const char *seg = path, *p;
@@ -124,6 +125,9 @@ static const char *check_path(const char *path)
             if (v == '/' || v == '\\')
                 return "an encoded '/' or '\\' (%2F, %5C) in the path is not allowed: the URL "
                        "would leave the prefix it was checked against";
+            if (v == '%')
+                return "an encoded '%' (%25) in the path is not allowed (a receiver that decodes "
+                       "twice would read another path)";
             if (v == 0)
                 return "an encoded NUL (%00) in the path is not allowed";
             p += 2;

@@ -14,8 +14,8 @@
  * (`//`), no whitespace or control byte, at most 2048 bytes.  The path
  * must mean what its text says, since the prefix rule compares text: no
  * dot segment in any spelling ("..", ".", "%2e%2e", ".%2E", "..;x"), no
- * backslash, no encoded '/' or '\' (%2F, %5C), no broken or NUL escape
- * (issue 27: "https://h/allowed/../secret" starts with the prefix
+ * backslash, no encoded '/', '\' or '%' (%2F, %5C, %25), no broken or
+ * NUL escape (issue 27: "https://h/allowed/../secret" starts with the prefix
  * "https://h/allowed/" but is posted to /secret).  What was matched is
  * what is sent: the delivery worker gives the URL to the HTTP client as
  * is (http_options_t.exact_url), never rebuilt or normalised.

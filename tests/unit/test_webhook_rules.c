@@ -79,6 +79,7 @@ Test(webhook_rules, urls)
         "https://h/allowed/%2",
         "https://h/allowed/%",
         "https://h/allowed/%00",
+        "https://h/allowed/%252e%252e/admin",
     };
     size_t i;
 
