@@ -38,6 +38,9 @@
 
 #define MAX_PEM (1024u * 1024u)
 
+#define TOKENS_FILE_MAX (1024u * 1024u)
+#define TOKENS_LINE_MAX 1022 /* bytes of a line without its newline */
+
 /* ---- secrets ------------------------------------------------------------ */
 
 /* Constant-time equality (the time depends on the lengths only). */
@@ -70,19 +73,107 @@ static int caller_name_ok(const char *n)
     return 1;
 }
 
+/* One line of a tokens file, line[0..len) (no '\n'), into tokens[*n]. */
+static sluice_err parse_token_line(
+    const char *text, size_t len, unsigned lineno, token_t *tokens, size_t *n, sluice_error_t *err)
+{
+    char line[TOKENS_LINE_MAX + 1];
+    char *name, *tok, *role, *extra, *save = NULL;
+    sluice_err rc = SLUICE_OK;
+
+    if (len > TOKENS_LINE_MAX)
+        return sluice_errorf(err, SLUICE_EINVAL, "tokens file line %u is too long", lineno);
+    if (memchr(text, '\0', len) != NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "tokens file line %u: a NUL byte", lineno);
+    memcpy(line, text, len);
+    line[len] = '\0';
+    name = strtok_r(line, " \t\r", &save);
+    if (name == NULL || name[0] == '#')
+        goto out;
+    tok = strtok_r(NULL, " \t\r", &save);
+    role = strtok_r(NULL, " \t\r", &save);
+    extra = role ? strtok_r(NULL, " \t\r", &save) : NULL;
+    if (tok == NULL || extra != NULL || strlen(tok) < 16) {
+        rc = sluice_errorf(err, SLUICE_EINVAL,
+                           "tokens file line %u: expected `<caller> <token> [admin]` with a "
+                           "token of 16 characters or more",
+                           lineno);
+        goto out;
+    }
+    if (role != NULL && strcmp(role, "admin") != 0) {
+        rc = sluice_errorf(err, SLUICE_EINVAL,
+                           "tokens file line %u: role: expected `admin` or nothing", lineno);
+        goto out;
+    }
+    if (!caller_name_ok(name)) {
+        rc = sluice_errorf(err, SLUICE_EINVAL,
+                           "tokens file line %u: caller: expected 1-%d characters from "
+                           "[A-Za-z0-9._@-], not starting with `unix:`",
+                           lineno, SLUICE_FSM_NAME_MAX - 1);
+        goto out;
+    }
+    if (*n == MAX_TOKENS) {
+        rc = sluice_errorf(err, SLUICE_EINVAL, "tokens file: more than %d tokens", MAX_TOKENS);
+        goto out;
+    }
+    tokens[*n].name = strdup(name);
+    tokens[*n].token = strdup(tok);
+    tokens[*n].admin = role != NULL;
+    (*n)++;
+    if (!tokens[*n - 1].name || !tokens[*n - 1].token)
+        rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+out:
+    wipe(line, sizeof(line));
+    return rc;
+}
+
+sluice_err server_parse_tokens(
+    const char *name, const char *text, size_t len, token_t *tokens, size_t *n, sluice_error_t *err)
+{
+    size_t at = 0;
+    unsigned lineno = 0;
+    sluice_err rc;
+
+    while (at < len) {
+        const char *nl = memchr(text + at, '\n', len - at);
+        size_t ll = nl != NULL ? (size_t)(nl - (text + at)) : len - at;
+
+        lineno++;
+        if ((rc = parse_token_line(text + at, ll, lineno, tokens, n, err)) != SLUICE_OK)
+            return rc;
+        at += ll + (nl != NULL);
+    }
+    if (*n == 0)
+        return sluice_errorf(err, SLUICE_EINVAL, "tokens file %s names no caller", name);
+    return SLUICE_OK;
+}
+
+void server_tokens_free(token_t *tokens, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        if (tokens[i].token)
+            wipe(tokens[i].token, strlen(tokens[i].token));
+        free(tokens[i].token);
+        free(tokens[i].name);
+        tokens[i].token = tokens[i].name = NULL;
+    }
+}
+
 sluice_err server_load_tokens(sluice_server_t *s, const char *path, sluice_error_t *err)
 {
-    FILE *f = NULL;
     struct stat st;
-    char line[1024];
+    char *buf = NULL;
+    size_t got = 0, cap = 0;
     sluice_err rc = SLUICE_OK;
-    unsigned lineno = 0;
+    int fd = -1;
 
     if (path == NULL)
         return sluice_errorf(err, SLUICE_EINVAL, "a tokens file is required");
-    if ((f = fopen(path, "re")) == NULL)
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
         return sluice_errorf(err, SLUICE_ECONFIG, "tokens file %s: %s", path, strerror(errno));
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         rc = sluice_errorf(err, SLUICE_ECONFIG, "tokens file %s is not a regular file", path);
         goto out;
     }
@@ -92,57 +183,32 @@ sluice_err server_load_tokens(sluice_server_t *s, const char *path, sluice_error
                            path, (unsigned)(st.st_mode & 0777));
         goto out;
     }
-    while (fgets(line, sizeof(line), f)) {
-        char *name, *tok, *role, *extra, *save = NULL;
-        lineno++;
-        if (strchr(line, '\n') == NULL && !feof(f)) {
-            rc = sluice_errorf(err, SLUICE_EINVAL, "tokens file line %u is too long", lineno);
-            goto out;
-        }
-        name = strtok_r(line, " \t\r\n", &save);
-        if (name == NULL || name[0] == '#')
-            continue;
-        tok = strtok_r(NULL, " \t\r\n", &save);
-        role = strtok_r(NULL, " \t\r\n", &save);
-        extra = role ? strtok_r(NULL, " \t\r\n", &save) : NULL;
-        if (tok == NULL || extra != NULL || strlen(tok) < 16) {
-            rc = sluice_errorf(err, SLUICE_EINVAL,
-                               "tokens file line %u: expected `<caller> <token> [admin]` with a "
-                               "token of 16 characters or more",
-                               lineno);
-            goto out;
-        }
-        if (role != NULL && strcmp(role, "admin") != 0) {
-            rc = sluice_errorf(err, SLUICE_EINVAL,
-                               "tokens file line %u: role: expected `admin` or nothing", lineno);
-            goto out;
-        }
-        if (!caller_name_ok(name)) {
-            rc = sluice_errorf(err, SLUICE_EINVAL,
-                               "tokens file line %u: caller: expected 1-%d characters from "
-                               "[A-Za-z0-9._@-], not starting with `unix:`",
-                               lineno, SLUICE_FSM_NAME_MAX - 1);
-            goto out;
-        }
-        if (s->n_tokens == MAX_TOKENS) {
-            rc = sluice_errorf(err, SLUICE_EINVAL, "tokens file: more than %d tokens", MAX_TOKENS);
-            goto out;
-        }
-        s->tokens[s->n_tokens].name = strdup(name);
-        s->tokens[s->n_tokens].token = strdup(tok);
-        s->tokens[s->n_tokens].admin = role != NULL;
-        s->n_tokens++;
-        if (!s->tokens[s->n_tokens - 1].name || !s->tokens[s->n_tokens - 1].token) {
-            rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
-            goto out;
-        }
+    if ((uint64_t)st.st_size > TOKENS_FILE_MAX) {
+        rc = sluice_errorf(err, SLUICE_EINVAL, "tokens file %s is larger than %u bytes", path,
+                           TOKENS_FILE_MAX);
+        goto out;
     }
-    if (s->n_tokens == 0)
-        rc = sluice_errorf(err, SLUICE_EINVAL, "tokens file %s names no caller", path);
+    cap = (size_t)st.st_size + 1;
+    if ((buf = malloc(cap)) == NULL) {
+        rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+        goto out;
+    }
+    while (got < cap - 1) {
+        ssize_t r = read(fd, buf + got, cap - 1 - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            rc = sluice_errorf(err, SLUICE_ECONFIG, "tokens file %s: %s", path,
+                               r < 0 ? strerror(errno) : "shorter than its size");
+            goto out;
+        }
+        got += (size_t)r;
+    }
+    rc = server_parse_tokens(path, buf, got, s->tokens, &s->n_tokens, err);
 out:
-    wipe(line, sizeof(line));
-    if (f)
-        fclose(f);
+    if (buf != NULL)
+        wipe_free(buf, cap);
+    close(fd);
     return rc;
 }
 
@@ -186,14 +252,8 @@ int server_peer_caller(int fd, caller_t *out)
 /* The tokens and the TLS key are wiped before they are freed. */
 void server_access_free(sluice_server_t *s)
 {
-    size_t i;
-
-    for (i = 0; i < s->n_tokens; i++) {
-        if (s->tokens[i].token)
-            wipe(s->tokens[i].token, strlen(s->tokens[i].token));
-        free(s->tokens[i].token);
-        free(s->tokens[i].name);
-    }
+    server_tokens_free(s->tokens, s->n_tokens);
+    s->n_tokens = 0;
     /* GnuTLS keeps its own copy; ours is zeroed once the daemon is gone. */
     wipe(s->key_pem, s->key_len);
     free(s->key_pem);

@@ -15,6 +15,19 @@
 /* Read the tokens file `path` into s->tokens (mode 0600 or stricter, lines
  * `<caller> <token> [admin]`).  Errors name the line, never a token. */
 sluice_err server_load_tokens(sluice_server_t *s, const char *path, sluice_error_t *err);
+/* The tokens file's text[0..len) into tokens[*n..] (room for MAX_TOKENS in
+ * all), as server_load_tokens() reads it; `name` (the file) is only for
+ * the message when no line names a caller.  On an error, the entries
+ * already added stay in tokens[0..*n): free them with
+ * server_tokens_free().  Errors name the line, never a token. */
+sluice_err server_parse_tokens(const char *name,
+                               const char *text,
+                               size_t len,
+                               token_t *tokens,
+                               size_t *n,
+                               sluice_error_t *err);
+/* Wipe and free tokens[0..n). */
+void server_tokens_free(token_t *tokens, size_t n);
 /* The tokens entry for an Authorization header value (borrowed; valid until
  * sluice_server_free), or NULL when it carries no valid bearer token. */
 const token_t *server_authenticate(sluice_server_t *s, const char *authorization);

@@ -137,6 +137,45 @@ Test(server_access, tokens_file_errors_name_the_line_never_the_token)
     }
 }
 
+/* The parser the reader and the fuzz target share (fuzz_tokens.c): a
+ * buffer, with CRLF lines, a last line without its newline, a NUL byte and
+ * a line over the limit. */
+Test(server_access, the_tokens_text_parses_without_a_file)
+{
+    static const char text[] =
+        "# c\r\nalice 0123456789abcdef admin\r\n\r\nbob fedcba9876543210-bob";
+    static const char nul[] = "alice 0123456789abcdef\0admin\n";
+    token_t t[MAX_TOKENS];
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    char *long_line;
+    size_t n = 0;
+
+    memset(t, 0, sizeof(t));
+    cr_assert_eq(server_parse_tokens("x", text, strlen(text), t, &n, &err), SLUICE_OK, "%s",
+                 err.text);
+    cr_assert_eq(n, 2);
+    cr_assert_str_eq(t[0].name, "alice");
+    cr_assert_str_eq(t[0].token, "0123456789abcdef");
+    cr_assert_eq(t[0].admin, 1);
+    cr_assert_str_eq(t[1].token, "fedcba9876543210-bob");
+    cr_assert_eq(t[1].admin, 0);
+    server_tokens_free(t, n);
+    n = 0;
+    cr_assert_eq(server_parse_tokens("x", nul, sizeof(nul) - 1, t, &n, &err), SLUICE_EINVAL);
+    cr_assert(strstr(err.text, "line 1: a NUL byte") != NULL, "%s", err.text);
+    cr_assert_eq(n, 0);
+    long_line = malloc(2048);
+    cr_assert_not_null(long_line);
+    memset(long_line, 'a', 2047);
+    long_line[2047] = '\0';
+    memcpy(long_line, "bob ", 4);
+    cr_assert_eq(server_parse_tokens("x", long_line, 2047, t, &n, &err), SLUICE_EINVAL);
+    cr_assert(strstr(err.text, "line 1 is too long") != NULL, "%s", err.text);
+    free(long_line);
+    cr_assert_eq(server_parse_tokens("x", "", 0, t, &n, &err), SLUICE_EINVAL);
+    cr_assert(strstr(err.text, "tokens file x names no caller") != NULL, "%s", err.text);
+}
+
 Test(server_access, unix_peer_is_named_and_own_user_is_admin)
 {
     struct passwd *pw = getpwuid(geteuid());
