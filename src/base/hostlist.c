@@ -66,7 +66,7 @@ expand_one(const char *item, size_t len, const char *expr, sink_t *k, sluice_err
     }
     close = memchr(open, ']', len - (size_t)(open - item));
     pre = (size_t)(open - item);
-    if (close == NULL || pre == 0 || pre >= 128)
+    if (close == NULL || pre == 0 || pre >= 128 || memchr(item, ']', pre) != NULL)
         return sluice_errorf(err, SLUICE_EINVAL, "hostlist '%s': bad bracket group", expr);
     post = len - (size_t)(close + 1 - item);
     if (post >= 64 || memchr(close + 1, '[', post) || memchr(close + 1, ']', post))

@@ -38,8 +38,10 @@ Test(hostlist, expands)
 
 Test(hostlist, refuses_malformed_and_huge)
 {
-    static const char *const bad[] = {"",      "n[1-",     "n[3-1]", "n[a]",  "[1-2]",
-                                      "n[1]]", "n[1]x[2]", "a,",     "n[1,]", "n[1-2-3]"};
+    static const char *const bad[] = {"", "n[1-", "n[3-1]", "n[a]", "[1-2]", "n[1]]", "n[1]x[2]",
+                                      "a,", "n[1,]", "n[1-2-3]",
+                                      /* a ']' before the group (found by fuzz_hostlist) */
+                                      "n2][2]", "a]b[1-2]"};
     sluice_error_t err = SLUICE_ERROR_INIT;
     json_t *names = NULL;
     size_t i;
