@@ -195,6 +195,7 @@ typedef struct {
         long threads;         /* worker threads per listener, default 4 */
         long conn_timeout_s;  /* idle or trickling connection closed after, default 30 */
         long max_connections; /* past it: 503, default 4096 */
+        long head_timeout_s;  /* a first request head not whole by then: closed, default 10 */
     } server;
 
     /* retention: (0 = keep forever) */

@@ -121,11 +121,21 @@ typedef struct {
     /* Hostile or slow clients (docs/service.md).  conn_timeout_s: a
      * connection idle this long is closed, and so is one whose request body
      * has not arrived within it; 0 = 30.  max_connections: open connections
-     * answered; past it a request gets 503 with Retry-After, and past
-     * SLUICE_SERVER_CONN_SPARE more the connection is closed at accept;
-     * 0 = 4096 (raise RLIMIT_NOFILE to match). */
+     * per listener past their first request head; past it a request gets
+     * 503 with Retry-After, and past twice it and SLUICE_SERVER_CONN_SPARE
+     * more the connection is closed at accept; 0 = 4096 (raise
+     * RLIMIT_NOFILE to match). */
     unsigned conn_timeout_s;
     unsigned max_connections;
+    /* A connection that has not sent its whole first request head
+     * (request line and headers) within head_timeout_s of its accept is
+     * closed, however slowly it trickles; 0 = 10.  Each listener (TCP, the
+     * Unix socket) counts its own connections, and those still sending
+     * their first head apart from the others: at most max_connections of
+     * them, the oldest closed to make room for a new one, so slow clients
+     * never take the slots of callers.  An answer without a caller (a
+     * public route, a 401) closes its connection. */
+    unsigned head_timeout_s;
     /* The Slurm REST client whose counters /v1/metrics shows (borrowed;
      * NULL: no RPC metrics).  Only its atomic counters are read. */
     sluice_client_t *client;

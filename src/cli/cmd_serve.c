@@ -369,6 +369,7 @@ int cmd_serve(const cli_spec_t *spec, int argc, char **argv)
     so.threads = (unsigned)cfg->server.threads;
     so.conn_timeout_s = (unsigned)cfg->server.conn_timeout_s;
     so.max_connections = (unsigned)cfg->server.max_connections;
+    so.head_timeout_s = (unsigned)cfg->server.head_timeout_s;
     so.launches_max_age_s = cfg->retention.launches_max_age_s;
     so.logs_max_age_s = cfg->retention.logs_max_age_s;
     so.getenv_fn = cli_getenv;

@@ -16,10 +16,14 @@
  *   the service's store handle, a launcher transition or cycle, a POST or
  *   DELETE), so no worker blocks per reader and a watcher sees an event
  *   milliseconds after its commit.
- * - Hostile clients: past max_connections a request gets 503 and the
- *   connection closes; a body over SLUICE_SERVER_MAX_BODY gets 413 (read
- *   and thrown away up to DRAIN_MAX) or a closed connection; a body slower
- *   than conn_timeout_s closes the connection.
+ * - Hostile clients: each listener counts its own connections, those
+ *   still sending their first request head apart (server_conns.h: at most
+ *   max_connections of them, each closed after head_timeout_s, and an
+ *   answer without a caller closes its connection); past max_connections
+ *   of the others a request gets 503 and the connection closes; a body
+ *   over SLUICE_SERVER_MAX_BODY gets 413 (read and thrown away up to
+ *   DRAIN_MAX) or a closed connection; a body slower than conn_timeout_s
+ *   closes the connection.
  */
 #define _GNU_SOURCE 1 /* strdup under -std=c11 */
 #include <arpa/inet.h>
@@ -45,6 +49,7 @@
 #include "base/wipe.h"
 #include "server_access.h"
 #include "server_answer.h"
+#include "server_conns.h"
 #include "server_feed.h"
 #include "server_int.h"
 #include "server_req.h"
@@ -55,6 +60,7 @@
 #include "server_wake.h"
 
 #define DEFAULT_CONN_TIMEOUT_S 30u
+#define DEFAULT_HEAD_TIMEOUT_S 10u
 #define DEFAULT_MAX_CONNECTIONS 4096u
 #define DRAIN_MAX (8u * SLUICE_SERVER_MAX_BODY) /* see on_request */
 
@@ -322,6 +328,11 @@ static enum MHD_Result answer_request(const listener_t *li,
             server_wake_streams(li->s);
         up->status = a.status;
         snprintf(up->caller, sizeof(up->caller), "%s", rq.caller.name);
+        /* No caller (a public route, a 401): the connection ends with the
+         * answer, so only callers keep connections past their first head
+         * (server_conns.h). */
+        if (rq.caller.name[0] == '\0' && a.kind != ANSWER_NONE)
+            answer_header(&a, "Connection", "close");
         ret = queue_answer(li->s, c, &a);
     }
     free(headers.kv);
@@ -358,18 +369,25 @@ static enum MHD_Result refuse(sluice_server_t *s,
     return queue_answer(s, c, &a);
 }
 
+/* Each listener counts its connections, heads apart (server_conns.h). */
 static void on_connection(void *cls,
                           struct MHD_Connection *c,
                           void **socket_context,
                           enum MHD_ConnectionNotificationCode code)
 {
-    sluice_server_t *s = cls;
+    listener_t *li = cls;
 
-    (void)c, (void)socket_context;
-    if (code == MHD_CONNECTION_NOTIFY_STARTED)
-        atomic_fetch_add(&s->open_conns, 1);
-    else if (code == MHD_CONNECTION_NOTIFY_CLOSED)
-        atomic_fetch_sub(&s->open_conns, 1);
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        atomic_fetch_add(&li->s->open_conns, 1);
+        if (ci != NULL)
+            *socket_context = conns_opened(li, ci->connect_fd, li->s->o.max_connections);
+    } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+        atomic_fetch_sub(&li->s->open_conns, 1);
+        conns_closed(*socket_context);
+        *socket_context = NULL;
+    }
 }
 
 static enum MHD_Result on_request(void *cls,
@@ -389,7 +407,11 @@ static enum MHD_Result on_request(void *cls,
     if (up == NULL) {
         const char *cl =
             MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 
+        if (ci != NULL)
+            conns_head_done(ci->socket_context);
         if ((up = calloc(1, sizeof(*up))) == NULL)
             return MHD_NO;
         clock_gettime(CLOCK_MONOTONIC, &up->start);
@@ -397,8 +419,9 @@ static enum MHD_Result on_request(void *cls,
         snprintf(up->path, sizeof(up->path), "%s", url);
         up->via = li->unix_socket ? "unix" : (li->tls ? "tls" : "tcp");
         *con_cls = up;
-        /* Past the connection limit: a clean 503, and the connection closes. */
-        if (atomic_load(&s->open_conns) > s->o.max_connections) {
+        /* Past the connection limit (this listener's connections past
+         * their first head): a clean 503, and the connection closes. */
+        if (conns_established(li) > s->o.max_connections) {
             atomic_fetch_add(&s->refused_busy, 1);
             up->answered = 1;
             up->status = 503;
@@ -539,6 +562,28 @@ static void mhd_logger(void *cls, const char *fmt, va_list ap)
         sluice_log(SLUICE_LOG_DEBUG, "libmicrohttpd: %s", msg);
 }
 
+/* A daemon of listener `li` on the listening socket `fd` (TLS when
+ * li->tls), or NULL.  Its connection limit leaves max_connections past
+ * their first head, as many heads (server_conns.h) and the spare. */
+static struct MHD_Daemon *start_daemon(sluice_server_t *s, listener_t *li, int fd, unsigned flags)
+{
+    struct MHD_OptionItem tls[] = {
+        {MHD_OPTION_HTTPS_MEM_CERT, 0, s->cert_pem},
+        {MHD_OPTION_HTTPS_MEM_KEY, 0, s->key_pem},
+        {MHD_OPTION_END, 0, NULL},
+    };
+
+    return MHD_start_daemon(
+        flags | (li->tls ? MHD_USE_TLS : 0), 0, NULL, NULL, on_request, li,
+        MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_THREAD_POOL_SIZE, s->o.threads,
+        MHD_OPTION_CONNECTION_TIMEOUT, s->o.conn_timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)(128 * 1024), MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, li, MHD_OPTION_UNESCAPE_CALLBACK, unescape, s,
+        MHD_OPTION_CONNECTION_LIMIT, 2 * s->o.max_connections + SLUICE_SERVER_CONN_SPARE,
+        MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, s, MHD_OPTION_ARRAY,
+        li->tls ? tls : tls + sizeof(tls) / sizeof(tls[0]) - 1, MHD_OPTION_END);
+}
+
 sluice_err
 sluice_server_new(sluice_server_t **out, const sluice_server_opts_t *opts, sluice_error_t *err)
 {
@@ -567,11 +612,17 @@ sluice_server_new(sluice_server_t **out, const sluice_server_opts_t *opts, sluic
         return sluice_errorf(err, SLUICE_EUNSUPPORTED,
                              "server: this libmicrohttpd was built without TLS (GnuTLS); install "
                              "Debian's libmicrohttpd12 or serve on loopback or the Unix socket");
+    if (opts->n_clusters > 0 &&
+        (opts->clusters == NULL || opts->clusters[0].launcher != opts->launcher))
+        return sluice_errorf(err, SLUICE_EINVAL, "server: clusters[0] must be the launcher");
     if (opts->listen && (rc = server_parse_listen(opts->listen, opts->tls_cert != NULL, &ss, &v6,
                                                   err)) != SLUICE_OK)
         return rc;
-    if ((s = calloc(1, sizeof(*s))) == NULL)
+    if ((s = calloc(1, sizeof(*s))) == NULL ||
+        (opts->n_clusters > 0 && (s->cmu = calloc(opts->n_clusters, sizeof(*s->cmu))) == NULL)) {
+        free(s);
         return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+    }
     s->o = *opts;
     if (s->o.threads == 0)
         s->o.threads = 4;
@@ -583,25 +634,17 @@ sluice_server_new(sluice_server_t **out, const sluice_server_opts_t *opts, sluic
         s->o.conn_timeout_s = DEFAULT_CONN_TIMEOUT_S;
     if (s->o.max_connections == 0)
         s->o.max_connections = DEFAULT_MAX_CONNECTIONS;
+    if (s->o.head_timeout_s == 0)
+        s->o.head_timeout_s = DEFAULT_HEAD_TIMEOUT_S;
     s->tcp_l.s = s;
     s->unix_l.s = s;
+    pthread_mutex_init(&s->tcp_l.conn_mu, NULL);
+    pthread_mutex_init(&s->unix_l.conn_mu, NULL);
     s->unix_l.unix_socket = 1;
     s->tcp_l.tls = opts->tls_cert != NULL;
     pthread_mutex_init(&s->mu, NULL);
-    if (s->o.n_clusters > 0) {
-        if (s->o.clusters == NULL || s->o.clusters[0].launcher != s->o.launcher ||
-            (s->cmu = calloc(s->o.n_clusters, sizeof(*s->cmu))) == NULL) {
-            pthread_mutex_destroy(&s->mu);
-            for (size_t i = 1; s->cmu != NULL && i < s->o.n_clusters; i++)
-                pthread_mutex_destroy(&s->cmu[i]);
-            free(s->cmu);
-            free(s);
-            return sluice_errorf(err, SLUICE_EINVAL,
-                                 "server: clusters[0] must be the launcher (or out of memory)");
-        }
-        for (size_t i = 1; i < s->o.n_clusters; i++)
-            pthread_mutex_init(&s->cmu[i], NULL);
-    }
+    for (size_t i = 1; i < s->o.n_clusters; i++)
+        pthread_mutex_init(&s->cmu[i], NULL);
     pthread_mutex_init(&s->prune_mu, NULL);
     pthread_mutex_init(&s->rmu, NULL);
     pthread_mutex_init(&s->vmu, NULL);
@@ -642,27 +685,7 @@ sluice_server_new(sluice_server_t **out, const sluice_server_opts_t *opts, sluic
         }
         s->starting = 1;
         s->mhd_msg[0] = '\0';
-        if (s->cert_pem)
-            s->d = MHD_start_daemon(
-                flags | MHD_USE_TLS | MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0), 0, NULL, NULL,
-                on_request, &s->tcp_l, MHD_OPTION_LISTEN_SOCKET, tfd, MHD_OPTION_THREAD_POOL_SIZE,
-                s->o.threads, MHD_OPTION_CONNECTION_TIMEOUT, s->o.conn_timeout_s,
-                MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(128 * 1024),
-                MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION,
-                on_connection, s, MHD_OPTION_UNESCAPE_CALLBACK, unescape, s,
-                MHD_OPTION_CONNECTION_LIMIT, s->o.max_connections + SLUICE_SERVER_CONN_SPARE,
-                MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, s, MHD_OPTION_HTTPS_MEM_CERT, s->cert_pem,
-                MHD_OPTION_HTTPS_MEM_KEY, s->key_pem, MHD_OPTION_END);
-        else
-            s->d = MHD_start_daemon(
-                flags | MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0), 0, NULL, NULL, on_request,
-                &s->tcp_l, MHD_OPTION_LISTEN_SOCKET, tfd, MHD_OPTION_THREAD_POOL_SIZE, s->o.threads,
-                MHD_OPTION_CONNECTION_TIMEOUT, s->o.conn_timeout_s,
-                MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(128 * 1024),
-                MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION,
-                on_connection, s, MHD_OPTION_UNESCAPE_CALLBACK, unescape, s,
-                MHD_OPTION_CONNECTION_LIMIT, s->o.max_connections + SLUICE_SERVER_CONN_SPARE,
-                MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, s, MHD_OPTION_END);
+        s->d = start_daemon(s, &s->tcp_l, tfd, flags | MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0));
         s->starting = 0;
         if (s->d == NULL) {
             close(tfd);
@@ -697,14 +720,7 @@ sluice_server_new(sluice_server_t **out, const sluice_server_opts_t *opts, sluic
             rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
             goto out;
         }
-        s->ud = MHD_start_daemon(
-            flags, 0, NULL, NULL, on_request, &s->unix_l, MHD_OPTION_LISTEN_SOCKET, ufd,
-            MHD_OPTION_THREAD_POOL_SIZE, s->o.threads, MHD_OPTION_CONNECTION_TIMEOUT,
-            s->o.conn_timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(128 * 1024),
-            MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION,
-            on_connection, s, MHD_OPTION_UNESCAPE_CALLBACK, unescape, s,
-            MHD_OPTION_CONNECTION_LIMIT, s->o.max_connections + SLUICE_SERVER_CONN_SPARE,
-            MHD_OPTION_END);
+        s->ud = start_daemon(s, &s->unix_l, ufd, flags);
         if (s->ud == NULL) {
             close(ufd);
             rc = sluice_errorf(err, SLUICE_ETRANSPORT, "cannot serve on %s", opts->socket_path);
@@ -765,6 +781,8 @@ void sluice_server_free(sluice_server_t *s)
     for (i = 0; i < VIEW_SLOTS; i++)
         free(s->views[i].text);
     pthread_mutex_destroy(&s->mu);
+    pthread_mutex_destroy(&s->tcp_l.conn_mu);
+    pthread_mutex_destroy(&s->unix_l.conn_mu);
     for (i = 1; s->cmu != NULL && i < s->o.n_clusters; i++)
         pthread_mutex_destroy(&s->cmu[i]);
     free(s->cmu);

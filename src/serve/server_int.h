@@ -7,6 +7,8 @@
  * - server_util.c: clocks, sleeps, decimal counts, launch ids, wiping.
  * - server_wake.c: asking the ticker to resume waiting streams now.
  * - server_text.c: UTF-8 and control-byte checks, %XX decoding.
+ * - server_conns.c: each listener's open connections; request heads
+ *   bounded in number and time.
  * - server_answer.c: an answer as plain data; JSON and problem bodies.
  * - server_req.c: a request as plain data; header and query lookups.
  * - server_access.c: the tokens file, the constant-time compare, callers
@@ -82,6 +84,12 @@ typedef struct {
     struct sluice_server *s;
     int unix_socket; /* 1: the Unix socket listener (no bearer token needed) */
     int tls;         /* 1: the TCP listener speaks TLS */
+    /* its open connections (server_conns.c), under conn_mu: each listener
+     * counts its own, so a flood on one never refuses the other */
+    pthread_mutex_t conn_mu;
+    struct server_conn *heads_first, *heads_last; /* first head not whole yet, oldest first */
+    unsigned n_heads;                             /* in that list */
+    unsigned n_open;                              /* every open connection */
 } listener_t;
 
 #define SERVER_HA_CLUSTERS 64 /* server_ha.c */
@@ -119,6 +127,7 @@ struct sluice_server {
     /* hostile clients and metrics */
     atomic_uint open_conns;
     atomic_ullong refused_busy, refused_too_large, body_timeouts, pruned;
+    atomic_ullong head_timeouts, head_evictions; /* server_conns.c */
     atomic_ullong cycle_le[N_CYCLE_BUCKETS], cycle_count, cycle_errors, cycle_sum_us;
     atomic_ullong cycle_last_us, cycle_max_us; /* the newest and the longest cycle */
     atomic_llong cycle_last_end_ms;            /* CLOCK_MONOTONIC when it ended; 0: none yet */

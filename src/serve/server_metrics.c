@@ -219,14 +219,18 @@ static void metrics_counters(sluice_server_t *s, FILE *m)
             "# TYPE sluice_http_refused_total counter\n"
             "sluice_http_refused_total{reason=\"busy\"} %llu\n"
             "sluice_http_refused_total{reason=\"too-large\"} %llu\n"
-            "sluice_http_refused_total{reason=\"body-timeout\"} %llu\n",
+            "sluice_http_refused_total{reason=\"body-timeout\"} %llu\n"
+            "sluice_http_refused_total{reason=\"head-timeout\"} %llu\n"
+            "sluice_http_refused_total{reason=\"head-evicted\"} %llu\n",
             (unsigned long long)atomic_load(&s->pruned),
             (unsigned long long)atomic_load(&s->pruned_logs),
             (unsigned long long)atomic_load(&s->view_hits),
             (unsigned long long)atomic_load(&s->view_misses), atomic_load(&s->open_conns),
             (unsigned long long)atomic_load(&s->refused_busy),
             (unsigned long long)atomic_load(&s->refused_too_large),
-            (unsigned long long)atomic_load(&s->body_timeouts));
+            (unsigned long long)atomic_load(&s->body_timeouts),
+            (unsigned long long)atomic_load(&s->head_timeouts),
+            (unsigned long long)atomic_load(&s->head_evictions));
     sluice_timings(tm);
     fprintf(m, "# HELP sluice_submit_phase_seconds_total Wall time of the submit path, by phase "
                "(a group's time counted once for the group).\n"

@@ -10,6 +10,8 @@
  *   one-launch streams of the launches with news in the round
  *   (answer_t.stream_key), so that a burst of commits does not make
  *   hundreds of idle streams look once per round.
+ * - Each round also closes the request heads older than head_timeout_s
+ *   (server_conns.c).
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -18,6 +20,7 @@
 
 #include <sluice/log.h>
 
+#include "server_conns.h"
 #include "server_feed.h"
 #include "server_int.h"
 #include "server_ticker.h"
@@ -73,6 +76,9 @@ void *server_ticker_main(void *arg)
         pthread_mutex_unlock(&s->wait_mu);
         head = server_feed_head(s->feed);
         feed_catch_up(s);
+        /* Request heads past head_timeout_s (server_conns.h). */
+        conns_sweep(&s->tcp_l, s->o.head_timeout_s);
+        conns_sweep(&s->unix_l, s->o.head_timeout_s);
         /* A wake between ticks resumes only the streams of the launches
          * with news (and those that look at every round): with hundreds of
          * one-launch streams, a burst of commits would otherwise have each

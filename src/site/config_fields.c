@@ -101,6 +101,7 @@ const field_t cfg_fields[] = {
     F("server.threads", K_INT, server.threads, 1, 64, NULL),
     F("server.conn_timeout_s", K_DUR, server.conn_timeout_s, 1, 3600, NULL),
     F("server.max_connections", K_INT, server.max_connections, 16, 1000000, NULL),
+    F("server.head_timeout_s", K_DUR, server.head_timeout_s, 1, 600, NULL),
     F("retention.launches_max_age_s",
       K_DUR,
       retention.launches_max_age_s,

@@ -388,6 +388,7 @@ static sluice_err set_defaults(sluice_config_t *cfg, sluice_error_t *err)
     cfg->server.threads = 4;
     cfg->server.conn_timeout_s = 30;
     cfg->server.max_connections = 4096;
+    cfg->server.head_timeout_s = 10;
     cfg->retention.launches_max_age_s = 2592000;
     cfg->retention.logs_max_age_s = 7776000;
     cfg->submit.in_flight = 4;

@@ -460,14 +460,17 @@ Test(hostile, a_thousand_concurrent_connections_and_others_are_still_served, .ti
 Test(hostile, past_the_connection_limit_a_request_gets_503_then_service_resumes)
 {
     static unsigned limit = 20;
-    static const char part[] = "GET /v1/launches HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+    static const char whole[] = "GET /v1/launches HTTP/1.1\r\nHost: x\r\n" SFX_AUTH "\r\n";
     int fds[30], i, fd, closed;
     char *raw;
 
     start_with(small_limit, &limit);
+    /* Callers' connections kept open after a whole request (slow heads
+     * are counted apart: test_server_guard.c); those past the limit get
+     * their 503 too. */
     for (i = 0; i < 30; i++) {
         cr_assert_geq(fds[i] = raw_connect(fx.port), 0);
-        cr_assert_eq(raw_send(fds[i], part, strlen(part)), 0);
+        cr_assert_eq(raw_send(fds[i], whole, strlen(whole)), 0);
     }
     sleep_ms(300);
     fd = raw_connect(fx.port);

@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_server_guard.c - the findings of issue 27 against `sluice serve`:
+ * slow request heads neither lock out token holders nor the Unix socket
+ * and are closed after head_timeout_s; TLS below 1.2 is refused; control
+ * bytes never reach the access log raw; a NUL or anything after the token
+ * in Authorization does not authenticate; an encoded slash is no path
+ * separator; the tokens file's owner is checked.  Only loopback traffic. */
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+
+#include <criterion/criterion.h>
+
+#include <sluice/log.h>
+#include <sluice/server.h>
+
+#include "http_client.h"
+#include "render_case.h"
+#include "serve/server_access.h"
+#include "server_fixture.h"
+
+static server_fixture_t fx;
+
+static void fini(void)
+{
+    sfx_stop(&fx);
+}
+
+TestSuite(guard, .fini = fini, .timeout = 120);
+
+static void start_opts(const sfx_opts_t *o)
+{
+    char why[512] = "";
+
+    cr_assert_eq(sfx_start_with(&fx, o, why, sizeof(why)), 0, "fixture: %s", why);
+}
+
+static void init_default(void)
+{
+    start_opts(NULL);
+}
+
+/* ---- raw sockets -------------------------------------------------------- */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static int raw_connect(uint16_t port)
+{
+    struct sockaddr_in a;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    if (fd < 0)
+        return -1;
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Send everything; -1 once the peer closed. */
+static int raw_send(int fd, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* What arrives within timeout_ms or until EOF (NUL-terminated, caller
+ * frees); *closed says whether EOF or a reset was seen. */
+static char *raw_read(int fd, int timeout_ms, int *closed)
+{
+    size_t cap = 65536, len = 0;
+    char *buf = malloc(cap + 1);
+    double end = now_s() + timeout_ms / 1000.0;
+
+    *closed = 0;
+    cr_assert_not_null(buf);
+    for (;;) {
+        int left = (int)((end - now_s()) * 1000);
+        struct pollfd p = {fd, POLLIN, 0};
+        ssize_t n;
+
+        if (left <= 0 || poll(&p, 1, left) <= 0 || len == cap)
+            break;
+        n = recv(fd, buf + len, cap - len, 0);
+        if (n <= 0) {
+            *closed = 1;
+            break;
+        }
+        len += (size_t)n;
+    }
+    buf[len] = '\0';
+    return buf;
+}
+
+static int status_of(const char *raw)
+{
+    int st = -1;
+    if (sscanf(raw, "HTTP/1.%*d %d", &st) != 1)
+        return -1;
+    return st;
+}
+
+/* ---- 1. slow request heads ---------------------------------------------- */
+
+static long long metric(const char *name_and_labels)
+{
+    hc_response_t r;
+    const char *p;
+    long long v = -1;
+    char needle[256];
+
+    snprintf(needle, sizeof(needle), "\n%s ", name_and_labels);
+    cr_assert_eq(hc_request(fx.port, "GET", "/v1/metrics", SFX_AUTH, NULL, 0, &r), 0);
+    cr_assert_eq(r.status, 200, "%s", r.body);
+    if ((p = strstr(r.body, needle)) != NULL)
+        v = strtoll(p + strlen(needle), NULL, 10);
+    hc_response_clear(&r);
+    cr_assert_geq(v, 0, "metric %s missing", name_and_labels);
+    return v;
+}
+
+static void tight(sluice_server_opts_t *so, void *arg)
+{
+    (void)arg;
+    so->max_connections = 20;
+    so->conn_timeout_s = 30;
+    so->head_timeout_s = 2;
+}
+
+Test(guard, slow_heads_lock_out_neither_the_socket_nor_a_token_holder)
+{
+    enum { N = 60 };
+    static const char part[] = "GET /v1/launches HTT";
+    sfx_opts_t o = {0};
+    int fds[N], i, closed, still_open = 0;
+    hc_response_t r;
+    double t0;
+    char *raw;
+
+    o.socket = true;
+    o.tweak = tight;
+    start_opts(&o);
+    /* Three times max_connections of clients that never finish their
+     * request line and send no token. */
+    for (i = 0; i < N; i++) {
+        cr_assert_geq(fds[i] = raw_connect(fx.port), 0, "connect %d: %s", i, strerror(errno));
+        cr_assert_eq(raw_send(fds[i], part, strlen(part)), 0);
+    }
+    sleep_ms(300);
+    /* The Unix socket has its own listener and limit. */
+    cr_assert_eq(hc_request_unix(fx.sock, "GET", "/v1/launches", NULL, NULL, 0, &r), 0);
+    cr_expect_eq(r.status, 200, "Unix socket under a TCP flood: %d %s", r.status, r.body);
+    hc_response_clear(&r);
+    /* A fresh TCP client with a token is served too. */
+    cr_assert_eq(hc_request(fx.port, "GET", "/v1/launches", SFX_AUTH, NULL, 0, &r), 0);
+    cr_expect_eq(r.status, 200, "token holder under a flood of slow heads: %d %s", r.status,
+                 r.body);
+    hc_response_clear(&r);
+    /* Every slow head is closed once head_timeout_s (2 s) has passed,
+     * although conn_timeout_s is 30 s. */
+    t0 = now_s();
+    for (i = 0; i < N; i++) {
+        raw = raw_read(fds[i], (int)((t0 + 8.0 - now_s()) * 1000), &closed);
+        still_open += !closed;
+        free(raw);
+        close(fds[i]);
+    }
+    cr_expect_eq(still_open, 0, "%d of %d slow heads still open after 8 s", still_open, N);
+    /* 40 made room for newer ones, the other 20 timed out. */
+    cr_expect_geq(metric("sluice_http_refused_total{reason=\"head-evicted\"}"), N - 20);
+    cr_expect_geq(metric("sluice_http_refused_total{reason=\"head-timeout\"}"), 1);
+    cr_expect_eq(metric("sluice_http_refused_total{reason=\"busy\"}"), 0);
+}
+
+Test(guard, a_trickled_head_is_closed_after_head_timeout_s)
+{
+    static const char head[] = "GET /v1/launches HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ";
+    sfx_opts_t o = {0};
+    int fd, closed = 0, i;
+    char *raw;
+
+    o.tweak = tight;
+    start_opts(&o);
+    fd = raw_connect(fx.port);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(raw_send(fd, head, strlen(head)), 0);
+    /* One byte every 250 ms: never idle, but the head never ends. */
+    for (i = 0; i < 32 && !closed; i++) {
+        if (raw_send(fd, "a", 1) != 0)
+            break;
+        raw = raw_read(fd, 250, &closed);
+        free(raw);
+    }
+    cr_expect(closed || i < 32, "a trickled head was still open after 8 s");
+    close(fd);
+}
+
+Test(guard, an_answer_without_a_caller_closes_the_connection, .init = init_default)
+{
+    static const char req[] = "GET /v1/launches HTTP/1.1\r\nHost: x\r\n\r\n";
+    int fd = raw_connect(fx.port), closed;
+    char *raw;
+
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(raw_send(fd, req, strlen(req)), 0);
+    raw = raw_read(fd, 5000, &closed);
+    cr_expect_eq(status_of(raw), 401, "%s", raw);
+    cr_expect(closed, "a connection without a token stays open after its 401");
+    free(raw);
+    close(fd);
+}
