@@ -562,6 +562,12 @@ static void mhd_logger(void *cls, const char *fmt, va_list ap)
         sluice_log(SLUICE_LOG_DEBUG, "libmicrohttpd: %s", msg);
 }
 
+/* GnuTLS priorities of the TLS listener: TLS 1.3 and 1.2 only, AEAD
+ * ciphers with ephemeral key exchange. */
+#define TLS_PRIORITIES                                                                             \
+    "SECURE128:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-CIPHER-ALL:+AES-256-GCM:+CHACHA20-POLY1305:"   \
+    "+AES-128-GCM:-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA"
+
 /* A daemon of listener `li` on the listening socket `fd` (TLS when
  * li->tls), or NULL.  Its connection limit leaves max_connections past
  * their first head, as many heads (server_conns.h) and the spare. */
@@ -570,6 +576,7 @@ static struct MHD_Daemon *start_daemon(sluice_server_t *s, listener_t *li, int f
     struct MHD_OptionItem tls[] = {
         {MHD_OPTION_HTTPS_MEM_CERT, 0, s->cert_pem},
         {MHD_OPTION_HTTPS_MEM_KEY, 0, s->key_pem},
+        {MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)TLS_PRIORITIES},
         {MHD_OPTION_END, 0, NULL},
     };
 
@@ -701,13 +708,7 @@ sluice_server_new(sluice_server_t **out, const sluice_server_opts_t *opts, sluic
                                    s->mhd_msg[0] ? ": " : "", s->mhd_msg);
             goto out;
         }
-        {
-            struct sockaddr_storage bound;
-            socklen_t blen = sizeof(bound);
-            if (getsockname(tfd, (struct sockaddr *)&bound, &blen) == 0)
-                s->port = ntohs(v6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
-                                   : ((struct sockaddr_in *)&bound)->sin_port);
-        }
+        s->port = server_bound_port(tfd);
     }
     if (opts->socket_path) {
         if ((ufd = server_unix_listen(opts->socket_path, s->o.socket_mode, opts->socket_group,

@@ -419,6 +419,17 @@ int server_tcp_listen(const struct sockaddr_storage *ss,
     return fd;
 }
 
+uint16_t server_bound_port(int fd)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof(ss);
+
+    if (getsockname(fd, (struct sockaddr *)&ss, &len) != 0)
+        return 0;
+    return ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                          : ((struct sockaddr_in *)&ss)->sin_port);
+}
+
 /* Bind a Unix stream socket at `path` with `mode`; a stale socket file is
  * replaced, any other file is refused.  Returns the listening fd or -1. */
 int server_unix_listen(const char *path, unsigned mode, const char *group, sluice_error_t *err)

@@ -6,6 +6,7 @@
 #define SLUICE_SERVER_ACCESS_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/socket.h>
 
 #include <sluice/error.h>
@@ -46,6 +47,8 @@ int server_tcp_listen(const struct sockaddr_storage *ss,
                       int v6,
                       const char *listen_s,
                       sluice_error_t *err);
+/* The port a listening TCP socket is bound to (0 when unknown). */
+uint16_t server_bound_port(int fd);
 int server_unix_listen(const char *path, unsigned mode, const char *group, sluice_error_t *err);
 
 #endif /* SLUICE_SERVER_ACCESS_H */

@@ -245,3 +245,51 @@ Test(guard, an_answer_without_a_caller_closes_the_connection, .init = init_defau
     free(raw);
     close(fd);
 }
+
+/* ---- 2. TLS versions ---------------------------------------------------- */
+
+/* `openssl s_client` with `args` (a version such as "-tls1_1", maybe a
+ * cipher) against the TLS port: its exit status (0: the handshake worked). */
+static int handshake(uint16_t port, const char *args)
+{
+    char cmd[512];
+
+    snprintf(cmd, sizeof(cmd),
+             "timeout 20 openssl s_client -connect 127.0.0.1:%u -cipher 'DEFAULT:@SECLEVEL=0' %s "
+             "</dev/null >/dev/null 2>&1",
+             (unsigned)port, args);
+    return system(cmd);
+}
+
+Test(guard, tls_below_1_2_is_refused, .init = init_default)
+{
+    sluice_server_opts_t so;
+    sluice_server_t *tls = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    char cmd[1024], cert[256], key[256];
+    uint16_t tp;
+
+    snprintf(cert, sizeof(cert), "%s/cert.pem", fx.tmp);
+    snprintf(key, sizeof(key), "%s/key.pem", fx.tmp);
+    snprintf(cmd, sizeof(cmd),
+             "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 "
+             "-subj /CN=127.0.0.1 -keyout '%s' -out '%s' >/dev/null 2>&1 && chmod 600 '%s'",
+             key, cert, key);
+    cr_assert_eq(system(cmd), 0, "openssl could not make a certificate");
+    sfx_server_opts(&fx, &so);
+    so.listen = "127.0.0.1:0";
+    so.tokens_file = fx.tokens;
+    so.tls_cert = cert;
+    so.tls_key = key;
+    so.getenv_fn = render_case_getenv;
+    cr_assert_eq(sluice_server_new(&tls, &so, &err), SLUICE_OK, "%s", err.text);
+    tp = sluice_server_port(tls);
+    cr_expect_neq(handshake(tp, "-tls1"), 0, "a TLS 1.0 handshake worked");
+    cr_expect_neq(handshake(tp, "-tls1_1"), 0, "a TLS 1.1 handshake worked");
+    cr_expect_eq(handshake(tp, "-tls1_2"), 0, "a TLS 1.2 handshake failed");
+    cr_expect_eq(handshake(tp, "-tls1_3"), 0, "a TLS 1.3 handshake failed");
+    /* TLS 1.2 with only a CBC cipher or only RSA key exchange: refused. */
+    cr_expect_neq(handshake(tp, "-tls1_2 -cipher ECDHE-ECDSA-AES128-SHA"), 0, "CBC accepted");
+    cr_expect_neq(handshake(tp, "-tls1_2 -cipher AES128-GCM-SHA256"), 0, "RSA kx accepted");
+    sluice_server_free(tls);
+}
