@@ -26,10 +26,8 @@
  *   closes the connection.
  */
 #define _GNU_SOURCE 1 /* strdup under -std=c11 */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -500,6 +498,7 @@ static enum MHD_Result on_request(void *cls,
 static void access_log(const upload_t *up, enum MHD_RequestTerminationCode toe)
 {
     const char *end = "";
+    char method[4 * sizeof(up->method)], path[4 * sizeof(up->path)];
 
     if (!sluice_log_enabled(SLUICE_LOG_INFO) || up->method[0] == '\0')
         return;
@@ -519,8 +518,12 @@ static void access_log(const upload_t *up, enum MHD_RequestTerminationCode toe)
         end = " (closed on error)";
         break;
     }
-    sluice_log_from("access", SLUICE_LOG_INFO, "%s %s %u caller=%s via=%s %.1f ms%s", up->method,
-                    up->path, up->status, up->caller[0] ? up->caller : "-", up->via,
+    /* The method and the path come from the client: no raw control byte
+     * reaches the log. */
+    sluice_log_from("access", SLUICE_LOG_INFO, "%s %s %u caller=%s via=%s %.1f ms%s",
+                    text_escape(up->method, method, sizeof(method)),
+                    text_escape(up->path, path, sizeof(path)), up->status,
+                    up->caller[0] ? up->caller : "-", up->via,
                     server_elapsed_s(&up->start) * 1000.0, end);
 }
 
@@ -603,25 +606,12 @@ sluice_server_new(sluice_server_t **out, const sluice_server_opts_t *opts, sluic
     int v6 = 0, ufd = -1, tfd = -1;
     sluice_err rc = SLUICE_OK;
 
-    if (out == NULL || opts == NULL || opts->launcher == NULL || opts->store == NULL ||
-        opts->cfg == NULL)
-        return sluice_errorf(err, SLUICE_EINVAL, "server: launcher, store and config are required");
-    if (opts->listen == NULL && opts->socket_path == NULL)
-        return sluice_errorf(err, SLUICE_EINVAL,
-                             "server: a listen address or a socket path is "
-                             "required");
-    if ((opts->tls_cert == NULL) != (opts->tls_key == NULL))
-        return sluice_errorf(err, SLUICE_EINVAL, "server: tls_cert and tls_key go together");
-    if (opts->tls_cert && opts->listen == NULL)
-        return sluice_errorf(err, SLUICE_EINVAL,
-                             "server: tls_cert and tls_key need a listen address");
+    if (out == NULL || (rc = server_check_opts(opts, err)) != SLUICE_OK)
+        return out == NULL ? sluice_errorf(err, SLUICE_EINVAL, "server: no out pointer") : rc;
     if (opts->tls_cert && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
         return sluice_errorf(err, SLUICE_EUNSUPPORTED,
                              "server: this libmicrohttpd was built without TLS (GnuTLS); install "
                              "Debian's libmicrohttpd12 or serve on loopback or the Unix socket");
-    if (opts->n_clusters > 0 &&
-        (opts->clusters == NULL || opts->clusters[0].launcher != opts->launcher))
-        return sluice_errorf(err, SLUICE_EINVAL, "server: clusters[0] must be the launcher");
     if (opts->listen && (rc = server_parse_listen(opts->listen, opts->tls_cert != NULL, &ss, &v6,
                                                   err)) != SLUICE_OK)
         return rc;

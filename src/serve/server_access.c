@@ -329,6 +329,24 @@ out:
     return SLUICE_OK;
 }
 
+sluice_err server_check_opts(const sluice_server_opts_t *opts, sluice_error_t *err)
+{
+    if (opts == NULL || opts->launcher == NULL || opts->store == NULL || opts->cfg == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "server: launcher, store and config are required");
+    if (opts->listen == NULL && opts->socket_path == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL,
+                             "server: a listen address or a socket path is required");
+    if ((opts->tls_cert == NULL) != (opts->tls_key == NULL))
+        return sluice_errorf(err, SLUICE_EINVAL, "server: tls_cert and tls_key go together");
+    if (opts->tls_cert && opts->listen == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL,
+                             "server: tls_cert and tls_key need a listen address");
+    if (opts->n_clusters > 0 &&
+        (opts->clusters == NULL || opts->clusters[0].launcher != opts->launcher))
+        return sluice_errorf(err, SLUICE_EINVAL, "server: clusters[0] must be the launcher");
+    return SLUICE_OK;
+}
+
 sluice_err server_parse_listen(
     const char *listen, int tls, struct sockaddr_storage *ss, int *v6, sluice_error_t *err)
 {

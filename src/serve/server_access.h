@@ -39,6 +39,10 @@ void server_access_free(sluice_server_t *s);
 /* Read a PEM file into a new buffer (caller wipes and frees). */
 sluice_err
 server_read_pem(const char *path, int is_key, char **out, size_t *len_out, sluice_error_t *err);
+/* The checks of sluice_server_new's options that need no listener:
+ * launcher, store and config given, a listen address or a socket, TLS
+ * files in pairs and on a listen address, clusters[0] the launcher. */
+sluice_err server_check_opts(const sluice_server_opts_t *opts, sluice_error_t *err);
 /* Parse HOST:PORT or [ADDR]:PORT; plain HTTP only on loopback. */
 sluice_err server_parse_listen(
     const char *listen, int tls, struct sockaddr_storage *ss, int *v6, sluice_error_t *err);

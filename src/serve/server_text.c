@@ -76,6 +76,37 @@ int text_clean(const char *s, size_t len, const char **why)
     return 1;
 }
 
+const char *text_escape(const char *s, char *out, size_t size)
+{
+    size_t len = strlen(s), i = 0, o = 0, ok;
+
+    if (size == 0)
+        return out;
+    while (i < len) {
+        unsigned char b = (unsigned char)s[i];
+        ok = b >= 0x80 ? text_utf8_prefix(s + i, len - i) : 0;
+        if (b >= 0x80 && ok > 0) {
+            /* a whole UTF-8 sequence: its length from its lead byte */
+            size_t n = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : 2;
+            if (o + n >= size)
+                break;
+            memcpy(out + o, s + i, n);
+            o += n, i += n;
+        } else if (b < 0x20 || b == 0x7f || b == '\\' || b >= 0x80) {
+            if (o + 4 >= size)
+                break;
+            snprintf(out + o, 5, "\\x%02x", b);
+            o += 4, i++;
+        } else {
+            if (o + 1 >= size)
+                break;
+            out[o++] = (char)b, i++;
+        }
+    }
+    out[o] = '\0';
+    return out;
+}
+
 static int hexval(char ch)
 {
     if (ch >= '0' && ch <= '9')

@@ -22,6 +22,11 @@ int text_clean(const char *s, size_t len, const char **why);
  * (text_clean() refuses it).  Returns the new length. */
 size_t text_unescape(char *val);
 
+/* `s` for a log line: every control byte, DEL, backslash and byte that is
+ * not part of valid UTF-8 written as \xNN, the rest as is, into
+ * out[0..size) (cut before an escape that does not fit).  Returns out. */
+const char *text_escape(const char *s, char *out, size_t size);
+
 /* For a body that is not UTF-8: the JSON path of the field whose text holds
  * the first bad byte, copied into field[0..size); "body" when the bad byte
  * is outside any string or the body is not JSON. */

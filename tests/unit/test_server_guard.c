@@ -255,7 +255,8 @@ static int handshake(uint16_t port, const char *args)
     char cmd[512];
 
     snprintf(cmd, sizeof(cmd),
-             "timeout 20 openssl s_client -connect 127.0.0.1:%u -cipher 'DEFAULT:@SECLEVEL=0' %s "
+             "timeout 20 openssl s_client -connect 127.0.0.1:%u -cipher "
+             "'DEFAULT:@SECLEVEL=0' %s "
              "</dev/null >/dev/null 2>&1",
              (unsigned)port, args);
     return system(cmd);
@@ -272,8 +273,10 @@ Test(guard, tls_below_1_2_is_refused, .init = init_default)
     snprintf(cert, sizeof(cert), "%s/cert.pem", fx.tmp);
     snprintf(key, sizeof(key), "%s/key.pem", fx.tmp);
     snprintf(cmd, sizeof(cmd),
-             "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 "
-             "-subj /CN=127.0.0.1 -keyout '%s' -out '%s' >/dev/null 2>&1 && chmod 600 '%s'",
+             "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 "
+             "-nodes -days 1 "
+             "-subj /CN=127.0.0.1 -keyout '%s' -out '%s' >/dev/null 2>&1 && "
+             "chmod 600 '%s'",
              key, cert, key);
     cr_assert_eq(system(cmd), 0, "openssl could not make a certificate");
     sfx_server_opts(&fx, &so);
@@ -292,4 +295,72 @@ Test(guard, tls_below_1_2_is_refused, .init = init_default)
     cr_expect_neq(handshake(tp, "-tls1_2 -cipher ECDHE-ECDSA-AES128-SHA"), 0, "CBC accepted");
     cr_expect_neq(handshake(tp, "-tls1_2 -cipher AES128-GCM-SHA256"), 0, "RSA kx accepted");
     sluice_server_free(tls);
+}
+
+/* ---- 3. the access log -------------------------------------------------- */
+
+static pthread_mutex_t access_lock = PTHREAD_MUTEX_INITIALIZER;
+static char access_lines[16][512];
+static int n_access;
+
+static void access_capture(const sluice_log_record_t *rec, void *arg)
+{
+    (void)arg;
+    if (strcmp(rec->subsystem, "access") != 0)
+        return;
+    pthread_mutex_lock(&access_lock);
+    if (n_access < 16)
+        snprintf(access_lines[n_access++], sizeof(access_lines[0]), "%s", rec->msg);
+    pthread_mutex_unlock(&access_lock);
+}
+
+static int access_find(const char *needle)
+{
+    int i, found = -1;
+
+    pthread_mutex_lock(&access_lock);
+    for (i = 0; i < n_access && found < 0; i++) {
+        if (strstr(access_lines[i], needle) != NULL)
+            found = i;
+    }
+    pthread_mutex_unlock(&access_lock);
+    return found;
+}
+
+/* One raw request of `len` bytes (it may hold NUL bytes); the status. */
+static int raw_status(const char *req, size_t len)
+{
+    int fd = raw_connect(fx.port), closed, st;
+    char *raw;
+
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(raw_send(fd, req, len), 0);
+    raw = raw_read(fd, 5000, &closed);
+    st = status_of(raw);
+    free(raw);
+    close(fd);
+    return st;
+}
+
+Test(guard, the_access_log_escapes_control_bytes, .init = init_default)
+{
+    static const char req[] =
+        "GET /v1/evil%1b%5b2J%0d%0afake%09line%7f%ff HTTP/1.1\r\nHost: x\r\n\r\n";
+    const unsigned char *p;
+    int i, at;
+
+    n_access = 0;
+    sluice_log_set_records(access_capture, SLUICE_LOG_INFO, NULL);
+    cr_expect_eq(raw_status(req, strlen(req)), 401);
+    for (i = 0; i < 200 && access_find("/v1/evil") < 0; i++)
+        sleep_ms(10);
+    sluice_log_set_records(NULL, SLUICE_LOG_WARNING, NULL);
+    at = access_find("/v1/evil");
+    cr_assert_geq(at, 0, "no access line");
+    for (p = (const unsigned char *)access_lines[at]; *p; p++)
+        cr_expect(*p >= 0x20 && *p != 0x7f, "raw byte 0x%02x in the access line: %s", *p,
+                  access_lines[at]);
+    cr_expect(strstr(access_lines[at],
+                     "GET /v1/evil\\x1b[2J\\x0d\\x0afake\\x09line\\x7f\\xff 401 ") != NULL,
+              "%s", access_lines[at]);
 }
