@@ -262,12 +262,16 @@ typedef struct {
     int failed;
 } kv_list_t;
 
-static enum MHD_Result
-collect(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+static enum MHD_Result collect(void *cls,
+                               enum MHD_ValueKind kind,
+                               const char *key,
+                               size_t key_size,
+                               const char *value,
+                               size_t value_size)
 {
     kv_list_t *l = cls;
 
-    (void)kind;
+    (void)kind, (void)key_size;
     if (key == NULL)
         return MHD_YES;
     if (l->n == l->cap) {
@@ -282,6 +286,7 @@ collect(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
     }
     l->kv[l->n].key = key;
     l->kv[l->n].value = value;
+    l->kv[l->n].value_len = value_size;
     l->n++;
     return MHD_YES;
 }
@@ -300,8 +305,11 @@ static enum MHD_Result answer_request(const listener_t *li,
 
     memset(&rq, 0, sizeof(rq));
     answer_init(&a);
-    MHD_get_connection_values(c, MHD_HEADER_KIND, collect, &headers);
-    MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, collect, &args);
+    MHD_get_connection_values_n(c, MHD_HEADER_KIND, collect, &headers);
+    MHD_get_connection_values_n(c, MHD_GET_ARGUMENT_KIND, collect, &args);
+#if MHD_VERSION < 0x01000000 /* it cuts values at a NUL unseen (1.0 refuses them) */
+    req_nul_lengths(headers.kv, headers.n);
+#endif
     if (!headers.failed && !args.failed) {
         rq.method = method;
         rq.url = url;

@@ -214,12 +214,12 @@ out:
 
 /* The token's entry, or NULL when the request carries no valid token.
  * Every token is compared (no early exit). */
-const token_t *server_authenticate(sluice_server_t *s, const char *h)
+const token_t *server_authenticate(sluice_server_t *s, const char *h, size_t len)
 {
     const token_t *who = NULL;
     size_t i;
 
-    if (h == NULL || strncmp(h, "Bearer ", 7) != 0)
+    if (h == NULL || strlen(h) != len || strncmp(h, "Bearer ", 7) != 0)
         return NULL;
     h += 7;
     for (i = 0; i < s->n_tokens; i++) {

@@ -29,9 +29,11 @@ sluice_err server_parse_tokens(const char *name,
                                sluice_error_t *err);
 /* Wipe and free tokens[0..n). */
 void server_tokens_free(token_t *tokens, size_t n);
-/* The tokens entry for an Authorization header value (borrowed; valid until
- * sluice_server_free), or NULL when it carries no valid bearer token. */
-const token_t *server_authenticate(sluice_server_t *s, const char *authorization);
+/* The tokens entry for an Authorization header value of `len` bytes as
+ * sent (borrowed; valid until sluice_server_free), or NULL when it carries
+ * no valid bearer token: the whole value must be "Bearer <token>", so a
+ * NUL byte (len past its strlen) or anything after the token refuses. */
+const token_t *server_authenticate(sluice_server_t *s, const char *authorization, size_t len);
 /* The Unix socket peer on `fd` as a caller; 0, or -1 when unknown. */
 int server_peer_caller(int fd, caller_t *out);
 /* Wipe and free the tokens and the TLS key (at sluice_server_free). */

@@ -14,6 +14,7 @@
 typedef struct {
     const char *key;
     const char *value;
+    size_t value_len; /* as sent: more than strlen(value) when a NUL byte cut it */
 } req_kv_t;
 
 /* Every string is borrowed from libmicrohttpd and valid until the request
@@ -36,8 +37,20 @@ typedef struct {
     caller_t caller;       /* who sent it ("" on a public route) */
 } req_t;
 
+/* For libmicrohttpd before 1.0, which cuts a header value at a NUL byte
+ * and drops the rest of its line unseen (value_len is its strlen): the
+ * header lines stay in its read buffer in order, each line's end (CR LF
+ * or LF) overwritten with NULs and the next header's name right after.  A
+ * value of kv[0..n) not followed by the next name within 2 bytes (the last
+ * value: by a second NUL) went on past a NUL, and its value_len becomes
+ * one more than its text, which no check takes for clean text.  A NUL
+ * that is the last byte of the last header line stays unseen. */
+void req_nul_lengths(req_kv_t *kv, size_t n);
 /* The first header named `name` (any case), or NULL. */
 const char *req_header(const req_t *rq, const char *name);
+/* The same with the value's length as sent in *len (more than its
+ * strlen() when the value held a NUL byte). */
+const char *req_header_len(const req_t *rq, const char *name, size_t *len);
 /* The first query argument `key` (any case, as libmicrohttpd looks it up),
  * or NULL (also for an argument without a value). */
 const char *req_arg(const req_t *rq, const char *key);

@@ -217,7 +217,9 @@ static int identify(sluice_server_t *s, req_t *rq, answer_t *out)
             return -1;
         }
     } else {
-        const token_t *t = server_authenticate(s, req_header(rq, "Authorization"));
+        size_t len;
+        const char *h = req_header_len(rq, "Authorization", &len);
+        const token_t *t = server_authenticate(s, h, len);
         if (t == NULL) {
             answer_problem(out, 401, "unauthorized", "Unauthorized",
                            "a valid `Authorization: Bearer <token>` header is required");

@@ -74,6 +74,12 @@ Test(server_access, listen_addresses_are_loopback_unless_tls)
     cr_assert(strstr(err.text, "not a numeric address") != NULL, "%s", err.text);
 }
 
+/* server_authenticate with the value's C string length as its length. */
+static const token_t *auth(sluice_server_t *s, const char *h)
+{
+    return server_authenticate(s, h, h ? strlen(h) : 0);
+}
+
 Test(server_access, bearer_tokens_match_whole_and_exactly)
 {
     sluice_server_t *s = calloc(1, sizeof(*s));
@@ -89,18 +95,22 @@ Test(server_access, bearer_tokens_match_whole_and_exactly)
     cr_assert_not_null(s);
     cr_assert_eq(server_load_tokens(s, path, &err), SLUICE_OK, "%s", err.text);
     cr_assert_eq(s->n_tokens, 2);
-    cr_assert_not_null(t = server_authenticate(s, "Bearer 0123456789abcdef"));
+    cr_assert_not_null(t = auth(s, "Bearer 0123456789abcdef"));
     cr_assert_str_eq(t->name, "alice");
     cr_assert_eq(t->admin, 1);
-    cr_assert_not_null(t = server_authenticate(s, "Bearer fedcba9876543210-bob"));
+    cr_assert_not_null(t = auth(s, "Bearer fedcba9876543210-bob"));
     cr_assert_str_eq(t->name, "bob");
     cr_assert_eq(t->admin, 0);
-    cr_assert_null(server_authenticate(s, "Bearer 0123456789abcde"));   /* a prefix */
-    cr_assert_null(server_authenticate(s, "Bearer 0123456789abcdefX")); /* longer */
-    cr_assert_null(server_authenticate(s, "Bearer 0123456789abcdeF"));  /* one byte off */
-    cr_assert_null(server_authenticate(s, "0123456789abcdef"));         /* no scheme */
-    cr_assert_null(server_authenticate(s, "Bearer "));
-    cr_assert_null(server_authenticate(s, NULL));
+    cr_assert_null(auth(s, "Bearer 0123456789abcde"));   /* a prefix */
+    cr_assert_null(auth(s, "Bearer 0123456789abcdefX")); /* longer */
+    cr_assert_null(auth(s, "Bearer 0123456789abcdeF"));  /* one byte off */
+    cr_assert_null(auth(s, "0123456789abcdef"));         /* no scheme */
+    cr_assert_null(auth(s, "Bearer "));
+    cr_assert_null(auth(s, NULL));
+    /* A NUL byte after the token (the value as sent is longer than its
+     * text): refused. */
+    cr_assert_null(server_authenticate(s, "Bearer 0123456789abcdef", 24));
+    cr_assert_null(server_authenticate(s, "Bearer 0123456789abcdef", 28));
     server_access_free(s);
     free(s);
 }

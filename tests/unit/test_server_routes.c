@@ -50,7 +50,13 @@ static void teardown(void)
 
 TestSuite(server_routes, .init = setup, .fini = teardown, .timeout = 10);
 
-static const req_kv_t auth[] = {{"authorization", "Bearer 0123456789abcdef"}};
+/* A header or query argument with its length as sent. */
+#define KV(k, v)                                                                                   \
+    {                                                                                              \
+        k, v, sizeof(v) - 1                                                                        \
+    }
+
+static const req_kv_t auth[] = {KV("authorization", "Bearer 0123456789abcdef")};
 
 /* Dispatch METHOD URL (with the token when `authed`, and the query `args`)
  * and check the status, the problem's detail and the Allow header. */
@@ -98,7 +104,7 @@ static void expect(const char *method,
 
 Test(server_routes, healthz_needs_no_caller)
 {
-    static const req_kv_t bad[] = {{"x", "\x01"}};
+    static const req_kv_t bad[] = {KV("x", "\x01")};
 
     expect("GET", "/v1/healthz", 0, bad, 1, 200, NULL, NULL);
     expect("POST", "/v1/healthz", 0, NULL, 0, 405, "Method not allowed", "GET");
@@ -113,7 +119,7 @@ Test(server_routes, every_other_path_needs_a_caller_first)
 
 Test(server_routes, query_text_before_the_route)
 {
-    static const req_kv_t bad[] = {{"state", "ok"}, {"cursor", "a\x01"}};
+    static const req_kv_t bad[] = {KV("state", "ok"), KV("cursor", "a\x01")};
 
     expect("GET", "/v1/nothing", 1, bad, 2, 400, "query parameter cursor holds a control character",
            NULL);
@@ -141,9 +147,9 @@ Test(server_routes, methods_in_table_order)
 
 Test(server_routes, unknown_query_parameters_are_400_on_every_route)
 {
-    static const req_kv_t bogus[] = {{"bogus", "1"}};
-    static const req_kv_t filter[] = {{"launch_id", "x"}};
-    static const req_kv_t mixed[] = {{"offset", "3"}, {"FOLLOW", "1"}, {"ofset", "3"}};
+    static const req_kv_t bogus[] = {KV("bogus", "1")};
+    static const req_kv_t filter[] = {KV("launch_id", "x")};
+    static const req_kv_t mixed[] = {KV("offset", "3"), KV("FOLLOW", "1"), KV("ofset", "3")};
 
     expect("GET", "/v1/events", 1, bogus, 1, 400,
            "query parameter bogus is not known to GET /v1/events", NULL);
