@@ -177,6 +177,15 @@ sluice_err server_load_tokens(sluice_server_t *s, const char *path, sluice_error
         rc = sluice_errorf(err, SLUICE_ECONFIG, "tokens file %s is not a regular file", path);
         goto out;
     }
+    /* The rule of the Slurm key files (src/slurm/auth_token.c): owned by
+     * the service's user or root, so no other user can swap tokens in. */
+    if (st.st_uid != geteuid() && st.st_uid != 0) {
+        rc = sluice_errorf(err, SLUICE_ECONFIG,
+                           "tokens file %s is owned by uid %ld, neither the service's user "
+                           "(uid %ld) nor root; chown it",
+                           path, (long)st.st_uid, (long)geteuid());
+        goto out;
+    }
     if (st.st_mode & 077) {
         rc = sluice_errorf(err, SLUICE_ECONFIG,
                            "tokens file %s is readable by group or others (mode %03o); chmod 600",

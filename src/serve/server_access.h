@@ -13,7 +13,8 @@
 
 #include "server_int.h"
 
-/* Read the tokens file `path` into s->tokens (mode 0600 or stricter, lines
+/* Read the tokens file `path` into s->tokens (owned by the process's user
+ * or root, mode 0600 or stricter, lines
  * `<caller> <token> [admin]`).  Errors name the line, never a token. */
 sluice_err server_load_tokens(sluice_server_t *s, const char *path, sluice_error_t *err);
 /* The tokens file's text[0..len) into tokens[*n..] (room for MAX_TOKENS in

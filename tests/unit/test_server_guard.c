@@ -392,3 +392,31 @@ Test(guard, a_token_followed_by_a_nul_or_more_bytes_does_not_authenticate, .init
     cr_expect_eq(raw_status(tail, sizeof(tail) - 1), 401, "a token and a tail authenticated");
     cr_expect_eq(raw_status(good, sizeof(good) - 1), 200);
 }
+
+/* ---- 6. the tokens file's owner ----------------------------------------- */
+
+Test(guard, a_tokens_file_owned_by_another_user_is_refused, .init = init_default)
+{
+    sluice_server_t *s;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    char path[300];
+
+    if (geteuid() != 0)
+        cr_skip_test("needs root to give a file away");
+    snprintf(path, sizeof(path), "%s/others-tokens", fx.tmp);
+    cr_assert_eq(sfx_write_file(path, "alice " SFX_TOKEN "\n", 0600), 0);
+    cr_assert_eq(chown(path, 12345, 12345), 0, "%s", strerror(errno));
+    cr_assert_not_null(s = calloc(1, sizeof(*s)));
+    cr_expect_eq(server_load_tokens(s, path, &err), SLUICE_ECONFIG, "%s", err.text);
+    cr_expect(strstr(err.text, path) != NULL, "%s", err.text);
+    cr_expect(strstr(err.text, "owned by uid 12345") != NULL, "%s", err.text);
+    cr_expect(strstr(err.text, SFX_TOKEN) == NULL, "%s", err.text);
+    server_access_free(s);
+    free(s);
+    /* Owned by the service's user (here root) it loads. */
+    cr_assert_eq(chown(path, geteuid(), getegid()), 0);
+    cr_assert_not_null(s = calloc(1, sizeof(*s)));
+    cr_expect_eq(server_load_tokens(s, path, &err), SLUICE_OK, "%s", err.text);
+    server_access_free(s);
+    free(s);
+}
