@@ -5,6 +5,7 @@
  * bytes never reach the access log raw; a NUL or anything after the token
  * in Authorization does not authenticate; an encoded slash is no path
  * separator; the tokens file's owner is checked.  Only loopback traffic. */
+#include <dirent.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -419,4 +420,62 @@ Test(guard, a_tokens_file_owned_by_another_user_is_refused, .init = init_default
     cr_expect_eq(server_load_tokens(s, path, &err), SLUICE_OK, "%s", err.text);
     server_access_free(s);
     free(s);
+}
+
+/* ---- 7. problem slugs in docs/api.md ------------------------------------ */
+
+/* Every slug the service answers with (`<status>, "<slug>"` in a call in
+ * src/serve/) is in docs/api.md's table of problem types. */
+Test(guard, docs_api_lists_every_problem_slug)
+{
+    const char *src = getenv("SLUICE_SOURCE_DIR");
+    char path[512], *doc, *text, *p;
+    DIR *d;
+    struct dirent *e;
+    FILE *f;
+    long n;
+    int seen = 0;
+
+    cr_assert_not_null(src, "SLUICE_SOURCE_DIR is not set");
+    snprintf(path, sizeof(path), "%s/docs/api.md", src);
+    cr_assert_not_null(f = fopen(path, "r"), "%s", path);
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    rewind(f);
+    cr_assert_not_null(doc = calloc(1, (size_t)n + 1));
+    cr_assert_eq(fread(doc, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    snprintf(path, sizeof(path), "%s/src/serve", src);
+    cr_assert_not_null(d = opendir(path), "%s", path);
+    while ((e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (len < 3 || strcmp(e->d_name + len - 2, ".c") != 0)
+            continue;
+        snprintf(path, sizeof(path), "%s/src/serve/%s", src, e->d_name);
+        cr_assert_not_null(f = fopen(path, "r"), "%s", path);
+        fseek(f, 0, SEEK_END);
+        n = ftell(f);
+        rewind(f);
+        cr_assert_not_null(text = calloc(1, (size_t)n + 1));
+        cr_assert_eq(fread(text, 1, (size_t)n, f), (size_t)n);
+        fclose(f);
+        /* `, 4xx, "slug"` or `, 5xx, "slug"` */
+        for (p = text; (p = strstr(p, ", \"")) != NULL; p++) {
+            char slug[64], row[80];
+            size_t k = strspn(p + 3, "abcdefghijklmnopqrstuvwxyz0123456789-");
+            if (p - text < 5 || (p[-4] != ' ' && p[-4] != '(') || (p[-3] != '4' && p[-3] != '5') ||
+                strspn(p - 3, "0123456789") != 3 || p[3 + k] != '"' || k == 0 || k >= sizeof(slug))
+                continue;
+            memcpy(slug, p + 3, k);
+            slug[k] = '\0';
+            snprintf(row, sizeof(row), "| `%s` |", slug);
+            cr_expect(strstr(doc, row) != NULL, "%s answers with %s, missing from docs/api.md",
+                      e->d_name, slug);
+            seen++;
+        }
+        free(text);
+    }
+    closedir(d);
+    free(doc);
+    cr_expect_geq(seen, 10, "found only %d problem answers in src/serve", seen);
 }
