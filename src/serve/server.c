@@ -73,6 +73,8 @@ typedef struct {
     unsigned status; /* the answer's status; 0 when none was queued */
     char method[8];  /* "GET", ... (cut) */
     char path[200];  /* the path, percent-decoded (cut) */
+    char *route;     /* the path as routed (on_uri) */
+    int started;     /* the request's first call came */
     char caller[48]; /* who sent it, or "" */
     const char *via; /* "unix", "tls" or "tcp" */
 } upload_t;
@@ -255,6 +257,23 @@ static size_t unescape(void *cls, struct MHD_Connection *c, char *val)
     return text_unescape(val);
 }
 
+/* The request's state, made when its target arrives (before libmicrohttpd
+ * decodes it: MHD_OPTION_URI_LOG_CALLBACK), with the path to route on
+ * decoded by text_unescape_path, which keeps %2F as sent: an encoded slash
+ * never separates path segments. */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
+{
+    upload_t *up = calloc(1, sizeof(*up));
+
+    (void)cls, (void)c;
+    if (up == NULL || (up->route = strndup(uri, strcspn(uri, "?"))) == NULL) {
+        free(up);
+        return NULL;
+    }
+    text_unescape_path(up->route);
+    return up;
+}
+
 /* Headers or query arguments of a request, as MHD hands them over. */
 typedef struct {
     req_kv_t *kv;
@@ -312,7 +331,7 @@ static enum MHD_Result answer_request(const listener_t *li,
 #endif
     if (!headers.failed && !args.failed) {
         rq.method = method;
-        rq.url = url;
+        rq.url = up->route;
         rq.body = up->body;
         rq.len = up->len;
         rq.headers = headers.kv;
@@ -410,7 +429,9 @@ static enum MHD_Result on_request(void *cls,
     upload_t *up = *con_cls;
 
     (void)version;
-    if (up == NULL) {
+    if (up == NULL)
+        return MHD_NO; /* on_uri ran out of memory */
+    if (!up->started) {
         const char *cl =
             MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         const union MHD_ConnectionInfo *ci =
@@ -418,11 +439,10 @@ static enum MHD_Result on_request(void *cls,
 
         if (ci != NULL)
             conns_head_done(ci->socket_context);
-        if ((up = calloc(1, sizeof(*up))) == NULL)
-            return MHD_NO;
+        up->started = 1;
         clock_gettime(CLOCK_MONOTONIC, &up->start);
         snprintf(up->method, sizeof(up->method), "%s", method);
-        snprintf(up->path, sizeof(up->path), "%s", url);
+        snprintf(up->path, sizeof(up->path), "%s", up->route);
         up->via = li->unix_socket ? "unix" : (li->tls ? "tls" : "tcp");
         *con_cls = up;
         /* Past the connection limit (this listener's connections past
@@ -510,22 +530,11 @@ static void access_log(const upload_t *up, enum MHD_RequestTerminationCode toe)
 
     if (!sluice_log_enabled(SLUICE_LOG_INFO) || up->method[0] == '\0')
         return;
-    switch (toe) {
-    case MHD_REQUEST_TERMINATED_COMPLETED_OK:
-        break;
-    case MHD_REQUEST_TERMINATED_TIMEOUT_REACHED:
-        end = " (timed out)";
-        break;
-    case MHD_REQUEST_TERMINATED_CLIENT_ABORT:
-        end = " (client closed)";
-        break;
-    case MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN:
-        end = " (service stopping)";
-        break;
-    default:
-        end = " (closed on error)";
-        break;
-    }
+    if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
+        end = toe == MHD_REQUEST_TERMINATED_TIMEOUT_REACHED   ? " (timed out)"
+              : toe == MHD_REQUEST_TERMINATED_CLIENT_ABORT    ? " (client closed)"
+              : toe == MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN ? " (service stopping)"
+                                                              : " (closed on error)";
     /* The method and the path come from the client: no raw control byte
      * reaches the log. */
     sluice_log_from("access", SLUICE_LOG_INFO, "%s %s %u caller=%s via=%s %.1f ms%s",
@@ -547,31 +556,13 @@ static void on_completed(void *cls,
         access_log(up, toe);
         wipe(up->body, up->len);
         free(up->body);
+        free(up->route);
         free(up);
         *con_cls = NULL;
     }
 }
 
 /* ---- lifecycle ---------------------------------------------------------- */
-
-/* libmicrohttpd's messages: kept while starting (for the error text), else
- * logged at debug level (failed handshakes are routine on an open port).
- * They never hold key material. */
-static void mhd_logger(void *cls, const char *fmt, va_list ap)
-{
-    sluice_server_t *s = cls;
-    char msg[256];
-    size_t n;
-
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    n = strlen(msg);
-    while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == '.'))
-        msg[--n] = '\0';
-    if (s->starting)
-        snprintf(s->mhd_msg, sizeof(s->mhd_msg), "%s", msg);
-    else
-        sluice_log(SLUICE_LOG_DEBUG, "libmicrohttpd: %s", msg);
-}
 
 /* GnuTLS priorities of the TLS listener: TLS 1.3 and 1.2 only, AEAD
  * ciphers with ephemeral key exchange. */
@@ -598,8 +589,8 @@ static struct MHD_Daemon *start_daemon(sluice_server_t *s, listener_t *li, int f
         (size_t)(128 * 1024), MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
         MHD_OPTION_NOTIFY_CONNECTION, on_connection, li, MHD_OPTION_UNESCAPE_CALLBACK, unescape, s,
         MHD_OPTION_CONNECTION_LIMIT, 2 * s->o.max_connections + SLUICE_SERVER_CONN_SPARE,
-        MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, s, MHD_OPTION_ARRAY,
-        li->tls ? tls : tls + sizeof(tls) / sizeof(tls[0]) - 1, MHD_OPTION_END);
+        MHD_OPTION_EXTERNAL_LOGGER, server_mhd_log, s, MHD_OPTION_URI_LOG_CALLBACK, on_uri, li,
+        MHD_OPTION_ARRAY, li->tls ? tls : tls + sizeof(tls) / sizeof(tls[0]) - 1, MHD_OPTION_END);
 }
 
 sluice_err

@@ -14,6 +14,7 @@
 #define _GNU_SOURCE 1 /* struct ucred (SO_PEERCRED) */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <netinet/in.h>
@@ -25,6 +26,8 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
+
+#include <sluice/log.h>
 
 #include "base/wipe.h"
 #include "server_access.h"
@@ -267,6 +270,25 @@ void server_access_free(sluice_server_t *s)
     wipe(s->key_pem, s->key_len);
     free(s->key_pem);
     free(s->cert_pem);
+}
+
+/* libmicrohttpd's messages: kept while starting (for the error text), else
+ * logged at debug level (failed handshakes are routine on an open port).
+ * They never hold key material. */
+void server_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    sluice_server_t *s = cls;
+    char msg[256];
+    size_t n;
+
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    n = strlen(msg);
+    while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == '.'))
+        msg[--n] = '\0';
+    if (s->starting)
+        snprintf(s->mhd_msg, sizeof(s->mhd_msg), "%s", msg);
+    else
+        sluice_log(SLUICE_LOG_DEBUG, "libmicrohttpd: %s", msg);
 }
 
 /* ---- TLS material and sockets ----------------------------------------- */

@@ -5,6 +5,7 @@
 #ifndef SLUICE_SERVER_ACCESS_H
 #define SLUICE_SERVER_ACCESS_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -39,6 +40,9 @@ const token_t *server_authenticate(sluice_server_t *s, const char *authorization
 int server_peer_caller(int fd, caller_t *out);
 /* Wipe and free the tokens and the TLS key (at sluice_server_free). */
 void server_access_free(sluice_server_t *s);
+/* libmicrohttpd's logger (MHD_OPTION_EXTERNAL_LOGGER, cls the server): its
+ * messages go to s->mhd_msg while s->starting, else to the debug log. */
+void server_mhd_log(void *cls, const char *fmt, va_list ap);
 /* Read a PEM file into a new buffer (caller wipes and frees). */
 sluice_err
 server_read_pem(const char *path, int is_key, char **out, size_t *len_out, sluice_error_t *err);

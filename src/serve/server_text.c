@@ -72,6 +72,10 @@ int text_clean(const char *s, size_t len, const char **why)
             *why = "holds a NUL byte";
             return 0;
         }
+        if (s[i] == '%' && i + 2 < len && s[i + 1] == '2' && (s[i + 2] == 'F' || s[i + 2] == 'f')) {
+            *why = "holds an encoded slash";
+            return 0;
+        }
     }
     return 1;
 }
@@ -118,13 +122,14 @@ static int hexval(char ch)
     return -1;
 }
 
-size_t text_unescape(char *val)
+static size_t unescape(char *val, int path)
 {
     char *r = val, *w = val;
 
     while (*r) {
         int hi, lo;
-        if (r[0] == '%' && (hi = hexval(r[1])) >= 0 && (lo = hexval(r[2])) >= 0 && (hi | lo) != 0) {
+        if (r[0] == '%' && (hi = hexval(r[1])) >= 0 && (lo = hexval(r[2])) >= 0 && (hi | lo) != 0 &&
+            !(path && hi * 16 + lo == '/')) {
             *w++ = (char)(hi * 16 + lo);
             r += 3;
         } else {
@@ -133,6 +138,16 @@ size_t text_unescape(char *val)
     }
     *w = '\0';
     return (size_t)(w - val);
+}
+
+size_t text_unescape(char *val)
+{
+    return unescape(val, 0);
+}
+
+size_t text_unescape_path(char *val)
+{
+    return unescape(val, 1);
 }
 
 /* The JSON path of the first string (value or key) holding U+FFFD, the

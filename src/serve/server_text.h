@@ -13,7 +13,8 @@
 size_t text_utf8_prefix(const char *s, size_t len);
 
 /* 1 when s[0..len) is fit for a path segment or a query value: valid UTF-8,
- * no control byte and no literal "%00" (see text_unescape()).  Else 0 with
+ * no control byte, no literal "%00" and no literal "%2F" (see
+ * text_unescape() and text_unescape_path()).  Else 0 with
  * *why set to a static phrase ("is not valid UTF-8", ...). */
 int text_clean(const char *s, size_t len, const char **why);
 
@@ -26,6 +27,11 @@ size_t text_unescape(char *val);
  * not part of valid UTF-8 written as \xNN, the rest as is, into
  * out[0..size) (cut before an escape that does not fit).  Returns out. */
 const char *text_escape(const char *s, char *out, size_t size);
+
+/* The same for a path: %2F (either case) stays literal too, so that an
+ * encoded slash never separates segments (text_clean() refuses it in a
+ * launch id; elsewhere the path matches no route). */
+size_t text_unescape_path(char *val);
 
 /* For a body that is not UTF-8: the JSON path of the field whose text holds
  * the first bad byte, copied into field[0..size); "body" when the bad byte

@@ -394,6 +394,37 @@ Test(guard, a_token_followed_by_a_nul_or_more_bytes_does_not_authenticate, .init
     cr_expect_eq(raw_status(good, sizeof(good) - 1), 200);
 }
 
+/* ---- 5. encoded slashes ------------------------------------------------- */
+
+Test(guard, an_encoded_slash_is_no_path_separator, .init = init_default)
+{
+    static const struct {
+        const char *path;
+        int status;
+    } cases[] = {
+        {"/v1/launches/enc-1%2Flogs%2Fstdout", 400},
+        {"/v1/launches/enc-1%2flogs%2fstdout", 400},
+        {"/v1/launches/a%2Fb/logs/stdout", 400},
+        {"/v1/launches/enc-1%2F", 400},
+        {"/v1/launches%2Fenc-1", 404},
+        {"/v1%2Flaunches", 404},
+        {"/v1/launches/enc-1", 200},
+        {"/v1/launches/enc-1/logs/stdout", 200},
+    };
+    hc_response_t r;
+    size_t i;
+
+    cr_assert_eq(sfx_post(&fx, "enc-1"), 201);
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        cr_assert_eq(hc_request(fx.port, "GET", cases[i].path, SFX_AUTH, NULL, 0, &r), 0);
+        cr_expect_eq(r.status, cases[i].status, "GET %s: %d %s", cases[i].path, r.status, r.body);
+        if (cases[i].status == 400)
+            cr_expect(strstr(r.body, "\"field\":\"launch_id\"") != NULL, "GET %s: %s",
+                      cases[i].path, r.body);
+        hc_response_clear(&r);
+    }
+}
+
 /* ---- 6. the tokens file's owner ----------------------------------------- */
 
 Test(guard, a_tokens_file_owned_by_another_user_is_refused, .init = init_default)
