@@ -177,131 +177,9 @@ static sluice_err parse_env(launch_ctx_t *c, json_t *v, sluice_launch_spec_t *s)
     return SLUICE_OK;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static int cmp_var(const void *a, const void *b)
 {
     return strcmp(((const sluice_launch_var_t *)a)->name, ((const sluice_launch_var_t *)b)->name);
-}
-
-/* Is `name` one of the site's policy.allowed_secret_env (an exact name, or
- * a prefix ending in '*')? */
-static bool secret_env_allowed(const sluice_launch_policy_t *pol, const char *name)
-{
-    for (size_t i = 0; pol != NULL && i < pol->n_secret_env_allowed; i++) {
-        const char *e = pol->secret_env_allowed[i];
-        size_t n = strlen(e);
-        if (n > 0 && e[n - 1] == '*' ? strncmp(e, name, n - 1) == 0 : strcmp(e, name) == 0)
-            return true;
-    }
-    return false;
-}
-
-static sluice_err
-parse_secret_env(launch_ctx_t *c, json_t *v, const char *key, char ***out, size_t *nout)
-{
-    size_t i, n;
-    char p[PATH_CAP];
-    const char *name = NULL, *why;
-    char **names;
-    sluice_err rc;
-
-    if (!json_is_array(v))
-        return launch_perr(c, key, "expected an array of variable names");
-    n = json_array_size(v);
-    if (n > SLUICE_LAUNCH_MAX_ITEMS)
-        return launch_perr(c, key, "more than %d names", SLUICE_LAUNCH_MAX_ITEMS);
-    if (n > 0 && (*out = calloc(n, sizeof(char *))) == NULL)
-        return launch_oom(c);
-    names = *out;
-    for (i = 0; i < n; i++) {
-        launch_path_idx(p, key, i);
-        if ((rc = launch_want_string(c, json_array_get(v, i), p, 128, false, &name)) != SLUICE_OK) {
-            LAUNCH_GO_ON(c, rc);
-            continue;
-        }
-        if ((why = launch_envname_check(name)) != NULL) {
-            LAUNCH_GO_ON(c, launch_perr(c, p, "%s", why));
-            continue;
-        }
-        /* Only what the site lists: the same answer whether or not the
-         * service has the variable, so a caller learns nothing of its
-         * environment. */
-        if (strcmp(key, "secret_env") == 0 && !secret_env_allowed(c->pol, name)) {
-            LAUNCH_GO_ON(c, launch_perr(c, p,
-                                        "\"%s\" is not a variable the site allows a request to "
-                                        "name (policy.allowed_secret_env)",
-                                        name));
-            continue;
-        }
-        if ((names[*nout] = launch_strdup(name)) == NULL)
-            return launch_oom(c);
-        (*nout)++; /* the good names, in a row */
-    }
-    if (*nout > 1)
-        qsort(names, *nout, sizeof(char *), cmp_str);
-    for (i = 1; i < *nout; i++)
-        if (strcmp(names[i - 1], names[i]) == 0)
-            LAUNCH_GO_ON(c, launch_perr(c, key, "\"%s\" is listed twice", names[i]));
-    return SLUICE_OK;
-}
-
-static sluice_err parse_secrets(launch_ctx_t *c, json_t *v, sluice_launch_t *l)
-{
-    const char *k, *why, *val = NULL;
-    json_t *x;
-    size_t n, i = 0;
-    char p[PATH_CAP];
-    sluice_err rc;
-
-    if (!json_is_object(v))
-        return launch_perr(c, "secrets", "expected an object of name to string");
-    n = json_object_size(v);
-    if (n > SLUICE_LAUNCH_MAX_ITEMS)
-        return launch_perr(c, "secrets", "more than %d secrets", SLUICE_LAUNCH_MAX_ITEMS);
-    if (n == 0)
-        return SLUICE_OK;
-    if ((l->secret_names = calloc(n, sizeof(char *))) == NULL ||
-        (l->secret_values = calloc(n, sizeof(char *))) == NULL)
-        return launch_oom(c);
-    json_object_foreach(v, k, x)
-    {
-        launch_path_key(p, "secrets", k);
-        if ((why = launch_envname_check(k)) != NULL) {
-            LAUNCH_GO_ON(c, launch_perr(c, p, "%s", why));
-            continue;
-        }
-        /* launch_want_string's messages never quote the value */
-        if ((rc = launch_want_string(c, x, p, SLUICE_LAUNCH_MAX_VALUE, true, &val)) != SLUICE_OK) {
-            LAUNCH_GO_ON(c, rc);
-            continue;
-        }
-        l->secret_names[i] = launch_strdup(k);
-        l->secret_values[i] = launch_strdup(val);
-        l->n_secrets = ++i;
-        if (l->secret_names[i - 1] == NULL || l->secret_values[i - 1] == NULL)
-            return launch_oom(c);
-    }
-    /* sort names and values together (selection sort; n <= 256) */
-    n = l->n_secrets;
-    for (i = 0; i + 1 < n; i++) {
-        size_t j, m = i;
-        for (j = i + 1; j < n; j++)
-            if (strcmp(l->secret_names[j], l->secret_names[m]) < 0)
-                m = j;
-        if (m != i) {
-            char *t = l->secret_names[i];
-            l->secret_names[i] = l->secret_names[m];
-            l->secret_names[m] = t;
-            t = l->secret_values[i];
-            l->secret_values[i] = l->secret_values[m];
-            l->secret_values[m] = t;
-        }
-    }
-    return SLUICE_OK;
 }
 
 static bool target_forbidden(const char *t)
@@ -634,14 +512,14 @@ static sluice_err parse_root(launch_ctx_t *c, json_t *root, sluice_launch_t *l)
     if (s->n_env > 1)
         qsort(s->env, s->n_env, sizeof(*s->env), cmp_var);
     OPTIONAL(c, root, "secret_env", x,
-             parse_secret_env(c, x, "secret_env", &s->secret_env, &s->n_secret_env));
-    OPTIONAL(c, root, "secrets", x, parse_secrets(c, x, l));
+             launch_parse_secret_env(c, x, "secret_env", &s->secret_env, &s->n_secret_env));
+    OPTIONAL(c, root, "secrets", x, launch_parse_secrets(c, x, l));
     if ((x = json_object_get(root, "secret_names")) != NULL) {
         if (l->n_secrets > 0 || launch_failed(c, "secrets"))
             LAUNCH_GO_ON(c, launch_perr(c, "secret_names", "not allowed together with secrets"));
         else
-            LAUNCH_GO_ON(c,
-                         parse_secret_env(c, x, "secret_names", &l->secret_names, &l->n_secrets));
+            LAUNCH_GO_ON(
+                c, launch_parse_secret_env(c, x, "secret_names", &l->secret_names, &l->n_secrets));
     }
     LAUNCH_GO_ON(c, check_disjoint(c, l));
     if ((x = json_object_get(root, "mounts")) != NULL) {

@@ -125,6 +125,13 @@ sluice_err
 launch_want_pending(launch_ctx_t *c, json_t *v, const char *path, sluice_launch_spec_t *s);
 /* A shell command line without ${secret:...} references. */
 sluice_err launch_want_node_command(launch_ctx_t *c, json_t *v, const char *path, char **out);
+/* `secret_env` (or `secret_names`, `key`) into out[0..*nout): names only,
+ * sorted; for secret_env only what the policy lists (launch_secrets.c). */
+sluice_err
+launch_parse_secret_env(launch_ctx_t *c, json_t *v, const char *key, char ***out, size_t *nout);
+/* `secrets` (name -> value, API only) into l's secret names and values,
+ * sorted by name. */
+sluice_err launch_parse_secrets(launch_ctx_t *c, json_t *v, sluice_launch_t *l);
 /* A command (a program name or path, never empty): launch_dup_string()
  * that refuses a leading '-'. */
 sluice_err launch_want_command(launch_ctx_t *c, json_t *v, const char *path, char **out);
