@@ -20,14 +20,9 @@
  *   removed at the end, whatever happened; a job still queued when the
  *   budget runs out is cancelled first.
  */
-/* nftw() is an X/Open interface. */
-#ifndef _XOPEN_SOURCE
-#define _XOPEN_SOURCE 700
-#endif
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -37,6 +32,9 @@
 #include <unistd.h>
 
 #include <sluice/render.h>
+
+#include "base/jobfs.h"
+#include "request/staging.h"
 
 #include "check_probe.h"
 #include "cli.h"
@@ -165,24 +163,15 @@ static size_t series_len(const char *v)
     return dot ? (size_t)(dot - v) : strlen(v);
 }
 
-/* The report (or stderr.log) into buf; -1 with errno when unreadable. */
+/* The report (or stderr.log) into buf: the probe's staging is the job
+ * user's, so it is read by the job-owned tree rule (base/jobfs.h); -1 when
+ * it is not there or the rule refuses it. */
 static ssize_t read_file_at(int dirfd, const char *name, char *buf, size_t cap)
 {
-    int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     size_t have = 0;
 
-    if (fd < 0)
+    if (jobfs_read_small(dirfd, name, buf, cap, &have, NULL, NULL) != SLUICE_OK)
         return -1;
-    while (have + 1 < cap) {
-        ssize_t n = read(fd, buf + have, cap - 1 - have);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        have += (size_t)n;
-    }
-    close(fd);
-    buf[have] = '\0';
     return (ssize_t)have;
 }
 
@@ -194,26 +183,30 @@ static void first_line(int dirfd, const char *name, char *out, size_t cap)
     out[strcspn(out, "\n")] = '\0';
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path) != 0 && errno != ENOENT ? -1 : 0;
-}
-
 /* Remove <storage.root>/<site>/.probe-<tag>/ (the parent of the attempt). */
 static void remove_staging(const sluice_render_t *r)
 {
-    char dir[4200];
+    char dir[4200], name[256];
     char *slash;
+    int site = -1;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_err rc;
 
     snprintf(dir, sizeof(dir), "%s", r->staging_service);
     if ((slash = strrchr(dir, '/')) != NULL)
         *slash = '\0';
-    if (nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0 && errno != ENOENT)
+    /* relative to the site directory, never following a link */
+    rc = staging_open_above(r->staging_service, 2, &site, name, sizeof(name), &err);
+    if (rc != SLUICE_OK) {
+        if (rc != SLUICE_ENOTFOUND)
+            fprintf(stderr, "sluice check: cannot remove the probe's staging %s: %s\n", dir,
+                    err.text);
+        return;
+    }
+    if (jobfs_remove_tree(site, name) != 0)
         fprintf(stderr, "sluice check: cannot remove the probe's staging %s: %s\n", dir,
                 strerror(errno));
+    close(site);
 }
 
 static const char *env_of(const sluice_jobdesc_t *d, const char *name)

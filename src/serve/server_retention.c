@@ -8,7 +8,7 @@
  * - The store refuses to delete a launch that is not terminal; a log
  *   directory is kept while the store knows its launch as live or cannot
  *   say.
- * - Directories are removed without following a symlink.
+ * - Directories are removed without following a symlink (base/jobfs.h).
  * - A prune writes no event, so it drops every cached GET answer.
  */
 #include <dirent.h>
@@ -24,46 +24,12 @@
 
 #include <sluice/log.h>
 
+#include "base/jobfs.h"
+
 #include "server_cache.h"
 #include "server_feed.h"
 #include "server_int.h"
 #include "server_util.h"
-
-/* Remove the directory `name` under `parent` and everything below it,
- * never following a symlink.  0 or -1 (errno set). */
-static int remove_tree(int parent, const char *name, int depth)
-{
-    int fd;
-    DIR *d;
-    struct dirent *e;
-    int rc = 0;
-
-    if (depth > 8) {
-        errno = ELOOP;
-        return -1;
-    }
-    if ((fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-        return -1;
-    if ((d = fdopendir(fd)) == NULL) {
-        close(fd);
-        return -1;
-    }
-    while (rc == 0 && (e = readdir(d)) != NULL) {
-        struct stat st;
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        if (fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
-            rc = -1;
-        else if (S_ISDIR(st.st_mode))
-            rc = remove_tree(fd, e->d_name, depth + 1);
-        else
-            rc = unlinkat(fd, e->d_name, 0);
-    }
-    closedir(d);
-    if (rc == 0)
-        rc = unlinkat(parent, name, AT_REMOVEDIR);
-    return rc;
-}
 
 /* Archived log directories older than logs_max_age_s, unless the store
  * still knows their launch as live. */
@@ -102,7 +68,7 @@ static sluice_err prune_logs(sluice_server_t *s, int64_t now_ms, size_t *n_out, 
         json_decref(l);
         if (live)
             continue; /* a live launch, or the store could not say: keep */
-        if (remove_tree(dfd, e->d_name, 0) != 0) {
+        if (jobfs_remove_tree(dfd, e->d_name) != 0) {
             rc = sluice_errorf(err, SLUICE_EIO, "retention: %s/%s: %s", dir, e->d_name,
                                strerror(errno));
             continue;
