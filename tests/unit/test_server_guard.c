@@ -27,6 +27,7 @@
 #include <sluice/server.h>
 
 #include "http_client.h"
+#include "raw_socket.h"
 #include "render_case.h"
 #include "serve/server_access.h"
 #include "server_fixture.h"
@@ -52,82 +53,7 @@ static void init_default(void)
     start_opts(NULL);
 }
 
-/* ---- raw sockets -------------------------------------------------------- */
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
-static int raw_connect(uint16_t port)
-{
-    struct sockaddr_in a;
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-    if (fd < 0)
-        return -1;
-    memset(&a, 0, sizeof(a));
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
-        close(fd);
-        return -1;
-    }
-    return fd;
-}
-
-/* Send everything; -1 once the peer closed. */
-static int raw_send(int fd, const char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-/* What arrives within timeout_ms or until EOF (NUL-terminated, caller
- * frees); *closed says whether EOF or a reset was seen. */
-static char *raw_read(int fd, int timeout_ms, int *closed)
-{
-    size_t cap = 65536, len = 0;
-    char *buf = malloc(cap + 1);
-    double end = now_s() + timeout_ms / 1000.0;
-
-    *closed = 0;
-    cr_assert_not_null(buf);
-    for (;;) {
-        int left = (int)((end - now_s()) * 1000);
-        struct pollfd p = {fd, POLLIN, 0};
-        ssize_t n;
-
-        if (left <= 0 || poll(&p, 1, left) <= 0 || len == cap)
-            break;
-        n = recv(fd, buf + len, cap - len, 0);
-        if (n <= 0) {
-            *closed = 1;
-            break;
-        }
-        len += (size_t)n;
-    }
-    buf[len] = '\0';
-    return buf;
-}
+/* ---- raw sockets: tests/support/raw_socket.h ---------------------------- */
 
 static int status_of(const char *raw)
 {
@@ -183,7 +109,7 @@ Test(guard, slow_heads_lock_out_neither_the_socket_nor_a_token_holder)
         cr_assert_geq(fds[i] = raw_connect(fx.port), 0, "connect %d: %s", i, strerror(errno));
         cr_assert_eq(raw_send(fds[i], part, strlen(part)), 0);
     }
-    sleep_ms(300);
+    raw_sleep_ms(300);
     /* The Unix socket has its own listener and limit. */
     cr_assert_eq(hc_request_unix(fx.sock, "GET", "/v1/launches", NULL, NULL, 0, &r), 0);
     cr_expect_eq(r.status, 200, "Unix socket under a TCP flood: %d %s", r.status, r.body);
@@ -195,9 +121,9 @@ Test(guard, slow_heads_lock_out_neither_the_socket_nor_a_token_holder)
     hc_response_clear(&r);
     /* Every slow head is closed once head_timeout_s (2 s) has passed,
      * although conn_timeout_s is 30 s. */
-    t0 = now_s();
+    t0 = raw_now_s();
     for (i = 0; i < N; i++) {
-        raw = raw_read(fds[i], (int)((t0 + 8.0 - now_s()) * 1000), &closed);
+        raw = raw_read(fds[i], (int)((t0 + 8.0 - raw_now_s()) * 1000), &closed);
         still_open += !closed;
         free(raw);
         close(fds[i]);
@@ -354,7 +280,7 @@ Test(guard, the_access_log_escapes_control_bytes, .init = init_default)
     sluice_log_set_records(access_capture, SLUICE_LOG_INFO, NULL);
     cr_expect_eq(raw_status(req, strlen(req)), 401);
     for (i = 0; i < 200 && access_find("/v1/evil") < 0; i++)
-        sleep_ms(10);
+        raw_sleep_ms(10);
     sluice_log_set_records(NULL, SLUICE_LOG_WARNING, NULL);
     at = access_find("/v1/evil");
     cr_assert_geq(at, 0, "no access line");

@@ -24,6 +24,7 @@
 #include <jansson.h>
 
 #include "http_client.h"
+#include "raw_socket.h"
 #include "server_fixture.h"
 
 static server_fixture_t fx;
@@ -64,87 +65,7 @@ static void init_short(void)
 
 TestSuite(hostile, .fini = fini, .timeout = 120);
 
-/* ---- raw sockets -------------------------------------------------------- */
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
-static int raw_connect(uint16_t port)
-{
-    struct sockaddr_in a;
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-    if (fd < 0)
-        return -1;
-    memset(&a, 0, sizeof(a));
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
-        close(fd);
-        return -1;
-    }
-    return fd;
-}
-
-/* Send everything; -1 once the peer closed (EPIPE/ECONNRESET). */
-static int raw_send(int fd, const char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-/* Read what arrives within timeout_ms until EOF: returns the bytes read
- * (NUL-terminated, caller frees) and sets *closed when EOF/RST was seen. */
-static char *raw_read(int fd, int timeout_ms, int *closed)
-{
-    size_t cap = 65536, len = 0;
-    char *buf = malloc(cap + 1);
-    double end = now_s() + timeout_ms / 1000.0;
-
-    *closed = 0;
-    cr_assert_not_null(buf);
-    for (;;) {
-        int left = (int)((end - now_s()) * 1000);
-        struct pollfd p = {fd, POLLIN, 0};
-        ssize_t n;
-
-        if (left <= 0 || poll(&p, 1, left) <= 0)
-            break;
-        if (len == cap) {
-            char *nb = realloc(buf, (cap *= 2) + 1);
-            cr_assert_not_null(nb);
-            buf = nb;
-        }
-        n = recv(fd, buf + len, cap - len, 0);
-        if (n <= 0) {
-            *closed = 1;
-            break;
-        }
-        len += (size_t)n;
-    }
-    buf[len] = '\0';
-    return buf;
-}
+/* ---- raw sockets: tests/support/raw_socket.h ---------------------------- */
 
 static int status_of(const char *raw)
 {
@@ -159,10 +80,10 @@ static int status_of(const char *raw)
 static void served_quickly(const char *path, int want, double max_s)
 {
     hc_response_t r;
-    double t0 = now_s(), took;
+    double t0 = raw_now_s(), took;
 
     cr_assert_eq(hc_request(fx.port, "GET", path, SFX_AUTH, NULL, 0, &r), 0, "GET %s", path);
-    took = now_s() - t0;
+    took = raw_now_s() - t0;
     cr_expect_eq(r.status, want, "GET %s: %d %s", path, r.status, r.body);
     cr_expect_lt(took, max_s, "GET %s took %.2f s", path, took);
     hc_response_clear(&r);
@@ -238,7 +159,7 @@ Test(hostile, a_declared_oversized_body_is_refused_before_it_is_read, .init = in
     static const char head[] = "POST /v1/launches HTTP/1.1\r\nHost: 127.0.0.1\r\n" SFX_JSON_AUTH
                                "Content-Length: 104857600\r\n\r\n";
     int fd = raw_connect(fx.port), closed;
-    double t0 = now_s();
+    double t0 = raw_now_s();
     char *raw;
 
     cr_assert_geq(fd, 0);
@@ -248,7 +169,7 @@ Test(hostile, a_declared_oversized_body_is_refused_before_it_is_read, .init = in
     cr_expect_eq(status_of(raw), 413, "%s", raw);
     cr_expect(strstr(raw, "\"status\":413") != NULL, "%s", raw);
     cr_expect(closed, "the connection stays open after a 413");
-    cr_expect_lt(now_s() - t0, 2.0);
+    cr_expect_lt(raw_now_s() - t0, 2.0);
     free(raw);
     close(fd);
     cr_expect_eq(metric("sluice_http_refused_total{reason=\"too-large\"}"), 1);
@@ -327,7 +248,7 @@ Test(hostile, trickled_headers_time_out_and_do_not_block_others, .init = init_sh
 {
     static const char part[] = "GET /v1/launches HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ";
     int fds[20], i, closed;
-    double t0 = now_s();
+    double t0 = raw_now_s();
     char *raw;
 
     post_ok("slow-1");
@@ -341,11 +262,11 @@ Test(hostile, trickled_headers_time_out_and_do_not_block_others, .init = init_sh
     /* Idle past the limit (2 s): closed by the server. */
     for (i = 0; i < 20; i++) {
         raw = raw_read(fds[i], 6000, &closed);
-        cr_expect(closed, "connection %d still open after %.1f s", i, now_s() - t0);
+        cr_expect(closed, "connection %d still open after %.1f s", i, raw_now_s() - t0);
         free(raw);
         close(fds[i]);
     }
-    cr_expect_lt(now_s() - t0, 6.0);
+    cr_expect_lt(raw_now_s() - t0, 6.0);
     served_quickly("/v1/launches/slow-1", 200, 1.0);
 }
 
@@ -354,7 +275,7 @@ Test(hostile, a_body_trickled_past_the_limit_is_cut_off, .init = init_short)
     static const char head[] = "POST /v1/launches HTTP/1.1\r\nHost: 127.0.0.1\r\n" SFX_JSON_AUTH
                                "Content-Length: 1000\r\n\r\n";
     int fd = raw_connect(fx.port), closed = 0, i;
-    double t0 = now_s(), took;
+    double t0 = raw_now_s(), took;
     char *raw = NULL;
 
     cr_assert_geq(fd, 0);
@@ -369,7 +290,7 @@ Test(hostile, a_body_trickled_past_the_limit_is_cut_off, .init = init_short)
         if (i == 2)
             served_quickly("/v1/healthz", 200, 1.0);
     }
-    took = now_s() - t0;
+    took = raw_now_s() - t0;
     cr_expect(closed || i < 30, "still open after %.1f s", took);
     cr_expect_lt(took, 5.0, "cut off after %.1f s", took);
     cr_expect_eq(status_of(raw), -1, "%s", raw);
@@ -437,7 +358,7 @@ Test(hostile, a_thousand_concurrent_connections_and_others_are_still_served, .ti
         cr_assert_eq(raw_send(fds[i], part, strlen(part)), 0);
         opened++;
     }
-    sleep_ms(500);
+    raw_sleep_ms(500);
     cr_expect_geq(metric("sluice_http_connections"), N, "the server holds every connection");
     served_quickly("/v1/launches/crowd-1", 200, 2.0);
     post_ok("crowd-2");
@@ -468,11 +389,18 @@ Test(hostile, past_the_connection_limit_a_request_gets_503_then_service_resumes)
     /* Callers' connections kept open after a whole request (slow heads
      * are counted apart: test_server_guard.c); those past the limit get
      * their 503 too. */
+    /* One after the other, each answered before the next opens: so no
+     * head waits beside another (trickled heads are test_server_guard.c's),
+     * however busy the machine is. */
     for (i = 0; i < 30; i++) {
+        struct pollfd p;
         cr_assert_geq(fds[i] = raw_connect(fx.port), 0);
         cr_assert_eq(raw_send(fds[i], whole, strlen(whole)), 0);
+        p.fd = fds[i];
+        p.events = POLLIN;
+        p.revents = 0;
+        cr_assert_eq(poll(&p, 1, 10000), 1, "connection %d was not answered", i);
     }
-    sleep_ms(300);
     fd = raw_connect(fx.port);
     cr_assert_geq(fd, 0);
     cr_assert_eq(raw_send(fd, "GET /v1/launches HTTP/1.1\r\nHost: x\r\n" SFX_AUTH "\r\n",
@@ -487,7 +415,7 @@ Test(hostile, past_the_connection_limit_a_request_gets_503_then_service_resumes)
     close(fd);
     for (i = 0; i < 30; i++)
         close(fds[i]);
-    sleep_ms(300);
+    raw_sleep_ms(300);
     served_quickly("/v1/launches", 200, 2.0);
     cr_expect_geq(metric("sluice_http_refused_total{reason=\"busy\"}"), 1);
 }
