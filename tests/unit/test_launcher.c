@@ -3187,3 +3187,28 @@ Test(launcher, operator_warnings_once_per_event)
     sluice_launcher_free(l);
     sluice_log_set(NULL, SLUICE_LOG_WARNING, NULL);
 }
+
+/* One launch's bad data stays that launch's (issue 27): a staging hook that
+ * hands on an exit code the state machine refuses (999) makes that launch
+ * wait, logged once, while every cycle still succeeds and the other launch
+ * ends; once the data is good the waiting launch ends too.  On main at
+ * 1ccc315 every cycle failed with "context.exit_code: out of range". */
+Test(launcher, one_launchs_refused_data_does_not_stop_the_others)
+{
+    sluice_launcher_t *l = new_launcher();
+
+    final_stage(3, SLUICE_JOB_FAILED);
+    set_pool_exit(0, "a", 999, 0, true);
+    set_pool_exit(1, "b", 0, 15, false);
+    accept_launch(l, "BAD", 2, NULL, NULL, 0);
+    accept_launch(l, "GOOD", 1, NULL, NULL, 0);
+    cr_assert_eq(run_to_end(l, "GOOD", 20), SLUICE_RESULT_EXECUTION_ERROR);
+    for (int i = 0; i < 5; i++)
+        step(l);
+    cr_expect_not(is_done("BAD"), "a refused pool-exit event ended the launch");
+    cr_expect_eq(count_events("BAD", "pool-exit"), 0);
+    set_pool_exit(0, "a", 3, 0, true);
+    cr_assert_eq(run_to_end(l, "BAD", 20), SLUICE_RESULT_EXECUTION_ERROR);
+    cr_expect(reason_has("BAD", "pool 'a' failed (exit 3"));
+    sluice_launcher_free(l);
+}
