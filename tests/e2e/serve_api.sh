@@ -61,16 +61,7 @@ printf 'alice %s\nbob %s\n' "$tok_alice" "$tok_bob" >"$work/tokens"
 printf '%s\n' "$tok_alice" >"$work/alice.token"
 chmod 0600 "$work/tokens" "$work/alice.token"
 
-"$SLUICE" serve --config "$site" --state-dir "$state" --listen 127.0.0.1:0 \
-    --tokens "$work/tokens" --socket "$sock" >"$work/serve.log" 2>&1 &
-pids+=($!)
-port=""
-for _ in $(seq 1 100); do
-    port=$(sed -n 's/.*listening on http:\/\/.*(port \([0-9]*\)).*/\1/p' "$work/serve.log" | head -1)
-    [ -n "$port" ] && [ -S "$sock" ] && break
-    sleep 0.1
-done
-[ -n "$port" ] || { cat "$work/serve.log" >&2; abort "sluice serve did not start"; }
+e2e_serve_run --socket "$sock"
 base="http://127.0.0.1:$port"
 AUTH="Authorization: Bearer $tok_alice"
 

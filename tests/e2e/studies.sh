@@ -61,16 +61,7 @@ tok="tok-studies-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
 printf 'alice %s\n' "$tok" >"$work/tokens"
 chmod 0600 "$work/tokens"
 
-"$SLUICE" serve --config "$site" --state-dir "$state" --listen 127.0.0.1:0 \
-    --tokens "$work/tokens" --study-runtime "$study" >"$work/serve.log" 2>&1 &
-pids+=($!)
-port=""
-for _ in $(seq 1 100); do
-    port=$(sed -n 's/.*listening on http:\/\/.*(port \([0-9]*\)).*/\1/p' "$work/serve.log" | head -1)
-    [ -n "$port" ] && break
-    sleep 0.1
-done
-[ -n "$port" ] || { cat "$work/serve.log" >&2; abort "sluice serve did not start"; }
+e2e_serve_run --study-runtime "$study"
 base="http://127.0.0.1:$port"
 AUTH="Authorization: Bearer $tok"
 

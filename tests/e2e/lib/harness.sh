@@ -141,22 +141,30 @@ e2e_launch_setup() {
 
 # e2e_serve_start CALLER [serve args...]: after e2e_launch_setup, a tokens
 # file naming CALLER ($work/tokens; the token in $tok and in $work/token)
-# and `sluice serve` on 127.0.0.1 (an ephemeral port) with it, logging to
-# $work/serve.log; its pid is appended to the suite's `pids` and kept in
-# $serve_pid, the port in $port, the header in $AUTH.  With `--socket S`
-# among the args it also waits for S.  Up to 60 s: a loaded machine (a
-# sanitizer build, suites side by side) can be slow to start.
+# and e2e_serve_run with it; the header in $AUTH.
 e2e_serve_start() {
-    local caller=$1 sockarg="" prev="" a
+    local caller=$1
     shift
-    for a in "$@"; do
-        [ "$prev" = --socket ] && sockarg=$a
-        prev=$a
-    done
     tok="tok-$caller-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
     printf '%s %s\n' "$caller" "$tok" >"$work/tokens"
     printf '%s\n' "$tok" >"$work/token"
     chmod 0600 "$work/tokens" "$work/token"
+    e2e_serve_run "$@"
+    AUTH="Authorization: Bearer $tok"
+}
+
+# e2e_serve_run [serve args...]: `sluice serve` of $site and $state on
+# 127.0.0.1 (an ephemeral port) with the tokens file $work/tokens, logging to
+# $work/serve.log; its pid is appended to the suite's `pids` and kept in
+# $serve_pid, the port in $port.  With `--socket S` among the args it also
+# waits for S.  Up to 60 s: a loaded machine (a sanitizer build, suites side
+# by side) can be slow to start.
+e2e_serve_run() {
+    local sockarg="" prev="" a
+    for a in "$@"; do
+        [ "$prev" = --socket ] && sockarg=$a
+        prev=$a
+    done
     "$SLUICE" serve --config "$site" --state-dir "$state" --listen 127.0.0.1:0 \
         --tokens "$work/tokens" "$@" >"$work/serve.log" 2>&1 &
     serve_pid=$!
@@ -170,5 +178,4 @@ e2e_serve_start() {
         sleep 0.1
     done
     [ -n "$port" ] || { cat "$work/serve.log" >&2; abort "sluice serve did not start"; }
-    AUTH="Authorization: Bearer $tok"
 }
