@@ -136,3 +136,14 @@ int urlsafe_host_is_loopback(const char *h, size_t n)
         return (ntohl(a4.s_addr) >> 24) == 127;
     return inet_pton(AF_INET6, tmp, &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
 }
+
+int urlsafe_hex_digit(char ch)
+{
+    if (ch >= '0' && ch <= '9')
+        return ch - '0';
+    if (ch >= 'a' && ch <= 'f')
+        return ch - 'a' + 10;
+    if (ch >= 'A' && ch <= 'F')
+        return ch - 'A' + 10;
+    return -1;
+}

@@ -29,4 +29,7 @@ int urlsafe_has_password(const char *url);
  * the HTTP client (slurm/http.c) and webhook URLs (site/webhook_url.c). */
 int urlsafe_host_is_loopback(const char *h, size_t n);
 
+/* The value of one hex digit of a percent escape (0-15), or -1. */
+int urlsafe_hex_digit(char ch);
+
 #endif /* SLUICE_BASE_URLSAFE_H */

@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "base/wipe.h"
+#include "base/urlsafe.h"
 #include "server_text.h"
 #include "server_util.h"
 
@@ -111,24 +112,14 @@ const char *text_escape(const char *s, char *out, size_t size)
     return out;
 }
 
-static int hexval(char ch)
-{
-    if (ch >= '0' && ch <= '9')
-        return ch - '0';
-    if (ch >= 'a' && ch <= 'f')
-        return ch - 'a' + 10;
-    if (ch >= 'A' && ch <= 'F')
-        return ch - 'A' + 10;
-    return -1;
-}
-
 static size_t unescape(char *val, int path)
 {
     char *r = val, *w = val;
 
     while (*r) {
         int hi, lo;
-        if (r[0] == '%' && (hi = hexval(r[1])) >= 0 && (lo = hexval(r[2])) >= 0 && (hi | lo) != 0 &&
+        if (r[0] == '%' && (hi = urlsafe_hex_digit(r[1])) >= 0 &&
+            (lo = urlsafe_hex_digit(r[2])) >= 0 && (hi | lo) != 0 &&
             !(path && hi * 16 + lo == '/')) {
             *w++ = (char)(hi * 16 + lo);
             r += 3;

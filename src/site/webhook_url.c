@@ -66,17 +66,6 @@ static const char *check_authority(const char *a, size_t n, const char **h, size
     return NULL;
 }
 
-static int hex_value(char ch)
-{
-    if (ch >= '0' && ch <= '9')
-        return ch - '0';
-    if (ch >= 'a' && ch <= 'f')
-        return ch - 'a' + 10;
-    if (ch >= 'A' && ch <= 'F')
-        return ch - 'A' + 10;
-    return -1;
-}
-
 /* True when the segment s[0..n) is only dots, each '.' or "%2e"/"%2E"
  * (".", "..", "%2e%2e", ".%2E", "..."), up to an optional ";params"
  * ("..;/" is ".." to Tomcat and to proxies that strip path parameters). */
@@ -119,7 +108,7 @@ static const char *check_path(const char *path)
         } else if (*p == '\\') {
             return "a backslash in the path is not allowed (some receivers read it as '/')";
         } else if (*p == '%') {
-            if ((hi = hex_value(p[1])) < 0 || (lo = hex_value(p[2])) < 0)
+            if ((hi = urlsafe_hex_digit(p[1])) < 0 || (lo = urlsafe_hex_digit(p[2])) < 0)
                 return "a '%' in the path is not followed by two hex digits";
             v = hi * 16 + lo;
             if (v == '/' || v == '\\')
