@@ -153,6 +153,20 @@ out:
     return SLUICE_OK;
 }
 
+int jobfs_open_copy(const char *path, struct stat *st_out)
+{
+    struct stat st;
+    int fd = open(path, OPEN_FILE_FLAGS);
+
+    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+        close(fd);
+        return -1;
+    }
+    if (fd >= 0 && st_out != NULL)
+        *st_out = st;
+    return fd;
+}
+
 sluice_err jobfs_read_small(int dirfd,
                             const char *rel,
                             char *buf,

@@ -40,6 +40,12 @@ sluice_err jobfs_open_dir(int dirfd, const char *rel, int *fd_out, sluice_error_
 sluice_err
 jobfs_open_file(int dirfd, const char *rel, int *fd_out, struct stat *st_out, sluice_error_t *err);
 
+/* Open the file `path` that the service itself made from job output (an
+ * archived log) for reading, without following a link or blocking: the fd
+ * (the caller's to close) when it is a regular file, else -1.  `st_out`
+ * (may be NULL) receives its fstat(). */
+int jobfs_open_copy(const char *path, struct stat *st_out);
+
 /* Read at most cap - 1 bytes from the start of the job-owned file `rel`
  * below `dirfd` into `buf`, NUL-terminated; *len_out (may be NULL) is the
  * count.  A file longer than that is read in part: *truncated (may be NULL)

@@ -22,6 +22,7 @@
 
 #include <sys/stat.h>
 
+#include "base/jobfs.h"
 #include "request/staging.h"
 
 #include "args.h"
@@ -43,21 +44,6 @@ static void copy_from(int fd, off_t *offset)
     }
     fflush(stdout);
     close(fd);
-}
-
-/* The archived copy (the store's, written by the supervisor): opened
- * without following a link or blocking, a regular file only; -1 when
- * there is none. */
-static int open_archived(const char *path)
-{
-    struct stat st;
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-
-    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
-        close(fd);
-        fd = -1;
-    }
-    return fd;
 }
 
 static int write_out(const char *data, size_t len, void *arg)
@@ -151,7 +137,7 @@ int cmd_logs(const cli_spec_t *spec, int argc, char **argv)
         /* The archive holds the whole file once the launch is over; the
          * live file grows until then.  The live file is job-owned: opened
          * by the staging tree's rule, never followed or waited on. */
-        if ((fd = open_archived(archived)) >= 0) {
+        if ((fd = jobfs_open_copy(archived, NULL)) >= 0) {
             copy_from(fd, &offset);
             if (terminal)
                 break;

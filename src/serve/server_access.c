@@ -174,7 +174,10 @@ sluice_err server_load_tokens(sluice_server_t *s, const char *path, sluice_error
 
     if (path == NULL)
         return sluice_errorf(err, SLUICE_EINVAL, "a tokens file is required");
-    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+    /* The site's own path: a symlink is followed (Kubernetes mounts secrets
+     * as links) and judged by fstat below; O_NONBLOCK so that a FIFO is
+     * refused as not a regular file instead of stopping the start. */
+    if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) < 0)
         return sluice_errorf(err, SLUICE_ECONFIG, "tokens file %s: %s", path, strerror(errno));
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         rc = sluice_errorf(err, SLUICE_ECONFIG, "tokens file %s is not a regular file", path);
@@ -306,7 +309,8 @@ server_read_pem(const char *path, int is_key, char **out, size_t *len_out, sluic
     int fd;
     sluice_err rc = SLUICE_OK;
 
-    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+    /* as the tokens file: links followed, a FIFO refused, never waited on */
+    if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) < 0)
         return sluice_errorf(err, SLUICE_ECONFIG, "%s %s: %s", what, path, strerror(errno));
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         rc = sluice_errorf(err, SLUICE_ECONFIG, "%s %s is not a regular file", what, path);

@@ -29,6 +29,7 @@
 
 #include <sluice/store.h>
 
+#include "base/jobfs.h"
 #include "request/staging.h"
 #include "server_logs.h"
 #include "server_util.h"
@@ -43,21 +44,16 @@ typedef struct {
     unsigned idle;
 } logstream_t;
 
-/* The log as it is now: the archived copy when there is one (written by
- * the service: opened without following a link or blocking all the same),
- * else the live file in staging by the job-owned rule.  An fd and its
- * fstat, or -1 when there is no readable log. */
+/* The log as it is now: the archived copy when there is one, else the live
+ * file in staging by the job-owned rule.  An fd and its fstat, or -1 when
+ * there is no readable log. */
 static int open_log(const logstream_t *ls, struct stat *st, bool *archived)
 {
-    int fd = open(ls->archived, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    int fd = jobfs_open_copy(ls->archived, st);
 
     *archived = fd >= 0;
-    if (fd >= 0) {
-        if (fstat(fd, st) == 0 && S_ISREG(st->st_mode))
-            return fd;
-        close(fd);
-        return -1;
-    }
+    if (fd >= 0)
+        return fd;
     if (ls->staging[0] == '\0' ||
         staging_open_file(ls->staging, ls->name, &fd, st, NULL) != SLUICE_OK)
         return -1;

@@ -113,20 +113,6 @@ out:
     return rc;
 }
 
-/* The attempt directory of a stored render, or -1 when it does not exist
- * (*fd_out); any other failure is an error. */
-static sluice_err open_attempt(const char *dir, int *fd_out, sluice_error_t *err)
-{
-    sluice_error_t oerr = SLUICE_ERROR_INIT;
-    sluice_err rc = staging_open_attempt(dir, NULL, fd_out, &oerr);
-
-    if (rc == SLUICE_ENOTFOUND)
-        return SLUICE_OK;
-    if (rc != SLUICE_OK && err != NULL)
-        *err = oerr;
-    return rc;
-}
-
 static sluice_err prepare(void *arg,
                           const char *launch_id,
                           uint32_t attempt,
@@ -143,6 +129,7 @@ static sluice_err prepare(void *arg,
     const char **names = NULL, **values = NULL;
     char aside[300], attempt_name[256];
     int fd = -1, lfd = -1;
+    sluice_error_t oerr = SLUICE_ERROR_INIT;
     size_t i;
     sluice_err rc = SLUICE_OK;
 
@@ -162,11 +149,16 @@ static sluice_err prepare(void *arg,
     /* The launch directory and the attempt's name in it, then the attempt
      * directory itself (fd -1 when it is not there yet): job-owned, walked
      * from the storage root without following a link. */
-    if ((rc = staging_open_above(dir, 1, &lfd, attempt_name, sizeof(attempt_name), err)) ==
-        SLUICE_ENOTFOUND)
-        rc = SLUICE_OK;
-    if (rc != SLUICE_OK || (rc = open_attempt(dir, &fd, err)) != SLUICE_OK)
+    rc = staging_open_above(dir, 1, &lfd, attempt_name, sizeof(attempt_name), &oerr);
+    if (rc == SLUICE_OK && (rc = jobfs_open_dir(lfd, attempt_name, &fd, &oerr)) != SLUICE_OK)
+        sluice_error_prefix(&oerr, "staging %s", dir);
+    if (rc == SLUICE_ENOTFOUND)
+        rc = SLUICE_OK; /* not made yet */
+    if (rc != SLUICE_OK) {
+        if (err != NULL)
+            *err = oerr;
         goto out;
+    }
     if (attempt > (uint32_t)json_integer_value(json_object_get(render, "attempt")))
         snprintf(aside, sizeof(aside), "%s.superseded-by-%u", attempt_name, attempt);
     if (fd >= 0 && aside[0] != '\0') {

@@ -14,24 +14,7 @@
 #include <unistd.h>
 
 #include "http_client.h"
-
-static int connect_loopback(uint16_t port)
-{
-    struct sockaddr_in a;
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-    if (fd < 0)
-        return -1;
-    memset(&a, 0, sizeof(a));
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
-        close(fd);
-        return -1;
-    }
-    return fd;
-}
+#include "raw_socket.h"
 
 static int send_all(int fd, const char *p, size_t n)
 {
@@ -180,7 +163,7 @@ int hc_request(uint16_t port,
                size_t body_len,
                hc_response_t *out)
 {
-    return request_on(connect_loopback(port), method, path, extra, body, body_len, out);
+    return request_on(raw_connect(port), method, path, extra, body, body_len, out);
 }
 
 int hc_request_unix(const char *socket_path,
@@ -211,7 +194,7 @@ int hc_stream_until(uint16_t port,
                     int timeout_ms,
                     char **out)
 {
-    int fd = connect_loopback(port), found = 0;
+    int fd = raw_connect(port), found = 0;
     char *buf = NULL;
     size_t len = 0, cap = 0;
     struct timespec t0, t1;
@@ -242,7 +225,7 @@ int hc_stream_until(uint16_t port,
 
 int hc_open_get(uint16_t port, const char *path, const char *extra)
 {
-    int fd = connect_loopback(port);
+    int fd = raw_connect(port);
 
     if (fd >= 0 && send_head(fd, "GET", path, extra, 0, 0) != 0) {
         close(fd);

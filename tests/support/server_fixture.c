@@ -7,6 +7,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include <criterion/criterion.h>
+
 #include "http_client.h"
 #include "render_case.h"
 #include "store_backend.h"
@@ -221,4 +223,21 @@ int sfx_post(const server_fixture_t *fx, const char *id)
     status = r.status;
     hc_response_clear(&r);
     return status;
+}
+
+long long sfx_metric(const server_fixture_t *fx, const char *name_and_labels)
+{
+    hc_response_t r;
+    const char *p;
+    long long v = -1;
+    char needle[256];
+
+    snprintf(needle, sizeof(needle), "\n%s ", name_and_labels);
+    cr_assert_eq(hc_request(fx->port, "GET", "/v1/metrics", SFX_AUTH, NULL, 0, &r), 0);
+    cr_assert_eq(r.status, 200, "%s", r.body);
+    if ((p = strstr(r.body, needle)) != NULL)
+        v = strtoll(p + strlen(needle), NULL, 10);
+    hc_response_clear(&r);
+    cr_assert_geq(v, 0, "metric %s missing", name_and_labels);
+    return v;
 }

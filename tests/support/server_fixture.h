@@ -93,6 +93,10 @@ const char *sfx_request(const char *id, const char *command, char *buf, size_t s
  * default token; the HTTP status (-1 when the request could not be made). */
 int sfx_post(const server_fixture_t *fx, const char *id);
 
+/* The value of the Prometheus sample `name_and_labels` ("sluice_x" or
+ * "sluice_x{a=\"b\"}") in the fixture's /v1/metrics; asserts it is there. */
+long long sfx_metric(const server_fixture_t *fx, const char *name_and_labels);
+
 /* A stat_fn that takes every container image path as present. */
 int sfx_accept_image(const char *path, void *arg);
 

@@ -24,6 +24,7 @@
 #include <sluice/sluice.h>
 
 #include "slurm/http.h"
+#include "access_capture.h"
 #include "http_client.h"
 #include "render_case.h"
 #include "server_fixture.h"
@@ -1313,41 +1314,13 @@ Test(server, retention_prunes_only_finished_and_old)
 
 /* The access log: one info line per request, subsystem "access", with the
  * method, the path (no query), the status, the caller and the listener. */
-static pthread_mutex_t access_lock = PTHREAD_MUTEX_INITIALIZER;
-static char access_lines[32][256];
-static int n_access;
-
-static void access_capture(const sluice_log_record_t *rec, void *arg)
-{
-    (void)arg;
-    if (strcmp(rec->subsystem, "access") != 0)
-        return;
-    pthread_mutex_lock(&access_lock);
-    if (n_access < 32)
-        snprintf(access_lines[n_access++], sizeof(access_lines[0]), "%s", rec->msg);
-    pthread_mutex_unlock(&access_lock);
-}
-
-static int access_find(const char *needle)
-{
-    int i, found = -1;
-
-    pthread_mutex_lock(&access_lock);
-    for (i = 0; i < n_access && found < 0; i++) {
-        if (strstr(access_lines[i], needle) != NULL)
-            found = i;
-    }
-    pthread_mutex_unlock(&access_lock);
-    return found;
-}
 
 Test(server, access_log_names_method_path_status_and_caller)
 {
     hc_response_t r;
     int i, at;
 
-    n_access = 0;
-    sluice_log_set_records(access_capture, SLUICE_LOG_INFO, NULL);
+    access_capture_start();
     cr_assert_eq(hc_request(fx.port, "GET", "/v1/healthz", NULL, NULL, 0, &r), 0);
     hc_response_clear(&r);
     cr_assert_eq(hc_request(fx.port, "GET", "/v1/launches/nope?token=abc", JSON_AUTH, NULL, 0, &r),
@@ -1360,8 +1333,8 @@ Test(server, access_log_names_method_path_status_and_caller)
     sluice_log_set_records(NULL, SLUICE_LOG_WARNING, NULL);
     cr_assert_geq(access_find("GET /v1/healthz 200 caller=- via=tcp "), 0);
     at = access_find("GET /v1/launches/nope 400 caller=alice via=tcp ");
-    cr_assert_geq(at, 0, "%s", n_access ? access_lines[n_access - 1] : "(no line)");
-    cr_assert_null(strstr(access_lines[at], "token"), "%s", access_lines[at]);
+    cr_assert_geq(at, 0, "%s", access_line(-1));
+    cr_assert_null(strstr(access_line(at), "token"), "%s", access_line(at));
 }
 
 /* /v1/readyz answers every check, ready or not; slurmrestd down fails only

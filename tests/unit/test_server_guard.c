@@ -27,6 +27,7 @@
 #include <sluice/server.h>
 
 #include "http_client.h"
+#include "access_capture.h"
 #include "raw_socket.h"
 #include "render_case.h"
 #include "serve/server_access.h"
@@ -64,23 +65,6 @@ static int status_of(const char *raw)
 }
 
 /* ---- 1. slow request heads ---------------------------------------------- */
-
-static long long metric(const char *name_and_labels)
-{
-    hc_response_t r;
-    const char *p;
-    long long v = -1;
-    char needle[256];
-
-    snprintf(needle, sizeof(needle), "\n%s ", name_and_labels);
-    cr_assert_eq(hc_request(fx.port, "GET", "/v1/metrics", SFX_AUTH, NULL, 0, &r), 0);
-    cr_assert_eq(r.status, 200, "%s", r.body);
-    if ((p = strstr(r.body, needle)) != NULL)
-        v = strtoll(p + strlen(needle), NULL, 10);
-    hc_response_clear(&r);
-    cr_assert_geq(v, 0, "metric %s missing", name_and_labels);
-    return v;
-}
 
 static void tight(sluice_server_opts_t *so, void *arg)
 {
@@ -130,9 +114,9 @@ Test(guard, slow_heads_lock_out_neither_the_socket_nor_a_token_holder)
     }
     cr_expect_eq(still_open, 0, "%d of %d slow heads still open after 8 s", still_open, N);
     /* 40 made room for newer ones, the other 20 timed out. */
-    cr_expect_geq(metric("sluice_http_refused_total{reason=\"head-evicted\"}"), N - 20);
-    cr_expect_geq(metric("sluice_http_refused_total{reason=\"head-timeout\"}"), 1);
-    cr_expect_eq(metric("sluice_http_refused_total{reason=\"busy\"}"), 0);
+    cr_expect_geq(sfx_metric(&fx, "sluice_http_refused_total{reason=\"head-evicted\"}"), N - 20);
+    cr_expect_geq(sfx_metric(&fx, "sluice_http_refused_total{reason=\"head-timeout\"}"), 1);
+    cr_expect_eq(sfx_metric(&fx, "sluice_http_refused_total{reason=\"busy\"}"), 0);
 }
 
 Test(guard, a_trickled_head_is_closed_after_head_timeout_s)
@@ -226,34 +210,6 @@ Test(guard, tls_below_1_2_is_refused, .init = init_default)
 
 /* ---- 3. the access log -------------------------------------------------- */
 
-static pthread_mutex_t access_lock = PTHREAD_MUTEX_INITIALIZER;
-static char access_lines[16][512];
-static int n_access;
-
-static void access_capture(const sluice_log_record_t *rec, void *arg)
-{
-    (void)arg;
-    if (strcmp(rec->subsystem, "access") != 0)
-        return;
-    pthread_mutex_lock(&access_lock);
-    if (n_access < 16)
-        snprintf(access_lines[n_access++], sizeof(access_lines[0]), "%s", rec->msg);
-    pthread_mutex_unlock(&access_lock);
-}
-
-static int access_find(const char *needle)
-{
-    int i, found = -1;
-
-    pthread_mutex_lock(&access_lock);
-    for (i = 0; i < n_access && found < 0; i++) {
-        if (strstr(access_lines[i], needle) != NULL)
-            found = i;
-    }
-    pthread_mutex_unlock(&access_lock);
-    return found;
-}
-
 /* One raw request of `len` bytes (it may hold NUL bytes); the status. */
 static int raw_status(const char *req, size_t len)
 {
@@ -274,22 +230,21 @@ Test(guard, the_access_log_escapes_control_bytes, .init = init_default)
     static const char req[] =
         "GET /v1/evil%1b%5b2J%0d%0afake%09line%7f%ff HTTP/1.1\r\nHost: x\r\n\r\n";
     const unsigned char *p;
+    const char *line;
     int i, at;
 
-    n_access = 0;
-    sluice_log_set_records(access_capture, SLUICE_LOG_INFO, NULL);
+    access_capture_start();
     cr_expect_eq(raw_status(req, strlen(req)), 401);
     for (i = 0; i < 200 && access_find("/v1/evil") < 0; i++)
         raw_sleep_ms(10);
     sluice_log_set_records(NULL, SLUICE_LOG_WARNING, NULL);
     at = access_find("/v1/evil");
     cr_assert_geq(at, 0, "no access line");
-    for (p = (const unsigned char *)access_lines[at]; *p; p++)
-        cr_expect(*p >= 0x20 && *p != 0x7f, "raw byte 0x%02x in the access line: %s", *p,
-                  access_lines[at]);
-    cr_expect(strstr(access_lines[at],
-                     "GET /v1/evil\\x1b[2J\\x0d\\x0afake\\x09line\\x7f\\xff 401 ") != NULL,
-              "%s", access_lines[at]);
+    line = access_line(at);
+    for (p = (const unsigned char *)line; *p; p++)
+        cr_expect(*p >= 0x20 && *p != 0x7f, "raw byte 0x%02x in the access line: %s", *p, line);
+    cr_expect(strstr(line, "GET /v1/evil\\x1b[2J\\x0d\\x0afake\\x09line\\x7f\\xff 401 ") != NULL,
+              "%s", line);
 }
 
 /* ---- 4. Authorization with a NUL or a tail ------------------------------ */

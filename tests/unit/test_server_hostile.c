@@ -135,23 +135,6 @@ static int stored(const char *id)
     return 0;
 }
 
-static long long metric(const char *name_and_labels)
-{
-    hc_response_t r;
-    const char *p;
-    long long v = -1;
-    char needle[256];
-
-    snprintf(needle, sizeof(needle), "\n%s ", name_and_labels);
-    cr_assert_eq(hc_request(fx.port, "GET", "/v1/metrics", SFX_AUTH, NULL, 0, &r), 0);
-    cr_assert_eq(r.status, 200, "%s", r.body);
-    if ((p = strstr(r.body, needle)) != NULL)
-        v = strtoll(p + strlen(needle), NULL, 10);
-    hc_response_clear(&r);
-    cr_assert_geq(v, 0, "metric %s missing", name_and_labels);
-    return v;
-}
-
 /* ---- oversized bodies --------------------------------------------------- */
 
 Test(hostile, a_declared_oversized_body_is_refused_before_it_is_read, .init = init_default)
@@ -172,7 +155,7 @@ Test(hostile, a_declared_oversized_body_is_refused_before_it_is_read, .init = in
     cr_expect_lt(raw_now_s() - t0, 2.0);
     free(raw);
     close(fd);
-    cr_expect_eq(metric("sluice_http_refused_total{reason=\"too-large\"}"), 1);
+    cr_expect_eq(sfx_metric(&fx, "sluice_http_refused_total{reason=\"too-large\"}"), 1);
     post_ok("after-413");
     cr_expect(stored("after-413"));
 }
@@ -191,7 +174,7 @@ Test(hostile, a_body_declared_slightly_too_large_is_drained_then_refused, .init 
     cr_expect_eq(r.status, 413, "%d %s", r.status, r.body);
     hc_response_clear(&r);
     free(body);
-    cr_expect_eq(metric("sluice_http_refused_total{reason=\"too-large\"}"), 1);
+    cr_expect_eq(sfx_metric(&fx, "sluice_http_refused_total{reason=\"too-large\"}"), 1);
     post_ok("after-drain");
 }
 
@@ -221,7 +204,7 @@ Test(hostile, a_chunked_body_is_cut_off_once_it_passes_the_limit, .init = init_d
     cr_expect_neq(status_of(raw), 200, "%.200s", raw);
     free(raw);
     close(fd);
-    cr_expect_eq(metric("sluice_http_refused_total{reason=\"too-large\"}"), 1);
+    cr_expect_eq(sfx_metric(&fx, "sluice_http_refused_total{reason=\"too-large\"}"), 1);
     /* Within the limit, chunked is fine. */
     {
         char req[1024], body[2048];
@@ -296,7 +279,7 @@ Test(hostile, a_body_trickled_past_the_limit_is_cut_off, .init = init_short)
     cr_expect_eq(status_of(raw), -1, "%s", raw);
     free(raw);
     close(fd);
-    cr_expect_eq(metric("sluice_http_refused_total{reason=\"body-timeout\"}"), 1);
+    cr_expect_eq(sfx_metric(&fx, "sluice_http_refused_total{reason=\"body-timeout\"}"), 1);
     post_ok("after-trickle");
 }
 
@@ -359,7 +342,8 @@ Test(hostile, a_thousand_concurrent_connections_and_others_are_still_served, .ti
         opened++;
     }
     raw_sleep_ms(500);
-    cr_expect_geq(metric("sluice_http_connections"), N, "the server holds every connection");
+    cr_expect_geq(sfx_metric(&fx, "sluice_http_connections"), N,
+                  "the server holds every connection");
     served_quickly("/v1/launches/crowd-1", 200, 2.0);
     post_ok("crowd-2");
     /* The crowd finishes its requests: every one is answered. */
@@ -417,7 +401,7 @@ Test(hostile, past_the_connection_limit_a_request_gets_503_then_service_resumes)
         close(fds[i]);
     raw_sleep_ms(300);
     served_quickly("/v1/launches", 200, 2.0);
-    cr_expect_geq(metric("sluice_http_refused_total{reason=\"busy\"}"), 1);
+    cr_expect_geq(sfx_metric(&fx, "sluice_http_refused_total{reason=\"busy\"}"), 1);
 }
 
 /* ---- bytes that are not text -------------------------------------------- */
