@@ -20,7 +20,7 @@ TB_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # under TB_ROOTS, made once and kept (deploy/testbed/root.sh).  Every script
 # takes `--release R` (or `--release=R`) anywhere in its arguments, else
 # SLUICE_TB_RELEASE, else 22.05; lib.sh removes the option from "$@".
-TB_RELEASES=(22.05 24.11 26.05)
+TB_RELEASES=(22.05 24.11 26.05 26.11)
 TB_RELEASE=${SLUICE_TB_RELEASE:-22.05}
 _tb_args=()
 while [ "$#" -gt 0 ]; do
@@ -39,12 +39,17 @@ while [ "$#" -gt 0 ]; do
 done
 set -- ${_tb_args[@]+"${_tb_args[@]}"}
 unset _tb_args
+# TB_FROM_SOURCE=1: no Debian release ships it yet; its root is forky with
+# Slurm built from a checkout of SchedMD's repository (SLUICE_TB_SLURM_SRC,
+# root.sh prepare), so it runs where that checkout exists, never in CI.
+TB_FROM_SOURCE=0
 case "$TB_RELEASE" in
     22.05) TB_SUITE=host   TB_API=v0.0.38 TB_PORT_BASE_DEFAULT=16810 TB_SLURM_PREFIX= ;;
     # trixie's Slurm with its client commands moved to /opt/slurm/bin, off
     # the default PATH, as many sites install it.
     24.11) TB_SUITE=trixie TB_API=v0.0.42 TB_PORT_BASE_DEFAULT=16830 TB_SLURM_PREFIX=/opt/slurm ;;
     26.05) TB_SUITE=forky  TB_API=v0.0.45 TB_PORT_BASE_DEFAULT=16850 TB_SLURM_PREFIX= ;;
+    26.11) TB_SUITE=forky  TB_API=v0.0.46 TB_PORT_BASE_DEFAULT=16970 TB_FROM_SOURCE=1 TB_SLURM_PREFIX= ;;
     *)
         echo "testbed: unknown release '$TB_RELEASE' (one of ${TB_RELEASES[*]})" >&2
         exit 64 ;;

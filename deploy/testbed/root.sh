@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # root.sh - the debootstrap root that holds a newer Slurm release for the
-# testbed (24.11 from Debian trixie, 26.05 from Debian forky).  start.sh and
+# testbed (24.11 from Debian trixie, 26.05 from Debian forky, 26.11 built
+# in a forky root from SLUICE_TB_SLURM_SRC, a checkout of SchedMD's slurm).  start.sh and
 # stop.sh call it; by hand it is useful to see or rebuild a root.
 #
-# Usage: deploy/testbed/root.sh --release 24.11|26.05 COMMAND      (as root)
+# Usage: deploy/testbed/root.sh --release 24.11|26.05|26.11 COMMAND      (as root)
 #   prepare   make the root once (debootstrap of the release's Slurm, MariaDB
 #             and munge) and keep it: a later prepare with the same package
 #             list does nothing.  Roots live in SLUICE_TB_ROOTS
@@ -43,11 +44,29 @@ fi
 MIRROR=${SLUICE_TB_MIRROR:-http://deb.debian.org/debian}
 # What every root holds.  The list is written into the root's stamp: a root
 # made from another list is made again.
-PACKAGES=slurmctld,slurmd,slurmdbd,slurmrestd,slurm-client,slurm-wlm-jwt-plugin
-PACKAGES+=,slurm-wlm-mysql-plugin,munge,mariadb-server,mariadb-client,curl,jq
-PACKAGES+=,procps,passwd,iproute2,ca-certificates
+BASE=munge,mariadb-server,mariadb-client,curl,jq,procps,passwd,iproute2,ca-certificates
+SRC_COMMIT=
+if [ "$TB_FROM_SOURCE" = 1 ]; then
+    PACKAGES=$BASE
+    # Slurm from a checkout of SchedMD's repository, built in the root with
+    # what its configure looks for (JWT, JSON, YAML, llhttp, munge, MariaDB).
+    PACKAGES+=,gcc,make,libc6-dev,pkgconf,perl,python3,libjwt-dev,libjson-c-dev,libyaml-dev
+    PACKAGES+=,libhttp-parser-dev,libllhttp-dev,libmunge-dev,libmariadb-dev,liblz4-dev
+    PACKAGES+=,libcurl4-openssl-dev,libpam0g-dev
+    SRC=${SLUICE_TB_SLURM_SRC:-}
+    if [ -n "$SRC" ]; then
+        SRC_COMMIT=$(git -C "$SRC" rev-parse --verify 'HEAD^{commit}' 2>/dev/null) || {
+            tb_err "SLUICE_TB_SLURM_SRC=$SRC is not a git checkout (or bare repository) of SchedMD's slurm"
+            exit 69
+        }
+    fi
+else
+    PACKAGES=slurmctld,slurmd,slurmdbd,slurmrestd,slurm-client,slurm-wlm-jwt-plugin
+    PACKAGES+=,slurm-wlm-mysql-plugin,$BASE
+fi
 STAMP=$TB_ROOT/.sluice-root
 WANT="suite=$TB_SUITE packages=$PACKAGES prefix=$TB_SLURM_PREFIX"
+[ -z "$SRC_COMMIT" ] || WANT+=" source=$SRC_COMMIT"
 
 mounts_under() {   # mount points at or below $1, deepest first
     awk -v p="$1" '$2 == p || index($2, p "/") == 1 { print $2 }' /proc/self/mounts | sort -r
@@ -60,13 +79,56 @@ umount_all() {   # umount_all DIR: unmount everything at or below DIR
     done
 }
 
-root_ok() { [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$WANT" ]; }
+root_ok() {
+    [ -f "$STAMP" ] || return 1
+    # A source build is kept whatever the checkout holds now, unless prepare
+    # is asked for another commit.
+    if [ "$TB_FROM_SOURCE" = 1 ] && [ -z "$SRC_COMMIT" ]; then
+        grep -q "^suite=$TB_SUITE packages=$PACKAGES prefix=$TB_SLURM_PREFIX source=" "$STAMP"
+        return
+    fi
+    [ "$(cat "$STAMP")" = "$WANT" ]
+}
+
+# build_slurm DIR: Slurm from $SRC at $SRC_COMMIT, configured for /usr as
+# Debian lays it out (plugins also reachable as .../slurm-wlm), installed in
+# the root DIR, with the SlurmUser Debian's packages would have made.
+build_slurm() {
+    local dir=$1 log=$TB_ROOTS/build-$TB_RELEASE.log t0
+    t0=$(tb_now)
+    tb_say "building Slurm $TB_RELEASE from $SRC at ${SRC_COMMIT:0:12} in the root (several minutes; log $log)"
+    rm -rf "$dir/usr/src/slurm"
+    install -d -m 0755 "$dir/usr/src/slurm"
+    git -C "$SRC" archive "$SRC_COMMIT" | tar -x -C "$dir/usr/src/slurm"
+    mount -t proc proc "$dir/proc"
+    mount --bind /dev "$dir/dev"
+    if ! chroot "$dir" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
+        sh -c 'cd /usr/src/slurm &&
+            ./configure --prefix=/usr --sysconfdir=/etc/slurm --libdir=/usr/lib/x86_64-linux-gnu \
+                --enable-multiple-slurmd --with-jwt --with-json --with-yaml --with-munge \
+                --disable-debug && make -j"$1" && make install' sh "$(nproc)" >"$log" 2>&1; then
+        umount "$dir/dev" "$dir/proc" || true
+        tb_show_log "$log" 20
+        tb_err "could not build Slurm $TB_RELEASE (log $log)"
+        exit 69
+    fi
+    umount "$dir/dev" "$dir/proc"
+    rm -rf "$dir/usr/src/slurm"
+    ln -sfn slurm "$dir/usr/lib/x86_64-linux-gnu/slurm-wlm"
+    chroot "$dir" getent passwd slurm >/dev/null ||
+        chroot "$dir" useradd --system --user-group --home-dir /nonexistent --shell /usr/sbin/nologin slurm
+    tb_say "Slurm $TB_RELEASE ($(chroot "$dir" slurmctld -V)) built in $(tb_elapsed "$t0") s"
+}
 
 do_prepare() {
     local tmp=$TB_ROOT.new t0 script try
     if root_ok; then
         tb_say "root for Slurm $TB_RELEASE is ready in $TB_ROOT (cached)"
         return 0
+    fi
+    if [ "$TB_FROM_SOURCE" = 1 ] && [ -z "$SRC_COMMIT" ]; then
+        tb_err "Slurm $TB_RELEASE is built from source and its root is not made: set SLUICE_TB_SLURM_SRC to a git checkout (or bare repository) of SchedMD's slurm (docs/testbed.md)"
+        exit 69
     fi
     command -v debootstrap >/dev/null 2>&1 || {
         tb_err "debootstrap is missing (deploy/install-deps.sh installs it)"
@@ -93,6 +155,7 @@ do_prepare() {
     # Daemons are started by the testbed, never by package scripts.
     printf '#!/bin/sh\nexit 101\n' >"$tmp/usr/sbin/policy-rc.d"
     chmod 0755 "$tmp/usr/sbin/policy-rc.d"
+    [ "$TB_FROM_SOURCE" = 0 ] || build_slurm "$tmp"
     if [ -n "$TB_SLURM_PREFIX" ]; then
         # The site installs Slurm's client commands under a prefix that is not
         # on the default PATH: move slurm-client's commands there.
