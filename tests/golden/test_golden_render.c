@@ -5,8 +5,16 @@
  * (sluice_render_to_json() with the script replaced by "@expected.sh"),
  * expected-v0.0.38.json and expected-v0.0.43.json (REST submit bodies, the
  * script replaced the same way), or expected-error.txt for a case that must
- * be refused.  UPDATE_GOLDEN=1 rewrites the expected files. */
+ * be refused.  UPDATE_GOLDEN=1 rewrites the expected files.
+ *
+ * Every rendered srun step is also read the way srun reads its command line
+ * (check_srun_order): srun's own options, the enroot-pyxis --container-*
+ * options among them, come before the command; what follows the command is
+ * the workload's argv, which srun passes on unread.  enroot and pyxis are not
+ * in Debian, so no testbed runs them: this order is what stands in for a
+ * real srun accepting the options. */
 #include <dirent.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +92,118 @@ static void check_json(const char *path, json_t *got, const char *script)
     free(text);
 }
 
+/* The shell words of one command of a rendered script: '...' literal,
+ * "..." with \" \\ \$ \` escapes ($(...) kept as text), words split on
+ * blanks; backslash-newline joins lines.  Returns the number of words
+ * (at most max) and sets *end to the first character after the command. */
+static size_t shell_words(const char *p, char **w, size_t max, const char **end)
+{
+    size_t n = 0;
+
+    while (*p && *p != '\n') {
+        char buf[4096];
+        size_t k = 0;
+
+        while (*p == ' ' || *p == '\t' || (p[0] == '\\' && p[1] == '\n'))
+            p += *p == '\\' ? 2 : 1;
+        if (!*p || *p == '\n')
+            break;
+        while (*p && *p != ' ' && *p != '\t' && *p != '\n' && k + 1 < sizeof(buf)) {
+            if (*p == '\'') {
+                for (p++; *p && *p != '\'' && k + 1 < sizeof(buf); p++)
+                    buf[k++] = *p;
+                p += *p == '\'';
+            } else if (*p == '"') {
+                for (p++; *p && *p != '"' && k + 1 < sizeof(buf); p++) {
+                    if (*p == '\\' && p[1] && strchr("\"\\$`", p[1]))
+                        p++;
+                    buf[k++] = *p;
+                }
+                p += *p == '"';
+            } else if (p[0] == '\\' && p[1] == '\n') {
+                break;
+            } else {
+                if (*p == '\\' && p[1])
+                    p++;
+                buf[k++] = *p++;
+            }
+        }
+        buf[k] = '\0';
+        if (n < max)
+            w[n++] = strdup(buf);
+    }
+    *end = p;
+    return n;
+}
+
+/* enroot-pyxis steps checked over all cases: the check must have read some. */
+static int pyxis_steps;
+
+static bool srun_own_option(const char *word)
+{
+    return strncmp(word, "--container-", 12) == 0 || strncmp(word, "--no-container-", 15) == 0 ||
+           strncmp(word, "--export=", 9) == 0;
+}
+
+/* Every `sluice_step NAME SRUN OPTIONS... COMMAND ARGS...` of a script:
+ * the options are words that start with "-" (sluice writes srun's options
+ * in the --name=value form, so no option's value is a word of its own); the
+ * first other word is the command.  No srun option (pyxis's, --export) may
+ * follow it, and an enroot-pyxis step has every pyxis option before it. */
+static void check_srun_order(const char *name, const char *script)
+{
+    static const char *const pyxis[] = {"--export=",
+                                        "--container-image=",
+                                        "--container-mounts=",
+                                        "--container-workdir=",
+                                        "--container-env=",
+                                        "--container-readonly",
+                                        "--no-container-mount-home",
+                                        "--no-container-entrypoint",
+                                        "--no-container-remap-root"};
+    bool is_pyxis = strstr(script, "SLUICE_PROFILE='enroot-pyxis'") != NULL;
+    const char *p = script;
+    int steps = 0;
+
+    while ((p = strstr(p, "sluice_step ")) != NULL) {
+        char *w[512];
+        const char *end, *srun;
+        size_t n, i, j, cmd;
+
+        if (p != script && p[-1] != ' ') { /* the definition, or a word's tail */
+            p++;
+            continue;
+        }
+        n = shell_words(p, w, sizeof(w) / sizeof(w[0]), &end);
+        srun = n > 2 ? strrchr(w[2], '/') : NULL;
+        srun = srun ? srun + 1 : (n > 2 ? w[2] : "");
+        if (n > 2 && strcmp(w[0], "sluice_step") == 0 && strcmp(srun, "srun") == 0) {
+            for (cmd = 3; cmd < n && w[cmd][0] == '-'; cmd++)
+                ;
+            cr_assert_lt(cmd, n, "%s: step %s: srun has no command", name, w[1]);
+            for (j = cmd + 1; j < n; j++)
+                cr_expect(!srun_own_option(w[j]),
+                          "%s: step %s: srun option %s comes after the command %s: srun would "
+                          "pass it to the workload instead of reading it",
+                          name, w[1], w[j], w[cmd]);
+            for (i = 0; is_pyxis && i < sizeof(pyxis) / sizeof(pyxis[0]); i++) {
+                bool found = false;
+                for (j = 3; j < cmd && !found; j++)
+                    found = strncmp(w[j], pyxis[i], strlen(pyxis[i])) == 0;
+                cr_expect(found,
+                          "%s: step %s: pyxis option %s is not among srun's options "
+                          "(before the command %s)",
+                          name, w[1], pyxis[i], w[cmd]);
+            }
+            steps++;
+        }
+        for (i = 0; i < n; i++)
+            free(w[i]);
+        p = end;
+    }
+    pyxis_steps += is_pyxis ? steps : 0;
+}
+
 static void run_case(const char *dir, const char *name)
 {
     render_case_t c;
@@ -105,6 +225,7 @@ static void run_case(const char *dir, const char *name)
     cr_assert_eq(rc, SLUICE_OK, "%s: %s: %s", name, sluice_err_name(err.code), err.text);
     snprintf(path, sizeof(path), "%s/expected.sh", dir);
     check_text(path, c.render->script);
+    check_srun_order(name, c.render->script);
     snprintf(path, sizeof(path), "%s/expected.json", dir);
     {
         json_t *j = sluice_render_to_json(c.render);
@@ -146,4 +267,5 @@ Test(golden_render, every_case_matches)
     }
     closedir(d);
     cr_assert_geq(n, 10, "only %d golden rendering cases", n);
+    cr_assert_geq(pyxis_steps, 4, "only %d enroot-pyxis srun steps checked", pyxis_steps);
 }
