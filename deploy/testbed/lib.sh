@@ -302,6 +302,40 @@ tb_slurm() {
     fi
 }
 
+# tb_enter CMD ARGS...: run CMD (a path or a name on PATH inside the root)
+# in the release's root, entered the way Apptainer needs: a private mount
+# namespace whose root is the release's root through pivot_root, not chroot
+# (apptainer refuses a chroot: "Running inside a weak chrooted environment").
+# Inside: the root itself (bound onto itself, so it is a mount point), a new
+# /proc, the host's /dev (recursive: pts, shm, mqueue) and /sys, and the
+# host's /tmp, where the host's tests keep the scripts and work directories
+# the jobs must see.  The testbed's state, storage root and the e2e suites'
+# mount sources live in the root's own /var/tmp, part of the root.  The
+# network and pid namespaces stay the host's (ports, pid files and `kill`
+# work as before).  Every call makes a new namespace, each seeing the same
+# files; processes started in it (the daemons, and the jobs they start) keep
+# it.  For the host's own release it just runs CMD.
+tb_enter() {
+    if ! tb_in_root; then
+        "$@"
+        return
+    fi
+    # shellcheck disable=SC2016 # expanded by that sh, from its arguments
+    unshare --mount --propagation private -- /bin/sh -euc '
+        r=$1
+        shift
+        mount --bind "$r" "$r"
+        cd "$r"
+        mount -t proc proc proc
+        mount --rbind /dev dev
+        mount --rbind /sys sys
+        mount --bind /tmp tmp
+        pivot_root . .oldroot
+        cd /
+        umount -l /.oldroot
+        exec "$@"' tb-enter "$TB_ROOT" "$@"
+}
+
 # tb_mint_token LIFESPAN: print a fresh token for TB_JOB_USER (needs root and
 # a running slurmctld; `scontrol token` prints "SLURM_JWT=<token>").
 tb_mint_token() {

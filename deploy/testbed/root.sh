@@ -6,16 +6,20 @@
 #
 # Usage: deploy/testbed/root.sh --release 24.11|26.05|26.11 COMMAND      (as root)
 #   prepare   make the root once (debootstrap of the release's Slurm, MariaDB
-#             and munge) and keep it: a later prepare with the same package
-#             list does nothing.  Roots live in SLUICE_TB_ROOTS
+#             and munge, then Debian sid's apptainer .deb, checked against
+#             sid's signed index) and keep it: a later prepare with the same
+#             package list does nothing.  Roots live in SLUICE_TB_ROOTS
 #             (/var/tmp/sluice-roots/<release>).
 #   mount     mount /proc, bind /dev and the host's /tmp (the shared /tmp is
 #             where the host's tests keep scripts and work directories the
 #             jobs must see), copy /etc/hosts, and install the testbed
-#             scripts in <root>/opt/sluice-testbed.
+#             scripts in <root>/opt/sluice-testbed.  These mounts serve the
+#             commands run with chroot (the Slurm clients); the daemons run
+#             in a mount namespace of their own (lib.sh tb_enter).
 #   umount    undo mount (after the daemons are stopped).
 #   status    print whether the root is made and mounted.
-# Knobs: SLUICE_TB_MIRROR (Debian mirror, default http://deb.debian.org/debian).
+# Knobs: SLUICE_TB_MIRROR (Debian mirror, default http://deb.debian.org/debian),
+#   SLUICE_TB_APPTAINER_VERSION (the version of sid's apptainer, 1.4.5-2).
 set -euo pipefail
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -46,10 +50,12 @@ MIRROR=${SLUICE_TB_MIRROR:-http://deb.debian.org/debian}
 # made from another list is made again.
 BASE=munge,mariadb-server,mariadb-client,curl,jq,procps,passwd,iproute2,ca-certificates
 SRC_COMMIT=
+APPTAINER_VERSION=
 if [ "$TB_FROM_SOURCE" = 1 ]; then
     PACKAGES=$BASE
     # Slurm from a checkout of SchedMD's repository, built in the root with
     # what its configure looks for (JWT, JSON, YAML, llhttp, munge, MariaDB).
+    # No apptainer: no CI suite runs on this release.
     PACKAGES+=,gcc,make,libc6-dev,pkgconf,perl,python3,libjwt-dev,libjson-c-dev,libyaml-dev
     PACKAGES+=,libhttp-parser-dev,libllhttp-dev,libmunge-dev,libmariadb-dev,liblz4-dev
     PACKAGES+=,libcurl4-openssl-dev,libpam0g-dev
@@ -63,9 +69,24 @@ if [ "$TB_FROM_SOURCE" = 1 ]; then
 else
     PACKAGES=slurmctld,slurmd,slurmdbd,slurmrestd,slurm-client,slurm-wlm-jwt-plugin
     PACKAGES+=,slurm-wlm-mysql-plugin,$BASE
+    # Apptainer is in Debian sid only: its dependencies (all in trixie and forky)
+    # come with debootstrap; busybox-static gives a test image its tools.  Not
+    # squashfuse: with it an unprivileged `apptainer exec` mounts the SIF through
+    # /dev/fuse, which is 0600 on this machine ("fuse: failed to open /dev/fuse:
+    # Permission denied"), and apptainer does not fall back; without it the SIF
+    # is unpacked to a temporary sandbox at each exec.
+    PACKAGES+=,containernetworking-plugins,squashfs-tools,uidmap,libseccomp2,libsqlite3-0
+    PACKAGES+=,busybox-static
+    APPTAINER_VERSION=${SLUICE_TB_APPTAINER_VERSION:-1.4.5-2}
+    if [[ ! "$APPTAINER_VERSION" =~ ^[0-9][0-9A-Za-z.+~-]*$ ]]; then
+        tb_err "SLUICE_TB_APPTAINER_VERSION is not a Debian version: '$APPTAINER_VERSION'"
+        exit 78
+    fi
 fi
 STAMP=$TB_ROOT/.sluice-root
-WANT="suite=$TB_SUITE packages=$PACKAGES prefix=$TB_SLURM_PREFIX"
+WANT="suite=$TB_SUITE packages=$PACKAGES"
+[ -z "$APPTAINER_VERSION" ] || WANT+=" apptainer=sid:$APPTAINER_VERSION"
+WANT+=" prefix=$TB_SLURM_PREFIX"
 [ -z "$SRC_COMMIT" ] || WANT+=" source=$SRC_COMMIT"
 
 mounts_under() {   # mount points at or below $1, deepest first
@@ -120,8 +141,67 @@ build_slurm() {
     tb_say "Slurm $TB_RELEASE ($(chroot "$dir" slurmctld -V)) built in $(tb_elapsed "$t0") s"
 }
 
+# busy_pids: the processes that run in the root: their root directory IS the
+# root's directory (same device and inode), true under chroot and in
+# tb_enter's namespace alike, where /proc/PID/root reads "/" (the bind of
+# the root onto itself keeps the device and inode).
+busy_pids() {
+    local p busy=
+    [ -d "$TB_ROOT" ] || return 0
+    for p in /proc/[0-9]*; do
+        if [ "$p/root" -ef "$TB_ROOT" ] 2>/dev/null; then
+            busy+="${p#/proc/} "
+        fi
+    done
+    printf '%s' "$busy"
+}
+
+# install_apptainer DIR: sid's apptainer .deb into the root DIR.  The chain of
+# trust is apt's: sid's InRelease must carry a good signature of a key in the
+# root's own debian-archive-keyring; it gives the SHA256 of the Packages
+# index, which gives the .deb's file name and SHA256.  Every download is
+# checked before it is used.
+install_apptainer() {
+    local dir=$1 dl=$1/var/cache/sluice-apptainer arch sum stanza file want_sum
+    arch=$(chroot "$dir" dpkg --print-architecture)
+    install -d -m 0755 "$dl"
+    curl -sSf --max-time 120 -o "$dl/InRelease" "$MIRROR/dists/sid/InRelease" ||
+        { tb_err "cannot fetch $MIRROR/dists/sid/InRelease"; return 1; }
+    gpgv --keyring "$dir/usr/share/keyrings/debian-archive-keyring.gpg" \
+        --output "$dl/Release" "$dl/InRelease" 2>"$dl/gpgv.log" ||
+        { tb_err "sid's InRelease has no good signature: $(tail -n 1 "$dl/gpgv.log")"; return 1; }
+    read -r sum _ < <(awk -v f="main/binary-$arch/Packages.xz" '
+        /^SHA256:/ { in256 = 1; next } /^[^ ]/ { in256 = 0 }
+        in256 && $3 == f { print $1, $2; exit }' "$dl/Release")
+    [ -n "${sum:-}" ] || { tb_err "sid's Release names no main/binary-$arch/Packages.xz"; return 1; }
+    curl -sSf --max-time 300 -o "$dl/Packages.xz" "$MIRROR/dists/sid/main/binary-$arch/Packages.xz" ||
+        { tb_err "cannot fetch sid's Packages index"; return 1; }
+    [ "$(sha256sum <"$dl/Packages.xz" | cut -d' ' -f1)" = "$sum" ] ||
+        { tb_err "sid's Packages.xz does not match the SHA256 of its signed Release"; return 1; }
+    # The apptainer stanza of the wanted version: "Filename SHA256".
+    stanza=$(xz -dc "$dl/Packages.xz" | awk -v v="$APPTAINER_VERSION" '
+        /^$/ { if (p == "apptainer" && ver == v) { print fn, sh; exit } p = ver = fn = sh = ""; next }
+        /^Package: / { p = $2 } /^Version: / { ver = $2 }
+        /^Filename: / { fn = $2 } /^SHA256: / { sh = $2 }')
+    read -r file want_sum <<<"$stanza"
+    if [ -z "${file:-}" ] || [ -z "${want_sum:-}" ]; then
+        tb_err "sid has no apptainer $APPTAINER_VERSION for $arch (it has: $(xz -dc "$dl/Packages.xz" |
+            awk '/^Package: apptainer$/ { p = 1; next } p && /^Version: / { print $2; p = 0 }' | tr '\n' ' '))"
+        return 1
+    fi
+    [[ "$file" =~ ^pool/[A-Za-z0-9._/+~-]+\.deb$ ]] || { tb_err "odd Filename in sid's index: $file"; return 1; }
+    curl -sSf --max-time 300 -o "$dl/apptainer.deb" "$MIRROR/$file" ||
+        { tb_err "cannot fetch $MIRROR/$file"; return 1; }
+    [ "$(sha256sum <"$dl/apptainer.deb" | cut -d' ' -f1)" = "$want_sum" ] ||
+        { tb_err "$file does not match the SHA256 of sid's index"; return 1; }
+    chroot "$dir" dpkg -i /var/cache/sluice-apptainer/apptainer.deb >"$TB_ROOTS/apptainer-$TB_RELEASE.log" 2>&1 ||
+        { tb_err "dpkg -i $file failed in the root (log $TB_ROOTS/apptainer-$TB_RELEASE.log)"; return 1; }
+    rm -rf -- "$dl"
+    tb_say "installed apptainer $APPTAINER_VERSION from sid ($file, SHA256 checked)"
+}
+
 do_prepare() {
-    local tmp=$TB_ROOT.new t0 script try
+    local tmp=$TB_ROOT.new t0 script try busy
     if root_ok; then
         tb_say "root for Slurm $TB_RELEASE is ready in $TB_ROOT (cached)"
         return 0
@@ -129,6 +209,11 @@ do_prepare() {
     if [ "$TB_FROM_SOURCE" = 1 ] && [ -z "$SRC_COMMIT" ]; then
         tb_err "Slurm $TB_RELEASE is built from source and its root is not made: set SLUICE_TB_SLURM_SRC to a git checkout (or bare repository) of SchedMD's slurm (docs/testbed.md)"
         exit 69
+    fi
+    busy=$(busy_pids)
+    if [ -n "$busy" ]; then
+        tb_err "the root $TB_ROOT must be made again (its package list changed), but processes run in it (pids $busy): stop.sh --release $TB_RELEASE first"
+        exit 75
     fi
     command -v debootstrap >/dev/null 2>&1 || {
         tb_err "debootstrap is missing (deploy/install-deps.sh installs it)"
@@ -165,6 +250,9 @@ do_prepare() {
             mv -f "$tmp$f" "$tmp$TB_SLURM_PREFIX/bin/"
         done
     fi
+    [ -z "$APPTAINER_VERSION" ] || install_apptainer "$tmp" || { tb_err "could not install apptainer into the root for Slurm $TB_RELEASE"; exit 69; }
+    # pivot_root's put_old (lib.sh tb_enter).
+    install -d -m 0700 "$tmp/.oldroot"
     rm -f "$tmp"/var/cache/apt/archives/*.deb
     printf '%s' "$WANT" >"$tmp/.sluice-root"
     if [ -e "$TB_ROOT" ]; then
@@ -187,6 +275,7 @@ do_mount() {
     fi
     # The short host name must resolve inside as it does outside.
     cp -f /etc/hosts "$TB_ROOT/etc/hosts"
+    install -d -m 0700 "$TB_ROOT/.oldroot"   # pivot_root's put_old (lib.sh tb_enter)
     install -d -m 0755 "$TB_ROOT/opt/sluice-testbed"
     cp -f "$TB_LIB_DIR"/*.sh "$TB_ROOT/opt/sluice-testbed/"
 }
@@ -197,12 +286,7 @@ case "$cmd" in
     umount)
         # Not while anything still runs in the root (another testbed in the
         # same root, a job step): its /proc and /dev would go away.
-        busy=
-        for p in /proc/[0-9]*; do
-            if [ "$(readlink "$p/root" 2>/dev/null || true)" = "$TB_ROOT" ]; then
-                busy+="${p#/proc/} "
-            fi
-        done
+        busy=$(busy_pids)
         if [ -n "$busy" ]; then
             tb_say "root $TB_ROOT stays mounted: processes still run in it (pids $busy)"
             exit 0

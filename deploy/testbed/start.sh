@@ -784,7 +784,10 @@ if tb_in_root; then
             SLUICE_TB_*=*) inner+=("$kv") ;;
         esac
     done < <(env)
-    chroot "$TB_ROOT" /usr/bin/env -i "${inner[@]}" bash /opt/sluice-testbed/start.sh
+    # The daemons run in a mount namespace whose root is the release's root
+    # (pivot_root, not chroot: a real apptainer in a job needs that); the
+    # jobs slurmd starts inherit it.
+    tb_enter /usr/bin/env -i "${inner[@]}" bash /opt/sluice-testbed/start.sh
     write_host_wrappers
     tb_say "Slurm $TB_RELEASE READY in $(tb_elapsed "$T0") s (root $TB_ROOT)"
     echo "# environment (also: eval \"\$(deploy/testbed/env.sh --release $TB_RELEASE)\")"
