@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # apptainer_profile.sh - profile `apptainer` end to end on the local testbed:
 # the batch script sluice renders, its environment and its mounts, run by a
-# real Slurm.  `apptainer exec` cannot run in this sandbox, so by default
-# job_launcher.executables.apptainer points at the apptainer STAND-IN
-# (tests/e2e/lib/apptainer-standin: checks apptainer's documented rules,
-# emulates the container's environment and binds, runs the command; see
-# docs/testbed.md, "Containers on the testbed").  With
+# real Slurm.  By default job_launcher.executables.apptainer points at the
+# apptainer STAND-IN (tests/e2e/lib/apptainer-standin: checks apptainer's
+# documented rules, emulates the container's environment and binds, runs the
+# command; see docs/testbed.md, "Containers on the testbed"), so the suite
+# runs on every release, 22.05 (no apptainer on the host) included.  With
 # SLUICE_E2E_APPTAINER=<cluster path of a real apptainer> and
 # SLUICE_E2E_APPTAINER_IMAGE=<host path of a SIF with bash and coreutils>
 # the same cases run with the real binary (tests/e2e/apptainer_real.sh does
-# that when a real apptainer works here).
+# that on 24.11 and 26.05, whose roots have Debian sid's apptainer).
 #
 #   1. environment: the request's env, a per-launch secret, a secret_env
 #      name and a forward_env name reach the workload, the forward_env one
@@ -247,7 +247,7 @@ out=$(artifacts "nosrc-$run")
 err=$(errors "nosrc-$run")
 if [ "$rc" -eq 1 ] && grep -q "mount source $data/no-such-dir doesn't exist" <<<"$err" &&
     ! grep -q 'should-not-run' <<<"$out"; then
-    pass "a missing mount source is refused by the runtime; EXECUTION_ERROR (1): $(grep -m1 "doesn't exist" <<<"$err")"
+    pass "a missing mount source is refused by the runtime; EXECUTION_ERROR (1): $(grep -m1 "mount source $data/no-such-dir" <<<"$err")"
 else
     fail "missing mount source (exit $rc, want 1): stderr: $err"; show nosrc
 fi
