@@ -26,8 +26,10 @@ packages=(
     # the local Slurm testbed
     munge mariadb-server slurmdbd slurmctld slurmd slurmrestd slurm-client
     slurm-wlm-jwt-plugin slurm-wlm-mysql-plugin
-    # the 24.11 and 26.05 testbeds: Debian trixie / forky roots (deploy/testbed/root.sh)
-    debootstrap
+    # the 24.11 and 26.05 testbeds: Debian trixie / forky roots (deploy/testbed/root.sh);
+    # sid's apptainer .deb for them is checked with gpgv and its index read with xz;
+    # unshare (util-linux) enters a root with pivot_root
+    debootstrap gpgv xz-utils util-linux
 )
 
 if [ "$(id -u)" -ne 0 ]; then

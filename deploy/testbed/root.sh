@@ -29,7 +29,7 @@ cmd=${1:-}
 [ "$#" -le 1 ] || { echo "usage: root.sh --release R prepare|mount|umount|status" >&2; exit 64; }
 case "$cmd" in
     prepare | mount | umount | status) ;;
-    -h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "usage: root.sh --release R prepare|mount|umount|status" >&2; exit 64 ;;
 esac
 if [ "$TB_SUITE" = host ]; then
