@@ -64,8 +64,8 @@ e2e_tb_env() {
 # e2e_tb_var R NAME: variable NAME of release R's testbed (after e2e_tb_env R).
 e2e_tb_var() { (eval "$(cat "$work/env.$1")" && printf '%s' "${!2:-}"); }
 
-# e2e_count_jobs ID: distinct Slurm jobs, live or in accounting since
-# $since, whose name is launch ID's marker (<prefix>-<site>-<sha8(ID)>.<attempt>,
+# e2e_count_jobs ID: distinct Slurm jobs (a hetjob's components, J+0 J+1,
+# are one), live or in accounting since $since, whose name is launch ID's marker (<prefix>-<site>-<sha8(ID)>.<attempt>,
 # any attempt) for the job user.
 e2e_count_jobs() {
     local base
@@ -73,7 +73,7 @@ e2e_count_jobs() {
     {
         squeue -h -u "$SLUICE_TB_USER" -o '%i %j' 2>/dev/null
         sacct -n -X -u "$SLUICE_TB_USER" -S "$since" -o JobID%20,JobName%80 2>/dev/null
-    } | awk -v b="$base" '{ n = $2; sub(/\.[0-9]+$/, "", n); if (n == b) print $1 }' |
+    } | awk -v b="$base" '{ n = $2; sub(/\.[0-9]+$/, "", n); j = $1; sub(/\+[0-9]+$/, "", j); if (n == b) print j }' |
         sort -u | wc -l
 }
 
