@@ -163,7 +163,7 @@ typedef struct {
 
 /* Negotiate the API version now (idempotent once it succeeded).  A pinned
  * version is verified with one authenticated GET of its diag endpoint;
- * "auto" probes v0.0.45 .. v0.0.40, v0.0.38 newest first with the same
+ * "auto" probes v0.0.46 .. v0.0.40, v0.0.38 newest first with the same
  * authenticated call (never ping: it answers 200 to a bad token on 25.05+).
  * SLUICE_EUNSUPPORTED when the server serves no supported version; the
  * error text lists what the server offers (from GET /openapi/v3).

@@ -84,7 +84,7 @@ typedef struct {
 
     struct {
         char *url;                /* https://, http:// (loopback only) or unix:/path */
-        char *api_version;        /* "auto" or "v0.0.38", "v0.0.40".."v0.0.45" */
+        char *api_version;        /* "auto" or "v0.0.38", "v0.0.40".."v0.0.46" */
         char *user;               /* Slurm user the JWT names (X-SLURM-USER-NAME) */
         char *jwt_file;           /* token file (re-read on change) */
         char *jwt_key_file;       /* HS256 key (mint) */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* slurmrest.h - slurmrestd version adapters: URL paths, submit bodies and
- * response parsers for OpenAPI plugin versions v0.0.38 and v0.0.40-v0.0.45.
+ * response parsers for OpenAPI plugin versions v0.0.38 and v0.0.40-v0.0.46.
  *
  * Everything here is a pure function over jansson values: no network, no
  * global state, safe to call from any thread.  The transport sends what
@@ -42,7 +42,8 @@ extern "C" {
     XX(V0042, "v0.0.42")                                                                           \
     XX(V0043, "v0.0.43")                                                                           \
     XX(V0044, "v0.0.44")                                                                           \
-    XX(V0045, "v0.0.45")
+    XX(V0045, "v0.0.45")                                                                           \
+    XX(V0046, "v0.0.46")
 
 typedef enum {
 #define SLUICE_REST_VERSION_ENUM(id, name) SLUICE_REST_##id,

@@ -201,15 +201,17 @@ sluice_err cfg_apply(ctx_t *c, const field_t *f, const node_t *n)
         rc = cfg_set_str(c, sp, n->str);
         break;
     case K_APIVER: {
-        static const char *const vers[] = {"auto",    "v0.0.38", "v0.0.40", "v0.0.41",
-                                           "v0.0.42", "v0.0.43", "v0.0.44", "v0.0.45"};
-        size_t i;
-        for (i = 0; i < 8; i++) {
+        /* The names of SLUICE_REST_VERSION_MAP (sluice/slurmrest.h, a layer
+         * above this one); test_config checks that the two lists agree. */
+        static const char *const vers[] = {"auto",    "v0.0.38", "v0.0.40", "v0.0.41", "v0.0.42",
+                                           "v0.0.43", "v0.0.44", "v0.0.45", "v0.0.46"};
+        size_t i, nv = sizeof(vers) / sizeof(vers[0]);
+        for (i = 0; i < nv; i++) {
             if (strcmp(n->str, vers[i]) == 0)
                 break;
         }
-        if (i == 8)
-            return cfg_bad(c, n, key, "expected auto, v0.0.38 or v0.0.40 to v0.0.45");
+        if (i == nv)
+            return cfg_bad(c, n, key, "expected auto, v0.0.38 or v0.0.40 to v0.0.46");
         rc = cfg_set_str(c, sp, n->str);
         break;
     }

@@ -663,7 +663,7 @@ static void server_offers(sluice_client_t *c, char *dst, size_t size)
     r.method = HTTP_GET;
     r.klass = HTTP_CLASS_QUERY;
     r.path = "/openapi/v3";
-    r.v = SLUICE_REST_V0045;
+    r.v = (sluice_rest_version)(SLUICE_REST_VERSION_COUNT_ - 1);
     client_call_init(&call, &call);
     client_copy_str(dst, size, "");
     if (client_exchange(c, &r, &root, &call, NULL) != SLUICE_OK || !json_is_object(root)) {
@@ -697,8 +697,9 @@ static sluice_err unsupported(sluice_client_t *c, const char *what, sluice_error
     server_offers(c, offers, sizeof(offers));
     return sluice_errorf(err, SLUICE_EUNSUPPORTED,
                          "%s: the server at %s offers %s; sluice supports v0.0.38 and "
-                         "v0.0.40-v0.0.45",
-                         what, http_client_url(c->http), offers);
+                         "v0.0.40-%s",
+                         what, http_client_url(c->http), offers,
+                         sluice_rest_version_name(SLUICE_REST_VERSION_COUNT_ - 1));
 }
 
 sluice_err sluice_client_negotiate(sluice_client_t *c, sluice_call_t *call, sluice_error_t *err)

@@ -17,7 +17,12 @@
  *   the router's "unknown URL" 404 (plain text) means the URL is not
  *   served, e.g. /slurmdb/ on a slurmrestd without the slurmdbd plugin.
  *   That is UNAVAILABLE: taken for a job's absence it would spend the miss
- *   budget and confirm absences that nobody observed.
+ *   budget and confirm absences that nobody observed.  A JSON 404 whose
+ *   first error is the router's own number is the router's too: 9006
+ *   (ESLURM_REST_UNKNOWN_URL, up to 26.05) or 11008 (ESLURM_URL_INVALID_PATH,
+ *   26.11, which retired 9006; its router answers in plain text, slurmrestd
+ *   operations.c _resolve_path).  Negotiation never reads either: its probes
+ *   decide by the HTTP status alone (client.c).
  */
 #include <jansson.h>
 
@@ -26,6 +31,7 @@
 #define ESLURM_DB_CONNECTION 7000
 #define SLURM_PROTOCOL_AUTHENTICATION_ERROR 1007
 #define ESLURM_REST_UNKNOWN_URL 9006
+#define ESLURM_URL_INVALID_PATH 11008
 
 rest_class_t restclass_classify(const rest_outcome_t *o)
 {
@@ -112,7 +118,8 @@ int restclass_unrouted(long status, const char *body, size_t len)
     errors = json_object_get(root, "errors");
     if (json_is_array(errors) && json_array_size(errors) > 0) {
         num = json_object_get(json_array_get(errors, 0), "error_number");
-        out = json_is_integer(num) && json_integer_value(num) == ESLURM_REST_UNKNOWN_URL;
+        out = json_is_integer(num) && (json_integer_value(num) == ESLURM_REST_UNKNOWN_URL ||
+                                       json_integer_value(num) == ESLURM_URL_INVALID_PATH);
     }
     json_decref(root);
     return out;

@@ -33,6 +33,7 @@ static const slurmrest_info_t versions[] = {
     {SLUICE_REST_V0043, "v0.0.43", 40, false, false, true, true},
     {SLUICE_REST_V0044, "v0.0.44", 40, false, false, true, true},
     {SLUICE_REST_V0045, "v0.0.45", 40, false, false, true, true},
+    {SLUICE_REST_V0046, "v0.0.46", 40, false, false, true, true},
 };
 
 const slurmrest_info_t *slurmrest_info(sluice_rest_version v)

@@ -4,7 +4,7 @@
  *
  * slurmrest.c holds the version table, URL building, the envelope and the
  * dispatch to the adapters; slurmrest_v0038.c and slurmrest_v0040.c hold
- * the shapes of their families (v0.0.40 covers v0.0.40-v0.0.45 through the
+ * the shapes of their families (v0.0.40 covers v0.0.40-v0.0.46 through the
  * difference flags in slurmrest_info_t); slurmrest_status.c parses diag,
  * nodes and ping.  What they all share is in slurmrest_parse.h.
  */

@@ -604,8 +604,8 @@ Test(client, auto_finds_v0043_and_records_meta)
     sluice_error_t err = SLUICE_ERROR_INIT;
 
     make_client("auto", 5000, 0, 0);
-    push(404, "Unable find requested URL");
-    push(404, "Unable find requested URL");
+    for (int i = 0; i < 3; i++)
+        push(404, "Unable find requested URL");
     push_fixture(200, "v0.0.43", "diag_basic");
     cr_assert_eq(sluice_client_negotiate(client, NULL, &err), SLUICE_OK, "%s", err.text);
     sluice_client_info(client, &info);
@@ -614,14 +614,87 @@ Test(client, auto_finds_v0043_and_records_meta)
     cr_assert_str_eq(info.release, "25.05.8");
     cr_assert_str_eq(info.cluster, "testbed");
     cr_assert_str_eq(info.data_parser, "data_parser/v0.0.43");
-    cr_assert_eq(fake_request_count(fs), 3);
-    cr_assert_str_eq(fake_request(fs, 0)->target, "/slurm/v0.0.45/diag/");
-    cr_assert_str_eq(fake_request(fs, 1)->target, "/slurm/v0.0.44/diag/");
-    cr_assert_str_eq(fake_request(fs, 2)->target, "/slurm/v0.0.43/diag/");
+    cr_assert_eq(fake_request_count(fs), 4);
+    cr_assert_str_eq(fake_request(fs, 0)->target, "/slurm/v0.0.46/diag/");
+    cr_assert_str_eq(fake_request(fs, 1)->target, "/slurm/v0.0.45/diag/");
+    cr_assert_str_eq(fake_request(fs, 2)->target, "/slurm/v0.0.44/diag/");
+    cr_assert_str_eq(fake_request(fs, 3)->target, "/slurm/v0.0.43/diag/");
     /* later operations use it without probing again */
     push_fixture(200, "v0.0.43", "job_running");
     cr_assert_eq(get_outcome(&(sluice_call_t){0}, &err), SLUICE_OUTCOME_OK, "%s", err.text);
-    cr_assert_str_eq(fake_request(fs, 3)->target, "/slurm/v0.0.43/job/5");
+    cr_assert_str_eq(fake_request(fs, 4)->target, "/slurm/v0.0.43/job/5");
+}
+
+/* A 26.11 server offers v0.0.43-v0.0.46: auto takes v0.0.46 with its first
+ * probe. */
+Test(client, auto_prefers_v0046_when_offered)
+{
+    sluice_client_info_t info;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    make_client("auto", 5000, 0, 0);
+    push_fixture(200, "v0.0.46", "diag_basic");
+    cr_assert_eq(sluice_client_negotiate(client, NULL, &err), SLUICE_OK, "%s", err.text);
+    sluice_client_info(client, &info);
+    cr_assert_eq(info.version, SLUICE_REST_V0046);
+    cr_assert_str_eq(info.data_parser, "data_parser/v0.0.46");
+    cr_assert_str_eq(info.release, "26.11.0");
+    cr_assert_eq(fake_request_count(fs), 1);
+    cr_assert_str_eq(fake_request(fs, 0)->target, "/slurm/v0.0.46/diag/");
+    push_fixture(200, "v0.0.46", "job_running");
+    cr_assert_eq(get_outcome(&(sluice_call_t){0}, &err), SLUICE_OUTCOME_OK, "%s", err.text);
+    cr_assert_str_eq(fake_request(fs, 1)->target, "/slurm/v0.0.46/job/5");
+}
+
+Test(client, pinned_v0046_is_verified_with_its_own_diag)
+{
+    sluice_client_info_t info;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    make_client("v0.0.46", 5000, 0, 0);
+    push_fixture(200, "v0.0.46", "diag_basic");
+    cr_assert_eq(sluice_client_negotiate(client, NULL, &err), SLUICE_OK, "%s", err.text);
+    sluice_client_info(client, &info);
+    cr_assert_eq(info.version, SLUICE_REST_V0046);
+    cr_assert_eq(fake_request_count(fs), 1);
+    cr_assert_str_eq(fake_request(fs, 0)->target, "/slurm/v0.0.46/diag/");
+}
+
+/* The probes decide by the HTTP status alone: a 404 moves on whatever its
+ * body says (25.11's text, 26.11's ESLURM_URL_INVALID_PATH text or JSON,
+ * the retired 9006, a handler's 2017), and an answer that is not a 404
+ * stops the walk whatever its body. */
+Test(client, negotiation_reads_status_codes_never_error_text)
+{
+    static const char *const bodies[] = {
+        "Invalid or unknown URL path",
+        "{\"errors\":[{\"error_number\":11008,\"error\":\"Invalid or unknown URL path\"}]}",
+        "{\"errors\":[{\"error_number\":9006,\"error\":\"Unable to find\"}]}",
+        "{\"errors\":[{\"error_number\":2017,\"error\":\"Invalid job id specified\"}]}",
+    };
+    sluice_client_info_t info;
+    sluice_call_t call;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    make_client("auto", 5000, 0, 0);
+    for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++)
+        push(404, bodies[i]);
+    push_fixture(200, "v0.0.42", "diag_basic");
+    cr_assert_eq(sluice_client_negotiate(client, NULL, &err), SLUICE_OK, "%s", err.text);
+    sluice_client_info(client, &info);
+    cr_assert_eq(info.version, SLUICE_REST_V0042);
+    cr_assert_eq(fake_request_count(fs), 5);
+    fake_stop(fs);
+    fs = fake_start(0);
+    sluice_client_free(client);
+    client = NULL;
+    /* a 401 whose body reads like an unknown URL is still AUTH: no walk */
+    make_client("auto", 5000, 0, 0);
+    push(401, bodies[0]);
+    push(401, bodies[1]);
+    cr_assert_eq(sluice_client_negotiate(client, &call, &err), SLUICE_EAUTH);
+    cr_assert_eq(call.outcome, SLUICE_OUTCOME_AUTH);
+    cr_assert_eq(fake_request_count(fs), 2, "the first probe and its one retry");
 }
 
 Test(client, auto_finds_v0038)
@@ -630,7 +703,7 @@ Test(client, auto_finds_v0038)
     sluice_error_t err = SLUICE_ERROR_INIT;
 
     make_client(NULL, 5000, 0, 0);
-    for (int i = 0; i < 6; i++)
+    for (int i = 0; i < 7; i++)
         push(404, "Unable find requested URL");
     push_fixture(200, "v0.0.38", "diag_basic");
     cr_assert_eq(sluice_client_negotiate(client, NULL, &err), SLUICE_OK, "%s", err.text);
@@ -638,8 +711,8 @@ Test(client, auto_finds_v0038)
     cr_assert_eq(info.version, SLUICE_REST_V0038);
     cr_assert_str_eq(info.release, "22.05.8");
     cr_assert_str_eq(info.cluster, "");
-    cr_assert_str_eq(fake_request(fs, 5)->target, "/slurm/v0.0.40/diag/");
-    cr_assert_str_eq(fake_request(fs, 6)->target, "/slurm/v0.0.38/diag/");
+    cr_assert_str_eq(fake_request(fs, 6)->target, "/slurm/v0.0.40/diag/");
+    cr_assert_str_eq(fake_request(fs, 7)->target, "/slurm/v0.0.38/diag/");
 }
 
 Test(client, unsupported_server_lists_what_it_offers)
@@ -647,13 +720,14 @@ Test(client, unsupported_server_lists_what_it_offers)
     sluice_error_t err = SLUICE_ERROR_INIT;
 
     make_client("auto", 5000, 0, 0);
-    for (int i = 0; i < 7; i++)
+    for (int i = 0; i < 8; i++)
         push(404, "Unable find requested URL");
     push(200, "{\"openapi\":\"3.0.2\",\"paths\":{\"/slurm/v0.0.39/diag/\":{},"
               "\"/slurm/v0.0.39/jobs/\":{},\"/slurmdb/v0.0.39/jobs/\":{}}}");
     cr_assert_eq(sluice_client_negotiate(client, NULL, &err), SLUICE_EUNSUPPORTED);
     cr_assert_not_null(strstr(err.text, "offers v0.0.39;"), "%s", err.text);
-    cr_assert_str_eq(fake_request(fs, 7)->target, "/openapi/v3");
+    cr_assert_not_null(strstr(err.text, "v0.0.40-v0.0.46"), "%s", err.text);
+    cr_assert_str_eq(fake_request(fs, 8)->target, "/openapi/v3");
 }
 
 Test(client, pinned_version_the_server_lacks)

@@ -12,6 +12,7 @@
 
 #include <sluice/config.h>
 #include <sluice/ops.h>
+#include <sluice/slurmrest.h>
 
 #include "config_case.h"
 #include "slurm/http.h"
@@ -1039,4 +1040,33 @@ Test(config, policy_default_gpu_series_images_and_keep_going)
     cr_expect_not(cfg->policy.keep_going);
     cr_expect_not(cfg->policy.allow_keep_going);
     sluice_config_free(cfg);
+}
+
+/* rest.api_version takes "auto" and exactly the versions of the REST table
+ * (SLUICE_REST_VERSION_MAP): config keeps its own copy of the names (the
+ * site layer sits below slurm/), so the two lists are checked here. */
+Test(config, api_version_takes_exactly_the_rest_versions)
+{
+    static const char *const refused[] = {"v0.0.36", "v0.0.37", "v0.0.39", "v0.0.47",
+                                          "0.0.46",  "V0.0.46", "latest"};
+    char set[64];
+    const char *sets[1] = {set};
+    sluice_config_t *cfg = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    for (int v = 0; v < SLUICE_REST_VERSION_COUNT_; v++) {
+        snprintf(set, sizeof(set), "rest.api_version=%s", sluice_rest_version_name(v));
+        cr_assert_eq(config_case_load(BASE, no_env, sets, 1, &cfg, &err), SLUICE_OK, "%s: %s", set,
+                     err.text);
+        cr_assert_str_eq(cfg->rest.api_version, sluice_rest_version_name(v));
+        sluice_config_free(cfg);
+        cfg = NULL;
+    }
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        snprintf(set, sizeof(set), "rest.api_version=%s", refused[i]);
+        cr_assert_eq(config_case_load(BASE, no_env, sets, 1, &cfg, &err), SLUICE_ECONFIG, "%s",
+                     set);
+        cr_assert_not_null(strstr(err.text, "expected auto, v0.0.38 or v0.0.40 to v0.0.46"),
+                           "%s: %s", set, err.text);
+    }
 }

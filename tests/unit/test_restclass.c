@@ -110,8 +110,14 @@ Test(restclass, router_404_is_told_from_a_verdict_by_its_body)
     const char *json = "{\"errors\":[{\"error_number\":2017,\"error\":\"Invalid job id\"}]}";
     const char *url = "{\"errors\":[{\"error_number\":9006,\"error\":\"Unable to find\"}]}";
     const char *bare = "{\"jobs\":[]}";
+    /* 26.11: 9006 retired, its router names ESLURM_URL_INVALID_PATH, whose
+     * slurm_strerror() text is the whole plain-text body. */
+    const char *path26 = "{\"errors\":[{\"error_number\":11008,\"error\":\"x\"}]}";
+    const char *text26 = "Invalid or unknown URL path";
 
     cr_assert_eq(restclass_unrouted(404, text, strlen(text)), 1);
+    cr_assert_eq(restclass_unrouted(404, text26, strlen(text26)), 1, "26.11 router text");
+    cr_assert_eq(restclass_unrouted(404, path26, strlen(path26)), 1, "ESLURM_URL_INVALID_PATH");
     cr_assert_eq(restclass_unrouted(404, NULL, 0), 1);
     cr_assert_eq(restclass_unrouted(404, bare, strlen(bare)), 1, "JSON without errors[]");
     cr_assert_eq(restclass_unrouted(404, url, strlen(url)), 1, "ESLURM_REST_UNKNOWN_URL");

@@ -51,7 +51,11 @@ Test(slurmrest, version_names_and_parse)
     cr_assert_eq(sluice_rest_version_parse("openapi/v0.0.38", &v, NULL), SLUICE_OK);
     cr_assert_eq(v, SLUICE_REST_V0038);
     cr_assert_eq(sluice_rest_version_parse("0.0.45", &v, NULL), SLUICE_OK);
+    cr_assert_eq(sluice_rest_version_parse("data_parser/v0.0.46", &v, NULL), SLUICE_OK);
+    cr_assert_eq(v, SLUICE_REST_V0046);
+    cr_assert_eq(SLUICE_REST_V0046, SLUICE_REST_VERSION_COUNT_ - 1, "v0.0.46 is the newest");
     cr_assert_eq(sluice_rest_version_parse("v0.0.39", &v, NULL), SLUICE_EUNSUPPORTED);
+    cr_assert_eq(sluice_rest_version_parse("v0.0.47", &v, NULL), SLUICE_EUNSUPPORTED);
     cr_assert_eq(sluice_rest_version_parse("v0.0.4", &v, NULL), SLUICE_EINVAL);
     cr_assert_eq(sluice_rest_version_parse("v0.0.430", &v, NULL), SLUICE_EINVAL);
     cr_assert_eq(sluice_rest_version_parse("openapi/slurmctld", &v, NULL), SLUICE_EINVAL);
@@ -100,6 +104,8 @@ Test(slurmrest, paths_per_version)
             "/slurmdb/v0.0.41/jobs/?job_name=n&start_time=uts100");
     PATH_IS(sluice_rest_path_acct_jobs(SLUICE_REST_V0043, NULL, "u", -1, 5, &p_, &e_),
             "/slurmdb/v0.0.43/jobs/?users=u&end_time=5");
+    PATH_IS(sluice_rest_path_acct_jobs(SLUICE_REST_V0046, "n", "u", 100, 200, &p_, &e_),
+            "/slurmdb/v0.0.46/jobs/?job_name=n&users=u&start_time=100&end_time=200");
     PATH_IS(sluice_rest_path_diag(SLUICE_REST_V0042, &p_, &e_), "/slurm/v0.0.42/diag/");
     PATH_IS(sluice_rest_path_nodes(SLUICE_REST_V0042, &p_, &e_), "/slurm/v0.0.42/nodes/");
     PATH_IS(sluice_rest_path_ping(SLUICE_REST_V0038, &p_, &e_), "/slurm/v0.0.38/ping/");
@@ -107,6 +113,15 @@ Test(slurmrest, paths_per_version)
     PATH_IS(sluice_rest_path_node(SLUICE_REST_V0038, "tb1", &p_, &e_), "/slurm/v0.0.38/node/tb1");
     PATH_IS(sluice_rest_path_node(SLUICE_REST_V0045, "gpu-07.a", &p_, &e_),
             "/slurm/v0.0.45/node/gpu-07.a");
+    /* v0.0.46: the v0.0.45 paths (the documents list the same /slurm/ and
+     * /slurmdb/ paths; only /util/ is absent from the generated one). */
+    PATH_IS(sluice_rest_path_submit(SLUICE_REST_V0046, &p_, &e_), "/slurm/v0.0.46/job/submit");
+    PATH_IS(sluice_rest_path_jobs_state(SLUICE_REST_V0046, NULL, 0, &p_, &e_),
+            "/slurm/v0.0.46/jobs/state/");
+    PATH_IS(sluice_rest_path_cancel(SLUICE_REST_V0046, 9, NULL, &p_, &e_), "/slurm/v0.0.46/job/9");
+    PATH_IS(sluice_rest_path_jobs(SLUICE_REST_V0046, 7, &p_, &e_),
+            "/slurm/v0.0.46/jobs/?update_time=7");
+    PATH_IS(sluice_rest_path_diag(SLUICE_REST_V0046, &p_, &e_), "/slurm/v0.0.46/diag/");
     PATH_IS(sluice_rest_path_node(SLUICE_REST_V0042, "n/../x y", &p_, &e_),
             "/slurm/v0.0.42/node/n%2F..%2Fx%20y");
 }
