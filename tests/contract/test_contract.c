@@ -101,3 +101,62 @@ Test(contract, bodies_and_fixtures_match_openapi, .timeout = 120)
     cr_assert_geq(ok + allowed, (size_t)SLUICE_REST_VERSION_COUNT_ * jobdesc_case_count() + 150,
                   "too few files validated (%zu)", ok + allowed);
 }
+
+/* The undeclared-member check of validate.mjs can fail: v0.0.46 renamed
+ * job_desc_msg's container_type to runtime, so a body that still says
+ * container_type is INVALID against v0.0.46 and ok against v0.0.45, and
+ * runtime is the other way round. */
+Test(contract, a_member_the_version_does_not_declare_is_invalid, .timeout = 60)
+{
+    static const struct {
+        const char *version;
+        const char *member;
+        bool valid;
+    } cases[] = {
+        {"v0.0.45", "container_type", true},
+        {"v0.0.46", "container_type", false},
+        {"v0.0.45", "runtime", false},
+        {"v0.0.46", "runtime", true},
+    };
+    const char *shared = getenv("SLUICE_SHARED_DIR");
+    const char *src = getenv("SLUICE_SOURCE_DIR");
+    char tmpl[] = "/tmp/sluice-contract-XXXXXX";
+    char path[4096], cmd[16384], line[4096];
+
+    if (!is_dir(shared))
+        cr_skip_test("SLUICE_SHARED_DIR (%s) is not a directory: contract validation skipped",
+                     shared != NULL ? shared : "unset");
+    cr_assert_not_null(src, "SLUICE_SOURCE_DIR is not set");
+    cr_assert_not_null(mkdtemp(tmpl));
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        json_t *body = json_pack("{s:{s:s, s:[s], s:s}}", "job", "script", "#!/bin/sh\ntrue\n",
+                                 "environment", "PATH=/bin", cases[i].member, "");
+        FILE *p;
+        bool invalid = false, ok = false;
+
+        cr_assert_not_null(body);
+        snprintf(path, sizeof(path), "%s/%s", tmpl, cases[i].version);
+        cr_assert(is_dir(path) || mkdir(path, 0700) == 0, "mkdir %s", path);
+        snprintf(path, sizeof(path), "%s/%s/body_member.json", tmpl, cases[i].version);
+        cr_assert_eq(json_dump_file(body, path, JSON_INDENT(2)), 0);
+        json_decref(body);
+        snprintf(cmd, sizeof(cmd),
+                 "node '%s/tests/contract/validate.mjs' '%s/openapi/slurmrestd' "
+                 "'%s/tests/contract/allowlist.json' '%s' 2>&1",
+                 src, shared, src, path);
+        p = popen(cmd, "r");
+        cr_assert_not_null(p, "cannot run node");
+        while (fgets(line, sizeof(line), p) != NULL) {
+            ok = ok || strncmp(line, "ok ", 3) == 0;
+            if (strncmp(line, "INVALID ", 8) == 0)
+                invalid = strstr(line, cases[i].member) != NULL && strstr(line, "undeclared");
+        }
+        pclose(p);
+        cr_expect_eq(ok, cases[i].valid, "%s %s: ok", cases[i].version, cases[i].member);
+        cr_expect_eq(invalid, !cases[i].valid, "%s %s: INVALID naming the member", cases[i].version,
+                     cases[i].member);
+    }
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpl);
+    if (system(cmd) != 0)
+        cr_log_info("could not remove %s", tmpl);
+}
