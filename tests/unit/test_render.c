@@ -346,6 +346,36 @@ Test(render, requeued_job_refuses_to_run)
     render_case_clear(&c);
 }
 
+/* Slurm 26.11 sets SLURM_RESTART_COUNT in every batch job, 0 on the first
+ * run; 22.05-26.05 leave it unset until a requeue.  Both are a first run
+ * for the requeue guard, and the job runs its workload. */
+Test(render, restart_count_zero_or_unset_is_a_first_run)
+{
+    static const char *const envs[] = {"SLURM_RESTART_COUNT=0", NULL};
+    char dir[4096];
+    render_case_t c;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    char *script, *errs;
+    char path[512];
+    int st;
+
+    case_dir("flower-subprocess", dir, sizeof(dir));
+    cr_assert_eq(render_case_run(dir, &c, &err), SLUICE_OK, "%s", err.text);
+    script = replace_all(c.render->script, c.render->staging_cluster, scratch);
+    for (size_t i = 0; i < sizeof(envs) / sizeof(envs[0]); i++) {
+        st = run_script(script, envs[i]);
+        snprintf(path, sizeof(path), "%s/err.txt", scratch);
+        errs = render_case_slurp(path, NULL);
+        cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: status %d: %s",
+                  envs[i] ? envs[i] : "unset", st, errs ? errs : "");
+        cr_expect_null(strstr(errs ? errs : "", "requeued"), "%s: %s", envs[i] ? envs[i] : "unset",
+                       errs);
+        free(errs);
+    }
+    free(script);
+    render_case_clear(&c);
+}
+
 Test(render, missing_secret_file_fails_with_its_own_code)
 {
     char dir[4096];
