@@ -270,6 +270,17 @@ SLUICE_API sluice_err sluice_client_cancel(sluice_client_t *c,
                                            sluice_call_t *call,
                                            sluice_error_t *err);
 
+/* GET /openapi/v3: the server's own OpenAPI document, as the server serves
+ * it (authenticated; the paths of every data parser it loaded, with the
+ * deprecated ones marked; read it with sluice_rest_openapi_ops()).  *out
+ * is a new reference the caller releases with json_decref().  Negotiates
+ * first.  A slurmrestd that does not serve it answers its router's 404:
+ * UNAVAILABLE with call->not_served. */
+SLUICE_API sluice_err sluice_client_openapi(sluice_client_t *c,
+                                            json_t **out,
+                                            sluice_call_t *call,
+                                            sluice_error_t *err);
+
 /* GET diag (RPC counters), nodes (features, partitions), ping.  Ping is
  * no credential check. */
 SLUICE_API sluice_err sluice_client_diag(sluice_client_t *c,

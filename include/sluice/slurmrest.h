@@ -289,6 +289,31 @@ SLUICE_API sluice_err sluice_rest_parse_ping(sluice_rest_version v,
                                              sluice_rest_ping_t *out,
                                              sluice_error_t *err);
 
+/* ---- lifecycle: what a server's own OpenAPI document says ---------------- */
+
+/* The Slurm release that removes version v ("27.05"), from Slurm's data
+ * parser lifecycle table; NULL when Slurm has announced none (or v is
+ * outside the table).  Static string. */
+SLUICE_API const char *sluice_rest_version_removed_in(sluice_rest_version v);
+
+typedef struct {
+    size_t operations; /* operations under /slurm/vX/ and /slurmdb/vX/ */
+    size_t deprecated; /* of those, marked "deprecated": true */
+} sluice_rest_openapi_ops_t;
+
+/* Count the operations of version v in an OpenAPI document as slurmrestd
+ * serves it (GET /openapi/v3: the paths of every loaded version) and those it
+ * marks deprecated.  slurmrestd marks every operation of a deprecated data
+ * parser (26.11: v0.0.43), so operations > 0 && deprecated == operations
+ * means the server deprecates v.  `doc` is borrowed.  SLUICE_EPROTO naming
+ * the member when the document is not an object, its paths are not an
+ * object, a path item of v is not an object or a "deprecated" is not a
+ * boolean; SLUICE_EINVAL for a NULL argument or an unknown v. */
+SLUICE_API sluice_err sluice_rest_openapi_ops(const json_t *doc,
+                                              sluice_rest_version v,
+                                              sluice_rest_openapi_ops_t *out,
+                                              sluice_error_t *err);
+
 #ifdef __cplusplus
 }
 #endif

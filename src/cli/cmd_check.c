@@ -11,6 +11,11 @@
  *   tls           https: the handshake and verification passed
  *   version       the negotiated API version and the Slurm release
  *   token         an authenticated call (diag; never ping) succeeded
+ *   deprecation   "warn" when the server's own OpenAPI document
+ *                 (/openapi/v3) marks every operation of that version
+ *                 deprecated (26.11: v0.0.43), naming the release that
+ *                 removes it and the newer versions the server offers;
+ *                 never a failure ("not checked" when unreadable)
  *   accounting    a slurmdbd job query answered (an empty answer is fine);
  *                 FAIL (69) when slurmrestd serves no /slurmdb/ URL at all
  *                 (its router's 404: no openapi/slurmdbd plugin loaded)
@@ -141,6 +146,54 @@ static int outcome_exit(sluice_outcome o)
     return o == SLUICE_OUTCOME_AUTH ? CLI_EX_NOPERM : CLI_EX_UNAVAILABLE;
 }
 
+/* Does the server deprecate the version sluice talks?  Its /openapi/v3 marks
+ * every operation of a deprecated data parser; the version keeps working
+ * until the release that removes it, so this only warns. */
+static void deprecation_row(table_t *t, sluice_client_t *client, sluice_rest_version v)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_call_t call;
+    sluice_rest_openapi_ops_t ops = {0, 0};
+    json_t *doc = NULL;
+    const char *name = sluice_rest_version_name(v);
+    const char *removed = sluice_rest_version_removed_in(v);
+    char newer[128] = "";
+
+    if (sluice_client_openapi(client, &doc, &call, &err) != SLUICE_OK) {
+        add(t, "deprecation", "not checked", 0, "the server's /openapi/v3 is not readable: %s",
+            err.text);
+        return;
+    }
+    if (sluice_rest_openapi_ops(doc, v, &ops, &err) != SLUICE_OK) {
+        add(t, "deprecation", "not checked", 0, "%s", err.text);
+    } else if (ops.operations == 0) {
+        add(t, "deprecation", "not checked", 0, "the server's /openapi/v3 lists no operation of %s",
+            name);
+    } else if (ops.deprecated == 0) {
+        add(t, "deprecation", "ok", 0, "%s is not deprecated by this server (/openapi/v3)", name);
+    } else if (ops.deprecated < ops.operations) {
+        add(t, "deprecation", "ok", 0,
+            "%s is not deprecated by this server; %zu of its %zu operations are (/openapi/v3)",
+            name, ops.deprecated, ops.operations);
+    } else {
+        for (int k = (int)v + 1; k < SLUICE_REST_VERSION_COUNT_; k++) {
+            sluice_rest_openapi_ops_t o = {0, 0};
+            size_t used = strlen(newer);
+            if (sluice_rest_openapi_ops(doc, (sluice_rest_version)k, &o, NULL) == SLUICE_OK &&
+                o.operations > o.deprecated)
+                snprintf(newer + used, sizeof(newer) - used, "%s%s", used ? ", " : "",
+                         sluice_rest_version_name((sluice_rest_version)k));
+        }
+        add(t, "deprecation", "warn", 0,
+            "%s is deprecated by this server (/openapi/v3 marks all %zu of its operations); "
+            "Slurm removes it in %s. %s%s%s",
+            name, ops.operations, removed != NULL ? removed : "a later release",
+            newer[0] ? "Newer versions it serves: " : "It serves no newer version sluice supports",
+            newer, newer[0] ? "; set rest.api_version to one of them, or to auto" : "");
+    }
+    json_decref(doc);
+}
+
 /* Returns true when the token authenticated (later checks can use it). */
 static bool cluster_checks(table_t *t, sluice_client_t *client, const sluice_config_t *cfg)
 {
@@ -180,6 +233,7 @@ static bool cluster_checks(table_t *t, sluice_client_t *client, const sluice_con
             add(t, "version", "skipped", 0, "server not reachable");
             add(t, "token", "skipped", 0, "server not reachable");
         }
+        add(t, "deprecation", "skipped", 0, "earlier check failed");
         add(t, "accounting", "skipped", 0, "earlier check failed");
         add(t, "partition", "skipped", 0, "earlier check failed");
         return false;
@@ -195,6 +249,7 @@ static bool cluster_checks(table_t *t, sluice_client_t *client, const sluice_con
 
     if (sluice_client_diag(client, &diag, &call, &err) != SLUICE_OK) {
         add(t, "token", "FAIL", outcome_exit(call.outcome), "%s", err.text);
+        add(t, "deprecation", "skipped", 0, "needs a token that authenticates");
     } else {
         sluice_error_t e2 = SLUICE_ERROR_INIT;
         authenticated = true;
@@ -204,6 +259,7 @@ static bool cluster_checks(table_t *t, sluice_client_t *client, const sluice_con
         else
             add(t, "token", "ok", 0, "authenticated as %s (diag)",
                 sluice_auth_user(sluice_client_auth(client)));
+        deprecation_row(t, client, info.version);
     }
 
     if (sluice_client_acct_find(client, "sluice-check-probe",

@@ -660,11 +660,13 @@ static const cli_spec_t c_check = {
     "Check the site configuration against the cluster through slurmrestd:\n"
     "the Slurm user it acts as (rest.user, or the token's own), reachability,\n"
     "TLS, the negotiated API version and Slurm release, a token that\n"
-    "authenticates, accounting, the configured partition, and that each\n"
-    "GPU series in the catalogue has a node whose features satisfy its\n"
-    "constraint.  --probe-job also submits a one-node job that runs the\n"
-    "configured srun (--version, and a one-task step that looks up the\n"
-    "container runtime) and compares srun's version with slurmctld's.",
+    "authenticates, whether the server deprecates that version (a warning\n"
+    "naming the release that removes it), accounting, the configured\n"
+    "partition, and that each GPU series in the catalogue has a node whose\n"
+    "features satisfy its constraint.  --probe-job also submits a one-node\n"
+    "job that runs the configured srun (--version, and a one-task step that\n"
+    "looks up the container runtime) and compares srun's version with\n"
+    "slurmctld's.",
     check_opts,
     NULL,
     CLI_VAL_NONE,

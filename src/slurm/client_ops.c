@@ -630,6 +630,36 @@ static sluice_err parse_ping(sluice_rest_version v, const json_t *r, void *o, sl
     return sluice_rest_parse_ping(v, r, o, e);
 }
 
+sluice_err
+sluice_client_openapi(sluice_client_t *c, json_t **out, sluice_call_t *call, sluice_error_t *err)
+{
+    sluice_call_t scratch;
+    sluice_rest_version v;
+    json_t *root = NULL;
+    char *path = NULL;
+    sluice_err rc;
+
+    call = client_call_init(call, &scratch);
+    if (out == NULL)
+        return client_local_fail(call, SLUICE_OUTCOME_REJECTED,
+                                 sluice_errorf(err, SLUICE_EINVAL, "openapi: NULL result"));
+    if ((rc = client_ready(c, &v, call, err)) != SLUICE_OK)
+        return rc;
+    if ((path = strdup("/openapi/v3")) == NULL)
+        return client_local_fail(call, SLUICE_OUTCOME_REJECTED,
+                                 sluice_errorf(err, SLUICE_ENOMEM, "openapi: out of memory"));
+    if ((rc = client_get_json(c, v, path, HTTP_CLASS_QUERY, HTTP_GET, &root, call, err)) !=
+        SLUICE_OK)
+        return rc;
+    if (!json_is_object(root)) {
+        json_decref(root);
+        sluice_errorf(err, SLUICE_EPROTO, "expected an object");
+        return client_proto_fail(call, err, "openapi");
+    }
+    *out = root;
+    return SLUICE_OK;
+}
+
 sluice_err sluice_client_diag(sluice_client_t *c,
                               sluice_rest_diag_t *out,
                               sluice_call_t *call,

@@ -25,15 +25,19 @@
 /* Paths are short; the cap only guards against absurd job-id lists. */
 #define PATH_MAX_LEN (1024 * 1024)
 
+/* removed_in: Slurm's "Data Parser Lifecycle" (doc/html/rest_clients.shtml
+ * of 26.11; RELEASE_NOTES.md: v0.0.43 "will be removed in Slurm 27.05");
+ * v0.0.38 is absent from 24.05's tree (slurmrestd-api.md 1.1).  v0.0.46 has
+ * no announced removal yet. */
 static const slurmrest_info_t versions[] = {
-    {SLUICE_REST_V0038, "v0.0.38", 38, false, false, false, false},
-    {SLUICE_REST_V0040, "v0.0.40", 40, true, true, false, true},
-    {SLUICE_REST_V0041, "v0.0.41", 40, true, true, false, true},
-    {SLUICE_REST_V0042, "v0.0.42", 40, false, false, true, true},
-    {SLUICE_REST_V0043, "v0.0.43", 40, false, false, true, true},
-    {SLUICE_REST_V0044, "v0.0.44", 40, false, false, true, true},
-    {SLUICE_REST_V0045, "v0.0.45", 40, false, false, true, true},
-    {SLUICE_REST_V0046, "v0.0.46", 40, false, false, true, true},
+    {SLUICE_REST_V0038, "v0.0.38", 38, false, false, false, false, "24.05"},
+    {SLUICE_REST_V0040, "v0.0.40", 40, true, true, false, true, "25.11"},
+    {SLUICE_REST_V0041, "v0.0.41", 40, true, true, false, true, "26.05"},
+    {SLUICE_REST_V0042, "v0.0.42", 40, false, false, true, true, "26.11"},
+    {SLUICE_REST_V0043, "v0.0.43", 40, false, false, true, true, "27.05"},
+    {SLUICE_REST_V0044, "v0.0.44", 40, false, false, true, true, "27.11"},
+    {SLUICE_REST_V0045, "v0.0.45", 40, false, false, true, true, "28.05"},
+    {SLUICE_REST_V0046, "v0.0.46", 40, false, false, true, true, NULL},
 };
 
 const slurmrest_info_t *slurmrest_info(sluice_rest_version v)

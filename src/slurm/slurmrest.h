@@ -29,6 +29,7 @@ typedef struct {
     bool submit_has_result; /* v0.0.40/41: submit answer has a deprecated "result" */
     bool ping_responding;   /* v0.0.42+: pings[] carry responding/primary booleans */
     bool jobs_state;        /* GET jobs/state/ exists (v0.0.40+) */
+    const char *removed_in; /* the Slurm release that drops it ("27.05"); NULL: not announced */
 } slurmrest_info_t;
 
 /* The row of a version, or NULL outside the table. */

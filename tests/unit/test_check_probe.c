@@ -161,11 +161,23 @@ static void push(int status, const char *name)
     free(body);
 }
 
+/* A served /openapi/v3 that lists v0.0.40 and deprecates nothing. */
+static void push_openapi(void)
+{
+    fake_response_t r;
+
+    memset(&r, 0, sizeof(r));
+    r.status = 200;
+    r.body = "{\"openapi\":\"3.0.2\",\"paths\":{\"/slurm/v0.0.40/diag/\":{\"get\":{}}}}";
+    fake_push(fs, &r);
+}
+
 /* The answers of the checks before the probe, then the submit. */
 static void push_preflight_and_submit(void)
 {
     push(200, "diag_basic");     /* negotiation (pinned v0.0.40) */
     push(200, "diag_basic");     /* token */
+    push_openapi();              /* deprecation: the server's document */
     push(404, "error_notfound"); /* accounting: nothing found is fine */
     push(200, "nodes_basic");
     push(200, "submit_ok"); /* job 200 */
