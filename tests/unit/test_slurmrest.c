@@ -9,6 +9,8 @@
 
 #include <sluice/slurmrest.h>
 
+#include "jobdesc_cases.h"
+
 #define T0 1767225600
 
 static json_t *fixture(sluice_rest_version v, const char *name)
@@ -764,5 +766,31 @@ Test(slurmrest, submit_job_id_with_a_cluster_suffix)
             cr_assert_null(s.cluster);
             json_decref(j);
         }
+    }
+}
+
+/* v0.0.46 takes the v0.0.45 body member for member: its document changed
+ * nothing sluice writes (container_type, renamed runtime, is not written).
+ * The golden bodies of v0.0.43 therefore stand for v0.0.46 too; the contract
+ * test validates the v0.0.46 bodies against their own document. */
+Test(slurmrest, v0046_body_is_the_v0045_body)
+{
+    for (size_t c = 0; c < jobdesc_case_count(); c++) {
+        sluice_jobdesc_t d[JOBDESC_CASE_MAX_COMPONENTS];
+        sluice_error_t err = SLUICE_ERROR_INIT;
+        json_t *b45 = NULL, *b46 = NULL;
+        size_t n = jobdesc_case_build(c, d);
+
+        cr_assert_eq(sluice_rest_submit_body(SLUICE_REST_V0045, d, n, &b45, &err), SLUICE_OK,
+                     "%s: %s", jobdesc_case_name(c), err.text);
+        cr_assert_eq(sluice_rest_submit_body(SLUICE_REST_V0046, d, n, &b46, &err), SLUICE_OK,
+                     "%s: %s", jobdesc_case_name(c), err.text);
+        cr_expect(json_equal(b45, b46), "%s: the v0.0.46 body differs", jobdesc_case_name(c));
+        cr_expect_null(json_object_get(json_object_get(b46, "job"), "container_type"), "%s",
+                       jobdesc_case_name(c));
+        json_decref(b45);
+        json_decref(b46);
+        for (size_t k = 0; k < n; k++)
+            sluice_jobdesc_clear(&d[k]);
     }
 }
