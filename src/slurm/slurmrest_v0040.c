@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* slurmrest_v0040.c - the data_parser shapes of v0.0.40 through v0.0.45.
+/* slurmrest_v0040.c - the data_parser shapes of v0.0.40 through v0.0.46.
  *
  * Submit: the script goes in "job.script" / "jobs[0].script" (the top-level
  * "script" is marked deprecated in the v0.0.41-v0.0.44 documents), the
@@ -13,6 +13,14 @@
  * Responses: job_state is an array (base first, then flags); exit codes are
  * process_exit_code_verbose {status[], return_code, signal{id,name}}; most
  * numbers may be bare or {set,infinite,number}.
+ *
+ * v0.0.46 (Slurm 26.11; checked against its generated document and
+ * data_parser/v0.0.46): the paths and every member written here or read
+ * below are v0.0.45's.  What changed is outside them: job_desc_msg and
+ * job_info name the runtime plugin "runtime" instead of "container_type"
+ * (sluice sets and reads neither), update_node_msg lost reason_uid,
+ * partition_info some memory and oversubscribe members, and the job flags
+ * gained RESET_SPREAD_SEGMENTS and RESET_CONSOLIDATE_SEGMENTS.
  */
 #include <stdio.h>
 #include <stdlib.h>
