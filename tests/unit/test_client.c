@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <criterion/criterion.h>
 
@@ -195,6 +196,71 @@ Test(client, submit_ok_returns_the_job_id_with_one_post)
     cr_assert_eq(call.requests, 1);
     cr_assert_str_eq(fake_request(fs, 1)->method, "POST");
     cr_assert_str_eq(fake_request(fs, 1)->target, "/slurm/v0.0.43/job/submit");
+    sluice_rest_submit_clear(&s);
+    sluice_jobdesc_clear(&d);
+}
+
+/* Every header line of a request, "Name: value" each ending CRLF, with no
+ * name twice: 26.11's HTTP parser (llhttp) refuses what older ones let by. */
+static void headers_once(const fake_request_t *r)
+{
+    char names[32][64];
+    size_t n = 0;
+    const char *p = r->headers;
+
+    cr_assert_not_null(p, "%s %s: no headers", r->method, r->target);
+    while (*p != '\0') {
+        const char *eol = strstr(p, "\r\n");
+        const char *colon = strchr(p, ':');
+        size_t len;
+
+        cr_assert_not_null(eol, "%s %s: a header line without CRLF: %s", r->method, r->target, p);
+        cr_assert(colon != NULL && colon < eol, "%s %s: not a header: %.*s", r->method, r->target,
+                  (int)(eol - p), p);
+        len = (size_t)(colon - p);
+        cr_assert_lt(n, 32);
+        cr_assert_lt(len, sizeof(names[0]));
+        snprintf(names[n], sizeof(names[n]), "%.*s", (int)len, p);
+        for (size_t k = 0; k < n; k++)
+            cr_assert(strcasecmp(names[k], names[n]) != 0, "%s %s: header %s twice", r->method,
+                      r->target, names[n]);
+        n++;
+        p = eol + 2;
+    }
+    cr_assert_gt(n, 0, "%s %s: no header line", r->method, r->target);
+}
+
+Test(client, v0046_requests_send_each_header_once)
+{
+    sluice_jobdesc_t d = one_job();
+    sluice_rest_submit_t s = {0};
+    sluice_call_t call;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    json_t *doc = NULL;
+
+    ready_client("v0.0.46", 5000);
+    push_fixture(200, "v0.0.46", "submit_ok");
+    cr_assert_eq(sluice_client_submit(client, &d, 1, &s, &call, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_eq(s.job_id, 200);
+    push_fixture(200, "v0.0.46", "job_running");
+    cr_assert_eq(get_outcome(&call, &err), SLUICE_OUTCOME_OK, "%s", err.text);
+    push(200, "{\"status\":[],\"errors\":[],\"warnings\":[]}");
+    cr_assert_eq(sluice_client_cancel(client, 200, NULL, &call, &err), SLUICE_OK, "%s", err.text);
+    push(200, "{\"openapi\":\"3.0.2\",\"paths\":{}}");
+    cr_assert_eq(sluice_client_openapi(client, &doc, &call, &err), SLUICE_OK, "%s", err.text);
+    cr_assert(json_is_object(json_object_get(doc, "paths")));
+    json_decref(doc);
+    doc = NULL;
+    push(200, "[1]");
+    cr_assert_eq(sluice_client_openapi(client, &doc, &call, &err), SLUICE_EPROTO);
+    cr_assert_str_eq(err.text, "openapi: expected an object");
+    cr_assert_null(doc);
+    cr_assert_eq(fake_request_count(fs), 6);
+    cr_assert_str_eq(fake_request(fs, 1)->target, "/slurm/v0.0.46/job/submit");
+    cr_assert_str_eq(fake_request(fs, 3)->method, "DELETE");
+    cr_assert_str_eq(fake_request(fs, 4)->target, "/openapi/v3");
+    for (size_t i = 0; i < fake_request_count(fs); i++)
+        headers_once(fake_request(fs, i));
     sluice_rest_submit_clear(&s);
     sluice_jobdesc_clear(&d);
 }
