@@ -25,6 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         sluice_rest_diag_t d = {0};
         sluice_rest_nodes_t n = {0};
         sluice_rest_ping_t p = {0};
+        sluice_rest_openapi_ops_t o = {0, 0};
 
         if (sluice_rest_parse_envelope(v, j, &e, NULL) != SLUICE_OK && e.n_errors != 0)
             abort();
@@ -47,6 +48,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         sluice_rest_nodes_clear(&n);
         sluice_rest_parse_ping(v, j, &p, NULL);
         sluice_rest_ping_clear(&p);
+        if (sluice_rest_openapi_ops(j, v, &o, NULL) == SLUICE_OK && o.deprecated > o.operations)
+            abort();
     }
     json_decref(j);
     return 0;
