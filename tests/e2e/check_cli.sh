@@ -132,7 +132,7 @@ else
     fi
 fi
 if SITE=$probe_site run probe 0 --probe-job; then
-    if grep -Eq "^probe-job +ok +srun [^ ]*srun ${SLUICE_TB_RELEASE//./\\.}\\.[0-9]+ matches slurmctld" "$work/out"; then
+    if grep -Eq "^probe-job +ok +srun [^ ]*srun ${SLUICE_TB_RELEASE//./\\.}\\.[0-9]+(-[0-9A-Za-z]+)? matches slurmctld" "$work/out"; then
         pass "probe job: $(grep '^probe-job' "$work/out" | tr -s ' ')"
     else
         fail "probe job: row not ok for release $SLUICE_TB_RELEASE"
