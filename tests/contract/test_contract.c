@@ -3,8 +3,10 @@
  * and every response fixture, validated against Slurm's OpenAPI documents
  * by tests/contract/validate.mjs (ajv), with the documented allow-list.
  *
- * Skips only when the shared folder with the documents is absent; a missing
- * node_modules is a failure (run `npm ci --prefix tests/contract`).
+ * Skips only when the shared folder with the documents is absent and CI is
+ * not set; under CI=true that is a failure too (tests/support/ci_guard.h).
+ * A missing node_modules is always a failure (run `npm ci --prefix
+ * tests/contract`).
  */
 #include <criterion/criterion.h>
 
@@ -16,6 +18,7 @@
 
 #include <sluice/slurmrest.h>
 
+#include "ci_guard.h"
 #include "jobdesc_cases.h"
 
 static bool is_dir(const char *p)
@@ -63,10 +66,15 @@ Test(contract, bodies_and_fixtures_match_openapi, .timeout = 120)
     FILE *p;
     int status;
 
-    if (!is_dir(shared))
-        cr_skip_test("SLUICE_SHARED_DIR (%s) is not a directory: the OpenAPI documents are "
-                     "absent, contract validation skipped",
-                     shared != NULL ? shared : "unset");
+    if (!is_dir(shared)) {
+        char why[4200];
+
+        snprintf(why, sizeof(why),
+                 "%s is not a directory, so Slurm's OpenAPI documents are absent and no body "
+                 "or fixture can be validated",
+                 shared != NULL ? shared : "(unset)");
+        ci_guard_missing("SLUICE_SHARED_DIR", why);
+    }
     cr_assert_not_null(src, "SLUICE_SOURCE_DIR is not set");
     snprintf(specs, sizeof(specs), "%s/openapi/slurmrestd", shared);
     cr_assert(is_dir(specs), "%s is missing", specs);

@@ -5,7 +5,8 @@
  * (sluice_render_to_json() with the script replaced by "@expected.sh"),
  * expected-v0.0.38.json and expected-v0.0.43.json (REST submit bodies, the
  * script replaced the same way), or expected-error.txt for a case that must
- * be refused.  UPDATE_GOLDEN=1 rewrites the expected files.
+ * be refused.  UPDATE_GOLDEN=1 rewrites the expected files, except under
+ * CI=true, where it fails the test (tests/support/ci_guard.h).
  *
  * Every rendered srun step is also read the way srun reads its command line
  * (check_srun_order): srun's own options, the enroot-pyxis --container-*
@@ -23,12 +24,12 @@
 #include <criterion/criterion.h>
 #include <jansson.h>
 
+#include "ci_guard.h"
 #include "render_case.h"
 
 static bool updating(void)
 {
-    const char *u = getenv("UPDATE_GOLDEN");
-    return u && u[0] && strcmp(u, "0") != 0;
+    return ci_guard_update_golden();
 }
 
 static void write_text(const char *path, const char *text)
