@@ -19,6 +19,11 @@
 # (default build-fuzz), SLUICE_FUZZ_SECONDS, SLUICE_SKIP_INSTALL=1 to trust
 # the installed packages.  UPDATE_GOLDEN must not be set: the golden tests
 # would rewrite their expected files and pass (CI=true makes them fail).
+#
+# The end-to-end suites run through deploy/ctest-retry.sh: a suite that
+# fails runs once more, and one that passed only then is named, with its
+# first failure, in the summary and in the closing line (its output is in
+# <build>/e2e.first-failures.txt).
 set -euo pipefail
 
 # Before anything is installed or built: a golden test run with
@@ -51,7 +56,7 @@ while [ "$#" -gt 0 ]; do
         shift
         ;;
     -h | --help)
-        sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *)
@@ -197,13 +202,15 @@ done
 # has its own testbed and CTest lock (testbed-<release>), so two suites of
 # two releases run side by side and the two cores stay busy while a suite
 # waits on Slurm.  End-to-end suites drive real clusters; one that fails is
-# run once more and its first failure stays in the log above (a flake to
-# chase, see docs/operations.md).  Every other label runs exactly once.
-# SLUICE_E2E_JOBS=1 runs them one at a time.
+# run once more (deploy/ctest-retry.sh), and one that passed only then is a
+# flake to chase (docs/operations.md): named with its first failure below
+# and in the closing line, never counted as a plain pass.  Every other label
+# runs exactly once.  SLUICE_E2E_JOBS=1 runs them one at a time.
 e2e_re=$(IFS='|'; echo "^e2e-(${releases[*]})\$")
+e2e_report="$build/e2e"
 phase "ctest -L '$e2e_re' (releases ${releases[*]})"
-if ! (cd "$build" && ctest -L "$e2e_re" -j "${SLUICE_E2E_JOBS:-2}" --output-on-failure \
-    --no-tests=error --repeat until-pass:2); then
+if ! bash "$here/ctest-retry.sh" "$build" "$e2e_report" -L "$e2e_re" -j "${SLUICE_E2E_JOBS:-2}" \
+    --no-tests=error; then
     failed=1
 fi
 phase_done "tests: e2e ${releases[*]}"
@@ -222,8 +229,20 @@ phase_done "tests: fuzz"
 
 echo
 echo "==> total $(($(date +%s) - total_start)) s"
+retried=()
+if [ -s "$e2e_report.retried" ]; then
+    mapfile -t retried <"$e2e_report.retried"
+fi
+if [ -s "$e2e_report.retried" ] || [ -s "$e2e_report.failed" ]; then
+    echo
+    bash "$here/ctest-retry.sh" --summary "$e2e_report"
+fi
+retry_note=""
+if [ "${#retried[@]}" -gt 0 ]; then
+    retry_note="; ${#retried[@]} needed a retry: $(IFS=,; echo "${retried[*]}" | sed 's/,/, /g') (first failures: $e2e_report.first-failures.txt)"
+fi
 if [ "$failed" -ne 0 ]; then
-    echo "test-all.sh: some suites FAILED (see above)" >&2
+    echo "test-all.sh: some suites FAILED (see above)$retry_note" >&2
     exit 1
 fi
-echo "test-all.sh: every suite passed"
+echo "test-all.sh: every suite passed$retry_note"
