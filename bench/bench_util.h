@@ -78,20 +78,20 @@ void bench_held_desc(sluice_jobdesc_t *d, const bench_target_t *t, const char *n
 /* Cancel every listed job (DELETE); returns how many were accepted. */
 size_t bench_cancel_all(sluice_client_t *c, const uint64_t *ids, size_t n);
 
-/* One `sbatch --hold --parsable` of `script` in `partition` (through
- * `runuser -u RUNUSER --` when runuser is not NULL), job name
- * sluicebench-sb-<i>; returns the job id, 0 on failure. */
-uint64_t bench_sbatch_hold(const char *runuser, const char *script, const char *partition, int i);
-
 /* mkdtemp(dir_template), made 0755, with an executable "#!/bin/sh\ntrue"
  * job.sh in it (its path into script[size]): the baseline loops' job.
  * 0, or -1 when it could not be made.  Remove with bench_trivial_script_rm. */
 int bench_trivial_script(char *dir_template, char *script, size_t size);
 void bench_trivial_script_rm(const char *dir, const char *script);
 
-/* n `sbatch --hold` calls of `script` (bench_sbatch_hold, as `runuser` when
- * not NULL); ids[i] receives each job id (0 on failure), *ok_out how many
- * succeeded.  Returns the seconds the loop took. */
+/* n `sbatch --hold --parsable` calls of `script` in `partition` (as
+ * `runuser` through `runuser -u RUNUSER --` when not NULL), job names
+ * sluicebench-sb-<i>, in ONE shell loop: with SLUICE_TB_ROOT set (a release
+ * in a root), the loop runs inside the root in one chroot, with
+ * SLUICE_TB_SLURM_BIN first on PATH and SLURM_CONF, so that each call costs
+ * sbatch's own time and not the testbed's host wrapper's chroot.  ids[i]
+ * receives each job id (0 on failure), *ok_out how many succeeded.  Returns
+ * the seconds the loop took (0 when it could not run). */
 double bench_sbatch_loop(const char *runuser,
                          const char *script,
                          const char *partition,
