@@ -678,7 +678,7 @@ out:
                expected, received, missed, repeated, W.fallbacks, W.errors);
         printf("fanout latency ms (event time -> frame read; includes the commit): p50 %.1f  "
                "p90 %.1f  p99 %.1f  max %.1f; over 50 ms: %zu of %zu (load %.2f)\n",
-               bench_pct(W.lat, W.n_lat, 50), bench_pct(W.lat, W.n_lat, 90),
+               bench_median(W.lat, W.n_lat), bench_pct(W.lat, W.n_lat, 90),
                bench_pct(W.lat, W.n_lat, 99), W.n_lat ? W.lat[W.n_lat - 1] : -1.0, over, W.n_lat,
                bench_loadavg1());
         bench_sort(W.open_ms, W.n_open_ms);
@@ -686,12 +686,12 @@ out:
                "%.1f ms, while the service submits the launches it started with; an event "
                "committed before its stream is open is catch-up (in the completeness check, not "
                "a sample)\n",
-               W.n_open_ms, bench_pct(W.open_ms, W.n_open_ms, 50),
+               W.n_open_ms, bench_median(W.open_ms, W.n_open_ms),
                bench_pct(W.open_ms, W.n_open_ms, 90),
                W.n_open_ms ? W.open_ms[W.n_open_ms - 1] : -1.0);
         printf("fanout latency ms once all %zu streams were open: p50 %.1f  p90 %.1f  p99 %.1f  "
                "max %.1f; over 50 ms: %zu of %zu\n",
-               W.n_open_ms, bench_pct(W.lat_t, n_late, 50), bench_pct(W.lat_t, n_late, 90),
+               W.n_open_ms, bench_median(W.lat_t, n_late), bench_pct(W.lat_t, n_late, 90),
                bench_pct(W.lat_t, n_late, 99), n_late ? W.lat_t[n_late - 1] : -1.0, over_late,
                n_late);
         for (size_t i = 0; i < BY_NAME && W.names[i].name[0] != '\0'; i++)

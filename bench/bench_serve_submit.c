@@ -150,6 +150,7 @@ typedef struct {
     double *lat;      /* seconds, per launch */
     int *status;      /* HTTP status, per launch */
     double last_done; /* bench_now() of the last answer, any client */
+    size_t failed;    /* clients that could not connect (under mu) */
     pthread_mutex_t mu;
 } clients_t;
 
@@ -160,9 +161,18 @@ static void *client_main(void *arg)
     char body[1024];
     size_t i;
 
-    /* connect before the clock starts: keep-alive is the case measured */
-    if (c != NULL)
-        (void)bench_conn_request(c, "GET", "/v1/healthz", NULL, NULL);
+    /* connect before the clock starts: keep-alive is the case measured.  A
+     * client that cannot connect takes no launch (the others POST them)
+     * and is counted as failed. */
+    if (c != NULL && bench_conn_request(c, "GET", "/v1/healthz", NULL, NULL) != 200) {
+        bench_conn_free(c);
+        c = NULL;
+    }
+    if (c == NULL) {
+        pthread_mutex_lock(&cs->mu);
+        cs->failed++;
+        pthread_mutex_unlock(&cs->mu);
+    }
     pthread_barrier_wait(cs->start);
     while (c != NULL && (i = atomic_fetch_add(&cs->next, 1)) < cs->n) {
         double t;
@@ -369,7 +379,7 @@ static double median_diff(const int64_t *v, const int64_t *u, size_t n)
         if (v[i] > 0 && u[i] > 0)
             d[m++] = (double)(v[i] - u[i]);
     bench_sort(d, m);
-    r = bench_pct(d, m, 50);
+    r = bench_median(d, m);
     free(d);
     return r;
 }
@@ -396,7 +406,7 @@ static void run_service(const char *bin,
     sluice_client_t *client = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
     watch_t w;
-    size_t errors = 0, cancelled = 0;
+    size_t errors = 0, cancelled = 0, n_lat = 0;
     double deadline, t_mono0, cpu0, cpu1, *sorted = NULL;
     bench_cpu_snap_t m0, m1;
     sluice_store_options_t so = SLUICE_STORE_OPTIONS_INIT;
@@ -485,11 +495,17 @@ static void run_service(const char *bin,
     pthread_barrier_destroy(&start);
     pthread_mutex_destroy(&cs.mu);
 
+    /* the accept latency of the POSTs answered 201 only: a POST never sent
+     * or never answered has none */
     for (size_t i = 0; i < n; i++) {
         errors += cs.status[i] != 201;
-        sorted[i] = cs.lat[i] * 1e3;
+        if (cs.status[i] == 201)
+            sorted[n_lat++] = cs.lat[i] * 1e3;
     }
-    bench_sort(sorted, n);
+    bench_sort(sorted, n_lat);
+    if (cs.failed > 0)
+        printf("FAILED clients: %zu of %u could not connect (their share went to the others)\n",
+               cs.failed, in_flight);
     res->with_id = w.submitted;
     if (w.submitted == n && w.last_ms > t0_ms)
         res->rate = (double)n / ((double)(w.last_ms - t0_ms) / 1e3);
@@ -501,10 +517,11 @@ static void run_service(const char *bin,
     res->cpu_ms = cpu0 >= 0 && cpu1 >= cpu0 ? (cpu1 - cpu0) * 1e3 / (double)n : -1.0;
     printf("  the service's CPU (user + system, all threads): %.2f ms per launch\n", res->cpu_ms);
     bench_cpu_report(&m0, &m1, w.submitted);
-    printf("  accept (POST -> 201): p50 %.2f ms  p99 %.2f ms  max %.2f ms; %zu POSTs in %.3f s "
-           "(%.1f/s), non-201 answers %zu\n",
-           bench_pct(sorted, n, 50), bench_pct(sorted, n, 99), sorted[n - 1], n,
-           cs.last_done - t_mono0, (double)n / (cs.last_done - t_mono0), errors);
+    printf("  accept (POST -> 201, %zu answered 201): p50 %.2f ms  p99 %.2f ms  max %.2f ms; %zu "
+           "POSTs in %.3f s (%.1f/s), non-201 answers or none %zu\n",
+           n_lat, bench_median(sorted, n_lat), bench_pct(sorted, n_lat, 99),
+           n_lat ? sorted[n_lat - 1] : NAN, n, cs.last_done - t_mono0,
+           (double)n / (cs.last_done - t_mono0), errors);
     printf("  timeline from the first POST: last 201 at +%.0f ms, first submit-started at +%" PRId64
            " ms, first job id at +%" PRId64 " ms, last job id at +%" PRId64
            " ms; rejected %zu, uncertain %zu\n",
@@ -517,7 +534,7 @@ static void run_service(const char *bin,
                "launcher stages before its submit-started commit)\n",
                w.last_ms - w.started_ms, (double)n / ((double)(w.last_ms - w.started_ms) / 1e3));
 
-    res->post_p50 = bench_pct(sorted, n, 50);
+    res->post_p50 = n_lat ? bench_median(sorted, n_lat) : NAN;
     res->acc_to_mark = median_diff(w.mark, w.acc, n);
     res->mark_to_sub = median_diff(w.sub, w.mark, n);
     res->have_phases = read_phases(port, token, res->phase_ms);
@@ -723,8 +740,9 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* Median and minimum of v[0..n), leaving out NaN (a round whose baseline
- * failed: no ratio, rather than a ratio of 0); v is reordered. */
-static void med_min(double *v, size_t n, double *med, double *min)
+ * failed: no ratio, rather than a ratio of 0); v is reordered.  Returns how
+ * many values were used (0: both are 0, and there is no data). */
+static size_t med_min(double *v, size_t n, double *med, double *min)
 {
     size_t k = 0;
 
@@ -734,7 +752,8 @@ static void med_min(double *v, size_t n, double *med, double *min)
     n = k;
     qsort(v, n, sizeof(*v), cmp_double);
     *min = n ? v[0] : 0.0;
-    *med = n ? (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) : 0.0;
+    *med = bench_median(v, n);
+    return n;
 }
 
 /* ---- the sbatch loop ---------------------------------------------------- */
@@ -991,17 +1010,31 @@ int main(int argc, char **argv)
             lmax = load[rd] > lmax ? load[rd] : lmax;
         memcpy(tmp, load, rounds * sizeof(double));
         med_min(tmp, rounds, &lmed, &lmin);
-        printf("== summary over %zu rounds (load average 1 min: median %.2f, min %.2f, max %.2f)\n",
+        printf("== summary of %zu rounds (load average 1 min: median %.2f, min %.2f, max %.2f); "
+               "a ratio leaves out the rounds whose baseline failed, and each line says how many "
+               "it used\n",
                rounds, lmed, lmin, lmax);
         for (size_t b = 0; b < nb; b++)
             for (size_t r = 0; r < n_runs; r++) {
                 double med[5], mn[5], *vs[5] = {v_rate[b], v_raw[b], v_sb[b], v_rawsb, v_rawj[b]};
                 double ph[SLUICE_TIMING_COUNT], pmed, pmin;
+                size_t used[5];
+                char dropped[5][160];
                 for (int q = 0; q < 5; q++) {
-                    for (size_t rd = 0; rd < rounds; rd++)
+                    size_t off = 0;
+                    dropped[q][0] = '\0';
+                    for (size_t rd = 0; rd < rounds; rd++) {
                         tmp[rd] = vs[q][rd * MAX_RUNS + r];
-                    med_min(tmp, rounds, &med[q], &mn[q]);
+                        if (isnan(tmp[rd]) && off < sizeof(dropped[q]) - 8)
+                            off += (size_t)snprintf(dropped[q] + off, sizeof(dropped[q]) - off,
+                                                    "%s%zu", off ? "," : " dropped round ", rd + 1);
+                    }
+                    used[q] = med_min(tmp, rounds, &med[q], &mn[q]);
                 }
+                printf("in_flight=%u%s: rounds used: service/raw client %zu of %zu%s; "
+                       "service/sbatch loop %zu of %zu%s (a dropped round: its baseline failed)\n",
+                       in_flight[r], b ? " BEFORE" : "", used[1], rounds, dropped[1], used[2],
+                       rounds, dropped[2]);
                 printf("in_flight=%u%s: service %.1f/s (min %.1f); service/raw client %.0f%% (min "
                        "%.0f%%); service/sbatch loop %.2fx (min %.2fx); raw client/sbatch loop "
                        "%.2fx (min %.2fx)\n",
@@ -1040,11 +1073,17 @@ int main(int argc, char **argv)
                     char name[96];
                     snprintf(name, sizeof(name), "serve submit %s vs raw client (median)",
                              in_flight[r] == 1 ? "sequential" : "4 in flight");
-                    bench_target(name, med[1], 0.80, true);
+                    if (used[1] > 0)
+                        bench_target(name, med[1], 0.80, true);
+                    else
+                        bench_target_no_data(name, "the raw client failed in every round");
                     if (sbatch) {
                         snprintf(name, sizeof(name), "serve submit %s vs sbatch loop (median)",
                                  in_flight[r] == 1 ? "sequential" : "4 in flight");
-                        bench_target(name, med[2], in_flight[r] == 1 ? 2.5 : 5.0, true);
+                        if (used[2] > 0)
+                            bench_target(name, med[2], in_flight[r] == 1 ? 2.5 : 5.0, true);
+                        else
+                            bench_target_no_data(name, "the sbatch loop failed in every round");
                     }
                 }
             }

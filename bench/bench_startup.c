@@ -162,7 +162,7 @@ static const char *loadavg3(void)
 static double median(double *v, size_t n)
 {
     bench_sort(v, n);
-    return n ? v[n / 2] : -1;
+    return n ? bench_median(v, n) : -1;
 }
 
 int main(int argc, char **argv)

@@ -386,6 +386,13 @@ double bench_pct(const double *sorted, size_t n, double p)
     return sorted[k < n ? k : n - 1];
 }
 
+double bench_median(const double *sorted, size_t n)
+{
+    if (n == 0)
+        return 0.0;
+    return n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0;
+}
+
 bool bench_target(const char *name, double measured, double target, bool higher_better)
 {
     bool met = higher_better ? measured >= target : measured <= target;
@@ -393,4 +400,10 @@ bool bench_target(const char *name, double measured, double target, bool higher_
     printf("target %-40s measured %10.2f %s %8.2f -> %s\n", name, measured,
            higher_better ? ">=" : "<=", target, met ? "met" : "MISSED");
     return met;
+}
+
+bool bench_target_no_data(const char *name, const char *why)
+{
+    printf("target %-40s no data (%s) -> MISSED\n", name, why);
+    return false;
 }

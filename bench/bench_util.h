@@ -100,13 +100,22 @@ double bench_sbatch_loop(const char *runuser,
                          size_t *ok_out);
 
 /* Sort v[n] ascending; then bench_pct(v, n, 99) is its 99th percentile
- * (nearest rank; 0 for n == 0). */
+ * (nearest rank; 0 for n == 0) and bench_median(v, n) its median: the middle
+ * value, or for an even n the mean of the two middle values (0 for n == 0).
+ * Every median the benchmarks print is bench_median's (p50 included), never
+ * bench_pct(v, n, 50), which is the upper of the two for an even n. */
 void bench_sort(double *v, size_t n);
 double bench_pct(const double *sorted, size_t n, double p);
+double bench_median(const double *sorted, size_t n);
 
 /* Print one target line: "target <name>: measured <value> <op> <target>
  * -> met|MISSED" and return whether it was met.  `higher_better` selects
  * >= (true) or <= (false). */
 bool bench_target(const char *name, double measured, double target, bool higher_better);
+
+/* The target line of a measure that has no data (`why`: what is missing):
+ * "target <name>: no data (<why>) -> MISSED"; a target without data is
+ * never met.  Returns false. */
+bool bench_target_no_data(const char *name, const char *why);
 
 #endif /* SLUICE_BENCH_UTIL_H */
