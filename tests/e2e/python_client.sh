@@ -9,7 +9,7 @@
 #      against it;
 #   2. a two-pool hetjob created from Python over TCP with a bearer token
 #      file (dry run, idempotent create, 409 for another body) reaches DONE
-#      SUCCEEDED (0); Location and ETag/If-None-Match when the service sends them;
+#      SUCCEEDED (0), with Location and ETag/If-None-Match;
 #   3. a launch cancelled over the Unix socket reaches DONE ABORTED (9);
 #   4. follow_logs returns the hetjob's output as it is written, and an
 #      offset read the rest;
@@ -29,7 +29,9 @@
 #      SuperExec found the SuperNode, and the hetjob SUCCEEDED.
 #
 # Checks 2-7 run side by side in one Python process
-# (clients/python/tests/live_service.py), 8 and 9 beside them.  Runs as root
+# (clients/python/tests/live_service.py), 8 and 9 beside them.  The service
+# and the client come from the same commit, so every feature either uses is
+# required: a check that cannot run is a failure, never a skip.  Runs as root
 # against the testbed's slurmrestd on 127.0.0.1 only; the service listens on
 # 127.0.0.1 (port chosen by the kernel) and a Unix socket.  A missing testbed
 # is a failure, never a skip.  Last line: "python_client@<release>: <n>
@@ -154,7 +156,11 @@ check() { # N NAME: the live line of check NAME
     line=$(grep -E "^(PASS|FAIL|SKIP) .*$2" "$work/live.out" | head -n 1 || true)
     case "$line" in
         PASS*) pass "$1. ${line#PASS }" ;;
-        SKIP*) pass "$1. SKIPPED, a server feature is missing: ${line#SKIP }" ;;
+        # live_service.py no longer skips; an older copy that did must not pass
+        SKIP*)
+            fail "$1. skipped, which is a failure against the same commit's service: ${line#SKIP }"
+            sed 's/^/    live| /' "$work/live.err" >&2
+            ;;
         FAIL*)
             fail "$1. ${line#FAIL }"
             sed 's/^/    live| /' "$work/live.err" >&2

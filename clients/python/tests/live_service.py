@@ -5,9 +5,11 @@ installed into).  Not a unittest module (it needs the service).
     python live_service.py --tcp http://127.0.0.1:PORT --token-file F \\
         --unix unix:/path/api.sock --site SITE --run TAG
 
-Prints one line per check, ``PASS <what>``, ``FAIL <what>: <why>`` or
-``SKIP <what>: <missing server feature>``; the suite counts them.  The
-checks run side by side (threads) so that the whole takes one job's time.
+Prints one line per check, ``PASS <what>`` or ``FAIL <what>: <why>``; the
+suite counts them.  The service is built from the same commit as this
+client, so every feature the client uses is required: a missing one is a
+FAIL, never a skip.  The checks run side by side (threads) so that the whole
+takes one job's time.
 """
 
 from __future__ import annotations
@@ -23,9 +25,6 @@ import sluice_client as sc
 
 OUT_LOCK = threading.Lock()
 
-
-class Skip(Exception):
-    """A check that cannot run: a server feature is missing (named)."""
 
 WAIT_S = 150
 
@@ -53,15 +52,6 @@ class Checks:
         self.het_id = "pyhet-%s" % a.run
         self.ready = threading.Event()  # the hetjob was created
         self.stream_start: Optional[int] = None
-        # The contract's newer pieces, found on the service itself: with
-        # them, the checks that need them are strict; without, they are
-        # skipped and say which server feature is missing.
-        self.watch = self.unix.list(limit=1).resource_version is not None  # api-watch
-        try:
-            self.unix.openapi()
-            self.errs = True  # api-errors (GET /v1/openapi.json and errors[] land together)
-        except sc.NotFound:
-            self.errs = False
 
     # 1. a two-pool hetjob created from Python (TCP + token), idempotent,
     #    dry run first, reaches SUCCEEDED; GET's ETag / If-None-Match.
@@ -80,6 +70,8 @@ class Checks:
             raise AssertionError("dry run rendered %d jobs" % len(dry.jobs))
         # list-then-watch: the stream starts at the list's resource version
         page = self.tcp.list(limit=1)
+        if page.resource_version is None:
+            raise AssertionError("the list has no resource_version")
         self.stream_start = page.resource_version
         launch = self.tcp.create(req)
         self.ready.set()
@@ -95,29 +87,26 @@ class Checks:
         jobs = [c.job_id for c in done.components]
         if (done.state, done.result_code, done.result) != ("DONE", 0, "SUCCEEDED") or len(jobs) != 2:
             raise AssertionError("ended %s %s %s, components %s" % (done.state, done.result, done.reason, jobs))
-        if self.watch:
-            if launch.location != "/v1/launches/" + self.het_id or again.location != launch.location:
-                raise AssertionError("Location %r / %r" % (launch.location, again.location))
-            if done.etag != '"%s"' % done.resource_version:
-                raise AssertionError("ETag %r, resource_version %r" % (done.etag, done.resource_version))
-            # events may still come after DONE (archived): the version the
-            # conditional GET sends is the newest one read
-            for _ in range(10):
-                cur = self.tcp.get(self.het_id)
-                assert cur is not None
-                again304 = self.tcp.get(self.het_id, if_none_match=cur.etag)
-                if again304 is None:
-                    break
-                if again304.etag == cur.etag:
-                    raise AssertionError("If-None-Match %s did not answer 304" % cur.etag)
-                time.sleep(0.5)
-            else:
-                raise AssertionError("the launch's version kept changing")
-            if self.tcp.get(self.het_id, if_none_match='"1"') is None:
-                raise AssertionError("If-None-Match with an old version answered 304")
-            extra = ", Location, ETag %s and 304" % done.etag
+        if launch.location != "/v1/launches/" + self.het_id or again.location != launch.location:
+            raise AssertionError("Location %r / %r" % (launch.location, again.location))
+        if done.resource_version is None or done.etag != '"%s"' % done.resource_version:
+            raise AssertionError("ETag %r, resource_version %r" % (done.etag, done.resource_version))
+        # events may still come after DONE (archived): the version the
+        # conditional GET sends is the newest one read
+        for _ in range(10):
+            cur = self.tcp.get(self.het_id)
+            assert cur is not None
+            again304 = self.tcp.get(self.het_id, if_none_match=cur.etag)
+            if again304 is None:
+                break
+            if again304.etag == cur.etag:
+                raise AssertionError("If-None-Match %s did not answer 304" % cur.etag)
+            time.sleep(0.5)
         else:
-            extra = "; SKIPPED Location/ETag/If-None-Match: the service has no resource_version (api-watch not merged)"
+            raise AssertionError("the launch's version kept changing")
+        if self.tcp.get(self.het_id, if_none_match='"1"') is None:
+            raise AssertionError("If-None-Match with an old version answered 304")
+        extra = ", Location, ETag %s and 304" % done.etag
         say("PASS", what, "jobs %s, idempotent create, 409 on a different body, dry run%s" % (jobs, extra))
 
     # 2. cancel over the Unix socket reaches ABORTED (9).
@@ -158,31 +147,22 @@ class Checks:
             "%d chunks, %d bytes; offset read ok" % (len(chunks), len(text)))
 
     # 4. the global stream, dropped mid-stream, resumes with Last-Event-ID:
-    #    every event of the launch once, as GET lists them.
-    #    With api-watch: filtered by launch_id, from the list's resource
-    #    version (list-then-watch: nothing before it, nothing missed).
+    #    every event of the launch once, as GET lists them, filtered by
+    #    launch_id, from the list's resource version (list-then-watch:
+    #    nothing before it, nothing missed).
     def check_global_resume(self) -> None:
-        if self.watch:
-            self._resume("global (launch_id filter, after the list's resource_version)",
-                         lambda after: self.tcp.events(after=after, launch_id=self.het_id))
-        else:
-            self._resume("global", lambda after: self.tcp.events(after=after))
+        self._resume("global (launch_id filter, after the list's resource_version)",
+                     lambda after: self.tcp.events(after=after, launch_id=self.het_id))
 
     # 5. the per-launch stream, the same; it ends by itself after DONE.
     def check_launch_resume(self) -> None:
-        if not self.watch:
-            raise Skip("per-launch event stream: the service has no GET /v1/launches/{id}/events "
-                       "(api-watch not merged)")
         self._resume("per-launch", lambda after: self.unix.launch_events(self.het_id, after=after))
 
     def _is_done(self, ev: sc.Event) -> bool:
-        """The launch's DONE event: by its state, or where the stream's
-        events carry none, by its seq against GET's list."""
-        if ev.state is not None:
-            return ev.state == "DONE"
-        launch = self.tcp.get(self.het_id)
-        done = [e.seq for e in launch.events if e.state == "DONE"] if launch is not None else []
-        return bool(done) and ev.seq >= done[0]
+        """The launch's DONE event, by the state every stream event carries."""
+        if ev.state is None:
+            raise AssertionError("stream event %s (seq %s) carries no state" % (ev.name, ev.seq))
+        return ev.state == "DONE"
 
     def _resume(self, kind: str, open_stream: Callable[[Optional[int]], sc.EventStream]) -> None:
         self.ready.wait(WAIT_S)
@@ -196,9 +176,7 @@ class Checks:
         try:
             for ev in s:
                 if ev.launch_id not in (None, self.het_id):
-                    if self.watch:
-                        raise AssertionError("the stream gave an event of %s" % ev.launch_id)
-                    continue
+                    raise AssertionError("the stream gave an event of %s" % ev.launch_id)
                 got.append(ev)
                 if len(got) == 1 and not dropped:
                     s.drop_connection()  # the socket dies under the reader
@@ -207,11 +185,6 @@ class Checks:
                     break
                 if time.monotonic() > deadline:
                     raise AssertionError("no DONE event in the stream")
-        except sc.NotFound as e:
-            if kind == "per-launch" and not got:
-                raise Skip("per-launch event stream: the service has no GET /v1/launches/{id}/events "
-                           "(api-watch not merged): %s" % e) from None
-            raise
         finally:
             watchdog.cancel()
             s.close()
@@ -226,7 +199,7 @@ class Checks:
         want = [e.seq for e in final.events]
         done_at = [i for i, e in enumerate(final.events) if e.state == "DONE"]
         seqs = [e.seq for e in got]
-        if not done_at or seqs != want[:len(seqs)] or (self.watch and seqs[:1] != [1]) or len(seqs) < done_at[0] + 1:
+        if not done_at or seqs != want[:len(seqs)] or seqs[:1] != [1] or len(seqs) < done_at[0] + 1:
             raise AssertionError("stream gave seqs %s, the launch has %s (DONE at index %s)"
                                  % (seqs, want, done_at[:1]))
         if s.reconnects < 1:
@@ -258,13 +231,12 @@ class Checks:
         except sc.BadRequest as e:
             if e.field != "limit":
                 raise AssertionError("limit=5000: field %r" % e.field)
-        if self.watch:
-            for bad in ({"limit": 0}, {"state": "NOPE"}):
-                try:
-                    self.unix.list(**bad)
-                    raise AssertionError("%s was accepted" % bad)
-                except sc.BadRequest:
-                    pass
+        for bad in ({"limit": 0}, {"state": "NOPE"}):
+            try:
+                self.unix.list(**bad)
+                raise AssertionError("%s was accepted" % bad)
+            except sc.BadRequest:
+                pass
         req = {"launch_id": "pybad-%s" % self.a.run, "site": self.a.site, "command": "/bin/true",
                "pools": [{"name": "A", "nodes": 0}]}
         try:
@@ -274,17 +246,13 @@ class Checks:
             errs, field = e.errors, e.field
             if not e.field or e.status != 422:
                 raise AssertionError("422 without field: %s" % e)
-        if self.errs:
-            paths = [x.path for x in errs]
-            if ("pools[0].name" not in paths or "pools[0].nodes" not in paths
-                    or paths.index("pools[0].name") > paths.index("pools[0].nodes") or errs[0].path != field):
-                raise AssertionError("422 errors[] %s, field %s" % ([(x.path, x.reason) for x in errs], field))
-            note = "422 errors[]: %s" % [(x.path, x.reason) for x in errs]
-        else:
-            note = ("422 field %s; SKIPPED errors[]: the service has no /v1/openapi.json, so no errors[] "
-                    "either (api-errors not merged)" % field)
-        if self.watch:
-            note += "; limit=0 and a bad state are 400"
+        paths = [x.path for x in errs]
+        if ("pools[0].name" not in paths or "pools[0].nodes" not in paths
+                or paths.index("pools[0].name") > paths.index("pools[0].nodes") or errs[0].path != field):
+            raise AssertionError("422 errors[] %s, field %s" % ([(x.path, x.reason) for x in errs], field))
+        self.unix.openapi()  # GET /v1/openapi.json: sc.NotFound here is a FAIL
+        note = "422 errors[]: %s; limit=0 and a bad state are 400; /v1/openapi.json served" % [
+            (x.path, x.reason) for x in errs]
         say("PASS", "problems become typed exceptions (401 Unauthorized, 404 NotFound, 400 BadRequest, "
                     "422 InvalidRequest)", note)
 
@@ -307,9 +275,6 @@ def main() -> int:
     def run(name: str) -> None:
         try:
             getattr(c, name)()
-            results[name] = True
-        except Skip as e:
-            say("SKIP", name, str(e))
             results[name] = True
         except Exception as e:  # noqa: BLE001 - every failure is reported
             say("FAIL", name, "%s: %s" % (type(e).__name__, e))
