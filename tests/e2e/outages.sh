@@ -8,9 +8,11 @@
 #   1. NODE_FAIL: the slurmd of the node running a job is killed; slurmctld
 #      declares the node down after SlurmdTimeout and the launch ends
 #      INFRASTRUCTURE_ERROR (104) with reason NODE_FAIL;
-#   2. slurmdbd stopped while a job ends and leaves the live queue
-#      (MinJobAge 5): the launch does not end on missing accounting and
-#      ends SUCCEEDED with exactly one job once slurmdbd is back;
+#   2. a launch whose job left slurmctld (MinJobAge 5) while the launch
+#      was paused, resumed with slurmdbd down (process gone, port refused):
+#      its accounting read goes unanswered and it does not end on missing
+#      accounting; once slurmdbd is back it ends SUCCEEDED with exactly one
+#      job, its end observed by the accounting read (the event's source);
 #   3. slurmrestd down when the launch is submitted: the refused connect is
 #      a proven non-submission, retried at once with backoff; once
 #      slurmrestd is back (8 s later) the launch gets its job on attempt 1,
@@ -53,7 +55,10 @@ export SLUICE_TB_MIN_JOB_AGE=5 SLUICE_TB_SLURMD_TIMEOUT=10
 TB="$REPO/deploy/testbed"
 
 work=$(mktemp -d /tmp/sluice-e2e-outages.XXXXXX)
+stopped_pid=""
 cleanup() {
+    # a launch paused by case 2 is resumed, so that it can be stopped
+    [ -z "$stopped_pid" ] || kill -CONT "$stopped_pid" 2>/dev/null || true
     jobs -p | xargs -r kill 2>/dev/null || true
     wait 2>/dev/null || true
     bash "$TB/stop.sh" --purge >"$work/stop.log" 2>&1 || {
@@ -133,17 +138,79 @@ fi
 bash "$TB/start.sh" >"$work/start2.log" 2>&1 || abort "start.sh could not bring slurmd back"
 
 # -------------------------------------------------- 2. slurmdbd outage
+# The launch must take the accounting path: its job gone from slurmctld
+# before the launch sees it end.  With slurmdbd down, 22.05's slurmctld
+# keeps an ended job until slurmdbd has its record (seen: still there 60 s
+# later), and the launch reads its end live.  So the launch is paused
+# (SIGSTOP) while its job ends and is purged (MinJobAge 5, slurmdbd up);
+# slurmdbd is stopped, shown down (process gone, port refused), and the
+# launch resumed.  Then, shown and not assumed: the job is unknown to
+# slurmctld, the launch reads accounting and gets no answer (an `observed`
+# event, source accounting, lookup other than FOUND) and stays live; once
+# slurmdbd is back, the observation that ends it is an accounting read
+# (source accounting, the job COMPLETED).
 id="dbd-$run"
-request "$id" /bin/sleep '["2"]'
+request "$id" /bin/sleep '["5"]'
 t1=$(date +%s)
 launch "$id" &
 bg=$!
-alive=0
-if wait_running "$id" && kill -TERM "$(cat "$(pidfile slurm/slurmdbd.pid)")"; then
-    # The job ends after 2 s and leaves the live queue MinJobAge later.
-    sleep 20
-    if kill -0 "$bg" 2>/dev/null; then alive=1; fi
-    bash "$TB/start.sh" >"$work/start3.log" 2>&1 || say "start.sh could not bring slurmdbd back"
+dbd_port=$((SLUICE_TB_PORT_BASE + 1))
+port_refused() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+# events_of ID JQ_FILTER: the launch's events (sluice status -o json) through jq.
+events_of() {
+    "$SLUICE" status --state-dir "$work/state-$1" "$1" -o json 2>/dev/null | jq -c "[.events[] | $2]"
+}
+job_gone() { # (not a pipe: under pipefail scontrol's exit 1 would hide grep's match)
+    local out
+    out=$(scontrol show job "$1" 2>&1) || true
+    [[ "$out" == *"Invalid job id"* ]]
+}
+acct_miss='select(.name == "observed" and .context.source == "accounting" and .context.lookup != "FOUND")'
+ended_by='select(.name == "observed" and .context.lookup == "FOUND" and ([.context.jobs[]?.state] | index("COMPLETED")))'
+why=""
+jid="" missed="[]"
+if wait_running "$id"; then
+    jid=$("$SLUICE" status --state-dir "$work/state-$id" "$id" -o json | jq -r '.components[0].job_id // empty')
+    # the launch's sluice: the child of the `timeout` that launch() runs
+    tpid=$(pgrep -P "$bg" -x timeout || true)
+    stopped_pid=$([ -n "$tpid" ] && pgrep -P "$tpid" || true)
+    if [ -z "$stopped_pid" ] || ! kill -STOP "$stopped_pid"; then
+        why+=" could not pause the launch (timeout pid '$tpid', sluice pid '$stopped_pid');"
+        stopped_pid=""
+    fi
+    # slurmctld purges ended jobs older than MinJobAge in a periodic pass
+    for _ in $(seq 1 150); do
+        job_gone "$jid" && break
+        sleep 1
+    done
+    job_gone "$jid" || why+=" job $jid still known to slurmctld 150 s after it ended;"
+    dbd_pid=$(cat "$(pidfile slurm/slurmdbd.pid)")
+    kill -TERM "$dbd_pid"
+    for _ in $(seq 1 100); do
+        kill -0 "$dbd_pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    if kill -0 "$dbd_pid" 2>/dev/null; then
+        why+=" slurmdbd (pid $dbd_pid) still runs 10 s after SIGTERM;"
+    elif ! port_refused "$dbd_port"; then
+        why+=" slurmdbd's port $dbd_port still accepts connections;"
+    fi
+    [ -z "$stopped_pid" ] || kill -CONT "$stopped_pid"
+    stopped_pid=""
+    # The launch, resumed, asks accounting and gets no answer.
+    for _ in $(seq 1 60); do
+        missed=$(events_of "$id" "$acct_miss")
+        [ "$missed" != "[]" ] && break
+        sleep 1
+    done
+    [ "$missed" != "[]" ] || why+=" no unanswered accounting read recorded while slurmdbd was down;"
+    kill -0 "$bg" 2>/dev/null || why+=" the launch ended while slurmdbd was down;"
+    # still down, still gone, after those reads
+    port_refused "$dbd_port" || why+=" slurmdbd's port answered during the outage;"
+    job_gone "$jid" || why+=" job $jid known to slurmctld again during the outage;"
+    bash "$TB/start.sh" >"$work/start3.log" 2>&1 || why+=" start.sh could not bring slurmdbd back;"
+else
+    why+=" the job never ran;"
 fi
 wait "$bg" || true
 for _ in $(seq 1 15); do
@@ -151,10 +218,18 @@ for _ in $(seq 1 15); do
     [ "$n" -ge 1 ] && break
     sleep 1
 done
-if [ "$(rc_of "$id")" = 0 ] && [ "$n" -eq 1 ]; then
-    pass "slurmdbd down 20 s while the job ended: SUCCEEDED with one job (live during outage: $alive) ($(($(date +%s) - t1)) s)"
+ended=$(events_of "$id" "$ended_by | {source: .context.source, lookup: .context.lookup}")
+first_src=$(jq -r '.[0].source // "none"' <<<"$ended")
+[ "$(rc_of "$id")" = 0 ] || why+=" exit $(rc_of "$id"), want 0;"
+[ "$n" -eq 1 ] || why+=" $n jobs, want 1;"
+[ "$first_src" = accounting ] || why+=" the job's end was first observed from '$first_src', want accounting ($ended);"
+if [ -z "$why" ]; then
+    pass "job $jid purged from slurmctld while the launch was paused, slurmdbd down (pid gone, port $dbd_port refused): $(jq length <<<"$missed") accounting read(s) unanswered ($(jq -r '.[0].context.lookup' <<<"$missed")), launch live; SUCCEEDED from the accounting read once slurmdbd was back, one job ($(($(date +%s) - t1)) s)"
 else
-    fail "slurmdbd outage (exit $(rc_of "$id") want 0, jobs $n want 1, live during outage: $alive)"; show "$id"
+    fail "slurmdbd outage:$why"
+    show "$id"
+    "$SLUICE" status --state-dir "$work/state-$id" "$id" -o json 2>/dev/null |
+        jq -c '.events[] | {name, state, context: (.context | del(.jobs))}' | sed 's/^/    events| /' >&2 || true
 fi
 
 # ------------------------------------ 3. slurmrestd down at submit time
