@@ -8,7 +8,8 @@
 # version (docs/benchmarks.md keeps one table per release).
 # Environment: the testbed's (SLUICE_TESTBED_DIR, SLUICE_TB_PORT_BASE for a
 # non-default instance); BENCH_SIZES (10,100,1000,10000), BENCH_CYCLES (20),
-# BENCH_BASELINE_CYCLES (3,2,1,0: none at 10,000), BENCH_SUBMIT_JOBS (200), BENCH_LIVE
+# BENCH_BASELINE_CYCLES (3,2,1,0: none at 10,000), BENCH_POLL_CYCLE_JOBS (10000),
+# BENCH_POLL_CYCLE_CYCLES (5), BENCH_SUBMIT_JOBS (200), BENCH_LIVE
 # (10000), BENCH_FINISHED (100000), BENCH_LATENCY_RUNS (3), BENCH_SERVE_LAUNCHES
 # (100), BENCH_SERVE_RATE (500), BENCH_SERVE_SECONDS (30), BENCH_SERVE_SUBMIT (100),
 # BENCH_SERVE_SUBMIT_ROUNDS (5: issue 16 reports the median and minimum of 5 rounds);
@@ -43,6 +44,12 @@ bash "$HERE/bench_latency.sh" 1 default
 echo "== 1. poll cost"
 "$BUILD/bench/bench_poll" --sizes "${BENCH_SIZES:-10,100,1000,10000}" --cycles "${BENCH_CYCLES:-20}" \
     --baseline-cycles "${BENCH_BASELINE_CYCLES:-3,2,1,0}"
+echo "== 1b. RPCs per poll cycle of a real launcher tracking ${BENCH_POLL_CYCLE_JOBS:-10000} held jobs"
+site=$(mktemp /tmp/sluice-bench-site.XXXXXX)
+bash "$REPO/deploy/testbed/site-config.sh" >"$site"
+"$BUILD/bench/bench_poll_cycle" --config "$site" --jobs "${BENCH_POLL_CYCLE_JOBS:-10000}" \
+    --cycles "${BENCH_POLL_CYCLE_CYCLES:-5}"
+rm -f "$site"
 echo "== 2. submit throughput"
 "$BUILD/bench/bench_submit" --jobs "${BENCH_SUBMIT_JOBS:-200}"
 echo "== 2b. submit throughput through the launcher (accept + staging + store + REST)"
