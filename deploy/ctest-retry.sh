@@ -50,6 +50,9 @@ fi
 build=${1:?usage: ctest-retry.sh BUILD_DIR PREFIX [CTEST_ARGS...]}
 prefix=${2:?usage: ctest-retry.sh BUILD_DIR PREFIX [CTEST_ARGS...]}
 shift 2
+# CTest resolves a relative --output-junit path from the build directory;
+# every path here is absolute.
+prefix=$(realpath -m -- "$prefix")
 rm -f "$prefix".first.* "$prefix".retry.* "$prefix".first-failures.txt "$prefix".retried "$prefix".failed
 : >"$prefix.retried"
 : >"$prefix.failed"
