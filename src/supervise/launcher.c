@@ -600,8 +600,12 @@ sluice_err sluice_launcher_step(sluice_launcher_t *l, sluice_error_t *err)
     if ((rc = take_in(l, true, err)) != SLUICE_OK)
         return rc;
     t[1] = launcher_mono_ms();
-    /* The batched read first: it has priority in the budget. */
-    if ((rc = launcher_poll_live(l, now, err)) != SLUICE_OK)
+    /* The batched read first: it has priority in the budget; then the due
+     * cancels (their tokens reserved now), then the per-launch full reads. */
+    launcher_reserve_for_cancels(l, now);
+    rc = launcher_poll_live(l, now, err);
+    l->budget.reserved = 0.0;
+    if (rc != SLUICE_OK)
         return rc;
     t[2] = launcher_mono_ms();
     if ((rc = launcher_submit_due(l, now, err)) != SLUICE_OK)

@@ -202,6 +202,9 @@ struct sluice_launcher {
     struct {
         double reads; /* reads and cancels */
         int64_t reads_ms;
+        /* Tokens the poll's per-launch full reads leave for the cancels
+         * due this step (launcher_reserve_for_cancels). */
+        double reserved;
         double submits; /* submits: a budget of their own */
         int64_t submits_ms;
     } budget;
@@ -270,6 +273,14 @@ char *launcher_dup_or(const char *s, const char *dflt);
 bool launcher_same_str(const char *a, const char *b);
 /* One read/cancel token of the budget; false when spent. */
 bool launcher_take_token(sluice_launcher_t *l);
+/* One token for a per-launch full read of the poll, only while more than
+ * the reserve for this step's due cancels is left; false otherwise. */
+bool launcher_take_spare_token(sluice_launcher_t *l);
+/* Reserve two tokens (the fresh read and the DELETE) for every launch whose
+ * cancel is due at `now`, before the poll spends the budget on full reads:
+ * a cancel (the caller's, a pending timeout) is never starved by the reads
+ * of pending jobs. */
+void launcher_reserve_for_cancels(sluice_launcher_t *l, int64_t now);
 /* True when at least `n` read/cancel tokens are left (none taken). */
 bool launcher_has_tokens(const sluice_launcher_t *l, double n);
 /* One submit token of the submit budget; false when spent. */

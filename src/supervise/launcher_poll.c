@@ -23,8 +23,11 @@
  * ours as a miss.  Neither is ever cancelled.
  *
  * Notes:
- *   - Reads spend the launcher's read budget (launcher_take_token()); a
- *     launch over budget is read next cycle.
+ *   - Reads spend the launcher's read budget; a launch over budget is
+ *     read next cycle.  The batched read comes first; the per-launch full
+ *     reads leave the tokens reserved for this step's due cancels
+ *     (launcher_take_spare_token()), so the reads of thousands of pending
+ *     jobs never hold a cancel back.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,7 +91,7 @@ static sluice_err poll_one(sluice_launcher_t *l,
     if (!L->owner_ok || L->owner_id != L->fsm.job_ids[0]) {
         /* The id's first sighting (or the first since it was out of
          * sight): its full record must be ours before its state is. */
-        if (!launcher_take_token(l))
+        if (!launcher_take_spare_token(l))
             return SLUICE_OK; /* over budget: read it next cycle */
         goto full;
     }
@@ -98,7 +101,7 @@ static sluice_err poll_one(sluice_launcher_t *l,
          * and then (its reason may change); otherwise only a pending
          * launch needs a heartbeat (the timer). */
         if (L->fsm.state == SLUICE_FSM_PENDING && st->base == SLUICE_JOB_PENDING &&
-            ++L->pending_polls >= PENDING_REFRESH_POLLS && launcher_take_token(l))
+            ++L->pending_polls >= PENDING_REFRESH_POLLS && launcher_take_spare_token(l))
             goto full;
         if (L->fsm.state == SLUICE_FSM_PENDING && L->fsm.cfg.pending_timeout > 0 &&
             now - L->last_obs_ms >= heartbeat_ms(l, L))
@@ -112,7 +115,7 @@ static sluice_err poll_one(sluice_launcher_t *l,
          * now.  Over budget, the batched state is enough for the state
          * machine (the pending timer starts here) and the refresh above
          * reads the record later. */
-        if (launcher_take_token(l))
+        if (launcher_take_spare_token(l))
             goto full;
         if ((v = calloc(1, sizeof(*v))) == NULL)
             return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
@@ -127,7 +130,7 @@ static sluice_err poll_one(sluice_launcher_t *l,
         L->last_flags = st->flags;
         return launcher_record_observed(l, L, SLUICE_LOOKUP_FOUND, SLUICE_SOURCE_LIVE, v, 1, err);
     }
-    if (!launcher_take_token(l))
+    if (!launcher_take_spare_token(l))
         return SLUICE_OK; /* over budget: read it next cycle */
 full:
     L->pending_polls = 0;

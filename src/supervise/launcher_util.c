@@ -99,6 +99,28 @@ bool launcher_take_token(sluice_launcher_t *l)
     return true;
 }
 
+bool launcher_take_spare_token(sluice_launcher_t *l)
+{
+    if (l->budget.reads < 1.0 + l->budget.reserved)
+        return false;
+    l->budget.reads -= 1.0;
+    return true;
+}
+
+void launcher_reserve_for_cancels(sluice_launcher_t *l, int64_t now)
+{
+    double want = 0.0;
+
+    for (size_t i = 0; i < l->n; i++) {
+        const launch_t *L = l->v[i];
+
+        if (L->fsm.state != SLUICE_FSM_DONE && L->fsm.n_job_ids > 0 && !L->cancel_refused &&
+            (launcher_fsm_due(L, launcher_fsm_time(now)) & SLUICE_DUE_CANCEL))
+            want += 2.0;
+    }
+    l->budget.reserved = want;
+}
+
 bool launcher_has_tokens(const sluice_launcher_t *l, double n)
 {
     return l->budget.reads >= n;

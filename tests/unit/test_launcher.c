@@ -1218,6 +1218,40 @@ static size_t count_events_with(const char *id, const char *name, const char *te
     return k;
 }
 
+/* At poll.rpc_per_sec 5 with 200 launches whose jobs were just seen
+ * pending, the full reads of first-seen pending jobs alone would take every
+ * token for 40 cycles; a caller's cancel goes out in the next cycle anyway:
+ * its two tokens (the fresh read and the DELETE) are reserved before the
+ * poll spends the budget (measured on 22.05 with 10,000 held jobs: no cancel
+ * reached slurmctld in 10 cycles before this). */
+Test(launcher, cancels_are_not_starved_by_the_reads_of_pending_jobs)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_launcher_t *l;
+    fake_stage_t stuck[] = {{SLUICE_JOB_PENDING, 0, 0, 0, 100000}};
+    unsigned gets_before;
+
+    next_rpc_per_sec = 5;
+    next_submit_per_sec = 1000;
+    l = new_launcher();
+    fake_cluster_set_script(fc, stuck, 1);
+    accept_n(l, "S", 200);
+    step(l);
+    step(l);
+    cr_assert_eq(fc->n_submit, 200, "every launch submitted: %u", fc->n_submit);
+    gets_before = fc->n_get;
+    step(l);
+    cr_assert_gt(fc->n_get, gets_before, "the full reads of first-seen pending jobs run");
+    cr_assert_sluice_ok(sluice_launcher_cancel(l, "S7", "alice", &err), &err);
+    step(l);
+    cr_assert_eq(fc->n_cancel, 1, "the cancel went out in the next cycle: %u", fc->n_cancel);
+    for (int i = 0; i < 3; i++)
+        step(l);
+    cr_assert_eq(fc->n_cancel, 1, "one DELETE: %u", fc->n_cancel);
+    cr_assert_eq(run_to_end(l, "S7", 20), 9);
+    sluice_launcher_free(l);
+}
+
 Test(launcher, one_cycle_submits_its_launches_as_one_batch)
 {
     sluice_launcher_t *l;
