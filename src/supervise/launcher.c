@@ -601,8 +601,9 @@ sluice_err sluice_launcher_step(sluice_launcher_t *l, sluice_error_t *err)
         return rc;
     t[1] = launcher_mono_ms();
     /* The batched read first: it has priority in the budget; then the due
-     * cancels (their tokens reserved now), then the per-launch full reads. */
-    launcher_reserve_for_cancels(l, now);
+     * cancels and reconciliations (their tokens reserved now), then the
+     * per-launch full reads. */
+    launcher_reserve_for_actions(l, now);
     rc = launcher_poll_live(l, now, err);
     l->budget.reserved = 0.0;
     if (rc != SLUICE_OK)

@@ -203,7 +203,7 @@ struct sluice_launcher {
         double reads; /* reads and cancels */
         int64_t reads_ms;
         /* Tokens the poll's per-launch full reads leave for the cancels
-         * due this step (launcher_reserve_for_cancels). */
+         * and reconciliations due this step (launcher_reserve_for_actions). */
         double reserved;
         double submits; /* submits: a budget of their own */
         int64_t submits_ms;
@@ -274,13 +274,13 @@ bool launcher_same_str(const char *a, const char *b);
 /* One read/cancel token of the budget; false when spent. */
 bool launcher_take_token(sluice_launcher_t *l);
 /* One token for a per-launch full read of the poll, only while more than
- * the reserve for this step's due cancels is left; false otherwise. */
+ * the reserve for this step's due cancels and reconciliations is left. */
 bool launcher_take_spare_token(sluice_launcher_t *l);
-/* Reserve two tokens (the fresh read and the DELETE) for every launch whose
- * cancel is due at `now`, before the poll spends the budget on full reads:
- * a cancel (the caller's, a pending timeout) is never starved by the reads
- * of pending jobs. */
-void launcher_reserve_for_cancels(sluice_launcher_t *l, int64_t now);
+/* Reserve two tokens for every launch whose cancel (the fresh read and the
+ * DELETE) or reconciliation (the marker looked up live, then in accounting)
+ * is due at `now`, before the poll spends the budget on full reads: neither
+ * is ever starved by the reads of pending jobs. */
+void launcher_reserve_for_actions(sluice_launcher_t *l, int64_t now);
 /* True when at least `n` read/cancel tokens are left (none taken). */
 bool launcher_has_tokens(const sluice_launcher_t *l, double n);
 /* One submit token of the submit budget; false when spent. */

@@ -25,9 +25,9 @@
  * Notes:
  *   - Reads spend the launcher's read budget; a launch over budget is
  *     read next cycle.  The batched read comes first; the per-launch full
- *     reads leave the tokens reserved for this step's due cancels
- *     (launcher_take_spare_token()), so the reads of thousands of pending
- *     jobs never hold a cancel back.
+ *     reads leave the tokens reserved for this step's due cancels and
+ *     reconciliations (launcher_take_spare_token()), so the reads of
+ *     thousands of pending jobs never hold either back.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -107,16 +107,23 @@ bool launcher_take_spare_token(sluice_launcher_t *l)
     return true;
 }
 
-void launcher_reserve_for_cancels(sluice_launcher_t *l, int64_t now)
+void launcher_reserve_for_actions(sluice_launcher_t *l, int64_t now)
 {
     double want = 0.0;
 
     for (size_t i = 0; i < l->n; i++) {
         const launch_t *L = l->v[i];
 
-        if (L->fsm.state != SLUICE_FSM_DONE && L->fsm.n_job_ids > 0 && !L->cancel_refused &&
-            (launcher_fsm_due(L, launcher_fsm_time(now)) & SLUICE_DUE_CANCEL))
+        unsigned due;
+
+        if (L->fsm.state == SLUICE_FSM_DONE)
+            continue;
+        due = launcher_fsm_due(L, launcher_fsm_time(now));
+        if (L->fsm.n_job_ids > 0 && !L->cancel_refused && (due & SLUICE_DUE_CANCEL))
             want += 2.0;
+        else if (!(due & (SLUICE_DUE_SUBMIT | SLUICE_DUE_NEW_ATTEMPT)) &&
+                 (due & SLUICE_DUE_RECONCILE))
+            want += 2.0; /* the marker looked up live, then in accounting */
     }
     l->budget.reserved = want;
 }

@@ -1252,6 +1252,32 @@ Test(launcher, cancels_are_not_starved_by_the_reads_of_pending_jobs)
     sluice_launcher_free(l);
 }
 
+/* The same load, and a launch whose POST answer was lost: its marker is
+ * looked up (live, then accounting) within a few cycles, not after every
+ * pending job has been read (seen on 22.05 at 10,000 held jobs: one launch
+ * still reconciling 15 minutes after its POST was reset). */
+Test(launcher, reconciling_is_not_starved_by_the_reads_of_pending_jobs)
+{
+    sluice_launcher_t *l;
+    fake_stage_t stuck[] = {{SLUICE_JOB_PENDING, 0, 0, 0, 100000}};
+
+    next_rpc_per_sec = 5;
+    next_submit_per_sec = 1000;
+    l = new_launcher();
+    fake_cluster_set_script(fc, stuck, 1);
+    accept_n(l, "R", 200);
+    step(l);
+    step(l);
+    cr_assert_eq(fc->n_submit, 200, "every launch submitted: %u", fc->n_submit);
+    fake_cluster_push_mode(fc, FAKE_SUBMIT_LOST);
+    accept_launch(l, "U1", 1, NULL, NULL, 0);
+    for (int i = 0; i < 8 && count_events("U1", "adopted") == 0; i++)
+        step(l);
+    cr_assert_eq(count_events("U1", "adopted"), 1, "the lost POST's job was adopted");
+    cr_assert_eq(jobs_of("U1"), 1);
+    sluice_launcher_free(l);
+}
+
 Test(launcher, one_cycle_submits_its_launches_as_one_batch)
 {
     sluice_launcher_t *l;
