@@ -76,6 +76,16 @@ static int caller_name_ok(const char *n)
     return 1;
 }
 
+/* The site's own secret files (the tokens file, the TLS key) are named by
+ * the operator, never by a request or a job, so a link is followed (Kubernetes
+ * mounts secrets as links) and the file opened is judged by fstat: a regular
+ * file, owned by the service's user or root (the rule of the Slurm key files,
+ * src/slurm/auth_token.c), so no other user can swap one in. */
+static bool owned_by_service(const struct stat *st)
+{
+    return st->st_uid == geteuid() || st->st_uid == 0;
+}
+
 /* One line of a tokens file, line[0..len) (no '\n'), into tokens[*n]. */
 static sluice_err parse_token_line(
     const char *text, size_t len, unsigned lineno, token_t *tokens, size_t *n, sluice_error_t *err)
@@ -183,9 +193,7 @@ sluice_err server_load_tokens(sluice_server_t *s, const char *path, sluice_error
         rc = sluice_errorf(err, SLUICE_ECONFIG, "tokens file %s is not a regular file", path);
         goto out;
     }
-    /* The rule of the Slurm key files (src/slurm/auth_token.c): owned by
-     * the service's user or root, so no other user can swap tokens in. */
-    if (st.st_uid != geteuid() && st.st_uid != 0) {
+    if (!owned_by_service(&st)) {
         rc = sluice_errorf(err, SLUICE_ECONFIG,
                            "tokens file %s is owned by uid %ld, neither the service's user "
                            "(uid %ld) nor root; chown it",
@@ -314,6 +322,13 @@ server_read_pem(const char *path, int is_key, char **out, size_t *len_out, sluic
         return sluice_errorf(err, SLUICE_ECONFIG, "%s %s: %s", what, path, strerror(errno));
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         rc = sluice_errorf(err, SLUICE_ECONFIG, "%s %s is not a regular file", what, path);
+        goto out;
+    }
+    if (is_key && !owned_by_service(&st)) {
+        rc = sluice_errorf(err, SLUICE_ECONFIG,
+                           "%s %s is owned by uid %ld, neither the service's user (uid %ld) "
+                           "nor root; chown it",
+                           what, path, (long)st.st_uid, (long)geteuid());
         goto out;
     }
     if (is_key && (st.st_mode & 007)) {

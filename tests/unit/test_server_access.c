@@ -247,6 +247,32 @@ Test(server_access, pem_files_are_checked_and_keys_kept_private)
     cr_assert_null(pem);
 }
 
+/* The TLS key follows the tokens file's rule: owned by the service's user or
+ * root (another user could swap a key in); a certificate may be anyone's. */
+Test(server_access, a_tls_key_owned_by_another_user_is_refused)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    char *pem = NULL;
+    size_t len = 0;
+    const char *p;
+
+    if (geteuid() != 0)
+        cr_skip_test("needs root to give a file away");
+    p = write_file("theirs.pem",
+                   "-----BEGIN PRIVATE KEY-----\nSECRETKEYBYTES\n-----END PRIVATE KEY-----\n",
+                   0600);
+    cr_assert_eq(chown(p, 12345, 12345), 0, "%s", strerror(errno));
+    cr_assert_eq(server_read_pem(p, 1, &pem, &len, &err), SLUICE_ECONFIG);
+    cr_assert(strstr(err.text, "owned by uid 12345") != NULL, "%s", err.text);
+    cr_assert(strstr(err.text, "SECRETKEYBYTES") == NULL, "%s", err.text);
+    cr_assert_null(pem);
+    p = write_file("theirs-cert.pem",
+                   "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n", 0644);
+    cr_assert_eq(chown(p, 12345, 12345), 0, "%s", strerror(errno));
+    cr_assert_eq(server_read_pem(p, 0, &pem, &len, &err), SLUICE_OK, "%s", err.text);
+    free(pem);
+}
+
 Test(server_access, unix_socket_mode_and_stale_files)
 {
     sluice_error_t err = SLUICE_ERROR_INIT;
