@@ -38,48 +38,19 @@ NAME=outages
 
 SLUICE=${SLUICE_BIN:-$REPO/build/sluice}
 [ -x "$SLUICE" ] || abort "no sluice binary at $SLUICE (set SLUICE_BIN)"
-[ "$(id -u)" -eq 0 ] || abort "outages.sh starts its own testbed: run it as root"
-
-# This instance only: every testbed script below sees these.
-unset SLURM_CONF SLUICE_TB_REST_URL
-export SLUICE_TESTBED_DIR=${SLUICE_E2E_OUTAGE_DIR:-/var/tmp/sluice-tb-outages}
-# Its own port block per release, clear of every release's main testbed
-# (16810, 16830, 16850).
+# This instance only: its own port block per release, clear of every
+# release's main testbed (16810, 16830, 16850).
 case "${SLUICE_TB_RELEASE:-22.05}" in
     24.11) outage_port_base=16890 ;;
     26.05) outage_port_base=16910 ;;
     *) outage_port_base=16870 ;;
 esac
-export SLUICE_TB_PORT_BASE=${SLUICE_E2E_OUTAGE_PORT_BASE:-$outage_port_base}
 export SLUICE_TB_MIN_JOB_AGE=5 SLUICE_TB_SLURMD_TIMEOUT=10
-TB="$REPO/deploy/testbed"
-
-work=$(mktemp -d /tmp/sluice-e2e-outages.XXXXXX)
 stopped_pid=""
-cleanup() {
-    # a launch paused by case 2 is resumed, so that it can be stopped
-    [ -z "$stopped_pid" ] || kill -CONT "$stopped_pid" 2>/dev/null || true
-    jobs -p | xargs -r kill 2>/dev/null || true
-    wait 2>/dev/null || true
-    bash "$TB/stop.sh" --purge >"$work/stop.log" 2>&1 || {
-        say "stop.sh --purge failed:"
-        tail -n 5 "$work/stop.log" >&2
-    }
-    rm -rf "$work"
-}
-trap cleanup EXIT
-t0=$(date +%s)
-bash "$TB/start.sh" >"$work/start.log" 2>&1 || {
-    tail -n 20 "$work/start.log" >&2
-    abort "deploy/testbed/start.sh of the outage instance failed"
-}
-say "own testbed in $SLUICE_TESTBED_DIR ready in $(($(date +%s) - t0)) s"
-eval "$("$TB/env.sh")"
-e2e_require_loopback
-run="r$(date +%s)$$"
-site="$work/site.yaml"
-bash "$TB/site-config.sh" >"$site"
-since=$(date -d '-10 minutes' +%Y-%m-%dT%H:%M:%S)
+# a launch paused by case 2 is resumed, so that it can be stopped
+e2e_cleanup_hook() { [ -z "$stopped_pid" ] || kill -CONT "$stopped_pid" 2>/dev/null || true; }
+e2e_own_testbed outages "${SLUICE_E2E_OUTAGE_DIR:-/var/tmp/sluice-tb-outages}" \
+    "${SLUICE_E2E_OUTAGE_PORT_BASE:-$outage_port_base}"
 
 # request ID COMMAND ARGS_JSON: one h100 pool.
 request() {

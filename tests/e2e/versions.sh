@@ -51,37 +51,9 @@ BUILD=${SLUICE_BUILD_DIR:-$REPO/build}
 BENCH=$BUILD/bench/bench_poll
 [ -x "$SLUICE" ] || abort "no sluice binary at $SLUICE (set SLUICE_BIN)"
 [ -x "$BENCH" ] || abort "no $BENCH (build with SLUICE_BUILD_BENCH=ON)"
-[ "$(id -u)" -eq 0 ] || abort "versions.sh starts its own testbed: run it as root"
-
-unset SLURM_CONF SLUICE_TB_REST_URL
-export SLUICE_TESTBED_DIR=${SLUICE_E2E_VERSIONS_DIR:-/var/tmp/sluice-tb-versions}
-export SLUICE_TB_PORT_BASE=${SLUICE_E2E_VERSIONS_PORT_BASE:-$port_base}
 export SLUICE_TB_MIN_JOB_AGE=5
-TB="$REPO/deploy/testbed"
-
-work=$(mktemp -d /tmp/sluice-e2e-versions.XXXXXX)
-cleanup() {
-    jobs -p | xargs -r kill 2>/dev/null || true
-    wait 2>/dev/null || true
-    bash "$TB/stop.sh" --purge >"$work/stop.log" 2>&1 || {
-        say "stop.sh --purge failed:"
-        tail -n 5 "$work/stop.log" >&2
-    }
-    rm -rf "$work"
-}
-trap cleanup EXIT
-t0=$(date +%s)
-bash "$TB/start.sh" >"$work/start.log" 2>&1 || {
-    tail -n 20 "$work/start.log" >&2
-    abort "deploy/testbed/start.sh of the versions instance failed"
-}
-say "own testbed in $SLUICE_TESTBED_DIR ready in $(($(date +%s) - t0)) s"
-eval "$("$TB/env.sh")"
-e2e_require_loopback
-run="r$(date +%s)$$"
-site="$work/site.yaml"
-bash "$TB/site-config.sh" >"$site"
-since=$(date -d '-10 minutes' +%Y-%m-%dT%H:%M:%S)
+e2e_own_testbed versions "${SLUICE_E2E_VERSIONS_DIR:-/var/tmp/sluice-tb-versions}" \
+    "${SLUICE_E2E_VERSIONS_PORT_BASE:-$port_base}"
 
 # request V ID COMMAND ARGS_JSON: one h100 pool.
 request() {

@@ -1218,6 +1218,24 @@ static size_t count_events_with(const char *id, const char *name, const char *te
     return k;
 }
 
+/* A launcher at poll.rpc_per_sec 5 whose 200 launches (ids PREFIX0..199)
+ * were just submitted and stay pending. */
+static sluice_launcher_t *launcher_with_200_pending(const char *prefix)
+{
+    static fake_stage_t stuck[] = {{SLUICE_JOB_PENDING, 0, 0, 0, 100000}};
+    sluice_launcher_t *l;
+
+    next_rpc_per_sec = 5;
+    next_submit_per_sec = 1000;
+    l = new_launcher();
+    fake_cluster_set_script(fc, stuck, 1);
+    accept_n(l, prefix, 200);
+    step(l);
+    step(l);
+    cr_assert_eq(fc->n_submit, 200, "every launch submitted: %u", fc->n_submit);
+    return l;
+}
+
 /* At poll.rpc_per_sec 5 with 200 launches whose jobs were just seen
  * pending, the full reads of first-seen pending jobs alone would take every
  * token for 40 cycles; a caller's cancel goes out in the next cycle anyway:
@@ -1227,18 +1245,9 @@ static size_t count_events_with(const char *id, const char *name, const char *te
 Test(launcher, cancels_are_not_starved_by_the_reads_of_pending_jobs)
 {
     sluice_error_t err = SLUICE_ERROR_INIT;
-    sluice_launcher_t *l;
-    fake_stage_t stuck[] = {{SLUICE_JOB_PENDING, 0, 0, 0, 100000}};
+    sluice_launcher_t *l = launcher_with_200_pending("S");
     unsigned gets_before;
 
-    next_rpc_per_sec = 5;
-    next_submit_per_sec = 1000;
-    l = new_launcher();
-    fake_cluster_set_script(fc, stuck, 1);
-    accept_n(l, "S", 200);
-    step(l);
-    step(l);
-    cr_assert_eq(fc->n_submit, 200, "every launch submitted: %u", fc->n_submit);
     gets_before = fc->n_get;
     step(l);
     cr_assert_gt(fc->n_get, gets_before, "the full reads of first-seen pending jobs run");
@@ -1258,17 +1267,8 @@ Test(launcher, cancels_are_not_starved_by_the_reads_of_pending_jobs)
  * still reconciling 15 minutes after its POST was reset). */
 Test(launcher, reconciling_is_not_starved_by_the_reads_of_pending_jobs)
 {
-    sluice_launcher_t *l;
-    fake_stage_t stuck[] = {{SLUICE_JOB_PENDING, 0, 0, 0, 100000}};
+    sluice_launcher_t *l = launcher_with_200_pending("R");
 
-    next_rpc_per_sec = 5;
-    next_submit_per_sec = 1000;
-    l = new_launcher();
-    fake_cluster_set_script(fc, stuck, 1);
-    accept_n(l, "R", 200);
-    step(l);
-    step(l);
-    cr_assert_eq(fc->n_submit, 200, "every launch submitted: %u", fc->n_submit);
     fake_cluster_push_mode(fc, FAKE_SUBMIT_LOST);
     accept_launch(l, "U1", 1, NULL, NULL, 0);
     for (int i = 0; i < 8 && count_events("U1", "adopted") == 0; i++)

@@ -139,6 +139,46 @@ e2e_launch_setup() {
     bash "$REPO/deploy/testbed/site-config.sh" >"$site"
 }
 
+# e2e_own_testbed TAG DIR PORT_BASE: a testbed instance of the suite's own
+# (as root), for a suite that stops its daemons or needs other slurm.conf
+# settings (export SLUICE_TB_* knobs such as SLUICE_TB_MIN_JOB_AGE first):
+# base directory DIR, ports from PORT_BASE (clear of every main testbed).
+# Sets TB, work (/tmp/sluice-e2e-TAG.*), run, site and since, starts it
+# (abort when it does not come up) and loads its environment.  The EXIT trap
+# runs the suite's e2e_cleanup_hook (when defined), ends background jobs,
+# purges the instance and removes $work.
+e2e_own_testbed() {
+    local t0
+    [ "$(id -u)" -eq 0 ] || abort "$1 starts its own testbed: run it as root"
+    unset SLURM_CONF SLUICE_TB_REST_URL
+    export SLUICE_TESTBED_DIR=$2 SLUICE_TB_PORT_BASE=$3
+    TB="$REPO/deploy/testbed"
+    work=$(mktemp -d "/tmp/sluice-e2e-$1.XXXXXX")
+    trap e2e_own_testbed_cleanup EXIT
+    t0=$(date +%s)
+    bash "$TB/start.sh" >"$work/start.log" 2>&1 || {
+        tail -n 20 "$work/start.log" >&2
+        abort "deploy/testbed/start.sh of the $1 instance failed"
+    }
+    say "own testbed in $SLUICE_TESTBED_DIR ready in $(($(date +%s) - t0)) s"
+    eval "$("$TB/env.sh")"
+    e2e_require_loopback
+    run="r$(date +%s)$$"
+    site="$work/site.yaml"
+    bash "$TB/site-config.sh" >"$site"
+    since=$(date -d '-10 minutes' +%Y-%m-%dT%H:%M:%S)
+}
+e2e_own_testbed_cleanup() {
+    if declare -F e2e_cleanup_hook >/dev/null; then e2e_cleanup_hook; fi
+    jobs -p | xargs -r kill 2>/dev/null || true
+    wait 2>/dev/null || true
+    bash "$TB/stop.sh" --purge >"$work/stop.log" 2>&1 || {
+        say "stop.sh --purge failed:"
+        tail -n 5 "$work/stop.log" >&2
+    }
+    rm -rf "$work"
+}
+
 # e2e_serve_start CALLER [serve args...]: after e2e_launch_setup, a tokens
 # file naming CALLER ($work/tokens; the token in $tok and in $work/token)
 # and e2e_serve_run with it; the header in $AUTH.
