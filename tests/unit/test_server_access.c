@@ -2,6 +2,7 @@
 /* test_server_access.c - the MHD-free access part of `sluice serve`
  * (src/serve/server_access.c) on its own: listen addresses, the tokens file and
  * bearer tokens, the Unix socket peer, TLS PEM files, socket modes. */
+#include <errno.h>
 #include <poll.h>
 #include <pwd.h>
 #include <stdio.h>
