@@ -15,6 +15,7 @@
 #include <sluice/launch.h>
 #include <sluice/launch_view.h>
 #include <sluice/launcher.h>
+#include <sluice/lease.h>
 #include <sluice/leader.h>
 #include <sluice/log.h>
 #include <sluice/ops.h>

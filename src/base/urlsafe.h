@@ -26,7 +26,7 @@ int urlsafe_has_password(const char *url);
  * the IPv6 loopback address, with or without its brackets ("[::1]").  The
  * text is not resolved: "127.0.0.1.nip.io" is a name, so not loopback.
  * The one rule of plain http:// for the site file (site/config_check.c),
- * the HTTP client (slurm/http.c) and webhook URLs (site/webhook_url.c). */
+ * the HTTP client (transport/http.c) and webhook URLs (site/webhook_url.c). */
 int urlsafe_host_is_loopback(const char *h, size_t n);
 
 /* The value of one hex digit of a percent escape (0-15), or -1. */

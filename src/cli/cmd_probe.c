@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "slurm/http.h"
+#include "transport/http.h"
 #include "args.h"
 #include "cli.h"
 #include "print.h"

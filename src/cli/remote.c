@@ -10,7 +10,7 @@
 
 #include "base/wipe.h"
 #include "cli.h"
-#include "slurm/http.h"
+#include "transport/http.h"
 #include "remote.h"
 
 #define TOKEN_MAX 4096

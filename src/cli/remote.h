@@ -4,7 +4,7 @@
  * instead of the local store.
  *
  * Notes:
- * - Every byte goes through src/slurm/http.c (libcurl stays there).  Plain http://
+ * - Every byte goes through src/transport/http.c (libcurl stays there).  Plain http://
  *   is refused for a non-loopback host by that module, so a bearer token
  *   never travels in clear text off this machine.
  * - Exit codes (sysexits), the same as the local-store path where both

@@ -21,7 +21,7 @@
 
 #include <sluice/timing.h>
 
-#include "supervise/store_webhooks.h"
+#include "store/store_webhooks.h"
 
 #include "server_ha.h"
 #include "server_metrics.h"
@@ -246,7 +246,7 @@ static void metrics_counters(sluice_server_t *s, FILE *m)
                 sluice_timing_name((int)i), tm[i].count);
 }
 
-/* The webhook outbox (supervise/store_webhooks.h): read from the store,
+/* The webhook outbox (store/store_webhooks.h): read from the store,
  * whose counters survive restarts; all zero while webhooks are off. */
 static void metrics_webhooks(sluice_server_t *s, FILE *m)
 {

@@ -7,7 +7,7 @@
  *   reaches a receiver only when it starts with a prefix the site lists
  *   (an arbitrary URL from a request would let a caller make the service
  *   post to any address it can reach: docs/security.md, "Webhooks").
- * - Redirects are never followed (slurm/http.c), so a receiver cannot
+ * - Redirects are never followed (transport/http.c), so a receiver cannot
  *   send a delivery on to another address.
  */
 #include <string.h>

@@ -34,7 +34,7 @@
 
 #include "base/log_episode.h"
 #include "client_int.h"
-#include "http.h"
+#include "transport/http.h"
 #include "restclass.h"
 
 #define ESLURM_INVALID_JOB_ID 2017

@@ -17,7 +17,7 @@
 
 #include <sluice/client.h>
 
-#include "http.h"
+#include "transport/http.h"
 #include "restclass.h"
 
 struct sluice_client {

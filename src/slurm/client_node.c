@@ -25,7 +25,7 @@
 #include <sluice/client.h>
 
 #include "client_int.h"
-#include "http.h"
+#include "transport/http.h"
 
 sluice_err sluice_client_node(sluice_client_t *c,
                               const char *name,

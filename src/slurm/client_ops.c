@@ -24,7 +24,7 @@
 
 #include "base/buf.h"
 #include "client_int.h"
-#include "http.h"
+#include "transport/http.h"
 
 #define ESLURM_REST_EMPTY_RESULT 9003
 /* jobs/state: slurmrestd (24.11.5, 26.05.5, measured) answers a query

@@ -12,7 +12,7 @@
 
 #include <jansson.h>
 
-#include "http.h"
+#include "transport/http.h"
 
 typedef enum {
     REST_OK,          /* 2xx or 304 */

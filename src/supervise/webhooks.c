@@ -35,9 +35,9 @@
 #include "base/marker.h"
 #include "base/wipe.h"
 #include "site/webhook_url.h"
-#include "slurm/http.h"
+#include "transport/http.h"
 
-#include "store_webhooks.h"
+#include "store/store_webhooks.h"
 #include "webhooks.h"
 
 #define N_CLIENTS 8         /* receivers with a client kept open */

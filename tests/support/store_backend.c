@@ -10,7 +10,7 @@
 
 #include "sluice_assert.h"
 #include "store_backend.h"
-#include "supervise/store.h"
+#include "store/store.h"
 
 static char schema[64];
 static char url[1024];

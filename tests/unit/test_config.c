@@ -15,7 +15,7 @@
 #include <sluice/slurmrest.h>
 
 #include "config_case.h"
-#include "slurm/http.h"
+#include "transport/http.h"
 
 static const char *const no_env[] = {NULL};
 

@@ -19,7 +19,7 @@
 
 #include "base/urlsafe.h"
 #include "fake_slurmrestd.h"
-#include "slurm/http.h"
+#include "transport/http.h"
 #include "slurm/restclass.h"
 
 #define TOKEN                                                                                      \

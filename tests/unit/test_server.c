@@ -23,7 +23,7 @@
 #include <sluice/server.h>
 #include <sluice/sluice.h>
 
-#include "slurm/http.h"
+#include "transport/http.h"
 #include "access_capture.h"
 #include "http_client.h"
 #include "render_case.h"

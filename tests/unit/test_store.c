@@ -19,7 +19,7 @@
 #include "sluice_assert.h"
 #include "store_backend.h"
 
-#include "supervise/store.h"
+#include "store/store.h"
 
 static char tmp[128];
 static char dir[192];

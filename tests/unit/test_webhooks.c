@@ -23,7 +23,7 @@
 #include "fake_slurmrestd.h"
 #include "scratch.h"
 #include "sluice_assert.h"
-#include "supervise/store_webhooks.h"
+#include "store/store_webhooks.h"
 #include "store_backend.h"
 #include "supervise/webhooks.h"
 

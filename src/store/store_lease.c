@@ -22,7 +22,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <sluice/leader.h>
+#include <sluice/lease.h>
 #include <sluice/log.h>
 
 #include "store_int.h"

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* http.c - libcurl transport to slurmrestd (and the POSTs of webhooks,
- * supervise/webhooks.c, through the same client API).
+/* http.c - the libcurl client for slurmrestd, webhook receivers and
+ * another sluice serve (the CLI remote client); webhook POSTs of
+ * supervise/webhooks.c use the same client API.
  *
  * The only file of sluice that includes <curl/curl.h>.  One easy handle per
  * client is reused for every request (under c->lock) so that keep-alive
