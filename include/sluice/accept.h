@@ -8,9 +8,10 @@
  * benchmarks all go through here, so a request is judged and stored the
  * same way whoever sends it.
  *
- * Typed all the way: the canonical request and the render reach the
- * launcher as the objects the parse and the render made (JSON values, never
- * text parsed back).
+ * One pass: the request is loaded once, parsed once (the launch model),
+ * rendered once (the typed render), and its canonical form is built once
+ * and serialised once (the store's column and hash come from that text).
+ * The launcher gets the typed launch and render: nothing is parsed back.
  *
  * Notes:
  * - Secret values (the request's `secrets`, and the `secret_env` names of
@@ -131,6 +132,18 @@ SLUICE_API sluice_err sluice_accept_prepare(sluice_accept_t **out,
                                             const sluice_accept_opts_t *opts,
                                             sluice_error_t *err);
 
+/* sluice_accept_prepare() of a request the caller has already loaded
+ * (sluice_launch_load(): the service looks at the document before it is
+ * judged).  `request` stays the caller's; its secret values are zeroed by
+ * the parse, whatever the outcome.  A value that is not an object fails at
+ * PARSE. */
+SLUICE_API sluice_err sluice_accept_prepare_value(sluice_accept_t **out,
+                                                  sluice_accept_stage *failed_out,
+                                                  const sluice_config_t *cfg,
+                                                  json_t *request,
+                                                  const sluice_accept_opts_t *opts,
+                                                  sluice_error_t *err);
+
 /* Gather the launch's secret values and accept it through `launcher`
  * (borrowed): stored with its render and the event `accepted`, a durable
  * commit when this returns.  `*outcome_out` (may be NULL) is NEW or
@@ -166,11 +179,11 @@ SLUICE_API sluice_err sluice_accept(sluice_accept_t **out,
 SLUICE_API const char *sluice_accept_launch_id(const sluice_accept_t *a);
 /* The cluster the launch runs on: its name (the request's `cluster`, else
  * the site's first) when the site has `clusters:`, NULL for a site without
- * (its one cluster); and that cluster's config (the site's for a site
- * without `clusters:`), which rendered it. */
+ * (its one cluster). */
 SLUICE_API const char *sluice_accept_cluster(const sluice_accept_t *a);
-SLUICE_API const sluice_config_t *sluice_accept_cluster_config(const sluice_accept_t *a);
-/* The study the request named (the runtime knows it), or NULL. */
+/* The study the request named (the runtime knows it; the version of a
+ * study source's file it came from is held until sluice_accept_free()),
+ * or NULL. */
 SLUICE_API const sluice_study_t *sluice_accept_study(const sluice_accept_t *a);
 /* The render (typed; `hold` already applied). */
 SLUICE_API const sluice_render_t *sluice_accept_render(const sluice_accept_t *a);
@@ -179,12 +192,12 @@ SLUICE_API const sluice_render_t *sluice_accept_render(const sluice_accept_t *a)
  * references, e.g. for a dry-run answer. */
 SLUICE_API const json_t *sluice_accept_request_json(const sluice_accept_t *a);
 SLUICE_API const json_t *sluice_accept_render_json(const sluice_accept_t *a);
+/* The canonical request's one text (compact, keys sorted): what the store
+ * keeps and hashes. */
+SLUICE_API const char *sluice_accept_request_text(const sluice_accept_t *a);
 
 /* Free everything (the launch's secret values are wiped).  NULL-safe. */
 SLUICE_API void sluice_accept_free(sluice_accept_t *a);
-
-/* The stage's name ("policy", "parse", "render", "secrets", "store"; "none"). */
-SLUICE_API const char *sluice_accept_stage_name(sluice_accept_stage s);
 
 #ifdef __cplusplus
 }

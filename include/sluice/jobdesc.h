@@ -66,6 +66,12 @@ typedef struct {
 /* Free every string and the env array; leaves the struct zeroed. NULL-safe. */
 SLUICE_API void sluice_jobdesc_clear(sluice_jobdesc_t *d);
 
+/* A deep copy of `src` into `dst` (whose old contents are not freed).  On
+ * failure `dst` is left empty.  Errors: SLUICE_EINVAL, SLUICE_ENOMEM. */
+SLUICE_API sluice_err sluice_jobdesc_copy(sluice_jobdesc_t *dst,
+                                          const sluice_jobdesc_t *src,
+                                          sluice_error_t *err);
+
 /* Append one REST environment entry (copies both strings). */
 SLUICE_API sluice_err sluice_jobdesc_setenv(sluice_jobdesc_t *d,
                                             const char *name,

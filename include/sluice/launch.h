@@ -276,6 +276,29 @@ SLUICE_API sluice_err sluice_launch_parse_all(sluice_launch_t **out,
                                               sluice_errlist_t *errors,
                                               sluice_error_t *err);
 
+/* The request text as one JSON value, the way every parse reads it:
+ * duplicate keys refused, at most SLUICE_LAUNCH_MAX_BYTES (SLUICE_ETOOBIG),
+ * invalid JSON SLUICE_EINVAL with the line and column (never jansson's
+ * excerpt of the text, which may be part of a secret).  *out is a new
+ * reference on success.  For callers that look at the document before the
+ * parse (the accept pipeline, the service): they load it once with this
+ * and hand the value to sluice_launch_parse_value(). */
+SLUICE_API sluice_err sluice_launch_load(const char *data,
+                                         size_t len,
+                                         json_t **out,
+                                         sluice_error_t *err);
+
+/* sluice_launch_parse_all() of a document already loaded (any JSON value:
+ * not an object is SLUICE_EINVAL).  The secret values in `root` are zeroed
+ * once the model holds its copies, whatever the outcome; the value stays
+ * the caller's to release. */
+SLUICE_API sluice_err sluice_launch_parse_value(sluice_launch_t **out,
+                                                json_t *root,
+                                                const sluice_launch_policy_t *policy,
+                                                unsigned flags,
+                                                sluice_errlist_t *errors,
+                                                sluice_error_t *err);
+
 /* Free a model; secret values are zeroed first.  NULL-safe. */
 SLUICE_API void sluice_launch_free(sluice_launch_t *l);
 
@@ -308,11 +331,6 @@ SLUICE_API char *sluice_launch_to_json(const sluice_launch_t *l, sluice_error_t 
  * serialises), for callers that hand it on as JSON: no text in between.
  * Secrets by name only.  A new reference, or NULL (err: SLUICE_ENOMEM). */
 SLUICE_API json_t *sluice_launch_to_value(const sluice_launch_t *l, sluice_error_t *err);
-
-/* Lower-case hex SHA-256 of sluice_launch_to_json() (64 characters):
- * the idempotency hash of the request.  Borrowed; valid until
- * sluice_launch_free(). */
-SLUICE_API const char *sluice_launch_hash(const sluice_launch_t *l);
 
 #ifdef __cplusplus
 }

@@ -46,6 +46,8 @@
 #include <sluice/error.h>
 #include <sluice/fsm.h>
 #include <sluice/jobdesc.h>
+#include <sluice/launch.h>
+#include <sluice/render.h>
 #include <sluice/store.h>
 
 #ifdef __cplusplus
@@ -263,15 +265,29 @@ SLUICE_API sluice_err sluice_launcher_new(sluice_launcher_t **out,
  * writes to the store or the cluster.  NULL-safe. */
 SLUICE_API void sluice_launcher_free(sluice_launcher_t *l);
 
-/* What a caller asks the launcher to run. */
+/* What a caller asks the launcher to run.  Two forms:
+ * - typed (sluice_accept() fills it): `launch`, `rendered` and
+ *   `request_text` are set, and `request` / `render` are the JSON values
+ *   the accept built from them (the stored forms).  The launcher reads the
+ *   launch's terms from `launch`, its job descriptions from `rendered`,
+ *   stores `request_text` as it is, and holds references to `request` and
+ *   `render` (never changed by anyone after the accept).  Nothing is
+ *   decoded.
+ * - JSON (a caller that has only the stored forms: tests, tools): `launch`
+ *   and `rendered` are NULL; the launcher decodes `request` and `render`
+ *   once, and keeps its own copies (the caller's stay the caller's). */
 typedef struct {
     const json_t *request;          /* canonical request object: launch_id, site, study?,
-                                       pending_timeout?, requeue?, depends_on?,
-                                       depends_condition?; never secret values */
+                                       cluster?, pending_timeout?, requeue?, depends_on?,
+                                       secret_names?; never secret values */
     const json_t *render;           /* {"script": str, "jobs": [jobdesc JSON, ...]} */
     const sluice_secret_t *secrets; /* values kept in memory only */
     size_t n_secrets;
     const char *caller; /* audit name, or NULL */
+    /* The typed form (all three or none). */
+    const sluice_launch_t *launch;   /* the parsed launch */
+    const sluice_render_t *rendered; /* its render at attempt 1 */
+    const char *request_text;        /* `request`'s canonical text (the store's column) */
 } sluice_launcher_request_t;
 
 /* Accept a launch: stored with its render and the event `accepted` (a
@@ -290,16 +306,19 @@ SLUICE_API sluice_err sluice_launcher_accept(sluice_launcher_t *l,
                                              sluice_error_t *err);
 
 /* The dependency rule at accept time (docs/state-machine.md,
- * "Dependencies"): SLUICE_OK when `request` (a canonical request object)
- * has no depends_on, when its partner is a launch the store knows that can
- * still satisfy the condition, or when the store already holds the
- * request's own launch_id (a repeat: sluice_launcher_accept() decides).
+ * "Dependencies"), for the launch `launch_id` that depends on `dep_id`
+ * under `condition` ("after", "afterok", "afterany"): SLUICE_OK when
+ * `dep_id` is NULL (no dependency), when the partner is a launch the store
+ * knows that can still satisfy the condition, or when the store already
+ * holds `launch_id` itself (a repeat: sluice_launcher_accept() decides).
  * Otherwise SLUICE_EINVAL, the text starting "depends_on.launch_id: " and
  * naming the partner: it is unknown, or it has ended and the condition can
  * never be met (after: it must be running; afterok: it did not succeed).
  * Reads the store only: thread-safe as sluice_launcher_accept() is. */
 SLUICE_API sluice_err sluice_launcher_check_dependency(sluice_launcher_t *l,
-                                                       const json_t *request,
+                                                       const char *launch_id,
+                                                       const char *dep_id,
+                                                       const char *condition,
                                                        sluice_error_t *err);
 
 /* Record the caller's intent to cancel (idempotent: nothing is written for

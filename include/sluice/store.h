@@ -153,6 +153,11 @@ typedef struct {
     const char *caller;    /* NULL or who asked (audit) */
     int64_t time_ms;       /* epoch ms of acceptance; 0 = now */
     const char *cluster;   /* NULL: the site's first (or only) cluster */
+    /* NULL, or `request`'s canonical text (compact, keys sorted, not
+     * ASCII-escaped: json_dumps() with JSON_COMPACT | JSON_SORT_KEYS) made
+     * by the caller: stored as it is and hashed, instead of serialising
+     * `request` again.  It must be that text of `request`. */
+    const char *request_text;
 } sluice_store_launch_spec_t;
 
 /* Record a new launch in state ACCEPTED together with its first event

@@ -49,6 +49,57 @@ void sluice_jobdesc_clear(sluice_jobdesc_t *d)
     memset(d, 0, sizeof(*d));
 }
 
+/* strdup of NULL is NULL; *bad is set when a copy fails. */
+static char *dup_or_null(const char *s, bool *bad)
+{
+    char *c;
+
+    if (s == NULL)
+        return NULL;
+    if ((c = strdup(s)) == NULL)
+        *bad = true;
+    return c;
+}
+
+sluice_err
+sluice_jobdesc_copy(sluice_jobdesc_t *dst, const sluice_jobdesc_t *src, sluice_error_t *err)
+{
+    bool bad = false;
+
+    if (dst == NULL || src == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "jobdesc_copy: NULL argument");
+    *dst = *src; /* the numbers and flags; every pointer is replaced below */
+    dst->name = dup_or_null(src->name, &bad);
+    dst->comment = dup_or_null(src->comment, &bad);
+    dst->partition = dup_or_null(src->partition, &bad);
+    dst->account = dup_or_null(src->account, &bad);
+    dst->qos = dup_or_null(src->qos, &bad);
+    dst->reservation = dup_or_null(src->reservation, &bad);
+    dst->gres_name = dup_or_null(src->gres_name, &bad);
+    dst->constraint = dup_or_null(src->constraint, &bad);
+    dst->workdir = dup_or_null(src->workdir, &bad);
+    dst->std_out = dup_or_null(src->std_out, &bad);
+    dst->std_err = dup_or_null(src->std_err, &bad);
+    dst->dependency = dup_or_null(src->dependency, &bad);
+    dst->signal = dup_or_null(src->signal, &bad);
+    dst->script = dup_or_null(src->script, &bad);
+    dst->env = NULL;
+    dst->n_env = 0;
+    if (!bad && src->n_env > 0) {
+        if ((dst->env = calloc(src->n_env, sizeof(*dst->env))) == NULL)
+            bad = true;
+        for (size_t i = 0; !bad && i < src->n_env; i++, dst->n_env++) {
+            dst->env[i].name = dup_or_null(src->env[i].name, &bad);
+            dst->env[i].value = dup_or_null(src->env[i].value, &bad);
+        }
+    }
+    if (bad) {
+        sluice_jobdesc_clear(dst);
+        return sluice_errorf(err, SLUICE_ENOMEM, "jobdesc_copy: out of memory");
+    }
+    return SLUICE_OK;
+}
+
 sluice_err
 sluice_jobdesc_setenv(sluice_jobdesc_t *d, const char *name, const char *value, sluice_error_t *err)
 {

@@ -589,14 +589,23 @@ sluice_err sluice_launch_parse_all(sluice_launch_t **out,
                                    sluice_error_t *err)
 {
     json_t *root = NULL;
-    json_error_t jerr;
-    sluice_launch_t *l = NULL;
-    sluice_errlist_t own = SLUICE_ERRLIST_INIT;
-    launch_ctx_t c = {policy, flags, err, errors ? errors : &own, 0, 0, false};
-    sluice_err rc = SLUICE_OK;
+    sluice_err rc;
 
     if (out == NULL || policy == NULL || (data == NULL && len > 0))
         return sluice_errorf(err, SLUICE_EINVAL, "sluice_launch_parse: invalid arguments");
+    *out = NULL;
+    if ((rc = sluice_launch_load(data ? data : "", len, &root, err)) != SLUICE_OK)
+        return rc;
+    rc = sluice_launch_parse_value(out, root, policy, flags, errors, err);
+    json_decref(root); /* its secret values were wiped by the parse */
+    return rc;
+}
+
+sluice_err sluice_launch_load(const char *data, size_t len, json_t **out, sluice_error_t *err)
+{
+    json_error_t jerr;
+    json_t *root;
+
     *out = NULL;
     if (len > SLUICE_LAUNCH_MAX_BYTES)
         return sluice_errorf(err, SLUICE_ETOOBIG, "request: larger than %d bytes",
@@ -607,10 +616,28 @@ sluice_err sluice_launch_parse_all(sluice_launch_t **out,
         char *near = strstr(jerr.text, " near '");
         if (near != NULL)
             *near = '\0';
-        rc = sluice_errorf(err, SLUICE_EINVAL, "request: invalid JSON at line %d, column %d: %s",
-                           jerr.line, jerr.column, jerr.text);
-        goto out;
+        return sluice_errorf(err, SLUICE_EINVAL, "request: invalid JSON at line %d, column %d: %s",
+                             jerr.line, jerr.column, jerr.text);
     }
+    *out = root;
+    return SLUICE_OK;
+}
+
+sluice_err sluice_launch_parse_value(sluice_launch_t **out,
+                                     json_t *root,
+                                     const sluice_launch_policy_t *policy,
+                                     unsigned flags,
+                                     sluice_errlist_t *errors,
+                                     sluice_error_t *err)
+{
+    sluice_launch_t *l = NULL;
+    sluice_errlist_t own = SLUICE_ERRLIST_INIT;
+    launch_ctx_t c = {policy, flags, err, errors ? errors : &own, 0, 0, false};
+    sluice_err rc = SLUICE_OK;
+
+    if (out == NULL || policy == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "sluice_launch_parse: invalid arguments");
+    *out = NULL;
     if (!json_is_object(root)) {
         rc = sluice_errorf(err, SLUICE_EINVAL, "request: expected a JSON object");
         goto out;
@@ -629,14 +656,11 @@ sluice_err sluice_launch_parse_all(sluice_launch_t **out,
         rc = SLUICE_EINVAL;
         goto out;
     }
-    if ((rc = launch_compute_hash(l, err)) != SLUICE_OK)
-        goto out;
     *out = l;
     l = NULL;
 out:
     if (root != NULL)
         wipe_tree_secrets(root);
-    json_decref(root);
     sluice_launch_free(l);
     sluice_errlist_clear(&own);
     return rc;
@@ -675,9 +699,4 @@ const char *sluice_launch_secret_name(const sluice_launch_t *l, size_t i)
 const char *sluice_launch_secret_value(const sluice_launch_t *l, size_t i)
 {
     return (l && l->secret_values && i < l->n_secrets) ? l->secret_values[i] : NULL;
-}
-
-const char *sluice_launch_hash(const sluice_launch_t *l)
-{
-    return l ? l->hash : NULL;
 }

@@ -9,7 +9,7 @@
  *   launch_errors.c   every field error noted, document order, the first
  *   launch_pool.c     the native pools, series resolution, fan-out rule
  *   launch_nvflare.c  the NVFlare resource_spec/launcher_spec form
- *   launch_json.c     canonical JSON and hash
+ *   launch_json.c     canonical JSON
  *   launch_webhook.c  the request's own webhook receiver (`webhook.url`)
  *   launch_cluster.c  the request's cluster (`cluster`)
  * The calls go one way: launch.c calls the others; launch_pool.c,
@@ -37,7 +37,6 @@ struct sluice_launch {
     size_t n_secrets;
     char **secret_names;  /* sorted */
     char **secret_values; /* NULL when reloaded from the store */
-    char hash[65];
 };
 
 typedef struct {
@@ -149,7 +148,5 @@ launch_parse_cluster(launch_ctx_t *c, json_t *x, const sluice_launch_policy_t *p
 
 /* `webhook: {"url": ...}` against the policy's webhook_* fields. */
 sluice_err launch_parse_webhook(launch_ctx_t *c, json_t *v, sluice_launch_spec_t *s);
-/* Fill l->hash from the canonical JSON. */
-sluice_err launch_compute_hash(sluice_launch_t *l, sluice_error_t *err);
 
 #endif /* SLUICE_REQUEST_LAUNCH_INT_H */

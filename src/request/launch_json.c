@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* launch_json.c - the canonical JSON of a launch and its SHA-256 hash.
+/* launch_json.c - the canonical JSON of a launch.
  *
  * Notes:
  * - Built from the model, not from the input, so key order, spelling
@@ -158,17 +158,4 @@ json_t *sluice_launch_to_value(const sluice_launch_t *l, sluice_error_t *err)
     if ((o = canonical(l)) == NULL)
         sluice_errorf(err, SLUICE_ENOMEM, "launch: out of memory building the canonical JSON");
     return o;
-}
-
-sluice_err launch_compute_hash(sluice_launch_t *l, sluice_error_t *err)
-{
-    char *text = NULL;
-    sluice_err rc = SLUICE_OK;
-
-    if ((text = sluice_launch_to_json(l, err)) == NULL)
-        return SLUICE_ENOMEM;
-    if (!marker_sha256_hex(text, l->hash)) /* base/marker.c (issue 12) */
-        rc = sluice_errorf(err, SLUICE_ENOMEM, "launch: SHA-256 failed");
-    free(text);
-    return rc;
 }

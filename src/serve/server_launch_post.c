@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* server_launch_post.c - the create route of `sluice serve`: POST
  * /v1/launches checks the body (media type, UTF-8, JSON, secrets only on a
- * protected channel), then runs the library's accept pipeline
- * (sluice_accept_prepare: policy, parse, render; the dry run answers there;
- * sluice_accept_commit: secrets and the durable accept) and answers with the
- * view.
+ * protected channel), then runs the library's accept pipeline on the value
+ * it loaded (sluice_accept_prepare_value: policy, parse, render; the dry
+ * run answers there; sluice_accept_commit: secrets and the durable accept)
+ * and answers with the view.
  *
  * Notes:
  * - An accept does not take s->mu: sluice_accept_commit is thread-safe
@@ -98,8 +98,9 @@ void launch_post(sluice_server_t *s, req_t *rq, answer_t *out)
     ao.stat_arg = s->o.stat_arg;
     ao.caller = rq->caller.name;
     ao.errors = &fields;
-    if (sluice_accept_prepare(&a, &stage, s->o.cfg, rq->body ? rq->body : "", rq->len, &ao, &err) !=
-        SLUICE_OK) {
+    /* The value loaded above is the one the pipeline judges: the body is
+     * parsed once (its secret values are wiped by the parse). */
+    if (sluice_accept_prepare_value(&a, &stage, s->o.cfg, peek, &ao, &err) != SLUICE_OK) {
         answer_error_fields(out, &err, &fields);
         goto out;
     }

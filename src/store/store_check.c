@@ -14,6 +14,7 @@
 
 #include <sluice/store.h>
 
+#include "base/buf.h"
 #include "base/marker.h"
 #include "store_int.h"
 
@@ -101,27 +102,51 @@ sluice_err store_json_text(const json_t *v, const char *what, char **out, sluice
     return SLUICE_OK;
 }
 
-/* sha256 hex of the canonical {site, study, request}. */
-sluice_err
-store_request_hash(const sluice_store_launch_spec_t *spec, char hex[65], sluice_error_t *err)
+/* A JSON string as the canonical text writes it (compact, not ASCII-only),
+ * appended to `b`; a NULL string is `null`. */
+static int append_json_string(buf_t *b, const char *v)
 {
-    json_t *whole = NULL;
-    char *text = NULL;
+    json_t *j;
+    char *text;
+    int rc;
+
+    if (v == NULL)
+        return buf_append(b, "null", 4);
+    if ((j = json_string(v)) == NULL)
+        return -1;
+    text = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY);
+    json_decref(j);
+    if (text == NULL)
+        return -1;
+    rc = buf_append(b, text, strlen(text));
+    free(text);
+    return rc;
+}
+
+/* The idempotency hash: lower-case hex SHA-256 of the canonical
+ * {"request": ..., "site": ..., "study": ...} (compact, keys sorted; a
+ * launch without a study has "study": null).  The object's text is put
+ * together around the request's own canonical text, so the request is
+ * serialised once for the column and the hash alike; the value is the one
+ * stores have always held (store::request_hash_of_the_text_is_the_old_one). */
+sluice_err store_request_hash_text(const char *site,
+                                   const char *study,
+                                   const char *request_text,
+                                   char hex[65],
+                                   sluice_error_t *err)
+{
+    buf_t b = BUF_INIT;
     sluice_err rc = SLUICE_OK;
 
-    whole = json_pack("{s:s, s:s?, s:O}", "site", spec->site, "study", spec->study, "request",
-                      spec->request);
-    if (whole == NULL) {
+    if (buf_append(&b, "{\"request\":", 11) != 0 ||
+        buf_append(&b, request_text, strlen(request_text)) != 0 ||
+        buf_append(&b, ",\"site\":", 8) != 0 || append_json_string(&b, site) != 0 ||
+        buf_append(&b, ",\"study\":", 9) != 0 || append_json_string(&b, study) != 0 ||
+        buf_append(&b, "}", 1) != 0)
         rc = sluice_errorf(err, SLUICE_ENOMEM, "request hash: out of memory");
-        goto out;
-    }
-    if ((rc = store_json_text(whole, "request", &text, err)) != SLUICE_OK)
-        goto out;
-    if (!marker_sha256_hex(text, hex))
+    else if (!marker_sha256_hex(buf_str(&b), hex))
         rc = sluice_errorf(err, SLUICE_ESTORE, "request hash: sha256 failed");
-out:
-    free(text);
-    json_decref(whole);
+    buf_free(&b);
     return rc;
 }
 

@@ -183,9 +183,13 @@ sluice_err store_check_event_name(const char *name, sluice_error_t *err);
 sluice_err store_refuse_secrets(const json_t *v, const char *what, sluice_error_t *err);
 /* Canonical text of a JSON value: compact, keys sorted.  Caller frees. */
 sluice_err store_json_text(const json_t *v, const char *what, char **out, sluice_error_t *err);
-/* sha256 hex of the canonical {site, study, request}. */
-sluice_err
-store_request_hash(const sluice_store_launch_spec_t *spec, char hex[65], sluice_error_t *err);
+/* sha256 hex of the canonical {request, site, study}, put together around
+ * the request's canonical text (store_check.c). */
+sluice_err store_request_hash_text(const char *site,
+                                   const char *study,
+                                   const char *request_text,
+                                   char hex[65],
+                                   sluice_error_t *err);
 sluice_err store_check_summary(const sluice_store_summary_t *sum, sluice_error_t *err);
 /* Validate one event and serialise its context and job ids into *out
  * (free with store_append_text_free()). */

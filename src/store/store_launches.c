@@ -42,6 +42,19 @@ static void create_texts_clear(create_texts_t *x)
     memset(x, 0, sizeof(*x));
 }
 
+/* The request's canonical text: the caller's when it made it (the accept
+ * pipeline serialises the request once, for the column and the hash),
+ * else serialised here. */
+static sluice_err
+request_text(const sluice_store_launch_spec_t *spec, char **out, sluice_error_t *err)
+{
+    if (spec->request_text == NULL)
+        return store_json_text(spec->request, "request", out, err);
+    if ((*out = strdup(spec->request_text)) == NULL)
+        return sluice_errorf(err, SLUICE_ENOMEM, "create launch: out of memory");
+    return SLUICE_OK;
+}
+
 static sluice_err
 create_check(const sluice_store_launch_spec_t *spec, create_texts_t *x, sluice_error_t *err)
 {
@@ -64,8 +77,9 @@ create_check(const sluice_store_launch_spec_t *spec, create_texts_t *x, sluice_e
     if ((rc = store_refuse_secrets(spec->request, "request", err)) != SLUICE_OK ||
         (rc = store_refuse_secrets(spec->render, "render", err)) != SLUICE_OK ||
         (rc = store_refuse_secrets(spec->context, "context", err)) != SLUICE_OK ||
-        (rc = store_request_hash(spec, x->hash, err)) != SLUICE_OK ||
-        (rc = store_json_text(spec->request, "request", &x->request, err)) != SLUICE_OK)
+        (rc = request_text(spec, &x->request, err)) != SLUICE_OK ||
+        (rc = store_request_hash_text(spec->site, spec->study, x->request, x->hash, err)) !=
+            SLUICE_OK)
         goto fail;
     if (spec->render != NULL &&
         (rc = store_json_text(spec->render, "render", &x->render, err)) != SLUICE_OK)

@@ -8,13 +8,17 @@
  * launcher (new or an idempotent repeat), and the typed render.
  *
  * Notes:
- * - The request is parsed once (the launch model); the study it names is
- *   found with a lenient peek first, because the policy the strict parse
- *   needs depends on it.  A study the runtime does not know is refused;
- *   with a study source (opts.studies) the file is looked at as it is now,
- *   and the version used is held until the accept is freed.
- * - The canonical request and the render go to the launcher as the JSON
- *   values the model and the render built: no text in between.
+ * - The request text is loaded once (sluice_launch_load(); the service
+ *   loads it itself and comes in through sluice_accept_prepare_value()).
+ *   The study and the cluster it names are looked up in that value before
+ *   the strict parse of the same value, because the policy the parse needs
+ *   depends on them.  A study the runtime does not know is refused; with a
+ *   study source (opts.studies) the file is looked at as it is now, and the
+ *   version used is held until the accept is freed.
+ * - The canonical request is built once (a JSON value) and serialised once:
+ *   that text is the store's column and the source of its idempotency
+ *   hash.  The launcher gets the typed launch and render, and the render's
+ *   JSON value (the stored form) built once: it decodes nothing.
  * - The secret values are borrowed from the launch (its own copies, wiped
  *   by sluice_launch_free()) and from the environment; the array that
  *   points at them lives as long as the prepared launch and holds no
@@ -38,6 +42,7 @@ struct sluice_accept {
     sluice_launch_t *launch; /* holds the secret values */
     sluice_render_t *render;
     json_t *request_json; /* canonical request: no secret values */
+    char *request_text;   /* its one serialisation (the store's column) */
     json_t *render_json;
     sluice_getenv_fn getenv_fn;
     void *getenv_arg;
@@ -76,42 +81,21 @@ static const char *process_getenv(const char *name, void *arg)
     return getenv(name);
 }
 
-const char *sluice_accept_stage_name(sluice_accept_stage s)
-{
-    switch (s) {
-    case SLUICE_ACCEPT_STAGE_POLICY:
-        return "policy";
-    case SLUICE_ACCEPT_STAGE_PARSE:
-        return "parse";
-    case SLUICE_ACCEPT_STAGE_RENDER:
-        return "render";
-    case SLUICE_ACCEPT_STAGE_SECRETS:
-        return "secrets";
-    case SLUICE_ACCEPT_STAGE_STORE:
-        return "store";
-    case SLUICE_ACCEPT_STAGE_NONE:
-    default:
-        return "none";
-    }
-}
-
 /* The study the request names, looked up before the strict parse (which
  * needs the study's policy): in opts.studies as the file is now (its
  * version is held until the accept is freed), else in opts.rt.  A study
  * name the runtime does not know is refused (the launch would run without
- * the study's datasets, secrets and partition).  A body that is not JSON,
- * or a name that is not a name, has no study here: the strict parse then
- * says what is wrong with it. */
+ * the study's datasets, secrets and partition).  A body that is not an
+ * object, or a name that is not a name, has no study here: the strict parse
+ * then says what is wrong with it. */
 static sluice_err find_study(sluice_accept_t *a,
                              const sluice_accept_opts_t *opts,
-                             const char *request,
-                             size_t len,
+                             const json_t *request,
                              sluice_accept_stage *stage,
                              sluice_error_t *err)
 {
     const sluice_study_runtime_t *rt = opts->rt;
-    json_t *peek = json_loadb(request, len, 0, NULL);
-    const char *name = json_string_value(json_object_get(peek, "study"));
+    const char *name = json_string_value(json_object_get(request, "study"));
     sluice_err rc = SLUICE_OK;
     size_t n = name ? strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
                                    "0123456789._-")
@@ -138,24 +122,21 @@ static sluice_err find_study(sluice_accept_t *a,
                            "refused",
                            name);
 out:
-    json_decref(peek);
     return rc;
 }
 
-/* The cluster the request names, looked up with a lenient peek (as the
+/* The cluster the request names, looked up before the parse (as the
  * study is): its policy and config are the ones the parse and the render
  * need.  A name the site does not know takes the first cluster's here; the
  * strict parse then refuses it, naming `cluster` and the known names. */
 static sluice_err find_cluster(sluice_accept_t *a,
                                const sluice_config_t *cfg,
                                const sluice_accept_opts_t *opts,
-                               const char *request,
-                               size_t len,
+                               const json_t *request,
                                sluice_accept_stage *stage,
                                sluice_error_t *err)
 {
-    json_t *peek = json_loadb(request, len, 0, NULL);
-    const char *name = json_string_value(json_object_get(peek, "cluster"));
+    const char *name = json_string_value(json_object_get(request, "cluster"));
     size_t n = sluice_config_cluster_count(cfg);
     sluice_err rc = SLUICE_OK;
 
@@ -187,7 +168,6 @@ static sluice_err find_cluster(sluice_accept_t *a,
         a->names[a->n_names] =
             sluice_config_cluster_name(sluice_config_cluster_at(cfg, a->n_names));
 out:
-    json_decref(peek);
     return rc;
 }
 
@@ -205,13 +185,21 @@ static sluice_err set_cluster(sluice_accept_t *a, sluice_error_t *err)
     return SLUICE_OK;
 }
 
-sluice_err sluice_accept_prepare(sluice_accept_t **out,
-                                 sluice_accept_stage *failed_out,
-                                 const sluice_config_t *cfg,
-                                 const char *request,
-                                 size_t len,
-                                 const sluice_accept_opts_t *opts,
-                                 sluice_error_t *err)
+/* The canonical request's one text: compact, keys sorted, as the store
+ * keeps it (sluice_store_launch_spec_t.request_text). */
+static sluice_err set_text(sluice_accept_t *a, sluice_error_t *err)
+{
+    if ((a->request_text = json_dumps(a->request_json, JSON_COMPACT | JSON_SORT_KEYS)) == NULL)
+        return sluice_errorf(err, SLUICE_ENOMEM, "accept: out of memory");
+    return SLUICE_OK;
+}
+
+sluice_err sluice_accept_prepare_value(sluice_accept_t **out,
+                                       sluice_accept_stage *failed_out,
+                                       const sluice_config_t *cfg,
+                                       json_t *request,
+                                       const sluice_accept_opts_t *opts,
+                                       sluice_error_t *err)
 {
     static const sluice_accept_opts_t defaults = SLUICE_ACCEPT_OPTS_INIT;
     sluice_accept_stage stage = SLUICE_ACCEPT_STAGE_NONE;
@@ -225,7 +213,7 @@ sluice_err sluice_accept_prepare(sluice_accept_t **out,
 
     memset(&policy, 0, sizeof(policy));
     memset(&ctx, 0, sizeof(ctx));
-    if (out == NULL || cfg == NULL || (request == NULL && len > 0)) {
+    if (out == NULL || cfg == NULL || request == NULL) {
         rc = sluice_errorf(err, SLUICE_EINVAL, "accept: out, cfg and the request are required");
         goto out;
     }
@@ -238,11 +226,11 @@ sluice_err sluice_accept_prepare(sluice_accept_t **out,
     }
     a->getenv_fn = opts->getenv_fn ? opts->getenv_fn : process_getenv;
     a->getenv_arg = opts->getenv_fn ? opts->getenv_arg : NULL;
-    if ((rc = find_study(a, opts, request ? request : "", len, &stage, err)) != SLUICE_OK)
+    if ((rc = find_study(a, opts, request, &stage, err)) != SLUICE_OK)
         goto out;
 
     stage = SLUICE_ACCEPT_STAGE_POLICY;
-    if ((rc = find_cluster(a, cfg, opts, request ? request : "", len, &stage, err)) != SLUICE_OK ||
+    if ((rc = find_cluster(a, cfg, opts, request, &stage, err)) != SLUICE_OK ||
         (rc = sluice_config_launch_policy(a->ccfg, a->study, &policy, err)) != SLUICE_OK)
         goto out;
     have_policy = true;
@@ -250,8 +238,8 @@ sluice_err sluice_accept_prepare(sluice_accept_t **out,
     policy.n_clusters = a->n_names;
 
     stage = SLUICE_ACCEPT_STAGE_PARSE;
-    if ((rc = sluice_launch_parse_all(&a->launch, request ? request : "", len, &policy, 0,
-                                      opts->errors, err)) != SLUICE_OK)
+    if ((rc = sluice_launch_parse_value(&a->launch, request, &policy, 0, opts->errors, err)) !=
+        SLUICE_OK)
         goto out;
 
     timing_since(SLUICE_TIMING_PARSE, 1, t0);
@@ -270,7 +258,7 @@ sluice_err sluice_accept_prepare(sluice_accept_t **out,
         rc = SLUICE_ENOMEM;
         goto out;
     }
-    if ((rc = set_cluster(a, err)) != SLUICE_OK)
+    if ((rc = set_cluster(a, err)) != SLUICE_OK || (rc = set_text(a, err)) != SLUICE_OK)
         goto out;
     if ((a->render_json = sluice_render_to_json(a->render)) == NULL) {
         rc = sluice_errorf(err, SLUICE_ENOMEM, "render: out of memory building its JSON");
@@ -292,6 +280,32 @@ out:
     return rc;
 }
 
+sluice_err sluice_accept_prepare(sluice_accept_t **out,
+                                 sluice_accept_stage *failed_out,
+                                 const sluice_config_t *cfg,
+                                 const char *request,
+                                 size_t len,
+                                 const sluice_accept_opts_t *opts,
+                                 sluice_error_t *err)
+{
+    json_t *root = NULL;
+    sluice_err rc;
+
+    if (request == NULL && len > 0) {
+        if (failed_out != NULL)
+            *failed_out = SLUICE_ACCEPT_STAGE_NONE;
+        return sluice_errorf(err, SLUICE_EINVAL, "accept: out, cfg and the request are required");
+    }
+    if ((rc = sluice_launch_load(request ? request : "", len, &root, err)) != SLUICE_OK) {
+        if (failed_out != NULL)
+            *failed_out = SLUICE_ACCEPT_STAGE_PARSE;
+        return rc;
+    }
+    rc = sluice_accept_prepare_value(out, failed_out, cfg, root, opts, err);
+    json_decref(root); /* its secret values were wiped by the parse */
+    return rc;
+}
+
 sluice_err sluice_accept_commit(sluice_accept_t *a,
                                 sluice_accept_outcome *outcome_out,
                                 sluice_accept_stage *failed_out,
@@ -300,6 +314,7 @@ sluice_err sluice_accept_commit(sluice_accept_t *a,
 {
     sluice_accept_stage stage = SLUICE_ACCEPT_STAGE_SECRETS;
     sluice_launcher_request_t req;
+    const sluice_launch_spec_t *spec;
     int existed = 0;
     sluice_err rc;
 
@@ -314,11 +329,17 @@ sluice_err sluice_accept_commit(sluice_accept_t *a,
     /* A partner the store does not know, or one that has ended without
      * meeting the condition: refused here, naming depends_on.launch_id. */
     stage = SLUICE_ACCEPT_STAGE_PARSE;
-    if ((rc = sluice_launcher_check_dependency(launcher, a->request_json, err)) != SLUICE_OK)
+    spec = sluice_launch_spec(a->launch);
+    if ((rc = sluice_launcher_check_dependency(launcher, spec->launch_id, spec->depends_on,
+                                               sluice_launch_dep_name(spec->depends_condition),
+                                               err)) != SLUICE_OK)
         goto out;
     stage = SLUICE_ACCEPT_STAGE_STORE;
     req.request = a->request_json;
     req.render = a->render_json;
+    req.launch = a->launch;
+    req.rendered = a->render;
+    req.request_text = a->request_text;
     req.secrets = a->secrets;
     req.n_secrets = a->n_secrets;
     req.caller = a->caller;
@@ -377,11 +398,6 @@ const char *sluice_accept_cluster(const sluice_accept_t *a)
     return a ? a->cluster : NULL;
 }
 
-const sluice_config_t *sluice_accept_cluster_config(const sluice_accept_t *a)
-{
-    return a ? a->ccfg : NULL;
-}
-
 const sluice_study_t *sluice_accept_study(const sluice_accept_t *a)
 {
     return a ? a->study : NULL;
@@ -402,6 +418,11 @@ const json_t *sluice_accept_render_json(const sluice_accept_t *a)
     return a ? a->render_json : NULL;
 }
 
+const char *sluice_accept_request_text(const sluice_accept_t *a)
+{
+    return a ? a->request_text : NULL;
+}
+
 void sluice_accept_free(sluice_accept_t *a)
 {
     if (a == NULL)
@@ -409,6 +430,7 @@ void sluice_accept_free(sluice_accept_t *a)
     free(a->secrets); /* only pointers: the values are the launch's and the environment's */
     free(a->names);
     json_decref(a->request_json);
+    free(a->request_text);
     json_decref(a->render_json);
     sluice_render_free(a->render);
     sluice_launch_free(a->launch); /* wipes the secret values */

@@ -111,6 +111,32 @@ typedef struct {
     sluice_fsm_launch_t *cold;
 } launch_fsm_t;
 
+/* A launch's render kept in memory from its accept to its first POST
+ * (at most LAUNCHER_RENDERS_KEPT of them): the stored form, which the
+ * staging hook reads, and its job descriptions, which the POST sends.  Both
+ * are made once at the accept (launcher_intake.c): the typed path copies
+ * the render's descriptions, the JSON path decodes them once. */
+typedef struct {
+    json_t *json;           /* the stored render (never changed once made) */
+    sluice_jobdesc_t *jobs; /* complete: job 0 holds the script */
+    size_t n_jobs;
+} launcher_render_t;
+
+/* What the launcher reads of a launch's request, once: from the parsed
+ * launch (the accept pipeline) or from the canonical request object (a
+ * JSON caller, a row read back).  Strings are borrowed from the source. */
+typedef struct {
+    const char *id;
+    const char *site;    /* NULL: the launcher's */
+    const char *study;   /* NULL: none */
+    const char *cluster; /* NULL: the site's first */
+    const char *dep_id;  /* NULL: no dependency */
+    const char *dep_cond;
+    bool needs_secrets;      /* the request has per-launch `secrets` */
+    int64_t pending_timeout; /* seconds as requested; 0: the site's */
+    bool requeue;
+} launcher_terms_t;
+
 typedef struct {
     char *id;
     char *site;
@@ -119,10 +145,10 @@ typedef struct {
     int64_t created_ms;
     char *dep_id; /* depends_on.launch_id */
     char *dep_cond;
-    json_t *render;     /* the stored render, kept from the intake until the
-                           first POST (NULL: read it from the store) */
-    uint64_t intake_ns; /* monotonic time the intake handed it over; 0 once
-                           its first submit began (timing.h: queue) */
+    launcher_render_t *render; /* kept from the intake until the first POST
+                                  (NULL: read it from the store) */
+    uint64_t intake_ns;        /* monotonic time the intake handed it over; 0 once
+                                  its first submit began (timing.h: queue) */
     bool needs_secrets;
     char **secret_names; /* owned copies (values zeroed on free) */
     char **secret_values;
@@ -304,6 +330,8 @@ bool launcher_real_clock(const sluice_launcher_t *l);
 void launcher_launch_free(launch_t *L);
 /* Drop L's kept render (the first POST is marked, or L goes). */
 void launcher_render_drop(sluice_launcher_t *l, launch_t *L);
+/* Free a kept render (NULL-safe; does not count it off). */
+void launcher_render_free(launcher_render_t *r);
 
 /* ---- the batched submit's staging (launcher_stage.c) ---- */
 
@@ -337,13 +365,17 @@ sluice_err launcher_sync_launch(sluice_launcher_t *l, launch_t *L, bool quiet, s
 /* Track launch `id` from its stored row; *out (may be NULL) is the launch. */
 sluice_err
 launcher_load_launch(sluice_launcher_t *l, const char *id, launch_t **out, sluice_error_t *err);
-/* Start tracking launch `id` from its stored request (borrowed) and fold
- * its log in; *out (may be NULL) is the new launch. */
+/* The terms of a canonical request object (borrowed strings). */
+void launcher_terms_of_request(const json_t *request, launcher_terms_t *t);
+/* The terms of a parsed launch and its cluster (borrowed strings). */
+void launcher_terms_of_launch(const sluice_launch_t *launch,
+                              const char *cluster,
+                              launcher_terms_t *t);
+/* Start tracking the launch of `t` and fold its log in; *out (may be
+ * NULL) is the new launch. */
 sluice_err launcher_track(sluice_launcher_t *l,
-                          const char *id,
-                          const char *site,
+                          const launcher_terms_t *t,
                           int64_t created_ms,
-                          const json_t *req,
                           launch_t **out,
                           sluice_error_t *err);
 

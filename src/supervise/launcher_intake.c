@@ -53,10 +53,14 @@ struct launcher_intake_entry {
     struct launcher_intake_entry *next;
     char *id;
     char *site;
+    char *dep_id; /* NULL: no dependency */
+    char *dep_cond;
+    bool needs_secrets;
+    int64_t pending_timeout;
+    bool requeue;
     int64_t created_ms;
-    uint64_t committed_ns; /* monotonic: when its store write committed */
-    json_t *request;       /* deep copies: the caller keeps its own */
-    json_t *render;
+    uint64_t committed_ns;     /* monotonic: when its store write committed */
+    launcher_render_t *render; /* NULL: past LAUNCHER_RENDERS_KEPT */
     bool existed;
     char **secret_names;
     char **secret_values;
@@ -79,10 +83,11 @@ static void entry_free(sluice_launcher_t *l, launcher_intake_entry_t *e)
     }
     free(e->secret_values);
     free(e->secret_names);
-    json_decref(e->request);
-    json_decref(e->render);
+    launcher_render_free(e->render);
     free(e->id);
     free(e->site);
+    free(e->dep_id);
+    free(e->dep_cond);
     free(e);
 }
 
@@ -167,24 +172,67 @@ void launcher_intake_unlock(sluice_launcher_t *l)
 
 /* ---- accept ------------------------------------------------------------ */
 
-static sluice_err check_render(const json_t *render, sluice_error_t *err)
+/* The job descriptions of a render given as JSON, decoded once (the JSON
+ * form of sluice_launcher_request_t): complete, job 0 with the script
+ * (from the render's `script` when the job leaves it out). */
+static sluice_err
+decode_jobs(const json_t *render, sluice_jobdesc_t **out, size_t *n_out, sluice_error_t *err)
 {
     const json_t *jobs = json_object_get(render, "jobs");
-    const json_t *j;
-    size_t i;
-    sluice_jobdesc_t d;
-    sluice_err rc;
+    const char *script = json_string_value(json_object_get(render, "script"));
+    sluice_jobdesc_t *d;
+    size_t i, n = json_array_size(jobs);
+    sluice_err rc = SLUICE_OK;
 
-    if (!json_is_object(render) || !json_is_array(jobs) || json_array_size(jobs) == 0 ||
-        json_array_size(jobs) > SLUICE_FSM_MAX_JOBS)
+    if (!json_is_object(render) || !json_is_array(jobs) || n == 0 || n > SLUICE_FSM_MAX_JOBS)
         return sluice_errorf(err, SLUICE_EINVAL, "render: expected {script, jobs: [1..%d]}",
                              SLUICE_FSM_MAX_JOBS);
-    json_array_foreach(jobs, i, j)
-    {
-        if ((rc = sluice_jobdesc_from_json(j, &d, err)) != SLUICE_OK)
-            return sluice_error_prefix(err, "render.jobs[%zu]", i);
-        sluice_jobdesc_clear(&d);
+    if ((d = calloc(n, sizeof(*d))) == NULL)
+        return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+    for (i = 0; i < n; i++)
+        if ((rc = sluice_jobdesc_from_json(json_array_get(jobs, i), &d[i], err)) != SLUICE_OK) {
+            sluice_error_prefix(err, "render.jobs[%zu]", i);
+            break;
+        }
+    if (rc == SLUICE_OK && d[0].script == NULL && script != NULL &&
+        (d[0].script = strdup(script)) == NULL)
+        rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+    if (rc != SLUICE_OK) {
+        for (size_t k = 0; k < n; k++)
+            sluice_jobdesc_clear(&d[k]);
+        free(d);
+        return rc;
     }
+    *out = d;
+    *n_out = n;
+    return SLUICE_OK;
+}
+
+/* Copies of a typed render's job descriptions. */
+static sluice_err
+copy_jobs(const sluice_render_t *r, sluice_jobdesc_t **out, size_t *n_out, sluice_error_t *err)
+{
+    sluice_jobdesc_t *d;
+    sluice_err rc = SLUICE_OK;
+
+    if (r->n_jobs == 0 || r->n_jobs > SLUICE_FSM_MAX_JOBS)
+        return sluice_errorf(err, SLUICE_EINVAL, "render: expected 1..%d jobs",
+                             SLUICE_FSM_MAX_JOBS);
+    if ((d = calloc(r->n_jobs, sizeof(*d))) == NULL)
+        return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+    for (size_t i = 0; i < r->n_jobs && rc == SLUICE_OK; i++)
+        rc = sluice_jobdesc_copy(&d[i], &r->jobs[i], err);
+    if (rc == SLUICE_OK && d[0].script == NULL && r->script != NULL &&
+        (d[0].script = strdup(r->script)) == NULL)
+        rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+    if (rc != SLUICE_OK) {
+        for (size_t k = 0; k < r->n_jobs; k++)
+            sluice_jobdesc_clear(&d[k]);
+        free(d);
+        return rc;
+    }
+    *out = d;
+    *n_out = r->n_jobs;
     return SLUICE_OK;
 }
 
@@ -192,15 +240,30 @@ static sluice_err check_render(const json_t *render, sluice_error_t *err)
  * script is left out when it is the render's own `script` (the batch
  * script, ~6 KB), which the job descriptions get back from there
  * (launcher_stage.c), so it is not written, copied or read twice.  New
- * reference (shallow: the values are shared); NULL when out of memory. */
-static json_t *render_for_store(const json_t *render)
+ * object; its members are shared with `render` (a typed accept's render is
+ * never changed after it is made) unless `own` asks for a deep copy (a
+ * JSON caller's render stays the caller's).  NULL when out of memory. */
+static json_t *render_for_store(const json_t *render, bool own)
 {
     const json_t *jobs = json_object_get(render, "jobs");
     json_t *job0 = json_array_get(jobs, 0);
     json_t *out = NULL, *jobs2 = NULL, *job2 = NULL;
 
+    if (own)
+        render = out = json_deep_copy(render);
+    if (render == NULL)
+        return NULL;
+    jobs = json_object_get(render, "jobs");
+    job0 = json_array_get(jobs, 0);
     if (!json_equal(json_object_get(job0, "script"), json_object_get(render, "script")))
-        return json_copy((json_t *)(uintptr_t)render);
+        return own ? out : json_copy((json_t *)(uintptr_t)render);
+    if (own) {
+        if (json_object_del(job0, "script") != 0) {
+            json_decref(out);
+            return NULL;
+        }
+        return out;
+    }
     if ((out = json_copy((json_t *)(uintptr_t)render)) == NULL ||
         (jobs2 = json_copy((json_t *)(uintptr_t)jobs)) == NULL ||
         (job2 = json_copy(job0)) == NULL || json_object_del(job2, "script") != 0 ||
@@ -214,28 +277,48 @@ static json_t *render_for_store(const json_t *render)
 }
 
 /* The intake entry for an accepted launch, built before the store write so
- * that nothing can fail between the write and the push. */
+ * that nothing can fail between the write and the push.  `render` is the
+ * stored form (a reference is taken), `jobs` its descriptions (taken over;
+ * NULL for a typed request: copied from req->rendered here). */
 static sluice_err entry_new(sluice_launcher_t *l,
                             const sluice_launcher_request_t *req,
-                            const json_t *render,
-                            const char *id,
-                            const char *site,
+                            const launcher_terms_t *t,
+                            json_t *render,
+                            sluice_jobdesc_t **jobs,
+                            size_t n_jobs,
                             launcher_intake_entry_t **out,
                             sluice_error_t *err)
 {
     launcher_intake_entry_t *e = calloc(1, sizeof(*e));
+    sluice_err rc;
 
     *out = NULL;
-    if (e == NULL || (e->id = strdup(id)) == NULL || (e->site = strdup(site)) == NULL ||
-        (e->request = json_deep_copy(req->request)) == NULL)
+    if (e == NULL || (e->id = strdup(t->id)) == NULL ||
+        (e->site = strdup(t->site ? t->site : l->site)) == NULL ||
+        (t->dep_id != NULL &&
+         ((e->dep_id = strdup(t->dep_id)) == NULL ||
+          (e->dep_cond = strdup(t->dep_cond ? t->dep_cond : "after")) == NULL)))
         goto nomem;
+    e->needs_secrets = t->needs_secrets;
+    e->pending_timeout = t->pending_timeout;
+    e->requeue = t->requeue;
     /* The render rides along for the first submit only while few are held
      * (LAUNCHER_RENDERS_KEPT): a burst of accepts past that reads it from
      * the store at its submit, so the memory per live launch stays small. */
     if (atomic_fetch_add(&l->in.renders, 1) < LAUNCHER_RENDERS_KEPT) {
-        if ((e->render = json_deep_copy(render)) == NULL) {
+        if ((e->render = calloc(1, sizeof(*e->render))) == NULL) {
             atomic_fetch_sub(&l->in.renders, 1);
             goto nomem;
+        }
+        e->render->json = json_incref(render);
+        if (*jobs != NULL) {
+            e->render->jobs = *jobs;
+            e->render->n_jobs = n_jobs;
+            *jobs = NULL;
+        } else if ((rc = copy_jobs(req->rendered, &e->render->jobs, &e->render->n_jobs, err)) !=
+                   SLUICE_OK) {
+            entry_free(l, e);
+            return rc;
         }
     } else {
         atomic_fetch_sub(&l->in.renders, 1);
@@ -368,9 +451,12 @@ sluice_err sluice_launcher_accept(sluice_launcher_t *l,
                                   sluice_error_t *err)
 {
     launcher_accept_waiter_t w;
-    const char *id;
+    launcher_terms_t t;
     char *id_copy = NULL;
     json_t *render = NULL; /* render_for_store() */
+    sluice_jobdesc_t *jobs = NULL;
+    size_t n_jobs = 0;
+    bool typed;
     sluice_err rc;
 
     if (l == NULL)
@@ -379,20 +465,31 @@ sluice_err sluice_launcher_accept(sluice_launcher_t *l,
         return sluice_errorf(err, SLUICE_ESTATE, "launcher: stopped at a kill point");
     if (req == NULL || !json_is_object(req->request))
         return sluice_errorf(err, SLUICE_EINVAL, "request: expected an object");
-    id = json_string_value(json_object_get(req->request, "launch_id"));
-    if (id == NULL)
+    typed = req->launch != NULL && req->rendered != NULL && req->request_text != NULL;
+    if (typed)
+        launcher_terms_of_launch(req->launch,
+                                 json_string_value(json_object_get(req->request, "cluster")), &t);
+    else
+        launcher_terms_of_request(req->request, &t);
+    if (t.id == NULL)
         return sluice_errorf(err, SLUICE_EINVAL, "request.launch_id: required");
-    if ((rc = check_render(req->render, err)) != SLUICE_OK)
+    /* The JSON form is decoded here, once: a render whose descriptions do
+     * not decode is refused before anything is stored. */
+    if (!typed && (rc = decode_jobs(req->render, &jobs, &n_jobs, err)) != SLUICE_OK)
         return rc;
     memset(&w, 0, sizeof(w));
-    if ((render = render_for_store(req->render)) == NULL)
-        return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
-    w.spec.launch_id = id;
-    w.spec.site = json_string_value(json_object_get(req->request, "site"));
-    if (w.spec.site == NULL)
-        w.spec.site = l->site;
-    w.spec.study = json_string_value(json_object_get(req->request, "study"));
-    w.spec.cluster = json_string_value(json_object_get(req->request, "cluster"));
+    if (typed && !json_is_object(req->render)) {
+        rc = sluice_errorf(err, SLUICE_EINVAL, "render: expected an object");
+        goto out;
+    }
+    if ((render = render_for_store(req->render, !typed)) == NULL) {
+        rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+        goto out;
+    }
+    w.spec.launch_id = t.id;
+    w.spec.site = t.site != NULL ? t.site : l->site;
+    w.spec.study = t.study;
+    w.spec.cluster = t.cluster;
     if (!launcher_cluster_ours(l, w.spec.cluster)) {
         rc = sluice_errorf(err, SLUICE_EINVAL,
                            "cluster: a launch of cluster \"%s\" sent to the launcher of \"%s\"",
@@ -400,14 +497,15 @@ sluice_err sluice_launcher_accept(sluice_launcher_t *l,
         goto out;
     }
     w.spec.request = req->request;
+    w.spec.request_text = typed ? req->request_text : NULL;
     w.spec.render = render;
     w.spec.caller = req->caller;
     w.spec.time_ms = l->o.now_ms(l->o.clock_arg);
-    if ((id_copy = strdup(id)) == NULL) {
+    if ((id_copy = strdup(t.id)) == NULL) {
         rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
         goto out;
     }
-    if ((rc = entry_new(l, req, render, id, w.spec.site, &w.e, err)) != SLUICE_OK)
+    if ((rc = entry_new(l, req, &t, render, &jobs, n_jobs, &w.e, err)) != SLUICE_OK)
         goto out;
     w.e->created_ms = w.spec.time_ms;
     w.queued_ns = timing_now_ns();
@@ -425,6 +523,9 @@ sluice_err sluice_launcher_accept(sluice_launcher_t *l,
     }
 out:
     entry_free(l, w.e);
+    for (size_t i = 0; jobs != NULL && i < n_jobs; i++)
+        sluice_jobdesc_clear(&jobs[i]);
+    free(jobs);
     free(id_copy);
     json_decref(render);
     return rc;
@@ -460,9 +561,18 @@ sluice_err launcher_intake_drain(sluice_launcher_t *l, bool clear_wake, sluice_e
         launcher_intake_entry_t *next = e->next;
         launch_t *L = launcher_find_launch(l, e->id);
 
+        launcher_terms_t terms = {e->id,
+                                  e->site,
+                                  NULL,
+                                  NULL,
+                                  e->dep_id,
+                                  e->dep_cond,
+                                  e->needs_secrets,
+                                  e->pending_timeout,
+                                  e->requeue};
+
         if (L == NULL && !e->existed &&
-            (rc = launcher_track(l, e->id, e->site, e->created_ms, e->request, &L, err)) !=
-                SLUICE_OK) {
+            (rc = launcher_track(l, &terms, e->created_ms, &L, err)) != SLUICE_OK) {
             /* Put this entry and the rest back (secrets and all) for the
              * next step; the caller skips the pick-up, so nothing loads
              * these launches from the store without their secrets. */

@@ -348,24 +348,25 @@ launcher_do_dependency(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_er
 
 /* ---- at accept ------------------------------------------------------------ */
 
-sluice_err
-sluice_launcher_check_dependency(sluice_launcher_t *l, const json_t *request, sluice_error_t *err)
+sluice_err sluice_launcher_check_dependency(sluice_launcher_t *l,
+                                            const char *self,
+                                            const char *dep_id,
+                                            const char *condition,
+                                            sluice_error_t *err)
 {
-    const json_t *dep = json_object_get(request, "depends_on");
-    const char *self = json_string_value(json_object_get(request, "launch_id"));
     launch_t L;
     partner_t p;
     json_t *row = NULL;
     char why[SLUICE_FSM_DETAIL_MAX];
     sluice_err rc;
 
-    if (l == NULL || !json_is_object(dep))
+    if (l == NULL || dep_id == NULL)
         return SLUICE_OK;
     memset(&L, 0, sizeof(L));
     memset(&p, 0, sizeof(p));
-    L.dep_id = (char *)(uintptr_t)json_string_value(json_object_get(dep, "launch_id"));
-    L.dep_cond = (char *)(uintptr_t)json_string_value(json_object_get(dep, "condition"));
-    if (L.dep_id == NULL || L.dep_cond == NULL)
+    L.dep_id = (char *)(uintptr_t)dep_id;
+    L.dep_cond = (char *)(uintptr_t)condition;
+    if (condition == NULL || condition[0] == '\0')
         return sluice_errorf(err, SLUICE_EINVAL, "depends_on: launch_id and condition required");
     /* A repeat of a stored launch: the launcher's idempotency decides. */
     if (self != NULL && sluice_store_get_launch(l->store, self, &row, NULL) == SLUICE_OK) {

@@ -484,50 +484,78 @@ launcher_record_heartbeats(sluice_launcher_t *l, launch_t **who, size_t n, sluic
 
 /* ---- loading ----------------------------------------------------------- */
 
-static void
-fsm_config_for(const sluice_launcher_t *l, const json_t *request, sluice_fsm_config_t *cfg)
+void launcher_terms_of_request(const json_t *request, launcher_terms_t *t)
 {
+    const json_t *dep = json_object_get(request, "depends_on");
     const json_t *pt = json_object_get(request, "pending_timeout");
+    const json_t *names = json_object_get(request, "secret_names");
 
-    sluice_fsm_config_default(cfg);
-    cfg->miss_budget = l->o.miss_budget;
-    cfg->miss_spacing = l->o.miss_spacing_s;
-    cfg->pending_timeout = l->o.pending_timeout_s;
+    memset(t, 0, sizeof(*t));
+    t->id = json_string_value(json_object_get(request, "launch_id"));
+    t->site = json_string_value(json_object_get(request, "site"));
+    t->study = json_string_value(json_object_get(request, "study"));
+    t->cluster = json_string_value(json_object_get(request, "cluster"));
+    if (json_is_object(dep)) {
+        t->dep_id = json_string_value(json_object_get(dep, "launch_id"));
+        t->dep_cond = json_string_value(json_object_get(dep, "condition"));
+        if (t->dep_id == NULL)
+            t->dep_id = "";
+    }
+    t->needs_secrets = json_is_array(names) && json_array_size(names) > 0;
     if (json_is_integer(pt) && json_integer_value(pt) > 0)
-        cfg->pending_timeout = (double)json_integer_value(pt);
-    cfg->requeue_allowed = json_is_true(json_object_get(request, "requeue"));
+        t->pending_timeout = json_integer_value(pt);
+    t->requeue = json_is_true(json_object_get(request, "requeue"));
+}
+
+void launcher_terms_of_launch(const sluice_launch_t *launch,
+                              const char *cluster,
+                              launcher_terms_t *t)
+{
+    const sluice_launch_spec_t *s = sluice_launch_spec(launch);
+
+    memset(t, 0, sizeof(*t));
+    t->id = s->launch_id;
+    t->site = s->site;
+    t->study = s->study;
+    t->cluster = cluster;
+    if (s->depends_on != NULL) {
+        t->dep_id = s->depends_on;
+        t->dep_cond = sluice_launch_dep_name(s->depends_condition);
+    }
+    t->needs_secrets = sluice_launch_secret_count(launch) > 0;
+    t->pending_timeout = s->pending_timeout;
+    t->requeue = s->requeue;
 }
 
 sluice_err launcher_track(sluice_launcher_t *l,
-                          const char *id,
-                          const char *site,
+                          const launcher_terms_t *t,
                           int64_t created_ms,
-                          const json_t *req,
                           launch_t **out,
                           sluice_error_t *err)
 {
-    const json_t *dep;
-    const json_t *names;
     launch_t *L = NULL;
     sluice_fsm_config_t cfg;
     sluice_err rc = SLUICE_OK;
 
-    if ((L = calloc(1, sizeof(*L))) == NULL || (L->id = strdup(id)) == NULL) {
+    if ((L = calloc(1, sizeof(*L))) == NULL || (L->id = strdup(t->id)) == NULL) {
         rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
         goto out;
     }
-    L->site = launcher_dup_or(site, l->site);
+    L->site = launcher_dup_or(t->site, l->site);
     L->created_ms = created_ms;
-    dep = json_object_get(req, "depends_on");
-    if (json_is_object(dep)) {
-        L->dep_id = launcher_dup_or(json_string_value(json_object_get(dep, "launch_id")), "");
-        L->dep_cond =
-            launcher_dup_or(json_string_value(json_object_get(dep, "condition")), "after");
+    if (t->dep_id != NULL) {
+        L->dep_id = launcher_dup_or(t->dep_id, "");
+        L->dep_cond = launcher_dup_or(t->dep_cond, "after");
     }
-    names = json_object_get(req, "secret_names");
-    L->needs_secrets = json_is_array(names) && json_array_size(names) > 0;
+    L->needs_secrets = t->needs_secrets;
     L->next_seq = 1;
-    fsm_config_for(l, req, &cfg);
+    sluice_fsm_config_default(&cfg);
+    cfg.miss_budget = l->o.miss_budget;
+    cfg.miss_spacing = l->o.miss_spacing_s;
+    cfg.pending_timeout = l->o.pending_timeout_s;
+    if (t->pending_timeout > 0)
+        cfg.pending_timeout = (double)t->pending_timeout;
+    cfg.requeue_allowed = t->requeue;
     {
         sluice_fsm_launch_t f;
         sluice_fsm_launch_init(&f, &cfg);
@@ -576,9 +604,15 @@ launcher_load_launch(sluice_launcher_t *l, const char *id, launch_t **out, sluic
         json_decref(row);
         return SLUICE_OK;
     }
-    rc = launcher_track(l, id, json_string_value(json_object_get(row, "site")),
-                        (int64_t)json_integer_value(json_object_get(row, "created_ms")),
-                        json_object_get(row, "request"), out, err);
+    {
+        launcher_terms_t t;
+
+        launcher_terms_of_request(json_object_get(row, "request"), &t);
+        t.id = id;
+        t.site = json_string_value(json_object_get(row, "site"));
+        rc = launcher_track(l, &t, (int64_t)json_integer_value(json_object_get(row, "created_ms")),
+                            out, err);
+    }
     json_decref(row);
     return rc;
 }

@@ -26,6 +26,10 @@
 
 #define SLUICE_LAUNCH_SECRETS_MAX 256
 
+/* The job descriptions of L's POST at `attempt`: the kept render's (made
+ * once at the accept), else decoded from the stored render (after a
+ * restart, or past LAUNCHER_RENDERS_KEPT), each with the attempt's marker
+ * and the dependency filled in. */
 static sluice_err load_descs(sluice_launcher_t *l,
                              launch_t *L,
                              uint32_t attempt,
@@ -35,35 +39,40 @@ static sluice_err load_descs(sluice_launcher_t *l,
                              sluice_error_t *err)
 {
     json_t *row = NULL;
-    const json_t *render;
-    const json_t *jobs;
+    const json_t *render = NULL;
+    const json_t *jobs = NULL;
     const json_t *script;
     sluice_jobdesc_t *d = NULL;
-    size_t n = 0;
+    size_t n = 0, total;
     char name[SLUICE_FSM_MARKER_MAX];
     char comment[SLUICE_FSM_MARKER_MAX];
-    sluice_err rc;
+    sluice_err rc = SLUICE_OK;
 
     if (L->render != NULL) {
-        render = L->render;
+        total = L->render->n_jobs;
     } else {
         if ((rc = sluice_store_get_launch(l->store, L->id, &row, err)) != SLUICE_OK)
             return rc;
         render = json_object_get(row, "render");
+        jobs = json_object_get(render, "jobs");
+        total = json_array_size(jobs);
+        if (!json_is_array(jobs) || total == 0) {
+            rc = sluice_errorf(err, SLUICE_ESTORE, "launch %s: stored render has no jobs", L->id);
+            goto out;
+        }
     }
-    jobs = json_object_get(render, "jobs");
-    if (!json_is_array(jobs) || json_array_size(jobs) == 0) {
-        rc = sluice_errorf(err, SLUICE_ESTORE, "launch %s: stored render has no jobs", L->id);
-        goto out;
-    }
-    if ((d = calloc(json_array_size(jobs), sizeof(*d))) == NULL) {
+    if ((d = calloc(total, sizeof(*d))) == NULL) {
         rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
         goto out;
     }
     marker_job_name(name, sizeof(name), l->prefix, L->site, L->id, attempt);
     marker_comment(comment, sizeof(comment), L->id, attempt);
-    for (n = 0; n < json_array_size(jobs); n++) {
-        if ((rc = sluice_jobdesc_from_json(json_array_get(jobs, n), &d[n], err)) != SLUICE_OK)
+    for (n = 0; n < total; n++) {
+        if (L->render != NULL)
+            rc = sluice_jobdesc_copy(&d[n], &L->render->jobs[n], err);
+        else
+            rc = sluice_jobdesc_from_json(json_array_get(jobs, n), &d[n], err);
+        if (rc != SLUICE_OK)
             goto out;
         free(d[n].name);
         free(d[n].comment);
@@ -73,16 +82,25 @@ static sluice_err load_descs(sluice_launcher_t *l,
             free(d[n].dependency);
             d[n].dependency = strdup(dependency);
         }
+        if (d[n].name == NULL || d[n].comment == NULL ||
+            (dependency != NULL && d[n].dependency == NULL)) {
+            rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+            n++;
+            goto out;
+        }
     }
     script = json_object_get(render, "script");
-    if (d[0].script == NULL && json_is_string(script))
-        d[0].script = strdup(json_string_value(script));
+    if (d[0].script == NULL && json_is_string(script) &&
+        (d[0].script = strdup(json_string_value(script))) == NULL) {
+        rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+        goto out;
+    }
     *out = d;
     *n_out = n;
     d = NULL;
     n = 0;
 out:
-    for (size_t i = 0; d != NULL && i <= n && i < json_array_size(jobs); i++)
+    for (size_t i = 0; d != NULL && i <= n && i < total; i++)
         sluice_jobdesc_clear(&d[i]);
     free(d);
     json_decref(row);
@@ -113,8 +131,8 @@ static void stage_one(sluice_launcher_t *l, batch_entry_t *b)
         sec[i].name = L->secret_names[i];
         sec[i].value = L->secret_values[i];
     }
-    b->staged =
-        l->st.prepare(l->st.arg, L->id, b->attempt, L->render, sec, ns, &b->perr) == SLUICE_OK;
+    b->staged = l->st.prepare(l->st.arg, L->id, b->attempt, L->render ? L->render->json : NULL, sec,
+                              ns, &b->perr) == SLUICE_OK;
 }
 
 typedef struct {

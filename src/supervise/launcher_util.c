@@ -204,7 +204,7 @@ void launcher_launch_free(launch_t *L)
     free(L->secret_names);
     launcher_views_free(L->views, L->n_views);
     launcher_fsm_free(L);
-    json_decref(L->render);
+    launcher_render_free(L->render);
     free(L->id);
     free(L->site);
     free(L->dep_id);
@@ -220,11 +220,22 @@ launch_t *launcher_find_launch(const sluice_launcher_t *l, const char *id)
     return NULL;
 }
 
+void launcher_render_free(launcher_render_t *r)
+{
+    if (r == NULL)
+        return;
+    for (size_t i = 0; i < r->n_jobs; i++)
+        sluice_jobdesc_clear(&r->jobs[i]);
+    free(r->jobs);
+    json_decref(r->json);
+    free(r);
+}
+
 void launcher_render_drop(sluice_launcher_t *l, launch_t *L)
 {
     if (L == NULL || L->render == NULL)
         return;
-    json_decref(L->render);
+    launcher_render_free(L->render);
     L->render = NULL;
     atomic_fetch_sub(&l->in.renders, 1);
 }

@@ -29,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     sluice_launch_policy_t pol;
     sluice_error_t err = SLUICE_ERROR_INIT;
     sluice_launch_t *l = NULL, *back = NULL;
-    char *text = NULL;
+    char *text = NULL, *back_text = NULL;
     size_t i;
 
     memset(&pol, 0, sizeof(pol));
@@ -62,8 +62,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (sluice_launch_parse(&back, text, strlen(text), &pol, SLUICE_LAUNCH_PARSE_STORED, &err) !=
         SLUICE_OK)
         abort();
-    if (strcmp(sluice_launch_hash(l), sluice_launch_hash(back)) != 0)
+    back_text = sluice_launch_to_json(back, NULL);
+    if (back_text == NULL || strcmp(text, back_text) != 0)
         abort();
+    free(back_text);
     free(text);
     sluice_launch_free(back);
     sluice_launch_free(l);

@@ -402,6 +402,18 @@ static void final_stage(int exit_code, sluice_job_base base)
     fake_cluster_set_script(fc, s, 3);
 }
 
+/* The dependency rule for a canonical request object (its launch_id and
+ * depends_on), as the accept pipeline calls it with the parsed launch. */
+static sluice_err check_dep(sluice_launcher_t *l, const json_t *req, sluice_error_t *err)
+{
+    const json_t *dep = json_object_get(req, "depends_on");
+
+    return sluice_launcher_check_dependency(l, json_string_value(json_object_get(req, "launch_id")),
+                                            json_string_value(json_object_get(dep, "launch_id")),
+                                            json_string_value(json_object_get(dep, "condition")),
+                                            err);
+}
+
 /* ---- render JSON --------------------------------------------------------- */
 
 Test(launcher, jobdesc_json_round_trip)
@@ -2143,7 +2155,7 @@ Test(launcher, check_dependency_at_accept)
     json_pack("{s:s, s:{s:s, s:s}}", "launch_id", id, "depends_on", "launch_id", on, "condition",  \
               cond)
     r = REQ("D1", "ghost", "after");
-    cr_assert_eq(sluice_launcher_check_dependency(l, r, &err), SLUICE_EINVAL);
+    cr_assert_eq(check_dep(l, r, &err), SLUICE_EINVAL);
     cr_assert(strstr(err.text, "depends_on.launch_id: no launch \"ghost\" is known") == err.text,
               "%s", err.text);
     json_decref(r);
@@ -2151,24 +2163,24 @@ Test(launcher, check_dependency_at_accept)
     accept_launch(l, "P1", 1, NULL, NULL, 0);
     r = REQ("D2", "P1", "afterok");
     sluice_error_clear(&err);
-    cr_assert_sluice_ok(sluice_launcher_check_dependency(l, r, &err), &err); /* still live */
+    cr_assert_sluice_ok(check_dep(l, r, &err), &err); /* still live */
     cr_assert_eq(run_to_end(l, "P1", 40), 1);
-    cr_assert_eq(sluice_launcher_check_dependency(l, r, &err), SLUICE_EINVAL);
+    cr_assert_eq(check_dep(l, r, &err), SLUICE_EINVAL);
     cr_assert_str_eq(err.text,
                      "depends_on.launch_id: launch P1 ended EXECUTION_ERROR; afterok needs it to "
                      "succeed");
     json_decref(r);
     r = REQ("D3", "P1", "after");
-    cr_assert_eq(sluice_launcher_check_dependency(l, r, &err), SLUICE_EINVAL);
+    cr_assert_eq(check_dep(l, r, &err), SLUICE_EINVAL);
     cr_assert(strstr(err.text, "(after needs it running)") != NULL, "%s", err.text);
     json_decref(r);
     r = REQ("D4", "P1", "afterany");
     sluice_error_clear(&err);
-    cr_assert_sluice_ok(sluice_launcher_check_dependency(l, r, &err), &err);
+    cr_assert_sluice_ok(check_dep(l, r, &err), &err);
     json_decref(r);
     /* a repeat of a stored launch is the launcher's to judge */
     r = REQ("P1", "ghost", "after");
-    cr_assert_sluice_ok(sluice_launcher_check_dependency(l, r, &err), &err);
+    cr_assert_sluice_ok(check_dep(l, r, &err), &err);
     json_decref(r);
 #undef REQ
     sluice_launcher_free(l);

@@ -19,7 +19,9 @@
 #include "sluice_assert.h"
 #include "store_backend.h"
 
+#include "base/marker.h"
 #include "store/store.h"
+#include "store/store_int.h"
 
 static char tmp[128];
 static char dir[192];
@@ -344,6 +346,77 @@ Test(store, create_is_idempotent_on_the_same_request_and_conflicts_otherwise)
     json_decref(req);
     json_decref(req_same);
     json_decref(req_other);
+    sluice_store_close(s);
+}
+
+/* The old hash, as stores written before the request's canonical text was
+ * made once: the SHA-256 of json_pack's {site, study?, request} dumped
+ * compact with sorted keys. */
+static void old_hash(const char *site, const char *study, const json_t *req, char hex[65])
+{
+    json_t *whole = json_pack("{s:s, s:s?, s:O}", "site", site, "study", study, "request", req);
+    char *text = json_dumps(whole, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+
+    cr_assert_not_null(text);
+    cr_assert(marker_sha256_hex(text, hex));
+    free(text);
+    json_decref(whole);
+}
+
+/* The hash put together around the request's canonical text is the one
+ * every store holds, so that a launch accepted before the upgrade is the
+ * same launch after it (an idempotent repeat, not a conflict). */
+Test(store, request_hash_of_the_text_is_the_old_one)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    const char *studies[] = {NULL, "study-1"};
+    json_t *reqs[] = {
+        json_pack("{s:s, s:i}", "command", "run", "nodes", 2),
+        json_pack("{s:s, s:[s,s], s:{s:s}}", "launch_id", "x/y", "args", "caf\u00e9", "a\"b\\c\n",
+                  "env", "K", "\001\177\u2028"),
+    };
+    char a[65], b[65];
+
+    for (size_t i = 0; i < 2; i++)
+        for (size_t j = 0; j < 2; j++) {
+            char *text = json_dumps(reqs[i], JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+
+            old_hash("site.a", studies[j], reqs[i], a);
+            cr_assert_sluice_ok(store_request_hash_text("site.a", studies[j], text, b, &err), &err);
+            cr_assert_str_eq(a, b, "request %zu, study %s", i, studies[j] ? studies[j] : "none");
+            free(text);
+        }
+    json_decref(reqs[0]);
+    json_decref(reqs[1]);
+}
+
+/* A caller's canonical text is stored and hashed as the store's own
+ * serialisation would be: the same launch either way. */
+Test(store, a_request_text_from_the_caller_is_the_same_request)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_store_t *s = open_store();
+    json_t *req = json_pack("{s:s, s:s}", "command", "caf\u00e9", "launch_id", "t1");
+    json_t *row = NULL;
+    char *text = json_dumps(req, JSON_COMPACT | JSON_SORT_KEYS);
+    sluice_store_launch_spec_t spec = {0};
+    int existed = -1;
+
+    spec.launch_id = "t1";
+    spec.site = "s1";
+    spec.request = req;
+    cr_assert_sluice_ok(sluice_store_create_launch(s, &spec, &existed, &err), &err);
+    cr_assert_eq(existed, 0);
+    spec.request_text = text;
+    cr_assert_sluice_ok(sluice_store_create_launch(s, &spec, &existed, &err), &err);
+    cr_assert_eq(existed, 1, "the caller's text hashes as the store's own");
+    spec.launch_id = "t2";
+    cr_assert_sluice_ok(sluice_store_create_launch(s, &spec, &existed, &err), &err);
+    cr_assert_sluice_ok(sluice_store_get_launch(s, "t2", &row, &err), &err);
+    cr_assert(json_equal(json_object_get(row, "request"), req));
+    json_decref(row);
+    free(text);
+    json_decref(req);
     sluice_store_close(s);
 }
 
