@@ -1089,6 +1089,41 @@ int main(int argc, char **argv)
             }
     }
 
+    /* Issue 30: the service's CPU per launch, this binary beside
+     * SLUICE_BIN_BEFORE's, per round (both ran in it) and over the rounds;
+     * the ratio is the median of the rounds' own ratios. */
+    for (size_t r = 0; nb > 1 && r < n_runs; r++) {
+        double a[MAX_ROUNDS], b[MAX_ROUNDS], q[MAX_ROUNDS], amed, amin, bmed, bmin, qmed, qmin;
+        size_t used;
+        char name[96];
+
+        printf("service CPU per launch in_flight=%u, ms, after (SLUICE_BIN) / before "
+               "(SLUICE_BIN_BEFORE) per round:",
+               in_flight[r]);
+        for (size_t rd = 0; rd < rounds; rd++) {
+            a[rd] = bd[0][rd * MAX_RUNS + r].cpu_ms;
+            b[rd] = bd[1][rd * MAX_RUNS + r].cpu_ms;
+            q[rd] = a[rd] > 0 && b[rd] > 0 ? a[rd] / b[rd] : NAN;
+            printf(" %.3f/%.3f", a[rd], b[rd]);
+        }
+        printf("\n");
+        for (size_t rd = 0; rd < rounds; rd++) {
+            a[rd] = a[rd] > 0 ? a[rd] : NAN;
+            b[rd] = b[rd] > 0 ? b[rd] : NAN;
+        }
+        med_min(a, rounds, &amed, &amin);
+        med_min(b, rounds, &bmed, &bmin);
+        used = med_min(q, rounds, &qmed, &qmin);
+        printf("service CPU per launch in_flight=%u: after %.3f ms (min %.3f), before %.3f ms "
+               "(min %.3f); after/before %.2f (%+.0f%%), median of %zu rounds' ratios\n",
+               in_flight[r], amed, amin, bmed, bmin, qmed, 100.0 * (qmed - 1.0), used);
+        snprintf(name, sizeof(name), "serve CPU/launch in_flight=%u vs before", in_flight[r]);
+        if (used > 0)
+            bench_target(name, qmed, 0.65, false);
+        else
+            bench_target_no_data(name, "no round measured both binaries' CPU");
+    }
+
     /* Cancelled jobs leave squeue's default view at once. */
     left = still_queued(&all);
     printf("cleanup: %zu jobs made in this run; %ld of them still in squeue%s\n", all.n, left,

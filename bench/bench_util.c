@@ -35,11 +35,18 @@ double bench_pid_cpu(long pid)
 {
     char path[64], line[1024];
     unsigned long ut = 0, st = 0;
+    struct timespec ts;
+    clockid_t clk;
     char *p;
     FILE *f;
 
     if (pid <= 0)
         return -1.0;
+    /* The process's CPU clock: every thread's run time, exited ones too, in
+     * ns (Linux lets any process read it).  /proc's utime + stime count
+     * 10 ms ticks: 0.1 ms per launch over 100 launches. */
+    if (clock_getcpuclockid((pid_t)pid, &clk) == 0 && clock_gettime(clk, &ts) == 0)
+        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
     snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
     if ((f = fopen(path, "r")) == NULL)
         return -1.0;

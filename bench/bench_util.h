@@ -21,8 +21,9 @@ double bench_now(void);
 /* CPU seconds (user + system) of this process, or of its waited-for
  * children when `children` is true. */
 double bench_cpu(bool children);
-/* CPU seconds (utime + stime) of process `pid`, or of the process named by
- * a pid file; -1 when unknown. */
+/* CPU seconds (user + system, all its threads) of process `pid`, from its
+ * CPU clock (ns; /proc's utime + stime when that fails), or of the process
+ * named by a pid file; -1 when unknown. */
 double bench_pid_cpu(long pid);
 double bench_pid_file_cpu(const char *pid_file);
 
