@@ -119,6 +119,10 @@ struct sluice_server {
     int wake_due;            /* under wait_mu: a wake is asked for */
     atomic_ullong round_gen; /* bumped under wait_mu after each round's feed read */
     int feed_failing;        /* ticker only: the last feed read failed */
+    /* Event streams open now (server_sse.c): while there are none, the
+     * ticker leaves the feed where it is (nobody reads it) and the first
+     * stream to open catches it up (server_ticker_catch_up). */
+    atomic_int streams;
     pthread_t ticker;
     int ticker_started;
     atomic_int stopping;

@@ -35,6 +35,7 @@
 #include <sluice/store.h>
 
 #include "server_feed.h"
+#include "server_ticker.h"
 #include "server_sse.h"
 #include "server_util.h"
 
@@ -53,12 +54,15 @@ typedef struct {
     char *pending;
     size_t len, off, cap;
     unsigned idle;
+    int counted; /* counted in s->streams */
 } sse_t;
 
 static void sse_free(void *cls)
 {
     sse_t *e = cls;
 
+    if (e->counted)
+        atomic_fetch_sub(&e->s->streams, 1);
     free(e->pending);
     free(e);
 }
@@ -245,6 +249,12 @@ static void sse_answer(answer_t *out, sse_t *e)
     /* One launch's events: woken when that launch has news (server.c). */
     uint64_t key = e->launch_id[0] != '\0' ? server_feed_key(e->launch_id) : 0;
 
+    /* The first stream of an unwatched service catches the feed up (the
+     * ticker reads it only while streams are open): its first read then
+     * finds the feed current instead of waiting for a tick. */
+    e->counted = 1;
+    if (atomic_fetch_add(&e->s->streams, 1) == 0)
+        server_ticker_catch_up(e->s);
     answer_stream(out, 200, 16 * 1024, sse_reader, e, sse_free);
     out->stream_key = key;
     answer_header(out, "Content-Type", "text/event-stream");

@@ -12,6 +12,10 @@
  *   hundreds of idle streams look once per round.
  * - Each round also closes the request heads older than head_timeout_s
  *   (server_conns.c).
+ * - The feed is read only while an event stream is open (s->streams): a
+ *   service nobody watches builds no frames.  The stream that opens first
+ *   catches the feed up before its first read (server_sse.c), so it never
+ *   waits a tick for what happened while nobody watched.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -37,7 +41,7 @@
  * the event streams, server_feed.c), then counts itself and resumes. */
 /* Read what is new into the event feed; a failure is logged (once until a
  * read works again) and the round goes on. */
-static void feed_catch_up(sluice_server_t *s)
+void server_ticker_catch_up(sluice_server_t *s)
 {
     sluice_error_t err = SLUICE_ERROR_INIT;
 
@@ -75,7 +79,11 @@ void *server_ticker_main(void *arg)
         s->wake_due = 0;
         pthread_mutex_unlock(&s->wait_mu);
         head = server_feed_head(s->feed);
-        feed_catch_up(s);
+        /* Nobody reads the feed while no stream is open: its frames would
+         * be built for nothing (one store read and a JSON frame per event,
+         * for every launch); the first stream to open catches it up. */
+        if (atomic_load(&s->streams) > 0)
+            server_ticker_catch_up(s);
         /* Request heads past head_timeout_s (server_conns.h). */
         conns_sweep(&s->tcp_l, s->o.head_timeout_s);
         conns_sweep(&s->unix_l, s->o.head_timeout_s);

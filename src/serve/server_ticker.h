@@ -16,4 +16,9 @@
  * returns once s->stopping is set and it is woken. */
 void *server_ticker_main(void *arg);
 
+/* Read what is new into the event feed now (what a round does; a failure
+ * is logged once until a read works again).  The first event stream to
+ * open calls it: the ticker reads the feed only while streams are open. */
+void server_ticker_catch_up(sluice_server_t *s);
+
 #endif /* SLUICE_SERVER_TICKER_H */

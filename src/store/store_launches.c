@@ -81,9 +81,13 @@ create_check(const sluice_store_launch_spec_t *spec, create_texts_t *x, sluice_e
         (rc = store_request_hash_text(spec->site, spec->study, x->request, x->hash, err)) !=
             SLUICE_OK)
         goto fail;
+    /* The render is not hashed: its keys stay in the order it was built
+     * (sorting the ~6 KB script's object is work for nobody). */
     if (spec->render != NULL &&
-        (rc = store_json_text(spec->render, "render", &x->render, err)) != SLUICE_OK)
+        (x->render = json_dumps(spec->render, JSON_COMPACT | JSON_ENCODE_ANY)) == NULL) {
+        rc = sluice_errorf(err, SLUICE_ENOMEM, "render: cannot serialise");
         goto fail;
+    }
     if (spec->context != NULL)
         rc = store_json_text(spec->context, "context", &x->context, err);
     else if ((x->context = strdup("{}")) == NULL)

@@ -69,6 +69,56 @@ static void notify(sluice_launcher_t *l,
         l->wait_fn(&t, l->wait_arg);
 }
 
+/* Fold a bookkeeping event (one the fsm does not know) stored at `seq`. */
+static void fold_note(sluice_launcher_t *l, launch_t *L, const char *name, int64_t seq)
+{
+    L->next_seq = seq + 1;
+    if (name == NULL)
+        return;
+    if (strcmp(name, "peers-written") == 0)
+        L->peers_written = true;
+    else if (strcmp(name, "archived") == 0)
+        L->archived = true;
+    else if (strcmp(name, "cancel-asked") == 0) {
+        /* another writer's request: carried out as this launcher's own
+         * cancel-requested after the fold (launcher.c: carry_out_asks) */
+        L->cancel_ask_seq = seq;
+        l->asks_pending = true;
+    }
+}
+
+/* Fold an fsm event stored at ev->seq into L (the event stays the
+ * caller's). */
+static sluice_err fold_event(sluice_launcher_t *l,
+                             launch_t *L,
+                             const char *name,
+                             const sluice_fsm_event_t *ev,
+                             bool quiet,
+                             sluice_error_t *err)
+{
+    sluice_fsm_transition_t tr;
+    sluice_fsm_launch_t f;
+    int prev_result = L->fsm.result;
+    sluice_err rc;
+
+    L->next_seq = ev->seq + 1;
+    launcher_fsm_get(L, &f);
+    rc = sluice_fsm_apply(&f, ev, &tr, err);
+    if (rc == SLUICE_OK)
+        rc = launcher_fsm_set(L, &f, err);
+    if (rc == SLUICE_ESTATE) {
+        sluice_log(SLUICE_LOG_DEBUG, "launch %s: event %lld (%s) not applicable: %s", L->id,
+                   (long long)ev->seq, name, err != NULL ? err->text : "");
+        sluice_error_clear(err);
+        return SLUICE_OK;
+    }
+    if (rc != SLUICE_OK)
+        return rc;
+    if (!quiet)
+        notify(l, L, name, &tr, prev_result);
+    return SLUICE_OK;
+}
+
 /* Fold one stored entry {seq, time (ms), name, context, caller}. */
 static sluice_err
 fold_entry(sluice_launcher_t *l, launch_t *L, const json_t *entry, bool quiet, sluice_error_t *err)
@@ -78,26 +128,11 @@ fold_entry(sluice_launcher_t *l, launch_t *L, const json_t *entry, bool quiet, s
     json_int_t t_ms = json_integer_value(json_object_get(entry, "time"));
     json_t *fe = NULL;
     sluice_fsm_event_t ev;
-    sluice_fsm_transition_t tr;
-    sluice_fsm_launch_t f;
-    int prev_result = L->fsm.result;
-    sluice_err rc = SLUICE_OK;
+    sluice_err rc;
 
     memset(&ev, 0, sizeof(ev));
-    L->next_seq = (int64_t)seq + 1;
     if (!is_fsm_event(name)) {
-        if (name == NULL)
-            return SLUICE_OK;
-        if (strcmp(name, "peers-written") == 0)
-            L->peers_written = true;
-        else if (strcmp(name, "archived") == 0)
-            L->archived = true;
-        else if (strcmp(name, "cancel-asked") == 0) {
-            /* another writer's request: carried out as this launcher's own
-             * cancel-requested after the fold (launcher.c: carry_out_asks) */
-            L->cancel_ask_seq = (int64_t)seq;
-            l->asks_pending = true;
-        }
+        fold_note(l, L, name, (int64_t)seq);
         return SLUICE_OK;
     }
     fe = json_pack("{s:I, s:f, s:s, s:O}", "seq", seq, "time", launcher_fsm_time((int64_t)t_ms),
@@ -106,24 +141,36 @@ fold_entry(sluice_launcher_t *l, launch_t *L, const json_t *entry, bool quiet, s
         return sluice_errorf(err, SLUICE_ENOMEM, "launch %s: out of memory", L->id);
     rc = sluice_fsm_event_from_json(fe, &ev, err);
     json_decref(fe);
-    if (rc != SLUICE_OK)
+    if (rc != SLUICE_OK) {
+        L->next_seq = (int64_t)seq + 1;
         return sluice_error_prefix(err, "launch %s: event %lld", L->id, (long long)seq);
-    launcher_fsm_get(L, &f);
-    rc = sluice_fsm_apply(&f, &ev, &tr, err);
-    sluice_fsm_event_clear(&ev);
-    if (rc == SLUICE_OK)
-        rc = launcher_fsm_set(L, &f, err);
-    if (rc == SLUICE_ESTATE) {
-        sluice_log(SLUICE_LOG_DEBUG, "launch %s: event %lld (%s) not applicable: %s", L->id,
-                   (long long)seq, name, err != NULL ? err->text : "");
-        sluice_error_clear(err);
-        return SLUICE_OK;
     }
-    if (rc != SLUICE_OK)
-        return rc;
-    if (!quiet)
-        notify(l, L, name, &tr, prev_result);
-    return SLUICE_OK;
+    rc = fold_event(l, L, name, &ev, quiet, err);
+    sluice_fsm_event_clear(&ev);
+    return rc;
+}
+
+/* After this launcher appended an event to L's log at `seq` (`entry`: its
+ * {seq, time, name, context} as sluice_fsm_event_to_json() made it for the
+ * store): fold it in from that entry when it is the next one of the log
+ * (nothing else was appended since L was last folded), exactly as reading
+ * it back would (the same decode of the same context); else read the log
+ * back from where L stands (another writer's entries come first). */
+static sluice_err
+fold_own(sluice_launcher_t *l, launch_t *L, const json_t *entry, int64_t seq, sluice_error_t *err)
+{
+    sluice_fsm_event_t ev;
+    sluice_err rc;
+
+    if (seq <= 0 || seq != L->next_seq || entry == NULL)
+        return launcher_sync_launch(l, L, false, err);
+    memset(&ev, 0, sizeof(ev));
+    if ((rc = sluice_fsm_event_from_json(entry, &ev, err)) != SLUICE_OK)
+        return sluice_error_prefix(err, "launch %s: event %lld", L->id, (long long)seq);
+    ev.seq = seq;
+    rc = fold_event(l, L, sluice_fsm_event_name(ev.type), &ev, false, err);
+    sluice_fsm_event_clear(&ev);
+    return rc;
 }
 
 sluice_err launcher_sync_launch(sluice_launcher_t *l, launch_t *L, bool quiet, sluice_error_t *err)
@@ -249,6 +296,7 @@ sluice_err launcher_record(sluice_launcher_t *l,
 {
     staged_t s;
     sluice_fsm_launch_t before;
+    int64_t seq = 0;
     sluice_err rc;
 
     launcher_fsm_get(L, &before);
@@ -256,19 +304,21 @@ sluice_err launcher_record(sluice_launcher_t *l,
         goto out;
     rc = sluice_store_append_event_and_update(l->store, L->id, sluice_fsm_event_name(ev->type),
                                               json_object_get(s.entry, "context"), caller, s.t,
-                                              &s.sum, NULL, err);
+                                              &s.sum, &seq, err);
     if (rc == SLUICE_ESTATE) {
         sluice_error_clear(err);
         rc = sluice_store_append_event(l->store, L->id, sluice_fsm_event_name(ev->type),
-                                       json_object_get(s.entry, "context"), caller, s.t, NULL, err);
+                                       json_object_get(s.entry, "context"), caller, s.t, &seq, err);
     }
 out:
-    staged_clear(&s);
-    if (rc != SLUICE_OK)
+    if (rc != SLUICE_OK) {
+        staged_clear(&s);
         return rc;
+    }
     count_event(l, ev);
     l->activity = true;
-    rc = launcher_sync_launch(l, L, false, err);
+    rc = fold_own(l, L, s.entry, seq, err);
+    staged_clear(&s);
     warn_event(L, &before, ev);
     return rc;
 }
@@ -313,7 +363,7 @@ sluice_err launcher_record_many(sluice_launcher_t *l,
         sluice_fsm_launch_t before;
 
         launcher_fsm_get(who[i], &before);
-        rc = launcher_sync_launch(l, who[i], false, err);
+        rc = fold_own(l, who[i], s[i].entry, items[i].seq, err);
         warn_event(who[i], &before, &evs[i]);
     }
 out:
@@ -328,12 +378,17 @@ out:
 sluice_err
 launcher_note(sluice_launcher_t *l, launch_t *L, const char *name, json_t *ctx, sluice_error_t *err)
 {
+    int64_t seq = 0;
     sluice_err rc =
-        sluice_store_append_event(l->store, L->id, name, ctx, NULL, launcher_now_ms(l), NULL, err);
+        sluice_store_append_event(l->store, L->id, name, ctx, NULL, launcher_now_ms(l), &seq, err);
 
     json_decref(ctx);
     if (rc != SLUICE_OK)
         return rc;
+    if (seq > 0 && seq == L->next_seq) { /* the next entry of the log: no read back */
+        fold_note(l, L, name, seq);
+        return SLUICE_OK;
+    }
     return launcher_sync_launch(l, L, true, err);
 }
 
