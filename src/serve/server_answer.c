@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/json_text.h"
 #include "server_answer.h"
 
 void answer_init(answer_t *a)
@@ -61,7 +62,7 @@ void answer_text(answer_t *a, unsigned status, const char *ctype, char *text)
 
 void answer_json(answer_t *a, unsigned status, json_t *j)
 {
-    char *text = j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    char *text = j ? json_text_dump(j, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 
     json_decref(j);
     if (text == NULL) {
@@ -134,7 +135,7 @@ void answer_problem_more(answer_t *a,
     json_decref(more);
     if (j && field)
         json_object_set_new(j, "field", json_string(field));
-    text = j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    text = j ? json_text_dump(j, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
     json_decref(j);
     if (text == NULL)
         return;

@@ -42,6 +42,7 @@
 
 #include <jansson.h>
 
+#include "base/json_text.h"
 #include "server_feed.h"
 
 #define FEED_BATCH 256 /* events per store query */
@@ -198,7 +199,7 @@ static int buf_room(char **buf, size_t len, size_t *cap, size_t more)
 /* server_feed_frame(), leaving room for `reserve` more bytes after it. */
 static int frame_append(const json_t *ev, char **buf, size_t *len, size_t *cap, size_t reserve)
 {
-    char *data = json_dumps(ev, JSON_COMPACT | JSON_SORT_KEYS);
+    char *data = json_text_dump(ev, JSON_COMPACT | JSON_SORT_KEYS);
     const char *name = json_string_value(json_object_get(ev, "name"));
     int64_t gseq = (int64_t)json_integer_value(json_object_get(ev, "gseq"));
     size_t need;

@@ -24,6 +24,7 @@
 #include <sluice/log.h>
 #include <sluice/store.h>
 
+#include "base/json_text.h"
 #include "server_cache.h"
 #include "server_launches.h"
 #include "server_util.h"
@@ -217,7 +218,7 @@ void launches_get(sluice_server_t *s, req_t *rq, answer_t *out)
         answer_error(out, &err);
         return;
     }
-    text = json_dumps(view, JSON_COMPACT | JSON_SORT_KEYS);
+    text = json_text_dump(view, JSON_COMPACT | JSON_SORT_KEYS);
     json_decref(view);
     if (text == NULL)
         return; /* no answer */

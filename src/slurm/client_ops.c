@@ -22,6 +22,7 @@
 #include <sluice/client.h>
 #include <sluice/log.h>
 
+#include "base/json_text.h"
 #include "base/buf.h"
 #include "client_int.h"
 #include "transport/http.h"
@@ -64,7 +65,7 @@ sluice_err sluice_client_submit(sluice_client_t *c,
         call->outcome = SLUICE_OUTCOME_REJECTED; /* refused locally: nothing was sent */
         goto out;
     }
-    text = json_dumps(body, JSON_COMPACT);
+    text = json_text_dump(body, JSON_COMPACT);
     if (text == NULL) {
         rc = client_local_fail(call, SLUICE_OUTCOME_REJECTED,
                                sluice_errorf(err, SLUICE_ENOMEM, "submit: cannot encode the body"));

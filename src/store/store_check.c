@@ -14,6 +14,7 @@
 
 #include <sluice/store.h>
 
+#include "base/json_text.h"
 #include "base/buf.h"
 #include "base/marker.h"
 #include "store_int.h"
@@ -94,7 +95,7 @@ sluice_err store_refuse_secrets(const json_t *v, const char *what, sluice_error_
 /* Canonical text of a JSON value: compact, keys sorted.  Caller frees. */
 sluice_err store_json_text(const json_t *v, const char *what, char **out, sluice_error_t *err)
 {
-    char *s = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+    char *s = json_text_dump(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
 
     if (s == NULL)
         return sluice_errorf(err, SLUICE_ENOMEM, "%s: cannot serialise", what);
@@ -114,7 +115,7 @@ static int append_json_string(buf_t *b, const char *v)
         return buf_append(b, "null", 4);
     if ((j = json_string(v)) == NULL)
         return -1;
-    text = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY);
+    text = json_text_dump(j, JSON_COMPACT | JSON_ENCODE_ANY);
     json_decref(j);
     if (text == NULL)
         return -1;

@@ -21,6 +21,7 @@
 
 #include <sluice/store.h>
 
+#include "base/json_text.h"
 #include "base/buf.h"
 #include "base/marker.h"
 #include "store_int.h"
@@ -84,7 +85,7 @@ create_check(const sluice_store_launch_spec_t *spec, create_texts_t *x, sluice_e
     /* The render is not hashed: its keys stay in the order it was built
      * (sorting the ~6 KB script's object is work for nobody). */
     if (spec->render != NULL &&
-        (x->render = json_dumps(spec->render, JSON_COMPACT | JSON_ENCODE_ANY)) == NULL) {
+        (x->render = json_text_dump(spec->render, JSON_COMPACT | JSON_ENCODE_ANY)) == NULL) {
         rc = sluice_errorf(err, SLUICE_ENOMEM, "render: cannot serialise");
         goto fail;
     }

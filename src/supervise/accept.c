@@ -32,6 +32,7 @@
 #include <sluice/accept.h>
 #include <sluice/ops.h>
 
+#include "base/json_text.h"
 #include "base/timing.h"
 
 struct sluice_accept {
@@ -189,7 +190,7 @@ static sluice_err set_cluster(sluice_accept_t *a, sluice_error_t *err)
  * keeps it (sluice_store_launch_spec_t.request_text). */
 static sluice_err set_text(sluice_accept_t *a, sluice_error_t *err)
 {
-    if ((a->request_text = json_dumps(a->request_json, JSON_COMPACT | JSON_SORT_KEYS)) == NULL)
+    if ((a->request_text = json_text_dump(a->request_json, JSON_COMPACT | JSON_SORT_KEYS)) == NULL)
         return sluice_errorf(err, SLUICE_ENOMEM, "accept: out of memory");
     return SLUICE_OK;
 }
