@@ -115,6 +115,7 @@ static cost_t measure_sluice(
     sluice_client_t *c, const bench_target_t *t, const uint64_t *ids, size_t n, unsigned cycles)
 {
     sluice_cluster_ops_t ops;
+    sluice_cluster_rest_t *rest = NULL;
     sluice_job_state_t *st = calloc(n, sizeof(*st));
     sluice_rest_diag_t d0, d1;
     cost_t r;
@@ -122,12 +123,15 @@ static cost_t measure_sluice(
     unsigned bad = 0;
 
     memset(&r, 0, sizeof(r));
-    if (st == NULL)
+    if (st == NULL || sluice_cluster_rest_new(&rest, c, NULL, NULL) != SLUICE_OK) {
+        free(st);
         return r;
-    sluice_cluster_ops_rest(c, &ops);
+    }
+    sluice_cluster_rest_ops(rest, &ops);
     /* one warm-up cycle (connection, negotiation already done) */
     (void)ops.job_states(ops.arg, ids, n, st);
     if (!bench_diag(c, &d0)) {
+        sluice_cluster_rest_free(rest);
         free(st);
         return r;
     }
@@ -161,6 +165,7 @@ static cost_t measure_sluice(
         printf("  sluice: %u missing or non-PENDING states\n", bad);
     r.cycles = cycles;
     sluice_rest_diag_clear(&d0);
+    sluice_cluster_rest_free(rest);
     free(st);
     return r;
 }

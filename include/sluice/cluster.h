@@ -5,7 +5,7 @@
  *
  * The launcher (launcher.h) takes a sluice_cluster_ops_t so that its tests
  * can use fakes; a program that runs launches for real fills the table with
- * sluice_cluster_ops_rest() or sluice_cluster_rest_ops().  Job views cross
+ * sluice_cluster_rest_ops().  Job views cross
  * this interface as sluice_jobview_t (jobdesc.h), so nothing above it sees
  * a slurmrestd version difference.
  */
@@ -148,25 +148,27 @@ typedef struct {
 
 /* ---- over the slurmrestd client ------------------------------------------ */
 
-/* Fill `out` with cluster operations over `client` (borrowed: it must
- * outlive every use of the table).  Outcomes are mapped as follows: a
- * submit answered OK is SUBMIT_OK; a proven refusal (Slurm's error number
- * on a 4xx) is SUBMIT_REJECTED; a request that certainly never left
- * (connection refused, no usable token) is SUBMIT_UNAVAILABLE; anything
- * else, including a 5xx or a garbled 200, is SUBMIT_UNCERTAIN.  Lookups
- * map OK to FOUND, NOT_FOUND to NOT_FOUND and every other outcome to
- * UNAVAILABLE.  Live lookups by name read the live job table. */
-SLUICE_API void sluice_cluster_ops_rest(sluice_client_t *client, sluice_cluster_ops_t *out);
-
-/* Cluster operations that POST up to `in_flight` submits at once
- * (submit_many).  Every concurrent POST uses its own client: `client`
- * (borrowed) serves the calling thread and every other operation; the
- * others are made from `cfg` (borrowed; NULL: no extra clients, submits
- * stay sequential) with sluice_client_new_from_config() the first time a
- * batch needs them, and reused after that.  A client that cannot be made
- * is logged and the batch runs with fewer POSTs in flight.  No client is
- * ever used by two threads at once.  Caller frees with
- * sluice_cluster_rest_free() after the last use of the ops table. */
+/* The cluster operations over the slurmrestd client.  Make the object
+ * with sluice_cluster_rest_new(), fill a table with
+ * sluice_cluster_rest_ops(), free it with sluice_cluster_rest_free() after
+ * the last use of the table.
+ *
+ * Outcomes (docs/client.md, "From the wire to the launcher", has the whole
+ * mapping): a submit answered OK is SUBMIT_OK; a proven refusal (Slurm's
+ * error number on a 4xx) is SUBMIT_REJECTED; a request that certainly
+ * never left (connection refused, no usable token) is SUBMIT_UNAVAILABLE;
+ * anything else, including a 5xx or a garbled 200, is SUBMIT_UNCERTAIN.
+ * Lookups map OK to FOUND, NOT_FOUND to NOT_FOUND and every other outcome
+ * to UNAVAILABLE.  Live lookups by name read the live job table.
+ *
+ * submit_many POSTs up to `in_flight` submits at once.  Every concurrent
+ * POST uses its own client: `client` (borrowed: it must outlive the table)
+ * serves the calling thread and every other operation; the others are made
+ * from `cfg` (borrowed; NULL: no extra clients, submits stay sequential)
+ * with sluice_client_new_from_config() the first time a batch needs them,
+ * and reused after that.  A client that cannot be made, or whose token
+ * names another user, is logged and the batch runs with fewer POSTs in
+ * flight.  No client is ever used by two threads at once. */
 typedef struct sluice_cluster_rest sluice_cluster_rest_t;
 
 SLUICE_API sluice_err sluice_cluster_rest_new(sluice_cluster_rest_t **out,
@@ -174,8 +176,7 @@ SLUICE_API sluice_err sluice_cluster_rest_new(sluice_cluster_rest_t **out,
                                               const sluice_config_t *cfg,
                                               sluice_error_t *err);
 
-/* Fill `out` with the operations of sluice_cluster_ops_rest() plus
- * submit_many, bound to `r`. */
+/* Fill `out` with the operations (submit_many included), bound to `r`. */
 SLUICE_API void sluice_cluster_rest_ops(sluice_cluster_rest_t *r, sluice_cluster_ops_t *out);
 
 /* Free the extra clients (never the borrowed one).  NULL-safe. */

@@ -6,8 +6,8 @@
  *
  * The launcher (launcher.h) is written against sluice_cluster_ops_t and
  * sluice_staging_ops_t so that its tests can use fakes; a program that runs
- * launches for real fills both tables with sluice_cluster_rest_ops() (or
- * sluice_cluster_ops_rest()) and the functions below.
+ * launches for real fills both tables with sluice_cluster_rest_ops() and
+ * the functions below.
  */
 #ifndef SLUICE_OPS_H
 #define SLUICE_OPS_H

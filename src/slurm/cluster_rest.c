@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* cluster_rest.c - the launcher's cluster operations over the slurmrestd
- * client.
+ * client: one table (sluice_cluster_rest_ops), bound to one
+ * sluice_cluster_rest_t.
  *
  * Notes:
  * - A submit is never retried here (the client never retries a POST); its
@@ -8,7 +9,9 @@
  * - Job views handed to the launcher are malloc'd arrays it releases with
  *   sluice_jobview_clear() + free(); this file moves them out of the
  *   client's result structs without copying.
- * - submit_many (sluice_cluster_rest_t) runs up to 16 POSTs at once: the
+ * - Every operation's `arg` is the sluice_cluster_rest_t; all of them but
+ *   submit_many run on its borrowed client (MAIN()).
+ * - submit_many runs up to 16 POSTs at once: the
  *   calling thread with the borrowed client, each worker thread with a
  *   client of its own (curl handles are never shared between threads).
  *   Worker threads live for one batch; their clients live as long as the
@@ -21,6 +24,18 @@
 
 #include <sluice/cluster.h>
 #include <sluice/log.h>
+
+#define POOL_MAX 16
+
+struct sluice_cluster_rest {
+    sluice_client_t *main;            /* borrowed */
+    const sluice_config_t *cfg;       /* borrowed; NULL: no extra clients */
+    sluice_client_t *extra[POOL_MAX]; /* extra[0] unused: the calling thread has main */
+    bool failed[POOL_MAX];            /* creation failed once: not retried */
+};
+
+/* The client every operation but submit_many uses. */
+#define MAIN(a) (((sluice_cluster_rest_t *)(a))->main)
 
 static sluice_lookup lookup_of(const sluice_call_t *call)
 {
@@ -43,10 +58,10 @@ static void take_views(sluice_rest_jobs_t *jobs, sluice_jobview_t **views_out, s
     jobs->n_jobs = 0;
 }
 
+/* One POST on client `c`: the calling thread's (MAIN) or a worker's. */
 static sluice_submit_outcome
-op_submit(void *arg, const sluice_jobdesc_t *descs, size_t n, sluice_submit_result_t *out)
+submit_on(sluice_client_t *c, const sluice_jobdesc_t *descs, size_t n, sluice_submit_result_t *out)
 {
-    sluice_client_t *c = arg;
     sluice_rest_submit_t sub;
     sluice_call_t call;
     sluice_error_t err = SLUICE_ERROR_INIT;
@@ -94,6 +109,12 @@ op_submit(void *arg, const sluice_jobdesc_t *descs, size_t n, sluice_submit_resu
     return o;
 }
 
+static sluice_submit_outcome
+op_submit(void *arg, const sluice_jobdesc_t *descs, size_t n, sluice_submit_result_t *out)
+{
+    return submit_on(MAIN(arg), descs, n, out);
+}
+
 /* The signature shared by sluice_client_get_job() and _acct_job(). */
 typedef sluice_err (*by_id_fn)(sluice_client_t *c,
                                uint64_t job_id,
@@ -113,7 +134,7 @@ read_by_id(void *arg, by_id_fn read, uint64_t job_id, sluice_jobview_t **views_o
     memset(&call, 0, sizeof(call));
     *views_out = NULL;
     *n_out = 0;
-    read(arg, job_id, &jobs, &call, NULL);
+    read(MAIN(arg), job_id, &jobs, &call, NULL);
     r = lookup_of(&call);
     if (r == SLUICE_LOOKUP_FOUND && jobs.n_jobs == 0)
         r = SLUICE_LOOKUP_NOT_FOUND;
@@ -143,7 +164,7 @@ op_job_states(void *arg, const uint64_t *ids, size_t n, sluice_job_state_t *stat
         memset(&states[i], 0, sizeof(states[i]));
     if (n == 0)
         return SLUICE_LOOKUP_FOUND;
-    sluice_client_job_states(arg, ids, n, &st, &call, NULL);
+    sluice_client_job_states(MAIN(arg), ids, n, &st, &call, NULL);
     r = lookup_of(&call);
     if (r != SLUICE_LOOKUP_FOUND)
         goto out;
@@ -202,7 +223,7 @@ static sluice_lookup op_find_live_by_name(
     memset(&call, 0, sizeof(call));
     *views_out = NULL;
     *n_out = 0;
-    sluice_client_jobs_since(arg, -1, &jobs, &call, NULL);
+    sluice_client_jobs_since(MAIN(arg), -1, &jobs, &call, NULL);
     r = lookup_of(&call);
     if (r == SLUICE_LOOKUP_FOUND) {
         jobs.n_jobs = filter_views(jobs.jobs, jobs.n_jobs, name, user);
@@ -231,7 +252,7 @@ static sluice_lookup op_find_acct_by_name(void *arg,
     memset(&call, 0, sizeof(call));
     *views_out = NULL;
     *n_out = 0;
-    sluice_client_acct_find(arg, name, user, window_start, window_end, &jobs, &call, NULL);
+    sluice_client_acct_find(MAIN(arg), name, user, window_start, window_end, &jobs, &call, NULL);
     r = lookup_of(&call);
     if (r == SLUICE_LOOKUP_FOUND) {
         jobs.n_jobs = filter_views(jobs.jobs, jobs.n_jobs, name, user);
@@ -258,7 +279,7 @@ static sluice_err op_cancel(void *arg, uint64_t job_id, int signal, sluice_error
     memset(&call, 0, sizeof(call));
     if (signal > 0)
         snprintf(sig, sizeof(sig), "%d", signal);
-    return sluice_client_cancel(arg, job_id, signal > 0 ? sig : NULL, &call, err);
+    return sluice_client_cancel(MAIN(arg), job_id, signal > 0 ? sig : NULL, &call, err);
 }
 
 /* jobs/state exists from v0.0.40 on; before negotiation nothing is known. */
@@ -266,7 +287,7 @@ static bool op_states_are_cheap(void *arg)
 {
     sluice_client_info_t info;
 
-    sluice_client_info(arg, &info);
+    sluice_client_info(MAIN(arg), &info);
     return info.negotiated && info.version != SLUICE_REST_V0038;
 }
 
@@ -283,7 +304,7 @@ static sluice_lookup op_node_address(void *arg, const char *node, char *out, siz
     memset(&call, 0, sizeof(call));
     if (cap > 0)
         out[0] = '\0';
-    sluice_client_node(arg, node, &nodes, &call, NULL);
+    sluice_client_node(MAIN(arg), node, &nodes, &call, NULL);
     r = lookup_of(&call);
     for (size_t i = 0; r == SLUICE_LOOKUP_FOUND && i < nodes.n_nodes && addr == NULL; i++) {
         if (nodes.nodes[i].name != NULL && strcmp(nodes.nodes[i].name, node) == 0)
@@ -298,38 +319,19 @@ static sluice_lookup op_node_address(void *arg, const char *node, char *out, siz
     return r;
 }
 
-/* The token's user: fixed for the client's life (sluice_auth_new()). */
-static const char *op_user(void *arg)
+/* The token's user of client `c`: fixed for the client's life
+ * (sluice_auth_new()). */
+static const char *client_user(sluice_client_t *c)
 {
-    return sluice_auth_user(sluice_client_auth(arg));
+    return sluice_auth_user(sluice_client_auth(c));
 }
 
-void sluice_cluster_ops_rest(sluice_client_t *client, sluice_cluster_ops_t *out)
+static const char *op_user(void *arg)
 {
-    memset(out, 0, sizeof(*out));
-    out->states_are_cheap = op_states_are_cheap;
-    out->user = op_user;
-    out->submit = op_submit;
-    out->get_job = op_get_job;
-    out->job_states = op_job_states;
-    out->find_live_by_name = op_find_live_by_name;
-    out->find_acct_by_name = op_find_acct_by_name;
-    out->acct_job = op_acct_job;
-    out->cancel = op_cancel;
-    out->node_address = op_node_address;
-    out->arg = client;
+    return client_user(MAIN(arg));
 }
 
 /* ---- concurrent submits ----------------------------------------------- */
-
-#define POOL_MAX 16
-
-struct sluice_cluster_rest {
-    sluice_client_t *main;            /* borrowed */
-    const sluice_config_t *cfg;       /* borrowed; NULL: no extra clients */
-    sluice_client_t *extra[POOL_MAX]; /* extra[0] unused: the calling thread has main */
-    bool failed[POOL_MAX];            /* creation failed once: not retried */
-};
 
 typedef struct {
     const sluice_submit_req_t *reqs;
@@ -365,7 +367,7 @@ static void *submit_worker(void *arg)
 
     while (batch_take(w->b, &i))
         w->b->outcomes[i] =
-            op_submit(w->client, w->b->reqs[i].descs, w->b->reqs[i].n, &w->b->results[i]);
+            submit_on(w->client, w->b->reqs[i].descs, w->b->reqs[i].n, &w->b->results[i]);
     return NULL;
 }
 
@@ -399,12 +401,12 @@ static void pool_submit_many(void *arg,
                 r->failed[k] = true;
                 sluice_log(SLUICE_LOG_WARNING, "submit client %zu: %s (fewer POSTs in flight)", k,
                            err.text);
-            } else if (strcmp(op_user(r->extra[k]), op_user(r->main)) != 0) {
+            } else if (strcmp(client_user(r->extra[k]), client_user(r->main)) != 0) {
                 /* A token rotated to another user since: never submit as it. */
                 sluice_log(SLUICE_LOG_ERR,
                            "critical: submit client %zu: the token now names user %s, not %s; "
                            "not used (fewer POSTs in flight)",
-                           k, op_user(r->extra[k]), op_user(r->main));
+                           k, client_user(r->extra[k]), client_user(r->main));
                 sluice_client_free(r->extra[k]);
                 r->extra[k] = NULL;
                 r->failed[k] = true;
@@ -451,79 +453,19 @@ void sluice_cluster_rest_free(sluice_cluster_rest_t *r)
     free(r);
 }
 
-#define MAIN(a) (((sluice_cluster_rest_t *)(a))->main)
-
-static sluice_submit_outcome
-p_submit(void *a, const sluice_jobdesc_t *descs, size_t n, sluice_submit_result_t *out)
-{
-    return op_submit(MAIN(a), descs, n, out);
-}
-
-static sluice_lookup p_get_job(void *a, uint64_t id, sluice_jobview_t **v, size_t *n)
-{
-    return op_get_job(MAIN(a), id, v, n);
-}
-
-static sluice_lookup p_job_states(void *a, const uint64_t *ids, size_t n, sluice_job_state_t *st)
-{
-    return op_job_states(MAIN(a), ids, n, st);
-}
-
-static sluice_lookup
-p_find_live(void *a, const char *name, const char *user, sluice_jobview_t **v, size_t *n)
-{
-    return op_find_live_by_name(MAIN(a), name, user, v, n);
-}
-
-static sluice_lookup p_find_acct(void *a,
-                                 const char *name,
-                                 const char *user,
-                                 int64_t t0,
-                                 int64_t t1,
-                                 sluice_jobview_t **v,
-                                 size_t *n)
-{
-    return op_find_acct_by_name(MAIN(a), name, user, t0, t1, v, n);
-}
-
-static sluice_lookup p_acct_job(void *a, uint64_t id, sluice_jobview_t **v, size_t *n)
-{
-    return op_acct_job(MAIN(a), id, v, n);
-}
-
-static sluice_err p_cancel(void *a, uint64_t id, int sig, sluice_error_t *err)
-{
-    return op_cancel(MAIN(a), id, sig, err);
-}
-
-static bool p_states_are_cheap(void *a)
-{
-    return op_states_are_cheap(MAIN(a));
-}
-
-static sluice_lookup p_node_address(void *a, const char *node, char *out, size_t cap)
-{
-    return op_node_address(MAIN(a), node, out, cap);
-}
-
-static const char *p_user(void *a)
-{
-    return op_user(MAIN(a));
-}
-
 void sluice_cluster_rest_ops(sluice_cluster_rest_t *r, sluice_cluster_ops_t *out)
 {
     memset(out, 0, sizeof(*out));
-    out->states_are_cheap = p_states_are_cheap;
-    out->user = p_user;
-    out->submit = p_submit;
+    out->states_are_cheap = op_states_are_cheap;
+    out->user = op_user;
+    out->submit = op_submit;
     out->submit_many = pool_submit_many;
-    out->get_job = p_get_job;
-    out->job_states = p_job_states;
-    out->find_live_by_name = p_find_live;
-    out->find_acct_by_name = p_find_acct;
-    out->acct_job = p_acct_job;
-    out->cancel = p_cancel;
-    out->node_address = p_node_address;
+    out->get_job = op_get_job;
+    out->job_states = op_job_states;
+    out->find_live_by_name = op_find_live_by_name;
+    out->find_acct_by_name = op_find_acct_by_name;
+    out->acct_job = op_acct_job;
+    out->cancel = op_cancel;
+    out->node_address = op_node_address;
     out->arg = r;
 }

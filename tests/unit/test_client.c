@@ -22,6 +22,7 @@
 
 static fake_server_t *fs;
 static sluice_client_t *client;
+static sluice_cluster_rest_t *rest; /* the cluster ops of rest_ops() */
 static char keypath[64];
 static int64_t fake_now = 1700000000;
 
@@ -48,6 +49,8 @@ static void setup(void)
 
 static void teardown(void)
 {
+    sluice_cluster_rest_free(rest);
+    rest = NULL;
     sluice_client_free(client);
     client = NULL;
     fake_stop(fs);
@@ -405,6 +408,17 @@ Test(client, delete_retried_once_after_auth)
     cr_assert_not_null(strstr(fake_request(fs, 2)->target, "/slurm/v0.0.38/job/7"));
 }
 
+/* The cluster ops table over `c` (the table of the call before is gone). */
+static void rest_ops(sluice_client_t *c, sluice_cluster_ops_t *ops)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    sluice_cluster_rest_free(rest);
+    rest = NULL;
+    cr_assert_eq(sluice_cluster_rest_new(&rest, c, NULL, &err), SLUICE_OK, "%s", err.text);
+    sluice_cluster_rest_ops(rest, ops);
+}
+
 /* What the cluster ops table makes of one POST answered `status` + `body`. */
 static sluice_submit_outcome ops_submit(int status, const char *body, sluice_submit_result_t *res)
 {
@@ -412,7 +426,7 @@ static sluice_submit_outcome ops_submit(int status, const char *body, sluice_sub
     sluice_jobdesc_t d = one_job();
     sluice_submit_outcome o;
 
-    sluice_cluster_ops_rest(client, &ops);
+    rest_ops(client, &ops);
     push(status, body);
     o = ops.submit(ops.arg, &d, 1, res);
     sluice_jobdesc_clear(&d);
@@ -459,7 +473,7 @@ Test(client, ops_submit_unavailable_only_when_the_post_never_left)
     ready_client("v0.0.43", 5000);
     fake_stop(fs);
     fs = NULL;
-    sluice_cluster_ops_rest(client, &ops);
+    rest_ops(client, &ops);
     cr_assert_eq(ops.submit(ops.arg, &d, 1, &res), SLUICE_SUBMIT_UNAVAILABLE, "%s", res.detail);
     sluice_jobdesc_clear(&d);
     fs = fake_start(0);
@@ -478,7 +492,7 @@ Test(client, node_address_reads_nodeaddr_on_every_version)
 
     for (size_t i = 0; i < 3; i++) {
         ready_client(versions[i], 5000);
-        sluice_cluster_ops_rest(client, &ops);
+        rest_ops(client, &ops);
         push_fixture(200, versions[i], live[i]);
         cr_assert_eq(ops.node_address(ops.arg, "tb1", addr, sizeof(addr)), SLUICE_LOOKUP_FOUND);
         cr_assert_str_eq(addr, "127.0.0.1");
@@ -502,7 +516,7 @@ Test(client, node_address_reads_nodeaddr_on_every_version)
     }
     /* 24.11/26.05 answer an unknown node 200, errors[] and no record */
     ready_client("v0.0.42", 5000);
-    sluice_cluster_ops_rest(client, &ops);
+    rest_ops(client, &ops);
     push(200, "{\"nodes\": [], \"errors\": [{\"description\": \"Failure to query node "
               "nosuch\", \"error_number\": 0, \"error\": \"No error\", \"source\": "
               "\"_dump_nodes\"}], \"warnings\": [], \"meta\": {}}");
@@ -1187,7 +1201,7 @@ Test(client, user_is_taken_from_the_token_when_rest_user_is_unset)
     cr_assert_eq(sluice_client_new_from_config(&client, cfg, &err), SLUICE_OK, "%s", err.text);
     cr_assert_str_eq(sluice_auth_user(sluice_client_auth(client)), "tokuser");
     cr_assert_str_eq(sluice_auth_user_claim(sluice_client_auth(client)), "sun");
-    sluice_cluster_ops_rest(client, &ops);
+    rest_ops(client, &ops);
     cr_assert_not_null(ops.user);
     cr_assert_str_eq(ops.user(ops.arg), "tokuser");
     /* completed, for staging and the launcher options */

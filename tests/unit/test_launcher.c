@@ -2812,6 +2812,10 @@ static sluice_client_t *rest_client(int port)
     return c;
 }
 
+/* The cluster ops object of rest_launcher() (freed by the next call or at
+ * the end of the test). */
+static sluice_cluster_rest_t *rest_cluster;
+
 /* A launcher on the real clock over the REST cluster ops of `c`. */
 static sluice_launcher_t *rest_launcher(sluice_client_t *c)
 {
@@ -2820,7 +2824,10 @@ static sluice_launcher_t *rest_launcher(sluice_client_t *c)
     sluice_launcher_t *l = NULL;
 
     o.store = store;
-    sluice_cluster_ops_rest(c, &o.cluster);
+    sluice_cluster_rest_free(rest_cluster);
+    rest_cluster = NULL;
+    cr_assert_sluice_ok(sluice_cluster_rest_new(&rest_cluster, c, NULL, &err), &err);
+    sluice_cluster_rest_ops(rest_cluster, &o.cluster);
     o.user = USER;
     o.site = "site1";
     o.rpc_per_sec = 100000;
@@ -2903,6 +2910,8 @@ Test(launcher, refused_connect_gets_its_job_on_the_first_attempt_once_slurmrestd
     cr_assert_eq(count_events("late1", "submit-not-sent"), 1);
     cr_assert_eq(posts_to(ls.fs), 1, "exactly one POST reached slurmrestd: one job");
     sluice_launcher_free(l);
+    sluice_cluster_rest_free(rest_cluster);
+    rest_cluster = NULL;
     sluice_client_free(c);
     fake_stop(ls.fs);
 }
@@ -2931,6 +2940,8 @@ Test(launcher, post_sent_then_dropped_stays_uncertain)
     cr_assert_eq(count_events("drop1", "submit-uncertain"), 1, "bytes left: the marker rule");
     cr_assert_eq(count_events("drop1", "submit-not-sent"), 0);
     sluice_launcher_free(l);
+    sluice_cluster_rest_free(rest_cluster);
+    rest_cluster = NULL;
     sluice_client_free(c);
     fake_stop(fs);
 }
