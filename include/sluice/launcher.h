@@ -383,16 +383,6 @@ SLUICE_API sluice_err sluice_launcher_wait(sluice_launcher_t *l,
  * counting those accepted but not yet taken in by a step. */
 SLUICE_API size_t sluice_launcher_tracked(const sluice_launcher_t *l);
 
-/* The marker's job name for an attempt:
- * "<prefix>-<site[:32]>-<sha8(launch_id)>.<attempt>".  Returns the length
- * written (snprintf semantics). */
-SLUICE_API int sluice_launcher_job_name(char *buf,
-                                        size_t size,
-                                        const char *prefix,
-                                        const char *site,
-                                        const char *launch_id,
-                                        uint32_t attempt);
-
 /* ---- counters for metrics --------------------------------------------- */
 
 /* What one launcher has done since it was created.  Counted from the

@@ -114,16 +114,6 @@ SLUICE_API void sluice_render_free(sluice_render_t *r);
  * A new reference, or NULL when out of memory. */
 SLUICE_API json_t *sluice_render_to_json(const sluice_render_t *r);
 
-/* "sluice-<site[:32]>-<sha8>.<attempt>" style job name into a new string
- * (caller frees with free()); NULL when out of memory. */
-SLUICE_API char *sluice_render_job_name(const char *prefix,
-                                        const char *site,
-                                        const char *launch_id,
-                                        unsigned attempt);
-
-/* Lower-case hex of the first 4 bytes of sha256(launch_id) into hex[9]. */
-SLUICE_API void sluice_render_sha8(const char *launch_id, char hex[9]);
-
 /* ---- the probe job of `sluice check --probe-job` -------------------------- */
 
 /* The report the probe job writes in its staging directory. */

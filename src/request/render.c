@@ -36,21 +36,6 @@
 #include "launch.h"
 #include "render_int.h"
 
-/* ---- the marker (base/marker.c) under its public names ------------------- */
-
-void sluice_render_sha8(const char *launch_id, char hex[9])
-{
-    marker_sha8(launch_id, hex);
-}
-
-char *sluice_render_job_name(const char *prefix,
-                             const char *site,
-                             const char *launch_id,
-                             unsigned attempt)
-{
-    return marker_job_name_dup(prefix, site, launch_id, attempt);
-}
-
 /* Site constraint AND series constraint; each side in parentheses when it
  * holds an OR, so that '&' cannot bind into it. */
 char *render_join_constraint(const char *site, const char *series)
@@ -246,7 +231,7 @@ sluice_err sluice_render(const sluice_config_t *cfg,
     sluice_render_t *r = NULL;
     sluice_err rc = SLUICE_OK;
     buf_t t = BUF_INIT;
-    char hex[9];
+    char hex[MARKER_SHA8_SIZE];
     size_t i;
 
     if (!cfg || !launch || !out)
@@ -294,7 +279,7 @@ sluice_err sluice_render(const sluice_config_t *cfg,
         return sluice_errorf(err, SLUICE_ENOMEM, "render: out of memory");
     r->attempt = c.ctx->attempt ? c.ctx->attempt : 1;
     r->launch_id = strdup(c.s->launch_id);
-    sluice_render_sha8(c.s->launch_id, hex);
+    marker_sha8(c.s->launch_id, hex);
     r->sha8 = strdup(hex);
     if (c.ctx->run_id) {
         r->run_id = strdup(c.ctx->run_id);

@@ -11,9 +11,9 @@
  *   client's result structs without copying.
  * - Every operation's `arg` is the sluice_cluster_rest_t; all of them but
  *   submit_many run on its borrowed client (MAIN()).
- * - submit_many runs up to 16 POSTs at once: the
- *   calling thread with the borrowed client, each worker thread with a
- *   client of its own (curl handles are never shared between threads).
+ * - submit_many runs up to 16 POSTs at once: the calling thread with the
+ *   borrowed client, each worker thread with a client of its own (curl
+ *   handles are never shared between threads).
  *   Worker threads live for one batch; their clients live as long as the
  *   pool, so keep-alive connections are reused from batch to batch.
  */

@@ -56,17 +56,6 @@
 
 static sluice_err take_in(sluice_launcher_t *l, bool clear_wake, sluice_error_t *err);
 
-/* The marker is base/marker.c's (issue 12: one implementation). */
-int sluice_launcher_job_name(char *buf,
-                             size_t size,
-                             const char *prefix,
-                             const char *site,
-                             const char *launch_id,
-                             uint32_t attempt)
-{
-    return marker_job_name(buf, size, prefix, site, launch_id, attempt);
-}
-
 /* ---- lifecycle --------------------------------------------------------- */
 
 /* The launcher's own copy of the pending reasons that never clear. */

@@ -20,6 +20,7 @@
 #include <sluice/ops.h>
 #include <sluice/store.h>
 
+#include "base/marker.h"
 #include "fake_cluster.h"
 #include "fake_slurmrestd.h"
 #include "store_backend.h"
@@ -443,18 +444,6 @@ Test(launcher, jobdesc_json_round_trip)
     json_decref(b);
     sluice_jobdesc_clear(&d);
     sluice_jobdesc_clear(&back);
-}
-
-Test(launcher, job_name_marker)
-{
-    char buf[200];
-
-    sluice_launcher_job_name(buf, sizeof(buf), "nvfl", "a-very-long-site-name-that-goes-beyond-32",
-                             "L1", 3);
-    /* "nvfl-" + the site's first 32 characters + "-" + sha8 + ".3" */
-    cr_assert_eq(strncmp(buf, "nvfl-a-very-long-site-name-that-goes--", 38), 0, "%s", buf);
-    cr_assert_eq(strlen(buf), 38 + 8 + 2, "%s", buf);
-    cr_assert_str_eq(buf + 46, ".3");
 }
 
 /* ---- lifecycle ----------------------------------------------------------- */
@@ -1005,7 +994,7 @@ Test(launcher, late_job_of_older_attempt_is_cancelled)
     for (int i = 0; i < 120 && fc->n_submit < 2; i++)
         step(l);
     cr_assert_eq(fc->n_submit, 2);
-    sluice_launcher_job_name(name, sizeof(name), "sluice", "site1", "O1", 1);
+    marker_job_name(name, sizeof(name), "sluice", "site1", "O1", 1);
     late = fake_cluster_add_job(fc, name, "sluice:O1:1", USER, 1);
     for (int i = 0; i < 15; i++)
         step(l);
@@ -1062,7 +1051,7 @@ Test(launcher, kill_and_restart_loses_and_duplicates_nothing)
         }
         for (size_t i = 0; i < 3; i++) {
             char prefix[200];
-            sluice_launcher_job_name(prefix, sizeof(prefix), "sluice", "site1", ids[i], 1);
+            marker_job_name(prefix, sizeof(prefix), "sluice", "site1", ids[i], 1);
             prefix[strlen(prefix) - 2] = '\0';
             cr_assert(is_done(ids[i]), "point %d: %s not done", p, ids[i]);
             cr_assert_eq(result_of(ids[i]), 0, "point %d: %s result", p, ids[i]);
@@ -1204,7 +1193,7 @@ static size_t jobs_of(const char *id)
 {
     char prefix[200];
 
-    sluice_launcher_job_name(prefix, sizeof(prefix), "sluice", "site1", id, 1);
+    marker_job_name(prefix, sizeof(prefix), "sluice", "site1", id, 1);
     prefix[strlen(prefix) - 1] = '\0'; /* every attempt: "<...>." */
     return fake_cluster_count_named(fc, prefix);
 }

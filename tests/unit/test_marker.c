@@ -78,14 +78,11 @@ Test(marker, sha256_raw_bytes_agree_with_the_hex)
 Test(marker, sha8_is_the_first_eight_hex_digits)
 {
     char h[MARKER_SHA8_SIZE];
-    char r[9];
 
     marker_sha8("abc", h);
     cr_expect_str_eq(h, "ba7816bf");
     marker_sha8("", h);
     cr_expect_str_eq(h, "e3b0c442");
-    sluice_render_sha8("abc", r); /* the public name is the same function */
-    cr_expect_str_eq(r, "ba7816bf");
 }
 
 /* ---- job name and comment ---------------------------------------------- */
@@ -144,21 +141,14 @@ Test(marker, job_name_truncates_like_snprintf)
     cr_expect_eq(marker_job_name(NULL, 0, "sluice", "site1", "L1", 1), n);
 }
 
-Test(marker, render_launcher_and_marker_give_one_name)
+Test(marker, job_name_dup_is_the_same_name)
 {
     char a[200];
-    char b[200];
-    char *r = sluice_render_job_name("sluice", "site1", "launch-7", 4);
     char *d = marker_job_name_dup("sluice", "site1", "launch-7", 4);
 
     marker_job_name(a, sizeof(a), "sluice", "site1", "launch-7", 4);
-    sluice_launcher_job_name(b, sizeof(b), "sluice", "site1", "launch-7", 4);
-    cr_assert_not_null(r);
     cr_assert_not_null(d);
-    cr_expect_str_eq(r, a);
-    cr_expect_str_eq(b, a);
     cr_expect_str_eq(d, a);
-    free(r);
     free(d);
 }
 

@@ -17,6 +17,7 @@
 
 #include <criterion/criterion.h>
 
+#include "base/marker.h"
 #include "render_case.h"
 #include "scratch.h"
 
@@ -223,7 +224,7 @@ Test(mounts, no_target_may_overlap_the_staging_directory)
     render_case_clear(&c);
     sluice_error_clear(&err);
     /* The staging directory's name comes from the launch id. */
-    sluice_render_sha8("m1", hex);
+    marker_sha8("m1", hex);
     snprintf(req, sizeof(req),
              REQ_HEAD "\"mounts\": [{\"source\": \"@/data/x\", \"target\": "
                       "\"@/croot/site-1/%s/attempt-1/exit\"}], " REQ_POOL,

@@ -15,6 +15,7 @@
 #include <sluice/ops.h>
 #include <sluice/store.h>
 
+#include "base/marker.h"
 #include "render_case.h"
 #include "scratch.h"
 
@@ -652,18 +653,28 @@ Test(render, master_port_is_in_range_and_deterministic)
     render_case_clear(&d);
 }
 
+/* Every job of a render carries the marker's name and comment
+ * (base/marker.c) and the render its sha8. */
 Test(render, job_name_follows_the_marker_rule)
 {
-    char *n = sluice_render_job_name("sluice", "a-very-long-site-name-that-goes-beyond-32-chars",
-                                     "job-1", 3);
-    char hex[9];
+    char dir[4096];
+    char name[200], comment[200], hex[MARKER_SHA8_SIZE];
+    render_case_t c;
+    sluice_error_t err = SLUICE_ERROR_INIT;
 
-    sluice_render_sha8("job-1", hex);
-    cr_assert_not_null(n);
-    cr_expect(strncmp(n, "sluice-a-very-long-site-name-that-goes--", 40) == 0, "%s", n);
-    cr_expect(strstr(n, hex) != NULL);
-    cr_expect(strcmp(n + strlen(n) - 2, ".3") == 0, "%s", n);
-    free(n);
+    case_dir("nvflare-multinode", dir, sizeof(dir));
+    cr_assert_eq(render_case_run(dir, &c, &err), SLUICE_OK, "%s", err.text);
+    marker_sha8(c.render->launch_id, hex);
+    cr_expect_str_eq(c.render->sha8, hex);
+    marker_job_name(name, sizeof(name), c.cfg->job_name_prefix, sluice_launch_spec(c.launch)->site,
+                    c.render->launch_id, c.render->attempt);
+    marker_comment(comment, sizeof(comment), c.render->launch_id, c.render->attempt);
+    cr_assert_gt(c.render->n_jobs, 0);
+    for (size_t k = 0; k < c.render->n_jobs; k++) {
+        cr_expect_str_eq(c.render->jobs[k].name, name);
+        cr_expect_str_eq(c.render->jobs[k].comment, comment);
+    }
+    render_case_clear(&c);
 }
 
 /* ---- commands and PATH of the job ------------------------------------------ */

@@ -35,6 +35,7 @@
 #include <sluice/accept.h>
 #include <sluice/sluice.h>
 
+#include "base/marker.h"
 #include "fake_cluster.h"
 #include "sluice_assert.h"
 #include "supervise/launcher_int.h"
@@ -497,7 +498,7 @@ static void post_is_old_render(const post_t *p, const char *id)
 
     cr_assert_not_null(script, "%s: expected.json has its old render", id);
     cr_assert_eq(json_array_size(p->jobs), json_array_size(jobs), "%s: components", id);
-    sluice_launcher_job_name(name, sizeof(name), "sluice", "site-1", id, 1);
+    marker_job_name(name, sizeof(name), "sluice", "site-1", id, 1);
     snprintf(comment, sizeof(comment), "sluice:%s:1", id);
     if (depends != NULL) {
         const json_t *partner = launch_of(str_of(depends, "launch_id"));
