@@ -15,10 +15,12 @@
  * - A pattern ending in '*' matches every path that starts with the text
  *   before it (the status page's files, /ui/<file>); its handler reads
  *   the rest of rq->url itself.
- * - Each route takes only the query parameters route_query lists for it
- *   (none when it is not listed); any other is 400 invalid-query naming
- *   it.  That check comes last, just before the handler; public routes
- *   skip it as they skip the query text check.
+ * - Each route takes only the query parameters its row lists (none when
+ *   the row lists none); any other is 400 invalid-query naming it.  That
+ *   check comes last, just before the handler; public routes skip it as
+ *   they skip the query text check.
+ * - One table: a route's method, pattern, access, handler and query
+ *   parameters are one row.
  */
 #include <stdio.h>
 #include <string.h>
@@ -45,63 +47,44 @@ typedef struct {
     int public_route;    /* 1: no caller needed, no query check */
     route_fn fn;
     const char *arg; /* handed to the handler as rq->route_arg */
+    /* the query parameters it takes: space-separated names, matched without
+     * regard to case as req_arg() looks them up; NULL: none */
+    const char *params;
 } route_t;
 
 static const route_t routes[] = {
-    {"GET", "/v1/healthz", 1, health_live, NULL},
-    {"GET", "/v1/openapi.json", 1, openapi_get, "json"},
-    {"GET", "/v1/openapi.yaml", 1, openapi_get, "yaml"},
-    {"GET", "/v1/readyz", 0, health_ready, NULL},
-    {"GET", "/v1/metrics", 0, health_metrics, NULL},
-    {"GET", "/v1/status", 0, status_get, NULL},
-    {"GET", "/v1/events", 0, sse_get, NULL},
-    {"GET", "/v1/launches", 0, launches_list, NULL},
-    {"POST", "/v1/launches", 0, launch_post, NULL},
-    {"GET", "/v1/launches/{id}", 0, launches_get, NULL},
-    {"GET", "/v1/launches/{id}/events", 0, sse_launch_get, NULL},
-    {"DELETE", "/v1/launches/{id}", 0, launches_cancel, NULL},
-    {"GET", "/v1/launches/{id}/logs/stdout", 0, logs_get, "stdout"},
-    {"GET", "/v1/launches/{id}/logs/stderr", 0, logs_get, "stderr"},
+    {"GET", "/v1/healthz", 1, health_live, NULL, NULL},
+    {"GET", "/v1/openapi.json", 1, openapi_get, "json", NULL},
+    {"GET", "/v1/openapi.yaml", 1, openapi_get, "yaml", NULL},
+    {"GET", "/v1/readyz", 0, health_ready, NULL, NULL},
+    {"GET", "/v1/metrics", 0, health_metrics, NULL, NULL},
+    {"GET", "/v1/status", 0, status_get, NULL, NULL},
+    {"GET", "/v1/events", 0, sse_get, NULL, "after since launch_id state site"},
+    {"GET", "/v1/launches", 0, launches_list, NULL, "limit cursor state site study cluster"},
+    {"POST", "/v1/launches", 0, launch_post, NULL, "dry_run"},
+    {"GET", "/v1/launches/{id}", 0, launches_get, NULL, NULL},
+    {"GET", "/v1/launches/{id}/events", 0, sse_launch_get, NULL, "after since"},
+    {"DELETE", "/v1/launches/{id}", 0, launches_cancel, NULL, NULL},
+    {"GET", "/v1/launches/{id}/logs/stdout", 0, logs_get, "stdout", "offset follow"},
+    {"GET", "/v1/launches/{id}/logs/stderr", 0, logs_get, "stderr", "offset follow"},
     /* the status page: static files, no data */
-    {"GET", "/ui", 1, ui_get, NULL},
-    {"GET", "/ui/*", 1, ui_get, NULL},
+    {"GET", "/ui", 1, ui_get, NULL, NULL},
+    {"GET", "/ui/*", 1, ui_get, NULL, NULL},
 };
 #define N_ROUTES (sizeof(routes) / sizeof(routes[0]))
-
-/* The query parameters each route takes (space-separated names, matched
- * without regard to case as req_arg() looks them up); a route not listed
- * takes none. */
-static const struct {
-    const char *method;
-    const char *pattern;
-    const char *params;
-} route_query[] = {
-    {"GET", "/v1/events", "after since launch_id state site"},
-    {"GET", "/v1/launches", "limit cursor state site study cluster"},
-    {"POST", "/v1/launches", "dry_run"},
-    {"GET", "/v1/launches/{id}/events", "after since"},
-    {"GET", "/v1/launches/{id}/logs/stdout", "offset follow"},
-    {"GET", "/v1/launches/{id}/logs/stderr", "offset follow"},
-};
 
 /* 1 when route `r` takes the query parameter `name`. */
 static int route_takes(const route_t *r, const char *name)
 {
-    size_t i, n = strlen(name);
+    size_t n = strlen(name);
+    const char *p = r->params;
 
-    for (i = 0; i < sizeof(route_query) / sizeof(route_query[0]); i++) {
-        const char *p = route_query[i].params;
-
-        if (strcmp(route_query[i].method, r->method) != 0 ||
-            strcmp(route_query[i].pattern, r->pattern) != 0)
-            continue;
-        while (*p != '\0') {
-            size_t len = strcspn(p, " ");
-            if (len == n && strncasecmp(p, name, n) == 0)
-                return 1;
-            p += len;
-            p += strspn(p, " ");
-        }
+    while (p != NULL && *p != '\0') {
+        size_t len = strcspn(p, " ");
+        if (len == n && strncasecmp(p, name, n) == 0)
+            return 1;
+        p += len;
+        p += strspn(p, " ");
     }
     return 0;
 }
