@@ -44,7 +44,9 @@
 extern "C" {
 #endif
 
-/* What happened to one operation. */
+/* What happened to one operation (docs/client.md, "From the wire to the
+ * launcher": how the transport's result and the answer become it, and what
+ * the cluster operations make of it). */
 #define SLUICE_OUTCOME_MAP(XX)                                                                     \
     XX(OK, "ok")                   /* done; results are filled */                                  \
     XX(NOT_FOUND, "not-found")     /* a 404 verdict, or 22.05's 500 + 2017 "Invalid job id" */     \

@@ -27,7 +27,8 @@ extern "C" {
 #endif
 
 /* Outcome of a lookup: FOUND, NOT_FOUND (a healthy answer: no such job) or
- * UNAVAILABLE (nothing is known). */
+ * UNAVAILABLE (nothing is known).  How a call's outcome becomes one, and a
+ * submit's: docs/client.md, "From the wire to the launcher". */
 typedef enum {
     SLUICE_LOOKUP_FOUND = 0,
     SLUICE_LOOKUP_NOT_FOUND,

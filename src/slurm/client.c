@@ -206,7 +206,7 @@ sluice_err client_exchange(sluice_client_t *c,
         sluice_error_t aerr = SLUICE_ERROR_INIT;
         http_request_t hr;
         rest_outcome_t o;
-        rest_class_t cls;
+        sluice_outcome cls;
         long enumber;
 
         http_response_free(&resp);
@@ -245,7 +245,7 @@ sluice_err client_exchange(sluice_client_t *c,
         else
             log_episode_ok(__FILE__, "slurmrestd", url, "slurmrestd reachable again at %s", url);
         if (resp.xfer != HTTP_XFER_OK) {
-            atomic_fetch_add(&c->n_class[REST_UNAVAILABLE], 1);
+            atomic_fetch_add(&c->n_class[SLUICE_OUTCOME_UNAVAILABLE], 1);
             if (resp.xfer == HTTP_XFER_TOO_BIG)
                 call->outcome = is_post ? SLUICE_OUTCOME_UNCERTAIN : SLUICE_OUTCOME_TOO_LARGE;
             else if (!http_xfer_maybe_sent(resp.xfer))
@@ -269,24 +269,24 @@ sluice_err client_exchange(sluice_client_t *c,
         o.family = family_of(r->v);
         o.authenticated = 1;
         o.after_refresh = attempt > 0;
-        o.unrouted = !r->probe && restclass_unrouted(resp.status, resp.body, resp.body_len);
+        o.unrouted = !r->probe && restclass_unrouted_of(resp.status, root);
         call->not_served = o.unrouted != 0;
         cls = restclass_classify(&o);
         if (resp.status == 500 && enumber == ESLURM_INVALID_JOB_ID)
-            cls = REST_NOT_FOUND;
-        if ((unsigned)cls <= REST_NOT_FOUND)
+            cls = SLUICE_OUTCOME_NOT_FOUND;
+        if ((unsigned)cls < SLUICE_OUTCOME_COUNT_)
             atomic_fetch_add(&c->n_class[cls], 1);
         sluice_log(SLUICE_LOG_DEBUG, "rest: %s %s -> HTTP %ld (%s)", method_name(r->method), path,
-                   resp.status, restclass_name(cls));
+                   resp.status, sluice_outcome_name(cls));
 
-        if (cls == REST_AUTH)
+        if (cls == SLUICE_OUTCOME_AUTH)
             log_episode_fail(__FILE__, "slurm-token", url,
                              "slurmrestd at %s refused the Slurm token (HTTP %ld); renewing it",
                              url, resp.status);
-        else if (cls == REST_OK || cls == REST_NOT_FOUND)
+        else if (cls == SLUICE_OUTCOME_OK || cls == SLUICE_OUTCOME_NOT_FOUND)
             log_episode_ok(__FILE__, "slurm-token", url,
                            "slurmrestd at %s accepts the Slurm token again", url);
-        if (cls == REST_AUTH) {
+        if (cls == SLUICE_OUTCOME_AUTH) {
             sluice_auth_invalidate(c->auth);
             call->auth_refreshed = true;
             sluice_log(SLUICE_LOG_DEBUG, "rest: %s %s: token refused (HTTP %ld); token renewed%s",
@@ -301,17 +301,17 @@ sluice_err client_exchange(sluice_client_t *c,
             continue;
         }
         switch (cls) {
-        case REST_OK:
+        case SLUICE_OUTCOME_OK:
             if (resp.body_len > 0 && root == NULL)
                 call->outcome = is_post ? SLUICE_OUTCOME_UNCERTAIN : SLUICE_OUTCOME_PROTOCOL;
             else
                 call->outcome = SLUICE_OUTCOME_OK;
             break;
-        case REST_NOT_FOUND:
+        case SLUICE_OUTCOME_NOT_FOUND:
             /* A POST reached slurmrestd: "no such job" proves no rejection. */
             call->outcome = is_post ? SLUICE_OUTCOME_UNCERTAIN : SLUICE_OUTCOME_NOT_FOUND;
             break;
-        case REST_REJECTED:
+        case SLUICE_OUTCOME_REJECTED:
             call->outcome = SLUICE_OUTCOME_REJECTED;
             break;
         default:
@@ -586,11 +586,11 @@ void sluice_client_stats(const sluice_client_t *c, sluice_client_stats_t *out)
     out->submit = atomic_load(&m->n_kind[HTTP_CLASS_SUBMIT]);
     out->query = atomic_load(&m->n_kind[HTTP_CLASS_QUERY]);
     out->cancel = atomic_load(&m->n_kind[HTTP_CLASS_CANCEL]);
-    out->ok = atomic_load(&m->n_class[REST_OK]);
-    out->auth = atomic_load(&m->n_class[REST_AUTH]);
-    out->unavailable = atomic_load(&m->n_class[REST_UNAVAILABLE]);
-    out->rejected = atomic_load(&m->n_class[REST_REJECTED]);
-    out->not_found = atomic_load(&m->n_class[REST_NOT_FOUND]);
+    out->ok = atomic_load(&m->n_class[SLUICE_OUTCOME_OK]);
+    out->auth = atomic_load(&m->n_class[SLUICE_OUTCOME_AUTH]);
+    out->unavailable = atomic_load(&m->n_class[SLUICE_OUTCOME_UNAVAILABLE]);
+    out->rejected = atomic_load(&m->n_class[SLUICE_OUTCOME_REJECTED]);
+    out->not_found = atomic_load(&m->n_class[SLUICE_OUTCOME_NOT_FOUND]);
 }
 
 void sluice_client_info(sluice_client_t *c, sluice_client_info_t *out)

@@ -31,9 +31,10 @@ struct sluice_client {
     char cluster[128];
     char data_parser[64];
     size_t states_chunk;
-    /* sluice_client_stats(): requests by http_class_t, exchanges by rest_class_t */
+    /* sluice_client_stats(): requests by http_class_t, exchanges by the
+     * outcome restclass_classify() gave them */
     atomic_ullong n_kind[HTTP_CLASS_COUNT_];
-    atomic_ullong n_class[REST_NOT_FOUND + 1];
+    atomic_ullong n_class[SLUICE_OUTCOME_COUNT_];
 };
 
 typedef struct {

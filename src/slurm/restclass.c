@@ -33,52 +33,35 @@
 #define ESLURM_REST_UNKNOWN_URL 9006
 #define ESLURM_URL_INVALID_PATH 11008
 
-rest_class_t restclass_classify(const rest_outcome_t *o)
+sluice_outcome restclass_classify(const rest_outcome_t *o)
 {
     if (o == NULL || o->xfer != HTTP_XFER_OK)
-        return REST_UNAVAILABLE;
+        return SLUICE_OUTCOME_UNAVAILABLE;
     if ((o->status >= 200 && o->status < 300) || o->status == 304)
-        return REST_OK;
+        return SLUICE_OUTCOME_OK;
     if (o->status == 401 || o->status == 511)
-        return REST_AUTH;
+        return SLUICE_OUTCOME_AUTH;
     if (o->status == 404)
-        return o->unrouted ? REST_UNAVAILABLE : REST_NOT_FOUND;
+        return o->unrouted ? SLUICE_OUTCOME_UNAVAILABLE : SLUICE_OUTCOME_NOT_FOUND;
     if (o->status == 500 && o->family == SLURM_FAMILY_22_05) {
         if (o->authenticated && o->error_number == -1)
-            return REST_AUTH;
-        return REST_UNAVAILABLE;
+            return SLUICE_OUTCOME_AUTH;
+        return SLUICE_OUTCOME_UNAVAILABLE;
     }
     if (o->status == 500 && o->family == SLURM_FAMILY_23_02) {
         if (o->error_number == ESLURM_DB_CONNECTION ||
             o->error_number == SLURM_PROTOCOL_AUTHENTICATION_ERROR)
-            return o->after_refresh ? REST_UNAVAILABLE : REST_AUTH;
-        return REST_UNAVAILABLE;
+            return o->after_refresh ? SLUICE_OUTCOME_UNAVAILABLE : SLUICE_OUTCOME_AUTH;
+        return SLUICE_OUTCOME_UNAVAILABLE;
     }
     if (o->status >= 500)
-        return REST_UNAVAILABLE;
+        return SLUICE_OUTCOME_UNAVAILABLE;
     if (o->status == 408 || o->status == 429)
-        return REST_UNAVAILABLE;
+        return SLUICE_OUTCOME_UNAVAILABLE;
     if (o->status >= 400)
-        return REST_REJECTED;
+        return SLUICE_OUTCOME_REJECTED;
     /* 1xx, unexpected 3xx: nothing proves a rejection. */
-    return REST_UNAVAILABLE;
-}
-
-const char *restclass_name(rest_class_t c)
-{
-    switch (c) {
-    case REST_OK:
-        return "ok";
-    case REST_AUTH:
-        return "auth";
-    case REST_UNAVAILABLE:
-        return "unavailable";
-    case REST_REJECTED:
-        return "rejected";
-    case REST_NOT_FOUND:
-        return "not-found";
-    }
-    return "unavailable";
+    return SLUICE_OUTCOME_UNAVAILABLE;
 }
 
 long restclass_error_number_of(const json_t *root)
@@ -104,23 +87,31 @@ long restclass_error_number(const char *body, size_t len)
     return out;
 }
 
+int restclass_unrouted_of(long status, const json_t *root)
+{
+    const json_t *errors;
+    const json_t *num;
+
+    if (status != 404)
+        return 0;
+    errors = json_object_get(root, "errors");
+    if (!json_is_array(errors) || json_array_size(errors) == 0)
+        return 1;
+    num = json_object_get(json_array_get(errors, 0), "error_number");
+    return json_is_integer(num) && (json_integer_value(num) == ESLURM_REST_UNKNOWN_URL ||
+                                    json_integer_value(num) == ESLURM_URL_INVALID_PATH);
+}
+
 int restclass_unrouted(long status, const char *body, size_t len)
 {
     json_t *root = NULL;
-    json_t *errors;
-    json_t *num;
-    int out = 1;
+    int out;
 
     if (status != 404)
         return 0;
     if (body != NULL && len > 0)
         root = json_loadb(body, len, 0, NULL);
-    errors = json_object_get(root, "errors");
-    if (json_is_array(errors) && json_array_size(errors) > 0) {
-        num = json_object_get(json_array_get(errors, 0), "error_number");
-        out = json_is_integer(num) && (json_integer_value(num) == ESLURM_REST_UNKNOWN_URL ||
-                                       json_integer_value(num) == ESLURM_URL_INVALID_PATH);
-    }
+    out = restclass_unrouted_of(status, root);
     json_decref(root);
     return out;
 }

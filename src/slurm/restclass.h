@@ -12,15 +12,9 @@
 
 #include <jansson.h>
 
-#include "transport/http.h"
+#include <sluice/client.h>
 
-typedef enum {
-    REST_OK,          /* 2xx or 304 */
-    REST_AUTH,        /* token problem: invalidate the token, retry once (never a blind POST) */
-    REST_UNAVAILABLE, /* transport failure, 5xx, persistent 7000: outcome uncertain */
-    REST_REJECTED,    /* 4xx other than 401/404: the request was refused */
-    REST_NOT_FOUND,   /* 404 with Slurm's verdict (errors[], e.g. 2017 Invalid job id) */
-} rest_class_t;
+#include "transport/http.h"
 
 /* Slurm release families whose auth failures look different. */
 typedef enum {
@@ -41,8 +35,14 @@ typedef struct {
     int unrouted;          /* the answer is the router's "unknown URL" (restclass_unrouted()) */
 } rest_outcome_t;
 
-/* Classify one exchange.  Pure; thread-safe. */
-rest_class_t restclass_classify(const rest_outcome_t *o);
+/* Classify one exchange: OK (2xx, 304), AUTH (a token problem: invalidate
+ * the token, retry once, never a blind POST), UNAVAILABLE (transport
+ * failure, 5xx, persistent 7000: the outcome is uncertain), REJECTED (4xx
+ * other than 401/404: the request was refused) or NOT_FOUND (a 404 with
+ * Slurm's verdict, errors[], e.g. 2017 Invalid job id).  Only these five
+ * of sluice_outcome; the client turns them into the call's outcome
+ * (docs/client.md, "From the wire to the launcher").  Pure; thread-safe. */
+sluice_outcome restclass_classify(const rest_outcome_t *o);
 
 /* The first Slurm error number in a response body: errors[0].error_number,
  * or errors[0].error_code (v0.0.38 submit).  REST_NO_ERROR_NUMBER when the
@@ -59,8 +59,7 @@ long restclass_error_number_of(const json_t *root);
  * 404 says that slurmrestd serves no such URL (no plugin for it), nothing
  * about a job.  0 for any other status.  Lenient: never fails. */
 int restclass_unrouted(long status, const char *body, size_t len);
-
-/* "ok", "auth", "unavailable", "rejected", "not-found". */
-const char *restclass_name(rest_class_t c);
+/* The same from a body already parsed (NULL: not JSON, or no body). */
+int restclass_unrouted_of(long status, const json_t *root);
 
 #endif /* SLUICE_RESTCLASS_H */

@@ -568,7 +568,7 @@ Test(http, auth_failure_invalidate_and_retry_with_a_rotated_token)
     o.error_number = restclass_error_number(resp.body, resp.body_len);
     o.family = SLURM_FAMILY_24_11;
     o.authenticated = 1;
-    cr_assert_eq(restclass_classify(&o), REST_AUTH);
+    cr_assert_eq(restclass_classify(&o), SLUICE_OUTCOME_AUTH);
     http_response_free(&resp);
     sluice_auth_headers_free(hdrs);
 

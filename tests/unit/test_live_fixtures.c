@@ -536,7 +536,7 @@ static void first_error(const live_t *f, long want, const char *want_text)
  * no status, so callers try each one the release may send.  The client
  * takes the family from the REST version (v0.0.40/41: 23.02-24.05), while
  * these servers are 24.11+: both must agree. */
-static void classify(const live_t *f, long status, rest_class_t want)
+static void classify(const live_t *f, long status, sluice_outcome want)
 {
     static const slurm_family_t families[] = {SLURM_FAMILY_23_02, SLURM_FAMILY_24_11};
     char *body = json_dumps(f->json, JSON_COMPACT);
@@ -547,7 +547,7 @@ static void classify(const live_t *f, long status, rest_class_t want)
     for (size_t k = 0; k < sizeof(families) / sizeof(families[0]); k++) {
         for (int retry = 0; retry < 2; retry++) {
             rest_outcome_t o = {0};
-            rest_class_t got;
+            sluice_outcome got;
 
             o.status = status;
             o.xfer = HTTP_XFER_OK;
@@ -558,8 +558,8 @@ static void classify(const live_t *f, long status, rest_class_t want)
             o.unrouted = restclass_unrouted(status, body, len);
             got = restclass_classify(&o);
             cr_assert_eq(got, want, "%s: HTTP %ld (family %d, retry %d) is %s, want %s", f->id,
-                         status, (int)families[k], retry, restclass_name(got),
-                         restclass_name(want));
+                         status, (int)families[k], retry, sluice_outcome_name(got),
+                         sluice_outcome_name(want));
         }
     }
     free(body);
@@ -570,8 +570,8 @@ static void classify(const live_t *f, long status, rest_class_t want)
 static void error_auth(const live_t *f)
 {
     first_error(f, 1007, "Protocol authentication error");
-    classify(f, 401, REST_AUTH);
-    classify(f, 511, REST_AUTH);
+    classify(f, 401, SLUICE_OUTCOME_AUTH);
+    classify(f, 511, SLUICE_OUTCOME_AUTH);
 }
 
 /* Job 999999: 2017, and a 404 with this body is the handler's verdict, not
@@ -579,7 +579,7 @@ static void error_auth(const live_t *f)
 static void error_notfound(const live_t *f)
 {
     first_error(f, 2017, "Invalid job id specified");
-    classify(f, 404, REST_NOT_FOUND);
+    classify(f, 404, SLUICE_OUTCOME_NOT_FOUND);
 }
 
 /* slurmdbd stopped: 7000 under HTTP 502 is an outage, never a missing job
@@ -587,7 +587,7 @@ static void error_notfound(const live_t *f)
 static void error_dbddown(const live_t *f)
 {
     first_error(f, 7000, "Unable to connect to database");
-    classify(f, 502, REST_UNAVAILABLE);
+    classify(f, 502, SLUICE_OUTCOME_UNAVAILABLE);
 }
 
 /* ---- the walk ----------------------------------------------------------------- */

@@ -11,7 +11,7 @@
 
 struct row {
     rest_outcome_t in;
-    rest_class_t want;
+    sluice_outcome want;
     int line;
 };
 
@@ -27,47 +27,47 @@ struct row {
 
 static struct row rows[] = {
     /* success */
-    ROW(200, HTTP_XFER_OK, NOERR, SLURM_FAMILY_24_11, 1, 0, REST_OK),
-    ROW(304, HTTP_XFER_OK, NOERR, SLURM_FAMILY_22_05, 1, 0, REST_OK),
+    ROW(200, HTTP_XFER_OK, NOERR, SLURM_FAMILY_24_11, 1, 0, SLUICE_OUTCOME_OK),
+    ROW(304, HTTP_XFER_OK, NOERR, SLURM_FAMILY_22_05, 1, 0, SLUICE_OUTCOME_OK),
     /* 401 and 511 are AUTH everywhere */
-    ROW(401, HTTP_XFER_OK, NOERR, SLURM_FAMILY_22_05, 1, 0, REST_AUTH),
-    ROW(401, HTTP_XFER_OK, NOERR, SLURM_FAMILY_24_11, 1, 1, REST_AUTH),
-    ROW(511, HTTP_XFER_OK, 1007, SLURM_FAMILY_24_11, 1, 0, REST_AUTH),
+    ROW(401, HTTP_XFER_OK, NOERR, SLURM_FAMILY_22_05, 1, 0, SLUICE_OUTCOME_AUTH),
+    ROW(401, HTTP_XFER_OK, NOERR, SLURM_FAMILY_24_11, 1, 1, SLUICE_OUTCOME_AUTH),
+    ROW(511, HTTP_XFER_OK, 1007, SLURM_FAMILY_24_11, 1, 0, SLUICE_OUTCOME_AUTH),
     /* 22.05: 500 with -1 on an authenticated call is AUTH */
-    ROW(500, HTTP_XFER_OK, -1, SLURM_FAMILY_22_05, 1, 0, REST_AUTH),
-    ROW(500, HTTP_XFER_OK, -1, SLURM_FAMILY_22_05, 0, 0, REST_UNAVAILABLE),
-    ROW(500, HTTP_XFER_OK, 2017, SLURM_FAMILY_22_05, 1, 0, REST_UNAVAILABLE),
-    ROW(500, HTTP_XFER_OK, -1, SLURM_FAMILY_24_11, 1, 0, REST_UNAVAILABLE),
+    ROW(500, HTTP_XFER_OK, -1, SLURM_FAMILY_22_05, 1, 0, SLUICE_OUTCOME_AUTH),
+    ROW(500, HTTP_XFER_OK, -1, SLURM_FAMILY_22_05, 0, 0, SLUICE_OUTCOME_UNAVAILABLE),
+    ROW(500, HTTP_XFER_OK, 2017, SLURM_FAMILY_22_05, 1, 0, SLUICE_OUTCOME_UNAVAILABLE),
+    ROW(500, HTTP_XFER_OK, -1, SLURM_FAMILY_24_11, 1, 0, SLUICE_OUTCOME_UNAVAILABLE),
     /* 23.02-24.05: 7000 refreshes once, then is UNAVAILABLE */
-    ROW(500, HTTP_XFER_OK, 7000, SLURM_FAMILY_23_02, 1, 0, REST_AUTH),
-    ROW(500, HTTP_XFER_OK, 7000, SLURM_FAMILY_23_02, 1, 1, REST_UNAVAILABLE),
-    ROW(500, HTTP_XFER_OK, 1007, SLURM_FAMILY_23_02, 1, 0, REST_AUTH),
-    ROW(500, HTTP_XFER_OK, 2000, SLURM_FAMILY_23_02, 1, 0, REST_UNAVAILABLE),
-    ROW(500, HTTP_XFER_OK, 7000, SLURM_FAMILY_22_05, 1, 0, REST_UNAVAILABLE),
+    ROW(500, HTTP_XFER_OK, 7000, SLURM_FAMILY_23_02, 1, 0, SLUICE_OUTCOME_AUTH),
+    ROW(500, HTTP_XFER_OK, 7000, SLURM_FAMILY_23_02, 1, 1, SLUICE_OUTCOME_UNAVAILABLE),
+    ROW(500, HTTP_XFER_OK, 1007, SLURM_FAMILY_23_02, 1, 0, SLUICE_OUTCOME_AUTH),
+    ROW(500, HTTP_XFER_OK, 2000, SLURM_FAMILY_23_02, 1, 0, SLUICE_OUTCOME_UNAVAILABLE),
+    ROW(500, HTTP_XFER_OK, 7000, SLURM_FAMILY_22_05, 1, 0, SLUICE_OUTCOME_UNAVAILABLE),
     /* 24.11+: DB connection failures are 502 */
-    ROW(502, HTTP_XFER_OK, 7000, SLURM_FAMILY_24_11, 1, 0, REST_UNAVAILABLE),
-    ROW(504, HTTP_XFER_OK, NOERR, SLURM_FAMILY_24_11, 1, 0, REST_UNAVAILABLE),
-    ROW(503, HTTP_XFER_OK, NOERR, SLURM_FAMILY_23_02, 1, 0, REST_UNAVAILABLE),
+    ROW(502, HTTP_XFER_OK, 7000, SLURM_FAMILY_24_11, 1, 0, SLUICE_OUTCOME_UNAVAILABLE),
+    ROW(504, HTTP_XFER_OK, NOERR, SLURM_FAMILY_24_11, 1, 0, SLUICE_OUTCOME_UNAVAILABLE),
+    ROW(503, HTTP_XFER_OK, NOERR, SLURM_FAMILY_23_02, 1, 0, SLUICE_OUTCOME_UNAVAILABLE),
     /* not found */
-    ROW(404, HTTP_XFER_OK, 2017, SLURM_FAMILY_24_11, 1, 0, REST_NOT_FOUND),
+    ROW(404, HTTP_XFER_OK, 2017, SLURM_FAMILY_24_11, 1, 0, SLUICE_OUTCOME_NOT_FOUND),
     /* the router's 404: the URL is not served (no slurmdbd plugin): no verdict */
-    UNROUTED(404, SLURM_FAMILY_22_05, REST_UNAVAILABLE),
-    UNROUTED(404, SLURM_FAMILY_24_11, REST_UNAVAILABLE),
+    UNROUTED(404, SLURM_FAMILY_22_05, SLUICE_OUTCOME_UNAVAILABLE),
+    UNROUTED(404, SLURM_FAMILY_24_11, SLUICE_OUTCOME_UNAVAILABLE),
     /* rejections */
-    ROW(400, HTTP_XFER_OK, 9001, SLURM_FAMILY_22_05, 1, 0, REST_REJECTED),
-    ROW(422, HTTP_XFER_OK, 9000, SLURM_FAMILY_24_11, 1, 0, REST_REJECTED),
-    ROW(415, HTTP_XFER_OK, NOERR, SLURM_FAMILY_24_11, 1, 0, REST_REJECTED),
-    ROW(405, HTTP_XFER_OK, NOERR, SLURM_FAMILY_24_11, 1, 0, REST_REJECTED),
-    ROW(429, HTTP_XFER_OK, NOERR, SLURM_FAMILY_24_11, 1, 0, REST_UNAVAILABLE),
-    ROW(408, HTTP_XFER_OK, NOERR, SLURM_FAMILY_24_11, 1, 0, REST_UNAVAILABLE),
+    ROW(400, HTTP_XFER_OK, 9001, SLURM_FAMILY_22_05, 1, 0, SLUICE_OUTCOME_REJECTED),
+    ROW(422, HTTP_XFER_OK, 9000, SLURM_FAMILY_24_11, 1, 0, SLUICE_OUTCOME_REJECTED),
+    ROW(415, HTTP_XFER_OK, NOERR, SLURM_FAMILY_24_11, 1, 0, SLUICE_OUTCOME_REJECTED),
+    ROW(405, HTTP_XFER_OK, NOERR, SLURM_FAMILY_24_11, 1, 0, SLUICE_OUTCOME_REJECTED),
+    ROW(429, HTTP_XFER_OK, NOERR, SLURM_FAMILY_24_11, 1, 0, SLUICE_OUTCOME_UNAVAILABLE),
+    ROW(408, HTTP_XFER_OK, NOERR, SLURM_FAMILY_24_11, 1, 0, SLUICE_OUTCOME_UNAVAILABLE),
     /* transport failures are UNAVAILABLE whatever the status field says */
-    ROW(0, HTTP_XFER_TIMEOUT, NOERR, SLURM_FAMILY_24_11, 1, 0, REST_UNAVAILABLE),
-    ROW(0, HTTP_XFER_DROPPED, NOERR, SLURM_FAMILY_24_11, 1, 0, REST_UNAVAILABLE),
-    ROW(0, HTTP_XFER_NOT_SENT, NOERR, SLURM_FAMILY_24_11, 1, 0, REST_UNAVAILABLE),
-    ROW(0, HTTP_XFER_TLS, NOERR, SLURM_FAMILY_24_11, 1, 0, REST_UNAVAILABLE),
-    ROW(200, HTTP_XFER_TOO_BIG, NOERR, SLURM_FAMILY_24_11, 1, 0, REST_UNAVAILABLE),
+    ROW(0, HTTP_XFER_TIMEOUT, NOERR, SLURM_FAMILY_24_11, 1, 0, SLUICE_OUTCOME_UNAVAILABLE),
+    ROW(0, HTTP_XFER_DROPPED, NOERR, SLURM_FAMILY_24_11, 1, 0, SLUICE_OUTCOME_UNAVAILABLE),
+    ROW(0, HTTP_XFER_NOT_SENT, NOERR, SLURM_FAMILY_24_11, 1, 0, SLUICE_OUTCOME_UNAVAILABLE),
+    ROW(0, HTTP_XFER_TLS, NOERR, SLURM_FAMILY_24_11, 1, 0, SLUICE_OUTCOME_UNAVAILABLE),
+    ROW(200, HTTP_XFER_TOO_BIG, NOERR, SLURM_FAMILY_24_11, 1, 0, SLUICE_OUTCOME_UNAVAILABLE),
     /* unexpected statuses prove nothing */
-    ROW(302, HTTP_XFER_OK, NOERR, SLURM_FAMILY_24_11, 1, 0, REST_UNAVAILABLE),
+    ROW(302, HTTP_XFER_OK, NOERR, SLURM_FAMILY_24_11, 1, 0, SLUICE_OUTCOME_UNAVAILABLE),
 };
 
 ParameterizedTestParameters(restclass, table)
@@ -77,17 +77,17 @@ ParameterizedTestParameters(restclass, table)
 
 ParameterizedTest(struct row *r, restclass, table)
 {
-    rest_class_t got = restclass_classify(&r->in);
+    sluice_outcome got = restclass_classify(&r->in);
 
     cr_assert_eq(got, r->want, "row at line %d: status %ld xfer %s errno %ld: got %s want %s",
                  r->line, r->in.status, http_xfer_name(r->in.xfer), r->in.error_number,
-                 restclass_name(got), restclass_name(r->want));
+                 sluice_outcome_name(got), sluice_outcome_name(r->want));
 }
 
 Test(restclass, null_is_unavailable)
 {
-    cr_assert_eq(restclass_classify(NULL), REST_UNAVAILABLE);
-    cr_assert_str_eq(restclass_name(REST_AUTH), "auth");
+    cr_assert_eq(restclass_classify(NULL), SLUICE_OUTCOME_UNAVAILABLE);
+    cr_assert_str_eq(sluice_outcome_name(SLUICE_OUTCOME_AUTH), "auth");
 }
 
 Test(restclass, error_number_from_bodies)
@@ -123,4 +123,28 @@ Test(restclass, router_404_is_told_from_a_verdict_by_its_body)
     cr_assert_eq(restclass_unrouted(404, url, strlen(url)), 1, "ESLURM_REST_UNKNOWN_URL");
     cr_assert_eq(restclass_unrouted(404, json, strlen(json)), 0, "a job-not-found verdict");
     cr_assert_eq(restclass_unrouted(500, text, strlen(text)), 0);
+}
+
+/* The client classifies the body it parsed once (restclass_unrouted_of):
+ * the same answer as from the text. */
+Test(restclass, router_404_from_a_parsed_body_is_the_same)
+{
+    const char *bodies[] = {
+        "Unable find requested URL",
+        "{\"errors\":[{\"error_number\":2017,\"error\":\"Invalid job id\"}]}",
+        "{\"errors\":[{\"error_number\":9006,\"error\":\"Unable to find\"}]}",
+        "{\"errors\":[{\"error_number\":11008,\"error\":\"x\"}]}",
+        "{\"errors\":[]}",
+        "{\"jobs\":[]}",
+        "",
+    };
+
+    for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
+        json_t *root = json_loads(bodies[i], 0, NULL);
+        for (long status = 403; status <= 405; status++)
+            cr_expect_eq(restclass_unrouted_of(status, root),
+                         restclass_unrouted(status, bodies[i], strlen(bodies[i])), "%ld %s", status,
+                         bodies[i]);
+        json_decref(root);
+    }
 }
