@@ -365,18 +365,57 @@ SLUICE_API bool sluice_launcher_idle(sluice_launcher_t *l, int64_t max_ms);
  * cancel recorded from another thread).  Thread-safe. */
 SLUICE_API void sluice_launcher_wake(sluice_launcher_t *l);
 
-/* Step and wait (sluice_launcher_idle) until *stop becomes non-zero. */
-SLUICE_API sluice_err sluice_launcher_run(sluice_launcher_t *l,
-                                          volatile int *stop,
-                                          sluice_error_t *err);
+/* ---- the loop ------------------------------------------------------------- */
 
-/* Step and sleep until the launch is DONE; `fn` (may be NULL) is called on
- * every transition of that launch.  *result_out receives its result code. */
-SLUICE_API sluice_err sluice_launcher_wait(sluice_launcher_t *l,
-                                           const char *launch_id,
-                                           sluice_launcher_transition_fn fn,
-                                           void *arg,
-                                           int *result_out,
+/* What the caller of sluice_launcher_loop() wants before each step. */
+typedef enum {
+    SLUICE_LOOP_STEP = 0, /* step now, then idle the launcher's interval */
+    SLUICE_LOOP_SKIP,     /* no step this time; idle skip_idle_ms (a replica that
+                             does not lead) */
+    SLUICE_LOOP_STOP,     /* leave the loop: it returns SLUICE_OK */
+} sluice_loop_next;
+
+/* How sluice_launcher_loop() runs; start from SLUICE_LAUNCHER_LOOP_INIT.
+ * Every member may be zero. */
+typedef struct {
+    /* Leave when it becomes non-zero: read before each step and between
+     * the slices of an idle.  NULL: only `before` stops the loop. */
+    volatile int *stop;
+    /* Called before each step (NULL: always STEP). */
+    sluice_loop_next (*before)(void *arg);
+    /* The step (NULL: sluice_launcher_step()); it also sets *next_ms to the
+     * wait before the next one (NULL step: sluice_launcher_next_interval_ms()),
+     * so a caller that steps under a lock of its own reads both under it.
+     * *next_ms is read whatever the step returns. */
+    sluice_err (*step)(sluice_launcher_t *l, void *arg, int64_t *next_ms, sluice_error_t *err);
+    void *arg; /* handed to before and step */
+    /* The longest one idle lasts (0: the whole interval), e.g. 1000 for a
+     * status line redrawn every second. */
+    int64_t max_idle_ms;
+    /* Idle in slices this long so that *stop is seen (0: one slice). */
+    int64_t slice_ms;
+    /* Idle after SKIP (0: 200 ms). */
+    int64_t skip_idle_ms;
+    /* A failed step: false, the loop returns its error; true, it is logged
+     * as a warning ("launcher cycle<name>: ...") and the loop goes on. */
+    bool keep_going;
+    const char *name; /* in that warning (NULL: ""), e.g. " of cluster b" */
+} sluice_launcher_loop_t;
+
+#define SLUICE_LAUNCHER_LOOP_INIT                                                                  \
+    {                                                                                              \
+        0                                                                                          \
+    }
+
+/* The one loop that drives a launcher (`sluice serve` runs one per
+ * cluster, `sluice launch --wait` one until its launch ends): until
+ * *stop or `before` says STOP, ask `before`, step, and idle the
+ * launcher's interval (sluice_launcher_idle(): an accept or a wake ends the
+ * idle at once).  `lo` may be NULL (every member zero).  SLUICE_OK when it
+ * stopped; a step's error when keep_going is false; SLUICE_EINVAL without
+ * a launcher.  Call it from the launcher's thread. */
+SLUICE_API sluice_err sluice_launcher_loop(sluice_launcher_t *l,
+                                           const sluice_launcher_loop_t *lo,
                                            sluice_error_t *err);
 
 /* Number of launches the launcher tracks (live, or DONE awaiting archive),

@@ -108,8 +108,40 @@ static int heartbeat_of(const char *text, double *out)
     return 0;
 }
 
-/* sluice_launcher_wait() with the progress between steps: step, show, idle
- * (at most a second while a status line is drawn). */
+/* What the loop of `launch --wait` looks at before each step. */
+typedef struct {
+    sluice_store_t *store;
+    const char *id;
+    print_ctx_t *pc;
+    int *result;
+    sluice_error_t *err; /* a failed read of the launch */
+    sluice_err rc;
+} wait_ctx_t;
+
+/* Before each step: the launch's view; DONE ends the loop with its result
+ * code, otherwise the status line is drawn and the launcher steps. */
+static sluice_loop_next before_step(void *arg)
+{
+    wait_ctx_t *w = arg;
+    json_t *view = NULL;
+    const char *state;
+
+    if ((w->rc = sluice_launch_view_read(w->store, w->id, NULL, NULL, &view, w->err)) != SLUICE_OK)
+        return SLUICE_LOOP_STOP;
+    state = json_string_value(json_object_get(view, "state"));
+    if (state != NULL && strcmp(state, "DONE") == 0) {
+        const json_t *code = json_object_get(view, "result_code");
+        *w->result = json_is_integer(code) ? (int)json_integer_value(code) : 127;
+        json_decref(view);
+        return SLUICE_LOOP_STOP;
+    }
+    cli_progress_tick(&w->pc->progress, view);
+    json_decref(view);
+    return SLUICE_LOOP_STEP;
+}
+
+/* The launcher's loop until the launch is DONE, the progress between steps
+ * (the idle cut to a second while a status line is drawn). */
 static sluice_err wait_with_progress(sluice_supervisor_t *sup,
                                      sluice_launcher_t *l,
                                      const char *id,
@@ -117,34 +149,16 @@ static sluice_err wait_with_progress(sluice_supervisor_t *sup,
                                      int *result,
                                      sluice_error_t *err)
 {
-    sluice_store_t *store = sluice_supervisor_store(sup);
-    sluice_err rc = SLUICE_OK;
+    sluice_launcher_loop_t lo = SLUICE_LAUNCHER_LOOP_INIT;
+    wait_ctx_t w = {sluice_supervisor_store(sup), id, pc, result, err, SLUICE_OK};
+    sluice_err rc;
 
-    for (;;) {
-        json_t *view = NULL;
-        const char *state;
-        int64_t ms;
-
-        if ((rc = sluice_launch_view_read(store, id, NULL, NULL, &view, err)) != SLUICE_OK)
-            break;
-        state = json_string_value(json_object_get(view, "state"));
-        if (state != NULL && strcmp(state, "DONE") == 0) {
-            const json_t *code = json_object_get(view, "result_code");
-            *result = json_is_integer(code) ? (int)json_integer_value(code) : 127;
-            json_decref(view);
-            break;
-        }
-        cli_progress_tick(&pc->progress, view);
-        json_decref(view);
-        if ((rc = sluice_launcher_step(l, err)) != SLUICE_OK)
-            break;
-        ms = sluice_launcher_next_interval_ms(l);
-        if (pc->progress.tty && ms > 1000)
-            ms = 1000;
-        (void)sluice_launcher_idle(l, ms);
-    }
+    lo.before = before_step;
+    lo.arg = &w;
+    lo.max_idle_ms = pc->progress.tty ? 1000 : 0;
+    rc = sluice_launcher_loop(l, &lo, err);
     cli_progress_clear(&pc->progress);
-    return rc;
+    return rc != SLUICE_OK ? rc : w.rc;
 }
 
 /* The final line of a launch that ended before this process saw it end

@@ -1,18 +1,21 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* server_driver.c - the launcher loop of `sluice serve`: one cycle under
- * the server's mutex (sluice_server_step), and the loop that runs a cycle,
- * a retention pass when one is due, and sleeps the launcher's interval
- * (sluice_server_run_launcher).
+ * the server's mutex (sluice_server_step), and the launcher's one loop
+ * (sluice_launcher_loop) configured to run a cycle, a retention pass when
+ * one is due, and to sleep the launcher's interval
+ * (sluice_server_run_launcher, sluice_server_run_cluster).
  *
  * Notes:
  * - A cycle marks the read cache dirty: it may have appended events, and
  *   wakes the waiting event streams for the same reason.
  * - The sleep is cut in slices of 100 ms so that *stop is seen, and an
  *   accept or a cancel (which wakes the launcher) ends it at once.
+ * - A failed cycle is logged and the loop goes on.
  */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <time.h>
 
 #include <sluice/launcher.h>
@@ -51,47 +54,60 @@ sluice_err sluice_server_step(sluice_server_t *s, sluice_error_t *err)
     return step_cluster(s, 0, err);
 }
 
-/* The loop of cluster i: a cycle, then its launcher's interval in slices;
- * retention (prune) only on the first cluster's loop. */
+/* The loop of cluster i (sluice_launcher_loop()) is configured by these. */
+typedef struct {
+    sluice_server_t *s;
+    size_t i;
+    int64_t next_prune;
+} loop_ctx_t;
+
+/* Before a cycle: retention when due (the first cluster's loop only), and
+ * no cycle on a replica that does not lead (server_ha.c). */
+static sluice_loop_next before_cycle(void *arg)
+{
+    loop_ctx_t *c = arg;
+    sluice_server_t *s = c->s;
+
+    if (c->i == 0 && server_clock_ms(CLOCK_MONOTONIC) >= c->next_prune) {
+        sluice_error_t pe = SLUICE_ERROR_INIT;
+        if (sluice_server_prune(s, 0, NULL, NULL, &pe) != SLUICE_OK)
+            sluice_log(SLUICE_LOG_WARNING, "retention: %s", pe.text);
+        c->next_prune = server_clock_ms(CLOCK_MONOTONIC) +
+                        (int64_t)(s->o.prune_interval_s ? s->o.prune_interval_s : 3600) * 1000;
+    }
+    return server_ha_may_step(s, c->i) ? SLUICE_LOOP_STEP : SLUICE_LOOP_SKIP;
+}
+
+/* A cycle under the cluster's mutex, and the interval read under it too. */
+static sluice_err cycle(sluice_launcher_t *l, void *arg, int64_t *next_ms, sluice_error_t *err)
+{
+    loop_ctx_t *c = arg;
+    pthread_mutex_t *mu = server_cluster_mu(c->s, c->i);
+    sluice_err rc = step_cluster(c->s, c->i, err);
+
+    pthread_mutex_lock(mu);
+    *next_ms = sluice_launcher_next_interval_ms(l);
+    pthread_mutex_unlock(mu);
+    return rc;
+}
+
 static void run_loop(sluice_server_t *s, size_t i, volatile int *stop)
 {
-    sluice_launcher_t *l = server_cluster_launcher(s, i);
-    pthread_mutex_t *mu = server_cluster_mu(s, i);
-    const char *name = s->o.n_clusters > 0 ? s->o.clusters[i].name : NULL;
-    int64_t next_prune = 0;
+    sluice_launcher_loop_t lo = SLUICE_LAUNCHER_LOOP_INIT;
+    loop_ctx_t c = {s, i, 0};
+    char name[96] = "";
 
-    while (!*stop) {
-        sluice_error_t e = SLUICE_ERROR_INIT;
-        int64_t wait_ms, slept = 0;
-
-        if (i == 0 && server_clock_ms(CLOCK_MONOTONIC) >= next_prune) {
-            sluice_error_t pe = SLUICE_ERROR_INIT;
-            if (sluice_server_prune(s, 0, NULL, NULL, &pe) != SLUICE_OK)
-                sluice_log(SLUICE_LOG_WARNING, "retention: %s", pe.text);
-            next_prune = server_clock_ms(CLOCK_MONOTONIC) +
-                         (int64_t)(s->o.prune_interval_s ? s->o.prune_interval_s : 3600) * 1000;
-        }
-
-        /* Replicas: only the leader runs cycles (server_ha.c). */
-        if (!server_ha_may_step(s, i)) {
-            (void)sluice_launcher_idle(l, 200);
-            continue;
-        }
-        if (step_cluster(s, i, &e) != SLUICE_OK)
-            sluice_log(SLUICE_LOG_WARNING, "launcher cycle%s%s: %s", name ? " of cluster " : "",
-                       name ? name : "", e.text);
-        pthread_mutex_lock(mu);
-        wait_ms = sluice_launcher_next_interval_ms(l);
-        pthread_mutex_unlock(mu);
-        /* In slices of 100 ms so that *stop is seen; an accept or a cancel
-         * ends the wait at once. */
-        while (!*stop && slept < wait_ms) {
-            int64_t slice = wait_ms - slept < 100 ? wait_ms - slept : 100;
-            if (sluice_launcher_idle(l, slice))
-                break;
-            slept += slice;
-        }
-    }
+    if (s->o.n_clusters > 0 && s->o.clusters[i].name != NULL)
+        snprintf(name, sizeof(name), " of cluster %s", s->o.clusters[i].name);
+    lo.stop = stop;
+    lo.before = before_cycle;
+    lo.step = cycle;
+    lo.arg = &c;
+    lo.slice_ms = 100; /* *stop is seen within 100 ms */
+    lo.skip_idle_ms = 200;
+    lo.keep_going = true;
+    lo.name = name;
+    (void)sluice_launcher_loop(server_cluster_launcher(s, i), &lo, NULL);
 }
 
 sluice_err sluice_server_run_launcher(sluice_server_t *s, volatile int *stop, sluice_error_t *err)

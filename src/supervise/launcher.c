@@ -701,65 +701,6 @@ sluice_err sluice_launcher_recover(sluice_launcher_t *l, size_t *orphans_out, sl
     return rc;
 }
 
-/* ---- loops ------------------------------------------------------------- */
-
-sluice_err sluice_launcher_run(sluice_launcher_t *l, volatile int *stop, sluice_error_t *err)
-{
-    sluice_err rc;
-
-    while (stop == NULL || !*stop) {
-        if ((rc = sluice_launcher_step(l, err)) != SLUICE_OK) {
-            if (l == NULL || l->dead || rc == SLUICE_ENOMEM)
-                return rc;
-            sluice_log(SLUICE_LOG_WARNING, "launcher cycle: %s", err != NULL ? err->text : "");
-            sluice_error_clear(err);
-        }
-        (void)sluice_launcher_idle(l, sluice_launcher_next_interval_ms(l));
-    }
-    return SLUICE_OK;
-}
-
-sluice_err sluice_launcher_wait(sluice_launcher_t *l,
-                                const char *launch_id,
-                                sluice_launcher_transition_fn fn,
-                                void *arg,
-                                int *result_out,
-                                sluice_error_t *err)
-{
-    json_t *row = NULL;
-    sluice_err rc;
-
-    if ((rc = check_alive(l, err)) != SLUICE_OK)
-        return rc;
-    if (launch_id == NULL)
-        return sluice_errorf(err, SLUICE_EINVAL, "launch_id: required");
-    l->wait_id = launch_id;
-    l->wait_fn = fn;
-    l->wait_arg = arg;
-    for (;;) {
-        launch_t *L = launcher_find_launch(l, launch_id);
-        if (L == NULL || L->fsm.state == SLUICE_FSM_DONE) {
-            if ((rc = sluice_store_get_launch(l->store, launch_id, &row, err)) != SLUICE_OK)
-                break;
-            if (json_is_true(json_object_get(row, "terminal"))) {
-                if (result_out != NULL)
-                    *result_out = (int)json_integer_value(json_object_get(row, "result_code"));
-                break;
-            }
-            json_decref(row);
-            row = NULL;
-        }
-        if ((rc = sluice_launcher_step(l, err)) != SLUICE_OK)
-            break;
-        (void)sluice_launcher_idle(l, sluice_launcher_next_interval_ms(l));
-    }
-    json_decref(row);
-    l->wait_id = NULL;
-    l->wait_fn = NULL;
-    l->wait_arg = NULL;
-    return rc;
-}
-
 void sluice_launcher_stats(const sluice_launcher_t *l, sluice_launcher_stats_t *out)
 {
     const struct launcher_counters *k = l != NULL ? &l->counters : NULL;

@@ -261,10 +261,6 @@ struct sluice_launcher {
         struct launcher_accept_waiter *gq_head, *gq_tail;
         bool g_writing;
     } in;
-    /* sluice_launcher_wait() */
-    const char *wait_id;
-    sluice_launcher_transition_fn wait_fn;
-    void *wait_arg;
     struct launcher_counters counters;
 };
 

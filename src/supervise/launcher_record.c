@@ -65,8 +65,6 @@ static void notify(sluice_launcher_t *l,
     t.elapsed = (double)(t_ms - L->created_ms) / 1000.0;
     if (l->o.on_transition != NULL)
         l->o.on_transition(&t, l->o.transition_arg);
-    if (l->wait_fn != NULL && l->wait_id != NULL && strcmp(l->wait_id, L->id) == 0)
-        l->wait_fn(&t, l->wait_arg);
 }
 
 /* Fold a bookkeeping event (one the fsm does not know) stored at `seq`. */

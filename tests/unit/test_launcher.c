@@ -55,6 +55,7 @@ static unsigned next_in_flight;
 static double next_submit_per_sec;
 static bool next_wait_unschedulable;
 static const char *const *next_reasons;
+static sluice_launcher_transition_fn next_on_transition;
 static size_t next_n_reasons;
 static double next_rpc_per_sec;
 static int next_cheap = -1; /* -1: no states_are_cheap op; 0/1: what it answers */
@@ -222,6 +223,7 @@ static void setup(void)
     next_wait_unschedulable = false;
     next_reasons = NULL;
     next_n_reasons = 0;
+    next_on_transition = NULL;
     next_rpc_per_sec = 0;
 }
 
@@ -258,6 +260,7 @@ static sluice_launcher_t *new_launcher(void)
     o.now_ms = t_now;
     o.sleep_ms = t_sleep;
     o.kill_at = t_kill;
+    o.on_transition = next_on_transition;
     o.rpc_per_sec = next_rpc_per_sec > 0 ? next_rpc_per_sec : 100000;
     o.submit_in_flight = next_in_flight;
     o.submit_per_sec = next_submit_per_sec;
@@ -2176,25 +2179,51 @@ Test(launcher, check_dependency_at_accept)
 }
 
 static int n_transitions;
+static int n_befores;
 
 static void on_tr(const sluice_launcher_transition_t *t, void *arg)
 {
     (void)arg;
-    cr_assert_str_eq(t->launch_id, "V1");
-    n_transitions++;
+    if (strcmp(t->launch_id, "V1") == 0)
+        n_transitions++;
 }
 
-Test(launcher, wait_reports_every_transition)
+/* The loop's `before`: stop once V1 is DONE (its row is terminal). */
+static sluice_loop_next until_v1_done(void *arg)
 {
-    sluice_launcher_t *l = new_launcher();
-    sluice_error_t err = SLUICE_ERROR_INIT;
-    int result = -1;
+    json_t *r = row("V1");
+    bool done = json_is_true(json_object_get(r, "terminal"));
 
+    (void)arg;
+    json_decref(r);
+    n_befores++;
+    return done ? SLUICE_LOOP_STOP : SLUICE_LOOP_STEP;
+}
+
+/* The one loop (sluice_launcher_loop) steps until its caller says STOP;
+ * every transition reaches the launcher's on_transition. */
+Test(launcher, loop_runs_until_its_caller_stops_it)
+{
+    sluice_launcher_t *l;
+    sluice_launcher_loop_t lo = SLUICE_LAUNCHER_LOOP_INIT;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    volatile int stop = 1;
+
+    next_on_transition = on_tr;
+    l = new_launcher();
     n_transitions = 0;
+    n_befores = 0;
     accept_launch(l, "V1", 1, NULL, NULL, 0);
-    cr_assert_sluice_ok(sluice_launcher_wait(l, "V1", on_tr, NULL, &result, &err), &err);
-    cr_assert_eq(result, 0);
+    lo.before = until_v1_done;
+    cr_assert_sluice_ok(sluice_launcher_loop(l, &lo, &err), &err);
+    cr_assert_eq(result_of("V1"), 0);
     cr_assert_geq(n_transitions, 3, "SUBMITTING, PENDING, RUNNING, DONE: %d", n_transitions);
+    /* *stop already set: no step at all */
+    n_befores = 0;
+    lo.stop = &stop;
+    cr_assert_sluice_ok(sluice_launcher_loop(l, &lo, &err), &err);
+    cr_assert_eq(n_befores, 0);
+    cr_assert_eq(sluice_launcher_loop(NULL, &lo, &err), SLUICE_EINVAL);
     sluice_launcher_free(l);
 }
 
