@@ -143,9 +143,21 @@ SLUICE_API sluice_job_base sluice_job_base_parse(const char *name);
 SLUICE_API uint32_t sluice_job_flag_parse(const char *name);
 /* Name of a single flag bit, or NULL. */
 SLUICE_API const char *sluice_job_flag_name(uint32_t bit);
-/* A base state is terminal when it is neither PENDING, RUNNING nor SUSPENDED
- * (nor UNKNOWN). */
-SLUICE_API bool sluice_job_base_is_terminal(sluice_job_base base);
+/* The requeue flags: a job that carries one comes back PENDING (REQUEUED),
+ * held (REQUEUE_HOLD, SPECIAL_EXIT), whatever its base state says. */
+#define SLUICE_JOB_REQUEUE_FLAGS                                                                   \
+    (SLUICE_JOB_FLAG(REQUEUED) | SLUICE_JOB_FLAG(REQUEUE_HOLD) | SLUICE_JOB_FLAG(SPECIAL_EXIT))
+/* The flags of a job that has ended but is not done: its epilog
+ * (COMPLETING) or burst-buffer stage-out (STAGE_OUT) still runs, and
+ * slurmctld may requeue it when that ends. */
+#define SLUICE_JOB_ENDING_FLAGS (SLUICE_JOB_FLAG(COMPLETING) | SLUICE_JOB_FLAG(STAGE_OUT))
+
+/* Whether Slurm is done with a job for good (the one "job is final" rule:
+ * the state machine's, docs/state-machine.md "Slurm state flags"): its base
+ * state has ended (neither PENDING, RUNNING, SUSPENDED nor UNKNOWN, which a
+ * v0.0.38 state string leaves when it names a flag), and it carries no
+ * ending flag and no requeue flag. */
+SLUICE_API bool sluice_job_is_final(sluice_job_base base, uint32_t flags);
 
 /* One job record, normalised (one component of a hetjob). */
 typedef struct {

@@ -329,7 +329,7 @@ void check_probe_job(sluice_client_t *client,
                      jobs.jobs[0].state_reason && strcmp(jobs.jobs[0].state_reason, "None") != 0
                          ? jobs.jobs[0].state_reason
                          : "");
-            if (sluice_job_base_is_terminal(base)) {
+            if (sluice_job_is_final(base, jobs.jobs[0].flags)) {
                 ended = true;
                 break;
             }

@@ -225,8 +225,10 @@ const char *sluice_job_flag_name(uint32_t bit)
     return NULL;
 }
 
-bool sluice_job_base_is_terminal(sluice_job_base base)
+bool sluice_job_is_final(sluice_job_base base, uint32_t flags)
 {
+    if (flags & (SLUICE_JOB_REQUEUE_FLAGS | SLUICE_JOB_ENDING_FLAGS))
+        return false;
     switch (base) {
     case SLUICE_JOB_BASE_UNKNOWN:
     case SLUICE_JOB_PENDING:

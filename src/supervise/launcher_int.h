@@ -50,10 +50,10 @@
 
 #include <sluice/launcher.h>
 
-/* Flags of a job whose batch script has ended while slurmctld still
- * completes it; such a job is read again after LAUNCHER_ENDING_POLL_MS
- * instead of a whole poll interval (detection latency). */
-#define LAUNCHER_ENDING_FLAGS (SLUICE_JOB_FLAG(COMPLETING) | SLUICE_JOB_FLAG(STAGE_OUT))
+/* A job with an ending flag (SLUICE_JOB_ENDING_FLAGS: its batch script has
+ * ended while slurmctld still completes it) is read again after
+ * LAUNCHER_ENDING_POLL_MS instead of a whole poll interval (detection
+ * latency). */
 #define LAUNCHER_ENDING_POLL_MS 250
 /* The longest poll interval when the site sets none and the cluster's
  * status read is jobs/state (design.md, "Polling and pending timer"). */

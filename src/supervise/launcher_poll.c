@@ -301,7 +301,7 @@ void launcher_adapt_interval(sluice_launcher_t *l, int64_t now)
         /* A job whose batch script has ended while slurmctld still
          * completes it (COMPLETING, STAGE_OUT) is final within moments. */
         if ((s == SLUICE_FSM_PENDING || s == SLUICE_FSM_RUNNING) && L->have_state &&
-            (L->last_flags & LAUNCHER_ENDING_FLAGS) != 0)
+            (L->last_flags & SLUICE_JOB_ENDING_FLAGS) != 0)
             ending = true;
     }
     int64_t max = l->o.poll_max_ms;

@@ -193,8 +193,10 @@ launcher_do_old_attempts(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_
         marker_comment(comment, sizeof(comment), L->id, a);
         if (l->cl.find_live_by_name(l->cl.arg, name, l->user, &v, &n) != SLUICE_LOOKUP_FOUND)
             continue;
-        for (size_t i = 0; i < n; i++) { /* only jobs still live need a cancel */
-            if (sluice_job_base_is_terminal(v[i].base)) {
+        /* Only a job Slurm is done with needs no cancel: a requeued or
+         * completing one may run again (sluice_job_is_final()). */
+        for (size_t i = 0; i < n; i++) {
+            if (sluice_job_is_final(v[i].base, v[i].flags)) {
                 free(v[i].name);
                 v[i].name = NULL;
             }

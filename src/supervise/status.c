@@ -24,36 +24,28 @@
 
 #include "fsm_int.h"
 
-#define REQUEUE_FLAGS                                                                              \
-    (SLUICE_JOB_FLAG(REQUEUED) | SLUICE_JOB_FLAG(REQUEUE_HOLD) | SLUICE_JOB_FLAG(SPECIAL_EXIT))
-#define ENDING_FLAGS (SLUICE_JOB_FLAG(COMPLETING) | SLUICE_JOB_FLAG(STAGE_OUT))
 #define INFRA_FLAGS                                                                                \
     (SLUICE_JOB_FLAG(LAUNCH_FAILED) | SLUICE_JOB_FLAG(RECONFIG_FAIL) | SLUICE_JOB_FLAG(REVOKED))
 
 bool status_requeued(const sluice_jobview_t *v)
 {
-    return (v->flags & REQUEUE_FLAGS) != 0;
+    return (v->flags & SLUICE_JOB_REQUEUE_FLAGS) != 0;
 }
 
-/* Reference section 8.1: final = base not PENDING/RUNNING/SUSPENDED and no
- * COMPLETING/STAGE_OUT flag and no requeue flag.  A record of another
- * cluster or a federation is final whatever its state: sluice refuses
- * multi-cluster routing (the launcher cancels the job). */
+/* Reference section 8.1: final is sluice_job_is_final() (base not
+ * PENDING/RUNNING/SUSPENDED, no COMPLETING/STAGE_OUT flag, no requeue flag);
+ * a requeued job is pending, and so is a PENDING one; the rest (running,
+ * suspended, an ending flag) is running.  A record of another cluster or a
+ * federation is final whatever its state: sluice refuses multi-cluster
+ * routing (the launcher cancels the job).  The fsm refuses a record of
+ * base UNKNOWN before it asks. */
 status_class status_classify(const sluice_jobview_t *v)
 {
-    if (v->other_cluster)
+    if (v->other_cluster || sluice_job_is_final(v->base, v->flags))
         return STATUS_FINAL;
-    if (status_requeued(v))
+    if (status_requeued(v) || v->base == SLUICE_JOB_PENDING)
         return STATUS_PENDING;
-    switch (v->base) {
-    case SLUICE_JOB_PENDING:
-        return STATUS_PENDING;
-    case SLUICE_JOB_RUNNING:
-    case SLUICE_JOB_SUSPENDED:
-        return STATUS_RUNNING;
-    default:
-        return (v->flags & ENDING_FLAGS) ? STATUS_RUNNING : STATUS_FINAL;
-    }
+    return STATUS_RUNNING;
 }
 
 static bool infra_base(sluice_job_base b)

@@ -114,7 +114,7 @@ static void views_of(const fake_job_t *j, bool acct, sluice_jobview_t **out, siz
             pending && j->pending_desc != NULL ? strdup(j->pending_desc) : NULL;
         v[k].base = (s->flags & FAKE_NO_BASE) ? SLUICE_JOB_BASE_UNKNOWN : s->base;
         v[k].flags = s->flags & ~FAKE_NO_BASE;
-        v[k].has_exit = sluice_job_base_is_terminal(s->base);
+        v[k].has_exit = sluice_job_is_final(s->base, 0);
         v[k].exit_code = s->exit_code;
         v[k].exit_signal = s->signal;
         v[k].submit_time = j->submit_s;
@@ -257,7 +257,7 @@ static void advance(fake_job_t *j)
         }
         return;
     }
-    if (sluice_job_base_is_terminal(s->base))
+    if (sluice_job_is_final(s->base, 0))
         j->in_queue = false;
 }
 

@@ -69,15 +69,24 @@ Test(jobdesc, flag_table_round_trips)
     cr_assert_null(sluice_job_flag_name(3));
 }
 
-Test(jobdesc, terminal_states)
+Test(jobdesc, final_states)
 {
-    cr_assert_not(sluice_job_base_is_terminal(SLUICE_JOB_BASE_UNKNOWN));
-    cr_assert_not(sluice_job_base_is_terminal(SLUICE_JOB_PENDING));
-    cr_assert_not(sluice_job_base_is_terminal(SLUICE_JOB_RUNNING));
-    cr_assert_not(sluice_job_base_is_terminal(SLUICE_JOB_SUSPENDED));
-    cr_assert(sluice_job_base_is_terminal(SLUICE_JOB_COMPLETED));
-    cr_assert(sluice_job_base_is_terminal(SLUICE_JOB_OUT_OF_MEMORY));
-    cr_assert_not(sluice_job_base_is_terminal(SLUICE_JOB_BASE_COUNT_));
+    cr_assert_not(sluice_job_is_final(SLUICE_JOB_BASE_UNKNOWN, 0));
+    cr_assert_not(sluice_job_is_final(SLUICE_JOB_PENDING, 0));
+    cr_assert_not(sluice_job_is_final(SLUICE_JOB_RUNNING, 0));
+    cr_assert_not(sluice_job_is_final(SLUICE_JOB_SUSPENDED, 0));
+    cr_assert(sluice_job_is_final(SLUICE_JOB_COMPLETED, 0));
+    cr_assert(sluice_job_is_final(SLUICE_JOB_OUT_OF_MEMORY, 0));
+    cr_assert_not(sluice_job_is_final(SLUICE_JOB_BASE_COUNT_, 0));
+    /* ended, not done: the epilog or stage-out runs, or it is requeued */
+    cr_assert_not(sluice_job_is_final(SLUICE_JOB_COMPLETED, SLUICE_JOB_FLAG(COMPLETING)));
+    cr_assert_not(sluice_job_is_final(SLUICE_JOB_FAILED, SLUICE_JOB_FLAG(STAGE_OUT)));
+    cr_assert_not(sluice_job_is_final(SLUICE_JOB_NODE_FAIL, SLUICE_JOB_FLAG(REQUEUED)));
+    cr_assert_not(sluice_job_is_final(SLUICE_JOB_FAILED, SLUICE_JOB_FLAG(SPECIAL_EXIT)));
+    cr_assert_not(sluice_job_is_final(SLUICE_JOB_CANCELLED, SLUICE_JOB_FLAG(REQUEUE_HOLD)));
+    /* flags that change nothing */
+    cr_assert(sluice_job_is_final(SLUICE_JOB_COMPLETED, SLUICE_JOB_FLAG(LAUNCH_FAILED)));
+    cr_assert(sluice_job_is_final(SLUICE_JOB_TIMEOUT, SLUICE_JOB_FLAG(SIGNALING)));
 }
 
 Test(jobdesc, wait_status_split)

@@ -1007,6 +1007,46 @@ Test(launcher, late_job_of_older_attempt_is_cancelled)
     sluice_launcher_free(l);
 }
 
+/* A job of an older attempt that Slurm may still run is not final, whatever
+ * its base state: one marked REQUEUED comes back PENDING (slurmctld marks a
+ * job on a vanished node NODE_FAIL+COMPLETING+REQUEUED, then requeues it
+ * when it completes), and a COMPLETING job may be requeued when its epilog
+ * ends.  The sweep of older attempts cancels both, as the state machine
+ * counts them live (status.c); it skipped them when it read the base alone. */
+Test(launcher, job_of_older_attempt_that_may_run_again_is_cancelled)
+{
+    sluice_launcher_t *l = new_launcher();
+    fake_stage_t slow[] = {{SLUICE_JOB_PENDING, 0, 0, 0, 30},
+                           {SLUICE_JOB_RUNNING, 0, 0, 0, 1},
+                           {SLUICE_JOB_COMPLETED, 0, 0, 0, 2}};
+    fake_stage_t requeue[] = {{SLUICE_JOB_NODE_FAIL,
+                               SLUICE_JOB_FLAG(COMPLETING) | SLUICE_JOB_FLAG(REQUEUED), 0, 0,
+                               1000}};
+    fake_stage_t epilog[] = {{SLUICE_JOB_COMPLETED, SLUICE_JOB_FLAG(COMPLETING), 0, 0, 1000}};
+    char name[200];
+    uint64_t marked, completing;
+
+    fake_cluster_set_script(fc, slow, 3);
+    fake_cluster_push_mode(fc, FAKE_SUBMIT_DROP);
+    accept_launch(l, "Q1", 1, NULL, NULL, 0);
+    for (int i = 0; i < 120 && fc->n_submit < 2; i++)
+        step(l);
+    cr_assert_eq(fc->n_submit, 2);
+    marker_job_name(name, sizeof(name), "sluice", "site1", "Q1", 1);
+    fake_cluster_set_script(fc, requeue, 1);
+    marked = fake_cluster_add_job(fc, name, "sluice:Q1:1", USER, 1);
+    fake_cluster_set_script(fc, epilog, 1);
+    completing = fake_cluster_add_job(fc, name, "sluice:Q1:1", USER, 1);
+    fake_cluster_set_script(fc, slow, 3);
+    for (int i = 0; i < 15; i++)
+        step(l);
+    cr_expect_eq(fake_cluster_job(fc, marked)->cancels, 1, "marked for requeue");
+    cr_expect_eq(fake_cluster_job(fc, completing)->cancels, 1, "its epilog runs");
+    cr_expect_eq(count_events("Q1", "stale-job-cancelled"), 2);
+    cr_assert_eq(run_to_end(l, "Q1", 80), 0);
+    sluice_launcher_free(l);
+}
+
 /* Kill the launcher at random points (named submit points and between
  * steps), recreate it from the same store, recover: every launch ends once,
  * no job is duplicated. */

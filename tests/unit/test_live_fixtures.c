@@ -214,7 +214,7 @@ static void check_het_pair(const live_t *f, const sluice_rest_jobs_t *jobs)
         cr_assert_str_eq(x->user_name, USER, "%s", f->id);
         cr_assert_not(x->other_cluster, "%s: [%u] read as another cluster's", f->id, k);
         cr_assert_str_eq(x->name, "rec-het", "%s: name %s", f->id, x->name);
-        cr_assert(sluice_job_base_is_terminal(x->base), "%s: [%u] %s", f->id, k,
+        cr_assert(sluice_job_is_final(x->base, x->flags), "%s: [%u] %s", f->id, k,
                   sluice_job_base_name(x->base));
         cr_assert(x->has_exit, "%s", f->id);
     }
@@ -328,7 +328,7 @@ static void state_het(const live_t *f)
 
         cr_assert(x->has_het_offset, "%s: [%u] no offset", f->id, k);
         cr_assert_eq(x->het_offset, k, "%s: [%u] offset %u", f->id, k, x->het_offset);
-        cr_assert(sluice_job_base_is_terminal(x->base), "%s: [%u] %s", f->id, k,
+        cr_assert(sluice_job_is_final(x->base, x->flags), "%s: [%u] %s", f->id, k,
                   sluice_job_base_name(x->base));
         if (have)
             cr_assert_eq(x->job_id, ids[k], "%s: [%u] id %llu, job_%s_het says %llu", f->id, k,
