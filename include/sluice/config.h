@@ -440,9 +440,6 @@ SLUICE_API sluice_err sluice_study_source_get(sluice_study_source_t *src,
 SLUICE_API void sluice_study_source_release(sluice_study_source_t *src,
                                             const sluice_study_runtime_t *rt);
 
-/* The file's path (borrowed), or NULL. */
-SLUICE_API const char *sluice_study_source_path(const sluice_study_source_t *src);
-
 /* Every version must have been released.  NULL-safe. */
 SLUICE_API void sluice_study_source_close(sluice_study_source_t *src);
 

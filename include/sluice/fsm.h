@@ -137,7 +137,6 @@ SLUICE_API const char *sluice_lookup_source_name(sluice_lookup_source source);
 /* Reverse lookups (exact, case-sensitive).  Return false when the name is
  * unknown; *out is then untouched. */
 SLUICE_API bool sluice_fsm_state_from_name(const char *name, sluice_fsm_state *out);
-SLUICE_API bool sluice_result_from_name(const char *name, int *out);
 SLUICE_API bool sluice_fsm_event_from_name(const char *name, sluice_fsm_event_type *out);
 SLUICE_API bool sluice_lookup_from_name(const char *name, sluice_lookup *out);
 SLUICE_API bool sluice_lookup_source_from_name(const char *name, sluice_lookup_source *out);
@@ -335,9 +334,6 @@ enum {
 /* The "what is due now" function (flux event_job_action): a bit set of
  * SLUICE_DUE_* for the launch at time `now`.  Pure; 0 for a DONE launch. */
 SLUICE_API unsigned sluice_fsm_due(const sluice_fsm_launch_t *l, double now);
-
-/* Whether the launch is DONE. */
-SLUICE_API bool sluice_fsm_is_terminal(const sluice_fsm_launch_t *l);
 
 /* Field-by-field equality of two launches (replay checks). */
 SLUICE_API bool sluice_fsm_launch_equal(const sluice_fsm_launch_t *a, const sluice_fsm_launch_t *b);

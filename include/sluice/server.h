@@ -202,27 +202,19 @@ SLUICE_API sluice_err sluice_server_run_cluster(sluice_server_t *s,
  * older than launches_max_age_s from the store and archived log
  * directories (<state>/artifacts/<id>/) older than logs_max_age_s, never
  * those of a live launch.  Counts go to *launches_out and *logs_out (either
- * may be NULL) and to the totals below. */
+ * may be NULL) and to the totals of /v1/metrics
+ * (sluice_launches_pruned_total, sluice_logs_pruned_total). */
 SLUICE_API sluice_err sluice_server_prune(sluice_server_t *s,
                                           int64_t now_ms,
                                           size_t *launches_out,
                                           size_t *logs_out,
                                           sluice_error_t *err);
 
-/* Launches and log directories removed by retention since start (for
- * /v1/metrics).  NULL-safe. */
-SLUICE_API uint64_t sluice_server_pruned_launches(const sluice_server_t *s);
-SLUICE_API uint64_t sluice_server_pruned_logs(const sluice_server_t *s);
-
 /* Count one transition for /v1/metrics (call from the launcher's
  * on_transition callback, which runs after the event's commit); it also
  * wakes the waiting event streams, so watchers see the transition at once
  * instead of at the next follow_poll_ms tick.  NULL-safe. */
 SLUICE_API void sluice_server_count_transition(sluice_server_t *s);
-
-/* Count launches removed by retention pruning for /v1/metrics (call with
- * what sluice_store_prune() reports).  NULL-safe. */
-SLUICE_API void sluice_server_count_pruned(sluice_server_t *s, size_t n);
 
 #ifdef __cplusplus
 }

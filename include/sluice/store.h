@@ -116,10 +116,6 @@ SLUICE_API sluice_err sluice_store_reopen(sluice_store_t **out,
                                           const sluice_store_t *store,
                                           sluice_error_t *err);
 
-/* 1 when `url` selects the PostgreSQL backend (postgresql:// or
- * postgres://), else 0. */
-SLUICE_API int sluice_store_url_is_postgres(const char *url);
-
 /* "sqlite" or "postgresql"; static string. */
 SLUICE_API const char *sluice_store_backend(const sluice_store_t *store);
 

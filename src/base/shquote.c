@@ -27,15 +27,3 @@ sluice_err shquote_append(buf_t *b, const char *s)
         return rc;
     return buf_puts(b, "'");
 }
-
-char *shquote_dup(const char *s)
-{
-    buf_t b = BUF_INIT;
-
-    buf_init(&b, 0);
-    if (shquote_append(&b, s) != SLUICE_OK) {
-        buf_free(&b);
-        return NULL;
-    }
-    return buf_take(&b);
-}

@@ -16,8 +16,4 @@
 /* Append the single-quoted form of `s` to `b` ('' for an empty string). */
 sluice_err shquote_append(buf_t *b, const char *s) SLUICE_WARN_UNUSED;
 
-/* The quoted form as a new string (caller frees with free()); NULL when out
- * of memory. */
-char *shquote_dup(const char *s);
-
 #endif /* SLUICE_SHQUOTE_H */

@@ -168,4 +168,9 @@ pthread_mutex_t *server_cluster_mu(sluice_server_t *s, size_t i);
 sluice_launcher_t *server_launcher_for(const sluice_server_t *s, const char *name);
 void server_wake_launchers(const sluice_server_t *s);
 
+/* server_retention.c: count `n` launches a prune removed (the metric) and
+ * drop every kept answer and kept event, since a prune writes no event and
+ * nothing kept may outlive it.  NULL-safe. */
+void server_count_pruned(sluice_server_t *s, size_t n);
+
 #endif /* SLUICE_SERVER_INTERNAL_H */

@@ -100,7 +100,7 @@ sluice_err sluice_server_prune(
         rc2 = prune_logs(s, now_ms, &ng, rc == SLUICE_OK ? err : NULL);
     pthread_mutex_unlock(&s->prune_mu);
     if (nl > 0)
-        sluice_server_count_pruned(s, nl); /* the metric, and no cached answer outlives it */
+        server_count_pruned(s, nl); /* the metric, and no cached answer outlives it */
     atomic_fetch_add(&s->pruned_logs, ng);
     if (nl > 0 || ng > 0)
         sluice_log(SLUICE_LOG_INFO,
@@ -112,17 +112,7 @@ sluice_err sluice_server_prune(
     return rc != SLUICE_OK ? rc : rc2;
 }
 
-uint64_t sluice_server_pruned_launches(const sluice_server_t *s)
-{
-    return s ? atomic_load(&s->pruned) : 0;
-}
-
-uint64_t sluice_server_pruned_logs(const sluice_server_t *s)
-{
-    return s ? atomic_load(&s->pruned_logs) : 0;
-}
-
-void sluice_server_count_pruned(sluice_server_t *s, size_t n)
+void server_count_pruned(sluice_server_t *s, size_t n)
 {
     if (s == NULL)
         return;

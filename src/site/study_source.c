@@ -212,8 +212,3 @@ void sluice_study_source_close(sluice_study_source_t *src)
     free(src->path);
     free(src);
 }
-
-const char *sluice_study_source_path(const sluice_study_source_t *src)
-{
-    return src ? src->path : NULL;
-}

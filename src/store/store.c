@@ -102,11 +102,6 @@ int store_column_is_null(store_stmt_t *st, int col)
 
 /* ---- opening and closing ---------------------------------------------- */
 
-int sluice_store_url_is_postgres(const char *url)
-{
-    return urlsafe_is_postgres(url);
-}
-
 sluice_err sluice_store_open_with(sluice_store_t **out,
                                   const sluice_store_options_t *opts,
                                   sluice_error_t *err)
@@ -120,7 +115,7 @@ sluice_err sluice_store_open_with(sluice_store_t **out,
         return sluice_errorf(err, SLUICE_EINVAL, "store open: out and options are required");
     dir = opts->dir;
     url = opts->url != NULL && opts->url[0] != '\0' ? opts->url : NULL;
-    if (url != NULL && !sluice_store_url_is_postgres(url)) {
+    if (url != NULL && !urlsafe_is_postgres(url)) {
         urlsafe_redact(url, shown, sizeof(shown));
         return sluice_errorf(err, SLUICE_ECONFIG,
                              "store.url %s: not a postgresql:// or postgres:// URL (leave it "

@@ -119,21 +119,6 @@ bool sluice_fsm_event_from_name(const char *name, sluice_fsm_event_type *out)
     return true;
 }
 
-bool sluice_result_from_name(const char *name, int *out)
-{
-    size_t i;
-
-    if (name == NULL)
-        return false;
-    for (i = 0; i < FSM_COUNT(result_names); i++) {
-        if (strcmp(result_names[i].name, name) == 0) {
-            *out = result_names[i].code;
-            return true;
-        }
-    }
-    return false;
-}
-
 bool sluice_lookup_from_name(const char *name, sluice_lookup *out)
 {
     int i = find_name(lookup_names, FSM_COUNT(lookup_names), name);
@@ -367,11 +352,6 @@ unsigned sluice_fsm_due(const sluice_fsm_launch_t *l, double now)
     default:
         return 0;
     }
-}
-
-bool sluice_fsm_is_terminal(const sluice_fsm_launch_t *l)
-{
-    return l->state == SLUICE_FSM_DONE;
 }
 
 bool sluice_fsm_launch_equal(const sluice_fsm_launch_t *a, const sluice_fsm_launch_t *b)

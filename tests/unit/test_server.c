@@ -1302,8 +1302,8 @@ Test(server, retention_prunes_only_finished_and_old)
     cr_expect_eq(nl, 0);
     cr_expect_eq(ng, 1, "fresh-1 after ten years");
     cr_expect(artifacts_exist("live-1"), "a live launch keeps its directory");
-    cr_expect_eq(sluice_server_pruned_launches(fx.server), 1);
-    cr_expect_eq(sluice_server_pruned_logs(fx.server), 3);
+    cr_expect_eq(sfx_metric(&fx, "sluice_launches_pruned_total"), 1);
+    cr_expect_eq(sfx_metric(&fx, "sluice_logs_pruned_total"), 3);
     cr_assert_eq(hc_request(fx.port, "GET", "/v1/launches/done-1", AUTH, NULL, 0, &r), 0);
     cr_expect_eq(r.status, 404);
     hc_response_clear(&r);

@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "fake_slurmrestd.h"
+#include "serve/server_int.h"
 #include "http_client.h"
 #include "server_fixture.h"
 
@@ -314,7 +315,7 @@ Test(metrics, pruned_launches, .init = init)
     cr_assert_eq(sluice_store_prune(fx.store, 1000, fx.clock_ms + 3600000, &n, &err), SLUICE_OK,
                  "%s", err.text);
     cr_assert_eq(n, 2);
-    sluice_server_count_pruned(fx.server, n);
+    server_count_pruned(fx.server, n);
     cr_expect_eq(metric("sluice_launches_pruned_total"), 2);
     cr_expect_eq(metric("sluice_launches{state=\"DONE\"}"), 0);
 }
@@ -560,7 +561,7 @@ Test(metrics, a_cached_view_never_hides_a_change, .init = init)
     cr_assert_eq(sluice_store_prune(fx.store, 1000, fx.clock_ms + 3600000, &n, &err), SLUICE_OK,
                  "%s", err.text);
     cr_assert_eq(n, 1);
-    sluice_server_count_pruned(fx.server, n);
+    server_count_pruned(fx.server, n);
     a = get_view("cache-1", &st);
     cr_expect_eq(st, 404);
     json_decref(a);
