@@ -3,8 +3,12 @@
  * the Slurm state name tables.
  *
  * Notes: the base and flag tables come from the X-macro lists in jobdesc.h,
- * which follow data_parser v0.0.44's JOB_STATE flag array (base states first,
- * then flags in Slurm's table order).
+ * which follow Slurm's JOB_STATE table (base states first, then flags in
+ * Slurm's order) as the OpenAPI documents of v0.0.40 to v0.0.46 list it
+ * (../shared/openapi/slurmrestd): one list for every version sluice reads,
+ * EXPEDITING from v0.0.44 on; UPDATE_DB is flag bit 9 as releases before
+ * 24.11 named it (Slurm removed it then).  v0.0.38 sends one state string
+ * instead, which the adapter reads into the same names.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -16,7 +16,10 @@
  * Notes:
  *   - Pure: no I/O, no clock, no state of its own.  fsm.c decides what the
  *     verdicts do to the launch.
- *   - Checked against Slurm's data_parser v0.0.43 job-state table.
+ *   - Checked against Slurm's JOB_STATE table as the OpenAPI documents of
+ *     v0.0.40 to v0.0.46 list it, the list jobdesc.h keeps (jobdesc.c says
+ *     which version adds what); whether a job is final is
+ *     sluice_job_is_final() there.
  */
 #include <signal.h>
 #include <stdio.h>
