@@ -7,6 +7,8 @@
 
 #include <jansson.h>
 
+#include <sluice/accept.h>
+#include <sluice/config.h>
 #include <sluice/launcher.h>
 #include <sluice/store.h>
 
@@ -166,52 +168,59 @@ void bench_fake_steps(sluice_launcher_t *l, int k)
     }
 }
 
-/* One job description's render. */
-json_t *bench_fake_render(void)
-{
-    sluice_jobdesc_t d;
-    bench_target_t t;
-    json_t *r, *j;
-
-    memset(&t, 0, sizeof(t));
-    t.partition = "debug";
-    t.workdir = "/tmp";
-    bench_held_desc(&d, &t, "x", true);
-    free(d.script);
-    d.script = NULL;
-    j = sluice_jobdesc_to_json(&d);
-    sluice_jobdesc_clear(&d);
-    r = json_pack("{s:s s:[o]}", "script", "#!/bin/sh\ntrue\n", "jobs", j);
-    return r;
-}
-
 void bench_fake_first_id(uint64_t id)
 {
     fake_next_id = id;
 }
 
-size_t bench_fake_accept(sluice_launcher_t *l, const char *prefix, size_t n, const json_t *render)
+/* The site the stand-in launches are judged and rendered for: profile
+ * none, nothing on disk (the launcher has no staging hooks). */
+static const char fake_site[] = "site:\n"
+                                "  name: bench\n"
+                                "rest:\n"
+                                "  url: http://127.0.0.1:6820\n"
+                                "  user: bench\n"
+                                "storage:\n"
+                                "  root: /tmp/sluice-bench-fake\n"
+                                "job_launcher:\n"
+                                "  sandbox: none\n"
+                                "  sbatch_directives:\n"
+                                "    partition: debug\n"
+                                "policy:\n"
+                                "  allowed_profiles: [none]\n";
+
+size_t bench_fake_accept(sluice_launcher_t *l, const char *prefix, size_t n)
 {
     sluice_error_t err = SLUICE_ERROR_INIT;
-    json_t *req = json_object();
+    sluice_config_opts_t co = SLUICE_CONFIG_OPTS_INIT;
+    sluice_accept_opts_t ao = SLUICE_ACCEPT_OPTS_INIT;
+    sluice_config_t *cfg = NULL;
     size_t i;
 
+    co.text = fake_site;
+    co.text_len = sizeof(fake_site) - 1;
+    co.text_name = "bench_fake site";
+    if (sluice_config_load(&co, &cfg, &err) != SLUICE_OK) {
+        fprintf(stderr, "bench: site: %s\n", err.text);
+        return 0;
+    }
+    ao.hold = true;
     for (i = 0; i < n; i++) {
-        sluice_launcher_request_t r;
-        char id[64];
+        char req[512];
+        int len = snprintf(req, sizeof(req),
+                           "{\"launch_id\": \"%s-%zu\", \"site\": \"bench\", \"profile\": "
+                           "\"none\", \"command\": \"/bin/true\", \"time_limit\": 5, "
+                           "\"pools\": [{\"name\": \"main\", \"nodes\": 1, "
+                           "\"cpus_per_node\": 1, \"mem_per_node_mib\": 100}]}",
+                           prefix, i);
 
-        snprintf(id, sizeof(id), "%s-%zu", prefix, i);
-        json_object_set_new(req, "launch_id", json_string(id));
-        json_object_set_new(req, "site", json_string("bench"));
-        memset(&r, 0, sizeof(r));
-        r.request = req;
-        r.render = render;
-        if (sluice_launcher_accept(l, &r, NULL, NULL, &err) != SLUICE_OK) {
+        if (len < 0 || (size_t)len >= sizeof(req) ||
+            sluice_accept(NULL, NULL, NULL, l, cfg, req, (size_t)len, &ao, &err) != SLUICE_OK) {
             fprintf(stderr, "bench: accept %zu: %s\n", i, err.text);
             break;
         }
     }
-    json_decref(req);
+    sluice_config_free(cfg);
     return i;
 }
 

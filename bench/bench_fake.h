@@ -3,8 +3,9 @@
  * need many live launches without a real job each (bench_mem,
  * bench_startup): every submit is accepted with the next job id, every job
  * stays PENDING (held) forever, and nothing is kept per job, so all memory
- * measured is the launcher's.  The clock is a fake one that sleeps by
- * moving forward.
+ * measured is the process's accept path and launcher.  Launches come in
+ * through sluice_accept(), the service's one accept path (parse, render,
+ * durable accept).  The clock is a fake one that sleeps by moving forward.
  */
 #ifndef SLUICE_BENCH_FAKE_H
 #define SLUICE_BENCH_FAKE_H
@@ -28,12 +29,10 @@ sluice_launcher_t *bench_fake_launcher(sluice_store_t *store);
 /* k launcher cycles, one fake second apart. */
 void bench_fake_steps(sluice_launcher_t *l, int k);
 
-/* One held job description's render {script, jobs: [job]} (new reference). */
-json_t *bench_fake_render(void);
-
-/* Accept n launches "<prefix>-<i>" with `render` (borrowed); returns how
- * many were accepted. */
-size_t bench_fake_accept(sluice_launcher_t *l, const char *prefix, size_t n, const json_t *render);
+/* Accept n launches "<prefix>-<i>" through the one accept path
+ * (sluice_accept(): parsed and rendered, held, for a site of profile none);
+ * returns how many were accepted. */
+size_t bench_fake_accept(sluice_launcher_t *l, const char *prefix, size_t n);
 
 /* Write n finished launches "<prefix>-<i>" straight through the store API
  * (create + a terminal `done` event); returns how many were written. */

@@ -69,10 +69,8 @@ static int build_store(const char *dir, size_t finished, size_t live)
         printf("store: %zu finished launches written in %.1f s\n", nf, bench_now() - t0);
         t0 = bench_now();
         if (live > 0 && (l = bench_fake_launcher(store)) != NULL) {
-            json_t *render = bench_fake_render();
             bench_fake_first_id(60000000);
-            nl = bench_fake_accept(l, "live", live, render);
-            json_decref(render);
+            nl = bench_fake_accept(l, "live", live);
             bench_fake_steps(l, 3);
             printf("store: %zu live launches accepted and submitted (stand-in cluster) in %.1f s, "
                    "tracked %zu\n",
