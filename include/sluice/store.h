@@ -10,7 +10,10 @@
  *   cached summary (state, result code, reason, attempt, job ids, terminal);
  * - an append-only event log per launch: `{seq, time, name, context}` with
  *   seq = 1..n contiguous, time in epoch milliseconds, plus the caller who
- *   caused it (audit) and a global sequence number `gseq` for watchers.
+ *   caused it (audit) and a global sequence number `gseq` for watchers;
+ * - the archived stdout and stderr of each attempt of a finished launch
+ *   (cut to the site's cap), so that every process on the store serves
+ *   them.
  *
  * Notes:
  * - The store is generic: it does not know event names or states beyond the
@@ -51,7 +54,7 @@ extern "C" {
 #endif
 
 /* The schema version this library writes and reads. */
-#define SLUICE_STORE_SCHEMA_VERSION 5
+#define SLUICE_STORE_SCHEMA_VERSION 6
 
 /* `PRAGMA application_id` of every sluice database ("SLCE"). */
 #define SLUICE_STORE_APPLICATION_ID 0x534c4345
@@ -418,10 +421,91 @@ SLUICE_API sluice_err sluice_store_read_launch(sluice_store_t *store,
                                                int64_t *version_out,
                                                sluice_error_t *err);
 
-/* Delete terminal launches (and their events) last updated before
+/* Delete terminal launches (with their events and archived logs) last updated before
  * now_ms - age_ms (now_ms 0 = now).  Non-terminal launches are never
  * deleted.  `count_out` (may be NULL) receives the number removed. */
 SLUICE_API sluice_err sluice_store_prune(
+    sluice_store_t *store, int64_t age_ms, int64_t now_ms, size_t *count_out, sluice_error_t *err);
+
+/* ---- archived logs ------------------------------------------------------ */
+
+/* What became of one log of one attempt when its launch was archived. */
+typedef enum {
+    SLUICE_STORE_LOG_STORED = 0, /* its bytes (the last of them, up to the site's cap) are kept */
+    SLUICE_STORE_LOG_MISSING,    /* the job never wrote the file */
+    SLUICE_STORE_LOG_REFUSED,    /* the file broke the job-owned rule (note): not read */
+    SLUICE_STORE_LOG_PRUNED,     /* retention removed its bytes */
+} sluice_store_log_status;
+
+/* "stored", "missing", "refused", "pruned" (static; "?" for another value). */
+SLUICE_API const char *sluice_store_log_status_name(sluice_store_log_status status);
+
+/* One log to keep (sluice_store_put_log()); pointers borrowed for the call. */
+typedef struct {
+    const char *launch_id;
+    uint32_t attempt;               /* the attempt whose log this is (0: never submitted) */
+    const char *stream;             /* "stdout" or "stderr" */
+    sluice_store_log_status status; /* STORED, MISSING or REFUSED */
+    int64_t size;                   /* the log's length in bytes when archived */
+    const void *data;               /* STORED: the log's last `len` bytes (size - len cut) */
+    size_t len;
+    const char *note; /* NULL, or why (REFUSED: the rule the file broke) */
+    int64_t time_ms;  /* epoch ms of the archive; 0 = now */
+} sluice_store_log_t;
+
+/* Keep one log of one attempt of a launch (table launch_logs, deleted with
+ * the launch by sluice_store_prune()), in one write transaction; a row of
+ * the same launch, attempt and stream is replaced.  Job output is stored as
+ * the job wrote it: the caller decides what may be kept (never a secret
+ * file) and cuts it.  On a fenced handle (lease.h) it is refused like an
+ * event append (SLUICE_ECONFLICT, `fenced:` logged).  SLUICE_ENOTFOUND for
+ * an unknown launch, SLUICE_EINVAL for a bad stream or status or `len` >
+ * `size`. */
+SLUICE_API sluice_err sluice_store_put_log(sluice_store_t *store,
+                                           const sluice_store_log_t *log,
+                                           sluice_error_t *err);
+
+/* What the store holds of one log. */
+typedef struct {
+    uint32_t attempt;
+    sluice_store_log_status status;
+    int64_t size;        /* the log's length when archived */
+    int64_t omitted;     /* bytes at its start that are not kept (the cap); size when none is */
+    int64_t archived_ms; /* epoch ms */
+    char note[256];      /* "" or why */
+} sluice_store_log_info_t;
+
+/* The row of log `stream` ("stdout", "stderr") of launch `launch_id` for
+ * `attempt` (< 0: the newest attempt that has one) into *out.
+ * SLUICE_ENOTFOUND when there is none (a launch not archived yet, archived
+ * by a sluice older than schema 6, or unknown). */
+SLUICE_API sluice_err sluice_store_get_log(sluice_store_t *store,
+                                           const char *launch_id,
+                                           const char *stream,
+                                           int attempt,
+                                           sluice_store_log_info_t *out,
+                                           sluice_error_t *err);
+
+/* Copy up to `max` kept bytes of a log from `offset` (an offset in the
+ * job's file: at least the row's `omitted`, else SLUICE_EINVAL) into buf;
+ * *n_out is the count, 0 at the end (or for a log whose bytes are not kept).
+ * At most 1 GiB per call.  SLUICE_ENOTFOUND when the row does not exist. */
+SLUICE_API sluice_err sluice_store_read_log(sluice_store_t *store,
+                                            const char *launch_id,
+                                            const char *stream,
+                                            uint32_t attempt,
+                                            int64_t offset,
+                                            void *buf,
+                                            size_t max,
+                                            size_t *n_out,
+                                            sluice_error_t *err);
+
+/* Drop the kept bytes of the logs of terminal launches last updated before
+ * now_ms - age_ms (now_ms 0 = now): their rows stay, as PRUNED, so that a
+ * read says why there is nothing.  Logs of launches that are not terminal
+ * are never touched.  `count_out` (may be NULL): the launches whose logs
+ * were pruned. */
+SLUICE_API sluice_err sluice_store_prune_logs(
     sluice_store_t *store, int64_t age_ms, int64_t now_ms, size_t *count_out, sluice_error_t *err);
 
 /* Called after each commit of sluice_store_append_event(),

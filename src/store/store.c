@@ -80,6 +80,16 @@ void store_bind_int64(store_stmt_t *st, int i, int64_t v)
     st->ops->bind_int64(st, i, v);
 }
 
+void store_bind_blob(store_stmt_t *st, int i, const void *v, size_t len)
+{
+    st->ops->bind_blob(st, i, v, len);
+}
+
+const void *store_column_blob(store_stmt_t *st, int col, size_t *len)
+{
+    return st->ops->column_blob(st, col, len);
+}
+
 const char *store_column_str(store_stmt_t *st, int col)
 {
     return st->ops->column_str(st, col);
@@ -236,7 +246,8 @@ sluice_err sluice_store_prune(
     pthread_mutex_lock(&store->mu);
     if ((rc = store_exec(store, "BEGIN IMMEDIATE", err)) != SLUICE_OK)
         goto out;
-    /* The events go with their launch (ON DELETE CASCADE). */
+    /* The events and the archived logs go with their launch (ON DELETE
+     * CASCADE). */
     if ((rc = store_prepare(store, "DELETE FROM launches WHERE terminal = 1 AND updated_ms < ?1",
                             &st, err)) != SLUICE_OK)
         goto out;

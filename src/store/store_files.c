@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* store_files.c - the store directory on disk: where it is by default, creating
- * it (0700) and the database file (0600), and the supervisor lock file
- * (`supervisor.lock`: flock + the holder's pid).
+ * it (0700) and the database file (0600), the supervisor lock file
+ * (`supervisor.lock`: flock + the holder's pid), and the check of
+ * PostgreSQL's password file (store.password_file).
  *
  * Notes:
  * - The lock is advisory and per open file: one supervisor per store.  The
@@ -206,4 +207,24 @@ void sluice_store_unlock_supervisor(sluice_store_t *store)
         store->lock_fd = -1;
     }
     pthread_mutex_unlock(&store->mu);
+}
+
+/* The password file: a regular file of ours that only we may read. */
+sluice_err store_check_password_file(const char *path, sluice_error_t *err)
+{
+    struct stat sb;
+
+    if (stat(path, &sb) != 0)
+        return sluice_errorf(err, SLUICE_ECONFIG, "store.password_file %s: %s", path,
+                             strerror(errno));
+    if (!S_ISREG(sb.st_mode))
+        return sluice_errorf(err, SLUICE_ECONFIG, "store.password_file %s: not a regular file",
+                             path);
+    if ((sb.st_mode & 077) != 0 || sb.st_uid != geteuid())
+        return sluice_errorf(err, SLUICE_ECONFIG,
+                             "store.password_file %s: must be mode 0600 and owned by uid %ld "
+                             "(it is mode %04o, uid %ld); refusing to use it",
+                             path, (long)geteuid(), (unsigned)(sb.st_mode & 07777),
+                             (long)sb.st_uid);
+    return SLUICE_OK;
 }

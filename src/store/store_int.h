@@ -19,6 +19,7 @@
  *   store_files.c     the store directory, the database file, the lock
  *   store_lease.c     the leadership lease of replicas and the fence of
  *                     the launcher's writes
+ *   store_logs.c      the archived logs of every attempt (launch_logs)
  *
  * Notes:
  * - A store_stmt_t is a prepared statement of the store's backend; only its
@@ -102,7 +103,9 @@ struct store_ops {
     int (*step)(store_stmt_t *st);
     void (*bind_text)(store_stmt_t *st, int i, const char *v);
     void (*bind_int64)(store_stmt_t *st, int i, int64_t v);
+    void (*bind_blob)(store_stmt_t *st, int i, const void *v, size_t len);
     const char *(*column_str)(store_stmt_t *st, int col);
+    const void *(*column_blob)(store_stmt_t *st, int col, size_t *len);
     size_t (*column_bytes)(store_stmt_t *st, int col);
     int64_t (*column_int64)(store_stmt_t *st, int col);
     int (*column_is_null)(store_stmt_t *st, int col);
@@ -132,11 +135,18 @@ int store_step(store_stmt_t *st);
 /* Bind parameter i (1-based); a NULL text binds SQL NULL.  Text is copied. */
 void store_bind_text(store_stmt_t *st, int i, const char *v);
 void store_bind_int64(store_stmt_t *st, int i, int64_t v);
+/* Bind bytes (a BLOB, PostgreSQL bytea); copied.  v NULL binds SQL NULL,
+ * len 0 with v not NULL an empty value. */
+void store_bind_blob(store_stmt_t *st, int i, const void *v, size_t len);
 /* Column col of the current row; text is borrowed until the next step. */
 const char *store_column_str(store_stmt_t *st, int col);
 size_t store_column_bytes(store_stmt_t *st, int col);
 int64_t store_column_int64(store_stmt_t *st, int col);
 int store_column_is_null(store_stmt_t *st, int col);
+/* The bytes of a BLOB (bytea) column of the current row and their count in
+ * *len; borrowed until the next step.  NULL with *len 0 for SQL NULL or an
+ * empty value (and, with PostgreSQL, when decoding ran out of memory). */
+const void *store_column_blob(store_stmt_t *st, int col, size_t *len);
 
 /* ---- backends ----------------------------------------------------------- */
 
@@ -159,6 +169,24 @@ extern const int store_pg_n_migrations;
 #define STORE_LEASE_SCHEMA                                                                         \
     "CREATE TABLE IF NOT EXISTS leadership (id INTEGER PRIMARY KEY CHECK (id = 1),"                \
     "  epoch BIGINT NOT NULL, holder TEXT NOT NULL, lease_until_ms BIGINT NOT NULL);"
+/* The migration that creates `launch_logs` (store_logs.c): the archived
+ * copy of each log of each attempt, one row per (launch, attempt, stream);
+ * it goes with its launch (ON DELETE CASCADE).  `status` is stored,
+ * missing, refused or pruned; `data` holds the log's last bytes (all of it
+ * when omitted is 0): bytes [omitted, size) of the file as the job left it.
+ * The backends differ only in the types they are given. */
+#define STORE_LOGS_SCHEMA(INT, BLOB, ID)                                                           \
+    "CREATE TABLE IF NOT EXISTS launch_logs ("                                                     \
+    "  launch_id TEXT " ID " NOT NULL REFERENCES launches (launch_id) ON DELETE CASCADE,"          \
+    "  attempt " INT " NOT NULL CHECK (attempt >= 0),"                                             \
+    "  stream TEXT NOT NULL CHECK (stream IN ('stdout', 'stderr')),"                               \
+    "  status TEXT NOT NULL CHECK (status IN ('stored', 'missing', 'refused', 'pruned')),"         \
+    "  size " INT " NOT NULL CHECK (size >= 0),"                                                   \
+    "  omitted " INT " NOT NULL CHECK (omitted >= 0 AND omitted <= size),"                         \
+    "  data " BLOB ","                                                                             \
+    "  note TEXT,"                                                                                 \
+    "  archived_ms " INT " NOT NULL,"                                                              \
+    "  PRIMARY KEY (launch_id, attempt, stream));"
 /* Inside the caller's write transaction (after BEGIN IMMEDIATE): with a
  * fence epoch set (sluice_store_set_fence), compare it with the table's
  * epoch; when they differ, log `fenced: epoch N, now M: <what> refused`
@@ -246,5 +274,8 @@ char *store_path_join(const char *a, const char *b);
 sluice_err store_make_dirs(const char *dir, sluice_error_t *err);
 /* Create the database file 0600 unless it exists (a regular file). */
 sluice_err store_make_db_file(const char *path, sluice_error_t *err);
+/* PostgreSQL's store.password_file: a regular file of ours that only we
+ * may read (SLUICE_ECONFIG otherwise). */
+sluice_err store_check_password_file(const char *path, sluice_error_t *err);
 
 #endif /* SLUICE_STORE_INT_H */

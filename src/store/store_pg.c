@@ -53,6 +53,7 @@
 #define MIN_SERVER_VERSION 130000
 #define OID_INT8 20
 #define OID_TEXT 25
+#define OID_BYTEA 17
 #define CONNECT_TIMEOUT "10"
 
 /* A statement prepared on the server: one per SQL text and parameter
@@ -60,7 +61,7 @@
 struct pg_prep {
     struct pg_prep *next;
     char *sql;  /* the caller's text, with ?N */
-    char *kind; /* per parameter: 'i' int8, 't' text, 'x' not in the text */
+    char *kind; /* per parameter: 'i' int8, 't' text, 'b' bytea, 'x' not in the text */
     char name[32];
     int prepared; /* 0 again after a reconnect */
 };
@@ -81,12 +82,13 @@ struct pg_stmt {
     char *sql;  /* with $N */
     int nparams;
     char *used; /* [nparams] 1 when $i+1 is in the text */
-    char *kind; /* [nparams] 'i', 't' or 0 (unbound: NULL) */
+    char *kind; /* [nparams] 'i', 't', 'b' (bytea, as \\x hex text) or 0 (unbound: NULL) */
     char **vals;
     int oom; /* a bind ran out of memory: the step fails */
     int ran;
     PGresult *res;
     int row, nrows;
+    unsigned char *blob; /* the last column_blob, decoded (PQfreemem) */
 };
 
 static const store_ops_t pg_ops;
@@ -283,6 +285,8 @@ static void pg_finalize(store_stmt_t *base)
     struct pg_stmt *st = PGST(base);
 
     PQclear(st->res);
+    if (st->blob != NULL)
+        PQfreemem(st->blob);
     for (int i = 0; st->vals != NULL && i < st->nparams; i++)
         free(st->vals[i]);
     free(st->vals);
@@ -325,7 +329,10 @@ static struct pg_prep *prep_for(struct pg_stmt *st, const char *kind)
         return NULL;
     }
     for (int i = 0; i < st->nparams; i++)
-        types[i] = kind[i] == 'i' ? OID_INT8 : kind[i] == 'x' ? OID_TEXT : 0;
+        types[i] = kind[i] == 'i'   ? OID_INT8
+                   : kind[i] == 'b' ? OID_BYTEA
+                   : kind[i] == 'x' ? OID_TEXT
+                                    : 0;
     res = PQprepare(pg->conn, p->name, st->sql, st->nparams, types);
     free(types);
     if (PQresultStatus(res) != PGRES_COMMAND_OK) {
@@ -363,7 +370,7 @@ static int run(struct pg_stmt *st)
         return -1;
     }
     for (int i = 0; i < st->nparams; i++)
-        kind[i] = !st->used[i] ? 'x' : st->kind[i] == 'i' ? 'i' : 't';
+        kind[i] = !st->used[i] ? 'x' : st->kind[i] == 'i' || st->kind[i] == 'b' ? st->kind[i] : 't';
     for (int attempt = 0; attempt < 2; attempt++) {
         PQclear(st->res);
         st->res = NULL;
@@ -455,6 +462,32 @@ static void pg_bind_int64(store_stmt_t *base, int i, int64_t v)
     bind(st, i, text, 'i');
 }
 
+/* Bytes go as bytea's hex text form, "\\x" and two digits a byte. */
+static void pg_bind_blob(store_stmt_t *base, int i, const void *v, size_t len)
+{
+    static const char digits[] = "0123456789abcdef";
+    const unsigned char *p = v;
+    char *text = len <= (SIZE_MAX - 3) / 2 ? malloc(2 * len + 3) : NULL;
+
+    if (v == NULL) {
+        free(text);
+        bind(PGST(base), i, NULL, 'b'); /* SQL NULL, as bytea */
+        return;
+    }
+    if (text == NULL) {
+        PGST(base)->oom = 1;
+        return;
+    }
+    text[0] = '\\';
+    text[1] = 'x';
+    for (size_t k = 0; k < len; k++) {
+        text[2 + 2 * k] = digits[p[k] >> 4];
+        text[3 + 2 * k] = digits[p[k] & 15];
+    }
+    text[2 + 2 * len] = '\0';
+    bind(PGST(base), i, text, 'b');
+}
+
 static int has_cell(struct pg_stmt *st, int col)
 {
     return st->res != NULL && st->row >= 0 && st->row < st->nrows && col >= 0 &&
@@ -476,6 +509,19 @@ static size_t pg_column_bytes(store_stmt_t *base, int col)
     return pg_column_is_null(base, col)
                ? 0
                : (size_t)PQgetlength(PGST(base)->res, PGST(base)->row, col);
+}
+
+static const void *pg_column_blob(store_stmt_t *base, int col, size_t *len)
+{
+    struct pg_stmt *st = PGST(base);
+    const char *v = pg_column_str(base, col);
+
+    if (st->blob != NULL)
+        PQfreemem(st->blob);
+    st->blob = v != NULL ? PQunescapeBytea((const unsigned char *)v, len) : NULL;
+    if (st->blob == NULL)
+        *len = 0;
+    return st->blob;
 }
 
 static int64_t pg_column_int64(store_stmt_t *base, int col)
@@ -518,7 +564,9 @@ static const store_ops_t pg_ops = {
     .step = pg_step,
     .bind_text = pg_bind_text,
     .bind_int64 = pg_bind_int64,
+    .bind_blob = pg_bind_blob,
     .column_str = pg_column_str,
+    .column_blob = pg_column_blob,
     .column_bytes = pg_column_bytes,
     .column_int64 = pg_column_int64,
     .column_is_null = pg_column_is_null,
@@ -657,26 +705,6 @@ static sluice_err check_url(const char *url, const char *shown, sluice_error_t *
     return SLUICE_OK;
 }
 
-/* The password file: a regular file of ours that only we may read. */
-static sluice_err check_password_file(const char *path, sluice_error_t *err)
-{
-    struct stat sb;
-
-    if (stat(path, &sb) != 0)
-        return sluice_errorf(err, SLUICE_ECONFIG, "store.password_file %s: %s", path,
-                             strerror(errno));
-    if (!S_ISREG(sb.st_mode))
-        return sluice_errorf(err, SLUICE_ECONFIG, "store.password_file %s: not a regular file",
-                             path);
-    if ((sb.st_mode & 077) != 0 || sb.st_uid != geteuid())
-        return sluice_errorf(err, SLUICE_ECONFIG,
-                             "store.password_file %s: must be mode 0600 and owned by uid %ld "
-                             "(it is mode %04o, uid %ld); refusing to use it",
-                             path, (long)geteuid(), (unsigned)(sb.st_mode & 07777),
-                             (long)sb.st_uid);
-    return SLUICE_OK;
-}
-
 sluice_err
 store_pg_open(sluice_store_t *s, const char *url, const char *password_file, sluice_error_t *err)
 {
@@ -691,7 +719,7 @@ store_pg_open(sluice_store_t *s, const char *url, const char *password_file, slu
         return sluice_errorf(err, SLUICE_ENOMEM, "store open: out of memory");
     if ((rc = check_url(url, shown, err)) != SLUICE_OK)
         return rc;
-    if (password_file != NULL && (rc = check_password_file(password_file, err)) != SLUICE_OK)
+    if (password_file != NULL && (rc = store_check_password_file(password_file, err)) != SLUICE_OK)
         return rc;
     if ((s->pg = calloc(1, sizeof(*s->pg))) == NULL)
         return sluice_errorf(err, SLUICE_ENOMEM, "store open: out of memory");

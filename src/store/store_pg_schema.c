@@ -42,6 +42,8 @@ const char *const store_pg_migrations[] = {
     /* 3 -> 4: the cluster of a launch (NULL: the first). */
     "ALTER TABLE launches ADD COLUMN cluster TEXT;",
     STORE_LEASE_SCHEMA, /* 4 -> 5: the leadership lease (store_lease.c) */
+    /* 5 -> 6: the archived logs (store_logs.c) */
+    STORE_LOGS_SCHEMA("BIGINT", "BYTEA", "COLLATE \"C\""),
 };
 
 const int store_pg_n_migrations =

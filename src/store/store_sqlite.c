@@ -114,6 +114,8 @@ static const char *const migrations[] = {
      * NULL is the site's first cluster, so older rows keep theirs. */
     "ALTER TABLE launches ADD COLUMN cluster TEXT;",
     STORE_LEASE_SCHEMA, /* 4 -> 5: the leadership lease (store_lease.c) */
+    /* 5 -> 6: the archived logs (store_logs.c) */
+    STORE_LOGS_SCHEMA("INTEGER", "BLOB", ""),
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -332,6 +334,24 @@ static void lite_bind_int64(store_stmt_t *st, int i, int64_t v)
     sqlite3_bind_int64(RAW(st), i, (sqlite3_int64)v);
 }
 
+static void lite_bind_blob(store_stmt_t *st, int i, const void *v, size_t len)
+{
+    if (v == NULL)
+        sqlite3_bind_null(RAW(st), i);
+    else if (len == 0)
+        sqlite3_bind_zeroblob(RAW(st), i, 0); /* empty, not NULL */
+    else
+        sqlite3_bind_blob64(RAW(st), i, v, (sqlite3_uint64)len, SQLITE_TRANSIENT);
+}
+
+static const void *lite_column_blob(store_stmt_t *st, int col, size_t *len)
+{
+    const void *p = sqlite3_column_blob(RAW(st), col);
+
+    *len = p != NULL ? (size_t)sqlite3_column_bytes(RAW(st), col) : 0;
+    return p;
+}
+
 static const char *lite_column_str(store_stmt_t *st, int col)
 {
     return column_str(RAW(st), col);
@@ -374,7 +394,9 @@ static const store_ops_t lite_ops = {
     .step = lite_step,
     .bind_text = lite_bind_text,
     .bind_int64 = lite_bind_int64,
+    .bind_blob = lite_bind_blob,
     .column_str = lite_column_str,
+    .column_blob = lite_column_blob,
     .column_bytes = lite_column_bytes,
     .column_int64 = lite_column_int64,
     .column_is_null = lite_column_is_null,
