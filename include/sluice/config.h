@@ -228,6 +228,7 @@ typedef struct {
     struct {
         char *url;           /* NULL or the PostgreSQL URL */
         char *password_file; /* NULL (libpq's environment, PGPASSFILE) or a 0600 file */
+        long log_max_bytes;  /* each archived log kept up to its last N bytes, default 8 MiB */
     } store;
 
     /* ha: replicas of `sluice serve` on one PostgreSQL store, one leader

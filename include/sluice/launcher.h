@@ -145,9 +145,11 @@ typedef struct {
                               uint32_t dependent_attempt,
                               const sluice_peers_t *peers,
                               sluice_error_t *err);
-    /* Copy stdout/stderr into `artifact_dir` (those of an attempt k that a
-     * later attempt superseded into `artifact_dir`/attempt-<k>/), then
-     * remove the launch's staging. */
+    /* Keep every attempt's stdout/stderr in the store (sluice_store_put_log)
+     * and, unless `artifact_dir` is NULL (a PostgreSQL store: each replica's
+     * state directory is its own), copy them into `artifact_dir` (those of an
+     * attempt k that a later attempt superseded into
+     * `artifact_dir`/attempt-<k>/); then remove the launch's staging. */
     sluice_err (*archive)(void *arg,
                           const char *launch_id,
                           uint32_t attempt,

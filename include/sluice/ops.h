@@ -32,9 +32,11 @@ extern "C" {
  * without an fsync per file; `sync` makes every such write durable with one
  * syncfs of the storage file system (directory entries included);
  * `write_peers` writes peers.env (the variables of docs/rendering.md);
- * `archive` copies stdout.log and stderr.log into the artifact directory,
- * those of every superseded attempt k into its attempt-<k>/ subdirectory,
- * and removes the launch's staging.  Caller frees with
+ * `archive` keeps stdout.log and stderr.log of every attempt in the store
+ * (the last store.log_max_bytes bytes of each, or a row saying why there
+ * is nothing: missing, refused by the job-owned rule), copies them into the
+ * artifact directory when there is one (those of every superseded attempt
+ * k into its attempt-<k>/ subdirectory), and removes the launch's staging.  Caller frees with
  * sluice_staging_ops_free(). */
 SLUICE_API sluice_err sluice_staging_ops_new(const sluice_config_t *cfg,
                                              sluice_store_t *store,

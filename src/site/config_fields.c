@@ -124,6 +124,7 @@ const field_t cfg_fields[] = {
     F("webhooks.request_url_prefixes", K_LIST, webhooks.request_url_prefixes, 0, 0, NULL),
     F("store.url", K_DBURL, store.url, 0, 0, NULL),
     F("store.password_file", K_ABS, store.password_file, 0, 0, NULL),
+    F("store.log_max_bytes", K_INT, store.log_max_bytes, 4096, 256L << 20, NULL),
     F("ha.lease_ms", K_INT, ha.lease_ms, 1000, 600000, NULL),
     F("ha.renew_ms", K_INT, ha.renew_ms, 100, 300000, NULL),
     F("ha.replica_id", K_STR, ha.replica_id, 0, 0, NULL),

@@ -101,7 +101,7 @@ typedef struct {
 } field_t;
 
 /* The number of rows of cfg_fields (checked where the table is). */
-#define CFG_N_FIELDS 96
+#define CFG_N_FIELDS 97
 
 extern const field_t cfg_fields[CFG_N_FIELDS];
 

@@ -401,6 +401,7 @@ static sluice_err set_defaults(sluice_config_t *cfg, sluice_error_t *err)
     cfg->webhooks.retry_initial_s = 5;
     cfg->webhooks.retry_max_s = 3600;
     cfg->webhooks.max_attempts = 20;
+    cfg->store.log_max_bytes = 8L << 20;
     cfg->ha.lease_ms = 8000;
     cfg->ha.renew_ms = 2000;
     return SLUICE_OK;

@@ -45,6 +45,7 @@
 #include <time.h>
 
 #include <sluice/launcher.h>
+#include <sluice/lease.h>
 #include <sluice/log.h>
 
 #include "base/marker.h"
@@ -433,23 +434,30 @@ static sluice_err do_pool_exits(sluice_launcher_t *l, launch_t *L, int64_t now, 
     return launcher_record_simple(l, L, SLUICE_EV_POOL_EXITS_READ, NULL, err);
 }
 
+/* Logs go into the store, which every replica serves; with SQLite (a state
+ * directory that lasts) also into <state>/artifacts/<id>/, not with replicas. */
 static sluice_err do_archive(sluice_launcher_t *l, launch_t *L, sluice_error_t *err)
 {
     char dir[4096];
+    bool local = strcmp(sluice_store_backend(l->store), "postgresql") != 0;
     sluice_error_t herr = SLUICE_ERROR_INIT;
 
     snprintf(dir, sizeof(dir), "%s/artifacts", l->state_dir);
-    if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+    if (local && mkdir(dir, 0700) != 0 && errno != EEXIST)
         return sluice_errorf(err, SLUICE_EIO, "%s: %s", dir, strerror(errno));
     snprintf(dir, sizeof(dir), "%s/artifacts/%s", l->state_dir, L->id);
-    if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+    if (local && mkdir(dir, 0700) != 0 && errno != EEXIST)
         return sluice_errorf(err, SLUICE_EIO, "%s: %s", dir, strerror(errno));
     if (l->st.archive != NULL &&
-        l->st.archive(l->st.arg, L->id, L->fsm.attempt, dir, &herr) != SLUICE_OK) {
+        l->st.archive(l->st.arg, L->id, L->fsm.attempt, local ? dir : NULL, &herr) != SLUICE_OK) {
         sluice_log(SLUICE_LOG_WARNING, "launch %s: archive: %s", L->id, herr.text);
         return SLUICE_OK; /* retried next cycle */
     }
-    return launcher_note(l, L, "archived", json_pack("{s:s}", "dir", dir), err);
+    return launcher_note(l, L, "archived",
+                         local ? json_pack("{s:s, s:s}", "logs", "store", "dir", dir)
+                               : json_pack("{s:s, s:I}", "logs", "store", "epoch",
+                                           (json_int_t)sluice_store_fence(l->store)),
+                         err);
 }
 
 static sluice_err act_on(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_error_t *err);

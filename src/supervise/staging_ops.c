@@ -13,8 +13,15 @@
  *   descriptions name it; the earlier attempt's directory is first renamed
  *   to "<dir>.superseded-by-<n>" so its files stay for inspection, and its
  *   peers.env (if any) is carried into the new directory.  The archive
- *   keeps the logs of every attempt: the final one's in artifacts/<id>/,
- *   attempt k's (superseded) in artifacts/<id>/attempt-<k>/.
+ *   keeps the logs of every attempt: in the store (sluice_store_put_log,
+ *   one row per attempt and stream, the last store.log_max_bytes bytes of
+ *   each, so that every replica serves them), and when the launcher gives
+ *   an artifact directory (SQLite) as plain copies on this host, the final
+ *   attempt's in artifacts/<id>/, attempt k's (superseded) in
+ *   artifacts/<id>/attempt-<k>/.
+ * - The archive reads stdout.log and stderr.log only (never secrets.env or
+ *   any other file), by the job-owned rule (base/jobfs.h): a log that is
+ *   not there or that the rule refuses is stored as a row that says so.
  * - peers.env is written to a temporary name and renamed, so a waiting
  *   dependent never reads half a file.
  * - prepare marks the launch directory with the store's identity, and the
@@ -27,6 +34,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -403,38 +411,120 @@ out:
     return rc;
 }
 
-/* Copy the job-owned file `name` of `from_fd` to `to` (a new 0600 file in
- * the store's artifacts).  A file that is not there is skipped; one that
- * the jobfs rule refuses (a symlink, a FIFO, a hard link) is skipped with a
- * warning, never followed or waited on. */
-static sluice_err
-copy_file(const char *launch_id, int from_fd, const char *name, const char *to, sluice_error_t *err)
+/* Record that log `stream` of `attempt` holds nothing to keep (`status`
+ * MISSING or REFUSED, `note` why), unless a row of it is already there: an
+ * archive tried again after it removed part of the staging must not
+ * overwrite the bytes it stored the first time. */
+static sluice_err keep_nothing(staging_ctx_t *c,
+                               const char *launch_id,
+                               uint32_t attempt,
+                               const char *stream,
+                               sluice_store_log_status status,
+                               const char *note,
+                               sluice_error_t *err)
 {
-    char chunk[65536];
+    sluice_store_log_info_t info;
+    sluice_store_log_t lg = {0};
+    sluice_err rc = sluice_store_get_log(c->store, launch_id, stream, (int)attempt, &info, err);
+
+    if (rc != SLUICE_ENOTFOUND)
+        return rc; /* kept already, or the store failed */
+    lg.launch_id = launch_id;
+    lg.attempt = attempt;
+    lg.stream = stream;
+    lg.status = status;
+    lg.note = note;
+    return sluice_store_put_log(c->store, &lg, err);
+}
+
+/* The last bytes of the open log `fd` (`size` long when opened), at most
+ * store.log_max_bytes of them, into the store as log `stream` of
+ * `attempt`; the row says how much of the start was cut. */
+static sluice_err keep_tail(staging_ctx_t *c,
+                            const char *launch_id,
+                            uint32_t attempt,
+                            const char *stream,
+                            int fd,
+                            int64_t size,
+                            sluice_error_t *err)
+{
+    int64_t cap = c->cfg->store.log_max_bytes > 0 ? c->cfg->store.log_max_bytes : 8L << 20;
+    int64_t from = size > cap ? size - cap : 0;
+    size_t want = (size_t)(size - from), got = 0;
+    char *buf = malloc(want > 0 ? want : 1);
+    sluice_store_log_t lg = {0};
+    ssize_t n;
+    sluice_err rc;
+
+    if (buf == NULL)
+        return sluice_errorf(err, SLUICE_ENOMEM, "archive: %s of %s: out of memory", stream,
+                             launch_id);
+    while (got < want && (n = pread(fd, buf + got, want - got, (off_t)from + (off_t)got)) != 0) {
+        if (n < 0 && errno != EINTR) {
+            free(buf);
+            return sluice_errorf(err, SLUICE_EIO, "archive: read %s.log: %s", stream,
+                                 strerror(errno));
+        }
+        got += n > 0 ? (size_t)n : 0;
+    }
+    lg.launch_id = launch_id;
+    lg.attempt = attempt;
+    lg.stream = stream;
+    lg.status = SLUICE_STORE_LOG_STORED;
+    lg.size = from + (int64_t)got; /* a file cut short meanwhile ends where reading did */
+    lg.data = buf;
+    lg.len = got;
+    if (from > 0)
+        sluice_log(SLUICE_LOG_INFO,
+                   "launch %s: archive: %s of attempt %u is %" PRId64
+                   " bytes; the store keeps the last %zu (store.log_max_bytes)",
+                   launch_id, stream, attempt, size, got);
+    rc = sluice_store_put_log(c->store, &lg, err);
+    free(buf);
+    return rc;
+}
+
+/* Keep the job-owned log `name` (stdout.log, stderr.log) of the attempt
+ * directory `from_fd`: its last bytes in the store (keep_tail), and unless
+ * `to` is NULL a plain copy `to` (a new 0600 file) in this host's artifacts.  A file that
+ * is not there, or that the jobfs rule refuses (a symlink, a FIFO, a hard
+ * link: never followed or waited on, a warning), is a row that says so. */
+static sluice_err keep_log(staging_ctx_t *c,
+                           const char *launch_id,
+                           uint32_t attempt,
+                           int from_fd,
+                           const char *name,
+                           const char *to,
+                           sluice_error_t *err)
+{
+    char chunk[65536], stream[8];
     int in = -1, out;
     ssize_t n;
+    struct stat st;
     sluice_error_t oerr = SLUICE_ERROR_INIT;
-    sluice_err rc = jobfs_open_file(from_fd, name, &in, NULL, &oerr);
+    sluice_err rc = jobfs_open_file(from_fd, name, &in, &st, &oerr);
 
+    snprintf(stream, sizeof(stream), "%.6s", name); /* "stdout" of "stdout.log" */
     if (rc == SLUICE_ENOTFOUND)
-        return SLUICE_OK;
+        return keep_nothing(c, launch_id, attempt, stream, SLUICE_STORE_LOG_MISSING, NULL, err);
     if (rc == SLUICE_EPERM) {
         sluice_log(SLUICE_LOG_WARNING, "launch %s: archive: not archived: %s", launch_id,
                    oerr.text);
-        return SLUICE_OK;
+        return keep_nothing(c, launch_id, attempt, stream, SLUICE_STORE_LOG_REFUSED, oerr.text,
+                            err);
     }
     if (rc != SLUICE_OK) {
         if (err != NULL)
             *err = oerr;
         return sluice_error_prefix(err, "archive");
     }
-    out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (out < 0) {
+    out = to != NULL ? open(to, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
+    if (to != NULL && out < 0) {
         rc = sluice_errorf(err, SLUICE_EIO, "archive: %s: %s", to, strerror(errno));
         close(in);
         return rc;
     }
-    while ((n = read(in, chunk, sizeof(chunk))) != 0) {
+    while (out >= 0 && (n = read(in, chunk, sizeof(chunk))) != 0) {
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -446,35 +536,57 @@ copy_file(const char *launch_id, int from_fd, const char *name, const char *to, 
             break;
         }
     }
-    if (fsync(out) != 0 && rc == SLUICE_OK && errno != EINVAL)
+    if (out >= 0 && fsync(out) != 0 && rc == SLUICE_OK && errno != EINVAL)
         rc = sluice_errorf(err, SLUICE_EIO, "archive: fsync %s: %s", to, strerror(errno));
-    close(out);
+    if (out >= 0)
+        close(out);
+    if (rc == SLUICE_OK)
+        rc = keep_tail(c, launch_id, attempt, stream, in, (int64_t)st.st_size, err);
     close(in);
     return rc;
 }
 
-/* stdout.log and stderr.log of the attempt directory `from_fd` into
- * `to_dir` (created 0700). */
-static sluice_err
-copy_logs(const char *launch_id, int from_fd, const char *to_dir, sluice_error_t *err)
+/* stdout.log and stderr.log of the attempt directory `from_fd` (attempt
+ * `attempt`): into the store, and copied into `to_dir` (created 0700)
+ * unless it is NULL. */
+static sluice_err keep_logs(staging_ctx_t *c,
+                            const char *launch_id,
+                            uint32_t attempt,
+                            int from_fd,
+                            const char *to_dir,
+                            sluice_error_t *err)
 {
     static const char *const logs[] = {"stdout.log", "stderr.log"};
     char dst[4400];
     sluice_err rc = SLUICE_OK;
 
-    if (mkdir(to_dir, 0700) != 0 && errno != EEXIST)
+    if (to_dir != NULL && mkdir(to_dir, 0700) != 0 && errno != EEXIST)
         return sluice_errorf(err, SLUICE_EIO, "archive: %s: %s", to_dir, strerror(errno));
     for (size_t i = 0; i < 2 && rc == SLUICE_OK; i++) {
-        snprintf(dst, sizeof(dst), "%s/%s", to_dir, logs[i]);
-        rc = copy_file(launch_id, from_fd, logs[i], dst, err);
+        snprintf(dst, sizeof(dst), "%s/%s", to_dir != NULL ? to_dir : "", logs[i]);
+        rc = keep_log(c, launch_id, attempt, from_fd, logs[i], to_dir != NULL ? dst : NULL, err);
     }
     return rc;
 }
 
+/* No attempt directory to read (nothing staged, or something else in its
+ * place: `why`): both logs of `attempt` recorded as such. */
+static sluice_err keep_none(
+    staging_ctx_t *c, const char *launch_id, uint32_t attempt, const char *why, sluice_error_t *err)
+{
+    sluice_store_log_status status =
+        why != NULL ? SLUICE_STORE_LOG_REFUSED : SLUICE_STORE_LOG_MISSING;
+    sluice_err rc = keep_nothing(c, launch_id, attempt, "stdout", status, why, err);
+
+    return rc == SLUICE_OK ? keep_nothing(c, launch_id, attempt, "stderr", status, why, err) : rc;
+}
+
 /* The logs of every attempt a later one superseded (prepare renamed its
  * directory to "<attempt>.superseded-by-<n>" in the launch directory
- * `launch_fd`: attempt n-1's files) into <artifact_dir>/attempt-<n-1>/. */
-static sluice_err archive_superseded(const char *launch_id,
+ * `launch_fd`: attempt n-1's files) into the store and
+ * <artifact_dir>/attempt-<n-1>/. */
+static sluice_err archive_superseded(staging_ctx_t *c,
+                                     const char *launch_id,
                                      int launch_fd,
                                      const char *base,
                                      const char *artifact_dir,
@@ -482,6 +594,7 @@ static sluice_err archive_superseded(const char *launch_id,
 {
     char to[4400];
     size_t blen = strlen(base);
+    sluice_error_t oerr = SLUICE_ERROR_INIT;
     int dfd;
     DIR *d = NULL;
     struct dirent *e;
@@ -503,16 +616,18 @@ static sluice_err archive_superseded(const char *launch_id,
         n = strtoul(tail + 15, &end, 10);
         if (*end != '\0' || n < 2 || n > UINT32_MAX)
             continue;
-        if ((rc = jobfs_open_dir(launch_fd, e->d_name, &afd, err)) != SLUICE_OK) {
+        if ((rc = jobfs_open_dir(launch_fd, e->d_name, &afd, &oerr)) != SLUICE_OK) {
             if (rc == SLUICE_EPERM) {
                 sluice_log(SLUICE_LOG_WARNING, "launch %s: archive: not archived: %s", launch_id,
-                           err != NULL ? err->text : e->d_name);
-                rc = SLUICE_OK;
+                           oerr.text);
+                rc = keep_none(c, launch_id, (uint32_t)(n - 1), oerr.text, err);
+            } else if (err != NULL) {
+                *err = oerr;
             }
             continue;
         }
-        snprintf(to, sizeof(to), "%s/attempt-%lu", artifact_dir, n - 1);
-        rc = copy_logs(launch_id, afd, to, err);
+        snprintf(to, sizeof(to), "%s/attempt-%lu", artifact_dir != NULL ? artifact_dir : "", n - 1);
+        rc = keep_logs(c, launch_id, (uint32_t)(n - 1), afd, artifact_dir != NULL ? to : NULL, err);
         close(afd);
     }
     closedir(d);
@@ -530,28 +645,33 @@ static sluice_err archive(void *arg,
     const char *dir;
     char attempt_name[256], launch_name[256];
     int lfd = -1, afd = -1, sfd = -1;
+    sluice_error_t oerr = SLUICE_ERROR_INIT;
     sluice_err rc = SLUICE_OK;
 
-    (void)attempt;
     if ((render = stored_render(c, launch_id, err)) == NULL)
         return err ? err->code : SLUICE_ESTORE;
-    if ((dir = staging_dir_of(render)) == NULL)
+    if ((dir = staging_dir_of(render)) == NULL) {
+        rc = keep_none(c, launch_id, attempt, NULL, err); /* nothing was staged */
         goto out;
+    }
     rc = staging_open_above(dir, 1, &lfd, attempt_name, sizeof(attempt_name), err);
     if (rc == SLUICE_ENOTFOUND) {
-        rc = SLUICE_OK; /* nothing staged, or removed already */
+        /* nothing staged, or removed already (the rows are there then) */
+        rc = keep_none(c, launch_id, attempt, NULL, err);
         goto out;
     }
     if (rc != SLUICE_OK)
         goto out;
     /* The final attempt's logs at the top, every earlier one's beside. */
-    rc = jobfs_open_dir(lfd, attempt_name, &afd, err);
+    rc = jobfs_open_dir(lfd, attempt_name, &afd, &oerr);
     if (rc == SLUICE_OK)
-        rc = copy_logs(launch_id, afd, artifact_dir, err);
-    else if (rc == SLUICE_ENOTFOUND || rc == SLUICE_EPERM)
-        rc = SLUICE_OK; /* no attempt directory, or something else in its place */
+        rc = keep_logs(c, launch_id, attempt, afd, artifact_dir, err);
+    else if (rc == SLUICE_ENOTFOUND || rc == SLUICE_EPERM) /* something else in its place */
+        rc = keep_none(c, launch_id, attempt, rc == SLUICE_EPERM ? oerr.text : NULL, err);
+    else if (err != NULL)
+        *err = oerr;
     if (rc != SLUICE_OK ||
-        (rc = archive_superseded(launch_id, lfd, attempt_name, artifact_dir, err)) != SLUICE_OK)
+        (rc = archive_superseded(c, launch_id, lfd, attempt_name, artifact_dir, err)) != SLUICE_OK)
         goto out;
     /* Remove the whole launch directory (<sha8>/), every attempt in it,
      * relative to the site directory and without following a link. */

@@ -179,7 +179,11 @@ h_archive(void *arg, const char *id, uint32_t attempt, const char *dir, sluice_e
     struct stat st;
 
     (void)arg, (void)id, (void)attempt, (void)err;
-    cr_assert_eq(stat(dir, &st), 0, "artifact dir %s exists", dir);
+    /* a copy on this host with SQLite; none with PostgreSQL (replicas) */
+    if (store_backend_is_pg())
+        cr_assert_null(dir, "no artifact dir with PostgreSQL: %s", dir);
+    else
+        cr_assert_eq(stat(dir, &st), 0, "artifact dir %s exists", dir);
     n_archive++;
     return SLUICE_OK;
 }

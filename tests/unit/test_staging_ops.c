@@ -124,14 +124,37 @@ static char *slurp(const char *path)
 
 #define POOL1 "{\"name\": \"main\", \"cpus_per_node\": 1, \"mem_per_node_mib\": 64}"
 
-/* A launch that needed attempt 2 keeps attempt 1's stdout and stderr:
+/* The store's row of a log (its status into *info) and its kept bytes
+ * (NUL-terminated into buf). */
+static void stored(const char *id,
+                   const char *stream,
+                   int attempt,
+                   sluice_store_log_info_t *info,
+                   char *buf,
+                   size_t cap)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    size_t n = 0;
+
+    cr_assert_sluice_ok(sluice_store_get_log(store, id, stream, attempt, info, &err), &err);
+    buf[0] = '\0';
+    if (info->status == SLUICE_STORE_LOG_STORED)
+        cr_assert_sluice_ok(sluice_store_read_log(store, id, stream, info->attempt, info->omitted,
+                                                  buf, cap - 1, &n, &err),
+                            &err);
+    buf[n] = '\0';
+}
+
+/* A launch that needed attempt 2 keeps attempt 1's stdout and stderr: in
+ * the store, one row per attempt and stream, and on this host
  * artifacts/<id>/ holds the final attempt's, attempt-1/ the first's. */
 Test(staging_ops, archive_keeps_every_attempts_logs)
 {
     sluice_error_t err = SLUICE_ERROR_INIT;
     char dir[512], art[512], path[700], launch_dir[512];
-    char *text;
+    char *text, buf[256];
     struct stat st;
+    sluice_store_log_info_t info;
 
     accept_pools("twice", POOL1, NULL, dir, sizeof(dir));
     cr_assert_sluice_ok(ops.prepare(ops.arg, "twice", 1, NULL, NULL, 0, &err), &err);
@@ -163,6 +186,75 @@ Test(staging_ops, archive_keeps_every_attempts_logs)
     snprintf(launch_dir, sizeof(launch_dir), "%s", dir);
     *strrchr(launch_dir, '/') = '\0';
     cr_assert_neq(stat(launch_dir, &st), 0, "%s removed", launch_dir);
+    /* the store: the newest attempt first, every attempt by number */
+    stored("twice", "stdout", -1, &info, buf, sizeof(buf));
+    cr_expect_eq(info.attempt, 2);
+    cr_expect_str_eq(buf, "attempt two out\n");
+    stored("twice", "stderr", 2, &info, buf, sizeof(buf));
+    cr_expect_str_eq(buf, "attempt two err\n");
+    stored("twice", "stdout", 1, &info, buf, sizeof(buf));
+    cr_expect_str_eq(buf, "attempt one out\n");
+    cr_expect_eq(info.size, 16);
+    cr_expect_eq(info.omitted, 0);
+    stored("twice", "stderr", 1, &info, buf, sizeof(buf));
+    cr_expect_str_eq(buf, "attempt one err\n");
+    /* an archive tried again finds no staging and keeps what it stored */
+    cr_assert_sluice_ok(ops.archive(ops.arg, "twice", 2, art, &err), &err);
+    stored("twice", "stdout", -1, &info, buf, sizeof(buf));
+    cr_expect_eq(info.status, SLUICE_STORE_LOG_STORED);
+    cr_expect_str_eq(buf, "attempt two out\n");
+}
+
+/* Without an artifact directory (the launcher gives none with PostgreSQL:
+ * a state directory per replica) the store's copy is the only one. */
+Test(staging_ops, archive_without_an_artifact_dir_keeps_the_logs_in_the_store_only)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_store_log_info_t info;
+    char dir[512], buf[64], launch_dir[512];
+    struct stat st;
+
+    accept_pools("nocopy", POOL1, NULL, dir, sizeof(dir));
+    cr_assert_sluice_ok(ops.prepare(ops.arg, "nocopy", 1, NULL, NULL, 0, &err), &err);
+    write_text(dir, "stdout.log", "only in the store\n");
+    cr_assert_sluice_ok(ops.archive(ops.arg, "nocopy", 1, NULL, &err), &err);
+    stored("nocopy", "stdout", -1, &info, buf, sizeof(buf));
+    cr_expect_str_eq(buf, "only in the store\n");
+    snprintf(launch_dir, sizeof(launch_dir), "%s", dir);
+    *strrchr(launch_dir, '/') = '\0';
+    cr_expect_neq(stat(launch_dir, &st), 0, "%s removed", launch_dir);
+}
+
+/* A log longer than store.log_max_bytes: the store keeps its last bytes
+ * and says how many were cut; this host's copy is whole. */
+Test(staging_ops, archive_keeps_the_tail_of_a_long_log_in_the_store)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_store_log_info_t info;
+    char dir[512], art[512], path[700], *line, buf[8192];
+    FILE *f;
+    struct stat st;
+
+    cfg->store.log_max_bytes = 4096;
+    accept_pools("long", POOL1, NULL, dir, sizeof(dir));
+    cr_assert_sluice_ok(ops.prepare(ops.arg, "long", 1, NULL, NULL, 0, &err), &err);
+    snprintf(path, sizeof(path), "%s/stdout.log", dir);
+    cr_assert_not_null(f = fopen(path, "w"));
+    for (int i = 0; i < 1000; i++)
+        fprintf(f, "line %04d of the job's output\n", i); /* 30 bytes a line */
+    fclose(f);
+    snprintf(art, sizeof(art), "%s/artifacts-long", tmp);
+    cr_assert_sluice_ok(ops.archive(ops.arg, "long", 1, art, &err), &err);
+    stored("long", "stdout", -1, &info, buf, sizeof(buf));
+    cr_expect_eq(info.size, 30000);
+    cr_expect_eq(info.omitted, 30000 - 4096);
+    cr_expect_eq(strlen(buf), 4096);
+    line = strstr(buf, "line 0999 of the job's output\n");
+    cr_expect(line != NULL && line[30] == '\0', "the last line is kept: %s", buf + 4000);
+    stored("long", "stderr", -1, &info, buf, sizeof(buf));
+    cr_expect_eq(info.status, SLUICE_STORE_LOG_MISSING, "the job wrote no stderr.log");
+    snprintf(path, sizeof(path), "%s/stdout.log", art);
+    cr_expect(stat(path, &st) == 0 && st.st_size == 30000, "this host's copy is whole");
 }
 
 static void peers_two_components(sluice_peers_t *p, sluice_peer_component_t comp[2])
@@ -384,13 +476,15 @@ Test(staging_ops, an_exit_file_swapped_for_a_symlink_or_fifo_is_unknown)
 }
 
 /* The archive copies a log only when it is the job's own regular file: a
- * symlink to another file is not copied (the artifact does not exist, so
- * the log route has nothing to serve), a FIFO does not block, and the
- * removal of the staging tree never follows a link out of it. */
+ * symlink to another file is not copied (the artifact does not exist, and
+ * the store's row says the log was refused, so the log route answers 410
+ * with the reason), a FIFO does not block, and the removal of the staging
+ * tree never follows a link out of it. */
 Test(staging_ops, archive_neither_follows_nor_waits_on_what_the_job_planted)
 {
-    char dir[512], art[512], path[700], secret[600], outside[600], launch_dir[512];
+    char dir[512], art[512], path[700], secret[600], outside[600], launch_dir[512], buf[64];
     sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_store_log_info_t info;
     struct stat st;
 
     accept_pools("planted", POOL1, NULL, dir, sizeof(dir));
@@ -420,6 +514,12 @@ Test(staging_ops, archive_neither_follows_nor_waits_on_what_the_job_planted)
     snprintf(path, sizeof(path), "%s/keep", outside);
     cr_expect_eq(stat(path, &st), 0, "the file behind the link is kept");
     cr_expect_eq(stat(secret, &st), 0, "the symlink's target is kept");
+    stored("planted", "stdout", -1, &info, buf, sizeof(buf));
+    cr_expect_eq(info.status, SLUICE_STORE_LOG_REFUSED);
+    cr_expect(strstr(info.note, "symbolic link") != NULL, "%s", info.note);
+    stored("planted", "stderr", -1, &info, buf, sizeof(buf));
+    cr_expect_eq(info.status, SLUICE_STORE_LOG_REFUSED);
+    cr_expect(strstr(info.note, "not a regular file") != NULL, "%s", info.note);
 }
 
 /* The attempt directory swapped for a symlink to another directory: the
