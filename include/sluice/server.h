@@ -95,7 +95,7 @@ typedef struct {
     void *node_address_arg;
     /* Retention (0: keep forever). */
     int64_t launches_max_age_s; /* finished launches */
-    int64_t logs_max_age_s;     /* archived log directories */
+    int64_t logs_max_age_s;     /* archived logs (the store's and this host's copies) */
     unsigned prune_interval_s;  /* 0 = 3600 */
     /* Rendering inputs (NULL: the process environment, stat(2)). */
     sluice_getenv_fn getenv_fn;
@@ -199,10 +199,12 @@ SLUICE_API sluice_err sluice_server_run_cluster(sluice_server_t *s,
                                                 sluice_error_t *err);
 
 /* One retention pass at `now_ms` (0 = now): delete finished launches
- * older than launches_max_age_s from the store and archived log
- * directories (<state>/artifacts/<id>/) older than logs_max_age_s, never
- * those of a live launch.  Counts go to *launches_out and *logs_out (either
- * may be NULL) and to the totals of /v1/metrics
+ * older than launches_max_age_s from the store (with their archived logs),
+ * and the archived logs older than logs_max_age_s: the store's copies
+ * (sluice_store_prune_logs()) and this host's directories
+ * (<state>/artifacts/<id>/), never those of a live launch.  Counts go to
+ * *launches_out and *logs_out (launches whose stored logs went, and
+ * directories; either may be NULL) and to the totals of /v1/metrics
  * (sluice_launches_pruned_total, sluice_logs_pruned_total). */
 SLUICE_API sluice_err sluice_server_prune(sluice_server_t *s,
                                           int64_t now_ms,

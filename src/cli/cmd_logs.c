@@ -1,49 +1,68 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_logs.c - `sluice logs [-f] LAUNCH_ID`: a launch's stdout or stderr,
- * read from the shared storage without a shell on the cluster.
+ * read from the store and the shared storage without a shell on the
+ * cluster.
  *
  * Notes:
- * - While the launch lives, the job writes <staging>/stdout.log (the
- *   staging path comes from the render stored with the launch); once it
- *   ended, the supervisor archived the file to <state>/artifacts/<id>/.
+ * - Where the bytes come from is supervise/launch_logs.c's rule, the same
+ *   as the API's: the store's archived copy once the launch is archived
+ *   (the same on every replica), else the job's live file in its staging
+ *   (<staging>/stdout.log, from the render stored with the launch), else a
+ *   copy an older sluice archived to <state>/artifacts/<id>/.  When the
+ *   store keeps only the last store.log_max_bytes bytes, stderr says how
+ *   many were cut.
  * - -f follows: new bytes are printed as they arrive (polled every 500 ms,
  *   never the whole file in memory) until the launch is over and its
- *   archived copy has been printed to the same length.
+ *   archived copy has been printed to the end.
  * - Exit codes: 0 ok, 64 usage, 66 no store there (it never creates one),
- *   69 unknown launch, 74 the output cannot be read.
+ *   69 unknown launch, 74 the output cannot be read (a live file the
+ *   job-owned rule refuses, or a finished launch with no copy to read: the
+ *   message says why).
  */
-#include <errno.h>
-#include <fcntl.h>
+#include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
-#include <sys/stat.h>
-
-#include "base/jobfs.h"
-#include "request/staging.h"
+#include "supervise/launch_logs.h"
 
 #include "args.h"
 #include "cli.h"
 #include "remote.h"
 #include "store_opts.h"
 
-/* Copy bytes of the open file `fd` from *offset to stdout, and close it. */
-static void copy_from(int fd, off_t *offset)
+/* Print what `l` holds from *offset on, to its end now. */
+static int print_from(sluice_store_t *store,
+                      const char *id,
+                      const char *stream,
+                      const launch_log_t *l,
+                      uint64_t *offset)
 {
+    sluice_error_t err = SLUICE_ERROR_INIT;
     char chunk[65536];
-    ssize_t n;
+    size_t n;
 
-    if (lseek(fd, *offset, SEEK_SET) >= 0) {
-        while ((n = read(fd, chunk, sizeof(chunk))) > 0) {
-            fwrite(chunk, 1, (size_t)n, stdout);
-            *offset += n;
+    if (launch_log_start(l, *offset) != *offset) {
+        fprintf(stderr,
+                "sluice logs: the store keeps the last %" PRId64 " of %" PRId64
+                " bytes (store.log_max_bytes); the first %" PRId64 " are not kept\n",
+                l->size - l->omitted, l->size, l->omitted);
+        *offset = launch_log_start(l, *offset);
+    }
+    for (;;) {
+        if (launch_log_read(store, id, stream, l, *offset, chunk, sizeof(chunk), &n, &err) !=
+            SLUICE_OK) {
+            fprintf(stderr, "sluice logs: %s\n", err.text);
+            return CLI_EX_IOERR;
         }
+        if (n == 0)
+            break;
+        fwrite(chunk, 1, n, stdout);
+        *offset += n;
     }
     fflush(stdout);
-    close(fd);
+    return CLI_EX_OK;
 }
 
 static int write_out(const char *data, size_t len, void *arg)
@@ -101,66 +120,55 @@ int cmd_logs(const cli_spec_t *spec, int argc, char **argv)
 {
     cli_args_t a;
     logs_opts_t lo = {"stdout.log", 0};
-    const char *id, *name;
-    int follow, rc = CLI_EX_OK;
+    const char *id, *stream;
+    int rc = CLI_EX_OK;
+    unsigned idle = 0;
     sluice_store_t *store = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
-    json_t *launch = NULL;
-    char archived[4200];
-    const char *staging;
-    off_t offset = 0;
+    launch_log_t l = LAUNCH_LOG_INIT;
+    uint64_t offset = 0;
     struct timespec pause = {0, 500 * 1000 * 1000};
 
     if (!cli_parse(spec, argc, argv, &a, logs_option, &lo, &rc))
         return rc;
     id = a.operands[0];
-    name = lo.name;
-    follow = lo.follow;
     if (cli_remote_wanted(&a.remote))
-        return logs_remote(&a.remote, id, name, follow);
+        return logs_remote(&a.remote, id, lo.name, lo.follow);
+    stream = strcmp(lo.name, "stderr.log") == 0 ? "stderr" : "stdout";
     if ((rc = cli_store_open_existing(spec, a.state_dir, &store)) != CLI_EX_OK)
         return rc;
     for (;;) {
-        int terminal, fd = -1, live_missing = 0;
-
-        json_decref(launch);
-        launch = NULL;
-        if (sluice_store_get_launch(store, id, &launch, &err) != SLUICE_OK) {
-            rc = cli_fail(&err);
-            goto out;
-        }
-        terminal = json_is_true(json_object_get(launch, "terminal"));
-        staging = json_string_value(json_object_get(
-            json_object_get(json_object_get(launch, "render"), "staging"), "service"));
-        snprintf(archived, sizeof(archived), "%s/artifacts/%s/%s", sluice_store_dir(store), id,
-                 name);
-        /* The archive holds the whole file once the launch is over; the
-         * live file grows until then.  The live file is job-owned: opened
-         * by the staging tree's rule, never followed or waited on. */
-        if ((fd = jobfs_open_copy(archived, NULL)) >= 0) {
-            copy_from(fd, &offset);
-            if (terminal)
-                break;
-        } else if (staging != NULL) {
-            sluice_err orc = staging_open_file(staging, name, &fd, NULL, &err);
-            if (orc == SLUICE_OK) {
-                copy_from(fd, &offset);
-            } else if (orc != SLUICE_ENOTFOUND) {
+        if (launch_log_find(store, id, stream, &l, &err) != SLUICE_OK) {
+            rc = err.code == SLUICE_EIO ? CLI_EX_IOERR : cli_fail(&err);
+            if (err.code == SLUICE_EIO)
                 fprintf(stderr, "sluice logs: %s\n", err.text);
-                rc = CLI_EX_IOERR;
-                goto out;
-            } else {
-                live_missing = 1;
-            }
-        }
-        if (!follow)
             break;
-        if (terminal && fd < 0 && (staging == NULL || live_missing))
-            break; /* ended without output */
+        }
+        if (l.kind == LAUNCH_LOG_REFUSED || l.kind == LAUNCH_LOG_GONE) {
+            fprintf(stderr, "sluice logs: %s\n", l.why);
+            rc = CLI_EX_IOERR;
+            break;
+        }
+        if (l.kind != LAUNCH_LOG_EMPTY) {
+            uint64_t before = offset;
+
+            if ((rc = print_from(store, id, stream, &l, &offset)) != CLI_EX_OK)
+                break;
+            /* A copy of the archive is the whole log. */
+            if (l.kind == LAUNCH_LOG_STORE || l.kind == LAUNCH_LOG_ARTIFACTS)
+                break;
+            idle = offset != before ? 0 : idle + 1;
+        }
+        if (!lo.follow)
+            break;
+        /* Over when a finished launch's archive does not come for a while
+         * (a supervisor that stopped before it archived). */
+        if (l.terminal && idle > 40)
+            break;
+        launch_log_clear(&l); /* no file of the job's staging kept open */
         nanosleep(&pause, NULL);
     }
-out:
-    json_decref(launch);
+    launch_log_clear(&l);
     sluice_store_close(store);
     return rc;
 }

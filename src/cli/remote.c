@@ -200,7 +200,9 @@ static int report_problem(const cli_remote_t *r,
                           const http_response_t *resp)
 {
     json_t *p = resp->body ? json_loadb(resp->body, resp->body_len, 0, NULL) : NULL;
+    const char *type = json_string_value(json_object_get(p, "type"));
     const char *title = json_string_value(json_object_get(p, "title"));
+    int rc = cli_remote_status_exit(resp->status);
     const char *detail = json_string_value(json_object_get(p, "detail"));
     const char *field = json_string_value(json_object_get(p, "field"));
 
@@ -228,8 +230,12 @@ static int report_problem(const cli_remote_t *r,
         fprintf(stderr, "sluice: %s: %s %s: HTTP %ld without a problem object\n", r->server, method,
                 path, resp->status);
     }
+    /* A log that cannot be read: 74, as `sluice logs` on the local store. */
+    if (type != NULL && (strcmp(type, "urn:sluice:problem:log-refused") == 0 ||
+                         strcmp(type, "urn:sluice:problem:log-gone") == 0))
+        rc = CLI_EX_IOERR;
     json_decref(p);
-    return cli_remote_status_exit(resp->status);
+    return rc;
 }
 
 static int report_transport(const cli_remote_t *r, const sluice_error_t *err)

@@ -10,8 +10,9 @@
  * - Exit codes (sysexits), the same as the local-store path where both
  *   exist: 400, 409, 413, 415 and 422 answers -> 65 (bad input); 401 and
  *   403 -> 77 (permission); 404 -> 69, like an unknown launch in the local
- *   store; 5xx, 503 and an unreachable server -> 69; an answer that is not
- *   what the API documents -> 76.
+ *   store; 5xx, 503 and an unreachable server -> 69; a log that cannot be
+ *   read (409 log-refused, 410 log-gone) -> 74, as `sluice logs` locally;
+ *   an answer that is not what the API documents -> 76.
  * - The token (from --api-token-file or $SLUICE_API_TOKEN_FILE) is read once
  *   into memory, wiped on close and never printed.  A token file that does
  *   not exist is 66, one that is empty or malformed 78.

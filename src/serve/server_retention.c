@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* server_retention.c - retention of `sluice serve`: finished launches older
- * than launches_max_age_s leave the store, archived log directories older
- * than logs_max_age_s leave <store>/artifacts (sluice_server_prune, run by
- * the launcher loop every prune_interval_s).
+ * than launches_max_age_s leave the store (their archived logs with them),
+ * the archived logs of finished launches older than logs_max_age_s leave
+ * the store (their rows stay, saying so) and this host's log directories
+ * older than that leave <store>/artifacts (sluice_server_prune, run by the
+ * launcher loop every prune_interval_s).
  *
  * Notes:
- * - The store refuses to delete a launch that is not terminal; a log
- *   directory is kept while the store knows its launch as live or cannot
- *   say.
+ * - The store refuses to delete a launch that is not terminal and never
+ *   prunes a live launch's logs; a log directory is kept while the store
+ *   knows its launch as live or cannot say.
  * - Directories are removed without following a symlink (base/jobfs.h).
  * - A prune writes no event, so it drops every cached GET answer.
  */
@@ -82,7 +84,7 @@ static sluice_err prune_logs(sluice_server_t *s, int64_t now_ms, size_t *n_out, 
 sluice_err sluice_server_prune(
     sluice_server_t *s, int64_t now_ms, size_t *launches_out, size_t *logs_out, sluice_error_t *err)
 {
-    size_t nl = 0, ng = 0;
+    size_t nl = 0, ng = 0, ns = 0;
     sluice_err rc = SLUICE_OK, rc2 = SLUICE_OK;
 
     if (s == NULL)
@@ -96,19 +98,28 @@ sluice_err sluice_server_prune(
         rc = sluice_store_prune(s->o.store, s->o.launches_max_age_s * 1000, now_ms, &nl, err);
         pthread_mutex_unlock(&s->mu);
     }
-    if (s->o.logs_max_age_s > 0)
-        rc2 = prune_logs(s, now_ms, &ng, rc == SLUICE_OK ? err : NULL);
+    if (s->o.logs_max_age_s > 0) {
+        /* The store's copies (every replica's), then this host's. */
+        pthread_mutex_lock(&s->mu);
+        rc2 = sluice_store_prune_logs(s->o.store, s->o.logs_max_age_s * 1000, now_ms, &ns,
+                                      rc == SLUICE_OK ? err : NULL);
+        pthread_mutex_unlock(&s->mu);
+        if (rc2 == SLUICE_OK)
+            rc2 = prune_logs(s, now_ms, &ng, rc == SLUICE_OK ? err : NULL);
+    }
     pthread_mutex_unlock(&s->prune_mu);
     if (nl > 0)
         server_count_pruned(s, nl); /* the metric, and no cached answer outlives it */
-    atomic_fetch_add(&s->pruned_logs, ng);
-    if (nl > 0 || ng > 0)
+    atomic_fetch_add(&s->pruned_logs, ng + ns);
+    if (nl > 0 || ng > 0 || ns > 0)
         sluice_log(SLUICE_LOG_INFO,
-                   "retention: removed %zu finished launches and %zu log directories", nl, ng);
+                   "retention: removed %zu finished launches, the stored logs of %zu and %zu log "
+                   "directories",
+                   nl, ns, ng);
     if (launches_out)
         *launches_out = nl;
     if (logs_out)
-        *logs_out = ng;
+        *logs_out = ng + ns;
     return rc != SLUICE_OK ? rc : rc2;
 }
 

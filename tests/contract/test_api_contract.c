@@ -369,6 +369,19 @@ Test(api_contract,
     fputs("first line\nsecond line\n", f);
     fclose(f);
     cr_expect_eq(ex("POST", L, L, JSON_AUTH, other, NULL), 201);
+    /* sym-1: its stdout.log a symlink (the log route refuses it) */
+    sfx_request("sym-1", "/bin/sleep 1000", other, sizeof(other));
+    cr_expect_eq(ex("POST", L, "/v1/launches?dry_run=true", JSON_AUTH, other, &r), 200);
+    j = json_loads(r.body, 0, NULL);
+    staging = json_string_value(
+        json_object_get(json_object_get(json_object_get(j, "render"), "staging"), "service"));
+    cr_assert_not_null(staging, "%s", r.body);
+    snprintf(cmd, sizeof(cmd), "mkdir -p '%s' && ln -s /etc/hostname '%s/stdout.log'", staging,
+             staging);
+    cr_assert_eq(system(cmd), 0);
+    json_decref(j);
+    hc_response_clear(&r);
+    cr_expect_eq(ex("POST", L, L, JSON_AUTH, other, NULL), 201);
     sfx_request("c-1", "/bin/false", other, sizeof(other));
     cr_expect_eq(ex("POST", L, L, JSON_AUTH, other, NULL), 409);
     cr_expect_eq(ex("POST", L, L, JSON_AUTH, "{\"launch_id\":", NULL), 400);
@@ -417,7 +430,12 @@ Test(api_contract,
     /* logs */
     cr_expect_eq(ex("GET", LOGS, "/v1/launches/dry-1/logs/stdout", AUTH, NULL, NULL), 200);
     cr_expect_eq(ex("GET", LOGS, "/v1/launches/dry-1/logs/stdout?offset=6", AUTH, NULL, NULL), 200);
-    cr_expect_eq(ex("GET", LOGS, "/v1/launches/dry-1/logs/stderr", AUTH, NULL, NULL), 200);
+    /* dry-1 has ended (the fake cluster ran it), and this fixture's launcher
+     * archives nothing: its stderr has no copy to read, which is 410, never
+     * an empty 200 */
+    cr_expect_eq(ex("GET", LOGS, "/v1/launches/dry-1/logs/stderr", AUTH, NULL, NULL), 410);
+    /* a live log the job swapped for a symlink: refused */
+    cr_expect_eq(ex("GET", LOGS, "/v1/launches/sym-1/logs/stdout", AUTH, NULL, NULL), 409);
     ex_stream(LOGS, "/v1/launches/dry-1/logs/stdout?follow=true", AUTH, "second line\n");
     cr_expect_eq(ex("GET", LOGS, "/v1/launches/dry-1/logs/stdout?offset=-1", AUTH, NULL, NULL),
                  400);

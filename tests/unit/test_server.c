@@ -369,10 +369,11 @@ Test(server, logs_with_offset_and_follow)
 
 /* A workload owns its staging: it swaps stdout.log for a symlink to the
  * service's API tokens file and stderr.log for a FIFO (issue 27).  The log
- * route reads neither: the symlink gives an empty log, not the file behind
+ * route reads neither: the symlink is 409 log-refused, not the file behind
  * it, and the FIFO answers at once (on main at 1ccc315 the first returned
  * the tokens and the second held the worker in open() forever), with the
- * service answering other requests meanwhile. */
+ * service answering other requests meanwhile.  Neither is an empty 200
+ * (issue 30: a log that cannot be read is an error). */
 Test(server, logs_never_follow_a_symlink_nor_wait_on_a_fifo)
 {
     hc_response_t r;
@@ -399,27 +400,28 @@ Test(server, logs_never_follow_a_symlink_nor_wait_on_a_fifo)
     for (int round = 0; round < 3; round++) {
         cr_assert_eq(
             hc_request(fx.port, "GET", "/v1/launches/swapped/logs/stdout", AUTH, NULL, 0, &r), 0);
-        cr_expect_eq(r.status, 200);
-        cr_expect_eq(r.body_len, 0, "the symlink's target was served: %.60s", r.body);
-        cr_expect(strstr(r.body, "tok-") == NULL);
+        cr_expect_eq(r.status, 409, "%d %s", r.status, r.body);
+        cr_expect(strstr(r.body, "log-refused") != NULL && strstr(r.body, "symbolic link"), "%s",
+                  r.body);
+        cr_expect(strstr(r.body, "tok-") == NULL, "the symlink's target was served");
         hc_response_clear(&r);
         cr_assert_eq(
             hc_request(fx.port, "GET", "/v1/launches/swapped/logs/stderr", AUTH, NULL, 0, &r), 0);
-        cr_expect_eq(r.status, 200);
-        cr_expect_eq(r.body_len, 0);
+        cr_expect_eq(r.status, 409);
+        cr_expect(strstr(r.body, "not a regular file") != NULL, "%s", r.body);
         hc_response_clear(&r);
     }
-    /* followed: the stream stays open with nothing in it, and the service
-     * still answers */
+    /* followed: refused at once too, and the service still answers */
     cr_expect_neq(hc_stream_until(fx.port, "/v1/launches/swapped/logs/stdout?follow=true", AUTH,
                                   "tok-", 1500, &raw),
                   0, "%s", raw ? raw : "");
+    cr_expect(raw != NULL && strstr(raw, " 409 ") != NULL, "%s", raw ? raw : "");
     free(raw);
     raw = NULL;
     cr_expect_neq(hc_stream_until(fx.port, "/v1/launches/swapped/logs/stderr?follow=true", AUTH,
                                   "tok-", 1500, &raw),
                   0);
-    cr_expect(raw != NULL && strstr(raw, " 200 ") != NULL, "the FIFO's stream did not answer");
+    cr_expect(raw != NULL && strstr(raw, " 409 ") != NULL, "the FIFO's stream did not answer");
     free(raw);
     cr_assert_eq(hc_request(fx.port, "GET", "/v1/healthz", NULL, NULL, 0, &r), 0);
     cr_expect_eq(r.status, 200);

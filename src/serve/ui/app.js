@@ -435,7 +435,7 @@
           }
         } catch (e) {
           if (sel.ctl.signal.aborted) return;
-          if (e.status === 401 || e.status === 404) {
+          if (e.status === 401 || e.status === 404 || e.status === 409 || e.status === 410) {
             label.textContent = e.message;
             return;
           }
