@@ -12,7 +12,12 @@
 #   4. Slurm holds exactly one job per launch marker (squeue + sacct): no
 #      launch was submitted twice, none was lost;
 #   5. each launch's result is the one accounting implies (COMPLETED:
-#      result 0; any other end: non-zero), and names that job.
+#      result 0; any other end: non-zero), and names that job;
+#   6. each completed launch's stdout (a line of its own), archived by
+#      whichever replica led when it ended, is served by the other replica
+#      from the store, byte for byte (issue 30); one whose leader was killed
+#      in the cycle that ended it has no `archived` event (its logs stored
+#      before the kill, or left in its staging), and both replicas serve it.
 #
 # The store is a schema of its own in the testbed's PostgreSQL
 # (deploy/testbed/postgres.sh, 127.0.0.1:55432), dropped at the end.  Runs
@@ -23,7 +28,7 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
-TESTS=5
+TESTS=6
 NAME=ha_chaos
 # shellcheck source=lib/harness.sh
 . "$HERE/lib/harness.sh"

@@ -12,7 +12,9 @@
 #   3. a POST to b is 503 and nothing is stored;
 #   4. a leads and runs a new launch to its end;
 #   5. the relay is back: b is ready again, as a follower (the log says the
-#      database answers again).
+#      database answers again);
+#   6. b serves the stdout of the launch a ran and archived meanwhile, from
+#      the store, byte for byte (issue 30).
 #
 # The store is a schema of its own in the testbed's PostgreSQL
 # (deploy/testbed/postgres.sh), dropped at the end; the database itself is
@@ -22,7 +24,7 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
-TESTS=5
+TESTS=6
 NAME=ha_dbloss
 # shellcheck source=lib/harness.sh
 . "$HERE/lib/harness.sh"

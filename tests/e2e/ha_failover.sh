@@ -16,7 +16,15 @@
 #      between a POST and the commit of its answer; A2 takes over; after
 #      SIGCONT, C's late write is refused (the `fenced:` log line), C
 #      follows, and the launch still ends with exactly one job (A2 adopts it
-#      by its marker).
+#      by its marker);
+#   6. archived logs live in the store (issue 30): two launches that print
+#      a known line to stdout and stderr are archived by whichever replica
+#      led when they ended (their `archived` event names its epoch); that
+#      replica's state directory is then removed (a pod replaced with its
+#      emptyDir), and each replica that did not archive them serves both
+#      logs byte for byte from the store (X-Sluice-Log-Source: store), as
+#      does `sluice logs` through the API and on the store from a state
+#      directory that never held them.
 #
 # PostgreSQL: deploy/testbed/postgres.sh (127.0.0.1:55432), a schema of
 # this run's own, dropped at the end.  A missing testbed or PostgreSQL is a
@@ -26,7 +34,7 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
-TESTS=8
+TESTS=9
 NAME=ha_failover
 # shellcheck source=lib/harness.sh
 . "$HERE/lib/harness.sh"
@@ -127,6 +135,18 @@ post() {
                           \"mem_per_node_mib\": 100}]}" || echo 000
 }
 
+# post_out R ID: POST a launch to R that prints "stdout of ID" and "stderr of
+# ID", then sleeps 6 s (so that the leader that ends it may not be R).
+post_out() {
+    local pv="port_$1"
+    curl -s -o "$work/post.$2" -w '%{http_code}' --max-time 30 -X POST -H "$AUTH" \
+        -H 'Content-Type: application/json' "http://127.0.0.1:${!pv}/v1/launches" \
+        -d "{\"launch_id\": \"$2\", \"site\": \"$SLUICE_TB_CLUSTER\", \"profile\": \"none\",
+             \"command\": \"/bin/bash\", \"args\": [\"-c\", \"echo 'stdout of $2'; echo 'stderr of $2' >&2; sleep 6\"],
+             \"time_limit\": 5, \"pools\": [{\"name\": \"main\", \"nodes\": 1, \"cpus_per_node\": 1,
+                                            \"mem_per_node_mib\": 100}]}" || echo 000
+}
+
 # final R ID: "<state> <result_code>" of launch ID as R serves it.
 final() {
     local pv="port_$1"
@@ -194,6 +214,10 @@ for i in 1 2 3 4 5 6; do
     ids+=("$id")
     codes="$codes $(post "$r" "$id" 6)"
 done
+# two launches with output (step 6): one accepted by each replica
+outs=("ha-$run-out1" "ha-$run-out2")
+ids+=("${outs[@]}")
+codes="$codes $(post_out A "${outs[0]}") $(post_out B "${outs[1]}")"
 sec=$(curl -s -o "$work/sec.body" -w '%{http_code}' --max-time 10 --unix-socket "$work/B.sock" \
     -X POST -H 'Content-Type: application/json' http://localhost/v1/launches \
     -d "{\"launch_id\": \"ha-$run-sec\", \"site\": \"$SLUICE_TB_CLUSTER\", \"profile\": \"none\",
@@ -206,10 +230,10 @@ ccode=$(post A "$cid" 120)
 sleep 1
 dcode=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 -X DELETE -H "$AUTH" \
     "http://127.0.0.1:$port_B/v1/launches/$cid") || dcode=000
-if [ "$codes" = " 201 201 201 201 201 201" ] && [ "$sec" = 503 ] && [ "$ccode" = 201 ] &&
+if [ "$codes" = " 201 201 201 201 201 201 201 201" ] && [ "$sec" = 503 ] && [ "$ccode" = 201 ] &&
     [ "$dcode" = 202 ] &&
     grep -q '"leader": *"replica-A"' "$work/sec.body" && ! grep -q s3cr3t "$work/B.log"; then
-    pass "6 launches accepted on both replicas, a cancel asked on the follower (202); secrets on the follower: 503 naming the leader"
+    pass "8 launches accepted on both replicas, a cancel asked on the follower (202); secrets on the follower: 503 naming the leader"
 else
     fail "accepts: codes$codes, cancel POST $ccode DELETE $dcode, secrets on the follower $sec: $(head -c 300 "$work/sec.body")"
 fi
@@ -301,6 +325,64 @@ if [ -z "$bad" ]; then
     pass "the fenced leader's launch ends DONE 0 with exactly one Slurm job (adopted by marker)"
 else
     fail "fenced launch:$bad"
+fi
+# ------------------------------------------------- 6. logs from a replica that did not archive
+# archiver ID: the replica that archived the launch: its `archived` event
+# carries the leader's epoch, and each replica logs the epochs it led at
+# ("-" before it is archived).
+archiver() {
+    local e r
+    e=$(curl -s --max-time 5 -H "$AUTH" "http://127.0.0.1:$port_A2/v1/launches/$1" 2>/dev/null |
+        python3 -c 'import json,sys
+d = json.load(sys.stdin)
+c = [e.get("context") or {} for e in d.get("events", []) if e.get("name") == "archived"]
+print(c[0].get("epoch", "?") if c else "-")' 2>/dev/null) || e="-"
+    case "$e" in "" | "-" | "?") echo "${e:--}" && return ;; esac
+    for r in A B C A2; do
+        grep -q "leadership: leader now (epoch $e)" "$work/$r.log" && { echo "$r"; return; }
+    done
+    echo "?"
+}
+bad=""
+served=0
+for id in "${outs[@]}"; do
+    a="-"
+    for _ in $(seq 1 30); do
+        a=$(archiver "$id")
+        [ "$a" != "-" ] && break
+        sleep 1
+    done
+    case "$a" in A | B | C | A2) ;; *) bad="$bad [$id: archived by '$a']" && continue ;; esac
+    # A and B are gone: their state directories go with them, as a
+    # replaced pod's emptyDir does
+    case "$a" in A | B) rm -rf "$work/state-$a" ;; esac
+    for r in C A2; do
+        [ "$r" = "$a" ] && continue
+        pv="port_$r"
+        for s in stdout stderr; do
+            code=$(curl -s -D "$work/log.h" -o "$work/log.body" -w '%{http_code}' --max-time 10 \
+                -H "$AUTH" "http://127.0.0.1:${!pv}/v1/launches/$id/logs/$s") || code=000
+            if [ "$code" = 200 ] && [ "$(cat "$work/log.body")" = "$s of $id" ] &&
+                grep -qi '^x-sluice-log-source: store' "$work/log.h"; then
+                served=$((served + 1))
+            else
+                bad="$bad [$id $s on $r (archived by $a): $code '$(head -c 100 "$work/log.body")']"
+            fi
+        done
+    done
+done
+# the CLI: through the API of a replica, and on the store itself from a
+# state directory that never held the launch
+cli_api=$("$SLUICE" logs "${outs[0]}" --server "http://127.0.0.1:$port_C" \
+    --api-token-file "$work/tokens" 2>&1) || true
+cli_store=$(SLUICE_STORE_URL="$store_url" "$SLUICE" logs --stderr "${outs[1]}" \
+    --state-dir "$work/state-C" 2>&1) || true
+[ "$cli_api" = "stdout of ${outs[0]}" ] || bad="$bad [sluice logs --server: '$cli_api']"
+[ "$cli_store" = "stderr of ${outs[1]}" ] || bad="$bad [sluice logs on the store: '$cli_store']"
+if [ -z "$bad" ] && [ "$served" -ge 4 ]; then
+    pass "archived logs come from the store: $served reads on replicas that did not archive them (the archiver's state directory removed) match byte for byte; sluice logs too"
+else
+    fail "logs from the store ($served served):$bad"
 fi
 [ "$failed" -eq 0 ] || for r in A B C A2; do
     echo "---- $r.log (tail)" >&2

@@ -6,11 +6,12 @@
 #
 #   1. mallory's job swaps its stdout.log for a symlink to the service's API
 #      tokens file: the log route (plain and follow=true, read by alice's
-#      token too) and `sluice logs` return no byte of it, and the archive
-#      holds none of it;
-#   2. a job swaps its stderr.log for a FIFO: the log route answers at once,
-#      a followed stream neither hangs the service nor blocks health, and
-#      the launch is archived and ends;
+#      token too) refuses it (409 log-refused, never an empty 200) and
+#      `sluice logs` exits 74, neither with a byte of it, and the archive
+#      holds none of it (410 log-gone naming the rule once archived);
+#   2. a job swaps its stderr.log for a FIFO: the log route answers 409 at
+#      once, a followed stream neither hangs the service nor blocks health,
+#      and the launch is archived and ends;
 #   3. a hetjob writes 999 into exit/a, makes it read-only and cancels its
 #      own job (scancel $SLURM_JOB_ID): the launch ends, and the launcher
 #      does not fail every cycle;
@@ -153,9 +154,11 @@ elif ! wait_file "$(staging_of "$sym")/swapped" 90; then
 else
     for hdr in "$MAL" "$ALICE"; do
         req GET "/v1/launches/$sym/logs/stdout" -H "$hdr"
-        [ "$code" = 200 ] || bad="$bad [logs: $code]"
+        { [ "$code" = 409 ] && grep -q 'log-refused' "$work/body"; } ||
+            bad="$bad [logs: $code $(head -c 200 "$work/body")]"
         grep -q 'tok-' "$work/body" && bad="$bad [the log route served the tokens file]"
         req GET "/v1/launches/$sym/logs/stdout?follow=true" -H "$hdr" --max-time 3
+        [ "$code" = 409 ] || bad="$bad [follow: $code]"
         grep -q 'tok-' "$work/body" && bad="$bad [follow served the tokens file]"
     done
     cli_rc=0
@@ -167,7 +170,7 @@ else
     fi
 fi
 if [ -z "$bad" ]; then
-    pass "a log swapped for a symlink to the tokens file: the log route (both callers, follow too) serves none of it; sluice logs refuses it (exit 74)"
+    pass "a log swapped for a symlink to the tokens file: the log route (both callers, follow too) refuses it, 409 log-refused; sluice logs refuses it (exit 74)"
 else
     fail "symlinked log:$bad"
 fi
@@ -184,7 +187,7 @@ else
     t0=$(date +%s%N)
     req GET "/v1/launches/$fifo/logs/stderr" -H "$ALICE"
     ms=$((($(date +%s%N) - t0) / 1000000))
-    [ "$code" = 200 ] && [ "$ms" -lt 5000 ] || bad="$bad [logs: $code after $ms ms]"
+    [ "$code" = 409 ] && [ "$ms" -lt 5000 ] || bad="$bad [logs: $code after $ms ms]"
     # a few followed streams on the FIFO at once, then health over both doors
     followers=()
     for _ in 1 2 3 4; do
@@ -200,7 +203,7 @@ else
     for p in "${followers[@]}"; do wait "$p" || true; done
 fi
 if [ -z "$bad" ] && wait_done "$fifo" 120; then
-    pass "a log swapped for a FIFO: the route answers at once, followed streams block nobody, the launch ends ($(state_of "$fifo"))"
+    pass "a log swapped for a FIFO: the route answers 409 at once, followed streams block nobody, the launch ends ($(state_of "$fifo"))"
 else
     fail "FIFO log:$bad (state $(state_of "$fifo"))"
 fi
@@ -369,8 +372,14 @@ fi
 for id in "$sym" "$fifo" "$ex" "$garb" "$argsid"; do
     wait_done "$id" 120 || bad="$bad [$id never ended: $(state_of "$id")]"
 done
-req GET "/v1/launches/$sym/logs/stdout" -H "$ALICE"
+for _ in $(seq 1 20); do # DONE first, archived at the same or the next cycle
+    req GET "/v1/launches/$sym/logs/stdout" -H "$ALICE"
+    [ "$code" = 410 ] && break
+    sleep 0.5
+done
 grep -q 'tok-' "$work/body" && bad="$bad [the archived log holds the tokens file]"
+{ [ "$code" = 410 ] && grep -q 'symbolic link' "$work/body"; } ||
+    bad="$bad [the archived symlinked log: $code $(head -c 200 "$work/body"), not 410 naming the rule]"
 jwt=$(tr -d ' \n' <"$SLUICE_TB_TOKEN_FILE" 2>/dev/null | sed 's/^SLURM_JWT=//')
 for secret in "$tok_alice" "$tok_mallory" "$pg_secret" "${jwt:-no-jwt-file}"; do
     grep -qF -- "$secret" "$work/responses" && bad="$bad [a response held a secret (${secret:0:8}...)]"

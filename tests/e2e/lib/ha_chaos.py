@@ -9,6 +9,9 @@ to its end and checked against Slurm's own records.
 Environment: SLUICE_STORE_URL (the store, schema of the suite's own),
 PGPASSFILE, the testbed's (SLUICE_TB_*, PATH with squeue/sacct).
 
+Each launch prints one line of its own; at the end its stdout is read from
+the replica that did not archive it (the store's copy, issue 30).
+
 Prints one `RESULT <name> ok|fail <detail>` line per check and one
 `FAILOVER <seconds>` line per kill; the shell suite turns them into
 PASS/FAIL lines.  Exit status 0 when it ran to the end (whatever the
@@ -17,6 +20,7 @@ checks said), 2 when it could not run at all.
 import hashlib
 import os
 import random
+import re
 import statistics
 import subprocess
 import sys
@@ -38,7 +42,8 @@ def log(msg):
     print(f"ha_chaos: {msg}", flush=True)
 
 
-replicas = [Replica(n, SLUICE, SITE, WORK, TOKEN) for n in ("a", "b")]
+# notice: the `leadership: leader now (epoch N)` lines say who archived what
+replicas = [Replica(n, SLUICE, SITE, WORK, TOKEN, extra_args=("--log-level", "notice")) for n in ("a", "b")]
 
 
 def leader(wait_s):
@@ -55,12 +60,66 @@ def leader(wait_s):
 
 
 def request(i):
+    """Launch i: prints its own line (log_line) and sleeps 0-2 s."""
     lid = f"chaos-{RUN}-{i:03d}"
     return lid, {
         "launch_id": lid, "site": CLUSTER, "profile": "none",
-        "command": "/bin/sleep", "args": [str(rng.choice([0, 1, 2]))], "time_limit": 2,
+        "command": "/bin/sh", "args": ["-c", f"echo 'out {lid}'; sleep {rng.choice([0, 1, 2])}"],
+        "time_limit": 2,
         "pools": [{"name": "main", "nodes": 1, "cpus_per_node": 1, "mem_per_node_mib": 100}],
     }
+
+
+def log_line(lid):
+    return f"out {lid}\n".encode()
+
+
+def archiver(body):
+    """The replica that archived the launch: its `archived` event carries the
+    leader's epoch, and each replica's log says which epochs it led at
+    (None before it is archived, "?" when no replica led at that epoch)."""
+    for e in body.get("events", []):
+        if e.get("name") == "archived":
+            epoch = (e.get("context") or {}).get("epoch")
+            for r in replicas:
+                if re.search(rf"leadership: leader now \(epoch {epoch}\)", r.log_text()):
+                    return r.name
+            return "?"
+    return None
+
+
+def logs_elsewhere(lids):
+    """Each launch's stdout read from every replica that did not archive it:
+    from the store, byte for byte.  A leader killed inside its cycle may
+    leave a launch that ended without its `archived` event (the next leader
+    adopts live launches only): archived into the store before the kill, or
+    not at all (its log stays in its staging on the shared storage).  Both
+    replicas serve those, from wherever the log is.  (from the replica that
+    did not archive, without an `archived` event, what went wrong)."""
+    known, unknown, wrong = 0, 0, []
+    for lid in lids:
+        body = None
+        for r in replicas:
+            status, b = r.call("GET", f"/v1/launches/{lid}")
+            if status == 200 and isinstance(b, dict):
+                body = b
+                break
+        who = archiver(body) if body is not None else "?"
+        if who is not None and who not in (r.name for r in replicas):
+            wrong.append(f"{lid}: archived by {who}")
+            continue
+        for r in replicas:
+            if r.name == who:
+                continue
+            status, data, source = r.get_raw(f"/v1/launches/{lid}/logs/stdout")
+            want = ("store",) if who is not None else ("store", "live")
+            if status != 200 or data != log_line(lid) or source not in want:
+                wrong.append(f"{lid} on {r.name} (archived by {who}): {status} {source} {data[:80]!r}")
+        if who is not None:
+            known += 1
+        else:
+            unknown += 1
+    return known, unknown, wrong
 
 
 def post(i, body):
@@ -197,6 +256,16 @@ def main():
             wrong.append(f"{lid}: launch {got}/{body.get('result_code')} jobs {ids}, accounting {job_id} {state}")
     result("result-matches-accounting", not wrong,
            f"{len(ends) - len(wrong)} of {len(ends)} results match accounting" + (f"; {wrong[:3]}" if wrong else ""))
+
+    # Every completed launch's stdout, archived by whichever replica led
+    # when it ended, read from the other replica: from the store, byte for
+    # byte.  (A job Slurm failed by itself may never have run.)
+    ran = [lid for lid, body in ends.items() if body.get("result_code") == 0]
+    known, unknown, wrong = logs_elsewhere(ran)
+    result("logs-from-the-other-replica", not wrong and known + unknown == len(ran) and known > 0,
+           f"{known} of {len(ran)} completed launches' stdout served from the store by the replica that did "
+           f"not archive it; {unknown} without an `archived` event (a leader killed in its cycle) served by "
+           "both" + (f"; {wrong[:3]}" if wrong else ""))
     for r in replicas:
         r.stop()
 

@@ -115,8 +115,10 @@ def wait_for(what, fn, seconds):
 
 
 def request(i):
+    """Launch i: prints `out <launch id>` and ends."""
     lid = f"dbloss-{RUN}-{i}"
-    return lid, {"launch_id": lid, "site": CLUSTER, "profile": "none", "command": "/bin/true", "args": [],
+    return lid, {"launch_id": lid, "site": CLUSTER, "profile": "none", "command": "/bin/sh",
+                 "args": ["-c", f"echo 'out {lid}'"],
                  "time_limit": 2,
                  "pools": [{"name": "main", "nodes": 1, "cpus_per_node": 1, "mem_per_node_mib": 100}]}
 
@@ -212,6 +214,12 @@ def main():
     back = wait_for("b to be ready again", lambda: b.ready()[:2] == (200, "follower"), 60)
     logged = "the database answers again" in b.log_text()
     result("db-back-rejoins", bool(back) and logged, f"b ready as a follower: {bool(back)}; log line: {logged}")
+
+    # 4. a archived its launch while b was cut off: b serves its stdout from
+    # the store (issue 30)
+    status, data, source = b.get_raw(f"/v1/launches/{lid2}/logs/stdout")
+    result("logs-on-the-other-replica", status == 200 and data == f"out {lid2}\n".encode() and source == "store",
+           f"b (which did not archive {lid2}): {status}, source {source}, {data[:60]!r}")
     for r in (a, b):
         r.stop()
 

@@ -96,6 +96,21 @@ class Replica:
         except ValueError:
             return status, None
 
+    def get_raw(self, path, timeout=10):
+        """(status, body bytes, X-Sluice-Log-Source) of a GET; status 0 when
+        nothing answered."""
+        if not self.alive() or self.port is None:
+            return 0, b"", None
+        req = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}")
+        req.add_header("Authorization", f"Bearer {self.token}")
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as r:
+                return r.status, r.read(), r.headers.get("X-Sluice-Log-Source")
+        except urllib.error.HTTPError as e:
+            return e.code, e.read(), e.headers.get("X-Sluice-Log-Source")
+        except (OSError, urllib.error.URLError):
+            return 0, b"", None
+
     def ready(self):
         """(HTTP status, role, epoch) of /v1/readyz; (0, None, None) when it
         does not answer."""
