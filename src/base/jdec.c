@@ -560,6 +560,26 @@ static bool all_known(const json_t *obj, const char *const *allowed)
     return n == json_object_size(obj);
 }
 
+void *jdec_iter(const jdec_cur_t *obj)
+{
+    return json_object_iter(mutable_json(obj->v));
+}
+
+void *jdec_iter_next(const jdec_cur_t *obj, void *it)
+{
+    return json_object_iter_next(mutable_json(obj->v), it);
+}
+
+const char *jdec_iter_member(jdec_cur_t *out, const jdec_cur_t *obj, void *it)
+{
+    const char *key = json_object_iter_key(it);
+
+    copy_cursor(out, obj);
+    out->v = json_object_iter_value(it);
+    put_key(out, key);
+    return key;
+}
+
 const char *jdec_unknown_key(const jdec_cur_t *c, const char *const *allowed)
 {
     const char *key;

@@ -188,4 +188,17 @@ bool jdec_fatal(const jdec_t *d, sluice_err rc);
 #define JDEC_FOREACH(arr, i, item)                                                                 \
     for ((i) = 0; (i) < jdec_len(arr) && (jdec_item(&(item), (arr), (i)), true); (i)++)
 
+/* Member iteration in document order (jansson's): jdec_iter() is NULL for
+ * anything but a non-empty object; jdec_iter_member() makes `out` the
+ * member's cursor and returns its key (borrowed). */
+void *jdec_iter(const jdec_cur_t *obj);
+void *jdec_iter_next(const jdec_cur_t *obj, void *it);
+const char *jdec_iter_member(jdec_cur_t *out, const jdec_cur_t *obj, void *it);
+
+/* Every member of the object cursor `obj`: `it` a void *, `key` a const
+ * char *, `item` a jdec_cur_t. */
+#define JDEC_FOREACH_MEMBER(obj, it, key, item)                                                    \
+    for ((it) = jdec_iter(obj); (it) != NULL && ((key) = jdec_iter_member(&(item), (obj), (it)));  \
+         (it) = jdec_iter_next((obj), (it)))
+
 #endif /* SLUICE_JDEC_H */

@@ -5,9 +5,10 @@
  *
  * Notes:
  * - Calls go one way: this file -> the adapters -> slurmrest_parse.c (the
- *   lenient getters and shared parsers).  The cluster-status parsers
+ *   answer decoder and shared parsers).  The cluster-status parsers
  *   (diag, nodes, ping) live in slurmrest_status.c.
- * - Parsing is lenient (unknown members are ignored, numbers may be bare or
+ * - Parsing is lenient (base/jdec.h through slurmrest_decoder(): unknown
+ *   members are ignored, null is absent, numbers may be bare or
  *   {set,infinite,number}) but a member of the wrong JSON type is an
  *   SLUICE_EPROTO error that names its path, e.g. "jobs[2].job_state".
  */
@@ -364,36 +365,27 @@ void sluice_rest_envelope_clear(sluice_rest_envelope_t *e)
     memset(e, 0, sizeof(*e));
 }
 
-static sluice_err parse_meta(const json_t *resp, sluice_rest_envelope_t *e, sluice_error_t *err)
+static sluice_err parse_meta(const jdec_cur_t *root, sluice_rest_envelope_t *e)
 {
-    const json_t *meta = json_object_get(resp, "meta");
-    const json_t *plugin;
-    const json_t *slurm;
+    jdec_cur_t meta, plugin, slurm;
+    const json_t *named;
     sluice_err rc;
 
-    if (meta == NULL || json_is_null(meta))
-        return SLUICE_OK;
-    if (!json_is_object(meta))
-        return sluice_errorf(err, SLUICE_EPROTO, "meta: expected an object");
-    plugin = json_object_get(meta, "plugin");
-    if (json_is_object(plugin)) {
-        if ((rc = slurmrest_get_string(plugin, "type", "meta.plugin", &e->plugin_type, err)) != 0)
-            return rc;
-        rc = slurmrest_get_string(plugin, "data_parser", "meta.plugin", &e->data_parser, err);
-        if (rc != SLUICE_OK)
-            return rc;
-    }
-    /* v0.0.38/39 say "Slurm", v0.0.40+ "slurm". */
-    slurm = json_object_get(meta, "slurm");
-    if (slurm == NULL)
-        slurm = json_object_get(meta, "Slurm");
-    if (json_is_object(slurm)) {
-        if ((rc = slurmrest_get_string(slurm, "release", "meta.slurm", &e->release, err)) != 0)
-            return rc;
-        if ((rc = slurmrest_get_string(slurm, "cluster", "meta.slurm", &e->cluster, err)) != 0)
-            return rc;
-    }
-    return SLUICE_OK;
+    if ((rc = jdec_object(root, "meta", 0, &meta)) != SLUICE_OK)
+        return rc;
+    if ((rc = jdec_object(&meta, "plugin", JDEC_SOFT, &plugin)) != SLUICE_OK)
+        return rc;
+    if ((rc = jdec_strdup(&plugin, "type", 0, SIZE_MAX, &e->plugin_type)) != SLUICE_OK)
+        return rc;
+    if ((rc = jdec_strdup(&plugin, "data_parser", 0, SIZE_MAX, &e->data_parser)) != SLUICE_OK)
+        return rc;
+    /* v0.0.38/39 say "Slurm", v0.0.40+ "slurm" (named "meta.slurm" either way). */
+    if ((named = jdec_value(&meta, "slurm")) == NULL)
+        named = jdec_value(&meta, "Slurm");
+    jdec_root(&slurm, root->d, json_is_object(named) ? named : NULL, "meta.slurm");
+    if ((rc = jdec_strdup(&slurm, "release", 0, SIZE_MAX, &e->release)) != SLUICE_OK)
+        return rc;
+    return jdec_strdup(&slurm, "cluster", 0, SIZE_MAX, &e->cluster);
 }
 
 sluice_err sluice_rest_parse_envelope(sluice_rest_version v,
@@ -402,80 +394,72 @@ sluice_err sluice_rest_parse_envelope(sluice_rest_version v,
                                       sluice_error_t *err)
 {
     sluice_rest_envelope_t e = {0};
-    const json_t *errors;
-    const json_t *warnings;
-    const json_t *item;
+    jdec_t d;
+    jdec_cur_t root, errors, warnings, item;
     size_t i;
     sluice_err rc;
-    char path[64];
 
     if (slurmrest_info(v) == NULL || out == NULL)
         return sluice_errorf(err, SLUICE_EINVAL, "envelope: bad arguments");
     if (!json_is_object(resp))
         return sluice_errorf(err, SLUICE_EPROTO, "response: expected a JSON object");
-    if ((rc = parse_meta(resp, &e, err)) != SLUICE_OK)
+    slurmrest_decoder(&d, err);
+    jdec_root(&root, &d, resp, "");
+    if ((rc = parse_meta(&root, &e)) != SLUICE_OK)
         goto out;
-    errors = slurmrest_get_array(resp, "errors", "", &rc, err);
-    if (rc != SLUICE_OK)
+    if ((rc = jdec_array(&root, "errors", 0, &errors)) != SLUICE_OK)
         goto out;
-    if (errors != NULL && json_array_size(errors) > 0) {
-        e.errors = calloc(json_array_size(errors), sizeof(*e.errors));
-        if (e.errors == NULL) {
-            rc = sluice_errorf(err, SLUICE_ENOMEM, "errors: out of memory");
-            goto out;
-        }
+    if (jdec_len(&errors) > 0 &&
+        (e.errors = calloc(jdec_len(&errors), sizeof(*e.errors))) == NULL) {
+        rc = sluice_errorf(err, SLUICE_ENOMEM, "errors: out of memory");
+        goto out;
     }
-    json_array_foreach(errors, i, item)
+    JDEC_FOREACH(&errors, i, item)
     {
         sluice_rest_error_t *x = &e.errors[e.n_errors];
         bool has = false;
         int64_t num = 0;
 
-        snprintf(path, sizeof(path), "errors[%zu]", i);
-        if (!json_is_object(item)) {
-            rc = sluice_errorf(err, SLUICE_EPROTO, "%s: expected an object", path);
+        if (!json_is_object(item.v)) {
+            rc = jdec_fail(&item, NULL, "expected an object");
             goto out;
         }
         e.n_errors++;
-        rc = slurmrest_get_number(item, "error_number", path, &has, &num, err);
+        rc = slurmrest_number(&item, "error_number", &has, &num);
         if (rc == SLUICE_OK && !has) /* v0.0.38 submit path */
-            rc = slurmrest_get_number(item, "error_code", path, &has, &num, err);
+            rc = slurmrest_number(&item, "error_code", &has, &num);
         if (rc == SLUICE_OK)
-            rc = slurmrest_get_string(item, "error", path, &x->error, err);
+            rc = jdec_strdup(&item, "error", 0, SIZE_MAX, &x->error);
         if (rc == SLUICE_OK)
-            rc = slurmrest_get_string(item, "description", path, &x->description, err);
+            rc = jdec_strdup(&item, "description", 0, SIZE_MAX, &x->description);
         if (rc != SLUICE_OK)
             goto out;
         x->number = has ? (long)num : 0;
     }
-    warnings = slurmrest_get_array(resp, "warnings", "", &rc, err);
-    if (rc != SLUICE_OK)
+    if ((rc = jdec_array(&root, "warnings", 0, &warnings)) != SLUICE_OK)
         goto out;
-    if (warnings != NULL && json_array_size(warnings) > 0) {
-        e.warnings = calloc(json_array_size(warnings), sizeof(*e.warnings));
-        if (e.warnings == NULL) {
-            rc = sluice_errorf(err, SLUICE_ENOMEM, "warnings: out of memory");
-            goto out;
-        }
+    if (jdec_len(&warnings) > 0 &&
+        (e.warnings = calloc(jdec_len(&warnings), sizeof(*e.warnings))) == NULL) {
+        rc = sluice_errorf(err, SLUICE_ENOMEM, "warnings: out of memory");
+        goto out;
     }
-    json_array_foreach(warnings, i, item)
+    JDEC_FOREACH(&warnings, i, item)
     {
         char *text = NULL;
 
-        snprintf(path, sizeof(path), "warnings[%zu]", i);
-        if (json_is_string(item)) {
-            text = strdup(json_string_value(item));
-        } else if (json_is_object(item)) {
-            if ((rc = slurmrest_get_string(item, "description", path, &text, err)) != SLUICE_OK)
+        if (jdec_peek_string(&item, NULL) != NULL) {
+            text = strdup(jdec_peek_string(&item, NULL));
+        } else if (json_is_object(item.v)) {
+            if ((rc = jdec_strdup(&item, "description", 0, SIZE_MAX, &text)) != SLUICE_OK)
                 goto out;
             if (text == NULL)
                 text = strdup("");
         } else {
-            rc = sluice_errorf(err, SLUICE_EPROTO, "%s: expected an object", path);
+            rc = jdec_fail(&item, NULL, "expected an object");
             goto out;
         }
         if (text == NULL) {
-            rc = sluice_errorf(err, SLUICE_ENOMEM, "%s: out of memory", path);
+            rc = jdec_oom(&d, item.path);
             goto out;
         }
         e.warnings[e.n_warnings++] = text;
@@ -533,7 +517,10 @@ sluice_err sluice_rest_parse_submit(sluice_rest_version v,
                                     sluice_error_t *err)
 {
     sluice_rest_submit_t s = {0};
+    jdec_t d;
+    jdec_cur_t root;
     const json_t *step;
+    const char *text;
     bool has = false;
     int64_t id = 0;
     sluice_err rc;
@@ -542,13 +529,14 @@ sluice_err sluice_rest_parse_submit(sluice_rest_version v,
         return sluice_errorf(err, SLUICE_EINVAL, "submit: NULL output");
     if ((rc = sluice_rest_parse_envelope(v, resp, &s.env, err)) != SLUICE_OK)
         goto out;
-    if (json_is_string(json_object_get(resp, "job_id"))) {
+    slurmrest_decoder(&d, err);
+    jdec_root(&root, &d, resp, "");
+    if ((text = jdec_peek_string(&root, "job_id")) != NULL) {
         /* "<id>" or "<id>;<cluster>" (a job routed to another cluster) */
-        if ((rc = slurmrest_split_job_id(json_string_value(json_object_get(resp, "job_id")),
-                                         "job_id", &id, &s.cluster, err)) != SLUICE_OK)
+        if ((rc = slurmrest_split_job_id(text, "job_id", &id, &s.cluster, err)) != SLUICE_OK)
             goto out;
         has = true;
-    } else if ((rc = slurmrest_get_number(resp, "job_id", "", &has, &id, err)) != SLUICE_OK) {
+    } else if ((rc = slurmrest_number(&root, "job_id", &has, &id)) != SLUICE_OK) {
         goto out;
     }
     if (has && id < 0) {
@@ -557,15 +545,15 @@ sluice_err sluice_rest_parse_submit(sluice_rest_version v,
     }
     s.job_id = has ? (uint64_t)id : 0;
     /* step_id is "BATCH"/"batch", but a v0.0.39 hetjob answers an integer. */
-    step = json_object_get(resp, "step_id");
+    step = jdec_value(&root, "step_id");
     if (json_is_integer(step)) {
         char tmp[32];
         snprintf(tmp, sizeof(tmp), "%" JSON_INTEGER_FORMAT, json_integer_value(step));
         s.step_id = strdup(tmp);
-    } else if ((rc = slurmrest_get_string(resp, "step_id", "", &s.step_id, err)) != SLUICE_OK) {
+    } else if ((rc = jdec_strdup(&root, "step_id", 0, SIZE_MAX, &s.step_id)) != SLUICE_OK) {
         goto out;
     }
-    rc = slurmrest_get_string(resp, "job_submit_user_msg", "", &s.user_msg, err);
+    rc = jdec_strdup(&root, "job_submit_user_msg", 0, SIZE_MAX, &s.user_msg);
     if (rc != SLUICE_OK)
         goto out;
     *out = s;
@@ -618,47 +606,42 @@ static sluice_err parse_jobs(sluice_rest_version v,
 {
     const slurmrest_info_t *info = slurmrest_info(v);
     sluice_rest_jobs_t j = {0};
-    const json_t *jobs;
-    const json_t *rec;
+    jdec_t d;
+    jdec_cur_t root, jobs, rec;
     size_t i;
     sluice_err rc;
-    char path[48];
 
     if (out == NULL)
         return sluice_errorf(err, SLUICE_EINVAL, "jobs: NULL output");
     if ((rc = sluice_rest_parse_envelope(v, resp, &j.env, err)) != SLUICE_OK)
         goto out;
-    jobs = slurmrest_get_array(resp, "jobs", "", &rc, err);
-    if (rc != SLUICE_OK)
+    slurmrest_decoder(&d, err);
+    jdec_root(&root, &d, resp, "");
+    if ((rc = jdec_array(&root, "jobs", 0, &jobs)) != SLUICE_OK)
         goto out;
-    if (jobs != NULL && json_array_size(jobs) > 0) {
-        j.jobs = calloc(json_array_size(jobs), sizeof(*j.jobs));
-        if (j.jobs == NULL) {
-            rc = sluice_errorf(err, SLUICE_ENOMEM, "jobs: out of memory");
-            goto out;
-        }
+    if (jdec_len(&jobs) > 0 && (j.jobs = calloc(jdec_len(&jobs), sizeof(*j.jobs))) == NULL) {
+        rc = sluice_errorf(err, SLUICE_ENOMEM, "jobs: out of memory");
+        goto out;
     }
-    json_array_foreach(jobs, i, rec)
+    JDEC_FOREACH(&jobs, i, rec)
     {
         sluice_jobview_t view = {0};
         size_t k;
 
-        snprintf(path, sizeof(path), "jobs[%zu]", i);
-        if (!json_is_object(rec)) {
-            rc = sluice_errorf(err, SLUICE_EPROTO, "%s: expected an object", path);
+        if (!json_is_object(rec.v)) {
+            rc = jdec_fail(&rec, NULL, "expected an object");
             goto out;
         }
         if (info->family == 38)
-            rc = acct ? slurmrest_v0038_acct_job(rec, path, &view, err)
-                      : slurmrest_v0038_job(rec, path, &view, err);
+            rc = acct ? slurmrest_v0038_acct_job(&rec, &view) : slurmrest_v0038_job(&rec, &view);
         else
-            rc = acct ? slurmrest_v0040_acct_job(info, rec, path, &view, err)
-                      : slurmrest_v0040_job(info, rec, path, &view, err);
+            rc = acct ? slurmrest_v0040_acct_job(info, &rec, &view)
+                      : slurmrest_v0040_job(info, &rec, &view);
         if (rc != SLUICE_OK) {
             sluice_jobview_clear(&view);
             goto out;
         }
-        view.other_cluster = slurmrest_other_cluster(rec, j.env.cluster);
+        view.other_cluster = slurmrest_other_cluster(&rec, j.env.cluster);
         /* slurmdbd lists a requeued job once per run: keep the newest.  A
          * record with the same id on another cluster, or of another name
          * or user (an id Slurm reused), is another job: kept apart. */
@@ -745,11 +728,10 @@ sluice_err sluice_rest_parse_job_states(sluice_rest_version v,
 {
     const slurmrest_info_t *info = slurmrest_info(v);
     sluice_rest_job_states_t s = {0};
-    const json_t *jobs;
-    const json_t *rec;
+    jdec_t d;
+    jdec_cur_t root, jobs, rec, state;
     size_t i;
     sluice_err rc;
-    char path[48];
 
     if (out == NULL || info == NULL)
         return sluice_errorf(err, SLUICE_EINVAL, "jobs/state: bad arguments");
@@ -757,37 +739,31 @@ sluice_err sluice_rest_parse_job_states(sluice_rest_version v,
         return sluice_errorf(err, SLUICE_EUNSUPPORTED, "jobs/state: not served by %s", info->name);
     if ((rc = sluice_rest_parse_envelope(v, resp, &s.env, err)) != SLUICE_OK)
         goto out;
-    jobs = slurmrest_get_array(resp, "jobs", "", &rc, err);
-    if (rc != SLUICE_OK)
+    slurmrest_decoder(&d, err);
+    jdec_root(&root, &d, resp, "");
+    if ((rc = jdec_array(&root, "jobs", 0, &jobs)) != SLUICE_OK)
         goto out;
-    if (jobs != NULL && json_array_size(jobs) > 0) {
-        s.states = calloc(json_array_size(jobs), sizeof(*s.states));
-        if (s.states == NULL) {
-            rc = sluice_errorf(err, SLUICE_ENOMEM, "jobs: out of memory");
-            goto out;
-        }
+    if (jdec_len(&jobs) > 0 && (s.states = calloc(jdec_len(&jobs), sizeof(*s.states))) == NULL) {
+        rc = sluice_errorf(err, SLUICE_ENOMEM, "jobs: out of memory");
+        goto out;
     }
-    json_array_foreach(jobs, i, rec)
+    JDEC_FOREACH(&jobs, i, rec)
     {
         sluice_rest_job_state_t *st = &s.states[s.n_states];
-        const json_t *id;
+        const json_t *id = jdec_value(&rec, "job_id");
 
-        snprintf(path, sizeof(path), "jobs[%zu]", i);
-        if (!json_is_object(rec)) {
-            rc = sluice_errorf(err, SLUICE_EPROTO, "%s: expected an object", path);
+        if (!json_is_object(rec.v)) {
+            rc = jdec_fail(&rec, NULL, "expected an object");
             goto out;
         }
-        id = json_object_get(rec, "job_id");
         if (json_is_integer(id) && json_integer_value(id) > 0) {
             st->job_id = (uint64_t)json_integer_value(id);
         } else if (!json_is_string(id) || !parse_state_id(json_string_value(id), st)) {
-            rc = sluice_errorf(err, SLUICE_EPROTO, "%s.job_id: expected \"<id>\" or \"<id>+<n>\"",
-                               path);
+            rc = jdec_fail(&rec, "job_id", "expected \"<id>\" or \"<id>+<n>\"");
             goto out;
         }
-        snprintf(path, sizeof(path), "jobs[%zu].state", i);
-        rc = slurmrest_state_value(json_object_get(rec, "state"), path, &st->base, &st->flags, err);
-        if (rc != SLUICE_OK)
+        jdec_member(&state, &rec, "state");
+        if ((rc = slurmrest_state_value(&state, &st->base, &st->flags)) != SLUICE_OK)
             goto out;
         s.n_states++;
     }

@@ -18,6 +18,8 @@
 
 #include <sluice/slurmrest.h>
 
+#include "base/jdec.h"
+
 /* One row per version: how it differs from its family's baseline.  Checked
  * against the OpenAPI documents in shared/openapi/slurmrestd and the
  * reference's live observations (slurmrestd-api.md section 16). */
@@ -41,29 +43,20 @@ sluice_err slurmrest_v0038_submit_body(const sluice_jobdesc_t *descs,
                                        size_t n,
                                        json_t **out,
                                        sluice_error_t *err);
-sluice_err slurmrest_v0038_job(const json_t *rec,
-                               const char *path,
-                               sluice_jobview_t *out,
-                               sluice_error_t *err);
-sluice_err slurmrest_v0038_acct_job(const json_t *rec,
-                                    const char *path,
-                                    sluice_jobview_t *out,
-                                    sluice_error_t *err);
+/* The record at cursor `rec` (an object, read leniently: slurmrest_parse.h)
+ * into *out; errors name its members' paths ("jobs[2].job_state"). */
+sluice_err slurmrest_v0038_job(const jdec_cur_t *rec, sluice_jobview_t *out);
+sluice_err slurmrest_v0038_acct_job(const jdec_cur_t *rec, sluice_jobview_t *out);
 
 sluice_err slurmrest_v0040_submit_body(const slurmrest_info_t *info,
                                        const sluice_jobdesc_t *descs,
                                        size_t n,
                                        json_t **out,
                                        sluice_error_t *err);
-sluice_err slurmrest_v0040_job(const slurmrest_info_t *info,
-                               const json_t *rec,
-                               const char *path,
-                               sluice_jobview_t *out,
-                               sluice_error_t *err);
+sluice_err
+slurmrest_v0040_job(const slurmrest_info_t *info, const jdec_cur_t *rec, sluice_jobview_t *out);
 sluice_err slurmrest_v0040_acct_job(const slurmrest_info_t *info,
-                                    const json_t *rec,
-                                    const char *path,
-                                    sluice_jobview_t *out,
-                                    sluice_error_t *err);
+                                    const jdec_cur_t *rec,
+                                    sluice_jobview_t *out);
 
 #endif /* SLUICE_SLURMREST_INTERNAL_H */

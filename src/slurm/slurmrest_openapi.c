@@ -15,10 +15,14 @@
  *     before the oldest protocol version the release still talks).  So a
  *     version is deprecated when all its operations are; single deprecated
  *     operations are counted, not taken for the version.
- *   - Only the "paths" member is read; components are not.
+ *   - Only the "paths" member is read; components are not.  The document is
+ *     read strictly (base/jdec.h): a null where an object or a boolean
+ *     belongs is an error, as any other wrong type.
  */
+#include <stdio.h>
 #include <string.h>
 
+#include "base/jdec.h"
 #include "slurmrest.h"
 
 const char *sluice_rest_version_removed_in(sluice_rest_version v)
@@ -43,33 +47,28 @@ static bool path_of(const char *path, const char *name)
     return false;
 }
 
-/* One path item: its operations and their deprecation marks. */
-static sluice_err
-count_item(const char *path, const json_t *item, sluice_rest_openapi_ops_t *o, sluice_error_t *err)
+/* One path item (cursor `item`, named "openapi: paths[\"<path>\"]"): its
+ * operations and their deprecation marks. */
+static sluice_err count_item(const jdec_cur_t *item, sluice_rest_openapi_ops_t *o)
 {
     static const char *const methods[] = {"get",     "put",  "post",  "delete",
                                           "options", "head", "patch", "trace"};
+    sluice_err rc;
 
-    if (!json_is_object(item))
-        return sluice_errorf(err, SLUICE_EPROTO, "openapi: paths[\"%.200s\"]: expected an object",
-                             path);
+    if (!json_is_object(item->v))
+        return jdec_fail(item, NULL, "expected an object");
     for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++) {
-        const json_t *op = json_object_get(item, methods[i]);
-        const json_t *dep;
+        jdec_cur_t op;
+        bool dep = false;
 
-        if (op == NULL)
+        if ((rc = jdec_object(item, methods[i], 0, &op)) != SLUICE_OK)
+            return rc;
+        if (op.v == NULL)
             continue;
-        if (!json_is_object(op))
-            return sluice_errorf(err, SLUICE_EPROTO,
-                                 "openapi: paths[\"%.200s\"].%s: expected an object", path,
-                                 methods[i]);
         o->operations++;
-        dep = json_object_get(op, "deprecated");
-        if (dep != NULL && !json_is_boolean(dep))
-            return sluice_errorf(err, SLUICE_EPROTO,
-                                 "openapi: paths[\"%.200s\"].%s.deprecated: expected a boolean",
-                                 path, methods[i]);
-        if (json_is_true(dep))
+        if ((rc = jdec_bool(&op, "deprecated", 0, &dep)) != SLUICE_OK)
+            return rc;
+        if (dep)
             o->deprecated++;
     }
     return SLUICE_OK;
@@ -82,9 +81,11 @@ sluice_err sluice_rest_openapi_ops(const json_t *doc,
 {
     const slurmrest_info_t *info = slurmrest_info(v);
     sluice_rest_openapi_ops_t o = {0, 0};
-    json_t *paths;
+    jdec_t d;
+    jdec_cur_t root, paths, member, item;
     const char *key;
-    json_t *item;
+    void *it;
+    char name[240];
     sluice_err rc;
 
     if (doc == NULL || out == NULL)
@@ -93,15 +94,19 @@ sluice_err sluice_rest_openapi_ops(const json_t *doc,
         return sluice_errorf(err, SLUICE_EINVAL, "openapi: unknown version %d", (int)v);
     if (!json_is_object(doc))
         return sluice_errorf(err, SLUICE_EPROTO, "openapi: expected an object");
-    paths = json_object_get(doc, "paths");
-    if (!json_is_object(paths))
-        return sluice_errorf(err, SLUICE_EPROTO, "openapi.paths: %s",
-                             paths == NULL ? "missing" : "expected an object");
-    json_object_foreach(paths, key, item)
+    /* strict: a document, not an answer; null is a wrong type here */
+    jdec_init(&d, JDEC_STRICT, JDEC_VOICE_EXPECT, SLUICE_EPROTO, err, NULL);
+    jdec_root(&root, &d, doc, "openapi");
+    if (jdec_object(&root, "paths", JDEC_REQUIRED | JDEC_SILENT, &paths) != SLUICE_OK)
+        return jdec_fail(&root, "paths", "%s",
+                         jdec_value(&root, "paths") == NULL ? "missing" : "expected an object");
+    JDEC_FOREACH_MEMBER(&paths, it, key, member)
     {
         if (!path_of(key, info->name))
             continue;
-        if ((rc = count_item(key, item, &o, err)) != SLUICE_OK)
+        snprintf(name, sizeof(name), "openapi: paths[\"%.200s\"]", key);
+        jdec_root(&item, &d, member.v, name);
+        if ((rc = count_item(&item, &o)) != SLUICE_OK)
             return rc;
     }
     *out = o;

@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* slurmrest_parse.c - the helpers every slurmrestd version adapter shares:
- * lenient member getters, state names into base + flags, the accounting
- * fields that every version shapes alike, the checks and text pieces of a
- * job description that both submit families use, and a record's cluster
- * identity (another cluster, a federation, a "<id>;<cluster>" job id).
+ * the answer decoder and Slurm's numbers, state names into base + flags,
+ * the accounting fields that every version shapes alike, the checks and
+ * text pieces of a job description that both submit families use, and a
+ * record's cluster identity (another cluster, a federation, a
+ * "<id>;<cluster>" job id).
  *
  * Notes:
  * - The bottom of the adapter stack: slurmrest.c dispatches to the version
  *   adapters, and they (and slurmrest.c) call in here.  Nothing in this file
  *   calls back into slurmrest.c or an adapter.
- * - Parsing is lenient (unknown members are ignored, numbers may be bare or
+ * - Answers are read with base/jdec.h in lenient mode (slurmrest_decoder():
+ *   null is absent, unknown members are ignored, numbers may be bare or
  *   {set,infinite,number}) but a member of the wrong JSON type is an
  *   SLUICE_EPROTO error that names its path, e.g. "jobs[2].job_state".
  */
@@ -24,96 +26,69 @@
 
 #include "slurmrest_parse.h"
 
-/* ---- lenient getters --------------------------------------------------------- */
+/* ---- reading answers --------------------------------------------------------- */
 
-static sluice_err
-wrong_type(sluice_error_t *err, const char *path, const char *key, const char *want)
+void slurmrest_decoder(jdec_t *d, sluice_error_t *err)
 {
-    return sluice_errorf(err, SLUICE_EPROTO, "%s%s%s: expected %s", path, key[0] ? "." : "", key,
-                         want);
+    jdec_init(d, JDEC_LENIENT, JDEC_VOICE_EXPECT, SLUICE_EPROTO, err, NULL);
 }
 
-sluice_err slurmrest_get_string(
-    const json_t *obj, const char *key, const char *path, char **out, sluice_error_t *err)
+/* A bare number: an integer, or a real's integral part when it is finite
+ * and fits (else no value). */
+static void whole(const json_t *v, bool *present, int64_t *out)
 {
-    const json_t *v = json_object_get(obj, key);
+    double d;
 
-    *out = NULL;
-    if (v == NULL || json_is_null(v))
-        return SLUICE_OK;
-    if (!json_is_string(v))
-        return wrong_type(err, path, key, "a string");
-    *out = strdup(json_string_value(v));
-    if (*out == NULL)
-        return sluice_errorf(err, SLUICE_ENOMEM, "%s.%s: out of memory", path, key);
-    return SLUICE_OK;
-}
-
-static sluice_err number_value(const json_t *v,
-                               const char *path,
-                               const char *key,
-                               bool *present,
-                               int64_t *out,
-                               sluice_error_t *err)
-{
-    *present = false;
-    *out = 0;
-    if (v == NULL || json_is_null(v))
-        return SLUICE_OK;
     if (json_is_integer(v)) {
         *out = (int64_t)json_integer_value(v);
         *present = true;
-        return SLUICE_OK;
+        return;
     }
-    if (json_is_real(v)) {
-        double d = json_real_value(v);
-        if (!isfinite(d) || d < (double)INT64_MIN || d > (double)INT64_MAX)
-            return SLUICE_OK; /* "Infinity" style: no finite value */
-        *out = (int64_t)d;
-        *present = true;
-        return SLUICE_OK;
-    }
-    if (json_is_object(v)) {
-        const json_t *set = json_object_get(v, "set");
-        const json_t *inf = json_object_get(v, "infinite");
-        const json_t *num = json_object_get(v, "number");
-        if ((set != NULL && !json_is_boolean(set)) || (inf != NULL && !json_is_boolean(inf)))
-            return wrong_type(err, path, key, "{set,infinite,number} with boolean flags");
-        if (num != NULL && !json_is_number(num) && !json_is_null(num))
-            return wrong_type(err, path, key, "{set,infinite,number} with a numeric number");
-        if (json_is_true(inf) || json_is_false(set) || num == NULL || json_is_null(num))
-            return SLUICE_OK;
-        *out =
-            json_is_integer(num) ? (int64_t)json_integer_value(num) : (int64_t)json_real_value(num);
-        *present = true;
-        return SLUICE_OK;
-    }
-    return wrong_type(err, path, key, "a number or {set,infinite,number}");
+    d = json_real_value(v);
+    if (!isfinite(d) || d < (double)INT64_MIN || d >= (double)INT64_MAX)
+        return; /* "Infinity" style: no finite value */
+    *out = (int64_t)d;
+    *present = true;
 }
 
-sluice_err slurmrest_get_number(const json_t *obj,
-                                const char *key,
-                                const char *path,
-                                bool *present,
-                                int64_t *out,
-                                sluice_error_t *err)
+sluice_err slurmrest_number(const jdec_cur_t *c, const char *key, bool *present, int64_t *out)
 {
-    return number_value(json_object_get(obj, key), path, key, present, out, err);
+    const json_t *v = jdec_value(c, key);
+    const json_t *set, *inf, *num;
+    jdec_cur_t o;
+
+    *present = false;
+    *out = 0;
+    if (!jdec_present(c, key))
+        return SLUICE_OK;
+    if (json_is_number(v)) {
+        whole(v, present, out);
+        return SLUICE_OK;
+    }
+    if (!json_is_object(v))
+        return jdec_fail(c, key, "expected a number or {set,infinite,number}");
+    jdec_member(&o, c, key);
+    set = jdec_value(&o, "set");
+    inf = jdec_value(&o, "infinite");
+    num = jdec_value(&o, "number");
+    if ((set != NULL && !json_is_boolean(set)) || (inf != NULL && !json_is_boolean(inf)))
+        return jdec_fail(c, key, "expected {set,infinite,number} with boolean flags");
+    if (num != NULL && !json_is_number(num) && !json_is_null(num))
+        return jdec_fail(c, key, "expected {set,infinite,number} with a numeric number");
+    if (json_is_true(inf) || json_is_false(set) || num == NULL || json_is_null(num))
+        return SLUICE_OK;
+    whole(num, present, out);
+    return SLUICE_OK;
 }
 
-const json_t *slurmrest_get_array(
-    const json_t *obj, const char *key, const char *path, sluice_err *rc, sluice_error_t *err)
+int64_t slurmrest_num_or_zero(const jdec_cur_t *c, const char *key, sluice_err *rc)
 {
-    const json_t *v = json_object_get(obj, key);
+    bool has = false;
+    int64_t n = 0;
 
-    *rc = SLUICE_OK;
-    if (v == NULL || json_is_null(v))
-        return NULL;
-    if (!json_is_array(v)) {
-        *rc = wrong_type(err, path, key, "an array");
-        return NULL;
-    }
-    return v;
+    if (*rc == SLUICE_OK)
+        *rc = slurmrest_number(c, key, &has, &n);
+    return has ? n : 0;
 }
 
 void slurmrest_state_name(const char *name, sluice_job_base *base, uint32_t *flags)
@@ -128,93 +103,60 @@ void slurmrest_state_name(const char *name, sluice_job_base *base, uint32_t *fla
     *flags |= sluice_job_flag_parse(name);
 }
 
-sluice_err slurmrest_state_value(const json_t *state,
-                                 const char *path,
-                                 sluice_job_base *base,
-                                 uint32_t *flags,
-                                 sluice_error_t *err)
+sluice_err slurmrest_state_value(const jdec_cur_t *state, sluice_job_base *base, uint32_t *flags)
 {
+    jdec_cur_t item;
+    const char *name;
     size_t i;
-    const json_t *item;
 
     *base = SLUICE_JOB_BASE_UNKNOWN;
     *flags = 0;
-    if (state == NULL || json_is_null(state))
+    if (!jdec_present(state, NULL))
         return SLUICE_OK;
-    if (json_is_string(state)) {
-        slurmrest_state_name(json_string_value(state), base, flags);
+    if ((name = jdec_peek_string(state, NULL)) != NULL) {
+        slurmrest_state_name(name, base, flags);
         return SLUICE_OK;
     }
-    if (!json_is_array(state))
-        return sluice_errorf(err, SLUICE_EPROTO, "%s: expected a state string or array", path);
-    json_array_foreach(state, i, item)
+    if (!json_is_array(state->v))
+        return jdec_fail(state, NULL, "expected a state string or array");
+    JDEC_FOREACH(state, i, item)
     {
-        if (!json_is_string(item))
-            return sluice_errorf(err, SLUICE_EPROTO, "%s[%zu]: expected a string", path, i);
-        slurmrest_state_name(json_string_value(item), base, flags);
+        if ((name = jdec_peek_string(&item, NULL)) == NULL)
+            return jdec_fail(&item, NULL, "expected a string");
+        slurmrest_state_name(name, base, flags);
     }
     return SLUICE_OK;
 }
 
 /* ---- shared by the accounting parsers of every version ---------------------------- */
 
-int64_t slurmrest_num_or_zero(
-    const json_t *obj, const char *key, const char *path, sluice_err *rc, sluice_error_t *err)
+sluice_err slurmrest_acct_common(const jdec_cur_t *rec, sluice_jobview_t *v)
 {
-    bool has = false;
-    int64_t n = 0;
-
-    if (*rc == SLUICE_OK)
-        *rc = slurmrest_get_number(obj, key, path, &has, &n, err);
-    return has ? n : 0;
-}
-
-/* `obj` must be absent, null or an object. */
-static sluice_err
-object_or_null(const json_t *obj, const char *path, const char *key, sluice_error_t *err)
-{
-    if (obj != NULL && !json_is_object(obj) && !json_is_null(obj))
-        return sluice_errorf(err, SLUICE_EPROTO, "%s.%s: expected an object", path, key);
-    return SLUICE_OK;
-}
-
-sluice_err
-slurmrest_acct_common(const json_t *rec, const char *path, sluice_jobview_t *v, sluice_error_t *err)
-{
-    const json_t *state = json_object_get(rec, "state");
-    const json_t *het = json_object_get(rec, "het");
-    const json_t *tm = json_object_get(rec, "time");
-    const json_t *comment = json_object_get(rec, "comment");
-    char sub[96];
+    jdec_cur_t state, current, comment, het, tm;
     sluice_err rc;
 
-    if ((rc = object_or_null(state, path, "state", err)) != SLUICE_OK)
+    if ((rc = jdec_object(rec, "state", 0, &state)) != SLUICE_OK)
         return rc;
-    snprintf(sub, sizeof(sub), "%s.state", path);
-    if ((rc = slurmrest_get_string(state, "reason", sub, &v->state_reason, err)) != SLUICE_OK)
+    if ((rc = jdec_strdup(&state, "reason", 0, SIZE_MAX, &v->state_reason)) != SLUICE_OK)
         return rc;
-    snprintf(sub, sizeof(sub), "%s.state.current", path);
-    rc = slurmrest_state_value(json_object_get(state, "current"), sub, &v->base, &v->flags, err);
+    jdec_member(&current, &state, "current");
+    if ((rc = slurmrest_state_value(&current, &v->base, &v->flags)) != SLUICE_OK)
+        return rc;
+    if ((rc = jdec_object(rec, "comment", 0, &comment)) != SLUICE_OK)
+        return rc;
+    if ((rc = jdec_strdup(&comment, "job", 0, SIZE_MAX, &v->comment)) != SLUICE_OK)
+        return rc;
+    if ((rc = jdec_object(rec, "het", 0, &het)) != SLUICE_OK)
+        return rc;
+    v->het_job_id = (uint64_t)slurmrest_num_or_zero(&het, "job_id", &rc);
+    v->het_job_offset = (uint32_t)slurmrest_num_or_zero(&het, "job_offset", &rc);
     if (rc != SLUICE_OK)
         return rc;
-    if ((rc = object_or_null(comment, path, "comment", err)) != SLUICE_OK)
+    if ((rc = jdec_object(rec, "time", 0, &tm)) != SLUICE_OK)
         return rc;
-    snprintf(sub, sizeof(sub), "%s.comment", path);
-    if ((rc = slurmrest_get_string(comment, "job", sub, &v->comment, err)) != SLUICE_OK)
-        return rc;
-    if ((rc = object_or_null(het, path, "het", err)) != SLUICE_OK)
-        return rc;
-    snprintf(sub, sizeof(sub), "%s.het", path);
-    v->het_job_id = (uint64_t)slurmrest_num_or_zero(het, "job_id", sub, &rc, err);
-    v->het_job_offset = (uint32_t)slurmrest_num_or_zero(het, "job_offset", sub, &rc, err);
-    if (rc != SLUICE_OK)
-        return rc;
-    if ((rc = object_or_null(tm, path, "time", err)) != SLUICE_OK)
-        return rc;
-    snprintf(sub, sizeof(sub), "%s.time", path);
-    v->submit_time = slurmrest_num_or_zero(tm, "submission", sub, &rc, err);
-    v->start_time = slurmrest_num_or_zero(tm, "start", sub, &rc, err);
-    v->end_time = slurmrest_num_or_zero(tm, "end", sub, &rc, err);
+    v->submit_time = slurmrest_num_or_zero(&tm, "submission", &rc);
+    v->start_time = slurmrest_num_or_zero(&tm, "start", &rc);
+    v->end_time = slurmrest_num_or_zero(&tm, "end", &rc);
     return rc;
 }
 
@@ -329,16 +271,16 @@ bad:
 }
 
 /* A string member that is set and not empty. */
-static bool has_text(const json_t *rec, const char *key)
+static bool has_text(const jdec_cur_t *rec, const char *key)
 {
-    const char *v = json_string_value(json_object_get(rec, key));
+    const char *v = jdec_peek_string(rec, key);
 
     return v != NULL && v[0] != '\0';
 }
 
-bool slurmrest_other_cluster(const json_t *rec, const char *local)
+bool slurmrest_other_cluster(const jdec_cur_t *rec, const char *local)
 {
-    const char *cluster = json_string_value(json_object_get(rec, "cluster"));
+    const char *cluster = jdec_peek_string(rec, "cluster");
 
     if (has_text(rec, "federation_origin") || has_text(rec, "federation_siblings_active") ||
         has_text(rec, "federation_siblings_viable"))

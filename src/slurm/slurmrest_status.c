@@ -6,7 +6,7 @@
  * - Their shape barely depends on the version; what does (ping's
  *   "ping"/"pinged"/"responding") comes from the version table row.
  * - Each parser reads the envelope first (slurmrest.c) and its members with
- *   the lenient getters (slurmrest_parse.c).
+ *   a lenient decoder (slurmrest_decoder(), base/jdec.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,50 +35,41 @@ sluice_err sluice_rest_parse_diag(sluice_rest_version v,
                                   sluice_error_t *err)
 {
     sluice_rest_diag_t d = {0};
-    const json_t *stats;
-    const json_t *rpcs;
-    const json_t *item;
+    jdec_t dec;
+    jdec_cur_t root, stats, rpcs, item;
     bool has = false;
     size_t i;
     sluice_err rc;
-    char path[64];
 
     if (out == NULL)
         return sluice_errorf(err, SLUICE_EINVAL, "diag: NULL output");
     if ((rc = sluice_rest_parse_envelope(v, resp, &d.env, err)) != SLUICE_OK)
         goto out;
-    stats = json_object_get(resp, "statistics");
-    if (stats != NULL && !json_is_object(stats)) {
-        rc = sluice_errorf(err, SLUICE_EPROTO, "statistics: expected an object");
+    slurmrest_decoder(&dec, err);
+    jdec_root(&root, &dec, resp, "");
+    if ((rc = jdec_object(&root, "statistics", 0, &stats)) != SLUICE_OK)
+        goto out;
+    if ((rc = slurmrest_number(&stats, "req_time", &has, &d.req_time)) != SLUICE_OK)
+        goto out;
+    if ((rc = jdec_array(&stats, "rpcs_by_message_type", 0, &rpcs)) != SLUICE_OK)
+        goto out;
+    if (jdec_len(&rpcs) > 0 && (d.rpcs = calloc(jdec_len(&rpcs), sizeof(*d.rpcs))) == NULL) {
+        rc = sluice_errorf(err, SLUICE_ENOMEM, "diag: out of memory");
         goto out;
     }
-    rc = slurmrest_get_number(stats, "req_time", "statistics", &has, &d.req_time, err);
-    if (rc != SLUICE_OK)
-        goto out;
-    rpcs = slurmrest_get_array(stats, "rpcs_by_message_type", "statistics", &rc, err);
-    if (rc != SLUICE_OK)
-        goto out;
-    if (rpcs != NULL && json_array_size(rpcs) > 0) {
-        d.rpcs = calloc(json_array_size(rpcs), sizeof(*d.rpcs));
-        if (d.rpcs == NULL) {
-            rc = sluice_errorf(err, SLUICE_ENOMEM, "diag: out of memory");
-            goto out;
-        }
-    }
-    json_array_foreach(rpcs, i, item)
+    JDEC_FOREACH(&rpcs, i, item)
     {
         sluice_rest_rpc_count_t *r = &d.rpcs[d.n_rpcs];
         int64_t count = 0;
 
-        snprintf(path, sizeof(path), "statistics.rpcs_by_message_type[%zu]", i);
-        if (!json_is_object(item)) {
-            rc = sluice_errorf(err, SLUICE_EPROTO, "%s: expected an object", path);
+        if (!json_is_object(item.v)) {
+            rc = jdec_fail(&item, NULL, "expected an object");
             goto out;
         }
         d.n_rpcs++;
-        rc = slurmrest_get_string(item, "message_type", path, &r->message_type, err);
+        rc = jdec_strdup(&item, "message_type", 0, SIZE_MAX, &r->message_type);
         if (rc == SLUICE_OK)
-            rc = slurmrest_get_number(item, "count", path, &has, &count, err);
+            rc = slurmrest_number(&item, "count", &has, &count);
         if (rc != SLUICE_OK)
             goto out;
         r->count = has && count > 0 ? (uint64_t)count : 0;
@@ -123,35 +114,35 @@ void sluice_rest_nodes_clear(sluice_rest_nodes_t *n)
 
 /* A string, or an array of strings joined with `sep` (v0.0.40+ csv_string,
  * node state flag arrays). */
-static sluice_err joined(
-    const json_t *obj, const char *key, const char *path, char sep, char **out, sluice_error_t *err)
+static sluice_err joined(const jdec_cur_t *obj, const char *key, char sep, char **out)
 {
-    const json_t *v = json_object_get(obj, key);
-    const json_t *item;
+    jdec_cur_t list, item;
+    const char *text;
     buf_t b = BUF_INIT;
     size_t i;
     sluice_err rc = SLUICE_OK;
 
     *out = NULL;
-    if (!json_is_array(v))
-        return slurmrest_get_string(obj, key, path, out, err);
+    if (!json_is_array(jdec_value(obj, key)))
+        return jdec_strdup(obj, key, 0, SIZE_MAX, out);
+    jdec_member(&list, obj, key);
     buf_init(&b, 0);
-    json_array_foreach(v, i, item)
+    JDEC_FOREACH(&list, i, item)
     {
-        if (!json_is_string(item)) {
+        if ((text = jdec_peek_string(&item, NULL)) == NULL) {
             buf_free(&b);
-            return sluice_errorf(err, SLUICE_EPROTO, "%s.%s[%zu]: expected a string", path, key, i);
+            return jdec_fail(&item, NULL, "expected a string");
         }
         if (i > 0 && (rc = buf_append(&b, &sep, 1)) != SLUICE_OK)
             break;
-        if ((rc = buf_puts(&b, json_string_value(item))) != SLUICE_OK)
+        if ((rc = buf_puts(&b, text)) != SLUICE_OK)
             break;
     }
     if (rc == SLUICE_OK && (*out = buf_take(&b)) == NULL)
         rc = SLUICE_ENOMEM;
     buf_free(&b);
     if (rc != SLUICE_OK)
-        return sluice_errorf(err, rc, "%s.%s: out of memory", path, key);
+        return jdec_oom(obj->d, list.path);
     return SLUICE_OK;
 }
 
@@ -161,45 +152,41 @@ sluice_err sluice_rest_parse_nodes(sluice_rest_version v,
                                    sluice_error_t *err)
 {
     sluice_rest_nodes_t n = {0};
-    const json_t *nodes;
-    const json_t *item;
+    jdec_t d;
+    jdec_cur_t root, nodes, item;
     size_t i;
     sluice_err rc;
-    char path[48];
 
     if (out == NULL)
         return sluice_errorf(err, SLUICE_EINVAL, "nodes: NULL output");
     if ((rc = sluice_rest_parse_envelope(v, resp, &n.env, err)) != SLUICE_OK)
         goto out;
-    nodes = slurmrest_get_array(resp, "nodes", "", &rc, err);
-    if (rc != SLUICE_OK)
+    slurmrest_decoder(&d, err);
+    jdec_root(&root, &d, resp, "");
+    if ((rc = jdec_array(&root, "nodes", 0, &nodes)) != SLUICE_OK)
         goto out;
-    if (nodes != NULL && json_array_size(nodes) > 0) {
-        n.nodes = calloc(json_array_size(nodes), sizeof(*n.nodes));
-        if (n.nodes == NULL) {
-            rc = sluice_errorf(err, SLUICE_ENOMEM, "nodes: out of memory");
-            goto out;
-        }
+    if (jdec_len(&nodes) > 0 && (n.nodes = calloc(jdec_len(&nodes), sizeof(*n.nodes))) == NULL) {
+        rc = sluice_errorf(err, SLUICE_ENOMEM, "nodes: out of memory");
+        goto out;
     }
-    json_array_foreach(nodes, i, item)
+    JDEC_FOREACH(&nodes, i, item)
     {
         sluice_rest_node_t *x = &n.nodes[n.n_nodes];
 
-        snprintf(path, sizeof(path), "nodes[%zu]", i);
-        if (!json_is_object(item)) {
-            rc = sluice_errorf(err, SLUICE_EPROTO, "%s: expected an object", path);
+        if (!json_is_object(item.v)) {
+            rc = jdec_fail(&item, NULL, "expected an object");
             goto out;
         }
         n.n_nodes++;
-        rc = slurmrest_get_string(item, "name", path, &x->name, err);
+        rc = jdec_strdup(&item, "name", 0, SIZE_MAX, &x->name);
         if (rc == SLUICE_OK)
-            rc = joined(item, "state", path, '+', &x->state, err);
+            rc = joined(&item, "state", '+', &x->state);
         if (rc == SLUICE_OK)
-            rc = joined(item, "features", path, ',', &x->features, err);
+            rc = joined(&item, "features", ',', &x->features);
         if (rc == SLUICE_OK)
-            rc = joined(item, "partitions", path, ',', &x->partitions, err);
+            rc = joined(&item, "partitions", ',', &x->partitions);
         if (rc == SLUICE_OK)
-            rc = slurmrest_get_string(item, "address", path, &x->address, err);
+            rc = jdec_strdup(&item, "address", 0, SIZE_MAX, &x->address);
         if (rc != SLUICE_OK)
             goto out;
     }
@@ -227,8 +214,8 @@ sluice_err sluice_rest_parse_ping(sluice_rest_version v,
 {
     const slurmrest_info_t *info = slurmrest_info(v);
     sluice_rest_ping_t p = {0};
-    const json_t *pings;
-    const json_t *item;
+    jdec_t d;
+    jdec_cur_t root, pings, item;
     size_t i;
     sluice_err rc;
 
@@ -236,39 +223,35 @@ sluice_err sluice_rest_parse_ping(sluice_rest_version v,
         return sluice_errorf(err, SLUICE_EINVAL, "ping: bad arguments");
     if ((rc = sluice_rest_parse_envelope(v, resp, &p.env, err)) != SLUICE_OK)
         goto out;
-    pings = slurmrest_get_array(resp, "pings", "", &rc, err);
-    if (rc != SLUICE_OK)
+    slurmrest_decoder(&d, err);
+    jdec_root(&root, &d, resp, "");
+    if ((rc = jdec_array(&root, "pings", 0, &pings)) != SLUICE_OK)
         goto out;
-    json_array_foreach(pings, i, item)
+    JDEC_FOREACH(&pings, i, item)
     {
-        const json_t *up;
-        const char *mode;
+        const char *mode = jdec_peek_string(&item, "mode");
+        const char *up;
+        const char *key = info->family == 38 ? "ping" : "pinged";
         bool responding = false;
-        bool primary;
+        bool primary = mode != NULL && strcmp(mode, "primary") == 0;
 
-        if (!json_is_object(item)) {
-            rc = sluice_errorf(err, SLUICE_EPROTO, "pings[%zu]: expected an object", i);
+        if (!json_is_object(item.v)) {
+            rc = jdec_fail(&item, NULL, "expected an object");
             goto out;
         }
         p.n_controllers++;
-        mode = json_string_value(json_object_get(item, "mode"));
-        primary = mode != NULL && strcmp(mode, "primary") == 0;
-        if (info->ping_responding && (up = json_object_get(item, "responding")) != NULL) {
-            if (!json_is_boolean(up)) {
-                rc = sluice_errorf(err, SLUICE_EPROTO, "pings[%zu].responding: expected a boolean",
-                                   i);
+        if (info->ping_responding && jdec_present(&item, "responding")) {
+            if ((rc = jdec_bool(&item, "responding", 0, &responding)) != SLUICE_OK)
                 goto out;
-            }
-            responding = json_is_true(up);
-            primary = json_is_true(json_object_get(item, "primary"));
+            primary = json_is_true(jdec_value(&item, "primary"));
         } else {
             /* "ping" on v0.0.38, "pinged" on v0.0.40/41 ("UP"/"DOWN"). */
-            up = json_object_get(item, info->family == 38 ? "ping" : "pinged");
-            if (up != NULL && !json_is_string(up)) {
-                rc = sluice_errorf(err, SLUICE_EPROTO, "pings[%zu]: expected an UP/DOWN string", i);
+            up = jdec_peek_string(&item, key);
+            if (up == NULL && jdec_present(&item, key)) {
+                rc = jdec_fail(&item, NULL, "expected an UP/DOWN string");
                 goto out;
             }
-            responding = up != NULL && strcmp(json_string_value(up), "UP") == 0;
+            responding = up != NULL && strcmp(up, "UP") == 0;
         }
         if (responding)
             p.n_responding++;

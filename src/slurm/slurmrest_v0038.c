@@ -150,80 +150,74 @@ out:
     return rc;
 }
 
-static sluice_err strings(const json_t *rec,
-                          const char *path,
-                          const char *user_key,
-                          sluice_jobview_t *v,
-                          sluice_error_t *err)
+static sluice_err strings(const jdec_cur_t *rec, const char *user_key, sluice_jobview_t *v)
 {
     sluice_err rc;
 
-    if ((rc = slurmrest_get_string(rec, "name", path, &v->name, err)) != SLUICE_OK)
+    if ((rc = jdec_strdup(rec, "name", 0, SIZE_MAX, &v->name)) != SLUICE_OK)
         return rc;
-    if ((rc = slurmrest_get_string(rec, user_key, path, &v->user_name, err)) != SLUICE_OK)
+    if ((rc = jdec_strdup(rec, user_key, 0, SIZE_MAX, &v->user_name)) != SLUICE_OK)
         return rc;
-    if ((rc = slurmrest_get_string(rec, "partition", path, &v->partition, err)) != SLUICE_OK)
+    if ((rc = jdec_strdup(rec, "partition", 0, SIZE_MAX, &v->partition)) != SLUICE_OK)
         return rc;
-    return slurmrest_get_string(rec, "nodes", path, &v->nodes, err);
+    return jdec_strdup(rec, "nodes", 0, SIZE_MAX, &v->nodes);
 }
 
-static sluice_err
-job_id(const json_t *rec, const char *path, sluice_jobview_t *v, sluice_error_t *err)
+static sluice_err job_id(const jdec_cur_t *rec, sluice_jobview_t *v)
 {
     bool has = false;
     int64_t id = 0;
-    sluice_err rc = slurmrest_get_number(rec, "job_id", path, &has, &id, err);
+    sluice_err rc = slurmrest_number(rec, "job_id", &has, &id);
 
     if (rc != SLUICE_OK)
         return rc;
     if (!has || id <= 0)
-        return sluice_errorf(err, SLUICE_EPROTO, "%s.job_id: missing or not positive", path);
+        return jdec_fail(rec, "job_id", "missing or not positive");
     v->job_id = (uint64_t)id;
     return SLUICE_OK;
 }
 
-sluice_err
-slurmrest_v0038_job(const json_t *rec, const char *path, sluice_jobview_t *v, sluice_error_t *err)
+sluice_err slurmrest_v0038_job(const jdec_cur_t *rec, sluice_jobview_t *v)
 {
-    const json_t *state;
+    jdec_cur_t state;
+    const char *text = NULL;
     bool has = false;
     int64_t raw = 0;
     sluice_err rc;
 
-    if ((rc = job_id(rec, path, v, err)) != SLUICE_OK)
+    if ((rc = job_id(rec, v)) != SLUICE_OK)
         return rc;
-    if ((rc = strings(rec, path, "user_name", v, err)) != SLUICE_OK)
+    if ((rc = strings(rec, "user_name", v)) != SLUICE_OK)
         return rc;
-    if ((rc = slurmrest_get_string(rec, "comment", path, &v->comment, err)) != SLUICE_OK)
+    if ((rc = jdec_strdup(rec, "comment", 0, SIZE_MAX, &v->comment)) != SLUICE_OK)
         return rc;
-    rc = slurmrest_get_string(rec, "state_reason", path, &v->state_reason, err);
+    if ((rc = jdec_strdup(rec, "state_reason", 0, SIZE_MAX, &v->state_reason)) != SLUICE_OK)
+        return rc;
+    rc = jdec_strdup(rec, "state_description", 0, SIZE_MAX, &v->state_description);
     if (rc != SLUICE_OK)
         return rc;
-    rc = slurmrest_get_string(rec, "state_description", path, &v->state_description, err);
-    if (rc != SLUICE_OK)
+    /* one string here (flags hide in it), never the later versions' array */
+    if ((rc = jdec_string(rec, "job_state", 0, SIZE_MAX, &text)) != SLUICE_OK)
         return rc;
-    state = json_object_get(rec, "job_state");
-    if (state != NULL && !json_is_string(state) && !json_is_null(state))
-        return sluice_errorf(err, SLUICE_EPROTO, "%s.job_state: expected a string", path);
-    rc = slurmrest_state_value(state, path, &v->base, &v->flags, err);
-    if (rc != SLUICE_OK)
+    jdec_member(&state, rec, "job_state");
+    if ((rc = slurmrest_state_value(&state, &v->base, &v->flags)) != SLUICE_OK)
         return rc;
-    v->het_job_id = (uint64_t)slurmrest_num_or_zero(rec, "het_job_id", path, &rc, err);
-    v->het_job_offset = (uint32_t)slurmrest_num_or_zero(rec, "het_job_offset", path, &rc, err);
-    v->submit_time = slurmrest_num_or_zero(rec, "submit_time", path, &rc, err);
-    v->start_time = slurmrest_num_or_zero(rec, "start_time", path, &rc, err);
-    v->end_time = slurmrest_num_or_zero(rec, "end_time", path, &rc, err);
-    v->restart_count = (uint32_t)slurmrest_num_or_zero(rec, "restart_cnt", path, &rc, err);
+    v->het_job_id = (uint64_t)slurmrest_num_or_zero(rec, "het_job_id", &rc);
+    v->het_job_offset = (uint32_t)slurmrest_num_or_zero(rec, "het_job_offset", &rc);
+    v->submit_time = slurmrest_num_or_zero(rec, "submit_time", &rc);
+    v->start_time = slurmrest_num_or_zero(rec, "start_time", &rc);
+    v->end_time = slurmrest_num_or_zero(rec, "end_time", &rc);
+    v->restart_count = (uint32_t)slurmrest_num_or_zero(rec, "restart_cnt", &rc);
     if (rc != SLUICE_OK)
         return rc;
     /* Raw wait status; only meaningful once the job has left the queue. */
-    if ((rc = slurmrest_get_number(rec, "exit_code", path, &has, &raw, err)) != SLUICE_OK)
+    if ((rc = slurmrest_number(rec, "exit_code", &has, &raw)) != SLUICE_OK)
         return rc;
     if (has && v->base != SLUICE_JOB_PENDING && v->base != SLUICE_JOB_RUNNING) {
         v->has_exit = true;
         sluice_wait_status_split(raw, &v->exit_code, &v->exit_signal);
     }
-    if ((rc = slurmrest_get_number(rec, "derived_exit_code", path, &has, &raw, err)) != 0)
+    if ((rc = slurmrest_number(rec, "derived_exit_code", &has, &raw)) != SLUICE_OK)
         return rc;
     if (has && v->has_exit) {
         v->has_derived = true;
@@ -233,71 +227,56 @@ slurmrest_v0038_job(const json_t *rec, const char *path, sluice_jobview_t *v, sl
 }
 
 /* dbv0.0.38_job_exit_code: {status:"SUCCESS"|..., return_code, signal:{signal_id}} */
-static sluice_err db_exit(const json_t *rec,
-                          const char *key,
-                          const char *path,
-                          bool *has,
-                          int *code,
-                          int *sig,
-                          sluice_error_t *err)
+static sluice_err db_exit(const jdec_cur_t *rec, const char *key, bool *has, int *code, int *sig)
 {
-    const json_t *ec = json_object_get(rec, key);
-    const json_t *status;
-    char sub[96];
+    const json_t *raw = jdec_value(rec, key);
+    jdec_cur_t ec, signal;
+    const char *status = NULL;
     bool h = false;
     int64_t n = 0;
     sluice_err rc;
 
     *has = false;
-    if (ec == NULL || json_is_null(ec))
+    if (!jdec_present(rec, key))
         return SLUICE_OK;
-    snprintf(sub, sizeof(sub), "%s.%s", path, key);
-    if (json_is_integer(ec)) { /* tolerate a raw wait status */
+    if (json_is_integer(raw)) { /* tolerate a raw wait status */
         *has = true;
-        sluice_wait_status_split(json_integer_value(ec), code, sig);
+        sluice_wait_status_split(json_integer_value(raw), code, sig);
         return SLUICE_OK;
     }
-    if (!json_is_object(ec))
-        return sluice_errorf(err, SLUICE_EPROTO, "%s: expected an object", sub);
-    status = json_object_get(ec, "status");
-    if (status != NULL && !json_is_string(status))
-        return sluice_errorf(err, SLUICE_EPROTO, "%s.status: expected a string", sub);
-    if (status != NULL && strcmp(json_string_value(status), "PENDING") == 0)
+    if ((rc = jdec_object(rec, key, 0, &ec)) != SLUICE_OK)
+        return rc;
+    if ((rc = jdec_string(&ec, "status", 0, SIZE_MAX, &status)) != SLUICE_OK)
+        return rc;
+    if (status != NULL && strcmp(status, "PENDING") == 0)
         return SLUICE_OK;
-    if ((rc = slurmrest_get_number(ec, "return_code", sub, &h, &n, err)) != SLUICE_OK)
+    if ((rc = slurmrest_number(&ec, "return_code", &h, &n)) != SLUICE_OK)
         return rc;
     *code = h && n >= 0 ? (int)(n & 0xff) : 0;
     *sig = 0;
-    if (json_is_object(json_object_get(ec, "signal"))) {
-        snprintf(sub, sizeof(sub), "%s.%s.signal", path, key);
-        rc = slurmrest_get_number(json_object_get(ec, "signal"), "signal_id", sub, &h, &n, err);
-        if (rc != SLUICE_OK)
-            return rc;
-        if (h && n > 0 && n < 128)
-            *sig = (int)n;
-    }
+    if ((rc = jdec_object(&ec, "signal", JDEC_SOFT, &signal)) != SLUICE_OK)
+        return rc;
+    if ((rc = slurmrest_number(&signal, "signal_id", &h, &n)) != SLUICE_OK)
+        return rc;
+    if (h && n > 0 && n < 128)
+        *sig = (int)n;
     *has = true;
     return SLUICE_OK;
 }
 
-sluice_err slurmrest_v0038_acct_job(const json_t *rec,
-                                    const char *path,
-                                    sluice_jobview_t *v,
-                                    sluice_error_t *err)
+sluice_err slurmrest_v0038_acct_job(const jdec_cur_t *rec, sluice_jobview_t *v)
 {
     sluice_err rc;
 
-    if ((rc = job_id(rec, path, v, err)) != SLUICE_OK)
+    if ((rc = job_id(rec, v)) != SLUICE_OK)
         return rc;
-    if ((rc = strings(rec, path, "user", v, err)) != SLUICE_OK)
+    if ((rc = strings(rec, "user", v)) != SLUICE_OK)
         return rc;
-    if ((rc = slurmrest_acct_common(rec, path, v, err)) != SLUICE_OK)
+    if ((rc = slurmrest_acct_common(rec, v)) != SLUICE_OK)
         return rc;
+    rc = db_exit(rec, "exit_code", &v->has_exit, &v->exit_code, &v->exit_signal);
     if (rc != SLUICE_OK)
         return rc;
-    rc = db_exit(rec, "exit_code", path, &v->has_exit, &v->exit_code, &v->exit_signal, err);
-    if (rc != SLUICE_OK)
-        return rc;
-    return db_exit(rec, "derived_exit_code", path, &v->has_derived, &v->derived_exit_code,
-                   &v->derived_exit_signal, err);
+    return db_exit(rec, "derived_exit_code", &v->has_derived, &v->derived_exit_code,
+                   &v->derived_exit_signal);
 }

@@ -188,62 +188,51 @@ out:
 }
 
 /* process_exit_code_verbose, or a bare number (treated as a return code). */
-static sluice_err verbose_exit(const json_t *rec,
-                               const char *key,
-                               const char *path,
-                               bool *has,
-                               int *code,
-                               int *sig,
-                               sluice_error_t *err)
+static sluice_err
+verbose_exit(const jdec_cur_t *rec, const char *key, bool *has, int *code, int *sig)
 {
-    const json_t *ec = json_object_get(rec, key);
-    const json_t *status;
-    const json_t *item;
-    const json_t *signal;
+    const json_t *raw = jdec_value(rec, key);
+    jdec_cur_t ec, status, item, signal;
+    const char *name;
     bool pending = false;
     bool h = false;
     int64_t n = 0;
     size_t i;
-    char sub[128];
     sluice_err rc;
 
     *has = false;
     *code = 0;
     *sig = 0;
-    if (ec == NULL || json_is_null(ec))
+    if (!jdec_present(rec, key))
         return SLUICE_OK;
-    snprintf(sub, sizeof(sub), "%s.%s", path, key);
-    if (json_is_integer(ec)) {
+    if (json_is_integer(raw)) {
         *has = true;
-        *code = (int)(json_integer_value(ec) & 0xff);
+        *code = (int)(json_integer_value(raw) & 0xff);
         return SLUICE_OK;
     }
-    if (!json_is_object(ec))
-        return sluice_errorf(err, SLUICE_EPROTO, "%s: expected an object", sub);
-    status = json_object_get(ec, "status");
-    if (json_is_string(status)) {
-        pending = strcmp(json_string_value(status), "PENDING") == 0;
-    } else if (json_is_array(status)) {
-        json_array_foreach(status, i, item)
+    if ((rc = jdec_object(rec, key, 0, &ec)) != SLUICE_OK)
+        return rc;
+    jdec_member(&status, &ec, "status");
+    if ((name = jdec_peek_string(&status, NULL)) != NULL) {
+        pending = strcmp(name, "PENDING") == 0;
+    } else if (json_is_array(status.v)) {
+        JDEC_FOREACH(&status, i, item)
         {
-            if (!json_is_string(item))
-                return sluice_errorf(err, SLUICE_EPROTO, "%s.status[%zu]: expected a string", sub,
-                                     i);
-            if (strcmp(json_string_value(item), "PENDING") == 0)
+            if ((name = jdec_peek_string(&item, NULL)) == NULL)
+                return jdec_fail(&item, NULL, "expected a string");
+            if (strcmp(name, "PENDING") == 0)
                 pending = true;
         }
-    } else if (status != NULL && !json_is_null(status)) {
-        return sluice_errorf(err, SLUICE_EPROTO, "%s.status: expected an array", sub);
+    } else if (jdec_present(&status, NULL)) {
+        return jdec_fail(&status, NULL, "expected an array");
     }
-    if ((rc = slurmrest_get_number(ec, "return_code", sub, &h, &n, err)) != SLUICE_OK)
+    if ((rc = slurmrest_number(&ec, "return_code", &h, &n)) != SLUICE_OK)
         return rc;
     if (h && n >= 0)
         *code = (int)(n & 0xff);
-    signal = json_object_get(ec, "signal");
-    if (signal != NULL && !json_is_object(signal) && !json_is_null(signal))
-        return sluice_errorf(err, SLUICE_EPROTO, "%s.signal: expected an object", sub);
-    snprintf(sub, sizeof(sub), "%s.%s.signal", path, key);
-    if ((rc = slurmrest_get_number(signal, "id", sub, &h, &n, err)) != SLUICE_OK)
+    if ((rc = jdec_object(&ec, "signal", 0, &signal)) != SLUICE_OK)
+        return rc;
+    if ((rc = slurmrest_number(&signal, "id", &h, &n)) != SLUICE_OK)
         return rc;
     if (h && n > 0 && n < 128)
         *sig = (int)n;
@@ -255,88 +244,76 @@ static sluice_err verbose_exit(const json_t *rec,
     return SLUICE_OK;
 }
 
-static sluice_err common(const json_t *rec,
-                         const char *path,
-                         const char *user_key,
-                         sluice_jobview_t *v,
-                         sluice_error_t *err)
+static sluice_err common(const jdec_cur_t *rec, const char *user_key, sluice_jobview_t *v)
 {
     bool has = false;
     int64_t id = 0;
     sluice_err rc;
 
-    if ((rc = slurmrest_get_number(rec, "job_id", path, &has, &id, err)) != SLUICE_OK)
+    if ((rc = slurmrest_number(rec, "job_id", &has, &id)) != SLUICE_OK)
         return rc;
     if (!has || id <= 0)
-        return sluice_errorf(err, SLUICE_EPROTO, "%s.job_id: missing or not positive", path);
+        return jdec_fail(rec, "job_id", "missing or not positive");
     v->job_id = (uint64_t)id;
-    if ((rc = slurmrest_get_string(rec, "name", path, &v->name, err)) != SLUICE_OK)
+    if ((rc = jdec_strdup(rec, "name", 0, SIZE_MAX, &v->name)) != SLUICE_OK)
         return rc;
-    if ((rc = slurmrest_get_string(rec, user_key, path, &v->user_name, err)) != SLUICE_OK)
+    if ((rc = jdec_strdup(rec, user_key, 0, SIZE_MAX, &v->user_name)) != SLUICE_OK)
         return rc;
-    if ((rc = slurmrest_get_string(rec, "partition", path, &v->partition, err)) != SLUICE_OK)
+    if ((rc = jdec_strdup(rec, "partition", 0, SIZE_MAX, &v->partition)) != SLUICE_OK)
         return rc;
-    return slurmrest_get_string(rec, "nodes", path, &v->nodes, err);
+    return jdec_strdup(rec, "nodes", 0, SIZE_MAX, &v->nodes);
 }
 
-sluice_err slurmrest_v0040_job(const slurmrest_info_t *info,
-                               const json_t *rec,
-                               const char *path,
-                               sluice_jobview_t *v,
-                               sluice_error_t *err)
+sluice_err
+slurmrest_v0040_job(const slurmrest_info_t *info, const jdec_cur_t *rec, sluice_jobview_t *v)
 {
-    char sub[96];
+    jdec_cur_t state;
     sluice_err rc;
 
     (void)info;
-    if ((rc = common(rec, path, "user_name", v, err)) != SLUICE_OK)
+    if ((rc = common(rec, "user_name", v)) != SLUICE_OK)
         return rc;
-    if ((rc = slurmrest_get_string(rec, "comment", path, &v->comment, err)) != SLUICE_OK)
+    if ((rc = jdec_strdup(rec, "comment", 0, SIZE_MAX, &v->comment)) != SLUICE_OK)
         return rc;
-    rc = slurmrest_get_string(rec, "state_reason", path, &v->state_reason, err);
+    if ((rc = jdec_strdup(rec, "state_reason", 0, SIZE_MAX, &v->state_reason)) != SLUICE_OK)
+        return rc;
+    rc = jdec_strdup(rec, "state_description", 0, SIZE_MAX, &v->state_description);
     if (rc != SLUICE_OK)
         return rc;
-    rc = slurmrest_get_string(rec, "state_description", path, &v->state_description, err);
+    jdec_member(&state, rec, "job_state");
+    if ((rc = slurmrest_state_value(&state, &v->base, &v->flags)) != SLUICE_OK)
+        return rc;
+    v->het_job_id = (uint64_t)slurmrest_num_or_zero(rec, "het_job_id", &rc);
+    v->het_job_offset = (uint32_t)slurmrest_num_or_zero(rec, "het_job_offset", &rc);
+    v->submit_time = slurmrest_num_or_zero(rec, "submit_time", &rc);
+    v->start_time = slurmrest_num_or_zero(rec, "start_time", &rc);
+    v->end_time = slurmrest_num_or_zero(rec, "end_time", &rc);
+    v->restart_count = (uint32_t)slurmrest_num_or_zero(rec, "restart_cnt", &rc);
     if (rc != SLUICE_OK)
         return rc;
-    snprintf(sub, sizeof(sub), "%s.job_state", path);
-    rc = slurmrest_state_value(json_object_get(rec, "job_state"), sub, &v->base, &v->flags, err);
+    rc = verbose_exit(rec, "exit_code", &v->has_exit, &v->exit_code, &v->exit_signal);
     if (rc != SLUICE_OK)
         return rc;
-    v->het_job_id = (uint64_t)slurmrest_num_or_zero(rec, "het_job_id", path, &rc, err);
-    v->het_job_offset = (uint32_t)slurmrest_num_or_zero(rec, "het_job_offset", path, &rc, err);
-    v->submit_time = slurmrest_num_or_zero(rec, "submit_time", path, &rc, err);
-    v->start_time = slurmrest_num_or_zero(rec, "start_time", path, &rc, err);
-    v->end_time = slurmrest_num_or_zero(rec, "end_time", path, &rc, err);
-    v->restart_count = (uint32_t)slurmrest_num_or_zero(rec, "restart_cnt", path, &rc, err);
-    if (rc != SLUICE_OK)
-        return rc;
-    rc = verbose_exit(rec, "exit_code", path, &v->has_exit, &v->exit_code, &v->exit_signal, err);
-    if (rc != SLUICE_OK)
-        return rc;
-    return verbose_exit(rec, "derived_exit_code", path, &v->has_derived, &v->derived_exit_code,
-                        &v->derived_exit_signal, err);
+    return verbose_exit(rec, "derived_exit_code", &v->has_derived, &v->derived_exit_code,
+                        &v->derived_exit_signal);
 }
 
-sluice_err slurmrest_v0040_acct_job(const slurmrest_info_t *info,
-                                    const json_t *rec,
-                                    const char *path,
-                                    sluice_jobview_t *v,
-                                    sluice_error_t *err)
+sluice_err
+slurmrest_v0040_acct_job(const slurmrest_info_t *info, const jdec_cur_t *rec, sluice_jobview_t *v)
 {
     sluice_err rc;
 
     (void)info;
-    if ((rc = common(rec, path, "user", v, err)) != SLUICE_OK)
+    if ((rc = common(rec, "user", v)) != SLUICE_OK)
         return rc;
-    if ((rc = slurmrest_acct_common(rec, path, v, err)) != SLUICE_OK)
+    if ((rc = slurmrest_acct_common(rec, v)) != SLUICE_OK)
         return rc;
-    v->restart_count = (uint32_t)slurmrest_num_or_zero(rec, "restart_cnt", path, &rc, err);
+    v->restart_count = (uint32_t)slurmrest_num_or_zero(rec, "restart_cnt", &rc);
     if (rc != SLUICE_OK)
         return rc;
-    rc = verbose_exit(rec, "exit_code", path, &v->has_exit, &v->exit_code, &v->exit_signal, err);
+    rc = verbose_exit(rec, "exit_code", &v->has_exit, &v->exit_code, &v->exit_signal);
     if (rc != SLUICE_OK)
         return rc;
-    return verbose_exit(rec, "derived_exit_code", path, &v->has_derived, &v->derived_exit_code,
-                        &v->derived_exit_signal, err);
+    return verbose_exit(rec, "derived_exit_code", &v->has_derived, &v->derived_exit_code,
+                        &v->derived_exit_signal);
 }

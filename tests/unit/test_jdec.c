@@ -431,3 +431,28 @@ Test(jdec, with_a_list_every_error_is_noted_and_the_first_kept)
     cr_assert_str_eq(err.text, "pools[1]: out of memory");
     sluice_errlist_clear(&list);
 }
+
+Test(jdec, members_are_walked_in_document_order)
+{
+    jdec_cur_t env, item;
+    const char *key;
+    void *it;
+    char seen[64] = "";
+
+    open_doc("{\"env\":{\"B\":\"1\",\"A\":2,\"C\\u0007\":\"3\"},\"s\":\"x\"}", JDEC_STRICT,
+             JDEC_VOICE_REQUEST, NULL);
+    cr_assert_sluice_ok(jdec_object(&root, "env", 0, &env), &err);
+    JDEC_FOREACH_MEMBER(&env, it, key, item)
+    {
+        const char *s = NULL;
+
+        strcat(seen, key);
+        if (jdec_string(&item, NULL, 0, SIZE_MAX, &s) != SLUICE_OK)
+            strcat(seen, "!");
+    }
+    cr_assert_str_eq(seen, "BA!C\a");
+    cr_assert_str_eq(err.text, "env.A: expected a string");
+    cr_assert_str_eq(item.path, "env.C?", "the key in the path is shown safely");
+    jdec_member(&env, &root, "s");
+    cr_assert_null(jdec_iter(&env), "no members but an object's");
+}

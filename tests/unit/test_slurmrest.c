@@ -625,6 +625,44 @@ Test(slurmrest, wrong_types_name_the_path)
     }
 }
 
+/* The whole text, path and reason (base/jdec.h names the path): members of
+ * the answer itself are named bare, null is as absent as a missing member. */
+Test(slurmrest, error_texts_name_the_path_exactly)
+{
+    static const struct {
+        int v;
+        const char *json;
+        const char *text;
+    } rows[] = {
+        {SLUICE_REST_V0043, "{\"jobs\":{}}", "jobs: expected an array"},
+        {SLUICE_REST_V0043, "{\"errors\":7}", "errors: expected an array"},
+        {SLUICE_REST_V0043, "{\"jobs\":[{\"job_id\":0}]}",
+         "jobs[0].job_id: missing or not positive"},
+        {SLUICE_REST_V0043, "{\"jobs\":[{\"job_id\":1,\"job_state\":[\"RUNNING\",3]}]}",
+         "jobs[0].job_state[1]: expected a string"},
+        {SLUICE_REST_V0043, "{\"jobs\":[{\"job_id\":1,\"exit_code\":{\"signal\":[]}}]}",
+         "jobs[0].exit_code.signal: expected an object"},
+        {SLUICE_REST_V0043,
+         "{\"jobs\":[{\"job_id\":1,\"exit_code\":{\"return_code\":{\"set\":1}}}]}",
+         "jobs[0].exit_code.return_code: expected {set,infinite,number} with boolean flags"},
+        {SLUICE_REST_V0038, "{\"meta\":{\"Slurm\":{\"release\":1}}}",
+         "meta.slurm.release: expected a string"},
+        {SLUICE_REST_V0043, "{\"jobs\":[{\"job_id\":1,\"name\":null,\"het_job_id\":null}]}", ""},
+    };
+
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        json_t *j = parse(rows[i].json);
+        sluice_rest_jobs_t jobs = {0};
+        sluice_error_t err = SLUICE_ERROR_INIT;
+        sluice_err rc = sluice_rest_parse_jobs(rows[i].v, j, &jobs, &err);
+
+        cr_assert_eq(rc, rows[i].text[0] ? SLUICE_EPROTO : SLUICE_OK, "row %zu", i);
+        cr_assert_str_eq(err.text, rows[i].text, "row %zu", i);
+        sluice_rest_jobs_clear(&jobs);
+        json_decref(j);
+    }
+}
+
 Test(slurmrest, job_state_ids_are_checked)
 {
     json_t *j = parse("{\"jobs\":[{\"job_id\":\"12+x\",\"state\":[\"PENDING\"]}]}");
