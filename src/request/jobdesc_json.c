@@ -7,8 +7,10 @@
  *   turns them back into sluice_jobdesc_t with sluice_jobdesc_from_json().
  *
  * Notes:
- *   - Strict: an unknown key, a wrong type or an out-of-range number is
- *     SLUICE_EINVAL naming the key.  null is accepted for every string.
+ *   - Strict (base/jdec.h): an unknown key, a wrong type, an out-of-range
+ *     number or a NUL byte in a string is SLUICE_EINVAL naming the key
+ *     ("nodes: expected an integer in 0..4294967295").  null is accepted
+ *     for every string and for env.
  *   - to_json(from_json(x)) == x for every object to_json produced.
  */
 #include <stdlib.h>
@@ -16,67 +18,25 @@
 
 #include <sluice/jobdesc.h>
 
-static sluice_err take_str(const json_t *obj, const char *key, char **dst, sluice_error_t *err)
+#include "base/jdec.h"
+
+/* env: [{"name", "value"}, ...] (absent or null: none). */
+static sluice_err env_from(const jdec_cur_t *root, sluice_jobdesc_t *d, sluice_error_t *err)
 {
-    const json_t *v = json_object_get(obj, key);
-
-    if (v == NULL || json_is_null(v))
-        return SLUICE_OK;
-    if (!json_is_string(v))
-        return sluice_errorf(err, SLUICE_EINVAL, "%s: expected a string", key);
-    *dst = strdup(json_string_value(v));
-    if (*dst == NULL)
-        return sluice_errorf(err, SLUICE_ENOMEM, "%s: out of memory", key);
-    return SLUICE_OK;
-}
-
-static sluice_err
-take_uint(const json_t *obj, const char *key, uint64_t max, uint64_t *dst, sluice_error_t *err)
-{
-    const json_t *v = json_object_get(obj, key);
-
-    if (v == NULL)
-        return SLUICE_OK;
-    if (!json_is_integer(v) || json_integer_value(v) < 0 || (uint64_t)json_integer_value(v) > max)
-        return sluice_errorf(err, SLUICE_EINVAL, "%s: expected an integer in 0..%llu", key,
-                             (unsigned long long)max);
-    *dst = (uint64_t)json_integer_value(v);
-    return SLUICE_OK;
-}
-
-static sluice_err take_bool(const json_t *obj, const char *key, bool *dst, sluice_error_t *err)
-{
-    const json_t *v = json_object_get(obj, key);
-
-    if (v == NULL)
-        return SLUICE_OK;
-    if (!json_is_boolean(v))
-        return sluice_errorf(err, SLUICE_EINVAL, "%s: expected a boolean", key);
-    *dst = json_is_true(v);
-    return SLUICE_OK;
-}
-
-static sluice_err take_env(const json_t *obj, sluice_jobdesc_t *d, sluice_error_t *err)
-{
-    const json_t *env = json_object_get(obj, "env");
+    jdec_cur_t env, e;
     size_t i;
-    const json_t *e;
     sluice_err rc;
 
-    if (env == NULL || json_is_null(env))
-        return SLUICE_OK;
-    if (!json_is_array(env))
-        return sluice_errorf(err, SLUICE_EINVAL, "env: expected an array");
-    json_array_foreach(env, i, e)
+    if ((rc = jdec_array(root, "env", JDEC_NULLABLE, &env)) != SLUICE_OK)
+        return rc;
+    JDEC_FOREACH(&env, i, e)
     {
-        const json_t *n = json_object_get(e, "name");
-        const json_t *v = json_object_get(e, "value");
+        const char *name = jdec_peek_string(&e, "name");
+        const char *value = jdec_peek_string(&e, "value");
 
-        if (!json_is_object(e) || json_object_size(e) != 2 || !json_is_string(n) ||
-            !json_is_string(v))
-            return sluice_errorf(err, SLUICE_EINVAL, "env[%zu]: expected {name, value}", i);
-        rc = sluice_jobdesc_setenv(d, json_string_value(n), json_string_value(v), err);
-        if (rc != SLUICE_OK)
+        if (!json_is_object(e.v) || json_object_size(e.v) != 2 || name == NULL || value == NULL)
+            return jdec_fail(&e, NULL, "expected {name, value}");
+        if ((rc = sluice_jobdesc_setenv(d, name, value, err)) != SLUICE_OK)
             return rc;
     }
     return SLUICE_OK;
@@ -108,18 +68,11 @@ static const char *const known_keys[] = {"name",
                                          "script",
                                          NULL};
 
-static bool known(const char *key)
-{
-    for (size_t i = 0; known_keys[i] != NULL; i++)
-        if (strcmp(known_keys[i], key) == 0)
-            return true;
-    return false;
-}
-
 sluice_err sluice_jobdesc_from_json(const json_t *obj, sluice_jobdesc_t *out, sluice_error_t *err)
 {
     sluice_jobdesc_t d;
-    size_t n_known = 0;
+    jdec_t dec;
+    jdec_cur_t root;
     uint64_t n;
     sluice_err rc = SLUICE_OK;
 
@@ -128,33 +81,20 @@ sluice_err sluice_jobdesc_from_json(const json_t *obj, sluice_jobdesc_t *out, sl
         return sluice_errorf(err, SLUICE_EINVAL, "out: required");
     if (!json_is_object(obj))
         return sluice_errorf(err, SLUICE_EINVAL, "job description: expected an object");
-    for (size_t i = 0; known_keys[i] != NULL; i++)
-        if (json_object_get(obj, known_keys[i]) != NULL)
-            n_known++;
-    if (n_known != json_object_size(obj)) {
-        json_t *mut; /* jansson's iteration API is not const-qualified */
-        const char *key;
-        json_t *v;
-
-        memcpy(&mut, &obj, sizeof(mut));
-        json_object_foreach(mut, key, v)
-        {
-            if (!known(key)) {
-                rc = sluice_errorf(err, SLUICE_EINVAL, "%s: unknown key", key);
-                goto out;
-            }
-        }
-    }
+    jdec_init(&dec, JDEC_STRICT, JDEC_VOICE_EXPECT, SLUICE_EINVAL, err, NULL);
+    jdec_root(&root, &dec, obj, "");
+    if ((rc = jdec_keys(&root, known_keys)) != SLUICE_OK)
+        goto out;
 #define STR(k)                                                                                     \
-    if ((rc = take_str(obj, #k, &d.k, err)) != SLUICE_OK)                                          \
+    if ((rc = jdec_strdup(&root, #k, JDEC_NULLABLE, SIZE_MAX, &d.k)) != SLUICE_OK)                 \
         goto out;
 #define UINT(k, max)                                                                               \
     n = d.k;                                                                                       \
-    if ((rc = take_uint(obj, #k, (max), &n, err)) != SLUICE_OK)                                    \
+    if ((rc = jdec_uint(&root, #k, 0, 0, (max), &n)) != SLUICE_OK)                                 \
         goto out;                                                                                  \
     d.k = n;
 #define BOOL(k)                                                                                    \
-    if ((rc = take_bool(obj, #k, &d.k, err)) != SLUICE_OK)                                         \
+    if ((rc = jdec_bool(&root, #k, 0, &d.k)) != SLUICE_OK)                                         \
         goto out;
     STR(name)
     STR(comment)
@@ -182,7 +122,7 @@ sluice_err sluice_jobdesc_from_json(const json_t *obj, sluice_jobdesc_t *out, sl
 #undef STR
 #undef UINT
 #undef BOOL
-    if ((rc = take_env(obj, &d, err)) != SLUICE_OK)
+    if ((rc = env_from(&root, &d, err)) != SLUICE_OK)
         goto out;
     *out = d;
     memset(&d, 0, sizeof(d));
