@@ -14,10 +14,10 @@
  *   - Free text from Slurm (state_reason, state_description, nodes, detail)
  *     is cut on a UTF-8 boundary to SLUICE_FSM_DETAIL_MAX, not refused, so
  *     a log written before the writers cut it still loads.
- *   - The field checks are hand-written rather than json_unpack_ex()
- *     formats: every error text names the field in the log's own path form
- *     ("context.attempt: out of range [1, ...]"), which jansson's messages
- *     do not give.
+ *   - The fields are read with base/jdec.h (strict, the log's words: "must
+ *     be a string", "out of range [1, ...]"): every error text names the
+ *     field in the log's own path form ("context.attempt: ..."), which
+ *     json_unpack_ex()'s messages do not give.
  *   - jansson ownership: every json_t returned is a new reference.
  */
 #include <math.h>
@@ -27,6 +27,7 @@
 
 #include <sluice/fsm.h>
 
+#include "base/jdec.h"
 #include "fsm_int.h"
 
 /* ---- events: ownership and JSON ---------------------------------------- */
@@ -52,19 +53,19 @@ void sluice_fsm_event_clear(sluice_fsm_event_t *ev)
     memset(ev, 0, sizeof(*ev));
 }
 
-/* Context keys each event accepts ("by" is accepted everywhere). */
+/* Context keys each event accepts ("by" everywhere). */
 static const char *const *context_keys(sluice_fsm_event_type t)
 {
-    static const char *const none[] = {NULL};
-    static const char *const started[] = {"attempt", "job_name", "comment", NULL};
-    static const char *const resent[] = {"attempt", NULL};
-    static const char *const submitted[] = {"job_ids", NULL};
-    static const char *const detail[] = {"detail", NULL};
-    static const char *const adopted[] = {"attempt", "job_ids", "source", NULL};
-    static const char *const observed[] = {"lookup", "source", "jobs", "detail", NULL};
-    static const char *const cancel[] = {"caller", NULL};
-    static const char *const pool[] = {"pool",      "exit_code", "signal", "first",
-                                       "signalled", "unknown",   "raw",    NULL};
+    static const char *const none[] = {"by", NULL};
+    static const char *const started[] = {"by", "attempt", "job_name", "comment", NULL};
+    static const char *const resent[] = {"by", "attempt", NULL};
+    static const char *const submitted[] = {"by", "job_ids", NULL};
+    static const char *const detail[] = {"by", "detail", NULL};
+    static const char *const adopted[] = {"by", "attempt", "job_ids", "source", NULL};
+    static const char *const observed[] = {"by", "lookup", "source", "jobs", "detail", NULL};
+    static const char *const cancel[] = {"by", "caller", NULL};
+    static const char *const pool[] = {"by",        "pool",    "exit_code", "signal", "first",
+                                       "signalled", "unknown", "raw",       NULL};
 
     switch (t) {
     case SLUICE_EV_SUBMIT_STARTED:
@@ -89,68 +90,6 @@ static const char *const *context_keys(sluice_fsm_event_type t)
     default:
         return none;
     }
-}
-
-/* jansson's iterators take a non-const object; they do not modify it. */
-static json_t *mutable_json(const json_t *o)
-{
-    json_t *m;
-
-    memcpy(&m, &o, sizeof(m));
-    return m;
-}
-
-static bool in_list(const char *const *list, const char *key)
-{
-    for (; *list != NULL; list++) {
-        if (strcmp(*list, key) == 0)
-            return true;
-    }
-    return false;
-}
-
-static sluice_err
-only_keys(const json_t *obj, const char *const *allowed, const char *path, sluice_error_t *err)
-{
-    const char *key;
-    json_t *val;
-
-    json_object_foreach(mutable_json(obj), key, val)
-    {
-        (void)val;
-        if (!in_list(allowed, key))
-            return sluice_errorf(err, SLUICE_EINVAL, "%s.%s: unknown field", path, key);
-    }
-    return SLUICE_OK;
-}
-
-/* A string field: required or optional, length-capped, copied to *out. */
-static sluice_err get_str(const json_t *obj,
-                          const char *key,
-                          bool required,
-                          size_t max,
-                          char **out,
-                          const char *path,
-                          sluice_error_t *err)
-{
-    const json_t *v = json_object_get(obj, key);
-    size_t len;
-
-    if (v == NULL) {
-        if (required)
-            return sluice_errorf(err, SLUICE_EINVAL, "%s.%s: required", path, key);
-        return SLUICE_OK;
-    }
-    if (!json_is_string(v))
-        return sluice_errorf(err, SLUICE_EINVAL, "%s.%s: must be a string", path, key);
-    len = json_string_length(v);
-    if (len >= max || strlen(json_string_value(v)) != len)
-        return sluice_errorf(err, SLUICE_EINVAL, "%s.%s: longer than %zu bytes or has NUL", path,
-                             key, max - 1);
-    *out = strdup(json_string_value(v));
-    if (*out == NULL)
-        return sluice_errorf(err, SLUICE_ENOMEM, "%s.%s: out of memory", path, key);
-    return SLUICE_OK;
 }
 
 size_t sluice_fsm_text_fit(const char *s, size_t max)
@@ -178,76 +117,46 @@ char *sluice_fsm_text_dup(const char *s, size_t max)
     return s != NULL ? strndup(s, sluice_fsm_text_fit(s, max)) : NULL;
 }
 
-/* get_str() for free text from Slurm: a longer string is cut to `max`
- * instead of refused, so a log written before the writers cut it (or by
- * another writer) still replays. */
-static sluice_err get_text(const json_t *obj,
-                           const char *key,
-                           bool required,
-                           size_t max,
-                           char **out,
-                           const char *path,
-                           sluice_error_t *err)
+/* Free text from Slurm: a string of max - 1 bytes at most, but a longer
+ * one is cut to that instead of refused, so a log written before the
+ * writers cut it (or by another writer) still replays. */
+static sluice_err
+text_field(const jdec_cur_t *c, const char *key, bool required, size_t max, char **out)
 {
-    const json_t *v = json_object_get(obj, key);
+    const json_t *v = jdec_value(c, key);
+    const char *s = NULL;
+    jdec_cur_t at;
+    sluice_err rc;
 
-    if (v == NULL || !json_is_string(v) || json_string_length(v) < max)
-        return get_str(obj, key, required, max, out, path, err);
-    if (strlen(json_string_value(v)) != json_string_length(v))
-        return sluice_errorf(err, SLUICE_EINVAL, "%s.%s: has NUL", path, key);
-    *out = sluice_fsm_text_dup(json_string_value(v), max);
-    if (*out == NULL)
-        return sluice_errorf(err, SLUICE_ENOMEM, "%s.%s: out of memory", path, key);
-    return SLUICE_OK;
-}
-
-static sluice_err get_int(const json_t *obj,
-                          const char *key,
-                          bool required,
-                          json_int_t min,
-                          json_int_t max,
-                          json_int_t *out,
-                          bool *present,
-                          const char *path,
-                          sluice_error_t *err)
-{
-    const json_t *v = json_object_get(obj, key);
-
-    if (present != NULL)
-        *present = v != NULL;
-    if (v == NULL) {
-        if (required)
-            return sluice_errorf(err, SLUICE_EINVAL, "%s.%s: required", path, key);
-        return SLUICE_OK;
+    if (!json_is_string(v) || json_string_length(v) < max)
+        return jdec_strdup(c, key, required ? JDEC_REQUIRED : 0, max - 1, out);
+    if ((rc = jdec_string(c, key, 0, SIZE_MAX, &s)) != SLUICE_OK) /* "has NUL" */
+        return rc;
+    if ((*out = sluice_fsm_text_dup(s, max)) == NULL) {
+        jdec_member(&at, c, key);
+        return jdec_oom(c->d, at.path);
     }
-    if (!json_is_integer(v))
-        return sluice_errorf(err, SLUICE_EINVAL, "%s.%s: must be an integer", path, key);
-    if (json_integer_value(v) < min || json_integer_value(v) > max)
-        return sluice_errorf(err, SLUICE_EINVAL, "%s.%s: out of range [%lld, %lld]", path, key,
-                             (long long)min, (long long)max);
-    *out = json_integer_value(v);
     return SLUICE_OK;
 }
 
-static sluice_err get_ids(const json_t *ctx, sluice_fsm_event_t *ev, sluice_error_t *err)
+static sluice_err job_ids_field(const jdec_cur_t *ctx, sluice_fsm_event_t *ev)
 {
-    const json_t *a = json_object_get(ctx, "job_ids");
+    jdec_cur_t a, item;
+    int64_t id = 0;
     size_t i;
 
-    if (a == NULL)
-        return sluice_errorf(err, SLUICE_EINVAL, "context.job_ids: required");
-    if (!json_is_array(a) || json_array_size(a) == 0 || json_array_size(a) > SLUICE_FSM_MAX_JOBS)
-        return sluice_errorf(err, SLUICE_EINVAL, "context.job_ids: an array of 1 to %d ids",
-                             SLUICE_FSM_MAX_JOBS);
-    for (i = 0; i < json_array_size(a); i++) {
-        const json_t *v = json_array_get(a, i);
-
-        if (!json_is_integer(v) || json_integer_value(v) <= 0)
-            return sluice_errorf(err, SLUICE_EINVAL,
-                                 "context.job_ids[%zu]: must be a positive integer", i);
-        ev->job_ids[i] = (uint64_t)json_integer_value(v);
+    if (!jdec_present(ctx, "job_ids"))
+        return jdec_fail(ctx, "job_ids", "required");
+    if (jdec_array(ctx, "job_ids", JDEC_SILENT, &a) != SLUICE_OK || jdec_len(&a) == 0 ||
+        jdec_len(&a) > SLUICE_FSM_MAX_JOBS)
+        return jdec_fail(ctx, "job_ids", "an array of 1 to %d ids", SLUICE_FSM_MAX_JOBS);
+    JDEC_FOREACH(&a, i, item)
+    {
+        if (jdec_int(&item, NULL, JDEC_SILENT, 1, INT64_MAX, &id) != SLUICE_OK)
+            return jdec_fail(&item, NULL, "must be a positive integer");
+        ev->job_ids[i] = (uint64_t)id;
     }
-    ev->n_job_ids = json_array_size(a);
+    ev->n_job_ids = jdec_len(&a);
     return SLUICE_OK;
 }
 
@@ -257,236 +166,195 @@ static const char *const view_keys[] = {
     "exit_code",     "exit_signal",          "derived_exit_code", "derived_exit_signal",
     "restart_count", "failed_unschedulable", "other_cluster",     NULL};
 
-static sluice_err
-view_from_json(const json_t *o, sluice_jobview_t *v, const char *path, sluice_error_t *err)
+static sluice_err view_from_json(const jdec_cur_t *item, sluice_jobview_t *v)
 {
-    const json_t *state, *flags, *f;
-    json_int_t n = 0;
+    jdec_cur_t o, flags, f;
+    const char *name = NULL;
+    int64_t n = 0;
     bool present = false;
     sluice_err rc;
     size_t i;
     int idx;
 
-    if (!json_is_object(o))
-        return sluice_errorf(err, SLUICE_EINVAL, "%s: must be an object", path);
-    if ((rc = only_keys(o, view_keys, path, err)) != SLUICE_OK)
+    if ((rc = jdec_object(item, NULL, JDEC_REQUIRED, &o)) != SLUICE_OK)
         return rc;
-    if ((rc = get_int(o, "job_id", true, 1, INT64_MAX, &n, NULL, path, err)) != SLUICE_OK)
+    if ((rc = jdec_keys(&o, view_keys)) != SLUICE_OK)
+        return rc;
+    if ((rc = jdec_int(&o, "job_id", JDEC_REQUIRED, 1, INT64_MAX, &n)) != SLUICE_OK)
         return rc;
     v->job_id = (uint64_t)n;
     n = 0;
-    if ((rc = get_int(o, "het_job_id", false, 0, INT64_MAX, &n, NULL, path, err)) != SLUICE_OK)
+    if ((rc = jdec_int(&o, "het_job_id", 0, 0, INT64_MAX, &n)) != SLUICE_OK)
         return rc;
     v->het_job_id = (uint64_t)n;
     n = 0;
-    if ((rc = get_int(o, "het_job_offset", false, 0, UINT32_MAX, &n, NULL, path, err)) != SLUICE_OK)
+    if ((rc = jdec_int(&o, "het_job_offset", 0, 0, UINT32_MAX, &n)) != SLUICE_OK)
         return rc;
     v->het_job_offset = (uint32_t)n;
-    state = json_object_get(o, "state");
-    if (!json_is_string(state))
-        return sluice_errorf(err, SLUICE_EINVAL, "%s.state: required string", path);
-    if (!fsm_base_from_name(json_string_value(state), &v->base))
-        return sluice_errorf(err, SLUICE_EINVAL, "%s.state: unknown Slurm base state", path);
-    flags = json_object_get(o, "flags");
-    if (flags != NULL) {
-        if (!json_is_array(flags))
-            return sluice_errorf(err, SLUICE_EINVAL, "%s.flags: must be an array", path);
-        json_array_foreach(flags, i, f)
-        {
-            idx = json_is_string(f) ? fsm_flag_from_name(json_string_value(f)) : -1;
-            if (idx < 0)
-                return sluice_errorf(err, SLUICE_EINVAL, "%s.flags[%zu]: unknown flag", path, i);
-            v->flags |= UINT32_C(1) << idx;
-        }
+    if ((name = jdec_peek_string(&o, "state")) == NULL)
+        return jdec_fail(&o, "state", "required string");
+    if (!fsm_base_from_name(name, &v->base))
+        return jdec_fail(&o, "state", "unknown Slurm base state");
+    if ((rc = jdec_array(&o, "flags", 0, &flags)) != SLUICE_OK)
+        return rc;
+    JDEC_FOREACH(&flags, i, f)
+    {
+        name = jdec_peek_string(&f, NULL);
+        if ((idx = name != NULL ? fsm_flag_from_name(name) : -1) < 0)
+            return jdec_fail(&f, NULL, "unknown flag");
+        v->flags |= UINT32_C(1) << idx;
     }
-    if ((rc = get_text(o, "state_reason", false, SLUICE_FSM_DETAIL_MAX, &v->state_reason, path,
-                       err)) != SLUICE_OK)
-        return rc;
-    if ((rc = get_text(o, "state_description", false, SLUICE_FSM_DETAIL_MAX, &v->state_description,
-                       path, err)) != SLUICE_OK)
-        return rc;
-    if ((rc = get_text(o, "nodes", false, SLUICE_FSM_DETAIL_MAX, &v->nodes, path, err)) !=
+    if ((rc = text_field(&o, "state_reason", false, SLUICE_FSM_DETAIL_MAX, &v->state_reason)) !=
         SLUICE_OK)
         return rc;
+    if ((rc = text_field(&o, "state_description", false, SLUICE_FSM_DETAIL_MAX,
+                         &v->state_description)) != SLUICE_OK)
+        return rc;
+    if ((rc = text_field(&o, "nodes", false, SLUICE_FSM_DETAIL_MAX, &v->nodes)) != SLUICE_OK)
+        return rc;
     n = 0;
-    if ((rc = get_int(o, "exit_code", false, 0, 255, &n, &present, path, err)) != SLUICE_OK)
+    present = jdec_present(&o, "exit_code");
+    if ((rc = jdec_int(&o, "exit_code", 0, 0, 255, &n)) != SLUICE_OK)
         return rc;
     v->has_exit = present;
     v->exit_code = (int)n;
     n = 0;
-    if ((rc = get_int(o, "exit_signal", false, 0, 255, &n, &present, path, err)) != SLUICE_OK)
+    present = jdec_present(&o, "exit_signal");
+    if ((rc = jdec_int(&o, "exit_signal", 0, 0, 255, &n)) != SLUICE_OK)
         return rc;
     if (present && !v->has_exit)
-        return sluice_errorf(err, SLUICE_EINVAL, "%s.exit_signal: needs exit_code", path);
+        return jdec_fail(&o, "exit_signal", "needs exit_code");
     v->exit_signal = (int)n;
     n = 0;
-    if ((rc = get_int(o, "derived_exit_code", false, 0, 255, &n, &present, path, err)) != SLUICE_OK)
+    present = jdec_present(&o, "derived_exit_code");
+    if ((rc = jdec_int(&o, "derived_exit_code", 0, 0, 255, &n)) != SLUICE_OK)
         return rc;
     v->has_derived = present;
     v->derived_exit_code = (int)n;
     n = 0;
-    if ((rc = get_int(o, "derived_exit_signal", false, 0, 255, &n, &present, path, err)) !=
-        SLUICE_OK)
+    present = jdec_present(&o, "derived_exit_signal");
+    if ((rc = jdec_int(&o, "derived_exit_signal", 0, 0, 255, &n)) != SLUICE_OK)
         return rc;
     if (present && !v->has_derived)
-        return sluice_errorf(err, SLUICE_EINVAL, "%s.derived_exit_signal: needs derived_exit_code",
-                             path);
+        return jdec_fail(&o, "derived_exit_signal", "needs derived_exit_code");
     v->derived_exit_signal = (int)n;
     n = 0;
-    if ((rc = get_int(o, "restart_count", false, 0, UINT32_MAX, &n, NULL, path, err)) != SLUICE_OK)
+    if ((rc = jdec_int(&o, "restart_count", 0, 0, UINT32_MAX, &n)) != SLUICE_OK)
         return rc;
     v->restart_count = (uint32_t)n;
-    f = json_object_get(o, "failed_unschedulable");
-    if (f != NULL && !json_is_boolean(f))
-        return sluice_errorf(err, SLUICE_EINVAL, "%s.failed_unschedulable: must be a boolean",
-                             path);
-    v->failed_unschedulable = json_is_true(f);
+    if ((rc = jdec_bool(&o, "failed_unschedulable", 0, &v->failed_unschedulable)) != SLUICE_OK)
+        return rc;
     if (v->failed_unschedulable && v->base != SLUICE_JOB_FAILED)
-        return sluice_errorf(err, SLUICE_EINVAL, "%s.failed_unschedulable: only with FAILED", path);
-    f = json_object_get(o, "other_cluster");
-    if (f != NULL && !json_is_boolean(f))
-        return sluice_errorf(err, SLUICE_EINVAL, "%s.other_cluster: must be a boolean", path);
-    v->other_cluster = json_is_true(f);
-    return SLUICE_OK;
+        return jdec_fail(&o, "failed_unschedulable", "only with FAILED");
+    return jdec_bool(&o, "other_cluster", 0, &v->other_cluster);
 }
 
-static sluice_err get_jobs(const json_t *ctx, sluice_fsm_event_t *ev, sluice_error_t *err)
+static sluice_err jobs_field(const jdec_cur_t *ctx, sluice_fsm_event_t *ev)
 {
-    const json_t *a = json_object_get(ctx, "jobs");
-    char path[48];
+    jdec_cur_t a, item;
     sluice_err rc;
     size_t i;
 
     if (ev->lookup != SLUICE_LOOKUP_FOUND) {
-        if (a != NULL)
-            return sluice_errorf(err, SLUICE_EINVAL, "context.jobs: only with lookup FOUND");
+        if (jdec_present(ctx, "jobs"))
+            return jdec_fail(ctx, "jobs", "only with lookup FOUND");
         return SLUICE_OK;
     }
-    if (!json_is_array(a) || json_array_size(a) == 0 || json_array_size(a) > SLUICE_FSM_MAX_JOBS)
-        return sluice_errorf(err, SLUICE_EINVAL, "context.jobs: an array of 1 to %d job records",
-                             SLUICE_FSM_MAX_JOBS);
-    ev->jobs = calloc(json_array_size(a), sizeof(*ev->jobs));
-    if (ev->jobs == NULL)
-        return sluice_errorf(err, SLUICE_ENOMEM, "context.jobs: out of memory");
-    ev->n_jobs = json_array_size(a);
-    for (i = 0; i < ev->n_jobs; i++) {
-        snprintf(path, sizeof(path), "context.jobs[%zu]", i);
-        if ((rc = view_from_json(json_array_get(a, i), &ev->jobs[i], path, err)) != SLUICE_OK)
+    if (jdec_array(ctx, "jobs", JDEC_SILENT, &a) != SLUICE_OK || jdec_len(&a) == 0 ||
+        jdec_len(&a) > SLUICE_FSM_MAX_JOBS)
+        return jdec_fail(ctx, "jobs", "an array of 1 to %d job records", SLUICE_FSM_MAX_JOBS);
+    if ((ev->jobs = calloc(jdec_len(&a), sizeof(*ev->jobs))) == NULL)
+        return jdec_oom(ctx->d, a.path);
+    ev->n_jobs = jdec_len(&a);
+    JDEC_FOREACH(&a, i, item)
+    {
+        if ((rc = view_from_json(&item, &ev->jobs[i])) != SLUICE_OK)
             return rc;
     }
     return SLUICE_OK;
 }
 
-static sluice_err parse_context(const json_t *ctx, sluice_fsm_event_t *ev, sluice_error_t *err)
+/* An enum field of the log, by the name functions of fsm_table.c. */
+#define GET_NAME(ctx, key, from_name, out, why)                                                    \
+    do {                                                                                           \
+        const char *name_ = NULL;                                                                  \
+        if ((rc = jdec_string((ctx), (key), JDEC_REQUIRED, 31, &name_)) != SLUICE_OK)              \
+            return rc;                                                                             \
+        if (!from_name(name_, (out)))                                                              \
+            return jdec_fail((ctx), (key), why);                                                   \
+    } while (0)
+
+static sluice_err parse_context(const jdec_cur_t *ctx, sluice_fsm_event_t *ev)
 {
-    const char *const *keys = context_keys(ev->type);
-    const char *key;
-    json_t *val;
-    json_int_t n = 0;
-    char *text = NULL;
-    const json_t *f;
+    const char *key = jdec_unknown_key(ctx, context_keys(ev->type));
+    int64_t n = 0;
     sluice_err rc;
 
-    json_object_foreach(mutable_json(ctx), key, val)
-    {
-        (void)val;
-        if (strcmp(key, "by") != 0 && !in_list(keys, key))
-            return sluice_errorf(err, SLUICE_EINVAL, "context.%s: unknown field for %s", key,
-                                 sluice_fsm_event_name(ev->type));
-    }
-    if ((rc = get_str(ctx, "by", false, SLUICE_FSM_NAME_MAX, &ev->by, "context", err)) != SLUICE_OK)
+    if (key != NULL)
+        return jdec_fail(ctx, key, "unknown field for %s", sluice_fsm_event_name(ev->type));
+    if ((rc = jdec_strdup(ctx, "by", 0, SLUICE_FSM_NAME_MAX - 1, &ev->by)) != SLUICE_OK)
         return rc;
     switch (ev->type) {
     case SLUICE_EV_SUBMIT_STARTED:
-        if ((rc = get_int(ctx, "attempt", true, 1, UINT32_MAX - 1, &n, NULL, "context", err)) !=
-            SLUICE_OK)
+        if ((rc = jdec_int(ctx, "attempt", JDEC_REQUIRED, 1, UINT32_MAX - 1, &n)) != SLUICE_OK)
             return rc;
         ev->attempt = (uint32_t)n;
-        if ((rc = get_str(ctx, "job_name", true, SLUICE_FSM_MARKER_MAX, &ev->job_name, "context",
-                          err)) != SLUICE_OK)
+        if ((rc = jdec_strdup(ctx, "job_name", JDEC_REQUIRED, SLUICE_FSM_MARKER_MAX - 1,
+                              &ev->job_name)) != SLUICE_OK)
             return rc;
-        return get_str(ctx, "comment", true, SLUICE_FSM_MARKER_MAX, &ev->comment, "context", err);
+        return jdec_strdup(ctx, "comment", JDEC_REQUIRED, SLUICE_FSM_MARKER_MAX - 1, &ev->comment);
     case SLUICE_EV_SUBMIT_RESENT:
-        if ((rc = get_int(ctx, "attempt", true, 1, UINT32_MAX - 1, &n, NULL, "context", err)) !=
-            SLUICE_OK)
+        if ((rc = jdec_int(ctx, "attempt", JDEC_REQUIRED, 1, UINT32_MAX - 1, &n)) != SLUICE_OK)
             return rc;
         ev->attempt = (uint32_t)n;
         return SLUICE_OK;
     case SLUICE_EV_SUBMITTED:
-        return get_ids(ctx, ev, err);
+        return job_ids_field(ctx, ev);
     case SLUICE_EV_SUBMIT_UNCERTAIN:
     case SLUICE_EV_SUBMIT_REJECTED:
-        return get_text(ctx, "detail", true, SLUICE_FSM_DETAIL_MAX, &ev->detail, "context", err);
+        return text_field(ctx, "detail", true, SLUICE_FSM_DETAIL_MAX, &ev->detail);
     case SLUICE_EV_UNSCHEDULABLE:
-        return get_str(ctx, "detail", true, SLUICE_FSM_NAME_MAX, &ev->detail, "context", err);
+        return jdec_strdup(ctx, "detail", JDEC_REQUIRED, SLUICE_FSM_NAME_MAX - 1, &ev->detail);
     case SLUICE_EV_DEPENDENCY_FAILED:
-        return get_str(ctx, "detail", true, SLUICE_FSM_DETAIL_MAX, &ev->detail, "context", err);
+        return jdec_strdup(ctx, "detail", JDEC_REQUIRED, SLUICE_FSM_DETAIL_MAX - 1, &ev->detail);
     case SLUICE_EV_ADOPTED:
-        if ((rc = get_int(ctx, "attempt", true, 1, UINT32_MAX - 1, &n, NULL, "context", err)) !=
-            SLUICE_OK)
+        if ((rc = jdec_int(ctx, "attempt", JDEC_REQUIRED, 1, UINT32_MAX - 1, &n)) != SLUICE_OK)
             return rc;
         ev->attempt = (uint32_t)n;
-        if ((rc = get_ids(ctx, ev, err)) != SLUICE_OK)
+        if ((rc = job_ids_field(ctx, ev)) != SLUICE_OK)
             return rc;
-        if ((rc = get_str(ctx, "source", true, 32, &text, "context", err)) != SLUICE_OK)
-            return rc;
-        rc = sluice_lookup_source_from_name(text, &ev->source)
-                 ? SLUICE_OK
-                 : sluice_errorf(err, SLUICE_EINVAL, "context.source: live or accounting");
-        free(text);
-        return rc;
+        GET_NAME(ctx, "source", sluice_lookup_source_from_name, &ev->source, "live or accounting");
+        return SLUICE_OK;
     case SLUICE_EV_OBSERVED:
-        if ((rc = get_str(ctx, "lookup", true, 32, &text, "context", err)) != SLUICE_OK)
-            return rc;
-        rc = sluice_lookup_from_name(text, &ev->lookup)
-                 ? SLUICE_OK
-                 : sluice_errorf(err, SLUICE_EINVAL,
-                                 "context.lookup: FOUND, NOT_FOUND or UNAVAILABLE");
-        free(text);
-        text = NULL;
-        if (rc != SLUICE_OK)
-            return rc;
-        if ((rc = get_str(ctx, "source", true, 32, &text, "context", err)) != SLUICE_OK)
-            return rc;
-        rc = sluice_lookup_source_from_name(text, &ev->source)
-                 ? SLUICE_OK
-                 : sluice_errorf(err, SLUICE_EINVAL, "context.source: live or accounting");
-        free(text);
-        if (rc != SLUICE_OK)
-            return rc;
-        if ((rc = get_text(ctx, "detail", false, SLUICE_FSM_DETAIL_MAX, &ev->detail, "context",
-                           err)) != SLUICE_OK)
-            return rc;
-        return get_jobs(ctx, ev, err);
-    case SLUICE_EV_CANCEL_REQUESTED:
-        return get_str(ctx, "caller", true, SLUICE_FSM_NAME_MAX, &ev->caller, "context", err);
-    case SLUICE_EV_POOL_EXIT:
-        if ((rc = get_str(ctx, "pool", true, SLUICE_FSM_NAME_MAX, &ev->pool, "context", err)) !=
+        GET_NAME(ctx, "lookup", sluice_lookup_from_name, &ev->lookup,
+                 "FOUND, NOT_FOUND or UNAVAILABLE");
+        GET_NAME(ctx, "source", sluice_lookup_source_from_name, &ev->source, "live or accounting");
+        if ((rc = text_field(ctx, "detail", false, SLUICE_FSM_DETAIL_MAX, &ev->detail)) !=
             SLUICE_OK)
             return rc;
-        if ((rc = get_int(ctx, "exit_code", true, 0, 255, &n, NULL, "context", err)) != SLUICE_OK)
+        return jobs_field(ctx, ev);
+    case SLUICE_EV_CANCEL_REQUESTED:
+        return jdec_strdup(ctx, "caller", JDEC_REQUIRED, SLUICE_FSM_NAME_MAX - 1, &ev->caller);
+    case SLUICE_EV_POOL_EXIT:
+        if ((rc = jdec_strdup(ctx, "pool", JDEC_REQUIRED, SLUICE_FSM_NAME_MAX - 1, &ev->pool)) !=
+            SLUICE_OK)
+            return rc;
+        if ((rc = jdec_int(ctx, "exit_code", JDEC_REQUIRED, 0, 255, &n)) != SLUICE_OK)
             return rc;
         ev->exit_code = (int)n;
-        if ((rc = get_int(ctx, "signal", true, 0, 255, &n, NULL, "context", err)) != SLUICE_OK)
+        if ((rc = jdec_int(ctx, "signal", JDEC_REQUIRED, 0, 255, &n)) != SLUICE_OK)
             return rc;
         ev->signal = (int)n;
-        if ((f = json_object_get(ctx, "first")) != NULL && !json_is_boolean(f))
-            return sluice_errorf(err, SLUICE_EINVAL, "context.first: must be a boolean");
-        ev->first = json_is_true(f);
-        if ((f = json_object_get(ctx, "signalled")) != NULL && !json_is_boolean(f))
-            return sluice_errorf(err, SLUICE_EINVAL, "context.signalled: must be a boolean");
-        ev->signalled = json_is_true(f);
-        if ((f = json_object_get(ctx, "unknown")) != NULL && !json_is_boolean(f))
-            return sluice_errorf(err, SLUICE_EINVAL, "context.unknown: must be a boolean");
-        ev->unknown = json_is_true(f);
-        if ((rc = get_str(ctx, "raw", false, SLUICE_FSM_RAW_MAX, &ev->raw, "context", err)) !=
-            SLUICE_OK)
+        if ((rc = jdec_bool(ctx, "first", 0, &ev->first)) != SLUICE_OK ||
+            (rc = jdec_bool(ctx, "signalled", 0, &ev->signalled)) != SLUICE_OK ||
+            (rc = jdec_bool(ctx, "unknown", 0, &ev->unknown)) != SLUICE_OK)
+            return rc;
+        if ((rc = jdec_strdup(ctx, "raw", 0, SLUICE_FSM_RAW_MAX - 1, &ev->raw)) != SLUICE_OK)
             return rc;
         if (ev->raw != NULL && !ev->unknown)
-            return sluice_errorf(err, SLUICE_EINVAL, "context.raw: only with unknown");
+            return jdec_fail(ctx, "raw", "only with unknown");
         if (ev->unknown && (ev->exit_code != 0 || ev->signal != 0))
-            return sluice_errorf(err, SLUICE_EINVAL,
-                                 "context.unknown: exit_code and signal must be 0");
+            return jdec_fail(ctx, "unknown", "exit_code and signal must be 0");
         return SLUICE_OK;
     default:
         return SLUICE_OK;
@@ -498,44 +366,45 @@ sluice_fsm_event_from_json(const json_t *entry, sluice_fsm_event_t *out, sluice_
 {
     static const char *const top_keys[] = {"seq", "time", "name", "context", NULL};
     sluice_fsm_event_t ev;
-    const json_t *name, *time, *ctx;
-    json_int_t seq = 0;
+    jdec_t d;
+    jdec_cur_t event, top, ctx;
+    const char *name = NULL;
+    int64_t seq = 0;
     sluice_err rc;
 
     memset(&ev, 0, sizeof(ev));
     if (out == NULL)
         return sluice_errorf(err, SLUICE_EINVAL, "out: required");
+    /* the entry is "event" for its own checks; its members are named bare */
+    jdec_init(&d, JDEC_STRICT, JDEC_VOICE_LOG, SLUICE_EINVAL, err, NULL);
+    jdec_root(&event, &d, entry, "event");
+    jdec_root(&top, &d, entry, "");
     if (!json_is_object(entry)) {
-        rc = sluice_errorf(err, SLUICE_EINVAL, "event: must be an object");
+        rc = jdec_fail(&event, NULL, "must be an object");
         goto out;
     }
-    if ((rc = only_keys(entry, top_keys, "event", err)) != SLUICE_OK)
+    if ((rc = jdec_keys(&event, top_keys)) != SLUICE_OK)
         goto out;
-    if ((rc = get_int(entry, "seq", true, 0, INT64_MAX, &seq, NULL, "event", err)) != SLUICE_OK)
+    if ((rc = jdec_int(&event, "seq", JDEC_REQUIRED, 0, INT64_MAX, &seq)) != SLUICE_OK)
         goto out;
     ev.seq = seq;
-    time = json_object_get(entry, "time");
-    if (!json_is_number(time) || !isfinite(json_number_value(time))) {
-        rc = sluice_errorf(err, SLUICE_EINVAL, "time: required number");
+    if (jdec_number(&top, "time", JDEC_REQUIRED | JDEC_SILENT, &ev.time) != SLUICE_OK) {
+        rc = jdec_fail(&top, "time", "required number");
         goto out;
     }
-    ev.time = json_number_value(time);
-    name = json_object_get(entry, "name");
-    if (!json_is_string(name)) {
-        rc = sluice_errorf(err, SLUICE_EINVAL, "name: required string");
+    if ((name = jdec_peek_string(&top, "name")) == NULL) {
+        rc = jdec_fail(&top, "name", "required string");
         goto out;
     }
-    if (!sluice_fsm_event_from_name(json_string_value(name), &ev.type)) {
-        rc = sluice_errorf(err, SLUICE_EINVAL, "name: unknown event \"%.64s\"",
-                           json_string_value(name));
+    if (!sluice_fsm_event_from_name(name, &ev.type)) {
+        rc = jdec_fail(&top, "name", "unknown event \"%.64s\"", name);
         goto out;
     }
-    ctx = json_object_get(entry, "context");
-    if (!json_is_object(ctx)) {
-        rc = sluice_errorf(err, SLUICE_EINVAL, "context: required object");
+    if (jdec_object(&top, "context", JDEC_REQUIRED | JDEC_SILENT, &ctx) != SLUICE_OK) {
+        rc = jdec_fail(&top, "context", "required object");
         goto out;
     }
-    if ((rc = parse_context(ctx, &ev, err)) != SLUICE_OK)
+    if ((rc = parse_context(&ctx, &ev)) != SLUICE_OK)
         goto out;
     *out = ev;
     memset(&ev, 0, sizeof(ev));
