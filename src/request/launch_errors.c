@@ -12,6 +12,9 @@
  *   had no error, so an error is never followed by its own echo
  *   (launch_failed()).
  * - Out of memory stops the walk (launch_fatal()).
+ * - A field error is noted by base/jdec.h (jdec_note()), the one place
+ *   that writes "<path>: <reason>" into an error and a collector; the
+ *   typed getters of launch_get.c note theirs through it directly.
  * - Document order: each error's path is looked up in the parse tree (key
  *   positions and array indexes; a parent's own error before its
  *   children's).  Errors about a field the request lacks ("required") have
@@ -27,21 +30,26 @@
 
 #include <jansson.h>
 
+#include "base/jdec.h"
 #include "launch_int.h"
 
 sluice_err launch_perr(launch_ctx_t *c, const char *path, const char *fmt, ...)
 {
     char msg[400];
+    jdec_t d;
     va_list ap;
+    sluice_err rc;
 
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    if (c->n_errors++ == 0)
-        sluice_errorf(c->err, SLUICE_EINVAL, "%s: %s", path, msg);
-    if (sluice_errlist_add(c->list, path, "%s", msg) != SLUICE_OK)
-        return launch_oom(c);
-    return SLUICE_EINVAL;
+    /* noted the way base/jdec.h notes a field error: the parse's collector
+     * is a decoder's (the first into c->err, each into c->list) */
+    jdec_init(&d, JDEC_STRICT, JDEC_VOICE_REQUEST, SLUICE_EINVAL, c->err, c->list);
+    d.n_errors = c->n_errors;
+    rc = jdec_note(&d, path, "%s", msg);
+    c->n_errors = d.n_errors;
+    return d.oom ? launch_oom(c) : rc;
 }
 
 sluice_err launch_oom(launch_ctx_t *c)

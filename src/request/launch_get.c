@@ -7,6 +7,12 @@
  * Notes:
  * - Every error is "<json path>: <reason>" (SLUICE_EINVAL) and never quotes
  *   more than ECHO_CAP bytes of a value, with control bytes shown as '?'.
+ * - Types, lengths and ranges are checked by base/jdec.h (strict, the
+ *   request's words: "expected true or false", "expected an integer
+ *   between 1 and 8 (got 9)"), whose decoder notes into the parse's
+ *   collector (value_at(), value_done()); the paths of keys and items are
+ *   jdec's too.  What follows (identifiers, paths, images, times) is the
+ *   request's own rules.
  * - The value syntaxes themselves (Slurm times, memory sizes, signals,
  *   variable names, paths) are base/syntax.h's, shared with the site file.
  */
@@ -19,6 +25,7 @@
 
 #include <jansson.h>
 
+#include "base/jdec.h"
 #include "base/syntax.h"
 
 #include "launch_int.h"
@@ -72,23 +79,28 @@ void launch_path_join(char *dst, const char *a, const char *sep, const char *b)
     dst[used] = '\0';
 }
 
+/* parent.key and parent[i]: a path as base/jdec.h writes it (the key cut
+ * to ECHO_CAP bytes, control bytes as '?'). */
 void launch_path_key(char *dst, const char *parent, const char *key)
 {
-    char k[ECHO_CAP];
+    jdec_t d;
+    jdec_cur_t p, k;
 
-    launch_echo(k, key);
-    if (parent == NULL || parent[0] == '\0')
-        launch_path_join(dst, "", "", k);
-    else
-        launch_path_join(dst, parent, ".", k);
+    jdec_init(&d, JDEC_STRICT, JDEC_VOICE_REQUEST, SLUICE_EINVAL, NULL, NULL);
+    jdec_root(&p, &d, NULL, parent);
+    jdec_member(&k, &p, key);
+    memcpy(dst, k.path, k.len + 1);
 }
 
 void launch_path_idx(char *dst, const char *parent, size_t i)
 {
-    char idx[32];
+    jdec_t d;
+    jdec_cur_t p, k;
 
-    snprintf(idx, sizeof(idx), "[%zu]", i);
-    launch_path_join(dst, parent, "", idx);
+    jdec_init(&d, JDEC_STRICT, JDEC_VOICE_REQUEST, SLUICE_EINVAL, NULL, NULL);
+    jdec_root(&p, &d, NULL, parent);
+    jdec_item(&k, &p, i);
+    memcpy(dst, k.path, k.len + 1);
 }
 
 bool launch_in_list(const char *const *keys, const char *k)
@@ -101,23 +113,34 @@ bool launch_in_list(const char *const *keys, const char *k)
     return false;
 }
 
+/* A value of the request read with base/jdec.h: its decoder notes into
+ * the parse's collector (the first error in c->err, each one in c->list),
+ * and value_done() hands the counts back to c.  A missing value (NULL) is
+ * read as null: a wrong type. */
+static const jdec_cur_t *
+value_at(launch_ctx_t *c, jdec_t *d, jdec_cur_t *at, json_t *v, const char *path)
+{
+    jdec_init(d, JDEC_STRICT, JDEC_VOICE_REQUEST, SLUICE_EINVAL, c->err, c->list);
+    d->n_errors = c->n_errors;
+    jdec_root(at, d, v != NULL ? v : json_null(), path);
+    return at;
+}
+
+static sluice_err value_done(launch_ctx_t *c, const jdec_t *d, sluice_err rc)
+{
+    c->n_errors = d->n_errors;
+    return d->oom ? launch_oom(c) : rc;
+}
+
 sluice_err
 launch_check_keys(launch_ctx_t *c, json_t *obj, const char *path, const char *const *keys)
 {
-    const char *k;
-    json_t *v;
-    char p[PATH_CAP];
-    sluice_err rc = SLUICE_OK;
+    jdec_t d;
+    jdec_cur_t o;
+    sluice_err rc;
 
-    json_object_foreach(obj, k, v)
-    {
-        if (!launch_in_list(keys, k)) {
-            launch_path_key(p, path, k);
-            rc = launch_perr(c, p, "unknown field");
-            LAUNCH_GO_ON(c, rc);
-        }
-    }
-    return rc;
+    rc = jdec_keys(value_at(c, &d, &o, obj, path), keys);
+    return value_done(c, &d, rc);
 }
 
 bool launch_charset_ok(const char *s, const char *extra, bool upper)
@@ -138,19 +161,13 @@ bool launch_charset_ok(const char *s, const char *extra, bool upper)
 sluice_err launch_want_string(
     launch_ctx_t *c, json_t *v, const char *path, size_t max, bool allow_empty, const char **out)
 {
-    const char *s;
+    jdec_t d;
+    jdec_cur_t at;
+    sluice_err rc;
 
-    if (!json_is_string(v))
-        return launch_perr(c, path, "expected a string");
-    s = json_string_value(v);
-    if (strlen(s) != json_string_length(v))
-        return launch_perr(c, path, "contains a NUL byte");
-    if (json_string_length(v) > max)
-        return launch_perr(c, path, "longer than %zu bytes", max);
-    if (!allow_empty && s[0] == '\0')
-        return launch_perr(c, path, "must not be empty");
-    *out = s;
-    return SLUICE_OK;
+    rc =
+        jdec_string(value_at(c, &d, &at, v, path), NULL, allow_empty ? 0 : JDEC_NONEMPTY, max, out);
+    return value_done(c, &d, rc);
 }
 
 sluice_err launch_dup_string(
@@ -169,29 +186,22 @@ sluice_err launch_dup_string(
 sluice_err launch_want_uint(
     launch_ctx_t *c, json_t *v, const char *path, uint64_t min, uint64_t max, uint64_t *out)
 {
-    json_int_t n;
-    char what[96];
+    jdec_t d;
+    jdec_cur_t at;
+    sluice_err rc;
 
-    if (max == UINT64_MAX)
-        snprintf(what, sizeof(what), "expected an integer >= %llu", (unsigned long long)min);
-    else
-        snprintf(what, sizeof(what), "expected an integer between %llu and %llu",
-                 (unsigned long long)min, (unsigned long long)max);
-    if (!json_is_integer(v))
-        return launch_perr(c, path, "%s", what);
-    n = json_integer_value(v);
-    if (n < 0 || (uint64_t)n < min || (uint64_t)n > max)
-        return launch_perr(c, path, "%s (got %lld)", what, (long long)n);
-    *out = (uint64_t)n;
-    return SLUICE_OK;
+    rc = jdec_uint(value_at(c, &d, &at, v, path), NULL, 0, min, max, out);
+    return value_done(c, &d, rc);
 }
 
 sluice_err launch_want_bool(launch_ctx_t *c, json_t *v, const char *path, bool *out)
 {
-    if (!json_is_boolean(v))
-        return launch_perr(c, path, "expected true or false");
-    *out = json_is_true(v);
-    return SLUICE_OK;
+    jdec_t d;
+    jdec_cur_t at;
+    sluice_err rc;
+
+    rc = jdec_bool(value_at(c, &d, &at, v, path), NULL, 0, out);
+    return value_done(c, &d, rc);
 }
 
 void launch_free_strv(char **v, size_t n)
