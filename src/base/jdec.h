@@ -9,7 +9,8 @@
  * member `key` of a cursor (key NULL: the cursor's own value):
  *
  *     jdec_t d;
- *     jdec_cur_t root, job;
+ *     jdec_cur_t root, jobs, job;
+ *     size_t i;
  *
  *     jdec_init(&d, JDEC_LENIENT, JDEC_VOICE_EXPECT, SLUICE_EPROTO, err, NULL);
  *     jdec_root(&root, &d, resp, "");
@@ -51,6 +52,9 @@
  * JDEC_PATH_MAX - 1 bytes it ends in "...".  A key taken into a path is cut
  * to JDEC_KEY_ECHO bytes ("..." again) with control bytes shown as '?', so
  * a hostile document cannot forge a log line through a key.
+ *
+ * Every cursor belongs to a decoder (jdec_root() takes one even when the
+ * cursor is only walked for its paths and values).
  *
  * Ownership: cursors borrow the document (valid as long as it is); strings
  * from jdec_string() are borrowed from it, jdec_strdup()'s are new (caller
