@@ -45,6 +45,7 @@ class Relay:
         self.port = 0
         self.conns = []
         self.mu = threading.Lock()
+        self.is_cut = False
         self.open()
 
     def open(self):
@@ -62,12 +63,23 @@ class Relay:
                 c, _ = lsock.accept()
             except OSError:
                 return
+            # Closing a listening socket does not end an accept() another
+            # thread is blocked in: a connection that arrives after the cut
+            # is dropped here, or it would outlive the cut.
+            with self.mu:
+                if self.is_cut or lsock is not self.lsock:
+                    c.close()
+                    continue
             try:
                 u = socket.create_connection(("127.0.0.1", PGPORT))
             except OSError:
                 c.close()
                 continue
             with self.mu:
+                if self.is_cut or lsock is not self.lsock:
+                    for s in (c, u):
+                        s.close()
+                    continue
                 self.conns += [c, u]
             for x, y in ((c, u), (u, c)):
                 threading.Thread(target=self.pipe, args=(x, y), daemon=True).start()
@@ -89,6 +101,12 @@ class Relay:
                 pass
 
     def cut(self):
+        with self.mu:
+            self.is_cut = True
+        try:
+            self.lsock.shutdown(socket.SHUT_RDWR)  # wakes the blocked accept()
+        except OSError:
+            pass
         self.lsock.close()
         with self.mu:
             for s in self.conns:
@@ -100,6 +118,8 @@ class Relay:
             self.conns = []
 
     def restore(self):
+        with self.mu:
+            self.is_cut = False
         self.open()
 
 
