@@ -209,7 +209,12 @@ void sluice_store_unlock_supervisor(sluice_store_t *store)
     pthread_mutex_unlock(&store->mu);
 }
 
-/* The password file: a regular file of ours that only we may read. */
+/* The password file: a regular file of ours that only we may read.  An
+ * operator's path from the site config (store.password_file), never a
+ * request's or a job's and never under staging: it is stat()ed through a
+ * link on purpose (Kubernetes mounts secrets as links) and judged by what
+ * the link leads to, as the tokens file and the TLS key are
+ * (serve/server_access.c). */
 sluice_err store_check_password_file(const char *path, sluice_error_t *err)
 {
     struct stat sb;
