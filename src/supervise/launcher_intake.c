@@ -245,9 +245,8 @@ copy_jobs(const sluice_render_t *r, sluice_jobdesc_t **out, size_t *n_out, sluic
  * JSON caller's render stays the caller's).  NULL when out of memory. */
 static json_t *render_for_store(const json_t *render, bool own)
 {
-    const json_t *jobs = json_object_get(render, "jobs");
-    json_t *job0 = json_array_get(jobs, 0);
-    json_t *out = NULL, *jobs2 = NULL, *job2 = NULL;
+    const json_t *jobs;
+    json_t *job0, *out = NULL, *jobs2 = NULL, *job2 = NULL;
 
     if (own)
         render = out = json_deep_copy(render);
