@@ -24,9 +24,15 @@
  * The measure runs from just before the first POST to the time of the last
  * `submitted` event (the launch has its Slurm job id), read from the store
  * with the sluice library.  While it runs, this process only reads the
- * store's new events every 250 ms (a WAL reader in another process: no
+ * store's new events every WATCH_MS (a WAL reader in another process: no
  * request to the service, no lock the service waits for) to know when to
- * stop; the times come from the events themselves.  The accept latency is
+ * stop; the times come from the events themselves.  The service's CPU is
+ * read when the last job id is seen, so at most WATCH_MS after it: at
+ * 250 ms that window often held the launcher's first batched state read
+ * after the last submit (on 22.05 a ~2 MB answer listing every job of the
+ * round, 10-20 ms of CPU), polling work that is no part of a launch's
+ * cost and that made the per-launch figure depend on where the watch's
+ * tick fell.  The accept latency is
  * each POST's send-to-answer time on the client.  It also prints the span
  * from the first `submit-started` event to the last `submitted` one: the
  * batch's marker commit, POSTs and answer commit, without the wait for the
@@ -90,7 +96,7 @@ extern char **environ;
 
 #define MAX_RUNS 8
 #define MAX_ROUNDS 20
-#define WATCH_MS 250
+#define WATCH_MS 5
 
 /* Every Slurm job this run made, for the final squeue check. */
 typedef struct {
@@ -487,7 +493,7 @@ static void run_service(const char *bin,
             break;
         usleep(WATCH_MS * 1000);
     }
-    cpu1 = bench_pid_cpu((long)pid); /* up to 250 ms of idle cycles after the last */
+    cpu1 = bench_pid_cpu((long)pid); /* at most WATCH_MS after the last job id */
     bench_cpu_snap(&m1);
     for (unsigned k = 0; k < in_flight; k++)
         pthread_join(tids[k], NULL);

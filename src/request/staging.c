@@ -21,11 +21,13 @@
 #define _GNU_SOURCE /* syncfs */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <sluice/log.h>
@@ -44,13 +46,48 @@ typedef struct {
     bool set;
 } owner_t;
 
+/* The job user's ids as last looked up, for OWNER_CACHE_S seconds: every
+ * staging (one per launch) otherwise read nsswitch.conf and the passwd
+ * database again.  A user added or changed on the host is seen within
+ * that time; a user unknown here is looked up (and warned about) again
+ * each time, as before. */
+#define OWNER_CACHE_S 60
+
+static struct {
+    pthread_mutex_t mu;
+    char user[256];
+    owner_t o;
+    time_t at; /* monotonic seconds of the lookup; 0: empty */
+} owner_cache = {PTHREAD_MUTEX_INITIALIZER, "", {0, 0, false}, 0};
+
+static time_t mono_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + 1; /* never 0 */
+}
+
 static sluice_err job_owner(const sluice_config_t *cfg, owner_t *o, sluice_error_t *err)
 {
     struct passwd pw, *res = NULL;
     char pwbuf[4096];
+    time_t now;
+    bool hit = false;
 
+    (void)err;
     o->set = false;
     if (geteuid() != 0 || cfg->rest.user == NULL)
+        return SLUICE_OK;
+    now = mono_s();
+    pthread_mutex_lock(&owner_cache.mu);
+    if (owner_cache.at != 0 && now - owner_cache.at < OWNER_CACHE_S &&
+        strcmp(owner_cache.user, cfg->rest.user) == 0) {
+        *o = owner_cache.o;
+        hit = true;
+    }
+    pthread_mutex_unlock(&owner_cache.mu);
+    if (hit)
         return SLUICE_OK;
     if (getpwnam_r(cfg->rest.user, &pw, pwbuf, sizeof(pwbuf), &res) != 0 || res == NULL) {
         /* A user known only to the cluster (a container beside a remote
@@ -64,6 +101,13 @@ static sluice_err job_owner(const sluice_config_t *cfg, owner_t *o, sluice_error
     o->uid = pw.pw_uid;
     o->gid = pw.pw_gid;
     o->set = true;
+    if (strlen(cfg->rest.user) < sizeof(owner_cache.user)) {
+        pthread_mutex_lock(&owner_cache.mu);
+        strcpy(owner_cache.user, cfg->rest.user);
+        owner_cache.o = *o;
+        owner_cache.at = now;
+        pthread_mutex_unlock(&owner_cache.mu);
+    }
     return SLUICE_OK;
 }
 
@@ -152,7 +196,7 @@ sluice_err sluice_staging_create(const sluice_config_t *cfg,
                                  int *dirfd_out,
                                  sluice_error_t *err)
 {
-    return staging_create(cfg, r, known_launch, true, dirfd_out, err);
+    return staging_create(cfg, r, known_launch, true, dirfd_out, NULL, err);
 }
 
 sluice_err staging_sync_root(const sluice_config_t *cfg, sluice_error_t *err)
@@ -179,6 +223,7 @@ sluice_err staging_create(const sluice_config_t *cfg,
                           bool known_launch,
                           bool sync,
                           int *dirfd_out,
+                          int *launch_fd_out,
                           sluice_error_t *err)
 {
     int root = -1, site = -1, launch = -1, att = -1, ex = -1;
@@ -247,6 +292,10 @@ sluice_err staging_create(const sluice_config_t *cfg,
     if (dirfd_out) {
         *dirfd_out = att;
         att = -1;
+    }
+    if (launch_fd_out) {
+        *launch_fd_out = launch;
+        launch = -1;
     }
 out:
     if (ex >= 0)

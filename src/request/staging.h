@@ -36,12 +36,15 @@ sluice_err staging_write_secret_pairs(int dirfd,
 
 /* sluice_staging_create() with the fsync of each file left to the caller
  * when `sync` is false (the launcher syncs the file system once per batch
- * chunk: staging_sync_root()). */
+ * chunk: staging_sync_root()).  `launch_fd_out` (may be NULL) receives the
+ * launch directory <root>/<site>/<sha8> it walked through, open, for the
+ * caller to close: no second walk from the root to reach it. */
 sluice_err staging_create(const sluice_config_t *cfg,
                           const sluice_render_t *r,
                           bool known_launch,
                           bool sync,
                           int *dirfd_out,
+                          int *launch_fd_out,
                           sluice_error_t *err);
 
 /* syncfs() of the file system that holds the storage root: every staging

@@ -206,8 +206,13 @@ static sluice_err prepare(void *arg,
             goto out;
         }
         /* not fsync'd here: the launcher calls sync (one syncfs) before the
-         * markers of the chunk are committed */
-        if ((rc = staging_create(c->cfg, &r, true, false, &fd, err)) != SLUICE_OK)
+         * markers of the chunk are committed.  The launch directory comes
+         * back open when the walk above did not open it. */
+        if (lfd >= 0) {
+            close(lfd);
+            lfd = -1;
+        }
+        if ((rc = staging_create(c->cfg, &r, true, false, &fd, &lfd, err)) != SLUICE_OK)
             goto out;
         if (aside[0] != '\0' && (rc = carry_peers(dir, aside, fd, err)) != SLUICE_OK)
             goto out;
