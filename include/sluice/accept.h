@@ -181,6 +181,14 @@ SLUICE_API const char *sluice_accept_launch_id(const sluice_accept_t *a);
  * the site's first) when the site has `clusters:`, NULL for a site without
  * (its one cluster). */
 SLUICE_API const char *sluice_accept_cluster(const sluice_accept_t *a);
+/* After a commit that created the launch: the launch and its events as a
+ * read back of the store would give them then (render null), and the gseq
+ * of its `accepted` event (`*version_out`); both outputs may be NULL.
+ * Borrowed, valid until sluice_accept_free().  NULL when the commit found
+ * the launch stored already (or had no memory to describe it): read it. */
+SLUICE_API const json_t *sluice_accept_created_launch(const sluice_accept_t *a,
+                                                      const json_t **events_out,
+                                                      int64_t *version_out);
 /* The study the request named (the runtime knows it; the version of a
  * study source's file it came from is held until sluice_accept_free()),
  * or NULL. */

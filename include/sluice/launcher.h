@@ -278,6 +278,16 @@ SLUICE_API void sluice_launcher_free(sluice_launcher_t *l);
  * - JSON (a caller that has only the stored forms: tests, tools): `launch`
  *   and `rendered` are NULL; the launcher decodes `request` and `render`
  *   once, and keeps its own copies (the caller's stay the caller's). */
+/* A launch as sluice_launcher_accept() created it (sluice_launcher_request_t.
+ * created): the launch and its events as a read back of the store would
+ * give them at once (sluice_store_created_launch()), and the gseq of its
+ * `accepted` event.  New references; the caller releases them. */
+typedef struct {
+    json_t *launch; /* NULL: not created by this call (a repeat), or no memory */
+    json_t *events;
+    int64_t version;
+} sluice_launcher_created_t;
+
 typedef struct {
     const json_t *request;          /* canonical request object: launch_id, site, study?,
                                        cluster?, pending_timeout?, requeue?, depends_on?,
@@ -290,6 +300,10 @@ typedef struct {
     const sluice_launch_t *launch;   /* the parsed launch */
     const sluice_render_t *rendered; /* its render at attempt 1 */
     const char *request_text;        /* `request`'s canonical text (the store's column) */
+    /* NULL, or where a launch this call creates is described
+     * (sluice_launcher_created_t; left zeroed for a repeat): the API answers
+     * a new launch from it, with no read back. */
+    sluice_launcher_created_t *created;
 } sluice_launcher_request_t;
 
 /* Accept a launch: stored with its render and the event `accepted` (a

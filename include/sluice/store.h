@@ -177,6 +177,10 @@ typedef struct {
     sluice_err rc; /* SLUICE_OK: stored (or existed) once the call returned SLUICE_OK */
     int existed;   /* the same launch was already stored: nothing written */
     sluice_error_t err;
+    /* When rc is SLUICE_OK: */
+    int64_t gseq;          /* the `accepted` event's gseq (0 when it existed) */
+    int64_t time_ms;       /* the time the row was (or would have been) made with */
+    char request_hash[65]; /* the request's hash (hex), as the row holds it */
 } sluice_store_create_result_t;
 
 /* sluice_store_create_launch() for n launches in ONE write transaction:
@@ -194,6 +198,19 @@ SLUICE_API sluice_err sluice_store_create_many(sluice_store_t *store,
                                                size_t n,
                                                sluice_store_create_result_t *res,
                                                sluice_error_t *err);
+
+/* The launch `spec` just created (`res`, SLUICE_OK and not `existed`)
+ * and its events, as sluice_store_read_launch() reads them back at once:
+ * the row with `render` null, and its one `accepted` event; `*version_out`
+ * (may be NULL) is that event's gseq.  Built in memory, nothing is read:
+ * the API answers a new launch without a read back.  New references, set
+ * only on success; SLUICE_EINVAL when `res` is not a new launch. */
+SLUICE_API sluice_err sluice_store_created_launch(const sluice_store_launch_spec_t *spec,
+                                                  const sluice_store_create_result_t *res,
+                                                  json_t **launch_out,
+                                                  json_t **events_out,
+                                                  int64_t *version_out,
+                                                  sluice_error_t *err);
 
 /* One launch as a JSON object (new reference; caller releases with
  * json_decref()): launch_id, site, study (null), cluster (null: the

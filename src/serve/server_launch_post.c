@@ -138,8 +138,19 @@ void launch_post(sluice_server_t *s, req_t *rq, answer_t *out)
         goto out;
     }
     atomic_store(&s->views_dirty, 1);
-    if (rc == SLUICE_OK)
-        launches_view(s, sluice_accept_launch_id(a), &view, &err);
+    if (rc == SLUICE_OK) {
+        /* A launch this POST created is answered from what the commit
+         * wrote (as a read back would give it at once: unit.store checks
+         * both agree); a repeat is read back (it may have gone on since). */
+        const json_t *events = NULL;
+        int64_t version = 0;
+        const json_t *made = sluice_accept_created_launch(a, &events, &version);
+
+        if (made != NULL)
+            launches_view_of(s, made, events, version, &view, &err);
+        else
+            launches_view(s, sluice_accept_launch_id(a), &view, &err);
+    }
     if (view == NULL) {
         if (!server_ha_store_failed(s, &err, out))
             answer_error(out, &err);

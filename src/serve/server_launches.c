@@ -43,10 +43,33 @@ static int view_addr(void *arg, const char *node, char *buf, size_t size)
     return va->s->o.node_address_in(va->s->o.node_address_arg, va->cluster, node, buf, size);
 }
 
+sluice_err launches_view_of(sluice_server_t *s,
+                            const json_t *l,
+                            const json_t *ev,
+                            int64_t version,
+                            json_t **out,
+                            sluice_error_t *err)
+{
+    view_addr_t va;
+
+    va.s = s;
+    va.cluster = json_string_value(json_object_get(l, "cluster"));
+    if ((*out = s->o.node_address_in != NULL
+                    ? sluice_launch_view_build(l, ev, view_addr, &va)
+                    : sluice_launch_view_build(l, ev, s->o.node_address, s->o.node_address_arg)) ==
+            NULL ||
+        json_object_set_new(*out, "resource_version", json_integer(version)) != 0) {
+        json_decref(*out);
+        *out = NULL;
+        return sluice_errorf(err, SLUICE_ENOMEM, "launch %s: out of memory",
+                             json_string_value(json_object_get(l, "launch_id")));
+    }
+    return SLUICE_OK;
+}
+
 sluice_err launches_view_at(
     sluice_server_t *s, const char *id, json_t **out, int64_t *version_out, sluice_error_t *err)
 {
-    view_addr_t va;
     json_t *l = NULL, *ev = NULL;
     int64_t version = 0;
     sluice_err rc;
@@ -59,15 +82,8 @@ sluice_err launches_view_at(
      * copied by the build only to be deleted from the copy. */
     if (rc == SLUICE_OK)
         json_object_del(l, "render");
-    va.s = s;
-    va.cluster = json_string_value(json_object_get(l, "cluster"));
-    if (rc == SLUICE_OK &&
-        ((*out = s->o.node_address_in != NULL
-                     ? sluice_launch_view_build(l, ev, view_addr, &va)
-                     : sluice_launch_view_build(l, ev, s->o.node_address, s->o.node_address_arg)) ==
-             NULL ||
-         json_object_set_new(*out, "resource_version", json_integer(version)) != 0))
-        rc = sluice_errorf(err, SLUICE_ENOMEM, "launch %s: out of memory", id);
+    if (rc == SLUICE_OK)
+        rc = launches_view_of(s, l, ev, version, out, err);
     if (rc == SLUICE_OK && version_out != NULL)
         *version_out = version;
     json_decref(l);

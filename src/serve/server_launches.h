@@ -26,6 +26,15 @@ sluice_err launches_view(sluice_server_t *s, const char *id, json_t **out, sluic
  * *version_out (may be NULL); the view carries it as "resource_version". */
 sluice_err launches_view_at(
     sluice_server_t *s, const char *id, json_t **out, int64_t *version_out, sluice_error_t *err);
+/* The view of launch `l` (render left out) with events `ev`, as
+ * launches_view_at() makes it from what it read: for a launch known
+ * without a read (the accept that created it). */
+sluice_err launches_view_of(sluice_server_t *s,
+                            const json_t *l,
+                            const json_t *ev,
+                            int64_t version,
+                            json_t **out,
+                            sluice_error_t *err);
 
 /* GET /v1/launches: a page of launches (limit, state, site, study, cursor)
  * with the store's resource version; 400 invalid-query for a bad one. */

@@ -109,12 +109,14 @@ static sluice_err create_write(sluice_store_t *store,
                                const sluice_store_launch_spec_t *spec,
                                const create_texts_t *x,
                                int *existed,
+                               int64_t *gseq,
                                sluice_error_t *err)
 {
     store_stmt_t *st = NULL;
     sluice_err rc;
 
     *existed = 0;
+    *gseq = 0;
     if ((rc = store_prepare(store, "SELECT request_hash FROM launches WHERE launch_id = ?1", &st,
                             err)) != SLUICE_OK)
         goto out;
@@ -160,14 +162,19 @@ static sluice_err create_write(sluice_store_t *store,
     st = NULL;
     if ((rc = store_prepare(store,
                             "INSERT INTO events (launch_id, seq, time_ms, name, context, caller, "
-                            "state) VALUES (?1, 1, ?2, 'accepted', ?3, ?4, 'ACCEPTED')",
+                            "state) VALUES (?1, 1, ?2, 'accepted', ?3, ?4, 'ACCEPTED') "
+                            "RETURNING gseq",
                             &st, err)) != SLUICE_OK)
         goto out;
     store_bind_text(st, 1, spec->launch_id);
     store_bind_int64(st, 2, x->t);
     store_bind_text(st, 3, x->context);
     store_bind_text(st, 4, spec->caller);
-    rc = store_step_done(store, st, err);
+    if (store_step(st) != STORE_ROW) {
+        rc = store_db_fail(store, err, "write");
+        goto out;
+    }
+    *gseq = store_column_int64(st, 0);
 out:
     store_finalize(st);
     return rc;
@@ -222,7 +229,12 @@ sluice_err sluice_store_create_many(sluice_store_t *store,
         /* One item's failure (a conflict, a bad row) leaves the others. */
         if ((rc = store_exec(store, "SAVEPOINT one", err)) != SLUICE_OK)
             goto out;
-        res[i].rc = create_write(store, &specs[i], &x[i], &res[i].existed, &res[i].err);
+        res[i].rc = create_write(store, &specs[i], &x[i], &res[i].existed, &res[i].gseq,
+                                 &res[i].err);
+        if (res[i].rc == SLUICE_OK) {
+            memcpy(res[i].request_hash, x[i].hash, sizeof(res[i].request_hash));
+            res[i].time_ms = x[i].t;
+        }
         if (res[i].rc != SLUICE_OK && (rc = store_exec(store, "ROLLBACK TO one", err)) != SLUICE_OK)
             goto out;
         if ((rc = store_exec(store, "RELEASE one", err)) != SLUICE_OK)
@@ -239,6 +251,7 @@ out:
         if (rc != SLUICE_OK && res[i].rc == SLUICE_OK) { /* nothing of the batch is stored */
             res[i].rc = rc;
             res[i].existed = 0;
+            res[i].gseq = 0;
             if (err != NULL)
                 res[i].err = *err;
         }

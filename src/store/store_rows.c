@@ -136,3 +136,54 @@ sluice_err store_row_to_event(
     *out = ev;
     return SLUICE_OK;
 }
+
+sluice_err sluice_store_created_launch(const sluice_store_launch_spec_t *spec,
+                                       const sluice_store_create_result_t *res,
+                                       json_t **launch_out,
+                                       json_t **events_out,
+                                       int64_t *version_out,
+                                       sluice_error_t *err)
+{
+    json_t *l = NULL, *evs = NULL, *ev = NULL, *ctx = NULL;
+    sluice_err rc = SLUICE_OK;
+
+    if (spec == NULL || res == NULL || launch_out == NULL || events_out == NULL ||
+        spec->launch_id == NULL || spec->site == NULL || !json_is_object(spec->request))
+        return sluice_errorf(err, SLUICE_EINVAL, "created launch: spec, result and outputs");
+    if (res->rc != SLUICE_OK || res->existed || res->gseq <= 0)
+        return sluice_errorf(err, SLUICE_EINVAL, "launch %s: not a launch this call created",
+                             spec->launch_id);
+    /* The same members, under the same names, as store_row_to_launch() and
+     * store_row_to_event() give a row read back (unit.store checks that
+     * both agree). */
+    ctx = spec->context != NULL ? json_deep_copy(spec->context) : json_object();
+    l = json_pack("{s:s, s:s, s:s?, s:s, s:n, s:n, s:I, s:I, s:I, s:[], s:b, s:I, s:I, s:s, s:s?, "
+                  "s:O, s:n}",
+                  "launch_id", spec->launch_id, "site", spec->site, "study", spec->study, "state",
+                  "ACCEPTED", "result_code", "reason", "created_ms", (json_int_t)res->time_ms,
+                  "updated_ms", (json_int_t)res->time_ms, "attempt", (json_int_t)0, "job_ids",
+                  "terminal", 0, "last_seq", (json_int_t)1, "summary_seq", (json_int_t)1,
+                  "request_hash", res->request_hash, "cluster", spec->cluster, "request",
+                  spec->request, "render");
+    if (ctx != NULL)
+        ev = json_pack("{s:I, s:I, s:s, s:o, s:s?, s:s, s:I}", "seq", (json_int_t)1, "time",
+                       (json_int_t)res->time_ms, "name", "accepted", "context", ctx, "caller",
+                       spec->caller, "state", "ACCEPTED", "gseq", (json_int_t)res->gseq);
+    ctx = NULL; /* stolen by json_pack (or NULL) */
+    if (l == NULL || ev == NULL || (evs = json_array()) == NULL || json_array_append_new(evs, ev)) {
+        ev = evs != NULL ? NULL : ev;
+        rc = sluice_errorf(err, SLUICE_ENOMEM, "launch %s: out of memory", spec->launch_id);
+        goto out;
+    }
+    ev = NULL;
+    *launch_out = l;
+    *events_out = evs;
+    if (version_out != NULL)
+        *version_out = res->gseq;
+    l = evs = NULL;
+out:
+    json_decref(l);
+    json_decref(evs);
+    json_decref(ev);
+    return rc;
+}

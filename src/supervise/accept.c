@@ -61,6 +61,9 @@ struct sluice_accept {
     const char *cluster;
     const char **names; /* every cluster's name, for the parse's check */
     size_t n_names;
+    /* What the commit created (its launch and events as stored), for the
+     * caller's answer without a read back; zeroed for a repeat. */
+    sluice_launcher_created_t created;
 };
 
 static sluice_err gather_secrets(sluice_accept_t *a, sluice_error_t *err)
@@ -344,6 +347,10 @@ sluice_err sluice_accept_commit(sluice_accept_t *a,
     req.secrets = a->secrets;
     req.n_secrets = a->n_secrets;
     req.caller = a->caller;
+    json_decref(a->created.launch); /* a second commit of the same accept */
+    json_decref(a->created.events);
+    memset(&a->created, 0, sizeof(a->created));
+    req.created = &a->created;
     if ((rc = sluice_launcher_accept(launcher, &req, NULL, &existed, err)) != SLUICE_OK) {
         if (rc == SLUICE_ECONFLICT && outcome_out != NULL)
             *outcome_out = SLUICE_ACCEPT_CONFLICT;
@@ -437,5 +444,20 @@ void sluice_accept_free(sluice_accept_t *a)
     sluice_launch_free(a->launch); /* wipes the secret values */
     sluice_study_source_release(a->source, a->rt);
     free(a->caller);
+    json_decref(a->created.launch);
+    json_decref(a->created.events);
     free(a);
+}
+
+const json_t *sluice_accept_created_launch(const sluice_accept_t *a,
+                                           const json_t **events_out,
+                                           int64_t *version_out)
+{
+    if (a == NULL || a->created.launch == NULL || a->created.events == NULL)
+        return NULL;
+    if (events_out != NULL)
+        *events_out = a->created.events;
+    if (version_out != NULL)
+        *version_out = a->created.version;
+    return a->created.launch;
 }

@@ -516,6 +516,15 @@ sluice_err sluice_launcher_accept(sluice_launcher_t *l,
     }
     if (existed_out != NULL)
         *existed_out = w.res.existed;
+    if (req->created != NULL && !w.res.existed) {
+        /* Best effort: without it the caller reads the launch back. */
+        sluice_error_t cerr = SLUICE_ERROR_INIT;
+        memset(req->created, 0, sizeof(*req->created));
+        if (sluice_store_created_launch(&w.spec, &w.res, &req->created->launch,
+                                        &req->created->events, &req->created->version,
+                                        &cerr) != SLUICE_OK)
+            memset(req->created, 0, sizeof(*req->created));
+    }
     if (launch_id_out != NULL) {
         *launch_id_out = id_copy;
         id_copy = NULL;

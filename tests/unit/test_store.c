@@ -129,6 +129,68 @@ static int mode_of(const char *path)
     return (int)(sb.st_mode & 0777);
 }
 
+/* The launch a create answers with, built in memory, is the launch and
+ * the events a read back gives at once (the API's 201 uses it). */
+Test(store, created_launch_is_what_a_read_back_gives)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_store_t *s = open_store();
+    json_t *req = json_pack("{s:s, s:s, s:{s:s}}", "launch_id", "c1", "command", "run", "env",
+                            "A", "b");
+    json_t *render = json_pack("{s:s, s:[]}", "script", "#!/bin/sh\ntrue\n", "jobs");
+    json_t *ctx = json_pack("{s:s}", "via", "api");
+    json_t *l_mem = NULL, *ev_mem = NULL, *l_db = NULL, *ev_db = NULL;
+    sluice_store_launch_spec_t sp[2];
+    sluice_store_create_result_t res[2];
+    int64_t v_mem = 0, v_db = 0;
+
+    memset(sp, 0, sizeof(sp));
+    for (int i = 0; i < 2; i++) {
+        sp[i].launch_id = i == 0 ? "c1" : "c2";
+        sp[i].site = "s1";
+        sp[i].request = req;
+        sp[i].render = render;
+        sp[i].time_ms = 5000 + i;
+    }
+    sp[0].study = "st";
+    sp[0].cluster = "east";
+    sp[0].caller = "alice";
+    sp[0].context = ctx;
+    cr_assert_sluice_ok(sluice_store_create_many(s, sp, 2, res, &err), &err);
+    for (int i = 0; i < 2; i++) {
+        cr_assert_eq(res[i].rc, SLUICE_OK);
+        cr_assert_gt(res[i].gseq, 0);
+        cr_assert_sluice_ok(
+            sluice_store_created_launch(&sp[i], &res[i], &l_mem, &ev_mem, &v_mem, &err), &err);
+        cr_assert_sluice_ok(sluice_store_read_launch(s, sp[i].launch_id, &l_db, &ev_db, &v_db, &err),
+                            &err);
+        {
+            char *a = json_dumps(l_mem, JSON_SORT_KEYS), *b = json_dumps(l_db, JSON_SORT_KEYS);
+            char *c = json_dumps(ev_mem, JSON_SORT_KEYS), *d = json_dumps(ev_db, JSON_SORT_KEYS);
+            cr_expect(json_equal(l_mem, l_db), "in memory %s\nread back %s", a, b);
+            cr_expect(json_equal(ev_mem, ev_db), "in memory %s\nread back %s", c, d);
+            free(a);
+            free(b);
+            free(c);
+            free(d);
+        }
+        cr_expect_eq(v_mem, v_db);
+        json_decref(l_mem);
+        json_decref(ev_mem);
+        json_decref(l_db);
+        json_decref(ev_db);
+    }
+    /* A repeat creates nothing: there is no launch of this call to show. */
+    cr_assert_sluice_ok(sluice_store_create_many(s, sp, 1, res, &err), &err);
+    cr_assert_eq(res[0].existed, 1);
+    cr_expect_eq(sluice_store_created_launch(&sp[0], &res[0], &l_mem, &ev_mem, NULL, &err),
+                 SLUICE_EINVAL);
+    json_decref(req);
+    json_decref(render);
+    json_decref(ctx);
+    sluice_store_close(s);
+}
+
 Test(store, creates_private_directory_and_database_in_wal_mode)
 {
     sluice_store_t *s;
