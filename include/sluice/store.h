@@ -54,7 +54,7 @@ extern "C" {
 #endif
 
 /* The schema version this library writes and reads. */
-#define SLUICE_STORE_SCHEMA_VERSION 6
+#define SLUICE_STORE_SCHEMA_VERSION 7
 
 /* `PRAGMA application_id` of every sluice database ("SLCE"). */
 #define SLUICE_STORE_APPLICATION_ID 0x534c4345

@@ -187,6 +187,22 @@ extern const int store_pg_n_migrations;
     "  note TEXT,"                                                                                 \
     "  archived_ms " INT " NOT NULL,"                                                              \
     "  PRIMARY KEY (launch_id, attempt, stream));"
+/* The migration that moves a launch's two large texts, its request and
+ * its render (the script and every job description: several KiB), out of
+ * `launches` into `launch_texts`, written once at the accept and read only
+ * by a launch's full read.  Every event updates its launch's row (last_seq,
+ * state, updated_ms), and SQLite rewrites a whole row, overflow pages
+ * included, on each update: with the texts in the row each event's commit
+ * wrote them again.  The row goes with its launch (ON DELETE CASCADE). */
+#define STORE_TEXTS_SCHEMA(ID)                                                                     \
+    "CREATE TABLE IF NOT EXISTS launch_texts ("                                                    \
+    "  launch_id TEXT " ID " PRIMARY KEY REFERENCES launches (launch_id) ON DELETE CASCADE,"       \
+    "  request TEXT NOT NULL,"                                                                     \
+    "  render TEXT);"                                                                              \
+    "INSERT INTO launch_texts (launch_id, request, render)"                                        \
+    "  SELECT launch_id, request, render FROM launches;"                                           \
+    "ALTER TABLE launches DROP COLUMN request;"                                                    \
+    "ALTER TABLE launches DROP COLUMN render;"
 /* Inside the caller's write transaction (after BEGIN IMMEDIATE): with a
  * fence epoch set (sluice_store_set_fence), compare it with the table's
  * epoch; when they differ, log `fenced: epoch N, now M: <what> refused`

@@ -142,20 +142,32 @@ static sluice_err create_write(sluice_store_t *store,
     store_finalize(st);
     st = NULL;
     if ((rc = store_prepare(store,
-                            "INSERT INTO launches (launch_id, site, study, request, request_hash, "
-                            "render, state, created_ms, updated_ms, attempt, job_ids, terminal, "
-                            "last_seq, summary_seq, cluster) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
-                            "'ACCEPTED', ?7, ?7, 0, '[]', 0, 1, 1, ?8)",
+                            "INSERT INTO launches (launch_id, site, study, request_hash, "
+                            "state, created_ms, updated_ms, attempt, job_ids, terminal, "
+                            "last_seq, summary_seq, cluster) VALUES (?1, ?2, ?3, ?4, "
+                            "'ACCEPTED', ?5, ?5, 0, '[]', 0, 1, 1, ?6)",
                             &st, err)) != SLUICE_OK)
         goto out;
     store_bind_text(st, 1, spec->launch_id);
     store_bind_text(st, 2, spec->site);
     store_bind_text(st, 3, spec->study);
-    store_bind_text(st, 4, x->request);
-    store_bind_text(st, 5, x->hash);
-    store_bind_text(st, 6, x->render);
-    store_bind_int64(st, 7, x->t);
-    store_bind_text(st, 8, spec->cluster);
+    store_bind_text(st, 4, x->hash);
+    store_bind_int64(st, 5, x->t);
+    store_bind_text(st, 6, spec->cluster);
+    if ((rc = store_step_done(store, st, err)) != SLUICE_OK)
+        goto out;
+    store_finalize(st);
+    st = NULL;
+    /* The large texts in their own table: the row above is rewritten by
+     * every event, these never are (STORE_TEXTS_SCHEMA). */
+    if ((rc = store_prepare(store,
+                            "INSERT INTO launch_texts (launch_id, request, render) "
+                            "VALUES (?1, ?2, ?3)",
+                            &st, err)) != SLUICE_OK)
+        goto out;
+    store_bind_text(st, 1, spec->launch_id);
+    store_bind_text(st, 2, x->request);
+    store_bind_text(st, 3, x->render);
     if ((rc = store_step_done(store, st, err)) != SLUICE_OK)
         goto out;
     store_finalize(st);
@@ -229,8 +241,8 @@ sluice_err sluice_store_create_many(sluice_store_t *store,
         /* One item's failure (a conflict, a bad row) leaves the others. */
         if ((rc = store_exec(store, "SAVEPOINT one", err)) != SLUICE_OK)
             goto out;
-        res[i].rc = create_write(store, &specs[i], &x[i], &res[i].existed, &res[i].gseq,
-                                 &res[i].err);
+        res[i].rc =
+            create_write(store, &specs[i], &x[i], &res[i].existed, &res[i].gseq, &res[i].err);
         if (res[i].rc == SLUICE_OK) {
             memcpy(res[i].request_hash, x[i].hash, sizeof(res[i].request_hash));
             res[i].time_ms = x[i].t;
@@ -274,10 +286,12 @@ static sluice_err get_launch_locked(sluice_store_t *store,
     sluice_err rc;
 
     if ((rc = store_prepare(store,
-                            with_render ? "SELECT " SUMMARY_COLS
-                                          ", request, render FROM launches WHERE launch_id = ?1"
-                                        : "SELECT " SUMMARY_COLS
-                                          ", request, NULL FROM launches WHERE launch_id = ?1",
+                            with_render ? "SELECT " SUMMARY_COLS ", request, render FROM launches "
+                                          "JOIN launch_texts USING (launch_id) "
+                                          "WHERE launch_id = ?1"
+                                        : "SELECT " SUMMARY_COLS ", request, NULL FROM launches "
+                                          "JOIN launch_texts USING (launch_id) "
+                                          "WHERE launch_id = ?1",
                             &st, err)) != SLUICE_OK)
         return rc;
     store_bind_text(st, 1, launch_id);

@@ -44,6 +44,8 @@ const char *const store_pg_migrations[] = {
     STORE_LEASE_SCHEMA, /* 4 -> 5: the leadership lease (store_lease.c) */
     /* 5 -> 6: the archived logs (store_logs.c) */
     STORE_LOGS_SCHEMA("BIGINT", "BYTEA", "COLLATE \"C\""),
+    /* 6 -> 7: the request and the render in a table of their own */
+    STORE_TEXTS_SCHEMA("COLLATE \"C\""),
 };
 
 const int store_pg_n_migrations =

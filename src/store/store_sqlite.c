@@ -116,6 +116,8 @@ static const char *const migrations[] = {
     STORE_LEASE_SCHEMA, /* 4 -> 5: the leadership lease (store_lease.c) */
     /* 5 -> 6: the archived logs (store_logs.c) */
     STORE_LOGS_SCHEMA("INTEGER", "BLOB", ""),
+    /* 6 -> 7: the request and the render in a table of their own */
+    STORE_TEXTS_SCHEMA(""),
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

@@ -194,8 +194,9 @@ store_webhooks_start(sluice_store_t *s, int64_t now_ms, size_t *revived_out, slu
  * state, gseq; 15 the launch's state now. */
 #define FILL_SQL                                                                                   \
     "SELECT e.gseq, e.launch_id, e.state, p.state, l.terminal, l.result_code, l.reason, "          \
-    "l.request, e.seq, e.time_ms, e.name, e.context, e.caller, e.state, e.gseq, l.state "          \
+    "t.request, e.seq, e.time_ms, e.name, e.context, e.caller, e.state, e.gseq, l.state "          \
     "FROM events e JOIN launches l ON l.launch_id = e.launch_id "                                  \
+    "JOIN launch_texts t ON t.launch_id = e.launch_id "                                            \
     "LEFT JOIN events p ON p.launch_id = e.launch_id AND p.seq = e.seq - 1 "                       \
     "WHERE e.gseq > ?1 ORDER BY e.gseq LIMIT ?2"
 

@@ -26,6 +26,17 @@ sluice_err store_backend_open(sluice_store_t **out, const char *dir, sluice_erro
  * test's schema (no sluice checks; asserts on failure). */
 void store_backend_exec(const char *db_path, const char *sql);
 
+/* SQL (both backends) that takes a store of schema 7 back to the tables of
+ * schema 6: the request and the render in `launches` again, no
+ * `launch_texts` (for tests that rebuild an older store and migrate it). */
+#define STORE_BACKEND_UNDO_TEXTS                                                                   \
+    "ALTER TABLE launches ADD COLUMN request TEXT NOT NULL DEFAULT '';"                            \
+    "ALTER TABLE launches ADD COLUMN render TEXT;"                                                 \
+    "UPDATE launches SET request = (SELECT t.request FROM launch_texts t"                          \
+    "  WHERE t.launch_id = launches.launch_id), render = (SELECT t.render FROM launch_texts t"     \
+    "  WHERE t.launch_id = launches.launch_id);"                                                   \
+    "DROP TABLE launch_texts;"
+
 /* PostgreSQL only: end every server connection of this test's stores (as
  * a server restart or a network cut would). */
 void store_backend_kill_connections(void);

@@ -135,8 +135,8 @@ Test(store, created_launch_is_what_a_read_back_gives)
 {
     sluice_error_t err = SLUICE_ERROR_INIT;
     sluice_store_t *s = open_store();
-    json_t *req = json_pack("{s:s, s:s, s:{s:s}}", "launch_id", "c1", "command", "run", "env",
-                            "A", "b");
+    json_t *req =
+        json_pack("{s:s, s:s, s:{s:s}}", "launch_id", "c1", "command", "run", "env", "A", "b");
     json_t *render = json_pack("{s:s, s:[]}", "script", "#!/bin/sh\ntrue\n", "jobs");
     json_t *ctx = json_pack("{s:s}", "via", "api");
     json_t *l_mem = NULL, *ev_mem = NULL, *l_db = NULL, *ev_db = NULL;
@@ -162,8 +162,8 @@ Test(store, created_launch_is_what_a_read_back_gives)
         cr_assert_gt(res[i].gseq, 0);
         cr_assert_sluice_ok(
             sluice_store_created_launch(&sp[i], &res[i], &l_mem, &ev_mem, &v_mem, &err), &err);
-        cr_assert_sluice_ok(sluice_store_read_launch(s, sp[i].launch_id, &l_db, &ev_db, &v_db, &err),
-                            &err);
+        cr_assert_sluice_ok(
+            sluice_store_read_launch(s, sp[i].launch_id, &l_db, &ev_db, &v_db, &err), &err);
         {
             char *a = json_dumps(l_mem, JSON_SORT_KEYS), *b = json_dumps(l_db, JSON_SORT_KEYS);
             char *c = json_dumps(ev_mem, JSON_SORT_KEYS), *d = json_dumps(ev_db, JSON_SORT_KEYS);
@@ -291,22 +291,22 @@ Test(store, refuses_a_newer_schema_and_leaves_the_file_alone)
     sluice_store_close(s);
     if (store_backend_is_pg()) {
         /* The same on PostgreSQL: refused, the version row left as it is. */
-        store_backend_exec(db, "UPDATE sluice_schema SET version = 7");
+        store_backend_exec(db, "UPDATE sluice_schema SET version = 8");
         s = NULL;
         cr_assert_eq(store_backend_open(&s, dir, &err), SLUICE_ESTORE);
         cr_assert_null(s);
-        cr_assert(strstr(err.text, "version 7") != NULL, "%s", err.text);
+        cr_assert(strstr(err.text, "version 8") != NULL, "%s", err.text);
         cr_assert(strstr(err.text, "127.0.0.1") != NULL, "the text names the server: %s", err.text);
-        cr_assert_eq(store_backend_open(&s, dir, &err), SLUICE_ESTORE, "still version 7");
+        cr_assert_eq(store_backend_open(&s, dir, &err), SLUICE_ESTORE, "still version 8");
         return;
     }
-    cr_assert_sluice_ok(store_debug_exec_file(db, "PRAGMA user_version = 7", &err), &err);
+    cr_assert_sluice_ok(store_debug_exec_file(db, "PRAGMA user_version = 8", &err), &err);
     before = slurp(db, &nb);
     s = NULL;
     cr_assert_eq(store_backend_open(&s, dir, &err), SLUICE_ESTORE);
     cr_assert_null(s);
     cr_assert(strstr(err.text, db) != NULL, "%s", err.text);
-    cr_assert(strstr(err.text, "version 7") != NULL, "%s", err.text);
+    cr_assert(strstr(err.text, "version 8") != NULL, "%s", err.text);
     {
         char mine[32];
         snprintf(mine, sizeof(mine), "version %d", SLUICE_STORE_SCHEMA_VERSION);
@@ -853,12 +853,14 @@ Test(store, migration_to_schema_2_fills_the_states_it_can_be_sure_of)
                         &err);
     sluice_store_close(s);
     /* Make it a schema-1 store again: no state column (and no cluster). */
-    store_backend_exec(db, store_backend_is_pg() ? "ALTER TABLE events DROP COLUMN state; "
-                                                   "ALTER TABLE launches DROP COLUMN cluster; "
-                                                   "UPDATE sluice_schema SET version = 1"
-                                                 : "ALTER TABLE events DROP COLUMN state; "
-                                                   "ALTER TABLE launches DROP COLUMN cluster; "
-                                                   "PRAGMA user_version = 1");
+    store_backend_exec(db, store_backend_is_pg() ? STORE_BACKEND_UNDO_TEXTS
+                               "ALTER TABLE events DROP COLUMN state; "
+                               "ALTER TABLE launches DROP COLUMN cluster; "
+                               "UPDATE sluice_schema SET version = 1"
+                                                 : STORE_BACKEND_UNDO_TEXTS
+                               "ALTER TABLE events DROP COLUMN state; "
+                               "ALTER TABLE launches DROP COLUMN cluster; "
+                               "PRAGMA user_version = 1");
     s = open_store();
     cr_assert_sluice_ok(sluice_store_read_events(s, "m1", 1, 0, &evs, &err), &err);
     cr_assert_eq(json_array_size(evs), 3);
@@ -924,8 +926,8 @@ Test(store, unparsable_json_in_a_row_is_a_store_error_naming_launch_and_column)
     cr_assert(strstr(err.text, "broken") != NULL && strstr(err.text, "job_ids") != NULL, "%s",
               err.text);
     cr_assert_eq(sluice_store_list_live(s, &out, &err), SLUICE_ESTORE);
-    store_backend_exec(
-        db, "UPDATE launches SET job_ids = '[]', request = 'nope' WHERE launch_id='broken'");
+    store_backend_exec(db, "UPDATE launches SET job_ids = '[]' WHERE launch_id='broken'; "
+                           "UPDATE launch_texts SET request = 'nope' WHERE launch_id='broken'");
     cr_assert_eq(sluice_store_get_launch(s, "broken", &out, &err), SLUICE_ESTORE);
     cr_assert(strstr(err.text, "request") != NULL, "%s", err.text);
     store_backend_exec(db, "UPDATE events SET context = '{\"a\":' WHERE launch_id='broken'");

@@ -308,9 +308,10 @@ Test(store_logs, a_schema_5_store_migrates_and_keeps_its_launches)
     finish(s, "m", 2000);
     sluice_store_close(s);
     /* What a sluice of schema 5 (before the store kept logs) leaves. */
-    store_backend_exec(db, store_backend_is_pg()
-                               ? "DROP TABLE launch_logs; UPDATE sluice_schema SET version = 5"
-                               : "DROP TABLE launch_logs; PRAGMA user_version = 5");
+    store_backend_exec(db, store_backend_is_pg() ? STORE_BACKEND_UNDO_TEXTS
+                               "DROP TABLE launch_logs; UPDATE sluice_schema SET version = 5"
+                                                 : STORE_BACKEND_UNDO_TEXTS
+                               "DROP TABLE launch_logs; PRAGMA user_version = 5");
     s = open_store();
     cr_assert_sluice_ok(sluice_store_get_launch(s, "m", &l, &err), &err);
     cr_assert(json_is_true(json_object_get(l, "terminal")));
