@@ -314,7 +314,7 @@ sluice_err sluice_launcher_cancel(sluice_launcher_t *l,
  * a v0.0.38 flag hides is filled in from the last records first). */
 static bool started(const launch_t *L, sluice_jobview_t *v, size_t n)
 {
-    (void)launcher_fill_hidden_bases(L->views, L->n_views, v, n);
+    (void)launcher_fill_hidden_bases(L->poll.views, L->poll.n_views, v, n);
     for (size_t i = 0; i < n; i++) {
         if (v[i].base != SLUICE_JOB_PENDING && v[i].base != SLUICE_JOB_BASE_UNKNOWN)
             return true;
@@ -347,7 +347,7 @@ static sluice_err do_cancel(sluice_launcher_t *l, launch_t *L, sluice_error_t *e
     why = launcher_mismatch(l, L, v, n, SLUICE_SOURCE_LIVE); /* launcher_owner.c */
     if (why != NULL) {
         L->cancel_refused = true;
-        L->owner_ok = false;
+        L->own.ok = false;
         sluice_log(SLUICE_LOG_ERR,
                    "critical: launch %s: job %" PRIu64 " does not match our %s; cancel refused",
                    L->id, id, why);
@@ -364,10 +364,10 @@ static sluice_err do_cancel(sluice_launcher_t *l, launch_t *L, sluice_error_t *e
         rc = launcher_record_observed(l, L, SLUICE_LOOKUP_FOUND, SLUICE_SOURCE_LIVE, v, n, err);
         if (rc == SLUICE_OK && L->fsm.state == SLUICE_FSM_CANCELLING)
             rc = launcher_record_simple(l, L, SLUICE_EV_CANCEL_WITHDRAWN, NULL, err);
-        launcher_views_free(L->views, L->n_views);
-        L->views = v;
-        L->n_views = n;
-        L->have_state = false; /* the next batched read sets the cache again */
+        launcher_views_free(L->poll.views, L->poll.n_views);
+        L->poll.views = v;
+        L->poll.n_views = n;
+        L->poll.have_state = false; /* the next batched read sets the cache again */
         return rc;
     }
     launcher_take_token(l);
@@ -503,9 +503,9 @@ static sluice_err act_on(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_
      * put the full read off: a job jobs/state shows started is not judged
      * by its old pending reason. */
     if (rc == SLUICE_OK && !l->o.wait_unschedulable && L->fsm.state == SLUICE_FSM_PENDING &&
-        L->fsm.intent == SLUICE_CANCEL_NONE && L->n_views > 0 &&
-        !(L->have_batch && L->batch_base != L->views[0].base) &&
-        launcher_unschedulable(l, L->views, L->n_views, why, sizeof(why)))
+        L->fsm.intent == SLUICE_CANCEL_NONE && L->poll.n_views > 0 &&
+        !(L->poll.have_batch && L->poll.batch_base != L->poll.views[0].base) &&
+        launcher_unschedulable(l, L->poll.views, L->poll.n_views, why, sizeof(why)))
         rc = launcher_record_simple(l, L, SLUICE_EV_UNSCHEDULABLE, why, err);
     due = launcher_fsm_due(L, launcher_fsm_time(now));
     if (rc == SLUICE_OK && (due & SLUICE_DUE_PENDING_TIMEOUT))

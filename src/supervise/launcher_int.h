@@ -137,6 +137,15 @@ typedef struct {
     bool requeue;
 } launcher_terms_t;
 
+/* One tracked launch.  What the launcher as a whole keeps (identity,
+ * terms, the fsm, secrets, archive) sits at the top; what one subsystem
+ * keeps per launch sits in a sub-struct named after it (the file that
+ * keeps it is named with each).  Others read it; a few write it where
+ * their action changes what it caches: a cancel's fresh read (launcher.c)
+ * refreshes the poll cache and clears own.ok, folding an observation in
+ * (launcher_record.c) stamps poll.last_obs_ms, peers-written sets
+ * peers.written, a new POST's answer (launcher_submit.c) restarts recon,
+ * and the poll sets own.ok and own.id by the ownership rule. */
 typedef struct {
     char *id;
     char *site;
@@ -145,56 +154,72 @@ typedef struct {
     int64_t created_ms;
     char *dep_id; /* depends_on.launch_id */
     char *dep_cond;
-    launcher_render_t *render; /* kept from the intake until the first POST
-                                  (NULL: read it from the store) */
-    uint64_t intake_ns;        /* monotonic time the intake handed it over; 0 once
-                                  its first submit began (timing.h: queue) */
     bool needs_secrets;
     char **secret_names; /* owned copies (values zeroed on free) */
     char **secret_values;
     size_t n_secrets;
     bool has_secrets;
-    bool peers_written;
-    bool dep_settled;        /* the partner ended and the condition was met (or
-                                peers.env is written): nothing more to check */
-    int64_t peers_warned_ms; /* last warning that peers.env waits for addresses */
     bool archived;
     bool faulted; /* its last action failed on its own data (logged once; the
                      other launches went on) */
     bool cancel_refused;
     int64_t cancel_ask_seq; /* seq of a `cancel-asked` event from another
                                writer not yet carried out (0: none) */
-    /* poll cache */
-    bool have_state;
-    sluice_job_base last_base;
-    uint32_t last_flags;
-    /* The latest batched (jobs/state) base, even when the budget put the
-     * full read off; UNKNOWN once the job left the live queue. */
-    bool have_batch;
-    sluice_job_base batch_base;
-    sluice_jobview_t *views;
-    size_t n_views;
-    bool last_unavailable;
-    unsigned pending_polls; /* unchanged pending polls since the last full read */
-    int64_t last_obs_ms;
-    int64_t next_acct_ms;
-    /* a POST of the current attempt that provably never left (in memory
-     * only: after a restart the marker rule takes over) */
-    bool not_sent;
-    int64_t not_sent_since_ms; /* its first try: the submit budget runs from here */
-    unsigned not_sent_tries;
-    int64_t next_post_ms; /* the next try, not before */
+    /* the intake's hand-over (launcher_intake.c; the render is read by
+     * launcher_stage.c and dropped at the first POST) */
+    struct {
+        launcher_render_t *render; /* kept from the intake until the first POST
+                                      (NULL: read it from the store) */
+        uint64_t handed_ns;        /* monotonic time the intake handed it over; 0
+                                      once its first submit began (timing.h: queue) */
+    } intake;
+    /* the poller's cache (launcher_poll.c) */
+    struct {
+        bool have_state;
+        sluice_job_base last_base;
+        uint32_t last_flags;
+        /* The latest batched (jobs/state) base, even when the budget put the
+         * full read off; UNKNOWN once the job left the live queue. */
+        bool have_batch;
+        sluice_job_base batch_base;
+        sluice_jobview_t *views;
+        size_t n_views;
+        bool last_unavailable;
+        unsigned pending_polls; /* unchanged pending polls since the last full read */
+        int64_t last_obs_ms;
+        int64_t next_acct_ms;
+    } poll;
+    /* the submit's POST that provably never left (launcher_submit.c), of
+     * the current attempt (in memory only: after a restart the marker rule
+     * takes over) */
+    struct {
+        bool not_sent;
+        int64_t not_sent_since_ms; /* its first try: the submit budget runs from here */
+        unsigned not_sent_tries;
+        int64_t next_post_ms; /* the next try, not before */
+    } submit;
+    /* reconciliation (launcher_reconcile.c) */
+    struct {
+        unsigned absent_count;
+        int64_t last_recon_ms;
+        int64_t last_old_check_ms;
+    } recon;
     /* ownership (launcher_owner.c) */
-    /* owner_ok: job owner_id's full live record matched, and the id stayed
-     * in the live view since: a state-only read (jobs/state) is trusted */
-    bool owner_ok;
-    uint64_t owner_id;
-    uint64_t not_ours_id;  /* the job id last logged as naming another job (0: none) */
-    unsigned not_ours_src; /* the sources (1 << sluice_lookup_source) it was logged for */
-    /* reconciliation */
-    unsigned absent_count;
-    int64_t last_recon_ms;
-    int64_t last_old_check_ms;
+    struct {
+        /* ok: job `id`'s full live record matched, and the id stayed in
+         * the live view since: a state-only read (jobs/state) is trusted */
+        bool ok;
+        uint64_t id;
+        uint64_t not_ours_id;  /* the job id last logged as naming another job (0: none) */
+        unsigned not_ours_src; /* the sources (1 << sluice_lookup_source) it was logged for */
+    } own;
+    /* the dependency's hand-on (launcher_peers.c) */
+    struct {
+        bool written;      /* peers.env is written */
+        bool dep_settled;  /* the partner ended and the condition was met (or
+                              peers.env is written): nothing more to check */
+        int64_t warned_ms; /* last warning that peers.env waits for addresses */
+    } peers;
 } launch_t;
 
 typedef struct launcher_intake_entry launcher_intake_entry_t;

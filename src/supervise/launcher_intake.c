@@ -600,15 +600,16 @@ sluice_err launcher_intake_drain(sluice_launcher_t *l, bool clear_wake, sluice_e
         if (L != NULL)
             give_secrets(L, e);
         if (L != NULL && !e->existed && e->committed_ns != 0) {
-            L->intake_ns = timing_now_ns();
+            L->intake.handed_ns = timing_now_ns();
             timing_add(SLUICE_TIMING_INTAKE_DELAY, 1,
-                       L->intake_ns > e->committed_ns ? L->intake_ns - e->committed_ns : 0);
+                       L->intake.handed_ns > e->committed_ns ? L->intake.handed_ns - e->committed_ns
+                                                             : 0);
         }
         /* Only a new launch's render: a repeated accept's render may differ
          * from the stored one (the request hash does not cover it). */
-        if (L != NULL && !e->existed && L->render == NULL && L->fsm.state == SLUICE_FSM_ACCEPTED &&
-            L->fsm.attempt == 0) {
-            L->render = e->render; /* for staging and the job descriptions */
+        if (L != NULL && !e->existed && L->intake.render == NULL &&
+            L->fsm.state == SLUICE_FSM_ACCEPTED && L->fsm.attempt == 0) {
+            L->intake.render = e->render; /* for staging and the job descriptions */
             e->render = NULL;
         }
         if (!e->existed)
@@ -631,10 +632,11 @@ sluice_err launcher_intake_take(sluice_launcher_t *l, sluice_error_t *err)
 
 void launcher_intake_queued(launch_t *L, uint64_t now_ns)
 {
-    if (L->intake_ns == 0) /* not its first submit */
+    if (L->intake.handed_ns == 0) /* not its first submit */
         return;
-    timing_add(SLUICE_TIMING_QUEUE, 1, now_ns > L->intake_ns ? now_ns - L->intake_ns : 0);
-    L->intake_ns = 0;
+    timing_add(SLUICE_TIMING_QUEUE, 1,
+               now_ns > L->intake.handed_ns ? now_ns - L->intake.handed_ns : 0);
+    L->intake.handed_ns = 0;
 }
 
 void sluice_launcher_wake(sluice_launcher_t *l)

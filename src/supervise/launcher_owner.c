@@ -120,13 +120,13 @@ sluice_err launcher_not_ours(sluice_launcher_t *l,
 {
     unsigned bit = 1u << (unsigned)src;
 
-    if (L->not_ours_id == id && (L->not_ours_src & bit) != 0)
+    if (L->own.not_ours_id == id && (L->own.not_ours_src & bit) != 0)
         return SLUICE_OK;
-    if (L->not_ours_id != id) {
-        L->not_ours_id = id;
-        L->not_ours_src = 0;
+    if (L->own.not_ours_id != id) {
+        L->own.not_ours_id = id;
+        L->own.not_ours_src = 0;
     }
-    L->not_ours_src |= bit;
+    L->own.not_ours_src |= bit;
     sluice_log(SLUICE_LOG_WARNING,
                "launch %s: the %s record of job %" PRIu64 " is not ours (its %s differs): the id "
                "names another job; treated as our job's absence there, never cancelled",

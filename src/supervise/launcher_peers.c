@@ -199,10 +199,10 @@ static const char *node_addr(sluice_launcher_t *l, const char *node, int64_t now
 /* The view of component k (hetjob offset k), else the k-th view. */
 static const sluice_jobview_t *component(const launch_t *D, size_t k)
 {
-    for (size_t i = 0; i < D->n_views; i++)
-        if (D->views[i].het_job_id != 0 && D->views[i].het_job_offset == k)
-            return &D->views[i];
-    return &D->views[k];
+    for (size_t i = 0; i < D->poll.n_views; i++)
+        if (D->poll.views[i].het_job_id != 0 && D->poll.views[i].het_job_offset == k)
+            return &D->poll.views[i];
+    return &D->poll.views[k];
 }
 
 typedef struct {
@@ -228,7 +228,7 @@ static bool gather(sluice_launcher_t *l, launch_t *L, launch_t *D, int64_t now, 
     const char *why = NULL, *missing = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
 
-    for (size_t k = 0; k < D->n_views && k < SLUICE_FSM_MAX_JOBS; k++, s->n++) {
+    for (size_t k = 0; k < D->poll.n_views && k < SLUICE_FSM_MAX_JOBS; k++, s->n++) {
         const sluice_jobview_t *v = component(D, k);
         size_t n;
 
@@ -264,8 +264,8 @@ static bool gather(sluice_launcher_t *l, launch_t *L, launch_t *D, int64_t now, 
     }
     if (missing == NULL && why == NULL)
         return true;
-    if (L->peers_warned_ms == 0 || now - L->peers_warned_ms >= PEERS_WARN_EVERY_MS) {
-        L->peers_warned_ms = now;
+    if (L->peers.warned_ms == 0 || now - L->peers.warned_ms >= PEERS_WARN_EVERY_MS) {
+        L->peers.warned_ms = now;
         sluice_log(SLUICE_LOG_WARNING,
                    "launch %s: peers.env not written yet: the address of %s of launch %s "
                    "cannot be read (%s); trying again next cycle",
@@ -319,11 +319,12 @@ launcher_do_dependency(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_er
     char why[SLUICE_FSM_DETAIL_MAX];
     partner_t p;
 
-    if (!has_dep(L) || L->dep_settled || L->fsm.intent != SLUICE_CANCEL_NONE || L->fsm.settling ||
+    if (!has_dep(L) || L->peers.dep_settled || L->fsm.intent != SLUICE_CANCEL_NONE ||
+        L->fsm.settling ||
         (L->fsm.state != SLUICE_FSM_PENDING && L->fsm.state != SLUICE_FSM_RUNNING))
         return SLUICE_OK;
-    if (cond_is(L, "afterany") || (cond_is(L, "after") && L->peers_written)) {
-        L->dep_settled = true;
+    if (cond_is(L, "afterany") || (cond_is(L, "after") && L->peers.written)) {
+        L->peers.dep_settled = true;
         return SLUICE_OK;
     }
     partner_of(l, L, &p);
@@ -334,14 +335,14 @@ launcher_do_dependency(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_er
         return launcher_record_simple(l, L, SLUICE_EV_DEPENDENCY_FAILED, why, err);
     }
     if (p.done) {
-        if (ended(L, &p, L->peers_written, why, sizeof(why)) == LAUNCHER_DEP_NONE) {
-            L->dep_settled = true;
+        if (ended(L, &p, L->peers.written, why, sizeof(why)) == LAUNCHER_DEP_NONE) {
+            L->peers.dep_settled = true;
             return SLUICE_OK;
         }
         return launcher_record_simple(l, L, SLUICE_EV_DEPENDENCY_FAILED, why, err);
     }
     if (cond_is(L, "after") && p.D != NULL && p.D->fsm.state == SLUICE_FSM_RUNNING &&
-        p.D->n_views > 0)
+        p.D->poll.n_views > 0)
         return hand_on(l, L, p.D, now, err);
     return SLUICE_OK;
 }

@@ -76,39 +76,40 @@ static sluice_err poll_one(sluice_launcher_t *l,
     sluice_err rc;
 
     if (batch == SLUICE_LOOKUP_UNAVAILABLE) {
-        L->owner_ok = false; /* the id was out of sight */
+        L->own.ok = false; /* the id was out of sight */
         return launcher_record_observed(l, L, SLUICE_LOOKUP_UNAVAILABLE, SLUICE_SOURCE_LIVE, NULL,
                                         0, err);
     }
-    L->have_batch = true;
-    L->batch_base = st->present ? st->base : SLUICE_JOB_BASE_UNKNOWN;
+    L->poll.have_batch = true;
+    L->poll.batch_base = st->present ? st->base : SLUICE_JOB_BASE_UNKNOWN;
     if (!st->present) {
-        L->have_state = false;
-        L->owner_ok = false;
+        L->poll.have_state = false;
+        L->own.ok = false;
         return launcher_record_observed(l, L, SLUICE_LOOKUP_NOT_FOUND, SLUICE_SOURCE_LIVE, NULL, 0,
                                         err);
     }
-    if (!L->owner_ok || L->owner_id != L->fsm.job_ids[0]) {
+    if (!L->own.ok || L->own.id != L->fsm.job_ids[0]) {
         /* The id's first sighting (or the first since it was out of
          * sight): its full record must be ours before its state is. */
         if (!launcher_take_spare_token(l))
             return SLUICE_OK; /* over budget: read it next cycle */
         goto full;
     }
-    if (L->have_state && !L->last_unavailable && L->n_views > 0 && st->base == L->last_base &&
-        st->flags == L->last_flags) {
+    if (L->poll.have_state && !L->poll.last_unavailable && L->poll.n_views > 0 &&
+        st->base == L->poll.last_base && st->flags == L->poll.last_flags) {
         /* Unchanged.  A job that stays pending is read in full again now
          * and then (its reason may change); otherwise only a pending
          * launch needs a heartbeat (the timer). */
         if (L->fsm.state == SLUICE_FSM_PENDING && st->base == SLUICE_JOB_PENDING &&
-            ++L->pending_polls >= PENDING_REFRESH_POLLS && launcher_take_spare_token(l))
+            ++L->poll.pending_polls >= PENDING_REFRESH_POLLS && launcher_take_spare_token(l))
             goto full;
         if (L->fsm.state == SLUICE_FSM_PENDING && L->fsm.cfg.pending_timeout > 0 &&
-            now - L->last_obs_ms >= heartbeat_ms(l, L))
+            now - L->poll.last_obs_ms >= heartbeat_ms(l, L))
             beats[(*nb)++] = L;
         return SLUICE_OK;
     }
-    if (!L->have_state && st->base == SLUICE_JOB_PENDING && L->fsm.state == SLUICE_FSM_PENDING) {
+    if (!L->poll.have_state && st->base == SLUICE_JOB_PENDING &&
+        L->fsm.state == SLUICE_FSM_PENDING) {
         /* A job first seen pending, as the submit left it.  Its reason is
          * only in the full record (jobs/state has none), and a reason that
          * never clears ends the launch, so the full record is read once
@@ -122,34 +123,34 @@ static sluice_err poll_one(sluice_launcher_t *l,
         v->job_id = L->fsm.job_ids[0];
         v->base = st->base;
         v->flags = st->flags;
-        launcher_views_free(L->views, L->n_views);
-        L->views = v;
-        L->n_views = 1;
-        L->have_state = true;
-        L->last_base = st->base;
-        L->last_flags = st->flags;
+        launcher_views_free(L->poll.views, L->poll.n_views);
+        L->poll.views = v;
+        L->poll.n_views = 1;
+        L->poll.have_state = true;
+        L->poll.last_base = st->base;
+        L->poll.last_flags = st->flags;
         return launcher_record_observed(l, L, SLUICE_LOOKUP_FOUND, SLUICE_SOURCE_LIVE, v, 1, err);
     }
     if (!launcher_take_spare_token(l))
         return SLUICE_OK; /* over budget: read it next cycle */
 full:
-    L->pending_polls = 0;
+    L->poll.pending_polls = 0;
     r = l->cl.get_job(l->cl.arg, L->fsm.job_ids[0], &v, &n);
     if (r == SLUICE_LOOKUP_FOUND && n > 0) {
         const char *why = launcher_mismatch(l, L, v, n, SLUICE_SOURCE_LIVE);
         if (why != NULL) {
             /* The id names another job: ours is not in the live view. */
             launcher_views_free(v, n);
-            L->have_state = false;
-            L->owner_ok = false;
+            L->poll.have_state = false;
+            L->own.ok = false;
             if ((rc = launcher_not_ours(l, L, L->fsm.job_ids[0], SLUICE_SOURCE_LIVE, why, err)) !=
                 SLUICE_OK)
                 return rc;
             return launcher_record_observed(l, L, SLUICE_LOOKUP_NOT_FOUND, SLUICE_SOURCE_LIVE, NULL,
                                             0, err);
         }
-        L->owner_ok = true;
-        L->owner_id = L->fsm.job_ids[0];
+        L->own.ok = true;
+        L->own.id = L->fsm.job_ids[0];
         if (launcher_other_cluster(v, n)) {
             /* Ours, on another cluster or a federation: cancelled, and the
              * record ends the launch (status.c). */
@@ -157,13 +158,13 @@ full:
             launcher_cancel_other_cluster(l, L, L->fsm.job_ids[0], NULL, reason, sizeof(reason));
         }
         /* Keep the base a flag hides (v0.0.38) before the old views go. */
-        (void)launcher_fill_hidden_bases(L->views, L->n_views, v, n);
-        launcher_views_free(L->views, L->n_views);
-        L->views = v;
-        L->n_views = n;
-        L->have_state = true;
-        L->last_base = st->base;
-        L->last_flags = st->flags;
+        (void)launcher_fill_hidden_bases(L->poll.views, L->poll.n_views, v, n);
+        launcher_views_free(L->poll.views, L->poll.n_views);
+        L->poll.views = v;
+        L->poll.n_views = n;
+        L->poll.have_state = true;
+        L->poll.last_base = st->base;
+        L->poll.last_flags = st->flags;
         rc = launcher_record_observed(l, L, r, SLUICE_SOURCE_LIVE, v, n, err);
         return rc;
     }
@@ -260,11 +261,11 @@ launcher_do_accounting(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_er
     sluice_lookup r;
     sluice_err rc;
 
-    if (now < L->next_acct_ms || !launcher_take_token(l))
+    if (now < L->poll.next_acct_ms || !launcher_take_token(l))
         return SLUICE_OK;
     r = l->cl.acct_job(l->cl.arg, L->fsm.job_ids[0], &v, &n);
     if (r == SLUICE_LOOKUP_UNAVAILABLE)
-        L->next_acct_ms = now + UNAVAILABLE_RETRY_MS;
+        L->poll.next_acct_ms = now + UNAVAILABLE_RETRY_MS;
     if (r == SLUICE_LOOKUP_FOUND) {
         /* Accounting may hold an older or newer job with the same id (a
          * reused id, another cluster's): only ours counts. */
@@ -300,8 +301,8 @@ void launcher_adapt_interval(sluice_launcher_t *l, int64_t now)
             l->activity = true;
         /* A job whose batch script has ended while slurmctld still
          * completes it (COMPLETING, STAGE_OUT) is final within moments. */
-        if ((s == SLUICE_FSM_PENDING || s == SLUICE_FSM_RUNNING) && L->have_state &&
-            (L->last_flags & SLUICE_JOB_ENDING_FLAGS) != 0)
+        if ((s == SLUICE_FSM_PENDING || s == SLUICE_FSM_RUNNING) && L->poll.have_state &&
+            (L->poll.last_flags & SLUICE_JOB_ENDING_FLAGS) != 0)
             ending = true;
     }
     int64_t max = l->o.poll_max_ms;

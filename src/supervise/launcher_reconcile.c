@@ -114,11 +114,11 @@ launcher_do_reconcile(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_err
     sluice_lookup r;
     sluice_err rc = SLUICE_OK;
 
-    if (L->last_recon_ms != 0 && now - L->last_recon_ms < spacing)
+    if (L->recon.last_recon_ms != 0 && now - L->recon.last_recon_ms < spacing)
         return SLUICE_OK;
     if (!launcher_has_tokens(l, 2.0))
         return SLUICE_OK;
-    L->last_recon_ms = now;
+    L->recon.last_recon_ms = now;
     launcher_take_token(l);
     r = l->cl.find_live_by_name(l->cl.arg, L->fsm.job_name, l->user, &v, &n);
     if (r == SLUICE_LOOKUP_FOUND) {
@@ -133,7 +133,7 @@ launcher_do_reconcile(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_err
         sluice_log(SLUICE_LOG_WARNING, "launch %s: a job named %s is not ours (comment/user)",
                    L->id, L->fsm.job_name);
     } else if (r == SLUICE_LOOKUP_UNAVAILABLE) {
-        L->absent_count = 0;
+        L->recon.absent_count = 0;
         return SLUICE_OK;
     }
     launcher_take_token(l);
@@ -151,18 +151,18 @@ launcher_do_reconcile(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_err
         if (k > 0)
             return adopt(l, L, ids[0], SLUICE_SOURCE_ACCOUNTING, err);
     } else if (r == SLUICE_LOOKUP_UNAVAILABLE) {
-        L->absent_count = 0;
+        L->recon.absent_count = 0;
         return SLUICE_OK;
     }
     /* A healthy absence; it counts only once the delay after the POST has passed. */
     if (now - post_ms >= (int64_t)launcher_to_ms(l->o.absence_delay_s * 1000.0))
-        L->absent_count++;
-    if (L->absent_count >= l->o.absence_lookups) {
+        L->recon.absent_count++;
+    if (L->recon.absent_count >= l->o.absence_lookups) {
         char detail[96];
         snprintf(detail, sizeof(detail), "%u healthy lookups found no job named %s",
-                 L->absent_count, L->fsm.job_name);
-        L->absent_count = 0;
-        L->last_recon_ms = 0;
+                 L->recon.absent_count, L->fsm.job_name);
+        L->recon.absent_count = 0;
+        L->recon.last_recon_ms = 0;
         sluice_log(SLUICE_LOG_NOTICE, "launch %s: absence confirmed: %s", L->id, detail);
         rc = launcher_record_simple(l, L, SLUICE_EV_ABSENCE_CONFIRMED, NULL, err);
     }
@@ -176,9 +176,9 @@ launcher_do_old_attempts(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_
     int64_t spacing = (int64_t)launcher_to_ms(l->o.absence_spacing_s * 1000.0);
     sluice_err rc = SLUICE_OK;
 
-    if (L->fsm.attempt < 2 || now - L->last_old_check_ms < spacing)
+    if (L->fsm.attempt < 2 || now - L->recon.last_old_check_ms < spacing)
         return SLUICE_OK;
-    L->last_old_check_ms = now;
+    L->recon.last_old_check_ms = now;
     for (uint32_t a = 1; a < L->fsm.attempt && rc == SLUICE_OK; a++) {
         char name[SLUICE_FSM_MARKER_MAX];
         char comment[SLUICE_FSM_MARKER_MAX];

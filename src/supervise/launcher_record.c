@@ -61,7 +61,7 @@ static void notify(sluice_launcher_t *l,
     t.to = sluice_fsm_state_public(tr->to);
     t.result = tr->result;
     t.reason = launcher_fsm_reason(L);
-    t.slurm_state = L->n_views > 0 ? sluice_job_base_name(L->views[0].base) : "";
+    t.slurm_state = L->poll.n_views > 0 ? sluice_job_base_name(L->poll.views[0].base) : "";
     t.elapsed = (double)(t_ms - L->created_ms) / 1000.0;
     if (l->o.on_transition != NULL)
         l->o.on_transition(&t, l->o.transition_arg);
@@ -74,7 +74,7 @@ static void fold_note(sluice_launcher_t *l, launch_t *L, const char *name, int64
     if (name == NULL)
         return;
     if (strcmp(name, "peers-written") == 0)
-        L->peers_written = true;
+        L->peers.written = true;
     else if (strcmp(name, "archived") == 0)
         L->archived = true;
     else if (strcmp(name, "cancel-asked") == 0) {
@@ -449,7 +449,7 @@ static sluice_err observed_event(sluice_launcher_t *l,
                                  sluice_error_t *err)
 {
     memset(ev, 0, sizeof(*ev));
-    *skip = lookup == SLUICE_LOOKUP_UNAVAILABLE && L->last_unavailable;
+    *skip = lookup == SLUICE_LOOKUP_UNAVAILABLE && L->poll.last_unavailable;
     if (*skip)
         return SLUICE_OK;
     ev->type = SLUICE_EV_OBSERVED;
@@ -461,14 +461,14 @@ static sluice_err observed_event(sluice_launcher_t *l,
         return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
     ev->n_jobs = n;
     launcher_mark_failed_unschedulable(l, ev->jobs, n);
-    if (!launcher_fill_hidden_bases(L->views, L->n_views, ev->jobs, n)) {
+    if (!launcher_fill_hidden_bases(L->poll.views, L->poll.n_views, ev->jobs, n)) {
         sluice_log(SLUICE_LOG_WARNING,
                    "launch %s: Slurm reported a job state sluice does not know; "
                    "counted as unavailable",
                    L->id);
         sluice_fsm_event_clear(ev);
         memset(ev, 0, sizeof(*ev));
-        *skip = L->last_unavailable;
+        *skip = L->poll.last_unavailable;
         ev->type = SLUICE_EV_OBSERVED;
         ev->lookup = SLUICE_LOOKUP_UNAVAILABLE;
         ev->source = source;
@@ -494,8 +494,8 @@ sluice_err launcher_record_observed(sluice_launcher_t *l,
     }
     rc = launcher_record(l, L, &ev, NULL, err);
     if (rc == SLUICE_OK) {
-        L->last_unavailable = ev.lookup == SLUICE_LOOKUP_UNAVAILABLE;
-        L->last_obs_ms = launcher_now_ms(l);
+        L->poll.last_unavailable = ev.lookup == SLUICE_LOOKUP_UNAVAILABLE;
+        L->poll.last_obs_ms = launcher_now_ms(l);
     }
     sluice_fsm_event_clear(&ev);
     return rc;
@@ -515,8 +515,8 @@ launcher_record_heartbeats(sluice_launcher_t *l, launch_t **who, size_t n, sluic
     for (size_t i = 0; i < n && rc == SLUICE_OK; i++) {
         bool skip = false;
 
-        rc = observed_event(l, who[i], SLUICE_LOOKUP_FOUND, SLUICE_SOURCE_LIVE, who[i]->views,
-                            who[i]->n_views, &evs[m], &skip, err);
+        rc = observed_event(l, who[i], SLUICE_LOOKUP_FOUND, SLUICE_SOURCE_LIVE, who[i]->poll.views,
+                            who[i]->poll.n_views, &evs[m], &skip, err);
         if (rc == SLUICE_OK && !skip)
             who[m++] = who[i];
         else
@@ -526,8 +526,8 @@ launcher_record_heartbeats(sluice_launcher_t *l, launch_t **who, size_t n, sluic
         rc = launcher_record_many(l, who, evs, m, err);
     for (size_t i = 0; i < m; i++) {
         if (rc == SLUICE_OK) {
-            who[i]->last_unavailable = evs[i].lookup == SLUICE_LOOKUP_UNAVAILABLE;
-            who[i]->last_obs_ms = launcher_now_ms(l);
+            who[i]->poll.last_unavailable = evs[i].lookup == SLUICE_LOOKUP_UNAVAILABLE;
+            who[i]->poll.last_obs_ms = launcher_now_ms(l);
         }
         sluice_fsm_event_clear(&evs[i]);
     }

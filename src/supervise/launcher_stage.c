@@ -48,8 +48,8 @@ static sluice_err load_descs(sluice_launcher_t *l,
     char comment[SLUICE_FSM_MARKER_MAX];
     sluice_err rc = SLUICE_OK;
 
-    if (L->render != NULL) {
-        total = L->render->n_jobs;
+    if (L->intake.render != NULL) {
+        total = L->intake.render->n_jobs;
     } else {
         if ((rc = sluice_store_get_launch(l->store, L->id, &row, err)) != SLUICE_OK)
             return rc;
@@ -68,8 +68,8 @@ static sluice_err load_descs(sluice_launcher_t *l,
     marker_job_name(name, sizeof(name), l->prefix, L->site, L->id, attempt);
     marker_comment(comment, sizeof(comment), L->id, attempt);
     for (n = 0; n < total; n++) {
-        if (L->render != NULL)
-            rc = sluice_jobdesc_copy(&d[n], &L->render->jobs[n], err);
+        if (L->intake.render != NULL)
+            rc = sluice_jobdesc_copy(&d[n], &L->intake.render->jobs[n], err);
         else
             rc = sluice_jobdesc_from_json(json_array_get(jobs, n), &d[n], err);
         if (rc != SLUICE_OK)
@@ -131,8 +131,9 @@ static void stage_one(sluice_launcher_t *l, batch_entry_t *b)
         sec[i].name = L->secret_names[i];
         sec[i].value = L->secret_values[i];
     }
-    b->staged = l->st.prepare(l->st.arg, L->id, b->attempt, L->render ? L->render->json : NULL, sec,
-                              ns, &b->perr) == SLUICE_OK;
+    b->staged = l->st.prepare(l->st.arg, L->id, b->attempt,
+                              L->intake.render ? L->intake.render->json : NULL, sec, ns,
+                              &b->perr) == SLUICE_OK;
 }
 
 typedef struct {

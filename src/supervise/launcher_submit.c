@@ -58,8 +58,8 @@ static sluice_err batch_select(sluice_launcher_t *l,
     *ready_out = false;
     memset(b, 0, sizeof(*b));
     b->L = L;
-    b->resend = L->not_sent;
-    b->attempt = L->not_sent ? L->fsm.attempt : L->fsm.attempt + 1;
+    b->resend = L->submit.not_sent;
+    b->attempt = L->submit.not_sent ? L->fsm.attempt : L->fsm.attempt + 1;
     switch (launcher_dependency(l, L, b->dep, sizeof(b->dep))) {
     case LAUNCHER_DEP_WAIT:
         *waited = true;
@@ -67,7 +67,7 @@ static sluice_err batch_select(sluice_launcher_t *l,
     case LAUNCHER_DEP_FAILED:
         /* A resend has no fsm way out before its answer: it goes without
          * the dependency and the rule for a launch with a job ends it. */
-        if (!L->not_sent)
+        if (!L->submit.not_sent)
             return launcher_record_simple(l, L, SLUICE_EV_DEPENDENCY_FAILED, b->dep, err);
         break;
     case LAUNCHER_DEP_SLURM:
@@ -227,27 +227,29 @@ static bool plan_not_sent(sluice_launcher_t *l, launch_t *L, const char *detail,
     int64_t budget = launcher_to_ms(l->o.submit_timeout_s * 1000.0);
     int64_t end;
 
-    *first = !L->not_sent;
+    *first = !L->submit.not_sent;
     if (*first) {
-        L->not_sent = true;
-        L->not_sent_since_ms = now;
-        L->not_sent_tries = 0;
+        L->submit.not_sent = true;
+        L->submit.not_sent_since_ms = now;
+        L->submit.not_sent_tries = 0;
     }
-    L->not_sent_tries++;
-    end = L->not_sent_since_ms + budget;
+    L->submit.not_sent_tries++;
+    end = L->submit.not_sent_since_ms + budget;
     if (now >= end) {
         sluice_log(SLUICE_LOG_WARNING,
                    "launch %s: attempt %" PRIu32 ": POST not sent for %.0f s (%s); "
                    "job_launcher.submit_timeout is spent",
-                   L->id, L->fsm.attempt, (double)(now - L->not_sent_since_ms) / 1000.0, detail);
+                   L->id, L->fsm.attempt, (double)(now - L->submit.not_sent_since_ms) / 1000.0,
+                   detail);
         return true;
     }
-    L->next_post_ms = now + not_sent_backoff_ms(L->not_sent_tries);
-    if (L->next_post_ms > end)
-        L->next_post_ms = end;
+    L->submit.next_post_ms = now + not_sent_backoff_ms(L->submit.not_sent_tries);
+    if (L->submit.next_post_ms > end)
+        L->submit.next_post_ms = end;
     sluice_log(SLUICE_LOG_INFO,
                "launch %s: attempt %" PRIu32 ": POST not sent (%s); try %u in %" PRId64 " ms",
-               L->id, L->fsm.attempt, detail, L->not_sent_tries + 1, L->next_post_ms - now);
+               L->id, L->fsm.attempt, detail, L->submit.not_sent_tries + 1,
+               L->submit.next_post_ms - now);
     return false;
 }
 
@@ -283,8 +285,8 @@ static sluice_err chunk_answer(sluice_launcher_t *l, chunk_t *c, sluice_error_t 
         launch_t *L = c->b[i].L;
         res->detail[sizeof(res->detail) - 1] = '\0';
         memset(ev, 0, sizeof(*ev));
-        L->absent_count = 0;
-        L->last_recon_ms = 0;
+        L->recon.absent_count = 0;
+        L->recon.last_recon_ms = 0;
         if (c->oc[i] == SLUICE_SUBMIT_UNAVAILABLE) {
             const char *why = res->detail[0] != '\0' ? res->detail : "not sent";
             bool first = false;
@@ -296,7 +298,7 @@ static sluice_err chunk_answer(sluice_launcher_t *l, chunk_t *c, sluice_error_t 
                 continue;
             }
         } else {
-            L->not_sent = false;
+            L->submit.not_sent = false;
         }
         c->who[m++] = L;
         switch (c->oc[i]) {
@@ -333,7 +335,8 @@ static sluice_err chunk_answer(sluice_launcher_t *l, chunk_t *c, sluice_error_t 
                 snprintf(d, sizeof(d),
                          "not sent: slurmrestd unreachable for %.0f s "
                          "(job_launcher.submit_timeout)",
-                         (double)(l->o.now_ms(l->o.clock_arg) - L->not_sent_since_ms) / 1000.0);
+                         (double)(l->o.now_ms(l->o.clock_arg) - L->submit.not_sent_since_ms) /
+                             1000.0);
                 ev->detail = strdup(d);
             }
             break;
@@ -535,8 +538,8 @@ static bool in_flight(const pipe_t *p, const launch_t *L)
 /* A launch whose POST never left and whose next try is due at `now`. */
 static bool resend_due(const launch_t *L, int64_t now)
 {
-    return L->not_sent && L->fsm.state == SLUICE_FSM_SUBMITTING && L->fsm.n_job_ids == 0 &&
-           now >= L->next_post_ms;
+    return L->submit.not_sent && L->fsm.state == SLUICE_FSM_SUBMITTING && L->fsm.n_job_ids == 0 &&
+           now >= L->submit.next_post_ms;
 }
 
 /* One round: every launch due a submit (or a resend of a POST that never
@@ -563,7 +566,7 @@ static sluice_err submit_round(sluice_launcher_t *l,
         bool ready = false;
         if (L->fsm.state == SLUICE_FSM_DONE)
             continue;
-        if (L->not_sent && L->fsm.intent == SLUICE_CANCEL_CALLER &&
+        if (L->submit.not_sent && L->fsm.intent == SLUICE_CANCEL_CALLER &&
             (L->fsm.state == SLUICE_FSM_SUBMITTING || L->fsm.state == SLUICE_FSM_RETRYING) &&
             L->fsm.n_job_ids == 0) {
             /* cancelled while its POST could not be sent: no job exists
@@ -571,13 +574,13 @@ static sluice_err submit_round(sluice_launcher_t *l,
             rc = launcher_record_simple(l, L, SLUICE_EV_SUBMIT_REJECTED,
                                         "not sent, and cancelled before it could be", err);
             if (rc == SLUICE_OK)
-                L->not_sent = false;
+                L->submit.not_sent = false;
             continue;
         }
         if (!resend_due(L, now) && !(launcher_fsm_due(L, launcher_fsm_time(now)) &
                                      (SLUICE_DUE_SUBMIT | SLUICE_DUE_NEW_ATTEMPT)))
             continue;
-        if (L->not_sent && in_flight(p, L))
+        if (L->submit.not_sent && in_flight(p, L))
             continue;
         if (b == NULL && (b = calloc(l->n, sizeof(*b))) == NULL) {
             rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
@@ -610,9 +613,9 @@ int64_t launcher_submit_wake(const sluice_launcher_t *l, int64_t now)
     for (size_t i = 0; i < l->n; i++) {
         const launch_t *L = l->v[i];
         int64_t t;
-        if (!resend_due(L, L->next_post_ms))
+        if (!resend_due(L, L->submit.next_post_ms))
             continue;
-        t = L->next_post_ms > now ? L->next_post_ms : now + NOT_SENT_FIRST_MS;
+        t = L->submit.next_post_ms > now ? L->submit.next_post_ms : now + NOT_SENT_FIRST_MS;
         if (wake < 0 || t < wake)
             wake = t;
     }

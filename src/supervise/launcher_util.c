@@ -202,9 +202,9 @@ void launcher_launch_free(launch_t *L)
     }
     free(L->secret_values);
     free(L->secret_names);
-    launcher_views_free(L->views, L->n_views);
+    launcher_views_free(L->poll.views, L->poll.n_views);
     launcher_fsm_free(L);
-    launcher_render_free(L->render);
+    launcher_render_free(L->intake.render);
     free(L->id);
     free(L->site);
     free(L->dep_id);
@@ -233,10 +233,10 @@ void launcher_render_free(launcher_render_t *r)
 
 void launcher_render_drop(sluice_launcher_t *l, launch_t *L)
 {
-    if (L == NULL || L->render == NULL)
+    if (L == NULL || L->intake.render == NULL)
         return;
-    launcher_render_free(L->render);
-    L->render = NULL;
+    launcher_render_free(L->intake.render);
+    L->intake.render = NULL;
     atomic_fetch_sub(&l->in.renders, 1);
 }
 
