@@ -12,12 +12,16 @@
  *
  *   The launcher is split by concept (launcher_int.h names what each file
  *   owns): this file keeps the lifecycle, cancel, per-launch actions
- *   (cancel, pool exits, archive), pick-up, recovery and the step;
+ *   (cancel, pool exits, archive), pick-up, recovery and the step.  Five
+ *   subsystems own state of their own, made in sluice_launcher_new() and
+ *   destroyed in sluice_launcher_free(): the budget (launcher_budget.c),
+ *   the poller (launcher_poll.c: reads job states), the submit
+ *   (launcher_submit.c, launcher_stage.c: submits in batches), the
+ *   reconciliation (launcher_reconcile.c: uncertain submits) and the
+ *   intake (launcher_intake.c: accepts from any thread).
  *   launcher_peers.c judges dependencies and writes peers.env;
- *   launcher_intake.c takes accepts from any thread; launcher_poll.c reads
- *   job states; launcher_submit.c submits in batches; launcher_reconcile.c
- *   reconciles uncertain submits; launcher_record.c records events and
- *   folds them back in.  Calls go from this file down to those, never up.
+ *   launcher_record.c records events and folds them back in.  Calls go
+ *   from this file down to those, never up.
  *
  * Notes:
  *   - Times: the store keeps epoch ms, the fsm epoch seconds (double).
@@ -49,7 +53,11 @@
 #include <sluice/log.h>
 
 #include "base/marker.h"
-#include "launcher_int.h"
+#include "launcher_budget.h"
+#include "launcher_intake.h"
+#include "launcher_poll.h"
+#include "launcher_reconcile.h"
+#include "launcher_submit.h"
 
 #define DEFAULT_RPC_PER_SEC 50.0
 #define DEFAULT_SUBMIT_PER_SEC 200.0
@@ -87,6 +95,8 @@ sluice_err sluice_launcher_new(sluice_launcher_t **out,
                                sluice_error_t *err)
 {
     sluice_launcher_t *l = NULL;
+    bool automatic;
+    int64_t now;
     sluice_err rc;
 
     if (out == NULL || opts == NULL || opts->store == NULL)
@@ -143,7 +153,7 @@ sluice_err sluice_launcher_new(sluice_launcher_t **out,
         l->o.poll_min_ms = 1000;
     /* No interval from the site: the longest wait follows the cluster's
      * status read (launcher_adapt_interval). */
-    l->poll.automatic = l->o.poll_max_ms <= 0;
+    automatic = l->o.poll_max_ms <= 0;
     if (l->o.poll_max_ms < l->o.poll_min_ms)
         l->o.poll_max_ms = l->o.poll_min_ms > 10000 ? l->o.poll_min_ms : 10000;
     if (!(l->o.rpc_per_sec > 0))
@@ -160,10 +170,13 @@ sluice_err sluice_launcher_new(sluice_launcher_t **out,
         l->o.now_ms = launcher_real_now_ms;
     if (l->o.sleep_ms == NULL)
         l->o.sleep_ms = launcher_real_sleep_ms;
-    launcher_budget_init(l, launcher_now_ms(l));
-    l->poll.interval_ms = l->o.poll_min_ms;
-    l->poll.last_read_ms = l->budget.reads_ms;
-    if ((rc = launcher_intake_init(l, err)) != SLUICE_OK)
+    /* The subsystems, in the order sluice_launcher_free() undoes. */
+    now = launcher_now_ms(l);
+    if ((rc = launcher_budget_create(&l->budget, l, now, err)) != SLUICE_OK ||
+        (rc = launcher_poll_create(&l->poll, l, automatic, now, err)) != SLUICE_OK ||
+        (rc = launcher_submit_create(&l->submit, l, err)) != SLUICE_OK ||
+        (rc = launcher_reconcile_create(&l->reconcile, l, err)) != SLUICE_OK ||
+        (rc = launcher_intake_create(&l->intake, err)) != SLUICE_OK)
         goto fail;
     if (!l->o.store_locked && (rc = sluice_store_lock_supervisor(l->store, err)) != SLUICE_OK)
         goto fail;
@@ -182,7 +195,11 @@ void sluice_launcher_free(sluice_launcher_t *l)
         launcher_launch_free(l->v[i]);
     free(l->v);
     json_decref(l->node_addrs);
-    launcher_intake_free(l);
+    launcher_intake_destroy(l, l->intake);
+    launcher_reconcile_destroy(l->reconcile);
+    launcher_submit_destroy(l->submit);
+    launcher_poll_destroy(l->poll);
+    launcher_budget_destroy(l->budget);
     if (l->store != NULL && !l->o.store_locked)
         sluice_store_unlock_supervisor(l->store);
     free(l->user);
@@ -198,7 +215,7 @@ void sluice_launcher_free(sluice_launcher_t *l)
 
 size_t sluice_launcher_tracked(const sluice_launcher_t *l)
 {
-    return l != NULL ? l->n + atomic_load(&l->in.n_new) : 0;
+    return l != NULL ? l->n + launcher_intake_new_count(l) : 0;
 }
 
 /* The adaptive interval, cut short by the earliest resend of a POST that
@@ -211,9 +228,9 @@ int64_t sluice_launcher_next_interval_ms(const sluice_launcher_t *l)
         return 1000;
     now = l->o.now_ms(l->o.clock_arg);
     wake = launcher_submit_wake(l, now);
-    if (wake >= 0 && wake - now < l->poll.interval_ms)
+    if (wake >= 0 && wake - now < launcher_poll_interval_ms(l))
         return wake - now;
-    return l->poll.interval_ms;
+    return launcher_poll_interval_ms(l);
 }
 
 static sluice_err check_alive(const sluice_launcher_t *l, sluice_error_t *err)
@@ -602,7 +619,7 @@ sluice_err sluice_launcher_step(sluice_launcher_t *l, sluice_error_t *err)
      * per-launch full reads. */
     launcher_reserve_for_actions(l, now);
     rc = launcher_poll_live(l, now, err);
-    l->budget.reserved = 0.0;
+    launcher_release_reserve(l);
     if (rc != SLUICE_OK)
         return rc;
     t[2] = launcher_mono_ms();

@@ -14,7 +14,8 @@
 
 #include <sluice/launcher.h>
 
-#include "launcher_int.h"
+#include "launcher_intake.h"
+#include "launcher_poll.h"
 
 void sluice_launcher_forget(sluice_launcher_t *l)
 {
@@ -26,5 +27,5 @@ void sluice_launcher_forget(sluice_launcher_t *l)
     l->gseq = 0;
     l->asks_pending = false;
     l->activity = false;
-    l->poll.read_held_ms = 0;
+    launcher_poll_forget(l);
 }

@@ -3,31 +3,46 @@
  *
  * Purpose:
  *   The launcher (include/sluice/launcher.h) is one object split by
- *   concept over several files; this header holds its state and the
- *   functions one file calls in another.  Calls only go down this list:
- *   - launcher.c: lifecycle (new, free, recover, run, wait), cancel,
- *     peers, archive, pool exits, picking up other processes' events, the
- *     step that orchestrates a cycle.
- *   - launcher_intake.c: accepts from any thread, the idle/wake of the
- *     launcher's thread.
- *   - launcher_poll.c: the poller: the one batched state read per cycle,
- *     full reads of changed jobs, the pending heartbeat,
- *     accounting lookups, the adaptive interval.
- *   - launcher_submit.c: the batched submit path (selection, staging
- *     threads, marker and answer commits, submit_many).
- *   - launcher_reconcile.c: reconciliation of uncertain submits by their
- *     marker, and jobs of older attempts.
+ *   concept over several files.  Five subsystems own state of their own,
+ *   each with a private header, a create/destroy pair and a type no
+ *   other file looks into
+ *   (struct sluice_launcher lists them, the way flux-core's job-manager
+ *   context lists its subsystems); per launch, each keeps a named
+ *   sub-struct of launch_t.  This header holds what they all share: the
+ *   launcher and launch structs and the helpers below the subsystems.
+ *
+ *   Calls only go down this list:
+ *   - launcher.c: lifecycle (new and free make and undo the subsystems in
+ *     order), cancel, archive, pool exits, picking up other processes'
+ *     events, recovery, the step that orchestrates a cycle.
+ *   - launcher_ha.c: a replica that stops leading forgets everything.
+ *   - the subsystems:
+ *     - submit (launcher_submit.h; launcher_submit.c: selection, marker
+ *       and answer commits, the POSTs, resends; launcher_stage.c: staging
+ *       threads and job descriptions, orphans at recovery).
+ *     - intake (launcher_intake.h, launcher_intake.c): accepts from any
+ *       thread, group commit, the hand-over to the launcher's thread (at
+ *       a step, and between submit rounds), its idle and wake-up.
+ *     - poll (launcher_poll.h, launcher_poll.c): the one batched state
+ *       read per cycle, full reads of changed jobs, the pending
+ *       heartbeat, accounting lookups, the adaptive interval.
+ *     - reconcile (launcher_reconcile.h, launcher_reconcile.c):
+ *       uncertain submits reconciled by their marker, jobs of older
+ *       attempts.
+ *   - launcher_peers.c: a launch that depends on another: the rule of each
+ *     condition, the Slurm dependency of its submit, peers.env (called by
+ *     launcher.c and launcher_submit.c).
  *   - launcher_owner.c: whether a record is the launch's job (the
  *     ownership rule), jobs that went to another cluster.
  *   - launcher_record.c: the table of launches, recording events and
  *     folding them back in, stats counters.
- *   - launcher_util.c: the clock and budget helpers, kill points, finding
- *     and dropping launches.
  *   - launcher_views.c: what a job record means before it is recorded
  *     (never-clearing pending reasons, hidden bases).
- *   - launcher_peers.c: a launch that depends on another: the rule of each
- *     condition, the Slurm dependency of its submit, peers.env (called by
- *     launcher.c and launcher_submit.c).
+ *   - budget (launcher_budget.h, launcher_budget.c): the read and submit
+ *     token budgets, spent by launcher.c, the subsystems, peers and
+ *     owner.
+ *   - launcher_util.c: the clocks, kill points, finding and dropping
+ *     launches.
  *   - launcher_fsm.c: a launch's state machine kept compact (launch_fsm_t),
  *     called by every file above.
  *
@@ -35,9 +50,12 @@
  *   - Everything here runs on the launcher's one thread (staging workers
  *     touch only their batch entry; a chunk's POST thread only its chunk),
  *     except sluice_launcher_accept/idle/wake (launcher_intake.c), which
- *     take the intake mutex; the intake and `dead` are what they share.
+ *     take the intake's mutexes; the intake, `dead` and `renders` are what
+ *     they share.
  *   - Error and ownership rules are those of the static functions they
- *     were: `err` is the caller's, views passed in are borrowed.
+ *     were: `err` is the caller's, views passed in are borrowed.  A
+ *     subsystem's *_create() returns SLUICE_ENOMEM (or the error of the
+ *     thing it makes) with nothing made; its *_destroy() is NULL-safe.
  */
 #ifndef SLUICE_LAUNCHER_INT_H
 #define SLUICE_LAUNCHER_INT_H
@@ -222,14 +240,21 @@ typedef struct {
     } peers;
 } launch_t;
 
-typedef struct launcher_intake_entry launcher_intake_entry_t;
-typedef struct launcher_accept_waiter launcher_accept_waiter_t;
-
 /* sluice_launcher_stats() (at the end of launcher.c). */
 struct launcher_counters {
     atomic_ullong adoptions_live, adoptions_accounting, absences_confirmed, accounting_misses;
     atomic_ullong accepts, accept_commits;
 };
+
+/* The launcher's subsystems: each owns its state, made by its
+ * *_create() and freed by its *_destroy() (NULL-safe), declared in its own
+ * header and defined in its file (submit's in launcher_submit.h, which its
+ * two files share); no other file looks into it. */
+typedef struct launcher_budget launcher_budget_t;       /* launcher_budget.h */
+typedef struct launcher_poll launcher_poll_t;           /* launcher_poll.h */
+typedef struct launcher_intake launcher_intake_t;       /* launcher_intake.h */
+typedef struct launcher_submit launcher_submit_t;       /* launcher_submit.h */
+typedef struct launcher_reconcile launcher_reconcile_t; /* launcher_reconcile.h */
 
 struct sluice_launcher {
     sluice_store_t *store;
@@ -243,49 +268,24 @@ struct sluice_launcher {
     char *cluster;  /* o.cluster_name's copy, or NULL: every launch is this one's */
     char **unsched; /* pending reasons that never clear (owned copies) */
     size_t n_unsched;
+    /* the table of launches (launcher_record.c, launcher_util.c) */
     launch_t **v;
     size_t n;
     size_t cap;
     int64_t gseq;
     bool asks_pending;  /* some launch has a cancel_ask_seq (launcher.c) */
     json_t *node_addrs; /* launcher_peers.c: node -> [NodeAddr, read at ms] */
-    /* the budgets (launcher_util.c: refilled once a step) */
-    struct {
-        double reads; /* reads and cancels */
-        int64_t reads_ms;
-        /* Tokens the poll's per-launch full reads leave for the cancels
-         * and reconciliations due this step (launcher_reserve_for_actions). */
-        double reserved;
-        double submits; /* submits: a budget of their own */
-        int64_t submits_ms;
-    } budget;
-    /* the poller's own state (launcher_poll.c) */
-    struct {
-        int64_t interval_ms;
-        int64_t last_read_ms;      /* when the last batched state read ended */
-        int64_t last_read_took_ms; /* how long it took */
-        int64_t read_held_ms;      /* a held-back read is due then (0: none) */
-        bool automatic; /* no poll interval from the site: 2 s or 10 s by the status read */
-    } poll;
     bool activity;
-    atomic_bool dead; /* read by accepting threads */
-    /* the intake (launcher_intake.c): accepted launches not yet tracked */
-    struct {
-        pthread_mutex_t mu;
-        pthread_cond_t cv;
-        launcher_intake_entry_t *head;
-        launcher_intake_entry_t *tail;
-        bool wake;             /* a step is wanted now (under mu) */
-        atomic_size_t n_new;   /* new launches on the intake */
-        atomic_size_t renders; /* renders held (entries and launches) */
-        bool ready;
-        /* group commit (launcher_intake.c): accepts waiting for a store
-         * write, and whether one accepting thread is writing a group */
-        pthread_mutex_t gmu;
-        pthread_cond_t gcv;
-        struct launcher_accept_waiter *gq_head, *gq_tail;
-        bool g_writing;
-    } in;
+    atomic_bool dead;      /* read by accepting threads */
+    atomic_size_t renders; /* renders kept (intake entries and launches): the
+                              intake counts one on, whoever frees it off */
+    /* the subsystems, made in this order by sluice_launcher_new() and
+     * destroyed in the reverse order by sluice_launcher_free() */
+    launcher_budget_t *budget;       /* the read and submit token budgets */
+    launcher_poll_t *poll;           /* the poller's interval and read times */
+    launcher_submit_t *submit;       /* the submit's knobs, resolved once */
+    launcher_reconcile_t *reconcile; /* the absence rule's knobs, resolved once */
+    launcher_intake_t *intake;       /* accepts from any thread, group commit */
     struct launcher_counters counters;
 };
 
@@ -302,7 +302,7 @@ const char *launcher_fsm_reason(const launch_t *L);
 /* Free what L's state holds. */
 void launcher_fsm_free(launch_t *L);
 
-/* ---- launcher_util.c: clock, budget and small helpers ------------------- */
+/* ---- launcher_util.c: clocks and small helpers, the table of launches -- */
 
 /* The real clock (the defaults of sluice_launcher_opts_t.now_ms/sleep_ms). */
 int64_t launcher_real_now_ms(void *arg);
@@ -318,24 +318,6 @@ void launcher_views_free(sluice_jobview_t *v, size_t n);
 /* A copy of `s`, or of `dflt` when `s` is NULL or empty (NULL: no memory). */
 char *launcher_dup_or(const char *s, const char *dflt);
 bool launcher_same_str(const char *a, const char *b);
-/* One read/cancel token of the budget; false when spent. */
-bool launcher_take_token(sluice_launcher_t *l);
-/* One token for a per-launch full read of the poll, only while more than
- * the reserve for this step's due cancels and reconciliations is left. */
-bool launcher_take_spare_token(sluice_launcher_t *l);
-/* Reserve two tokens for every launch whose cancel (the fresh read and the
- * DELETE) or reconciliation (the marker looked up live, then in accounting)
- * is due at `now`, before the poll spends the budget on full reads: neither
- * is ever starved by the reads of pending jobs. */
-void launcher_reserve_for_actions(sluice_launcher_t *l, int64_t now);
-/* True when at least `n` read/cancel tokens are left (none taken). */
-bool launcher_has_tokens(const sluice_launcher_t *l, double n);
-/* One submit token of the submit budget; false when spent. */
-bool launcher_take_submit_token(sluice_launcher_t *l);
-/* Fill both budgets for the time since the last refill (once a step). */
-void launcher_budget_refill(sluice_launcher_t *l, int64_t now);
-/* Start both budgets full at `now`. */
-void launcher_budget_init(sluice_launcher_t *l, int64_t now);
 /* A kill point: true means "the process died here". */
 bool launcher_killed_at(sluice_launcher_t *l, const char *point);
 launch_t *launcher_find_launch(const sluice_launcher_t *l, const char *id);
@@ -354,30 +336,8 @@ void launcher_render_drop(sluice_launcher_t *l, launch_t *L);
 /* Free a kept render (NULL-safe; does not count it off). */
 void launcher_render_free(launcher_render_t *r);
 
-/* ---- the batched submit's staging (launcher_stage.c) ---- */
+/* ---- launcher_util.c, launcher_record.c: tracking ----------------------- */
 
-/* One launch of a submit batch. */
-typedef struct {
-    launch_t *L;
-    uint32_t attempt;
-    bool resend; /* the attempt's POST never left: same attempt, no new marker */
-    char dep[SLUICE_FSM_DETAIL_MAX]; /* Slurm dependency when has_dep (or why it failed) */
-    bool has_dep;
-    bool staged;
-    sluice_error_t perr; /* why staging failed */
-    sluice_jobdesc_t *d;
-    size_t n;
-} batch_entry_t;
-
-void launcher_batch_entry_clear(batch_entry_t *b);
-/* Stage the chunk b[0..*n) and build its job descriptions; entries whose
- * staging or descriptions failed are cleared and compacted out (*n is what
- * is kept).  An error only for what stops the whole submit (no memory). */
-sluice_err
-launcher_chunk_prepare(sluice_launcher_t *l, batch_entry_t *b, size_t *n, sluice_error_t *err);
-/* Recovery: warn about staging directories of no live launch (left in
- * place); how many there are. */
-size_t launcher_report_orphans(sluice_launcher_t *l);
 /* Stop tracking L and free it. */
 void launcher_drop_launch(sluice_launcher_t *l, launch_t *L);
 /* Fold every stored event of L not yet folded in (quiet: no transition
@@ -431,36 +391,6 @@ sluice_err launcher_record_observed(sluice_launcher_t *l,
  * observed again) in one durable commit.  `who` is reordered. */
 sluice_err
 launcher_record_heartbeats(sluice_launcher_t *l, launch_t **who, size_t n, sluice_error_t *err);
-
-/* ---- launcher_intake.c -------------------------------------------------- */
-
-sluice_err launcher_intake_init(sluice_launcher_t *l, sluice_error_t *err);
-/* Frees entries not yet drained (their secret values zeroed). */
-void launcher_intake_free(sluice_launcher_t *l);
-/* Free every entry on the intake (secrets wiped): a replica that does not
- * lead tracks nothing; the launches are in the store. */
-void launcher_intake_discard(sluice_launcher_t *l);
-void launcher_intake_lock(sluice_launcher_t *l);
-void launcher_intake_unlock(sluice_launcher_t *l);
-/* With the intake lock held, on the launcher's thread: track every queued
- * launch and hand over its secret values.  clear_wake: the caller is about
- * to act on what it took (the start of a step); at the end of a step the
- * wake-up stays, so launches taken in then are submitted at once. */
-sluice_err launcher_intake_drain(sluice_launcher_t *l, bool clear_wake, sluice_error_t *err);
-/* launcher_intake_drain() under the intake lock, the wake flag kept: the
- * submit rounds take in launches accepted while a round ran. */
-sluice_err launcher_intake_take(sluice_launcher_t *l, sluice_error_t *err);
-/* The launch's first submit starts now: its time since the intake handed it
- * over is counted (timing.h: queue). */
-void launcher_intake_queued(launch_t *L, uint64_t now_ns);
-
-/* ---- launcher_poll.c ---------------------------------------------------- */
-
-/* The one batched state read of a cycle, then full reads for the changed. */
-sluice_err launcher_poll_live(sluice_launcher_t *l, int64_t now, sluice_error_t *err);
-sluice_err
-launcher_do_accounting(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_error_t *err);
-void launcher_adapt_interval(sluice_launcher_t *l, int64_t now);
 
 /* ---- launcher_owner.c ---------------------------------------------------- */
 
@@ -526,14 +456,6 @@ void launcher_mark_failed_unschedulable(const sluice_launcher_t *l, sluice_jobvi
 /* The default reasons (NULL-terminated). */
 extern const char *const launcher_default_unschedulable[];
 
-/* ---- launcher_submit.c -------------------------------------------------- */
-
-/* Every launch due for a submit this cycle, batched. */
-sluice_err launcher_submit_due(sluice_launcher_t *l, int64_t now, sluice_error_t *err);
-/* The earliest resend of a POST that never left (a clock time in ms, after
- * `now`); -1 when none. */
-int64_t launcher_submit_wake(const sluice_launcher_t *l, int64_t now);
-
 /* ---- launcher_peers.c ---------------------------------------------------- */
 
 typedef enum {
@@ -550,15 +472,5 @@ launcher_dep_t launcher_dependency(sluice_launcher_t *l, launch_t *L, char *buf,
  * partner runs and every node's address is read. */
 sluice_err
 launcher_do_dependency(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_error_t *err);
-
-/* ---- launcher_reconcile.c ----------------------------------------------- */
-
-/* Look for the job of an uncertain submit by its marker; adopt it, or count
- * one absence. */
-sluice_err
-launcher_do_reconcile(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_error_t *err);
-/* Jobs of older attempts that surface late are cancelled. */
-sluice_err
-launcher_do_old_attempts(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_error_t *err);
 
 #endif /* SLUICE_LAUNCHER_INT_H */

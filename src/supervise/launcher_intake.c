@@ -47,7 +47,27 @@
 
 #include "base/timing.h"
 #include "base/wipe.h"
-#include "launcher_int.h"
+#include "launcher_intake.h"
+
+typedef struct launcher_intake_entry launcher_intake_entry_t;
+typedef struct launcher_accept_waiter launcher_accept_waiter_t;
+
+/* The intake: what accepting threads and the launcher's thread share. */
+struct launcher_intake {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    launcher_intake_entry_t *head; /* accepted launches not yet tracked (under mu) */
+    launcher_intake_entry_t *tail;
+    bool wake;           /* a step is wanted now (under mu) */
+    atomic_size_t n_new; /* new launches on the intake */
+    /* group commit: accepts waiting for a store write, and whether one
+     * accepting thread is writing a group (under gmu) */
+    pthread_mutex_t gmu;
+    pthread_cond_t gcv;
+    launcher_accept_waiter_t *gq_head, *gq_tail;
+    bool g_writing;
+    int made; /* how many of mu, cv, gmu, gcv are made (in that order) */
+};
 
 struct launcher_intake_entry {
     struct launcher_intake_entry *next;
@@ -72,7 +92,7 @@ static void entry_free(sluice_launcher_t *l, launcher_intake_entry_t *e)
     if (e == NULL)
         return;
     if (e->render != NULL)
-        atomic_fetch_sub(&l->in.renders, 1);
+        atomic_fetch_sub(&l->renders, 1);
     for (size_t i = 0; i < e->n_secrets; i++) {
         if (e->secret_values != NULL && e->secret_values[i] != NULL)
             wipe_str(e->secret_values[i]);
@@ -91,69 +111,88 @@ static void entry_free(sluice_launcher_t *l, launcher_intake_entry_t *e)
     free(e);
 }
 
-sluice_err launcher_intake_init(sluice_launcher_t *l, sluice_error_t *err)
+sluice_err launcher_intake_create(launcher_intake_t **out, sluice_error_t *err)
 {
+    launcher_intake_t *in = NULL;
     pthread_condattr_t ca;
+    bool have_ca = false;
+    sluice_err rc = SLUICE_OK;
 
-    if (pthread_mutex_init(&l->in.mu, NULL) != 0)
-        return sluice_errorf(err, SLUICE_ENOMEM, "launcher: cannot create the intake mutex");
+    *out = NULL;
+    if ((in = calloc(1, sizeof(*in))) == NULL)
+        return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+    if (pthread_mutex_init(&in->mu, NULL) != 0) {
+        rc = sluice_errorf(err, SLUICE_ENOMEM, "launcher: cannot create the intake mutex");
+        goto out;
+    }
+    in->made++;
     if (pthread_condattr_init(&ca) != 0) {
-        pthread_mutex_destroy(&l->in.mu);
-        return sluice_errorf(err, SLUICE_ENOMEM, "launcher: cannot create the intake condition");
+        rc = sluice_errorf(err, SLUICE_ENOMEM, "launcher: cannot create the intake condition");
+        goto out;
     }
+    have_ca = true;
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    if (pthread_cond_init(&l->in.cv, &ca) != 0) {
+    if (pthread_cond_init(&in->cv, &ca) != 0) {
+        rc = sluice_errorf(err, SLUICE_ENOMEM, "launcher: cannot create the intake condition");
+        goto out;
+    }
+    in->made++;
+    if (pthread_mutex_init(&in->gmu, NULL) != 0) {
+        rc = sluice_errorf(err, SLUICE_ENOMEM, "launcher: cannot create the accept group mutex");
+        goto out;
+    }
+    in->made++;
+    if (pthread_cond_init(&in->gcv, NULL) != 0) {
+        rc =
+            sluice_errorf(err, SLUICE_ENOMEM, "launcher: cannot create the accept group condition");
+        goto out;
+    }
+    in->made++;
+    *out = in;
+    in = NULL;
+out:
+    if (have_ca)
         pthread_condattr_destroy(&ca);
-        pthread_mutex_destroy(&l->in.mu);
-        return sluice_errorf(err, SLUICE_ENOMEM, "launcher: cannot create the intake condition");
-    }
-    pthread_condattr_destroy(&ca);
-    if (pthread_mutex_init(&l->in.gmu, NULL) != 0) {
-        pthread_cond_destroy(&l->in.cv);
-        pthread_mutex_destroy(&l->in.mu);
-        return sluice_errorf(err, SLUICE_ENOMEM, "launcher: cannot create the accept group mutex");
-    }
-    if (pthread_cond_init(&l->in.gcv, NULL) != 0) {
-        pthread_mutex_destroy(&l->in.gmu);
-        pthread_cond_destroy(&l->in.cv);
-        pthread_mutex_destroy(&l->in.mu);
-        return sluice_errorf(err, SLUICE_ENOMEM,
-                             "launcher: cannot create the accept group condition");
-    }
-    l->in.gq_head = l->in.gq_tail = NULL;
-    l->in.g_writing = false;
-    l->in.ready = true;
-    return SLUICE_OK;
+    launcher_intake_destroy(NULL, in);
+    return rc;
 }
 
-void launcher_intake_free(sluice_launcher_t *l)
+void launcher_intake_destroy(sluice_launcher_t *l, launcher_intake_t *in)
 {
     launcher_intake_entry_t *e, *next;
 
-    if (!l->in.ready)
+    if (in == NULL)
         return;
-    for (e = l->in.head; e != NULL; e = next) {
+    for (e = in->head; e != NULL; e = next) {
         next = e->next;
         entry_free(l, e);
     }
-    l->in.head = l->in.tail = NULL;
-    pthread_cond_destroy(&l->in.gcv);
-    pthread_mutex_destroy(&l->in.gmu);
-    pthread_cond_destroy(&l->in.cv);
-    pthread_mutex_destroy(&l->in.mu);
-    l->in.ready = false;
+    if (in->made > 3)
+        pthread_cond_destroy(&in->gcv);
+    if (in->made > 2)
+        pthread_mutex_destroy(&in->gmu);
+    if (in->made > 1)
+        pthread_cond_destroy(&in->cv);
+    if (in->made > 0)
+        pthread_mutex_destroy(&in->mu);
+    free(in);
+}
+
+size_t launcher_intake_new_count(const sluice_launcher_t *l)
+{
+    return atomic_load(&l->intake->n_new);
 }
 
 void launcher_intake_discard(sluice_launcher_t *l)
 {
     launcher_intake_entry_t *e, *next;
 
-    pthread_mutex_lock(&l->in.mu);
-    e = l->in.head;
-    l->in.head = l->in.tail = NULL;
-    atomic_store(&l->in.n_new, 0);
-    l->in.wake = false;
-    pthread_mutex_unlock(&l->in.mu);
+    pthread_mutex_lock(&l->intake->mu);
+    e = l->intake->head;
+    l->intake->head = l->intake->tail = NULL;
+    atomic_store(&l->intake->n_new, 0);
+    l->intake->wake = false;
+    pthread_mutex_unlock(&l->intake->mu);
     for (; e != NULL; e = next) {
         next = e->next;
         entry_free(l, e);
@@ -162,12 +201,12 @@ void launcher_intake_discard(sluice_launcher_t *l)
 
 void launcher_intake_lock(sluice_launcher_t *l)
 {
-    pthread_mutex_lock(&l->in.mu);
+    pthread_mutex_lock(&l->intake->mu);
 }
 
 void launcher_intake_unlock(sluice_launcher_t *l)
 {
-    pthread_mutex_unlock(&l->in.mu);
+    pthread_mutex_unlock(&l->intake->mu);
 }
 
 /* ---- accept ------------------------------------------------------------ */
@@ -304,9 +343,9 @@ static sluice_err entry_new(sluice_launcher_t *l,
     /* The render rides along for the first submit only while few are held
      * (LAUNCHER_RENDERS_KEPT): a burst of accepts past that reads it from
      * the store at its submit, so the memory per live launch stays small. */
-    if (atomic_fetch_add(&l->in.renders, 1) < LAUNCHER_RENDERS_KEPT) {
+    if (atomic_fetch_add(&l->renders, 1) < LAUNCHER_RENDERS_KEPT) {
         if ((e->render = calloc(1, sizeof(*e->render))) == NULL) {
-            atomic_fetch_sub(&l->in.renders, 1);
+            atomic_fetch_sub(&l->renders, 1);
             goto nomem;
         }
         e->render->json = json_incref(render);
@@ -320,7 +359,7 @@ static sluice_err entry_new(sluice_launcher_t *l,
             return rc;
         }
     } else {
-        atomic_fetch_sub(&l->in.renders, 1);
+        atomic_fetch_sub(&l->renders, 1);
     }
     if (req->n_secrets > 0) {
         e->secret_names = calloc(req->n_secrets, sizeof(char *));
@@ -370,7 +409,7 @@ static void write_group(sluice_launcher_t *l, launcher_accept_waiter_t **g, size
 
     for (size_t i = 0; i < n; i++)
         specs[i] = g[i]->spec;
-    pthread_mutex_lock(&l->in.mu);
+    pthread_mutex_lock(&l->intake->mu);
     t1 = timing_now_ns();
     (void)sluice_store_create_many(l->store, specs, n, res, &gerr);
     t2 = timing_now_ns();
@@ -388,21 +427,21 @@ static void write_group(sluice_launcher_t *l, launcher_accept_waiter_t **g, size
          * (kept when it is still ACCEPTED and has none in memory). */
         e->existed = res[i].existed != 0;
         e->committed_ns = t2;
-        if (l->in.tail != NULL)
-            l->in.tail->next = e;
+        if (l->intake->tail != NULL)
+            l->intake->tail->next = e;
         else
-            l->in.head = e;
-        l->in.tail = e;
+            l->intake->head = e;
+        l->intake->tail = e;
         if (!res[i].existed)
-            atomic_fetch_add(&l->in.n_new, 1);
+            atomic_fetch_add(&l->intake->n_new, 1);
         w->e = NULL;
         pushed = true;
     }
     if (pushed) {
-        l->in.wake = true;
-        pthread_cond_broadcast(&l->in.cv);
+        l->intake->wake = true;
+        pthread_cond_broadcast(&l->intake->cv);
     }
-    pthread_mutex_unlock(&l->in.mu);
+    pthread_mutex_unlock(&l->intake->mu);
     timing_add(SLUICE_TIMING_ACCEPT_COMMIT, n, t2 - t1);
 }
 
@@ -410,37 +449,37 @@ static void write_group(sluice_launcher_t *l, launcher_accept_waiter_t **g, size
  * another). */
 static void group_commit(sluice_launcher_t *l, launcher_accept_waiter_t *w)
 {
-    pthread_mutex_lock(&l->in.gmu);
-    if (l->in.gq_tail != NULL)
-        l->in.gq_tail->next = w;
+    pthread_mutex_lock(&l->intake->gmu);
+    if (l->intake->gq_tail != NULL)
+        l->intake->gq_tail->next = w;
     else
-        l->in.gq_head = w;
-    l->in.gq_tail = w;
+        l->intake->gq_head = w;
+    l->intake->gq_tail = w;
     while (!w->done) {
         launcher_accept_waiter_t *g[GROUP_MAX];
         size_t n = 0;
 
-        if (l->in.g_writing) {
-            pthread_cond_wait(&l->in.gcv, &l->in.gmu);
+        if (l->intake->g_writing) {
+            pthread_cond_wait(&l->intake->gcv, &l->intake->gmu);
             continue;
         }
         /* This thread writes the next group: every waiter queued so far. */
-        l->in.g_writing = true;
-        while (l->in.gq_head != NULL && n < GROUP_MAX) {
-            g[n++] = l->in.gq_head;
-            l->in.gq_head = l->in.gq_head->next;
+        l->intake->g_writing = true;
+        while (l->intake->gq_head != NULL && n < GROUP_MAX) {
+            g[n++] = l->intake->gq_head;
+            l->intake->gq_head = l->intake->gq_head->next;
         }
-        if (l->in.gq_head == NULL)
-            l->in.gq_tail = NULL;
-        pthread_mutex_unlock(&l->in.gmu);
+        if (l->intake->gq_head == NULL)
+            l->intake->gq_tail = NULL;
+        pthread_mutex_unlock(&l->intake->gmu);
         write_group(l, g, n);
-        pthread_mutex_lock(&l->in.gmu);
+        pthread_mutex_lock(&l->intake->gmu);
         for (size_t i = 0; i < n; i++)
             g[i]->done = true;
-        l->in.g_writing = false;
-        pthread_cond_broadcast(&l->in.gcv);
+        l->intake->g_writing = false;
+        pthread_cond_broadcast(&l->intake->gcv);
     }
-    pthread_mutex_unlock(&l->in.gmu);
+    pthread_mutex_unlock(&l->intake->gmu);
 }
 
 sluice_err sluice_launcher_accept(sluice_launcher_t *l,
@@ -558,13 +597,13 @@ static void give_secrets(launch_t *L, launcher_intake_entry_t *e)
 
 sluice_err launcher_intake_drain(sluice_launcher_t *l, bool clear_wake, sluice_error_t *err)
 {
-    launcher_intake_entry_t *e = l->in.head;
+    launcher_intake_entry_t *e = l->intake->head;
     sluice_err rc = SLUICE_OK;
 
-    l->in.head = l->in.tail = NULL;
+    l->intake->head = l->intake->tail = NULL;
     if (clear_wake)
-        l->in.wake = false;
-    atomic_store(&l->in.n_new, 0);
+        l->intake->wake = false;
+    atomic_store(&l->intake->n_new, 0);
     while (e != NULL) {
         launcher_intake_entry_t *next = e->next;
         launch_t *L = launcher_find_launch(l, e->id);
@@ -589,12 +628,12 @@ sluice_err launcher_intake_drain(sluice_launcher_t *l, bool clear_wake, sluice_e
             for (; t->next != NULL; t = t->next)
                 fresh += !t->existed;
             fresh += !t->existed;
-            t->next = l->in.head;
-            if (l->in.head == NULL)
-                l->in.tail = t;
-            l->in.head = e;
-            atomic_fetch_add(&l->in.n_new, fresh);
-            l->in.wake = true;
+            t->next = l->intake->head;
+            if (l->intake->head == NULL)
+                l->intake->tail = t;
+            l->intake->head = e;
+            atomic_fetch_add(&l->intake->n_new, fresh);
+            l->intake->wake = true;
             return rc;
         }
         if (L != NULL)
@@ -624,9 +663,9 @@ sluice_err launcher_intake_take(sluice_launcher_t *l, sluice_error_t *err)
 {
     sluice_err rc;
 
-    pthread_mutex_lock(&l->in.mu);
+    pthread_mutex_lock(&l->intake->mu);
     rc = launcher_intake_drain(l, false, err);
-    pthread_mutex_unlock(&l->in.mu);
+    pthread_mutex_unlock(&l->intake->mu);
     return rc;
 }
 
@@ -641,12 +680,12 @@ void launcher_intake_queued(launch_t *L, uint64_t now_ns)
 
 void sluice_launcher_wake(sluice_launcher_t *l)
 {
-    if (l == NULL || !l->in.ready)
+    if (l == NULL || l->intake == NULL)
         return;
-    pthread_mutex_lock(&l->in.mu);
-    l->in.wake = true;
-    pthread_cond_broadcast(&l->in.cv);
-    pthread_mutex_unlock(&l->in.mu);
+    pthread_mutex_lock(&l->intake->mu);
+    l->intake->wake = true;
+    pthread_cond_broadcast(&l->intake->cv);
+    pthread_mutex_unlock(&l->intake->mu);
 }
 
 bool sluice_launcher_idle(sluice_launcher_t *l, int64_t max_ms)
@@ -654,12 +693,12 @@ bool sluice_launcher_idle(sluice_launcher_t *l, int64_t max_ms)
     struct timespec until;
     bool woke;
 
-    if (l == NULL || !l->in.ready)
+    if (l == NULL || l->intake == NULL)
         return false;
     if (!launcher_real_clock(l)) {
-        pthread_mutex_lock(&l->in.mu);
-        woke = l->in.wake;
-        pthread_mutex_unlock(&l->in.mu);
+        pthread_mutex_lock(&l->intake->mu);
+        woke = l->intake->wake;
+        pthread_mutex_unlock(&l->intake->mu);
         if (!woke && max_ms > 0)
             l->o.sleep_ms(l->o.clock_arg, max_ms);
         return woke;
@@ -673,12 +712,12 @@ bool sluice_launcher_idle(sluice_launcher_t *l, int64_t max_ms)
             until.tv_nsec -= 1000000000L;
         }
     }
-    pthread_mutex_lock(&l->in.mu);
-    while (!l->in.wake && max_ms > 0) {
-        if (pthread_cond_timedwait(&l->in.cv, &l->in.mu, &until) == ETIMEDOUT)
+    pthread_mutex_lock(&l->intake->mu);
+    while (!l->intake->wake && max_ms > 0) {
+        if (pthread_cond_timedwait(&l->intake->cv, &l->intake->mu, &until) == ETIMEDOUT)
             break;
     }
-    woke = l->in.wake;
-    pthread_mutex_unlock(&l->in.mu);
+    woke = l->intake->wake;
+    pthread_mutex_unlock(&l->intake->mu);
     return woke;
 }

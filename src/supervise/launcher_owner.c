@@ -25,7 +25,7 @@
 #include <sluice/launcher.h>
 #include <sluice/log.h>
 
-#include "launcher_int.h"
+#include "launcher_budget.h"
 
 static uint64_t leader_of(const sluice_jobview_t *v)
 {

@@ -37,7 +37,7 @@
 #include <sluice/log.h>
 
 #include "base/hostlist.h"
-#include "launcher_int.h"
+#include "launcher_budget.h"
 
 #define PEERS_ADDR_FRESH_MS (300 * 1000)
 #define PEERS_WARN_EVERY_MS (30 * 1000)

@@ -37,13 +37,57 @@
 #include <sluice/launcher.h>
 
 #include "base/timing.h"
-#include "launcher_int.h"
+#include "launcher_budget.h"
+#include "launcher_poll.h"
 
 #define UNAVAILABLE_RETRY_MS 5000
 /* A job that stays pending is read in full again after this many unchanged
  * polls (60 s at the 2 s interval), so a reason that changes (Priority ->
  * BadConstraints after a node lost its feature) is seen. */
 #define PENDING_REFRESH_POLLS 30
+
+/* ---- the poller's state ------------------------------------------------ */
+
+struct launcher_poll {
+    int64_t interval_ms;
+    int64_t last_read_ms;      /* when the last batched state read ended */
+    int64_t last_read_took_ms; /* how long it took */
+    int64_t read_held_ms;      /* a held-back read is due then (0: none) */
+    bool automatic;            /* no poll interval from the site: 2 s or 10 s by the status read */
+};
+
+sluice_err launcher_poll_create(launcher_poll_t **out,
+                                const sluice_launcher_t *l,
+                                bool automatic,
+                                int64_t now,
+                                sluice_error_t *err)
+{
+    launcher_poll_t *p;
+
+    *out = NULL;
+    if ((p = calloc(1, sizeof(*p))) == NULL)
+        return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+    p->automatic = automatic;
+    p->interval_ms = l->o.poll_min_ms;
+    p->last_read_ms = now;
+    *out = p;
+    return SLUICE_OK;
+}
+
+void launcher_poll_destroy(launcher_poll_t *p)
+{
+    free(p);
+}
+
+int64_t launcher_poll_interval_ms(const sluice_launcher_t *l)
+{
+    return l->poll->interval_ms;
+}
+
+void launcher_poll_forget(sluice_launcher_t *l)
+{
+    l->poll->read_held_ms = 0;
+}
 
 /* ---- the poller -------------------------------------------------------- */
 
@@ -199,9 +243,9 @@ sluice_err launcher_poll_live(sluice_launcher_t *l, int64_t now, sluice_error_t 
      * read took when that is longer: an accept wakes a cycle at once, and a
      * read of the whole job table (v0.0.38: seconds on a table of
      * thousands) in every such cycle would stall the submits behind it. */
-    l->poll.read_held_ms = 0;
-    hold = l->o.poll_min_ms > 2 * l->poll.last_read_took_ms ? l->o.poll_min_ms
-                                                            : 2 * l->poll.last_read_took_ms;
+    l->poll->read_held_ms = 0;
+    hold = l->o.poll_min_ms > 2 * l->poll->last_read_took_ms ? l->o.poll_min_ms
+                                                             : 2 * l->poll->last_read_took_ms;
     /* The whole job table (v0.0.38) is read every poll_max (10 s) when
      * idle (design.md); during a submit burst it waits as long, so that a
      * burst is not split by reads of seconds each.  A stream of accepts
@@ -209,13 +253,13 @@ sluice_err launcher_poll_live(sluice_launcher_t *l, int64_t now, sluice_error_t 
     if (l->cl.states_are_cheap != NULL && !l->cl.states_are_cheap(l->cl.arg) &&
         hold < l->o.poll_max_ms)
         hold = l->o.poll_max_ms;
-    if (backlog && now >= l->poll.last_read_ms && now - l->poll.last_read_ms < hold) {
-        l->poll.read_held_ms = l->poll.last_read_ms + hold; /* the next wait ends then */
+    if (backlog && now >= l->poll->last_read_ms && now - l->poll->last_read_ms < hold) {
+        l->poll->read_held_ms = l->poll->last_read_ms + hold; /* the next wait ends then */
         return SLUICE_OK;
     }
     if (k == 0 || !launcher_take_token(l))
         return SLUICE_OK;
-    l->poll.last_read_ms = now;
+    l->poll->last_read_ms = now;
     who = calloc(k, sizeof(*who));
     ids = calloc(k, sizeof(*ids));
     st = calloc(k, sizeof(*st));
@@ -237,8 +281,8 @@ sluice_err launcher_poll_live(sluice_launcher_t *l, int64_t now, sluice_error_t 
     /* The hold above counts from the END of the read: a read slower than
      * the interval (v0.0.38's whole table) would otherwise run again in the
      * very next cycle, and submits would get only the gaps between reads. */
-    l->poll.last_read_ms = l->o.now_ms(l->o.clock_arg);
-    l->poll.last_read_took_ms = l->poll.last_read_ms > now ? l->poll.last_read_ms - now : 0;
+    l->poll->last_read_ms = l->o.now_ms(l->o.clock_arg);
+    l->poll->last_read_took_ms = l->poll->last_read_ms > now ? l->poll->last_read_ms - now : 0;
     timing_since(SLUICE_TIMING_READ, 1, t_read);
     /* who[] doubles as the heartbeats' list: entry i is read before any
      * heartbeat is written at an index <= i. */
@@ -308,19 +352,19 @@ void launcher_adapt_interval(sluice_launcher_t *l, int64_t now)
     int64_t max = l->o.poll_max_ms;
 
     /* design.md: 2 s when jobs/state is there, 10 s on the whole table. */
-    if (l->poll.automatic && l->cl.states_are_cheap != NULL && l->cl.states_are_cheap(l->cl.arg) &&
+    if (l->poll->automatic && l->cl.states_are_cheap != NULL && l->cl.states_are_cheap(l->cl.arg) &&
         max > LAUNCHER_CHEAP_POLL_MAX_MS)
         max = LAUNCHER_CHEAP_POLL_MAX_MS > l->o.poll_min_ms ? LAUNCHER_CHEAP_POLL_MAX_MS
                                                             : l->o.poll_min_ms;
     if (l->activity)
-        l->poll.interval_ms = l->o.poll_min_ms;
-    else if ((l->poll.interval_ms *= 2) > max)
-        l->poll.interval_ms = max;
+        l->poll->interval_ms = l->o.poll_min_ms;
+    else if ((l->poll->interval_ms *= 2) > max)
+        l->poll->interval_ms = max;
     l->activity = false;
-    if (ending && l->poll.interval_ms > LAUNCHER_ENDING_POLL_MS)
-        l->poll.interval_ms = LAUNCHER_ENDING_POLL_MS;
+    if (ending && l->poll->interval_ms > LAUNCHER_ENDING_POLL_MS)
+        l->poll->interval_ms = LAUNCHER_ENDING_POLL_MS;
     /* A read held back for waiting submits is not put off by a whole
      * further interval: the wait ends when it is due. */
-    if (l->poll.read_held_ms != 0 && l->poll.read_held_ms - now < l->poll.interval_ms)
-        l->poll.interval_ms = l->poll.read_held_ms > now ? l->poll.read_held_ms - now : 0;
+    if (l->poll->read_held_ms != 0 && l->poll->read_held_ms - now < l->poll->interval_ms)
+        l->poll->interval_ms = l->poll->read_held_ms > now ? l->poll->read_held_ms - now : 0;
 }

@@ -27,10 +27,41 @@
 #include <sluice/log.h>
 
 #include "base/marker.h"
-#include "launcher_int.h"
+#include "launcher_budget.h"
+#include "launcher_reconcile.h"
 
 /* Accounting is searched from this long before the POST. */
 #define ACCT_WINDOW_BEFORE_S 300
+
+/* ---- the reconciliation's state ----------------------------------------- */
+
+/* The absence rule's knobs in ms (sluice_launcher_opts_t.absence_*_s). */
+struct launcher_reconcile {
+    int64_t delay_ms;   /* lookups count as absences only this long after the POST */
+    unsigned lookups;   /* absences that confirm it */
+    int64_t spacing_ms; /* between two lookups of one launch */
+};
+
+sluice_err launcher_reconcile_create(launcher_reconcile_t **out,
+                                     const sluice_launcher_t *l,
+                                     sluice_error_t *err)
+{
+    launcher_reconcile_t *r;
+
+    *out = NULL;
+    if ((r = calloc(1, sizeof(*r))) == NULL)
+        return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+    r->delay_ms = (int64_t)launcher_to_ms(l->o.absence_delay_s * 1000.0);
+    r->lookups = l->o.absence_lookups;
+    r->spacing_ms = (int64_t)launcher_to_ms(l->o.absence_spacing_s * 1000.0);
+    *out = r;
+    return SLUICE_OK;
+}
+
+void launcher_reconcile_destroy(launcher_reconcile_t *r)
+{
+    free(r);
+}
 
 static uint64_t leader_of(const sluice_jobview_t *v)
 {
@@ -105,7 +136,7 @@ adopt(sluice_launcher_t *l, launch_t *L, uint64_t id, sluice_lookup_source src, 
 sluice_err
 launcher_do_reconcile(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_error_t *err)
 {
-    int64_t spacing = (int64_t)launcher_to_ms(l->o.absence_spacing_s * 1000.0);
+    int64_t spacing = l->reconcile->spacing_ms;
     int64_t post_ms = (int64_t)launcher_to_ms(L->fsm.post_time * 1000.0);
     sluice_jobview_t *v = NULL;
     size_t n = 0;
@@ -155,9 +186,9 @@ launcher_do_reconcile(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_err
         return SLUICE_OK;
     }
     /* A healthy absence; it counts only once the delay after the POST has passed. */
-    if (now - post_ms >= (int64_t)launcher_to_ms(l->o.absence_delay_s * 1000.0))
+    if (now - post_ms >= l->reconcile->delay_ms)
         L->recon.absent_count++;
-    if (L->recon.absent_count >= l->o.absence_lookups) {
+    if (L->recon.absent_count >= l->reconcile->lookups) {
         char detail[96];
         snprintf(detail, sizeof(detail), "%u healthy lookups found no job named %s",
                  L->recon.absent_count, L->fsm.job_name);
@@ -173,7 +204,7 @@ launcher_do_reconcile(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_err
 sluice_err
 launcher_do_old_attempts(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_error_t *err)
 {
-    int64_t spacing = (int64_t)launcher_to_ms(l->o.absence_spacing_s * 1000.0);
+    int64_t spacing = l->reconcile->spacing_ms;
     sluice_err rc = SLUICE_OK;
 
     if (L->fsm.attempt < 2 || now - L->recon.last_old_check_ms < spacing)

@@ -22,7 +22,8 @@
 
 #include "base/marker.h"
 #include "base/timing.h"
-#include "launcher_int.h"
+#include "launcher_intake.h"
+#include "launcher_submit.h"
 
 #define SLUICE_LAUNCH_SECRETS_MAX 256
 
@@ -167,7 +168,7 @@ static size_t stage_batch(sluice_launcher_t *l, batch_entry_t *b, size_t n)
 {
     stage_work_t w;
     pthread_t th[MAX_IN_FLIGHT];
-    size_t k = l->o.submit_in_flight < n ? l->o.submit_in_flight : n;
+    size_t k = l->submit->in_flight < n ? l->submit->in_flight : n;
     size_t started = 0, kept = 0;
 
     if (l->st.prepare == NULL) {

@@ -38,10 +38,34 @@
 
 #include "base/marker.h"
 #include "base/timing.h"
-#include "launcher_int.h"
+#include "launcher_budget.h"
+#include "launcher_intake.h"
+#include "launcher_submit.h"
 
 #define NOT_SENT_FIRST_MS 100 /* backoff after the first refused POST ... */
 #define NOT_SENT_MAX_MS 5000  /* ... doubling up to this */
+
+/* ---- the submit's state ------------------------------------------------ */
+
+sluice_err
+launcher_submit_create(launcher_submit_t **out, const sluice_launcher_t *l, sluice_error_t *err)
+{
+    launcher_submit_t *s;
+
+    *out = NULL;
+    if ((s = calloc(1, sizeof(*s))) == NULL)
+        return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+    s->in_flight = l->o.submit_in_flight;
+    s->timeout_ms = launcher_to_ms(l->o.submit_timeout_s * 1000.0);
+    s->round_ms = l->o.poll_min_ms;
+    *out = s;
+    return SLUICE_OK;
+}
+
+void launcher_submit_destroy(launcher_submit_t *s)
+{
+    free(s);
+}
 
 /* ---- the batched submit ------------------------------------------------- */
 
@@ -181,7 +205,7 @@ static void *chunk_post(void *arg)
 
     c->t_post0 = launcher_mono_ms();
     if (l->cl.submit_many != NULL && c->n > 1) {
-        l->cl.submit_many(l->cl.arg, c->reqs, c->n, l->o.submit_in_flight, c->oc, c->res);
+        l->cl.submit_many(l->cl.arg, c->reqs, c->n, l->submit->in_flight, c->oc, c->res);
     } else {
         for (size_t i = 0; i < c->n; i++)
             c->oc[i] = l->cl.submit(l->cl.arg, c->reqs[i].descs, c->reqs[i].n, &c->res[i]);
@@ -224,7 +248,7 @@ static int64_t not_sent_backoff_ms(unsigned tries)
 static bool plan_not_sent(sluice_launcher_t *l, launch_t *L, const char *detail, bool *first)
 {
     int64_t now = l->o.now_ms(l->o.clock_arg);
-    int64_t budget = launcher_to_ms(l->o.submit_timeout_s * 1000.0);
+    int64_t budget = l->submit->timeout_ms;
     int64_t end;
 
     *first = !L->submit.not_sent;
@@ -462,7 +486,7 @@ static sluice_err submit_batch(sluice_launcher_t *l,
                                size_t *posted,
                                sluice_error_t *err)
 {
-    size_t size = (size_t)l->o.submit_in_flight * 4;
+    size_t size = (size_t)l->submit->in_flight * 4;
     size_t off = 0;
     sluice_err rc = SLUICE_OK;
 
@@ -655,14 +679,14 @@ sluice_err launcher_submit_due(sluice_launcher_t *l, int64_t now, sluice_error_t
             rc = pipe_flush(l, &p, rc, err);
             continue;
         }
-        if (atomic_load(&l->in.n_new) == 0) {
+        if (launcher_intake_new_count(l) == 0) {
             /* Nothing new yet: the answers of the chunk in flight, then
              * look again (accepts arrive while the POSTs are out). */
             rc = pipe_flush(l, &p, rc, err);
-            if (rc != SLUICE_OK || atomic_load(&l->in.n_new) == 0)
+            if (rc != SLUICE_OK || launcher_intake_new_count(l) == 0)
                 break;
         }
-        if ((now = launcher_now_ms(l)) - start >= l->o.poll_min_ms)
+        if ((now = launcher_now_ms(l)) - start >= l->submit->round_ms)
             break;
         rc = launcher_intake_take(l, err);
         launcher_budget_refill(l, now);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* launcher_util.c - the helpers every launcher file uses: the clocks (real
- * or injected) and their one conversion to the fsm's seconds, the read and
- * submit budgets, the kill points, and the table of launches (find, drop,
- * free, the cached render).
+ * or injected) and their one conversion to the fsm's seconds, the kill
+ * points, and the table of launches (find, drop, free, the kept render).
+ * The budgets are launcher_budget.c's.
  *
  * Notes:
  *   - Times: the store keeps epoch ms, the fsm epoch seconds (double).
@@ -91,82 +91,6 @@ bool launcher_same_str(const char *a, const char *b)
     return a != NULL && b != NULL && strcmp(a, b) == 0;
 }
 
-bool launcher_take_token(sluice_launcher_t *l)
-{
-    if (l->budget.reads < 1.0)
-        return false;
-    l->budget.reads -= 1.0;
-    return true;
-}
-
-bool launcher_take_spare_token(sluice_launcher_t *l)
-{
-    if (l->budget.reads < 1.0 + l->budget.reserved)
-        return false;
-    l->budget.reads -= 1.0;
-    return true;
-}
-
-void launcher_reserve_for_actions(sluice_launcher_t *l, int64_t now)
-{
-    double want = 0.0;
-
-    for (size_t i = 0; i < l->n; i++) {
-        const launch_t *L = l->v[i];
-
-        unsigned due;
-
-        if (L->fsm.state == SLUICE_FSM_DONE)
-            continue;
-        due = launcher_fsm_due(L, launcher_fsm_time(now));
-        if (L->fsm.n_job_ids > 0 && !L->cancel_refused && (due & SLUICE_DUE_CANCEL))
-            want += 2.0;
-        else if (!(due & (SLUICE_DUE_SUBMIT | SLUICE_DUE_NEW_ATTEMPT)) &&
-                 (due & SLUICE_DUE_RECONCILE))
-            want += 2.0; /* the marker looked up live, then in accounting */
-    }
-    l->budget.reserved = want;
-}
-
-bool launcher_has_tokens(const sluice_launcher_t *l, double n)
-{
-    return l->budget.reads >= n;
-}
-
-bool launcher_take_submit_token(sluice_launcher_t *l)
-{
-    if (l->budget.submits < 1.0)
-        return false;
-    l->budget.submits -= 1.0;
-    return true;
-}
-
-void launcher_budget_init(sluice_launcher_t *l, int64_t now)
-{
-    l->budget.reads = l->o.rpc_per_sec;
-    l->budget.reads_ms = now;
-    l->budget.submits = l->o.submit_per_sec;
-    l->budget.submits_ms = now;
-}
-
-/* Refill one budget of `per_sec` tokens (never above one second's worth;
- * a rate below one still allows one call). */
-static void refill(double *tokens, int64_t *since_ms, double per_sec, int64_t now)
-{
-    *tokens += (double)(now - *since_ms) / 1000.0 * per_sec;
-    if (*tokens > per_sec)
-        *tokens = per_sec;
-    if (*tokens < 1.0 && per_sec < 1.0)
-        *tokens = 1.0;
-    *since_ms = now;
-}
-
-void launcher_budget_refill(sluice_launcher_t *l, int64_t now)
-{
-    refill(&l->budget.reads, &l->budget.reads_ms, l->o.rpc_per_sec, now);
-    refill(&l->budget.submits, &l->budget.submits_ms, l->o.submit_per_sec, now);
-}
-
 /* A kill point: true means "the process died here". */
 bool launcher_killed_at(sluice_launcher_t *l, const char *point)
 {
@@ -237,7 +161,7 @@ void launcher_render_drop(sluice_launcher_t *l, launch_t *L)
         return;
     launcher_render_free(L->intake.render);
     L->intake.render = NULL;
-    atomic_fetch_sub(&l->in.renders, 1);
+    atomic_fetch_sub(&l->renders, 1);
 }
 
 void launcher_drop_launch(sluice_launcher_t *l, launch_t *L)
