@@ -139,6 +139,11 @@ size_t jdec_len(const jdec_cur_t *c)
     return json_is_array(c->v) ? json_array_size(c->v) : 0;
 }
 
+size_t jdec_members(const jdec_cur_t *c)
+{
+    return json_is_object(c->v) ? json_object_size(c->v) : 0;
+}
+
 const char *jdec_peek_string(const jdec_cur_t *c, const char *key)
 {
     return json_string_value(jdec_value(c, key));

@@ -137,6 +137,8 @@ const json_t *jdec_value(const jdec_cur_t *c, const char *key);
 bool jdec_present(const jdec_cur_t *c, const char *key);
 /* The items of an array cursor; 0 for anything else. */
 size_t jdec_len(const jdec_cur_t *c);
+/* The members of an object cursor; 0 for anything else. */
+size_t jdec_members(const jdec_cur_t *c);
 /* A string member, or NULL when absent or of another type: never an
  * error.  Borrowed. */
 const char *jdec_peek_string(const jdec_cur_t *c, const char *key);

@@ -119,6 +119,23 @@ Test(jdec, foreach_walks_every_item_and_nothing_else)
     cr_assert_eq(jdec_len(&a), 0);
 }
 
+Test(jdec, members_counts_an_object_and_nothing_else)
+{
+    jdec_cur_t o, a, absent;
+
+    open_doc("{\"o\":{\"x\":1,\"y\":null},\"a\":[1,2],\"e\":{}}", JDEC_STRICT, JDEC_VOICE_REQUEST,
+             NULL);
+    jdec_member(&o, &root, "o");
+    jdec_member(&a, &root, "a");
+    jdec_member(&absent, &root, "absent");
+    cr_assert_eq(jdec_members(&root), 3);
+    cr_assert_eq(jdec_members(&o), 2, "a null member is a member");
+    cr_assert_eq(jdec_members(&a), 0, "an array has items, not members");
+    cr_assert_eq(jdec_members(&absent), 0);
+    jdec_member(&o, &root, "e");
+    cr_assert_eq(jdec_members(&o), 0);
+}
+
 Test(jdec, long_paths_end_in_dots_and_take_nothing_more)
 {
     char key[200];
