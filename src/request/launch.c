@@ -32,8 +32,9 @@
 
 #include <jansson.h>
 
-#include "base/wipe.h"
+#include "base/jdec.h"
 #include "base/marker.h"
+#include "base/wipe.h"
 #include "base/syntax.h"
 
 #include "launch_int.h"
@@ -101,15 +102,16 @@ void sluice_launch_free(sluice_launch_t *l)
 
 /* A launch_id: the rule is base/marker.c's (issue 12: one implementation). */
 _Static_assert(SLUICE_LAUNCH_MAX_ID == MARKER_LAUNCH_ID_MAX, "one launch_id length");
-static sluice_err want_launch_id(launch_ctx_t *c, json_t *v, const char *path, char **out)
+static sluice_err want_launch_id(launch_ctx_t *c, const jdec_cur_t *at, const char *key, char **out)
 {
     const char *s = NULL;
     sluice_err rc;
 
-    if ((rc = launch_want_string(c, v, path, SLUICE_LAUNCH_MAX_ID, false, &s)) != SLUICE_OK)
+    if ((rc = jdec_string(at, key, JDEC_REQUIRED | JDEC_NONEMPTY, SLUICE_LAUNCH_MAX_ID, &s)) !=
+        SLUICE_OK)
         return rc;
     if (!marker_launch_id_ok(s, strlen(s)))
-        return launch_perr(c, path, "%s", MARKER_LAUNCH_ID_RULE);
+        return jdec_fail(at, key, "%s", MARKER_LAUNCH_ID_RULE);
     if ((*out = launch_strdup(s)) == NULL)
         return launch_oom(c);
     return SLUICE_OK;
@@ -142,29 +144,28 @@ static sluice_err check_policy_list(launch_ctx_t *c,
                        launch_echo(e, value), allowed);
 }
 
-static sluice_err parse_env(launch_ctx_t *c, json_t *v, sluice_launch_spec_t *s)
+static sluice_err parse_env(launch_ctx_t *c, const jdec_cur_t *root, sluice_launch_spec_t *s)
 {
     const char *k, *why, *val = NULL;
-    json_t *x;
+    jdec_cur_t env, x;
+    void *it;
     size_t n, i = 0;
-    char p[PATH_CAP];
     sluice_err rc;
 
-    if (!json_is_object(v))
-        return launch_perr(c, "env", "expected an object of name to string");
-    n = json_object_size(v);
+    if (jdec_object(root, "env", JDEC_SILENT, &env) != SLUICE_OK)
+        return jdec_fail(root, "env", "expected an object of name to string");
+    n = jdec_members(&env);
     if (n > SLUICE_LAUNCH_MAX_ITEMS)
-        return launch_perr(c, "env", "more than %d variables", SLUICE_LAUNCH_MAX_ITEMS);
+        return jdec_fail(&env, NULL, "more than %d variables", SLUICE_LAUNCH_MAX_ITEMS);
     if (n > 0 && (s->env = calloc(n, sizeof(*s->env))) == NULL)
         return launch_oom(c);
-    json_object_foreach(v, k, x)
+    JDEC_FOREACH_MEMBER(&env, it, k, x)
     {
-        launch_path_key(p, "env", k);
         if ((why = launch_envname_check(k)) != NULL) {
-            LAUNCH_GO_ON(c, launch_perr(c, p, "%s", why));
+            LAUNCH_GO_ON(c, jdec_fail(&x, NULL, "%s", why));
             continue;
         }
-        if ((rc = launch_want_string(c, x, p, SLUICE_LAUNCH_MAX_VALUE, true, &val)) != SLUICE_OK) {
+        if ((rc = jdec_string(&x, NULL, 0, SLUICE_LAUNCH_MAX_VALUE, &val)) != SLUICE_OK) {
             LAUNCH_GO_ON(c, rc);
             continue;
         }
@@ -197,81 +198,81 @@ static bool target_forbidden(const char *t)
     return false;
 }
 
+/* A mount's source or target: a normalised absolute path that a Slurm
+ * mount list can carry. */
+static sluice_err want_mount_path(launch_ctx_t *c, const jdec_cur_t *m, const char *key, char **out)
+{
+    sluice_err rc;
+
+    if (!jdec_present(m, key))
+        return jdec_fail(m, key, "required");
+    if ((rc = launch_want_path(c, m, key, out)) != SLUICE_OK)
+        return rc;
+    if (strpbrk(*out, ":,") != NULL)
+        return jdec_fail(m, key, "must not contain ':' or ','");
+    return SLUICE_OK;
+}
+
 /* One mount (its errors noted); true when it is good. */
 static bool parse_mount(launch_ctx_t *c,
-                        json_t *m,
-                        const char *p,
+                        const jdec_cur_t *m,
                         const sluice_launch_spec_t *s,
                         const size_t *index,
                         sluice_launch_mount_t *mt)
 {
     static const char *const keys[] = {"source", "target", "mode", NULL};
-    char q[PATH_CAP];
     const char *mode = NULL;
-    size_t before = c->n_errors, j;
-    json_t *x;
+    size_t before = c->d.n_errors, j;
 
-    if (!json_is_object(m)) {
-        launch_perr(c, p, "expected an object with source, target and mode");
+    if (!json_is_object(jdec_value(m, NULL))) {
+        jdec_fail(m, NULL, "expected an object with source, target and mode");
         return false;
     }
-    launch_check_keys(c, m, p, keys);
-    launch_path_key(q, p, "source");
-    if ((x = json_object_get(m, "source")) == NULL)
-        launch_perr(c, q, "required");
-    else if (launch_want_path(c, x, q, &mt->source) == SLUICE_OK &&
-             strpbrk(mt->source, ":,") != NULL)
-        launch_perr(c, q, "must not contain ':' or ','");
-    launch_path_key(q, p, "target");
-    if ((x = json_object_get(m, "target")) == NULL)
-        launch_perr(c, q, "required");
-    else if (launch_want_path(c, x, q, &mt->target) == SLUICE_OK) {
-        if (strpbrk(mt->target, ":,") != NULL)
-            launch_perr(c, q, "must not contain ':' or ','");
-        else if (target_forbidden(mt->target))
-            launch_perr(c, q, "must not be /, /proc, /sys or /dev (or below them)");
+    jdec_keys(m, keys);
+    want_mount_path(c, m, "source", &mt->source);
+    if (want_mount_path(c, m, "target", &mt->target) == SLUICE_OK) {
+        if (target_forbidden(mt->target))
+            jdec_fail(m, "target", "must not be /, /proc, /sys or /dev (or below them)");
         for (j = 0; j < s->n_mounts; j++)
             if (strcmp(s->mounts[j].target, mt->target) == 0) {
-                launch_perr(c, q, "\"%s\" is already the target of mounts[%zu]", mt->target,
-                            index[j]);
+                jdec_fail(m, "target", "\"%s\" is already the target of mounts[%zu]", mt->target,
+                          index[j]);
                 break;
             }
     }
-    launch_path_key(q, p, "mode");
-    if ((x = json_object_get(m, "mode")) != NULL &&
-        launch_want_string(c, x, q, 8, false, &mode) == SLUICE_OK) {
+    if (jdec_string(m, "mode", JDEC_NONEMPTY, 8, &mode) == SLUICE_OK && mode != NULL) {
         if (strcmp(mode, "ro") == 0)
             mt->rw = false;
         else if (strcmp(mode, "rw") == 0)
             mt->rw = true;
         else
-            launch_perr(c, q, "expected \"ro\" or \"rw\"");
+            jdec_fail(m, "mode", "expected \"ro\" or \"rw\"");
     }
-    return c->n_errors == before && !c->oom;
+    return c->d.n_errors == before && !c->d.oom;
 }
 
 /* The good mounts are kept in a row; every bad one is named. */
-static sluice_err parse_mounts(launch_ctx_t *c, json_t *v, sluice_launch_spec_t *s)
+static sluice_err parse_mounts(launch_ctx_t *c, const jdec_cur_t *root, sluice_launch_spec_t *s)
 {
+    jdec_cur_t mounts, m;
     size_t i, n, index[64]; /* the request index of each good mount */
-    char p[PATH_CAP];
 
-    if (!json_is_array(v))
-        return launch_perr(c, "mounts", "expected an array of mounts");
-    n = json_array_size(v);
+    if (jdec_array(root, "mounts", JDEC_SILENT, &mounts) != SLUICE_OK)
+        return jdec_fail(root, "mounts", "expected an array of mounts");
+    n = jdec_len(&mounts);
     if (n > 64)
-        return launch_perr(c, "mounts", "more than 64 mounts");
+        return jdec_fail(&mounts, NULL, "more than 64 mounts");
     if (n > 0 && (s->mounts = calloc(n, sizeof(*s->mounts))) == NULL)
         return launch_oom(c);
-    for (i = 0; i < n; i++) {
+    JDEC_FOREACH(&mounts, i, m)
+    {
         sluice_launch_mount_t *mt = &s->mounts[s->n_mounts];
 
-        launch_path_idx(p, "mounts", i);
-        if (parse_mount(c, json_array_get(v, i), p, s, index, mt)) {
+        if (parse_mount(c, &m, s, index, mt)) {
             index[s->n_mounts++] = i;
             continue;
         }
-        if (c->oom)
+        if (c->d.oom)
             return SLUICE_ENOMEM;
         free(mt->source);
         free(mt->target);
@@ -280,25 +281,23 @@ static sluice_err parse_mounts(launch_ctx_t *c, json_t *v, sluice_launch_spec_t 
     return SLUICE_OK;
 }
 
-static sluice_err parse_depends(launch_ctx_t *c, json_t *v, sluice_launch_spec_t *s)
+static sluice_err parse_depends(launch_ctx_t *c, const jdec_cur_t *root, sluice_launch_spec_t *s)
 {
     static const char *const keys[] = {"launch_id", "condition", NULL};
     const char *cond = NULL;
-    json_t *x;
+    jdec_cur_t dep;
     sluice_err rc;
 
-    if (!json_is_object(v))
-        return launch_perr(c, "depends_on", "expected an object with launch_id and condition");
-    LAUNCH_GO_ON(c, launch_check_keys(c, v, "depends_on", keys));
-    if ((x = json_object_get(v, "launch_id")) == NULL)
-        LAUNCH_GO_ON(c, launch_perr(c, "depends_on.launch_id", "required"));
-    else if ((rc = want_launch_id(c, x, "depends_on.launch_id", &s->depends_on)) != SLUICE_OK)
+    if (jdec_object(root, "depends_on", JDEC_SILENT, &dep) != SLUICE_OK)
+        return jdec_fail(root, "depends_on", "expected an object with launch_id and condition");
+    LAUNCH_GO_ON(c, jdec_keys(&dep, keys));
+    if ((rc = want_launch_id(c, &dep, "launch_id", &s->depends_on)) != SLUICE_OK)
         LAUNCH_GO_ON(c, rc);
     else if (s->launch_id != NULL && strcmp(s->depends_on, s->launch_id) == 0)
-        LAUNCH_GO_ON(c, launch_perr(c, "depends_on.launch_id", "a launch cannot depend on itself"));
-    if ((x = json_object_get(v, "condition")) == NULL)
-        return launch_perr(c, "depends_on.condition", "required (after, afterok or afterany)");
-    if ((rc = launch_want_string(c, x, "depends_on.condition", 16, false, &cond)) != SLUICE_OK)
+        LAUNCH_GO_ON(c, jdec_fail(&dep, "launch_id", "a launch cannot depend on itself"));
+    if (!jdec_present(&dep, "condition"))
+        return jdec_fail(&dep, "condition", "required (after, afterok or afterany)");
+    if ((rc = jdec_string(&dep, "condition", JDEC_NONEMPTY, 16, &cond)) != SLUICE_OK)
         return rc;
     if (strcmp(cond, "after") == 0)
         s->depends_condition = SLUICE_LAUNCH_DEP_AFTER;
@@ -307,8 +306,7 @@ static sluice_err parse_depends(launch_ctx_t *c, json_t *v, sluice_launch_spec_t
     else if (strcmp(cond, "afterany") == 0)
         s->depends_condition = SLUICE_LAUNCH_DEP_AFTERANY;
     else
-        return launch_perr(c, "depends_on.condition",
-                           "expected \"after\", \"afterok\" or \"afterany\"");
+        return jdec_fail(&dep, "condition", "expected \"after\", \"afterok\" or \"afterany\"");
     return SLUICE_OK;
 }
 
@@ -323,78 +321,77 @@ static const char *const nvflare_only[] = {"resource_spec", "launcher_spec", NUL
 static const char *const native_only[] = {"pools", "image", "time_limit", "pending_timeout", NULL};
 
 static sluice_err parse_policy_name(launch_ctx_t *c,
-                                    json_t *root,
+                                    const jdec_cur_t *root,
                                     const char *key,
                                     const char *what,
                                     const char *const *list,
                                     size_t n,
                                     char **out)
 {
-    json_t *x = json_object_get(root, key);
     sluice_err rc;
 
-    if (x == NULL)
+    if (!jdec_present(root, key))
         return SLUICE_OK;
-    if ((rc = launch_want_ident(c, x, key, SLUICE_LAUNCH_MAX_NAME, false, out)) != SLUICE_OK)
+    if ((rc = launch_want_ident(c, root, key, SLUICE_LAUNCH_MAX_NAME, false, out)) != SLUICE_OK)
         return rc;
     return check_policy_list(c, key, what, *out, list, n);
 }
 
-static sluice_err check_disjoint(launch_ctx_t *c, const sluice_launch_t *l)
+static sluice_err check_disjoint(launch_ctx_t *c, const jdec_cur_t *root, const sluice_launch_t *l)
 {
     const sluice_launch_spec_t *s = &l->spec;
+    jdec_cur_t secrets;
     size_t i, j;
 
     for (i = 0; i < s->n_secret_env; i++)
         for (j = 0; j < s->n_env; j++)
             if (strcmp(s->secret_env[i], s->env[j].name) == 0)
-                LAUNCH_GO_ON(
-                    c, launch_perr(c, "secret_env", "\"%s\" is also set in env", s->secret_env[i]));
+                LAUNCH_GO_ON(c, jdec_fail(root, "secret_env", "\"%s\" is also set in env",
+                                          s->secret_env[i]));
+    jdec_member(&secrets, root, "secrets"); /* secret_names' too */
     for (i = 0; i < l->n_secrets; i++) {
-        char p[PATH_CAP];
-
-        launch_path_key(p, "secrets", l->secret_names[i]);
         for (j = 0; j < s->n_env; j++)
             if (strcmp(l->secret_names[i], s->env[j].name) == 0)
-                LAUNCH_GO_ON(c, launch_perr(c, p, "also set in env"));
+                LAUNCH_GO_ON(c, jdec_fail(&secrets, l->secret_names[i], "also set in env"));
         for (j = 0; j < s->n_secret_env; j++)
             if (strcmp(l->secret_names[i], s->secret_env[j]) == 0)
-                LAUNCH_GO_ON(c, launch_perr(c, p, "also listed in secret_env"));
+                LAUNCH_GO_ON(c,
+                             jdec_fail(&secrets, l->secret_names[i], "also listed in secret_env"));
     }
     return SLUICE_OK;
 }
 
-/* An optional field: `parse` noted its errors; go on unless it is fatal. */
-#define OPTIONAL(c, root, key, x, call)                                                            \
+/* An optional field: `call` noted its errors; go on unless it is fatal. */
+#define OPTIONAL(c, root, key, call)                                                               \
     do {                                                                                           \
-        if (((x) = json_object_get((root), (key))) != NULL)                                        \
+        if (jdec_present((root), (key)))                                                           \
             LAUNCH_GO_ON((c), (call));                                                             \
     } while (0)
 
-static sluice_err parse_keys(launch_ctx_t *c, json_t *root, const sluice_launch_spec_t *s)
+static sluice_err parse_keys(launch_ctx_t *c, const jdec_cur_t *root, const sluice_launch_spec_t *s)
 {
     const char *k;
-    char e[ECHO_CAP];
-    json_t *v;
+    jdec_cur_t v;
+    void *it;
 
-    json_object_foreach(root, k, v)
+    JDEC_FOREACH_MEMBER(root, it, k, v)
     {
         if (s->nvflare_form && launch_in_list(native_only, k))
-            LAUNCH_GO_ON(c, launch_perr(c, k,
-                                        "not allowed in the NVFlare form "
-                                        "(resource_spec/launcher_spec); set it under "
-                                        "launcher_spec.<site>.slurm"));
+            LAUNCH_GO_ON(c, jdec_fail(&v, NULL,
+                                      "not allowed in the NVFlare form "
+                                      "(resource_spec/launcher_spec); set it under "
+                                      "launcher_spec.<site>.slurm"));
         else if (launch_in_list(native_keys, k) || launch_in_list(nvflare_only, k))
             continue;
         else if ((c->flags & SLUICE_LAUNCH_PARSE_STORED) && strcmp(k, "secret_names") == 0)
             continue;
         else
-            LAUNCH_GO_ON(c, launch_perr(c, launch_echo(e, k), "unknown field"));
+            LAUNCH_GO_ON(c, jdec_fail(&v, NULL, "unknown field"));
     }
     return SLUICE_OK;
 }
 
-static sluice_err parse_profile(launch_ctx_t *c, json_t *x, sluice_launch_spec_t *s)
+static sluice_err parse_profile(launch_ctx_t *c, const jdec_cur_t *root, sluice_launch_spec_t *s)
 {
     const sluice_launch_policy_t *pol = c->pol;
     unsigned allowed = pol->allowed_profiles ? pol->allowed_profiles
@@ -402,47 +399,46 @@ static sluice_err parse_profile(launch_ctx_t *c, json_t *x, sluice_launch_spec_t
     const char *str = NULL;
     sluice_err rc;
 
-    if ((rc = launch_want_string(c, x, "profile", 32, false, &str)) != SLUICE_OK)
+    if ((rc = jdec_string(root, "profile", JDEC_NONEMPTY, 32, &str)) != SLUICE_OK || str == NULL)
         return rc;
     s->profile = sluice_launch_profile_parse(str);
     if (s->profile == SLUICE_LAUNCH_PROFILE_UNSET)
-        return launch_perr(c, "profile",
-                           "expected \"enroot-pyxis\", \"pyxis\", \"apptainer\" or \"none\"");
+        return jdec_fail(root, "profile",
+                         "expected \"enroot-pyxis\", \"pyxis\", \"apptainer\" or \"none\"");
     if (!(allowed & SLUICE_LAUNCH_PROFILE_BIT(s->profile)))
-        return launch_perr(c, "profile", "\"%s\" is not allowed by site policy",
-                           sluice_launch_profile_name(s->profile));
+        return jdec_fail(root, "profile", "\"%s\" is not allowed by site policy",
+                         sluice_launch_profile_name(s->profile));
     s->effective_profile = s->profile;
     return SLUICE_OK;
 }
 
-static sluice_err parse_flags(launch_ctx_t *c, json_t *root, sluice_launch_spec_t *s)
+static sluice_err parse_flags(launch_ctx_t *c, const jdec_cur_t *root, sluice_launch_spec_t *s)
 {
     const sluice_launch_policy_t *pol = c->pol;
     const char *str = NULL;
     sluice_error_t e = SLUICE_ERROR_INIT;
-    json_t *x;
     sluice_err rc;
 
-    if ((x = json_object_get(root, "requeue")) != NULL) {
-        if ((rc = launch_want_bool(c, x, "requeue", &s->requeue)) != SLUICE_OK)
+    if (jdec_present(root, "requeue")) {
+        if ((rc = jdec_bool(root, "requeue", 0, &s->requeue)) != SLUICE_OK)
             LAUNCH_GO_ON(c, rc);
         else if (s->requeue && !pol->allow_requeue)
-            LAUNCH_GO_ON(c, launch_perr(c, "requeue", "site policy does not allow requeue"));
+            LAUNCH_GO_ON(c, jdec_fail(root, "requeue", "site policy does not allow requeue"));
     }
-    OPTIONAL(c, root, "exclusive", x, launch_want_bool(c, x, "exclusive", &s->exclusive));
+    LAUNCH_GO_ON(c, jdec_bool(root, "exclusive", 0, &s->exclusive));
     s->keep_going = pol->keep_going;
-    if ((x = json_object_get(root, "keep_going")) != NULL) {
-        if ((rc = launch_want_bool(c, x, "keep_going", &s->keep_going)) != SLUICE_OK)
+    if (jdec_present(root, "keep_going")) {
+        if ((rc = jdec_bool(root, "keep_going", 0, &s->keep_going)) != SLUICE_OK)
             LAUNCH_GO_ON(c, rc);
         else if (s->keep_going != pol->keep_going && !pol->allow_keep_going)
-            LAUNCH_GO_ON(c, launch_perr(c, "keep_going",
-                                        "site policy does not let a request choose it (the site's "
-                                        "value is %s: policy.allow_keep_going is false)",
-                                        pol->keep_going ? "true" : "false"));
+            LAUNCH_GO_ON(c, jdec_fail(root, "keep_going",
+                                      "site policy does not let a request choose it (the site's "
+                                      "value is %s: policy.allow_keep_going is false)",
+                                      pol->keep_going ? "true" : "false"));
         s->set_keep_going = true;
     }
-    if ((x = json_object_get(root, "signal")) != NULL) {
-        if ((rc = launch_want_string(c, x, "signal", 32, false, &str)) != SLUICE_OK)
+    if (jdec_present(root, "signal")) {
+        if ((rc = jdec_string(root, "signal", JDEC_NONEMPTY, 32, &str)) != SLUICE_OK)
             LAUNCH_GO_ON(c, rc);
         else
             LAUNCH_GO_ON(
@@ -456,84 +452,77 @@ static sluice_err parse_flags(launch_ctx_t *c, json_t *root, sluice_launch_spec_
     return SLUICE_OK;
 }
 
-static sluice_err parse_native(launch_ctx_t *c, json_t *root, sluice_launch_spec_t *s)
+static sluice_err parse_native(launch_ctx_t *c, const jdec_cur_t *root, sluice_launch_spec_t *s)
 {
-    json_t *x;
-
-    if ((x = json_object_get(root, "image")) != NULL) {
+    if (jdec_present(root, "image")) {
         if (s->effective_profile == SLUICE_LAUNCH_PROFILE_NONE) {
             if (!launch_failed(c, "profile"))
                 LAUNCH_GO_ON(
-                    c, launch_perr(c, "image", "not allowed where the effective profile is none"));
+                    c, jdec_fail(root, "image", "not allowed where the effective profile is none"));
         } else {
-            LAUNCH_GO_ON(c, launch_want_image(c, x, "image", &s->image));
+            LAUNCH_GO_ON(c, launch_want_image(c, root, "image", &s->image));
         }
     }
-    OPTIONAL(c, root, "time_limit", x, launch_want_time(c, x, "time_limit", &s->time_limit));
-    OPTIONAL(c, root, "pending_timeout", x, launch_want_pending(c, x, "pending_timeout", s));
-    if ((x = json_object_get(root, "pools")) == NULL)
-        return launch_perr(c, "pools", "required (1 to %d pools)", SLUICE_LAUNCH_MAX_POOLS);
-    return launch_parse_pools(c, x, s);
+    LAUNCH_GO_ON(c, launch_want_time(c, root, "time_limit", &s->time_limit));
+    LAUNCH_GO_ON(c, launch_want_pending(c, root, "pending_timeout", s));
+    return launch_parse_pools(c, root, s);
 }
 
 /* Every field is checked, each error noted (launch_errors.c); a field whose
  * value is bad is left out of the checks that read it. */
-static sluice_err parse_root(launch_ctx_t *c, json_t *root, sluice_launch_t *l)
+static sluice_err parse_root(launch_ctx_t *c, const jdec_cur_t *root, sluice_launch_t *l)
 {
     sluice_launch_spec_t *s = &l->spec;
     const sluice_launch_policy_t *pol = c->pol;
-    json_t *x;
+    jdec_cur_t mounts;
 
-    s->nvflare_form = json_object_get(root, "resource_spec") != NULL ||
-                      json_object_get(root, "launcher_spec") != NULL;
+    s->nvflare_form = jdec_present(root, "resource_spec") || jdec_present(root, "launcher_spec");
     LAUNCH_GO_ON(c, parse_keys(c, root, s));
 
-    if ((x = json_object_get(root, "launch_id")) == NULL)
-        LAUNCH_GO_ON(c, launch_perr(c, "launch_id", "required"));
+    LAUNCH_GO_ON(c, want_launch_id(c, root, "launch_id", &s->launch_id));
+    if (!jdec_present(root, "site"))
+        LAUNCH_GO_ON(c, jdec_fail(root, "site", "required"));
     else
-        LAUNCH_GO_ON(c, want_launch_id(c, x, "launch_id", &s->launch_id));
-    if ((x = json_object_get(root, "site")) == NULL)
-        LAUNCH_GO_ON(c, launch_perr(c, "site", "required"));
-    else
-        LAUNCH_GO_ON(c, launch_want_ident(c, x, "site", SLUICE_LAUNCH_MAX_NAME, true, &s->site));
-    OPTIONAL(c, root, "study", x,
-             launch_want_ident(c, x, "study", SLUICE_LAUNCH_MAX_NAME, true, &s->study));
-    OPTIONAL(c, root, "cluster", x, launch_parse_cluster(c, x, pol, &s->cluster));
+        LAUNCH_GO_ON(c, launch_want_ident(c, root, "site", SLUICE_LAUNCH_MAX_NAME, true, &s->site));
+    OPTIONAL(c, root, "study",
+             launch_want_ident(c, root, "study", SLUICE_LAUNCH_MAX_NAME, true, &s->study));
+    OPTIONAL(c, root, "cluster", launch_parse_cluster(c, root, pol, &s->cluster));
 
     s->effective_profile = pol->default_profile == SLUICE_LAUNCH_PROFILE_UNSET
                                ? SLUICE_LAUNCH_PROFILE_NONE
                                : pol->default_profile;
-    OPTIONAL(c, root, "profile", x, parse_profile(c, x, s));
+    LAUNCH_GO_ON(c, parse_profile(c, root, s));
 
-    OPTIONAL(c, root, "command", x, launch_want_command(c, x, "command", &s->command));
-    OPTIONAL(c, root, "args", x, launch_want_args(c, x, "args", &s->args, &s->n_args));
-    OPTIONAL(c, root, "workdir", x, launch_want_path(c, x, "workdir", &s->workdir));
-    OPTIONAL(c, root, "env", x, parse_env(c, x, s));
+    LAUNCH_GO_ON(c, launch_want_command(c, root, "command", &s->command));
+    OPTIONAL(c, root, "args", launch_want_args(c, root, "args", &s->args, &s->n_args));
+    LAUNCH_GO_ON(c, launch_want_path(c, root, "workdir", &s->workdir));
+    OPTIONAL(c, root, "env", parse_env(c, root, s));
     if (s->n_env > 1)
         qsort(s->env, s->n_env, sizeof(*s->env), cmp_var);
-    OPTIONAL(c, root, "secret_env", x,
-             launch_parse_secret_env(c, x, "secret_env", &s->secret_env, &s->n_secret_env));
-    OPTIONAL(c, root, "secrets", x, launch_parse_secrets(c, x, l));
-    if ((x = json_object_get(root, "secret_names")) != NULL) {
+    OPTIONAL(c, root, "secret_env",
+             launch_parse_secret_env(c, root, "secret_env", &s->secret_env, &s->n_secret_env));
+    OPTIONAL(c, root, "secrets", launch_parse_secrets(c, root, l));
+    if (jdec_present(root, "secret_names")) {
         if (l->n_secrets > 0 || launch_failed(c, "secrets"))
-            LAUNCH_GO_ON(c, launch_perr(c, "secret_names", "not allowed together with secrets"));
+            LAUNCH_GO_ON(c, jdec_fail(root, "secret_names", "not allowed together with secrets"));
         else
-            LAUNCH_GO_ON(
-                c, launch_parse_secret_env(c, x, "secret_names", &l->secret_names, &l->n_secrets));
+            LAUNCH_GO_ON(c, launch_parse_secret_env(c, root, "secret_names", &l->secret_names,
+                                                    &l->n_secrets));
     }
-    LAUNCH_GO_ON(c, check_disjoint(c, l));
-    if ((x = json_object_get(root, "mounts")) != NULL) {
-        if (s->effective_profile == SLUICE_LAUNCH_PROFILE_NONE && json_array_size(x) > 0) {
+    LAUNCH_GO_ON(c, check_disjoint(c, root, l));
+    if (jdec_present(root, "mounts")) {
+        jdec_member(&mounts, root, "mounts");
+        if (s->effective_profile == SLUICE_LAUNCH_PROFILE_NONE && jdec_len(&mounts) > 0) {
             if (!launch_failed(c, "profile"))
-                LAUNCH_GO_ON(c, launch_perr(c, "mounts",
-                                            "not allowed where the effective profile is none (no "
-                                            "mount namespace)"));
+                LAUNCH_GO_ON(c, jdec_fail(&mounts, NULL,
+                                          "not allowed where the effective profile is none (no "
+                                          "mount namespace)"));
         } else {
-            LAUNCH_GO_ON(c, parse_mounts(c, x, s));
+            LAUNCH_GO_ON(c, parse_mounts(c, root, s));
         }
     }
-    OPTIONAL(c, root, "depends_on", x, parse_depends(c, x, s));
-    OPTIONAL(c, root, "webhook", x, launch_parse_webhook(c, x, s));
+    OPTIONAL(c, root, "depends_on", parse_depends(c, root, s));
+    OPTIONAL(c, root, "webhook", launch_parse_webhook(c, root, s));
     LAUNCH_GO_ON(c, parse_flags(c, root, s));
 
     /* The NVFlare form's blocks are keyed by the site: without a valid
@@ -632,7 +621,8 @@ sluice_err sluice_launch_parse_value(sluice_launch_t **out,
 {
     sluice_launch_t *l = NULL;
     sluice_errlist_t own = SLUICE_ERRLIST_INIT;
-    launch_ctx_t c = {policy, flags, err, errors ? errors : &own, 0, 0, false};
+    launch_ctx_t c = {policy, flags, err, errors ? errors : &own, 0, {0}};
+    jdec_cur_t top;
     sluice_err rc = SLUICE_OK;
 
     if (out == NULL || policy == NULL)
@@ -647,12 +637,16 @@ sluice_err sluice_launch_parse_value(sluice_launch_t **out,
         goto out;
     }
     c.first = c.list->n;
-    rc = parse_root(&c, root, l);
-    if (launch_fatal(&c, rc) || (rc != SLUICE_OK && c.n_errors == 0))
+    jdec_init(&c.d, JDEC_STRICT, JDEC_VOICE_REQUEST, SLUICE_EINVAL, err, c.list);
+    jdec_root(&top, &c.d, root, "");
+    rc = parse_root(&c, &top, l);
+    if (c.d.oom) /* one text, wherever the memory ran out */
+        rc = launch_oom(&c);
+    if (launch_fatal(&c, rc) || (rc != SLUICE_OK && c.d.n_errors == 0))
         goto out;
     if ((rc = launch_errors_finish(&c, root)) != SLUICE_OK)
         goto out;
-    if (c.n_errors > 0) { /* every one dropped from a full list */
+    if (c.d.n_errors > 0) { /* every one dropped from a full list */
         rc = SLUICE_EINVAL;
         goto out;
     }

@@ -18,8 +18,10 @@
 
 /* `cluster`: one of the site's clusters (policy.clusters; none listed:
  * only "default", the one cluster of a site without `clusters:`). */
-sluice_err
-launch_parse_cluster(launch_ctx_t *c, json_t *x, const sluice_launch_policy_t *pol, char **out)
+sluice_err launch_parse_cluster(launch_ctx_t *c,
+                                const jdec_cur_t *root,
+                                const sluice_launch_policy_t *pol,
+                                char **out)
 {
     static const char *const one[] = {"default"};
     const char *const *list = pol->n_clusters > 0 ? pol->clusters : one;
@@ -28,7 +30,9 @@ launch_parse_cluster(launch_ctx_t *c, json_t *x, const sluice_launch_policy_t *p
     size_t used = 0;
     sluice_err rc;
 
-    if ((rc = launch_want_ident(c, x, "cluster", SLUICE_LAUNCH_MAX_NAME, false, out)) != SLUICE_OK)
+    if ((rc = launch_want_ident(c, root, "cluster", SLUICE_LAUNCH_MAX_NAME, false, out)) !=
+            SLUICE_OK ||
+        *out == NULL)
         return rc;
     for (size_t i = 0; i < n; i++)
         if (list[i] != NULL && strcmp(list[i], *out) == 0)
@@ -40,6 +44,6 @@ launch_parse_cluster(launch_ctx_t *c, json_t *x, const sluice_launch_policy_t *p
             break;
         used += (size_t)w;
     }
-    return launch_perr(c, "cluster", "unknown cluster \"%s\" (known: %s)", launch_echo(e, *out),
-                       known);
+    return jdec_fail(root, "cluster", "unknown cluster \"%s\" (known: %s)", launch_echo(e, *out),
+                     known);
 }

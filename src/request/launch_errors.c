@@ -12,9 +12,10 @@
  *   had no error, so an error is never followed by its own echo
  *   (launch_failed()).
  * - Out of memory stops the walk (launch_fatal()).
- * - A field error is noted by base/jdec.h (jdec_note()), the one place
- *   that writes "<path>: <reason>" into an error and a collector; the
- *   typed getters of launch_get.c note theirs through it directly.
+ * - A field error is noted by base/jdec.h, the one place that writes
+ *   "<path>: <reason>" into an error and a collector: the parse's decoder
+ *   (launch_ctx_t.d) notes into c->err and c->list, its getters and
+ *   jdec_fail() at a cursor, launch_perr() at a path given as text.
  * - Document order: each error's path is looked up in the parse tree (key
  *   positions and array indexes; a parent's own error before its
  *   children's).  Errors about a field the request lacks ("required") have
@@ -36,25 +37,19 @@
 sluice_err launch_perr(launch_ctx_t *c, const char *path, const char *fmt, ...)
 {
     char msg[400];
-    jdec_t d;
     va_list ap;
     sluice_err rc;
 
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    /* noted the way base/jdec.h notes a field error: the parse's collector
-     * is a decoder's (the first into c->err, each into c->list) */
-    jdec_init(&d, JDEC_STRICT, JDEC_VOICE_REQUEST, SLUICE_EINVAL, c->err, c->list);
-    d.n_errors = c->n_errors;
-    rc = jdec_note(&d, path, "%s", msg);
-    c->n_errors = d.n_errors;
-    return d.oom ? launch_oom(c) : rc;
+    rc = jdec_note(&c->d, path, "%s", msg);
+    return c->d.oom ? launch_oom(c) : rc;
 }
 
 sluice_err launch_oom(launch_ctx_t *c)
 {
-    c->oom = true;
+    c->d.oom = true;
     return sluice_errorf(c->err, SLUICE_ENOMEM, "launch request: out of memory");
 }
 
@@ -66,7 +61,7 @@ sluice_err launch_take(launch_ctx_t *c, const char *path, sluice_err rc, const s
     if (rc == SLUICE_OK)
         return SLUICE_OK;
     if (rc != SLUICE_EINVAL) {
-        c->oom = c->oom || rc == SLUICE_ENOMEM;
+        c->d.oom = c->d.oom || rc == SLUICE_ENOMEM;
         if (c->err != NULL)
             *c->err = *e;
         return rc;
@@ -78,7 +73,7 @@ sluice_err launch_take(launch_ctx_t *c, const char *path, sluice_err rc, const s
 
 bool launch_fatal(const launch_ctx_t *c, sluice_err rc)
 {
-    return c->oom || (rc != SLUICE_OK && rc != SLUICE_EINVAL);
+    return jdec_fatal(&c->d, rc);
 }
 
 static bool path_under(const char *p, const char *prefix)

@@ -1,18 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* launch_get.c - the typed getters every part of a launch request is read
- * with: strings, integers, booleans, argument lists, identifiers, paths,
- * images, time limits, pending timeouts; the JSON paths named in errors;
+/* launch_get.c - the field readers of a launch request that add the
+ * request's own rules to base/jdec.h's getters: argument lists,
+ * identifiers, paths, images, time limits, pending timeouts, commands;
  * the request-level variable-name rule; profile and dependency names.
  *
  * Notes:
  * - Every error is "<json path>: <reason>" (SLUICE_EINVAL) and never quotes
  *   more than ECHO_CAP bytes of a value, with control bytes shown as '?'.
- * - Types, lengths and ranges are checked by base/jdec.h (strict, the
- *   request's words: "expected true or false", "expected an integer
- *   between 1 and 8 (got 9)"), whose decoder notes into the parse's
- *   collector (value_at(), value_done()); the paths of keys and items are
- *   jdec's too.  What follows (identifiers, paths, images, times) is the
- *   request's own rules.
+ * - Types, lengths and ranges are checked by base/jdec.h's getters (strict,
+ *   the request's words: "expected true or false", "expected an integer
+ *   between 1 and 8 (got 9)"), called on cursors of the parse's decoder,
+ *   which notes into its collector; the paths of keys and items are jdec's
+ *   too.  What is here is the request's own rules.
  * - The value syntaxes themselves (Slurm times, memory sizes, signals,
  *   variable names, paths) are base/syntax.h's, shared with the site file.
  */
@@ -79,30 +78,6 @@ void launch_path_join(char *dst, const char *a, const char *sep, const char *b)
     dst[used] = '\0';
 }
 
-/* parent.key and parent[i]: a path as base/jdec.h writes it (the key cut
- * to ECHO_CAP bytes, control bytes as '?'). */
-void launch_path_key(char *dst, const char *parent, const char *key)
-{
-    jdec_t d;
-    jdec_cur_t p, k;
-
-    jdec_init(&d, JDEC_STRICT, JDEC_VOICE_REQUEST, SLUICE_EINVAL, NULL, NULL);
-    jdec_root(&p, &d, NULL, parent);
-    jdec_member(&k, &p, key);
-    memcpy(dst, k.path, k.len + 1);
-}
-
-void launch_path_idx(char *dst, const char *parent, size_t i)
-{
-    jdec_t d;
-    jdec_cur_t p, k;
-
-    jdec_init(&d, JDEC_STRICT, JDEC_VOICE_REQUEST, SLUICE_EINVAL, NULL, NULL);
-    jdec_root(&p, &d, NULL, parent);
-    jdec_item(&k, &p, i);
-    memcpy(dst, k.path, k.len + 1);
-}
-
 bool launch_in_list(const char *const *keys, const char *k)
 {
     size_t i;
@@ -111,36 +86,6 @@ bool launch_in_list(const char *const *keys, const char *k)
         if (strcmp(keys[i], k) == 0)
             return true;
     return false;
-}
-
-/* A value of the request read with base/jdec.h: its decoder notes into
- * the parse's collector (the first error in c->err, each one in c->list),
- * and value_done() hands the counts back to c.  A missing value (NULL) is
- * read as null: a wrong type. */
-static const jdec_cur_t *
-value_at(launch_ctx_t *c, jdec_t *d, jdec_cur_t *at, json_t *v, const char *path)
-{
-    jdec_init(d, JDEC_STRICT, JDEC_VOICE_REQUEST, SLUICE_EINVAL, c->err, c->list);
-    d->n_errors = c->n_errors;
-    jdec_root(at, d, v != NULL ? v : json_null(), path);
-    return at;
-}
-
-static sluice_err value_done(launch_ctx_t *c, const jdec_t *d, sluice_err rc)
-{
-    c->n_errors = d->n_errors;
-    return d->oom ? launch_oom(c) : rc;
-}
-
-sluice_err
-launch_check_keys(launch_ctx_t *c, json_t *obj, const char *path, const char *const *keys)
-{
-    jdec_t d;
-    jdec_cur_t o;
-    sluice_err rc;
-
-    rc = jdec_keys(value_at(c, &d, &o, obj, path), keys);
-    return value_done(c, &d, rc);
 }
 
 bool launch_charset_ok(const char *s, const char *extra, bool upper)
@@ -155,53 +100,15 @@ bool launch_charset_ok(const char *s, const char *extra, bool upper)
     return true;
 }
 
-/* ---- typed getters ----------------------------------------------------- */
+/* ---- field readers ----------------------------------------------------- */
 
-/* A string value: type, NUL bytes, length (bytes), emptiness. */
-sluice_err launch_want_string(
-    launch_ctx_t *c, json_t *v, const char *path, size_t max, bool allow_empty, const char **out)
+/* The cursor of the member `key` of at (key NULL: at itself). */
+static void field(jdec_cur_t *out, const jdec_cur_t *at, const char *key)
 {
-    jdec_t d;
-    jdec_cur_t at;
-    sluice_err rc;
-
-    rc =
-        jdec_string(value_at(c, &d, &at, v, path), NULL, allow_empty ? 0 : JDEC_NONEMPTY, max, out);
-    return value_done(c, &d, rc);
-}
-
-sluice_err launch_dup_string(
-    launch_ctx_t *c, json_t *v, const char *path, size_t max, bool allow_empty, char **out)
-{
-    const char *s = NULL;
-    sluice_err rc;
-
-    if ((rc = launch_want_string(c, v, path, max, allow_empty, &s)) != SLUICE_OK)
-        return rc;
-    if ((*out = launch_strdup(s)) == NULL)
-        return launch_oom(c);
-    return SLUICE_OK;
-}
-
-sluice_err launch_want_uint(
-    launch_ctx_t *c, json_t *v, const char *path, uint64_t min, uint64_t max, uint64_t *out)
-{
-    jdec_t d;
-    jdec_cur_t at;
-    sluice_err rc;
-
-    rc = jdec_uint(value_at(c, &d, &at, v, path), NULL, 0, min, max, out);
-    return value_done(c, &d, rc);
-}
-
-sluice_err launch_want_bool(launch_ctx_t *c, json_t *v, const char *path, bool *out)
-{
-    jdec_t d;
-    jdec_cur_t at;
-    sluice_err rc;
-
-    rc = jdec_bool(value_at(c, &d, &at, v, path), NULL, 0, out);
-    return value_done(c, &d, rc);
+    if (key != NULL)
+        jdec_member(out, at, key);
+    else
+        *out = *at;
 }
 
 void launch_free_strv(char **v, size_t n)
@@ -215,30 +122,29 @@ void launch_free_strv(char **v, size_t n)
     free(v);
 }
 
-/* An array of non-empty strings (arguments). */
+/* An array of strings (arguments); an empty one is legitimate ("" on a
+ * command line). */
 sluice_err
-launch_want_args(launch_ctx_t *c, json_t *v, const char *path, char ***out, size_t *n_out)
+launch_want_args(launch_ctx_t *c, const jdec_cur_t *at, const char *key, char ***out, size_t *n_out)
 {
+    jdec_cur_t arr, item;
     char **args = NULL;
     size_t i, n;
-    char p[PATH_CAP];
-    sluice_err rc = SLUICE_OK;
+    sluice_err rc = SLUICE_OK, one;
 
-    if (!json_is_array(v))
-        return launch_perr(c, path, "expected an array of strings");
-    n = json_array_size(v);
+    if (jdec_array(at, key, JDEC_SILENT, &arr) != SLUICE_OK)
+        return jdec_fail(at, key, "expected an array of strings");
+    if (arr.v == NULL)
+        return SLUICE_OK;
+    n = jdec_len(&arr);
     if (n > SLUICE_LAUNCH_MAX_ITEMS)
-        return launch_perr(c, path, "more than %d items", SLUICE_LAUNCH_MAX_ITEMS);
+        return jdec_fail(&arr, NULL, "more than %d items", SLUICE_LAUNCH_MAX_ITEMS);
     if (n > 0 && (args = calloc(n, sizeof(*args))) == NULL)
         return launch_oom(c);
-    for (i = 0; i < n; i++) {
-        sluice_err one;
-
-        launch_path_idx(p, path, i);
-        /* an empty argument is legitimate ("" on a command line); every
-         * bad item is named */
-        one =
-            launch_dup_string(c, json_array_get(v, i), p, SLUICE_LAUNCH_MAX_STRING, true, &args[i]);
+    JDEC_FOREACH(&arr, i, item)
+    {
+        /* every bad item is named */
+        one = jdec_strdup(&item, NULL, 0, SLUICE_LAUNCH_MAX_STRING, &args[i]);
         if (one != SLUICE_OK && rc == SLUICE_OK)
             rc = one;
         if (launch_fatal(c, one))
@@ -326,31 +232,34 @@ const char *sluice_launch_dep_name(sluice_launch_dep d)
 
 /* [A-Za-z0-9._-]{1,max}; `path_safe` also refuses "." and "..". */
 sluice_err launch_want_ident(
-    launch_ctx_t *c, json_t *v, const char *path, size_t max, bool path_safe, char **out)
+    launch_ctx_t *c, const jdec_cur_t *at, const char *key, size_t max, bool path_safe, char **out)
 {
     const char *s = NULL;
     sluice_err rc;
 
-    if ((rc = launch_want_string(c, v, path, max, false, &s)) != SLUICE_OK)
+    if ((rc = jdec_string(at, key, JDEC_NONEMPTY, max, &s)) != SLUICE_OK || s == NULL)
         return rc;
     if (!launch_charset_ok(s, "._-", true))
-        return launch_perr(c, path, "expected 1 to %zu characters from [A-Za-z0-9._-]", max);
+        return jdec_fail(at, key, "expected 1 to %zu characters from [A-Za-z0-9._-]", max);
     if (path_safe && (strcmp(s, ".") == 0 || strcmp(s, "..") == 0))
-        return launch_perr(c, path, "must not be \".\" or \"..\"");
+        return jdec_fail(at, key, "must not be \".\" or \"..\"");
     if ((*out = launch_strdup(s)) == NULL)
         return launch_oom(c);
     return SLUICE_OK;
 }
 
-sluice_err launch_want_path(launch_ctx_t *c, json_t *v, const char *path, char **out)
+sluice_err launch_want_path(launch_ctx_t *c, const jdec_cur_t *at, const char *key, char **out)
 {
+    jdec_cur_t f;
     const char *s = NULL;
     sluice_error_t e = SLUICE_ERROR_INIT;
     sluice_err rc;
 
-    if ((rc = launch_want_string(c, v, path, SLUICE_LAUNCH_MAX_STRING, false, &s)) != SLUICE_OK)
+    field(&f, at, key);
+    if ((rc = jdec_string(&f, NULL, JDEC_NONEMPTY, SLUICE_LAUNCH_MAX_STRING, &s)) != SLUICE_OK ||
+        s == NULL)
         return rc;
-    return launch_take(c, path, syntax_path_normalize(out, s, path, &e), &e);
+    return launch_take(c, f.path, syntax_path_normalize(out, s, f.path, &e), &e);
 }
 
 static bool looks_like_registry(const char *s)
@@ -368,63 +277,68 @@ static bool looks_like_registry(const char *s)
     return s[0] != '/' && s[0] != '.' && (strchr(s, ':') != NULL || strchr(s, '/') != NULL);
 }
 
-sluice_err launch_want_image(launch_ctx_t *c, json_t *v, const char *path, char **out)
+sluice_err launch_want_image(launch_ctx_t *c, const jdec_cur_t *at, const char *key, char **out)
 {
     const char *s = NULL;
     char e[ECHO_CAP];
     sluice_err rc;
 
-    if ((rc = launch_want_string(c, v, path, SLUICE_LAUNCH_MAX_STRING, false, &s)) != SLUICE_OK)
+    if ((rc = jdec_string(at, key, JDEC_NONEMPTY, SLUICE_LAUNCH_MAX_STRING, &s)) != SLUICE_OK ||
+        s == NULL)
         return rc;
     if (looks_like_registry(s))
-        return launch_perr(
-            c, path,
-            "registry reference \"%s\" is refused; give the absolute path of an image "
-            "file (.sqsh for enroot-pyxis, .sif for apptainer) on shared storage",
-            launch_echo(e, s));
+        return jdec_fail(at, key,
+                         "registry reference \"%s\" is refused; give the absolute path of an "
+                         "image file (.sqsh for enroot-pyxis, .sif for apptainer) on shared "
+                         "storage",
+                         launch_echo(e, s));
     if (s[0] != '/')
-        return launch_perr(c, path, "expected an absolute path to a .sqsh or .sif file");
+        return jdec_fail(at, key, "expected an absolute path to a .sqsh or .sif file");
     if (strchr(s, ':') != NULL || strchr(s, ',') != NULL)
-        return launch_perr(c, path, "must not contain ':' or ','");
-    return launch_want_path(c, v, path, out);
+        return jdec_fail(at, key, "must not contain ':' or ','");
+    return launch_want_path(c, at, key, out);
 }
 
-sluice_err launch_want_time(launch_ctx_t *c, json_t *v, const char *path, uint32_t *out)
+sluice_err launch_want_time(launch_ctx_t *c, const jdec_cur_t *at, const char *key, uint32_t *out)
 {
+    jdec_cur_t f;
     const char *s = NULL;
     uint64_t m = 0;
     sluice_error_t e = SLUICE_ERROR_INIT;
     sluice_err rc;
 
-    if (json_is_integer(v)) {
-        if ((rc = launch_want_uint(c, v, path, 1, SLUICE_LAUNCH_MAX_TIME_MINUTES, &m)) != SLUICE_OK)
+    field(&f, at, key);
+    if (f.v == NULL)
+        return SLUICE_OK;
+    if (json_is_integer(f.v)) {
+        if ((rc = jdec_uint(&f, NULL, 0, 1, SLUICE_LAUNCH_MAX_TIME_MINUTES, &m)) != SLUICE_OK)
             return rc;
         *out = (uint32_t)m;
         return SLUICE_OK;
     }
-    if (!json_is_string(v))
-        return launch_perr(c, path, "expected minutes (integer) or a Slurm time string");
-    if ((rc = launch_want_string(c, v, path, 32, false, &s)) != SLUICE_OK)
+    if (!json_is_string(f.v))
+        return jdec_fail(&f, NULL, "expected minutes (integer) or a Slurm time string");
+    if ((rc = jdec_string(&f, NULL, JDEC_NONEMPTY, 32, &s)) != SLUICE_OK)
         return rc;
-    return launch_take(c, path, syntax_slurm_time(out, s, SLUICE_LAUNCH_MAX_TIME_MINUTES, path, &e),
-                       &e);
+    return launch_take(c, f.path,
+                       syntax_slurm_time(out, s, SLUICE_LAUNCH_MAX_TIME_MINUTES, f.path, &e), &e);
 }
 
 sluice_err
-launch_want_pending(launch_ctx_t *c, json_t *v, const char *path, sluice_launch_spec_t *s)
+launch_want_pending(launch_ctx_t *c, const jdec_cur_t *at, const char *key, sluice_launch_spec_t *s)
 {
     uint64_t n = 0;
     uint32_t site =
         c->pol->pending_timeout ? c->pol->pending_timeout : SLUICE_LAUNCH_DEFAULT_PENDING_TIMEOUT;
     sluice_err rc;
 
-    if ((rc = launch_want_uint(c, v, path, 1, UINT64_MAX, &n)) != SLUICE_OK)
+    if ((rc = jdec_uint(at, key, 0, 1, UINT64_MAX, &n)) != SLUICE_OK || !jdec_present(at, key))
         return rc;
     if (n > site)
-        return launch_perr(c, path,
-                           "%llu s is more than the site's pending_timeout of %u s; a request may "
-                           "lower it, never raise it",
-                           (unsigned long long)n, site);
+        return jdec_fail(at, key,
+                         "%llu s is more than the site's pending_timeout of %u s; a request may "
+                         "lower it, never raise it",
+                         (unsigned long long)n, site);
     s->pending_timeout = (uint32_t)n;
     return SLUICE_OK;
 }
@@ -435,26 +349,35 @@ launch_want_pending(launch_ctx_t *c, json_t *v, const char *path, sluice_launch_
 #define LAUNCH_DASH_RULE                                                                           \
     "must not start with '-': it would be read as an option of srun, not as the program to run"
 
-sluice_err launch_want_command(launch_ctx_t *c, json_t *v, const char *path, char **out)
+sluice_err launch_want_command(launch_ctx_t *c, const jdec_cur_t *at, const char *key, char **out)
 {
+    char *s = NULL;
     sluice_err rc;
 
-    if ((rc = launch_dup_string(c, v, path, SLUICE_LAUNCH_MAX_STRING, false, out)) != SLUICE_OK)
+    (void)c;
+    if ((rc = jdec_strdup(at, key, JDEC_NONEMPTY, SLUICE_LAUNCH_MAX_STRING, &s)) != SLUICE_OK ||
+        s == NULL)
         return rc;
-    if ((*out)[0] == '-')
-        return launch_perr(c, path, LAUNCH_DASH_RULE);
+    *out = s;
+    if (s[0] == '-')
+        return jdec_fail(at, key, LAUNCH_DASH_RULE);
     return SLUICE_OK;
 }
 
-sluice_err launch_want_node_command(launch_ctx_t *c, json_t *v, const char *path, char **out)
+sluice_err
+launch_want_node_command(launch_ctx_t *c, const jdec_cur_t *at, const char *key, char **out)
 {
+    char *s = NULL;
     sluice_err rc;
 
-    if ((rc = launch_dup_string(c, v, path, SLUICE_LAUNCH_MAX_STRING, false, out)) != SLUICE_OK)
+    (void)c;
+    if ((rc = jdec_strdup(at, key, JDEC_NONEMPTY, SLUICE_LAUNCH_MAX_STRING, &s)) != SLUICE_OK ||
+        s == NULL)
         return rc;
-    if (strstr(*out, "${secret:") != NULL)
-        return launch_perr(c, path, "${secret:...} references are not supported");
-    if ((*out)[strspn(*out, " \t\n")] == '-')
-        return launch_perr(c, path, "its first word " LAUNCH_DASH_RULE);
+    *out = s;
+    if (strstr(s, "${secret:") != NULL)
+        return jdec_fail(at, key, "${secret:...} references are not supported");
+    if (s[strspn(s, " \t\n")] == '-')
+        return jdec_fail(at, key, "its first word " LAUNCH_DASH_RULE);
     return SLUICE_OK;
 }

@@ -15,6 +15,7 @@
 
 #include <jansson.h>
 
+#include "base/jdec.h"
 #include "base/syntax.h"
 
 #include "launch_int.h"
@@ -55,8 +56,7 @@ static sluice_err resolve_series(launch_ctx_t *c, const char *path, sluice_launc
 }
 
 /* One pool: each field is checked, each error noted. */
-static sluice_err
-parse_pool(launch_ctx_t *c, json_t *v, const char *path, sluice_launch_pool_t *pool)
+static sluice_err parse_pool(launch_ctx_t *c, const jdec_cur_t *at, sluice_launch_pool_t *pool)
 {
     static const char *const keys[] = {"name",
                                        "gpu_series",
@@ -68,100 +68,78 @@ parse_pool(launch_ctx_t *c, json_t *v, const char *path, sluice_launch_pool_t *p
                                        "args",
                                        "additional_node_command",
                                        NULL};
-    char q[PATH_CAP], e[ECHO_CAP];
+    char e[ECHO_CAP];
     const char *name = NULL;
-    uint64_t n = 0;
-    json_t *x;
+    uint64_t n = 1;
+    jdec_cur_t series;
     sluice_err rc;
 
-    if (!json_is_object(v))
-        return launch_perr(c, path, "expected a pool object");
-    LAUNCH_GO_ON(c, launch_check_keys(c, v, path, keys));
-    launch_path_key(q, path, "name");
-    if ((x = json_object_get(v, "name")) == NULL)
-        LAUNCH_GO_ON(c, launch_perr(c, q, "required"));
-    else if ((rc = launch_want_string(c, x, q, 32, false, &name)) != SLUICE_OK)
+    if (!json_is_object(at->v))
+        return jdec_fail(at, NULL, "expected a pool object");
+    LAUNCH_GO_ON(c, jdec_keys(at, keys));
+    if ((rc = jdec_string(at, "name", JDEC_REQUIRED | JDEC_NONEMPTY, 32, &name)) != SLUICE_OK)
         LAUNCH_GO_ON(c, rc);
     else if (!launch_charset_ok(name, "_-", false))
-        LAUNCH_GO_ON(
-            c, launch_perr(c, q, "\"%s\" does not match [a-z0-9_-]{1,32}", launch_echo(e, name)));
+        LAUNCH_GO_ON(c, jdec_fail(at, "name", "\"%s\" does not match [a-z0-9_-]{1,32}",
+                                  launch_echo(e, name)));
     else if ((pool->name = launch_strdup(name)) == NULL)
         return launch_oom(c);
-    pool->nodes = 1;
-    launch_path_key(q, path, "nodes");
-    if ((x = json_object_get(v, "nodes")) != NULL) {
-        if ((rc = launch_want_uint(c, x, q, 1, SLUICE_LAUNCH_MAX_NODES, &n)) == SLUICE_OK)
-            pool->nodes = (uint32_t)n;
-        LAUNCH_GO_ON(c, rc);
-    }
-    launch_path_key(q, path, "gpus_per_node");
-    if ((x = json_object_get(v, "gpus_per_node")) != NULL) {
-        if ((rc = launch_want_uint(c, x, q, 0, SLUICE_LAUNCH_MAX_GPUS, &n)) == SLUICE_OK)
-            pool->gpus_per_node = (uint32_t)n;
-        LAUNCH_GO_ON(c, rc);
-    }
-    launch_path_key(q, path, "cpus_per_node");
-    if ((x = json_object_get(v, "cpus_per_node")) != NULL) {
-        if ((rc = launch_want_uint(c, x, q, 1, SLUICE_LAUNCH_MAX_CPUS, &n)) == SLUICE_OK)
-            pool->cpus_per_node = (uint32_t)n;
-        LAUNCH_GO_ON(c, rc);
-    }
-    launch_path_key(q, path, "mem_per_node_mib");
-    if ((x = json_object_get(v, "mem_per_node_mib")) != NULL) {
-        if ((rc = launch_want_uint(c, x, q, 1, SYNTAX_MEM_MAX_MIB, &n)) == SLUICE_OK)
-            pool->mem_per_node_mib = n;
-        LAUNCH_GO_ON(c, rc);
-    }
-    launch_path_key(q, path, "command");
-    if ((x = json_object_get(v, "command")) != NULL) {
-        LAUNCH_GO_ON(c, launch_want_command(c, x, q, &pool->command));
+    LAUNCH_GO_ON(c, jdec_uint(at, "nodes", 0, 1, SLUICE_LAUNCH_MAX_NODES, &n));
+    pool->nodes = (uint32_t)n;
+    n = 0;
+    LAUNCH_GO_ON(c, jdec_uint(at, "gpus_per_node", 0, 0, SLUICE_LAUNCH_MAX_GPUS, &n));
+    pool->gpus_per_node = (uint32_t)n;
+    n = 0;
+    LAUNCH_GO_ON(c, jdec_uint(at, "cpus_per_node", 0, 1, SLUICE_LAUNCH_MAX_CPUS, &n));
+    pool->cpus_per_node = (uint32_t)n;
+    LAUNCH_GO_ON(
+        c, jdec_uint(at, "mem_per_node_mib", 0, 1, SYNTAX_MEM_MAX_MIB, &pool->mem_per_node_mib));
+    if (jdec_present(at, "command")) {
+        LAUNCH_GO_ON(c, launch_want_command(c, at, "command", &pool->command));
         pool->set_command = true;
     }
-    launch_path_key(q, path, "args");
-    if ((x = json_object_get(v, "args")) != NULL) {
-        LAUNCH_GO_ON(c, launch_want_args(c, x, q, &pool->args, &pool->n_args));
+    if (jdec_present(at, "args")) {
+        LAUNCH_GO_ON(c, launch_want_args(c, at, "args", &pool->args, &pool->n_args));
         pool->set_args = true;
     }
-    launch_path_key(q, path, "additional_node_command");
-    if ((x = json_object_get(v, "additional_node_command")) != NULL)
-        LAUNCH_GO_ON(c, launch_want_node_command(c, x, q, &pool->additional_node_command));
-    launch_path_key(q, path, "gpu_series");
-    if ((x = json_object_get(v, "gpu_series")) != NULL) {
-        if ((rc = launch_want_string(c, x, q, 64, false, &name)) != SLUICE_OK)
+    LAUNCH_GO_ON(c, launch_want_node_command(c, at, "additional_node_command",
+                                             &pool->additional_node_command));
+    if (jdec_present(at, "gpu_series")) {
+        jdec_member(&series, at, "gpu_series");
+        if ((rc = jdec_strdup(&series, NULL, JDEC_NONEMPTY, 64, &pool->gpu_series)) != SLUICE_OK)
             return rc;
-        if ((pool->gpu_series = launch_strdup(name)) == NULL)
-            return launch_oom(c);
         /* a bad gpus_per_node left 0 here: no second error about it */
-        return resolve_series(c, q, pool);
+        return resolve_series(c, series.path, pool);
     }
     return SLUICE_OK;
 }
 
 /* Every pool is checked (each error noted); the list itself being wrong
  * stops there. */
-sluice_err launch_parse_pools(launch_ctx_t *c, json_t *v, sluice_launch_spec_t *s)
+sluice_err launch_parse_pools(launch_ctx_t *c, const jdec_cur_t *root, sluice_launch_spec_t *s)
 {
+    jdec_cur_t pools, pool;
     size_t i, j, n;
-    char p[PATH_CAP], q[PATH_CAP];
 
-    if (!json_is_array(v))
-        return launch_perr(c, "pools", "expected an array of 1 to %d pools",
-                           SLUICE_LAUNCH_MAX_POOLS);
-    n = json_array_size(v);
+    if (!jdec_present(root, "pools"))
+        return jdec_fail(root, "pools", "required (1 to %d pools)", SLUICE_LAUNCH_MAX_POOLS);
+    if (jdec_array(root, "pools", JDEC_SILENT, &pools) != SLUICE_OK)
+        return jdec_fail(root, "pools", "expected an array of 1 to %d pools",
+                         SLUICE_LAUNCH_MAX_POOLS);
+    n = jdec_len(&pools);
     if (n < 1 || n > SLUICE_LAUNCH_MAX_POOLS)
-        return launch_perr(c, "pools", "expected 1 to %d pools (got %zu)", SLUICE_LAUNCH_MAX_POOLS,
-                           n);
+        return jdec_fail(&pools, NULL, "expected 1 to %d pools (got %zu)", SLUICE_LAUNCH_MAX_POOLS,
+                         n);
     if ((s->pools = calloc(n, sizeof(*s->pools))) == NULL)
         return launch_oom(c);
-    for (i = 0; i < n; i++) {
-        launch_path_idx(p, "pools", i);
+    JDEC_FOREACH(&pools, i, pool)
+    {
         s->n_pools = i + 1;
-        LAUNCH_GO_ON(c, parse_pool(c, json_array_get(v, i), p, &s->pools[i]));
+        LAUNCH_GO_ON(c, parse_pool(c, &pool, &s->pools[i]));
         for (j = 0; j < i && s->pools[i].name != NULL; j++)
             if (s->pools[j].name != NULL && strcmp(s->pools[j].name, s->pools[i].name) == 0) {
-                launch_path_key(q, p, "name");
-                LAUNCH_GO_ON(c, launch_perr(c, q, "\"%s\" is already the name of pools[%zu]",
-                                            s->pools[i].name, j));
+                LAUNCH_GO_ON(c, jdec_fail(&pool, "name", "\"%s\" is already the name of pools[%zu]",
+                                          s->pools[i].name, j));
                 break;
             }
     }

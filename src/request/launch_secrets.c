@@ -28,41 +28,41 @@ static bool secret_env_allowed(const sluice_launch_policy_t *pol, const char *na
     return false;
 }
 
-sluice_err
-launch_parse_secret_env(launch_ctx_t *c, json_t *v, const char *key, char ***out, size_t *nout)
+sluice_err launch_parse_secret_env(
+    launch_ctx_t *c, const jdec_cur_t *root, const char *key, char ***out, size_t *nout)
 {
+    jdec_cur_t arr, item;
     size_t i, n;
-    char p[PATH_CAP];
     const char *name = NULL, *why;
     char **names;
     sluice_err rc;
 
-    if (!json_is_array(v))
-        return launch_perr(c, key, "expected an array of variable names");
-    n = json_array_size(v);
+    if (jdec_array(root, key, JDEC_SILENT, &arr) != SLUICE_OK)
+        return jdec_fail(root, key, "expected an array of variable names");
+    n = jdec_len(&arr);
     if (n > SLUICE_LAUNCH_MAX_ITEMS)
-        return launch_perr(c, key, "more than %d names", SLUICE_LAUNCH_MAX_ITEMS);
+        return jdec_fail(&arr, NULL, "more than %d names", SLUICE_LAUNCH_MAX_ITEMS);
     if (n > 0 && (*out = calloc(n, sizeof(char *))) == NULL)
         return launch_oom(c);
     names = *out;
-    for (i = 0; i < n; i++) {
-        launch_path_idx(p, key, i);
-        if ((rc = launch_want_string(c, json_array_get(v, i), p, 128, false, &name)) != SLUICE_OK) {
+    JDEC_FOREACH(&arr, i, item)
+    {
+        if ((rc = jdec_string(&item, NULL, JDEC_NONEMPTY, 128, &name)) != SLUICE_OK) {
             LAUNCH_GO_ON(c, rc);
             continue;
         }
         if ((why = launch_envname_check(name)) != NULL) {
-            LAUNCH_GO_ON(c, launch_perr(c, p, "%s", why));
+            LAUNCH_GO_ON(c, jdec_fail(&item, NULL, "%s", why));
             continue;
         }
         /* Only what the site lists: the same answer whether or not the
          * service has the variable, so a caller learns nothing of its
          * environment. */
         if (strcmp(key, "secret_env") == 0 && !secret_env_allowed(c->pol, name)) {
-            LAUNCH_GO_ON(c, launch_perr(c, p,
-                                        "\"%s\" is not a variable the site allows a request to "
-                                        "name (policy.allowed_secret_env)",
-                                        name));
+            LAUNCH_GO_ON(c, jdec_fail(&item, NULL,
+                                      "\"%s\" is not a variable the site allows a request to "
+                                      "name (policy.allowed_secret_env)",
+                                      name));
             continue;
         }
         if ((names[*nout] = launch_strdup(name)) == NULL)
@@ -73,37 +73,36 @@ launch_parse_secret_env(launch_ctx_t *c, json_t *v, const char *key, char ***out
         qsort(names, *nout, sizeof(char *), cmp_str);
     for (i = 1; i < *nout; i++)
         if (strcmp(names[i - 1], names[i]) == 0)
-            LAUNCH_GO_ON(c, launch_perr(c, key, "\"%s\" is listed twice", names[i]));
+            LAUNCH_GO_ON(c, jdec_fail(&arr, NULL, "\"%s\" is listed twice", names[i]));
     return SLUICE_OK;
 }
 
-sluice_err launch_parse_secrets(launch_ctx_t *c, json_t *v, sluice_launch_t *l)
+sluice_err launch_parse_secrets(launch_ctx_t *c, const jdec_cur_t *root, sluice_launch_t *l)
 {
+    jdec_cur_t obj, x;
     const char *k, *why, *val = NULL;
-    json_t *x;
+    void *it;
     size_t n, i = 0;
-    char p[PATH_CAP];
     sluice_err rc;
 
-    if (!json_is_object(v))
-        return launch_perr(c, "secrets", "expected an object of name to string");
-    n = json_object_size(v);
+    if (jdec_object(root, "secrets", JDEC_SILENT, &obj) != SLUICE_OK)
+        return jdec_fail(root, "secrets", "expected an object of name to string");
+    n = jdec_members(&obj);
     if (n > SLUICE_LAUNCH_MAX_ITEMS)
-        return launch_perr(c, "secrets", "more than %d secrets", SLUICE_LAUNCH_MAX_ITEMS);
+        return jdec_fail(&obj, NULL, "more than %d secrets", SLUICE_LAUNCH_MAX_ITEMS);
     if (n == 0)
         return SLUICE_OK;
     if ((l->secret_names = calloc(n, sizeof(char *))) == NULL ||
         (l->secret_values = calloc(n, sizeof(char *))) == NULL)
         return launch_oom(c);
-    json_object_foreach(v, k, x)
+    JDEC_FOREACH_MEMBER(&obj, it, k, x)
     {
-        launch_path_key(p, "secrets", k);
         if ((why = launch_envname_check(k)) != NULL) {
-            LAUNCH_GO_ON(c, launch_perr(c, p, "%s", why));
+            LAUNCH_GO_ON(c, jdec_fail(&x, NULL, "%s", why));
             continue;
         }
-        /* launch_want_string's messages never quote the value */
-        if ((rc = launch_want_string(c, x, p, SLUICE_LAUNCH_MAX_VALUE, true, &val)) != SLUICE_OK) {
+        /* jdec's messages never quote the value */
+        if ((rc = jdec_string(&x, NULL, 0, SLUICE_LAUNCH_MAX_VALUE, &val)) != SLUICE_OK) {
             LAUNCH_GO_ON(c, rc);
             continue;
         }

@@ -20,32 +20,32 @@
 
 #include "launch_int.h"
 
-sluice_err launch_parse_webhook(launch_ctx_t *c, json_t *v, sluice_launch_spec_t *s)
+sluice_err launch_parse_webhook(launch_ctx_t *c, const jdec_cur_t *root, sluice_launch_spec_t *s)
 {
     static const char *const keys[] = {"url", NULL};
     const sluice_launch_policy_t *pol = c->pol;
     const char *url = NULL, *why;
-    json_t *x;
+    jdec_cur_t hook;
     sluice_err rc;
 
-    if (!json_is_object(v))
-        return launch_perr(c, "webhook", "expected an object {\"url\": \"https://...\"}");
-    LAUNCH_GO_ON(c, launch_check_keys(c, v, "webhook", keys));
-    if ((x = json_object_get(v, "url")) == NULL)
-        return launch_perr(c, "webhook.url", "required");
-    if ((rc = launch_want_string(c, x, "webhook.url", WEBHOOK_URL_MAX, false, &url)) != SLUICE_OK)
+    if (jdec_object(root, "webhook", JDEC_SILENT, &hook) != SLUICE_OK)
+        return jdec_fail(root, "webhook", "expected an object {\"url\": \"https://...\"}");
+    LAUNCH_GO_ON(c, jdec_keys(&hook, keys));
+    if ((rc = jdec_string(&hook, "url", JDEC_REQUIRED | JDEC_NONEMPTY, WEBHOOK_URL_MAX, &url)) !=
+            SLUICE_OK ||
+        url == NULL)
         return rc;
     if ((why = webhook_url_problem(url, pol->webhook_allow_insecure_http)) != NULL)
-        return launch_perr(c, "webhook.url", "%s", why);
+        return jdec_fail(&hook, "url", "%s", why);
     if (!(c->flags & SLUICE_LAUNCH_PARSE_STORED)) {
         if (!pol->allow_webhook_urls)
-            return launch_perr(c, "webhook.url",
-                               "site policy does not allow a request to name a webhook URL "
-                               "(webhooks.allow_request_urls is false)");
+            return jdec_fail(&hook, "url",
+                             "site policy does not allow a request to name a webhook URL "
+                             "(webhooks.allow_request_urls is false)");
         if (!webhook_url_allowed(url, pol->webhook_prefixes, pol->n_webhook_prefixes))
-            return launch_perr(c, "webhook.url",
-                               "not under a URL prefix the site allows "
-                               "(webhooks.request_url_prefixes)");
+            return jdec_fail(&hook, "url",
+                             "not under a URL prefix the site allows "
+                             "(webhooks.request_url_prefixes)");
     }
     if ((s->webhook_url = launch_strdup(url)) == NULL)
         return launch_oom(c);
