@@ -149,6 +149,19 @@ const char *jdec_peek_string(const jdec_cur_t *c, const char *key)
     return json_string_value(jdec_value(c, key));
 }
 
+const char *jdec_peek_string_or(const jdec_cur_t *c, const char *key, const char *dflt)
+{
+    const char *s = jdec_peek_string(c, key);
+
+    return s != NULL ? s : dflt;
+}
+
+void jdec_peek_root(jdec_t *d, jdec_cur_t *out, const json_t *v)
+{
+    jdec_init(d, JDEC_LENIENT, JDEC_VOICE_EXPECT, SLUICE_EPROTO, NULL, NULL);
+    jdec_root(out, d, v, "");
+}
+
 /* ---- errors -------------------------------------------------------------- */
 
 sluice_err jdec_oom(jdec_t *d, const char *path)
@@ -439,6 +452,20 @@ sluice_err jdec_uint(
     snprintf(lo, sizeof(lo), "%llu", (unsigned long long)min);
     snprintf(hi, sizeof(hi), "%llu", (unsigned long long)max);
     return range_fail(c, key, how, lo, hi, max == UINT64_MAX, wrong, n);
+}
+
+int64_t jdec_peek_int(const jdec_cur_t *c, const char *key, int64_t dflt)
+{
+    int64_t n = dflt;
+
+    if (jdec_int(c, key, JDEC_SOFT | JDEC_SILENT, INT64_MIN, INT64_MAX, &n) != SLUICE_OK)
+        return dflt;
+    return n;
+}
+
+bool jdec_peek_true(const jdec_cur_t *c, const char *key)
+{
+    return json_is_true(jdec_value(c, key));
 }
 
 sluice_err jdec_bool(const jdec_cur_t *c, const char *key, unsigned how, bool *out)

@@ -142,6 +142,18 @@ size_t jdec_members(const jdec_cur_t *c);
 /* A string member, or NULL when absent or of another type: never an
  * error.  Borrowed. */
 const char *jdec_peek_string(const jdec_cur_t *c, const char *key);
+/* The same, `dflt` when absent or of another type. */
+const char *jdec_peek_string_or(const jdec_cur_t *c, const char *key, const char *dflt);
+/* An integer member (in lenient mode also a real, as jdec_int() reads
+ * one), or `dflt` when absent or of another type: never an error. */
+int64_t jdec_peek_int(const jdec_cur_t *c, const char *key, int64_t dflt);
+/* The member is true: never an error. */
+bool jdec_peek_true(const jdec_cur_t *c, const char *key);
+
+/* A cursor on a document that is shown rather than checked (what the CLI
+ * prints of an answer of the service): its decoder `d` is lenient and
+ * keeps no error; read it with the jdec_peek_*() getters. */
+void jdec_peek_root(jdec_t *d, jdec_cur_t *out, const json_t *v);
 
 /* ---- typed getters: SLUICE_OK, the decoder's code, or SLUICE_ENOMEM ---- */
 

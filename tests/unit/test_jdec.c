@@ -119,6 +119,46 @@ Test(jdec, foreach_walks_every_item_and_nothing_else)
     cr_assert_eq(jdec_len(&a), 0);
 }
 
+Test(jdec, peeks_read_what_is_there_and_never_fail)
+{
+    jdec_t view;
+    jdec_cur_t v, jobs, job;
+
+    open_doc("{\"s\":\"x\",\"n\":7,\"r\":2.9,\"big\":1e300,\"t\":true,\"f\":false,"
+             "\"z\":null,\"o\":{},\"jobs\":[{\"state\":\"RUNNING\"}]}",
+             JDEC_STRICT, JDEC_VOICE_REQUEST, NULL);
+    cr_assert_str_eq(jdec_peek_string_or(&root, "s", "-"), "x");
+    cr_assert_str_eq(jdec_peek_string_or(&root, "n", "-"), "-");
+    cr_assert_str_eq(jdec_peek_string_or(&root, "absent", "-"), "-");
+    cr_assert_eq(jdec_peek_int(&root, "n", -1), 7);
+    cr_assert_eq(jdec_peek_int(&root, "r", -1), -1, "strict: a real is no integer");
+    cr_assert_eq(jdec_peek_int(&root, "s", -1), -1);
+    cr_assert_eq(jdec_peek_int(&root, "z", -1), -1);
+    cr_assert_eq(jdec_peek_int(&root, "o", -1), -1);
+    cr_assert_eq(jdec_peek_int(&root, "absent", -1), -1);
+    cr_assert(jdec_peek_true(&root, "t"));
+    cr_assert_not(jdec_peek_true(&root, "f"));
+    cr_assert_not(jdec_peek_true(&root, "s"));
+    cr_assert_not(jdec_peek_true(&root, "absent"));
+    cr_assert_eq(dec.n_errors, 0);
+    cr_assert_str_eq(err.text, "");
+
+    /* a view: lenient, no error kept anywhere */
+    jdec_peek_root(&view, &v, doc);
+    cr_assert_eq(view.mode, JDEC_LENIENT);
+    cr_assert_null(view.err);
+    cr_assert_eq(jdec_peek_int(&v, "n", -1), 7);
+    cr_assert_eq(jdec_peek_int(&v, "r", -1), 2, "lenient: a real's integral part");
+    cr_assert_eq(jdec_peek_int(&v, "big", -1), -1, "a real past int64 is no value");
+    cr_assert_eq(jdec_peek_int(&v, "z", -1), -1);
+    jdec_member(&jobs, &v, "jobs");
+    jdec_item(&job, &jobs, 0);
+    cr_assert_str_eq(jdec_peek_string_or(&job, "state", "?"), "RUNNING");
+    jdec_item(&job, &jobs, 1);
+    cr_assert_str_eq(jdec_peek_string_or(&job, "state", "?"), "?");
+    cr_assert_eq(view.n_errors, 0);
+}
+
 Test(jdec, members_counts_an_object_and_nothing_else)
 {
     jdec_cur_t o, a, absent;
