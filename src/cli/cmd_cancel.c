@@ -25,6 +25,7 @@
 #include <sluice/launch_view.h>
 
 #include "args.h"
+#include "base/jdec.h"
 #include "cli.h"
 #include "print.h"
 #include "remote.h"
@@ -34,6 +35,8 @@ static int cancel_remote(const cli_args_t *a, const char *id)
 {
     cli_remote_t *r = NULL;
     json_t *launch = NULL;
+    jdec_t d;
+    jdec_cur_t l;
     char path[512], esc[400];
     long status = 0;
     int rc;
@@ -48,11 +51,12 @@ static int cancel_remote(const cli_args_t *a, const char *id)
     /* Ask first, so that an ended launch says so as it does locally. */
     if ((rc = cli_remote_json(r, "GET", path, NULL, NULL, &status, &launch)) != CLI_EX_OK)
         goto out;
-    if (json_is_true(json_object_get(launch, "terminal"))) {
+    jdec_peek_root(&d, &l, launch);
+    if (jdec_peek_true(&l, "terminal")) {
         if (a->json)
             cli_print_launch(launch, 1);
         else
-            cli_print_cancel_over(id, json_string_value(json_object_get(launch, "state")));
+            cli_print_cancel_over(id, jdec_peek_string(&l, "state"));
         goto out;
     }
     json_decref(launch);
@@ -88,6 +92,8 @@ int cmd_cancel(const cli_spec_t *spec, int argc, char **argv)
     sluice_store_t *store = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
     json_t *launch = NULL;
+    jdec_t d;
+    jdec_cur_t l;
     struct passwd *pw;
     const char *id;
     char caller[160];
@@ -104,11 +110,12 @@ int cmd_cancel(const cli_spec_t *spec, int argc, char **argv)
         rc = cli_fail(&err);
         goto out;
     }
-    if (json_is_true(json_object_get(launch, "terminal"))) {
+    jdec_peek_root(&d, &l, launch);
+    if (jdec_peek_true(&l, "terminal")) {
         if (a.json)
             rc = print_view(store, id);
         else
-            cli_print_cancel_over(id, json_string_value(json_object_get(launch, "state")));
+            cli_print_cancel_over(id, jdec_peek_string(&l, "state"));
         goto out;
     }
     pw = getpwuid(getuid());

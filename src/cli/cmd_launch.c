@@ -39,6 +39,7 @@
 #include <sluice/launch_view.h>
 
 #include "args.h"
+#include "base/jdec.h"
 #include "cli.h"
 #include "prepare.h"
 #include "print.h"
@@ -124,14 +125,14 @@ static sluice_loop_next before_step(void *arg)
 {
     wait_ctx_t *w = arg;
     json_t *view = NULL;
-    const char *state;
+    jdec_t d;
+    jdec_cur_t v;
 
     if ((w->rc = sluice_launch_view_read(w->store, w->id, NULL, NULL, &view, w->err)) != SLUICE_OK)
         return SLUICE_LOOP_STOP;
-    state = json_string_value(json_object_get(view, "state"));
-    if (state != NULL && strcmp(state, "DONE") == 0) {
-        const json_t *code = json_object_get(view, "result_code");
-        *w->result = json_is_integer(code) ? (int)json_integer_value(code) : 127;
+    jdec_peek_root(&d, &v, view);
+    if (strcmp(jdec_peek_string_or(&v, "state", ""), "DONE") == 0) {
+        *w->result = (int)jdec_peek_int(&v, "result_code", 127);
         json_decref(view);
         return SLUICE_LOOP_STOP;
     }
@@ -168,12 +169,13 @@ static int print_final(sluice_store_t *store, const char *id, int json)
     sluice_error_t err = SLUICE_ERROR_INIT;
     json_t *view = NULL;
     cli_transition_t t;
-    const json_t *events;
+    jdec_t d;
+    jdec_cur_t v;
 
     if (sluice_launch_view_read(store, id, NULL, NULL, &view, &err) != SLUICE_OK)
         return cli_fail(&err);
-    events = json_object_get(view, "events");
-    cli_transition_of(view, NULL, cli_last_slurm_state(events), &t);
+    jdec_peek_root(&d, &v, view);
+    cli_transition_of(view, NULL, cli_last_slurm_state(jdec_value(&v, "events")), &t);
     cli_print_transition(&t, json);
     json_decref(view);
     return CLI_EX_OK;

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "base/jdec.h"
 #include "cli.h"
 #include "print.h"
 #include "remote.h"
@@ -30,6 +31,8 @@ static int ls_remote(const cli_args_t *a, const sluice_store_filter_t *f)
     size_t i, n = 0;
     cli_remote_t *r = NULL;
     json_t *page = NULL;
+    jdec_t d;
+    jdec_cur_t p, items;
     long status = 0;
     int rc;
 
@@ -49,12 +52,12 @@ static int ls_remote(const cli_args_t *a, const sluice_store_filter_t *f)
         return rc;
     rc = cli_remote_json(r, "GET", "/v1/launches", query[0] ? query : NULL, NULL, &status, &page);
     if (rc == CLI_EX_OK) {
-        if (!json_is_array(json_object_get(page, "items"))) {
+        jdec_peek_root(&d, &p, page);
+        if (jdec_array(&p, "items", JDEC_SILENT, &items) != SLUICE_OK || items.v == NULL) {
             fprintf(stderr, "sluice ls: the service's answer has no items\n");
             rc = CLI_EX_PROTOCOL;
         } else {
-            cli_print_list(json_object_get(page, "items"),
-                           json_string_value(json_object_get(page, "next_cursor")), a->json);
+            cli_print_list(items.v, jdec_peek_string(&p, "next_cursor"), a->json);
         }
     }
     json_decref(page);

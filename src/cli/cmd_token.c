@@ -22,6 +22,7 @@
 #include <sluice/auth.h>
 
 #include "args.h"
+#include "base/jdec.h"
 #include "cli.h"
 #include "print.h"
 
@@ -152,28 +153,29 @@ out:
 /* `token show` for people: user, algorithm, issue and expiry times. */
 static void show_text(const json_t *j, time_t now)
 {
-    const json_t *claims = json_object_get(j, "claims"), *header = json_object_get(j, "header");
-    const json_t *iat = json_object_get(claims, "iat"), *exp = json_object_get(claims, "exp");
-    const char *user = json_string_value(json_object_get(claims, "sun"));
-    const char *kid = json_string_value(json_object_get(header, "kid"));
+    jdec_t d;
+    jdec_cur_t tok, claims, header;
+    const char *kid;
     char when[64];
     time_t t;
     struct tm tm;
 
-    printf("user       %s\n", user ? user : "-");
-    printf("algorithm  %s\n", json_string_value(json_object_get(header, "alg"))
-                                  ? json_string_value(json_object_get(header, "alg"))
-                                  : "-");
+    jdec_peek_root(&d, &tok, j);
+    jdec_member(&claims, &tok, "claims");
+    jdec_member(&header, &tok, "header");
+    kid = jdec_peek_string(&header, "kid");
+    printf("user       %s\n", jdec_peek_string_or(&claims, "sun", "-"));
+    printf("algorithm  %s\n", jdec_peek_string_or(&header, "alg", "-"));
     if (kid != NULL)
         printf("key id     %s\n", kid);
-    if (json_is_integer(iat)) {
-        t = (time_t)json_integer_value(iat);
+    if (json_is_integer(jdec_value(&claims, "iat"))) {
+        t = (time_t)jdec_peek_int(&claims, "iat", 0);
         strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
         printf("issued     %s\n", when);
     }
-    if (json_is_integer(exp)) {
-        long long left = (long long)json_integer_value(exp) - (long long)now;
-        t = (time_t)json_integer_value(exp);
+    if (json_is_integer(jdec_value(&claims, "exp"))) {
+        long long left = (long long)jdec_peek_int(&claims, "exp", 0) - (long long)now;
+        t = (time_t)jdec_peek_int(&claims, "exp", 0);
         strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
         if (left >= 0)
             printf("expires    %s (in %lld s)\n", when, left);
@@ -189,7 +191,8 @@ int cmd_token_show(const cli_spec_t *spec, int argc, char **argv)
     cli_args_t a;
     sluice_error_t err = SLUICE_ERROR_INIT;
     json_t *j = NULL;
-    json_t *exp;
+    jdec_t d;
+    jdec_cur_t view, claims;
     char *tok = NULL;
     time_t now = time(NULL);
     int ex = CLI_EX_OK;
@@ -205,10 +208,12 @@ int cmd_token_show(const cli_spec_t *spec, int argc, char **argv)
         show_text(j, now);
         goto out;
     }
-    exp = json_object_get(json_object_get(j, "claims"), "exp");
-    if (json_is_integer(exp))
-        json_object_set_new(j, "expires_in",
-                            json_integer(json_integer_value(exp) - (json_int_t)now));
+    jdec_peek_root(&d, &view, j);
+    jdec_member(&claims, &view, "claims");
+    if (json_is_integer(jdec_value(&claims, "exp")))
+        json_object_set_new(
+            j, "expires_in",
+            json_integer((json_int_t)(jdec_peek_int(&claims, "exp", 0) - (int64_t)now)));
     if (cli_print_json(j, 1) != 0)
         ex = CLI_EX_SOFTWARE;
 out:

@@ -27,6 +27,9 @@
  *   command gives up with 69.  The service ends the stream once the launch
  *   is done.  An older service, whose reads carry no resource_version, is
  *   followed through /v1/events from its oldest event.
+ * - The service's answers are read with base/jdec.h's peeks
+ *   (jdec_peek_root()): only a missing launch_id or state is an error
+ *   (CLI_EX_PROTOCOL), worded here.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +40,7 @@
 
 #include <sluice/fsm.h>
 
+#include "base/jdec.h"
 #include "base/wipe.h"
 #include "cli.h"
 #include "prepare.h"
@@ -72,47 +76,53 @@ typedef struct {
     cli_progress_t progress; /* status line / heartbeat between transitions */
 } follow_t;
 
-/* The Slurm state an `observed` entry carries, or NULL. */
-static const char *observed_state(const json_t *ev)
+/* The Slurm state an `observed` entry carries (context.jobs[0].state), or
+ * NULL. */
+static const char *observed_state(const jdec_cur_t *ev)
 {
-    return json_string_value(json_object_get(
-        json_array_get(json_object_get(json_object_get(ev, "context"), "jobs"), 0), "state"));
+    jdec_cur_t ctx, jobs, job;
+
+    jdec_member(&ctx, ev, "context");
+    jdec_member(&jobs, &ctx, "jobs");
+    jdec_item(&job, &jobs, 0);
+    return jdec_peek_string(&job, "state");
 }
 
 /* Fold the log entries not seen yet and print every transition short of
  * DONE (that line comes from the summary). */
-static void print_new_transitions(follow_t *f, const json_t *l)
+static void print_new_transitions(follow_t *f, const jdec_cur_t *l)
 {
-    const json_t *events = json_object_get(l, "events");
-    const json_t *req = json_object_get(l, "request");
-    json_int_t created = json_integer_value(json_object_get(l, "created_ms"));
-    const json_t *e;
+    jdec_cur_t events, req, e;
+    int64_t created = jdec_peek_int(l, "created_ms", 0);
     size_t i;
 
+    jdec_member(&events, l, "events");
     if (!f->fsm_ready) {
         sluice_fsm_config_t cfg;
-        const json_t *pt = json_object_get(req, "pending_timeout");
+        int64_t pt;
 
+        jdec_member(&req, l, "request");
+        pt = jdec_peek_int(&req, "pending_timeout", 0);
         sluice_fsm_config_default(&cfg);
-        if (json_is_integer(pt) && json_integer_value(pt) > 0)
-            cfg.pending_timeout = (double)json_integer_value(pt);
-        cfg.requeue_allowed = json_is_true(json_object_get(req, "requeue"));
+        if (json_is_integer(jdec_value(&req, "pending_timeout")) && pt > 0)
+            cfg.pending_timeout = (double)pt;
+        cfg.requeue_allowed = jdec_peek_true(&req, "requeue");
         sluice_fsm_launch_init(&f->fsm, &cfg);
         f->fsm_ready = 1;
         f->next_seq = 1;
     }
-    json_array_foreach(events, i, e)
+    JDEC_FOREACH(&events, i, e)
     {
-        json_int_t seq = json_integer_value(json_object_get(e, "seq"));
-        const char *name = json_string_value(json_object_get(e, "name"));
-        const char *obs = observed_state(e);
+        int64_t seq = jdec_peek_int(&e, "seq", 0);
+        const char *name = jdec_peek_string(&e, "name");
+        const char *obs = observed_state(&e);
         sluice_error_t err = SLUICE_ERROR_INIT;
         sluice_fsm_event_type type;
         sluice_fsm_event_t ev;
         sluice_fsm_transition_t tr;
         cli_transition_t t;
         json_t *fe;
-        json_int_t at = json_integer_value(json_object_get(e, "time"));
+        int64_t at = jdec_peek_int(&e, "time", 0);
 
         if (seq < f->next_seq)
             continue;
@@ -121,8 +131,8 @@ static void print_new_transitions(follow_t *f, const json_t *l)
             snprintf(f->slurm, sizeof(f->slurm), "%s", obs);
         if (name == NULL || !sluice_fsm_event_from_name(name, &type))
             continue; /* bookkeeping (archived, peers-written, ...) */
-        fe = json_pack("{s:I s:f s:s s:O}", "seq", seq, "time", (double)at / 1000.0, "name", name,
-                       "context", json_object_get(e, "context"));
+        fe = json_pack("{s:I s:f s:s s:O}", "seq", (json_int_t)seq, "time", (double)at / 1000.0,
+                       "name", name, "context", jdec_value(&e, "context"));
         memset(&ev, 0, sizeof(ev));
         if (fe == NULL || sluice_fsm_event_from_json(fe, &ev, &err) != SLUICE_OK) {
             json_decref(fe);
@@ -151,10 +161,9 @@ static void print_new_transitions(follow_t *f, const json_t *l)
 
 /* Move the stream's mark to the resource version of read `l` when it is
  * newer: every event up to it has been folded. */
-static void mark_read(follow_t *f, const json_t *l)
+static void mark_read(follow_t *f, const jdec_cur_t *l)
 {
-    const json_t *rv = json_object_get(l, "resource_version");
-    long long v = json_is_integer(rv) ? (long long)json_integer_value(rv) : -1;
+    long long v = (long long)jdec_peek_int(l, "resource_version", -1);
 
     if (v >= 0)
         f->per_launch = 1;
@@ -166,45 +175,46 @@ static void mark_read(follow_t *f, const json_t *l)
  * when it still differs (the terminal line).  0 or the sysexit. */
 static int refresh(follow_t *f)
 {
-    json_t *l = NULL, *events;
+    json_t *launch = NULL;
+    jdec_t d;
+    jdec_cur_t l, events;
     long status = 0;
     const char *state, *reason;
     int rc, result;
     cli_transition_t t;
 
-    if ((rc = cli_remote_json(f->r, "GET", f->path, NULL, NULL, &status, &l)) != CLI_EX_OK)
+    if ((rc = cli_remote_json(f->r, "GET", f->path, NULL, NULL, &status, &launch)) != CLI_EX_OK)
         return rc;
     cli_progress_clear(&f->progress);
-    state = json_string_value(json_object_get(l, "state"));
-    reason = json_string_value(json_object_get(l, "reason"));
-    result = json_is_integer(json_object_get(l, "result_code"))
-                 ? (int)json_integer_value(json_object_get(l, "result_code"))
-                 : 127;
-    events = json_object_get(l, "events");
+    jdec_peek_root(&d, &l, launch);
+    state = jdec_peek_string(&l, "state");
+    reason = jdec_peek_string(&l, "reason");
+    result = (int)jdec_peek_int(&l, "result_code", 127);
+    jdec_member(&events, &l, "events");
     if (state == NULL) {
         fprintf(stderr, "sluice launch: the service's answer for %s has no state\n", f->id);
-        json_decref(l);
+        json_decref(launch);
         return CLI_EX_PROTOCOL;
     }
-    print_new_transitions(f, l);
-    mark_read(f, l);
+    print_new_transitions(f, &l);
+    mark_read(f, &l);
     /* The summary's line: the terminal one, or every change when the log
      * could not be folded (a service with events this CLI does not know).
      * The summary and the log are two reads, so a live summary may lag the
      * fold: never print it then. */
     if ((strcmp(state, f->state) != 0 || result != f->result) &&
-        (json_is_true(json_object_get(l, "terminal")) || !f->folded)) {
-        cli_transition_of(l, NULL, cli_last_slurm_state(events), &t);
+        (jdec_peek_true(&l, "terminal") || !f->folded)) {
+        cli_transition_of(launch, NULL, cli_last_slurm_state(jdec_value(&events, NULL)), &t);
         t.launch_id = f->id;
         cli_print_transition(&t, f->json);
         snprintf(f->state, sizeof(f->state), "%s", state);
         f->result = result;
         snprintf(f->reason, sizeof(f->reason), "%s", reason ? reason : "");
     }
-    f->done = json_is_true(json_object_get(l, "terminal"));
+    f->done = jdec_peek_true(&l, "terminal");
     if (!f->done)
-        cli_progress_tick(&f->progress, l);
-    json_decref(l);
+        cli_progress_tick(&f->progress, launch);
+    json_decref(launch);
     return CLI_EX_OK;
 }
 
@@ -230,24 +240,33 @@ static int sse_line(follow_t *f, const char *line)
     if (line[0] == ':') {
         /* The service's keep-alive (every ~10 s of silence): a moment to
          * show the launch's progress, read afresh. */
-        json_t *l = NULL;
+        json_t *launch = NULL;
+        jdec_t d;
+        jdec_cur_t l;
         long status = 0;
 
         if (!f->json &&
-            cli_remote_json(f->r, "GET", f->path, NULL, NULL, &status, &l) == CLI_EX_OK &&
-            !json_is_true(json_object_get(l, "terminal")))
-            cli_progress_tick(&f->progress, l);
-        json_decref(l);
+            cli_remote_json(f->r, "GET", f->path, NULL, NULL, &status, &launch) == CLI_EX_OK) {
+            jdec_peek_root(&d, &l, launch);
+            if (!jdec_peek_true(&l, "terminal"))
+                cli_progress_tick(&f->progress, launch);
+        }
+        json_decref(launch);
         return 0;
     }
     if (strncmp(line, "id: ", 4) == 0) {
         snprintf(f->event_id, sizeof(f->event_id), "%s", line + 4);
     } else if (strncmp(line, "data: ", 6) == 0) {
-        json_t *d = json_loads(line + 6, 0, NULL);
-        const char *lid = json_string_value(json_object_get(d, "launch_id"));
+        json_t *data = json_loads(line + 6, 0, NULL);
+        jdec_t d;
+        jdec_cur_t ev;
+        const char *lid;
+
+        jdec_peek_root(&d, &ev, data);
+        lid = jdec_peek_string(&ev, "launch_id");
         if (lid != NULL && strcmp(lid, f->id) == 0)
             f->ours = 1;
-        json_decref(d);
+        json_decref(data);
     }
     return 0;
 }
@@ -315,6 +334,8 @@ int cli_launch_remote(
     cli_remote_t *r = NULL;
     follow_t *f = NULL;
     json_t *launch = NULL;
+    jdec_t d;
+    jdec_cur_t l, req, pools;
     char *body = NULL, esc[400];
     size_t len = 0;
     long status = 0;
@@ -328,19 +349,18 @@ int cli_launch_remote(
     if ((rc = cli_remote_json(r, "POST", "/v1/launches", NULL, body, &status, &launch)) !=
         CLI_EX_OK)
         goto out;
-    id = json_string_value(json_object_get(launch, "launch_id"));
+    jdec_peek_root(&d, &l, launch);
+    id = jdec_peek_string(&l, "launch_id");
     if (id == NULL || cli_remote_escape(id, esc, sizeof(esc)) != 0) {
         fprintf(stderr, "sluice launch: the service's answer has no launch_id\n");
         rc = CLI_EX_PROTOCOL;
         goto out;
     }
+    jdec_member(&req, &l, "request");
+    jdec_member(&pools, &req, "pools");
     if (!json)
-        cli_print_accepted(
-            id, status == 200,
-            json_string_value(json_object_get(launch, "site"))
-                ? json_string_value(json_object_get(launch, "site"))
-                : "?",
-            json_array_size(json_object_get(json_object_get(launch, "request"), "pools")));
+        cli_print_accepted(id, status == 200, jdec_peek_string_or(&l, "site", "?"),
+                           jdec_len(&pools));
     if (!wait)
         goto out;
     if ((f = calloc(1, sizeof(*f))) == NULL) {

@@ -1,10 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* print.c - output of launch, status, ls and cancel (see print.h). */
+/* print.c - output of launch, status, ls and cancel (see print.h).
+ *
+ * Notes:
+ * - A launch, its events and a page of launches are read with
+ *   base/jdec.h's peeks (jdec_peek_root()): what is missing or of another
+ *   type prints as its default ("?", "-", ""), never as an error.
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "base/jdec.h"
 #include "cli.h"
 #include "print.h"
 
@@ -20,30 +27,37 @@ static void format_time(int64_t ms, char *buf, size_t size)
     strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-static const char *str_or(const json_t *obj, const char *key, const char *dflt)
+static void print_job_ids(FILE *f, const jdec_cur_t *launch)
 {
-    const char *s = json_string_value(json_object_get(obj, key));
-    return s ? s : dflt;
-}
-
-static void print_job_ids(FILE *f, const json_t *ids)
-{
+    jdec_cur_t ids, id;
     size_t i;
-    json_t *v;
 
-    if (!json_is_array(ids) || json_array_size(ids) == 0) {
+    jdec_member(&ids, launch, "job_ids");
+    if (jdec_len(&ids) == 0) {
         fputs("-", f);
         return;
     }
-    json_array_foreach(ids, i, v)
+    JDEC_FOREACH(&ids, i, id)
     {
         if (i > 0)
             fputc(',', f);
-        if (json_is_integer(v))
-            fprintf(f, "%lld", (long long)json_integer_value(v));
-        else if (json_is_string(v))
-            fputs(json_string_value(v), f);
+        if (json_is_integer(jdec_value(&id, NULL)))
+            fprintf(f, "%lld", (long long)jdec_peek_int(&id, NULL, 0));
+        else
+            fputs(jdec_peek_string_or(&id, NULL, ""), f);
     }
+}
+
+/* The Slurm state an `observed` entry carries (context.jobs[0].state), or
+ * NULL. */
+static const char *observed_state(const jdec_cur_t *ev)
+{
+    jdec_cur_t ctx, jobs, job;
+
+    jdec_member(&ctx, ev, "context");
+    jdec_member(&jobs, &ctx, "jobs");
+    jdec_item(&job, &jobs, 0);
+    return jdec_peek_string(&job, "state");
 }
 
 int cli_print_json(const json_t *j, int pretty)
@@ -92,18 +106,18 @@ void cli_print_transition(const cli_transition_t *t, int json)
 
 const char *cli_last_slurm_state(const json_t *events)
 {
-    size_t i = json_array_size(events);
+    jdec_t d;
+    jdec_cur_t all, ev;
+    size_t i;
+    const char *st;
 
+    jdec_peek_root(&d, &all, events);
+    i = jdec_len(&all);
     while (i-- > 0) {
-        const json_t *ev = json_array_get(events, i);
-        const char *name = json_string_value(json_object_get(ev, "name"));
-        const char *st;
-
-        if (name == NULL || strcmp(name, "observed") != 0)
+        jdec_item(&ev, &all, i);
+        if (strcmp(jdec_peek_string_or(&ev, "name", ""), "observed") != 0)
             continue;
-        st = json_string_value(json_object_get(
-            json_array_get(json_object_get(json_object_get(ev, "context"), "jobs"), 0), "state"));
-        if (st != NULL)
+        if ((st = observed_state(&ev)) != NULL)
             return st;
     }
     return "";
@@ -114,31 +128,38 @@ void cli_transition_of(const json_t *launch,
                        const char *slurm_state,
                        cli_transition_t *t)
 {
-    const json_t *rc = json_object_get(launch, "result_code");
-    const json_t *events = json_object_get(launch, "events"), *ev, *set_by = NULL;
-    int64_t at = json_integer_value(json_object_get(launch, "updated_ms"));
+    jdec_t d;
+    jdec_cur_t l, events, ev, set_by;
+    int64_t at, summary_seq;
+    bool found = false;
     size_t i;
 
+    jdec_peek_root(&d, &l, launch);
+    at = jdec_peek_int(&l, "updated_ms", 0);
+    summary_seq = jdec_peek_int(&l, "summary_seq", -1);
     /* the event that set the summary: bookkeeping after it (`archived`)
      * moves updated_ms but changes nothing */
-    json_array_foreach(events, i, ev)
+    jdec_member(&events, &l, "events");
+    JDEC_FOREACH(&events, i, ev)
     {
-        if (json_equal(json_object_get(ev, "seq"), json_object_get(launch, "summary_seq")))
+        if (summary_seq >= 0 && jdec_peek_int(&ev, "seq", -1) == summary_seq) {
             set_by = ev;
+            found = true;
+        }
     }
-    if (set_by != NULL) {
-        at = json_integer_value(json_object_get(set_by, "time"));
+    if (found) {
+        at = jdec_peek_int(&set_by, "time", 0);
         if (event == NULL)
-            event = json_string_value(json_object_get(set_by, "name"));
+            event = jdec_peek_string(&set_by, "name");
     }
     memset(t, 0, sizeof(*t));
-    t->launch_id = str_or(launch, "launch_id", "?");
+    t->launch_id = jdec_peek_string_or(&l, "launch_id", "?");
     t->event = event ? event : "";
-    t->state = str_or(launch, "state", "?");
-    t->result = json_is_integer(rc) ? (int)json_integer_value(rc) : 127;
+    t->state = jdec_peek_string_or(&l, "state", "?");
+    t->result = (int)jdec_peek_int(&l, "result_code", 127);
     t->slurm_state = slurm_state ? slurm_state : "";
-    t->reason = str_or(launch, "reason", "");
-    t->elapsed = (double)(at - json_integer_value(json_object_get(launch, "created_ms"))) / 1000.0;
+    t->reason = jdec_peek_string_or(&l, "reason", "");
+    t->elapsed = (double)(at - jdec_peek_int(&l, "created_ms", 0)) / 1000.0;
 }
 
 void cli_print_accepted(const char *id, int existed, const char *site, size_t n_pools)
@@ -151,8 +172,8 @@ void cli_print_accepted(const char *id, int existed, const char *site, size_t n_
 
 void cli_print_launch(const json_t *launch, int json)
 {
-    const json_t *events = json_object_get(launch, "events");
-    json_t *ev;
+    jdec_t d;
+    jdec_cur_t l, events, ev;
     size_t k;
     char when[64];
 
@@ -160,37 +181,41 @@ void cli_print_launch(const json_t *launch, int json)
         cli_print_json(launch, 1);
         return;
     }
-    printf("launch     %s\n", str_or(launch, "launch_id", "?"));
-    printf("site       %s\n", str_or(launch, "site", "-"));
-    if (json_is_string(json_object_get(launch, "cluster")))
-        printf("cluster    %s\n", str_or(launch, "cluster", "-"));
-    printf("state      %s\n", str_or(launch, "state", "?"));
-    if (json_is_integer(json_object_get(launch, "result_code"))) {
-        int code = (int)json_integer_value(json_object_get(launch, "result_code"));
+    jdec_peek_root(&d, &l, launch);
+    printf("launch     %s\n", jdec_peek_string_or(&l, "launch_id", "?"));
+    printf("site       %s\n", jdec_peek_string_or(&l, "site", "-"));
+    if (jdec_peek_string(&l, "cluster") != NULL)
+        printf("cluster    %s\n", jdec_peek_string(&l, "cluster"));
+    printf("state      %s\n", jdec_peek_string_or(&l, "state", "?"));
+    if (json_is_integer(jdec_value(&l, "result_code"))) {
+        int code = (int)jdec_peek_int(&l, "result_code", 0);
         const char *name = sluice_result_name(code);
         printf("result     %s (%d)\n", name ? name : "?", code);
     }
-    printf("reason     %s\n", str_or(launch, "reason", "-"));
-    printf("attempt    %lld\n", (long long)json_integer_value(json_object_get(launch, "attempt")));
+    printf("reason     %s\n", jdec_peek_string_or(&l, "reason", "-"));
+    printf("attempt    %lld\n", (long long)jdec_peek_int(&l, "attempt", 0));
     printf("job ids    ");
-    print_job_ids(stdout, json_object_get(launch, "job_ids"));
+    print_job_ids(stdout, &l);
     printf("\nevents\n");
-    json_array_foreach(events, k, ev)
+    jdec_member(&events, &l, "events");
+    JDEC_FOREACH(&events, k, ev)
     {
-        char *ctx = json_dumps(json_object_get(ev, "context"),
+        char *ctx = json_dumps(jdec_value(&ev, "context"),
                                JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
-        format_time(json_integer_value(json_object_get(ev, "time")), when, sizeof(when));
-        printf(
-            "  %3lld %s %-18s %s%s%s\n", (long long)json_integer_value(json_object_get(ev, "seq")),
-            when, str_or(ev, "name", "?"), ctx ? ctx : "{}",
-            json_is_string(json_object_get(ev, "caller")) ? " by " : "", str_or(ev, "caller", ""));
+        const char *caller = jdec_peek_string(&ev, "caller");
+
+        format_time(jdec_peek_int(&ev, "time", 0), when, sizeof(when));
+        printf("  %3lld %s %-18s %s%s%s\n", (long long)jdec_peek_int(&ev, "seq", 0), when,
+               jdec_peek_string_or(&ev, "name", "?"), ctx ? ctx : "{}", caller ? " by " : "",
+               caller ? caller : "");
         free(ctx);
     }
 }
 
 void cli_print_list(const json_t *items, const char *next_cursor, int json)
 {
-    json_t *l;
+    jdec_t d;
+    jdec_cur_t all, l;
     size_t k;
     char when[64];
 
@@ -205,27 +230,31 @@ void cli_print_list(const json_t *items, const char *next_cursor, int json)
     /* CLUSTER only when a launch of the page names one (a site with
      * `clusters:`); a launch stored with none is the first cluster's: "-". */
     int clusters = 0;
-    json_array_foreach(items, k, l) clusters |= json_is_string(json_object_get(l, "cluster"));
+    jdec_peek_root(&d, &all, items);
+    JDEC_FOREACH(&all, k, l)
+    {
+        clusters |= jdec_peek_string(&l, "cluster") != NULL;
+    }
     printf("%-32s %-12s %-6s %-20s ", "LAUNCH", "STATE", "RESULT", "CREATED");
     if (clusters)
         printf("%-12s ", "CLUSTER");
     printf("%-14s %s\n", "JOBS", "REASON");
-    json_array_foreach(items, k, l)
+    JDEC_FOREACH(&all, k, l)
     {
-        json_t *res = json_object_get(l, "result_code");
         char result[16];
 
-        if (json_is_integer(res))
-            snprintf(result, sizeof(result), "%lld", (long long)json_integer_value(res));
+        if (json_is_integer(jdec_value(&l, "result_code")))
+            snprintf(result, sizeof(result), "%lld",
+                     (long long)jdec_peek_int(&l, "result_code", 0));
         else
             snprintf(result, sizeof(result), "-");
-        format_time(json_integer_value(json_object_get(l, "created_ms")), when, sizeof(when));
-        printf("%-32s %-12s %-6s %-20s ", str_or(l, "launch_id", "?"), str_or(l, "state", "?"),
-               result, when);
+        format_time(jdec_peek_int(&l, "created_ms", 0), when, sizeof(when));
+        printf("%-32s %-12s %-6s %-20s ", jdec_peek_string_or(&l, "launch_id", "?"),
+               jdec_peek_string_or(&l, "state", "?"), result, when);
         if (clusters)
-            printf("%-12s ", str_or(l, "cluster", "-"));
-        print_job_ids(stdout, json_object_get(l, "job_ids"));
-        printf(" %s\n", str_or(l, "reason", ""));
+            printf("%-12s ", jdec_peek_string_or(&l, "cluster", "-"));
+        print_job_ids(stdout, &l);
+        printf(" %s\n", jdec_peek_string_or(&l, "reason", ""));
     }
     if (next_cursor)
         printf("(more: sluice ls --cursor '%s')\n", next_cursor);

@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/jdec.h"
+
 #include "progress.h"
 
 static double now_s(void)
@@ -45,16 +47,20 @@ static void add(char *buf, size_t size, const char *text)
 
 void cli_progress_line(const json_t *view, double elapsed_s, char *buf, size_t size)
 {
-    const char *state = json_string_value(json_object_get(view, "state"));
-    const json_t *comps = json_object_get(view, "components"), *c;
-    json_int_t jid;
+    jdec_t d;
+    jdec_cur_t v, comps, c;
+    const char *state;
+    int64_t jid;
     char part[256], reason[160] = "", nodes[200] = "";
     size_t i;
 
-    json_array_foreach(comps, i, c)
+    jdec_peek_root(&d, &v, view);
+    state = jdec_peek_string(&v, "state");
+    jdec_member(&comps, &v, "components");
+    JDEC_FOREACH(&comps, i, c)
     {
-        const char *r = json_string_value(json_object_get(c, "state_reason"));
-        const char *n = json_string_value(json_object_get(c, "nodelist"));
+        const char *r = jdec_peek_string(&c, "state_reason");
+        const char *n = jdec_peek_string(&c, "nodelist");
 
         if (r != NULL && r[0] != '\0' && strcmp(r, "None") != 0 && reason[0] == '\0')
             snprintf(reason, sizeof(reason), "%s", r);
@@ -73,7 +79,8 @@ void cli_progress_line(const json_t *view, double elapsed_s, char *buf, size_t s
         add(buf, size, part);
     }
     /* A hetjob's id is its first component's. */
-    jid = json_integer_value(json_object_get(json_array_get(comps, 0), "job_id"));
+    jdec_item(&c, &comps, 0);
+    jid = jdec_peek_int(&c, "job_id", 0);
     if (jid > 0) {
         snprintf(part, sizeof(part), " (job %lld)", (long long)jid);
         add(buf, size, part);

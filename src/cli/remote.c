@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/jdec.h"
 #include "base/wipe.h"
 #include "cli.h"
 #include "transport/http.h"
@@ -200,12 +201,17 @@ static int report_problem(const cli_remote_t *r,
                           const http_response_t *resp)
 {
     json_t *p = resp->body ? json_loadb(resp->body, resp->body_len, 0, NULL) : NULL;
-    const char *type = json_string_value(json_object_get(p, "type"));
-    const char *title = json_string_value(json_object_get(p, "title"));
+    jdec_t d;
+    jdec_cur_t prob, errors, e;
+    const char *type, *title, *detail, *field;
     int rc = cli_remote_status_exit(resp->status);
-    const char *detail = json_string_value(json_object_get(p, "detail"));
-    const char *field = json_string_value(json_object_get(p, "field"));
+    size_t i;
 
+    jdec_peek_root(&d, &prob, p);
+    type = jdec_peek_string(&prob, "type");
+    title = jdec_peek_string(&prob, "title");
+    detail = jdec_peek_string(&prob, "detail");
+    field = jdec_peek_string(&prob, "field");
     if (title != NULL) {
         fprintf(stderr, "sluice: %s: %s %s: %ld %s: %s", r->server, method, path, resp->status,
                 title, detail ? detail : "");
@@ -213,17 +219,14 @@ static int report_problem(const cli_remote_t *r,
             fprintf(stderr, " (field %s)", field);
         fputc('\n', stderr);
         /* a 422 that lists more than one field error: each on its line */
-        if (json_array_size(json_object_get(p, "errors")) > 1) {
-            size_t i;
-            json_t *e;
-
-            json_array_foreach(json_object_get(p, "errors"), i, e)
+        jdec_member(&errors, &prob, "errors");
+        if (jdec_len(&errors) > 1) {
+            JDEC_FOREACH(&errors, i, e)
             {
-                const char *ep = json_string_value(json_object_get(e, "path"));
-                const char *why = json_string_value(json_object_get(e, "reason"));
+                const char *ep = jdec_peek_string_or(&e, "path", "");
+                const char *why = jdec_peek_string_or(&e, "reason", "");
 
-                fprintf(stderr, "sluice: %s%s%s\n", ep && ep[0] ? ep : "", ep && ep[0] ? ": " : "",
-                        why ? why : "");
+                fprintf(stderr, "sluice: %s%s%s\n", ep, ep[0] ? ": " : "", why);
             }
         }
     } else {
