@@ -18,22 +18,25 @@
 #include <jansson.h>
 
 #include "args.h"
+#include "base/jdec.h"
 #include "cli.h"
 #include "prepare.h"
 #include "print.h"
 
-/* One line: `shown` (the path, after the cluster's "clusters[i]." when
- * there is one), the value, and the source `sources` gives `path`. */
-static void print_value(const char *shown, const char *path, json_t *v, json_t *sources)
+/* One line: the value's path (after the cluster's `scope`, "clusters[i]."
+ * when there is one), the value, and the source `sources` gives its path. */
+static void print_value(const char *scope, const jdec_cur_t *v, const jdec_cur_t *sources)
 {
-    json_t *src = json_object_get(sources, path);
-    const char *s = json_is_string(src) ? json_string_value(src) : "derived";
-    char *text = NULL;
+    const char *s = jdec_peek_string_or(sources, v->path, "derived");
+    const char *str = jdec_peek_string(v, NULL);
+    char shown[300], *text = NULL;
 
-    if (json_is_string(v))
-        printf("%-48s %-24s (%s)\n", shown, json_string_value(v), s);
-    else {
-        text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
+    snprintf(shown, sizeof(shown), "%s%s", scope, v->path);
+    if (str != NULL) {
+        printf("%-48s %-24s (%s)\n", shown, str, s);
+    } else {
+        text = json_dumps(jdec_value(v, NULL),
+                          JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
         printf("%-48s %-24s (%s)\n", shown, text ? text : "?", s);
         free(text);
     }
@@ -52,56 +55,63 @@ static json_t *identity_json(sluice_config_t *cfg)
     return json_pack("{s:s, s:s}", "user", user, "source", source);
 }
 
-/* `scope` is "" for the site, "clusters[i]." for a cluster. */
-static void print_tree(const char *scope, const char *prefix, json_t *obj, json_t *sources)
+/* `scope` is "" for the site, "clusters[i]." for a cluster; the paths
+ * are the cursors' ("a.b"), relative to the scope's config. */
+static void print_tree(const char *scope, const jdec_cur_t *obj, const jdec_cur_t *sources)
 {
     const char *key;
-    json_t *v;
-    char path[256], shown[300];
+    jdec_cur_t v;
+    void *it;
 
-    json_object_foreach(obj, key, v)
+    JDEC_FOREACH_MEMBER(obj, it, key, v)
     {
-        if (prefix[0])
-            snprintf(path, sizeof(path), "%s.%s", prefix, key);
+        if (json_is_object(jdec_value(&v, NULL)) && jdec_value(sources, v.path) == NULL)
+            print_tree(scope, &v, sources);
         else
-            snprintf(path, sizeof(path), "%s", key);
-        if (json_is_object(v) && !json_object_get(sources, path)) {
-            print_tree(scope, path, v, sources);
-        } else {
-            snprintf(shown, sizeof(shown), "%s%s", scope, path);
-            print_value(shown, path, v, sources);
-        }
+            print_value(scope, &v, sources);
     }
 }
 
 /* The identity line (`scope` as for print_tree()). */
-static void print_identity(const char *scope, json_t *who)
+static void print_identity(const char *scope, const jdec_cur_t *who)
 {
     char shown[64];
+    const char *user = jdec_peek_string(who, "user");
 
     snprintf(shown, sizeof(shown), "%sidentity.user", scope);
-    if (json_is_string(json_object_get(who, "user")))
-        printf("%-48s %-24s (%s)\n", shown, json_string_value(json_object_get(who, "user")),
-               json_string_value(json_object_get(who, "source")));
-    else if (json_is_object(who))
-        printf("%-48s %-24s (%s)\n", shown, "-", json_string_value(json_object_get(who, "error")));
+    if (user != NULL)
+        printf("%-48s %-24s (%s)\n", shown, user, jdec_peek_string_or(who, "source", "(null)"));
+    else if (json_is_object(jdec_value(who, NULL)))
+        printf("%-48s %-24s (%s)\n", shown, "-", jdec_peek_string_or(who, "error", "(null)"));
+}
+
+/* The config tree of a scope (the site, or a cluster): `config` is read
+ * from a root of its own, whose paths are the keys of `sources`. */
+static void print_config(const char *scope, const jdec_cur_t *at)
+{
+    jdec_cur_t config, sources;
+
+    jdec_root(&config, at->d, jdec_value(at, "config"), "");
+    jdec_root(&sources, at->d, jdec_value(at, "sources"), "");
+    print_tree(scope, &config, &sources);
 }
 
 /* A site with `clusters:`: each one's name and per-cluster values. */
-static void print_clusters(json_t *clusters)
+static void print_clusters(const jdec_cur_t *clusters)
 {
-    json_t *k;
+    jdec_cur_t k, who;
     size_t i;
     char scope[48], name[64];
 
-    json_array_foreach(clusters, i, k)
+    JDEC_FOREACH(clusters, i, k)
     {
         snprintf(scope, sizeof(scope), "clusters[%zu].", i);
         snprintf(name, sizeof(name), "clusters[%zu].name", i);
-        printf("%-48s %-24s (%s)\n", name, json_string_value(json_object_get(k, "name")),
+        printf("%-48s %-24s (%s)\n", name, jdec_peek_string_or(&k, "name", "(null)"),
                i == 0 ? "file; the default cluster" : "file");
-        print_tree(scope, "", json_object_get(k, "config"), json_object_get(k, "sources"));
-        print_identity(scope, json_object_get(k, "identity"));
+        print_config(scope, &k);
+        jdec_member(&who, &k, "identity");
+        print_identity(scope, &who);
     }
 }
 
@@ -144,12 +154,20 @@ int cmd_config_show(const cli_spec_t *spec, int argc, char **argv)
         if (cli_print_json(j, 1) != 0)
             rc = CLI_EX_SOFTWARE;
     } else {
-        json_t *w = json_object_get(j, "warnings");
-        print_tree("", "", json_object_get(j, "config"), json_object_get(j, "sources"));
-        print_clusters(json_object_get(j, "clusters"));
-        print_identity("", json_object_get(j, "identity"));
-        for (i = 0; i < json_array_size(w); i++)
-            fprintf(stderr, "sluice: warning: %s\n", json_string_value(json_array_get(w, i)));
+        jdec_t d;
+        jdec_cur_t site, part, w;
+
+        jdec_peek_root(&d, &site, j);
+        print_config("", &site);
+        jdec_member(&part, &site, "clusters");
+        print_clusters(&part);
+        jdec_member(&part, &site, "identity");
+        print_identity("", &part);
+        jdec_member(&part, &site, "warnings");
+        JDEC_FOREACH(&part, i, w)
+        {
+            fprintf(stderr, "sluice: warning: %s\n", jdec_peek_string_or(&w, NULL, "(null)"));
+        }
     }
 out:
     json_decref(ids);
