@@ -14,7 +14,7 @@
  *   launch_cluster.c  the request's cluster (`cluster`)
  * The calls go one way: launch.c calls the others; launch_pool.c,
  * launch_nvflare.c, launch_webhook.c, launch_cluster.c and launch_json.c call only
- * launch_get.c and launch_errors.c (launch_webhook.c also
+ * launch_get.c, launch_errors.c and base/jdec.h (launch_webhook.c also
  * site/webhook_url.c).
  *
  * The request is walked with base/jdec.h cursors of the parse's decoder
