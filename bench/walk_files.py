@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """walk_files.py CALLGRIND_OUT FILES_OUT - the files of src/ whose code ran
 while callgrind collected (walk_files.sh switches collection on inside the
-walk's entry points only), and the calls of jansson's parse and serialise.
+walk's entry points only), and the calls of jansson's parse and serialise (and
+base/json_text.c's json_text_dump(), which writes jansson's text itself).
 
 callgrind's format: fl= sets the function's file, fi=/fe= the file of the
 code inlined into it, fn= the function, cfn= a called function; a calls=
@@ -14,7 +15,7 @@ import re
 import sys
 
 SPEC = re.compile(r"(fl|fi|fe|fn|cfn|cfi|cfl)=\((\d+)\)(?: (.*))?")
-COUNTED = ("json_loadb", "json_loads", "json_dumps", "json_dumpb")
+COUNTED = ("json_loadb", "json_loads", "json_dumps", "json_dumpb", "json_text_dump")
 
 
 def main():
@@ -61,8 +62,10 @@ def main():
     print("%d files of src/" % len(src))
     for s in src:
         print("    " + s)
-    print("    parses (json_loadb + json_loads): %d; serialisations (json_dumps + json_dumpb): %d"
-          % (calls["json_loadb"] + calls["json_loads"], calls["json_dumps"] + calls["json_dumpb"]))
+    print("    parses (json_loadb + json_loads): %d; serialisations (json_dumps + json_dumpb + "
+          "json_text_dump): %d"
+          % (calls["json_loadb"] + calls["json_loads"],
+             calls["json_dumps"] + calls["json_dumpb"] + calls["json_text_dump"]))
     for (callee, caller), n in sorted(by_caller.items()):
         print("      %-10s x%-3d from %s" % (callee, n, caller))
 
