@@ -21,7 +21,7 @@
  * Threads: one client may be shared by any number of threads; requests on
  * one client are serialised by the transport.
  *
- * Ownership: result structs from slurmrest.h are filled on success (and on
+ * Ownership: the result structs (sluice_rest_*_t below) are filled on success (and on
  * NOT_FOUND they are left empty); the caller zeroes them before the call
  * and frees them with their _clear() function.  No log line, error text or
  * result ever contains a token.
@@ -33,16 +33,181 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include <sluice/auth.h>
 #include <sluice/common.h>
 #include <sluice/config.h>
 #include <sluice/error.h>
 #include <sluice/jobdesc.h>
-#include <sluice/slurmrest.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ---- slurmrestd versions and answers --------------------------------------
+ *
+ * The result structs below are filled by the client's operations.  They
+ * must be zeroed (or cleared) before a call; each is freed with its
+ * _clear() function, which is NULL-safe and leaves it zeroed.  Strings in
+ * them are owned by the struct.  (The adapters that build the requests and
+ * parse the answers are internal: src/slurm/slurmrest.h.) */
+
+/* Supported slurmrestd data-parser versions, oldest first. */
+#define SLUICE_REST_VERSION_MAP(XX)                                                                \
+    XX(V0038, "v0.0.38")                                                                           \
+    XX(V0040, "v0.0.40")                                                                           \
+    XX(V0041, "v0.0.41")                                                                           \
+    XX(V0042, "v0.0.42")                                                                           \
+    XX(V0043, "v0.0.43")                                                                           \
+    XX(V0044, "v0.0.44")                                                                           \
+    XX(V0045, "v0.0.45")                                                                           \
+    XX(V0046, "v0.0.46")
+
+typedef enum {
+#define SLUICE_REST_VERSION_ENUM(id, name) SLUICE_REST_##id,
+    SLUICE_REST_VERSION_MAP(SLUICE_REST_VERSION_ENUM)
+#undef SLUICE_REST_VERSION_ENUM
+        SLUICE_REST_VERSION_COUNT_
+} sluice_rest_version;
+
+/* "v0.0.43"; "unknown" outside the table.  Static string. */
+SLUICE_API const char *sluice_rest_version_name(sluice_rest_version v);
+
+/* The longest node name sluice_client_node() takes, in bytes. */
+#define SLUICE_REST_NODE_NAME_MAX 255
+
+/* ---- what slurmrestd answered (filled by the operations below) ---------- */
+
+typedef struct {
+    long number;       /* error_number (error_code on v0.0.38 submit); 0 if absent */
+    char *error;       /* short text, or NULL */
+    char *description; /* long text, or NULL */
+} sluice_rest_error_t;
+
+/* What every response carries: meta, errors[] and warnings[]. */
+typedef struct {
+    sluice_rest_error_t *errors;
+    size_t n_errors;
+    char **warnings; /* warning descriptions */
+    size_t n_warnings;
+    char *release;     /* meta.slurm.release / meta.Slurm.release, or NULL */
+    char *cluster;     /* meta.slurm.cluster (v0.0.40+), or NULL */
+    char *data_parser; /* meta.plugin.data_parser, or NULL (v0.0.38) */
+    char *plugin_type; /* meta.plugin.type, or NULL */
+} sluice_rest_envelope_t;
+
+SLUICE_API void sluice_rest_envelope_clear(sluice_rest_envelope_t *e);
+
+/* First error's number and text (error, else description); false when the
+ * envelope has no error.  *text is borrowed from the envelope. */
+SLUICE_API bool
+sluice_rest_first_error(const sluice_rest_envelope_t *e, long *number, const char **text);
+
+/* True when a warning says "No job changes since update_time" (v0.0.39+
+ * form of v0.0.38's HTTP 304). */
+SLUICE_API bool sluice_rest_no_job_changes(const sluice_rest_envelope_t *e);
+
+typedef struct {
+    sluice_rest_envelope_t env;
+    uint64_t job_id; /* 0 when the answer carries none */
+    /* The cluster of a job id given as the string "<id>;<cluster>" (what
+     * `sbatch --parsable` prints when a federation or -M routed the job to
+     * another cluster), or NULL for a plain id. */
+    char *cluster;
+    char *step_id;  /* "BATCH"/"batch", or NULL */
+    char *user_msg; /* job_submit_user_msg, or NULL */
+} sluice_rest_submit_t;
+
+SLUICE_API void sluice_rest_submit_clear(sluice_rest_submit_t *s);
+typedef struct {
+    sluice_rest_envelope_t env;
+    sluice_jobview_t *jobs;
+    size_t n_jobs;
+} sluice_rest_jobs_t;
+
+SLUICE_API void sluice_rest_jobs_clear(sluice_rest_jobs_t *j);
+
+typedef struct {
+    uint64_t job_id;
+    bool has_het_offset; /* the id was "<id>+<offset>" */
+    uint32_t het_offset;
+    sluice_job_base base;
+    uint32_t flags;
+} sluice_rest_job_state_t;
+
+typedef struct {
+    sluice_rest_envelope_t env;
+    sluice_rest_job_state_t *states;
+    size_t n_states;
+} sluice_rest_job_states_t;
+
+SLUICE_API void sluice_rest_job_states_clear(sluice_rest_job_states_t *s);
+typedef struct {
+    char *message_type;
+    uint64_t count;
+} sluice_rest_rpc_count_t;
+
+typedef struct {
+    sluice_rest_envelope_t env;
+    int64_t req_time; /* statistics.req_time, 0 if absent */
+    sluice_rest_rpc_count_t *rpcs;
+    size_t n_rpcs;
+} sluice_rest_diag_t;
+
+SLUICE_API void sluice_rest_diag_clear(sluice_rest_diag_t *d);
+SLUICE_API uint64_t sluice_rest_diag_rpc_count(const sluice_rest_diag_t *d,
+                                               const char *message_type);
+
+typedef struct {
+    char *name;
+    char *state;    /* "IDLE", "MIXED+DRAIN" (flags joined with '+'), or NULL */
+    char *features; /* comma-separated, or NULL */
+    char *partitions;
+    char *address; /* NodeAddr, or NULL when the answer has none */
+} sluice_rest_node_t;
+
+typedef struct {
+    sluice_rest_envelope_t env;
+    sluice_rest_node_t *nodes;
+    size_t n_nodes;
+} sluice_rest_nodes_t;
+
+SLUICE_API void sluice_rest_nodes_clear(sluice_rest_nodes_t *n);
+typedef struct {
+    sluice_rest_envelope_t env; /* meta gives release, cluster, data_parser */
+    size_t n_controllers;
+    size_t n_responding; /* "UP" (v0.0.38), pinged "UP" (.40/.41), responding (.42+) */
+    bool primary_responding;
+} sluice_rest_ping_t;
+
+SLUICE_API void sluice_rest_ping_clear(sluice_rest_ping_t *p);
+/* ---- lifecycle: what a server's own OpenAPI document says ---------------- */
+
+/* The Slurm release that removes version v ("27.05"), from Slurm's data
+ * parser lifecycle table; NULL when Slurm has announced none (or v is
+ * outside the table).  Static string. */
+SLUICE_API const char *sluice_rest_version_removed_in(sluice_rest_version v);
+
+typedef struct {
+    size_t operations; /* operations under /slurm/vX/ and /slurmdb/vX/ */
+    size_t deprecated; /* of those, marked "deprecated": true */
+} sluice_rest_openapi_ops_t;
+
+/* Count the operations of version v in an OpenAPI document as slurmrestd
+ * serves it (GET /openapi/v3: the paths of every loaded version) and those it
+ * marks deprecated.  slurmrestd marks every operation of a deprecated data
+ * parser (26.11: v0.0.43), so operations > 0 && deprecated == operations
+ * means the server deprecates v.  `doc` is borrowed.  SLUICE_EPROTO naming
+ * the member when the document is not an object, its paths are not an
+ * object, a path item of v is not an object or a "deprecated" is not a
+ * boolean; SLUICE_EINVAL for a NULL argument or an unknown v. */
+SLUICE_API sluice_err sluice_rest_openapi_ops(const json_t *doc,
+                                              sluice_rest_version v,
+                                              sluice_rest_openapi_ops_t *out,
+                                              sluice_error_t *err);
+
+/* ---- the client ---------------------------------------------------------- */
 
 /* What happened to one operation (docs/client.md, "From the wire to the
  * launcher": how the transport's result and the answer become it, and what

@@ -21,7 +21,6 @@
 #include <sluice/ops.h>
 #include <sluice/render.h>
 #include <sluice/server.h>
-#include <sluice/slurmrest.h>
 #include <sluice/store.h>
 #include <sluice/supervisor.h>
 #include <sluice/timing.h>

@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "prepare.h"
 #include "print.h"
+#include "slurm/slurmrest.h"
 
 static int render_option(int id, const char *v, void *arg)
 {

@@ -201,7 +201,7 @@ sluice_err cfg_apply(ctx_t *c, const field_t *f, const node_t *n)
         rc = cfg_set_str(c, sp, n->str);
         break;
     case K_APIVER: {
-        /* The names of SLUICE_REST_VERSION_MAP (sluice/slurmrest.h, a layer
+        /* The names of SLUICE_REST_VERSION_MAP (sluice/client.h, a layer
          * above this one); test_config checks that the two lists agree. */
         static const char *const vers[] = {"auto",    "v0.0.38", "v0.0.40", "v0.0.41", "v0.0.42",
                                            "v0.0.43", "v0.0.44", "v0.0.45", "v0.0.46"};

@@ -19,6 +19,7 @@
 
 #include "transport/http.h"
 #include "restclass.h"
+#include "slurmrest.h"
 
 struct sluice_client {
     http_client_t *http;

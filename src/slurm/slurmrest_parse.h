@@ -16,7 +16,7 @@
 
 #include <jansson.h>
 
-#include <sluice/slurmrest.h>
+#include "slurmrest.h"
 
 #include "base/jdec.h"
 

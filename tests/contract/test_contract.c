@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include <sluice/slurmrest.h>
+#include "slurm/slurmrest.h"
 
 #include "ci_guard.h"
 #include "jobdesc_cases.h"

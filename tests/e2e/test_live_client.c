@@ -22,6 +22,8 @@
 #include <sluice/auth.h>
 #include <sluice/client.h>
 
+#include "slurm/slurmrest.h"
+
 #define HINT                                                                                       \
     "the testbed is not available: run deploy/testbed/start.sh and "                               \
     "eval \"$(deploy/testbed/env.sh)\""

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include <sluice/slurmrest.h>
+#include "slurm/slurmrest.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

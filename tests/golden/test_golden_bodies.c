@@ -12,7 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <sluice/slurmrest.h>
+#include "slurm/slurmrest.h"
 
 #include "ci_guard.h"
 #include "jobdesc_cases.h"

@@ -26,7 +26,7 @@ PUBLIC = {
     "timing.h": "base",
     "config.h": "site",
     "launch.h": "request", "jobdesc.h": "request", "render.h": "request",
-    "auth.h": "slurm", "slurmrest.h": "slurm", "client.h": "slurm", "cluster.h": "slurm",
+    "auth.h": "slurm", "client.h": "slurm", "cluster.h": "slurm",
     "fsm.h": "supervise", "store.h": "store", "launcher.h": "supervise",
     "launch_view.h": "supervise", "ops.h": "supervise", "accept.h": "supervise",
     "supervisor.h": "supervise", "leader.h": "supervise", "lease.h": "store",

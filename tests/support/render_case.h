@@ -8,6 +8,8 @@
 
 #include <sluice/sluice.h>
 
+#include "slurm/slurmrest.h"
+
 typedef struct {
     sluice_config_t *cfg;
     sluice_study_runtime_t *rt;

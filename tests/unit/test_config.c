@@ -12,7 +12,7 @@
 
 #include <sluice/config.h>
 #include <sluice/ops.h>
-#include <sluice/slurmrest.h>
+#include "slurm/slurmrest.h"
 
 #include "config_case.h"
 #include "transport/http.h"

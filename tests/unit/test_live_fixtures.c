@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <sluice/slurmrest.h>
+#include "slurm/slurmrest.h"
 
 #include "slurm/restclass.h"
 #include "sluice_assert.h"

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <sluice/slurmrest.h>
+#include "slurm/slurmrest.h"
 
 #include "jobdesc_cases.h"
 

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <sluice/slurmrest.h>
+#include "slurm/slurmrest.h"
 
 #include "sluice_assert.h"
 
