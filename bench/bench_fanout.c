@@ -68,6 +68,7 @@
 
 #include "bench_http.h"
 #include "bench_util.h"
+#include "site/config_model.h"
 
 extern char **environ;
 

@@ -51,6 +51,7 @@
 #include <sluice/timing.h>
 
 #include "bench_util.h"
+#include "site/config_model.h"
 
 extern char **environ;
 

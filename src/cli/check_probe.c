@@ -38,6 +38,7 @@
 
 #include "check_probe.h"
 #include "cli.h"
+#include "site/config_model.h"
 
 #define REPORT_MAX (64 * 1024)
 

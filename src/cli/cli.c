@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "cli.h"
+#include "site/config_model.h"
 
 /* Where the level and the format came from: a stronger source wins. */
 enum { FROM_DEFAULT, FROM_SITE, FROM_ENV, FROM_FLAG };

@@ -53,6 +53,7 @@
 #include "check_probe.h"
 #include "cli.h"
 #include "prepare.h"
+#include "site/config_model.h"
 #define MAX_ROWS 256
 
 typedef struct {

@@ -45,6 +45,7 @@
 #include "print.h"
 #include "progress.h"
 #include "remote.h"
+#include "site/config_model.h"
 
 typedef struct {
     int json;

@@ -33,6 +33,7 @@
 #include "args.h"
 #include "cli.h"
 #include "prepare.h"
+#include "site/config_model.h"
 
 static volatile int stop_flag;
 

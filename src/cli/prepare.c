@@ -22,6 +22,7 @@
 #include "base/wipe.h"
 #include "cli.h"
 #include "prepare.h"
+#include "site/config_model.h"
 
 extern char **environ;
 

@@ -15,6 +15,8 @@
 
 #include <sluice/render.h>
 
+#include "site/config_model.h"
+
 static const char *const *pick(const sluice_strlist_t *allowed,
                                const char *site,
                                const char *study,

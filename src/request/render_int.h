@@ -25,6 +25,7 @@
 #include <sluice/render.h>
 
 #include "base/buf.h"
+#include "site/config_model.h"
 
 /* The PATH of a job when the site sets none (job_launcher.job_path). */
 #define RENDER_DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"

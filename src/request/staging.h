@@ -13,6 +13,10 @@
 
 #include <sluice/render.h>
 
+/* The staging module and the launcher's staging hooks read the site's
+ * storage and launcher members (sluice_config_t is opaque in public). */
+#include "site/config_model.h"
+
 /* Create `name` in `dirfd` with O_CREAT|O_EXCL|O_NOFOLLOW and `mode`, write
  * `len` bytes and, when `sync`, fsync.  As root the file takes the
  * directory's owner.  A partial file is removed on failure. */

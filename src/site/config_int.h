@@ -34,6 +34,8 @@
 
 #include <sluice/config.h>
 
+#include "config_model.h"
+
 /* ---- the tree ---------------------------------------------------------- */
 
 typedef enum { N_SCALAR, N_MAP, N_SEQ } nkind_t;

@@ -34,6 +34,7 @@
 
 #include "base/log_episode.h"
 #include "client_int.h"
+#include "site/config_model.h"
 #include "transport/http.h"
 #include "restclass.h"
 

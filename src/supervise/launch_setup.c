@@ -12,6 +12,8 @@
 
 #include <sluice/ops.h>
 
+#include "site/config_model.h"
+
 void sluice_launcher_opts_from_config(const sluice_config_t *cfg, sluice_launcher_opts_t *lo)
 {
     lo->user = cfg->rest.user;

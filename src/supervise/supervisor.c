@@ -27,6 +27,7 @@
 #include <sluice/ops.h>
 #include <sluice/supervisor.h>
 
+#include "site/config_model.h"
 #include "webhooks.h"
 
 /* One cluster's part: everything a launcher talks to the cluster with. */

@@ -34,6 +34,7 @@
 
 #include "base/marker.h"
 #include "base/wipe.h"
+#include "site/config_model.h"
 #include "site/webhook_url.h"
 #include "transport/http.h"
 

@@ -8,6 +8,7 @@
 
 #include <sluice/sluice.h>
 
+#include "site/config_model.h"
 #include "slurm/slurmrest.h"
 
 typedef struct {

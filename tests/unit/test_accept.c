@@ -19,6 +19,7 @@
 
 #include "render_case.h"
 #include "server_fixture.h"
+#include "site/config_model.h"
 #include "sluice_assert.h"
 
 #define SECRET_VALUE "sekrit-Value-0451-never-stored"

@@ -19,6 +19,7 @@
 #include <sluice/ops.h>
 
 #include "fake_slurmrestd.h"
+#include "site/config_model.h"
 
 static fake_server_t *fs;
 static sluice_client_t *client;

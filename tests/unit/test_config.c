@@ -12,6 +12,7 @@
 
 #include <sluice/config.h>
 #include <sluice/ops.h>
+#include "site/config_model.h"
 #include "slurm/slurmrest.h"
 
 #include "config_case.h"

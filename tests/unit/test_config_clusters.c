@@ -19,6 +19,7 @@
 
 #include "cmd_case.h"
 #include "config_case.h"
+#include "site/config_model.h"
 
 /* The top level every case shares: rest, storage and the sandbox. */
 #define TOP                                                                                        \

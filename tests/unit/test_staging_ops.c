@@ -20,6 +20,7 @@
 
 #include "fake_cluster.h"
 #include "render_case.h"
+#include "site/config_model.h"
 #include "sluice_assert.h"
 
 static char tmp[128];

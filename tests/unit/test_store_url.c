@@ -14,6 +14,7 @@
 #include <sluice/config.h>
 #include <sluice/store.h>
 
+#include "site/config_model.h"
 #include "sluice_assert.h"
 
 #include "base/urlsafe.h"

@@ -13,6 +13,7 @@
 
 #include "cmd_case.h"
 #include "scratch.h"
+#include "site/config_model.h"
 
 static char scratch[256];
 

@@ -15,6 +15,7 @@
 #include <sluice/launch.h>
 #include <sluice/render.h>
 
+#include "site/config_model.h"
 #include "site/webhook_url.h"
 
 TestSuite(webhook_rules, .timeout = 30);
