@@ -416,7 +416,7 @@ static void run_service(const char *bin,
     size_t errors = 0, cancelled = 0, n_lat = 0;
     double deadline, t_mono0, cpu0, cpu1, *sorted = NULL;
     bench_cpu_snap_t m0, m1;
-    sluice_store_options_t so = SLUICE_STORE_OPTIONS_INIT;
+    sluice_store_opts_t so = SLUICE_STORE_OPTS_INIT;
     int64_t t0_ms;
     uint16_t port = 0;
     pid_t pid = -1;

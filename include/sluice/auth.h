@@ -75,11 +75,11 @@ typedef struct {
     int strict_permissions;  /* readable-by-group/others is an error, not a warning */
     sluice_clock_fn clock;   /* NULL: time(NULL) */
     void *clock_arg;
-} sluice_auth_options_t;
+} sluice_auth_opts_t;
 
 /* Every field zero: each one's documented default.  Declare options as
- * `sluice_auth_options_t o = SLUICE_AUTH_OPTIONS_INIT;` and set what differs. */
-#define SLUICE_AUTH_OPTIONS_INIT                                                                   \
+ * `sluice_auth_opts_t o = SLUICE_AUTH_OPTS_INIT;` and set what differs. */
+#define SLUICE_AUTH_OPTS_INIT                                                                      \
     {                                                                                              \
         0                                                                                          \
     }
@@ -100,7 +100,7 @@ typedef struct sluice_auth sluice_auth_t;
  * usable token or key), SLUICE_ECONFIG (no user: opts->user is NULL and the
  * token names none, or a key source without opts->user), SLUICE_ENOMEM.  */
 SLUICE_API sluice_err sluice_auth_new(sluice_auth_t **out,
-                                      const sluice_auth_options_t *opts,
+                                      const sluice_auth_opts_t *opts,
                                       sluice_error_t *err);
 
 /* NULL-safe. */
@@ -187,11 +187,11 @@ typedef struct {
     long lifespan;    /* 0: 1800 */
     const char *kid;  /* header `kid`; NULL: none for HS256, "sluice" for RS256 */
     int64_t now;      /* iat; 0: time(NULL) */
-} sluice_token_mint_options_t;
+} sluice_token_mint_opts_t;
 
 /* Every field zero: each one's documented default.  Declare options as
- * `sluice_token_mint_options_t o = SLUICE_TOKEN_MINT_OPTIONS_INIT;` and set what differs. */
-#define SLUICE_TOKEN_MINT_OPTIONS_INIT                                                             \
+ * `sluice_token_mint_opts_t o = SLUICE_TOKEN_MINT_OPTS_INIT;` and set what differs. */
+#define SLUICE_TOKEN_MINT_OPTS_INIT                                                                \
     {                                                                                              \
         0                                                                                          \
     }
@@ -199,7 +199,7 @@ typedef struct {
 /* Mint a token with claims iat, exp = iat + lifespan, sun.  *out: caller
  * frees with free().  SLUICE_EINVAL for an HS256 key shorter than
  * SLUICE_HS256_KEY_MIN bytes. */
-SLUICE_API sluice_err sluice_token_mint(const sluice_token_mint_options_t *opts,
+SLUICE_API sluice_err sluice_token_mint(const sluice_token_mint_opts_t *opts,
                                         char **out,
                                         sluice_error_t *err);
 

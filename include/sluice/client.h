@@ -260,11 +260,11 @@ typedef struct {
     size_t max_response;     /* 0: 64 MiB */
     size_t states_chunk;     /* job ids per jobs/state request; 0: one request (see job_states) */
     sluice_auth_t *auth;     /* required; the client takes ownership on success */
-} sluice_client_options_t;
+} sluice_client_opts_t;
 
 /* Every field zero: each one's documented default.  Declare options as
- * `sluice_client_options_t o = SLUICE_CLIENT_OPTIONS_INIT;` and set what differs. */
-#define SLUICE_CLIENT_OPTIONS_INIT                                                                 \
+ * `sluice_client_opts_t o = SLUICE_CLIENT_OPTS_INIT;` and set what differs. */
+#define SLUICE_CLIENT_OPTS_INIT                                                                    \
     {                                                                                              \
         0                                                                                          \
     }
@@ -278,7 +278,7 @@ typedef struct sluice_client sluice_client_t;
  * or an insecure URL, SLUICE_EUNSUPPORTED for a pinned version sluice does
  * not support, SLUICE_ENOMEM, SLUICE_ETRANSPORT. */
 SLUICE_API sluice_err sluice_client_new(sluice_client_t **out,
-                                        const sluice_client_options_t *opts,
+                                        const sluice_client_opts_t *opts,
                                         sluice_error_t *err);
 
 /* The token source of a site configuration (no request is sent): chosen

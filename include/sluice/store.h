@@ -78,10 +78,10 @@ SLUICE_API sluice_err sluice_store_default_dir(char **out, sluice_error_t *err);
 SLUICE_API sluice_err sluice_store_open(sluice_store_t **out, const char *dir, sluice_error_t *err);
 
 /* Where a store lives, for sluice_store_open_with().  Start from
- * SLUICE_STORE_OPTIONS_INIT and set what differs; every pointer is
+ * SLUICE_STORE_OPTS_INIT and set what differs; every pointer is
  * borrowed for the call (the store keeps copies). */
 typedef struct {
-    int version;               /* SLUICE_STORE_OPTIONS_VERSION */
+    int version;               /* SLUICE_STORE_OPTS_VERSION */
     const char *dir;           /* the state directory (lock file, staging); NULL: the
                                 * default (sluice_store_default_dir()) */
     const char *url;           /* NULL or "": SQLite, `sluice.db` in `dir`;
@@ -90,12 +90,12 @@ typedef struct {
     const char *password_file; /* PostgreSQL only: NULL (libpq's own
                                 * environment and PGPASSFILE), or a file
                                 * (0600, owned by us) in PGPASSFILE format */
-} sluice_store_options_t;
+} sluice_store_opts_t;
 
-#define SLUICE_STORE_OPTIONS_VERSION 1
-#define SLUICE_STORE_OPTIONS_INIT                                                                  \
+#define SLUICE_STORE_OPTS_VERSION 1
+#define SLUICE_STORE_OPTS_INIT                                                                     \
     {                                                                                              \
-        SLUICE_STORE_OPTIONS_VERSION, NULL, NULL, NULL                                             \
+        SLUICE_STORE_OPTS_VERSION, NULL, NULL, NULL                                                \
     }
 
 /* Open the store that `opts` names.  Without a URL this is
@@ -109,7 +109,7 @@ typedef struct {
  * database, and libpq's reason) or refuses.  `*out` is set only on
  * success; caller frees with sluice_store_close(). */
 SLUICE_API sluice_err sluice_store_open_with(sluice_store_t **out,
-                                             const sluice_store_options_t *opts,
+                                             const sluice_store_opts_t *opts,
                                              sluice_error_t *err);
 
 /* A second, independent handle on the store `store` is open on (same

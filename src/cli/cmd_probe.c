@@ -77,7 +77,7 @@ int cmd_probe(const cli_spec_t *spec, int argc, char **argv)
     const char *path;
     char token[4096], header[4200];
     const char *headers[2] = {NULL, NULL};
-    http_options_t ho;
+    http_opts_t ho;
     http_request_t req;
     http_response_t resp = HTTP_RESPONSE_INIT;
     http_client_t *client = NULL;

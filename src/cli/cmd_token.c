@@ -96,7 +96,7 @@ int cmd_token_mint(const cli_spec_t *spec, int argc, char **argv)
 {
     cli_args_t a;
     token_opts_t t;
-    sluice_token_mint_options_t m = SLUICE_TOKEN_MINT_OPTIONS_INIT;
+    sluice_token_mint_opts_t m = SLUICE_TOKEN_MINT_OPTS_INIT;
     sluice_error_t err = SLUICE_ERROR_INIT;
     unsigned char *key = NULL;
     size_t key_len = 0;

@@ -19,7 +19,7 @@
 struct cli_remote {
     http_client_t *http;   /* requests */
     http_client_t *stream; /* long-lived streams, so a request can run beside one */
-    http_options_t opts;
+    http_opts_t opts;
     char *server;
     char auth[TOKEN_MAX + 32]; /* "Authorization: Bearer <token>", or "" */
 };

@@ -37,7 +37,7 @@ int cli_store_open_existing(const cli_spec_t *spec, const char *state_dir, sluic
     if (state_dir == NULL)
         state_dir = dir;
     if (url != NULL && url[0] != '\0') {
-        sluice_store_options_t so = SLUICE_STORE_OPTIONS_INIT;
+        sluice_store_opts_t so = SLUICE_STORE_OPTS_INIT;
 
         so.dir = state_dir;
         so.url = url;

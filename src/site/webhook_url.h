@@ -18,7 +18,7 @@
  * NUL escape (issue 27: "https://h/allowed/../secret" starts with the prefix
  * "https://h/allowed/" but is posted to /secret).  What was matched is
  * what is sent: the delivery worker gives the URL to the HTTP client as
- * is (http_options_t.exact_url), never rebuilt or normalised.
+ * is (http_opts_t.exact_url), never rebuilt or normalised.
  *
  * Everything here is pure and thread-safe.
  */

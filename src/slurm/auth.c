@@ -22,7 +22,7 @@
 
 /* ---- minting and verification ---------------------------------------- */
 
-sluice_err sluice_token_mint(const sluice_token_mint_options_t *o, char **out, sluice_error_t *err)
+sluice_err sluice_token_mint(const sluice_token_mint_opts_t *o, char **out, sluice_error_t *err)
 {
     jwt_t *jwt = NULL;
     char *enc = NULL;

@@ -223,7 +223,7 @@ static sluice_err refresh_locked(sluice_auth_t *a, sluice_error_t *err)
     }
     case SLUICE_AUTH_HS256_KEY:
     case SLUICE_AUTH_RS256_KEY: {
-        sluice_token_mint_options_t m = SLUICE_TOKEN_MINT_OPTIONS_INIT;
+        sluice_token_mint_opts_t m = SLUICE_TOKEN_MINT_OPTS_INIT;
         if (a->token != NULL && now - a->iat < a->lifespan * 8 / 10)
             break;
         if (a->key == NULL && (rc = load_key(a, err)) != SLUICE_OK)
@@ -252,8 +252,7 @@ static sluice_err refresh_locked(sluice_auth_t *a, sluice_error_t *err)
     return SLUICE_OK;
 }
 
-sluice_err
-sluice_auth_new(sluice_auth_t **out, const sluice_auth_options_t *opts, sluice_error_t *err)
+sluice_err sluice_auth_new(sluice_auth_t **out, const sluice_auth_opts_t *opts, sluice_error_t *err)
 {
     sluice_auth_t *a = NULL;
     sluice_err rc = SLUICE_OK;

@@ -383,10 +383,10 @@ sluice_err client_proto_fail(sluice_call_t *call, sluice_error_t *err, const cha
 /* ---- creation ------------------------------------------------------------ */
 
 sluice_err
-sluice_client_new(sluice_client_t **out, const sluice_client_options_t *opts, sluice_error_t *err)
+sluice_client_new(sluice_client_t **out, const sluice_client_opts_t *opts, sluice_error_t *err)
 {
     sluice_client_t *c = NULL;
-    http_options_t ho;
+    http_opts_t ho;
     sluice_err rc = SLUICE_OK;
 
     if (out == NULL || opts == NULL || opts->url == NULL || opts->auth == NULL)
@@ -454,7 +454,7 @@ static const char *token_setting(const sluice_config_t *cfg)
 sluice_err
 sluice_client_auth_from_config(sluice_auth_t **out, const sluice_config_t *cfg, sluice_error_t *err)
 {
-    sluice_auth_options_t ao = SLUICE_AUTH_OPTIONS_INIT;
+    sluice_auth_opts_t ao = SLUICE_AUTH_OPTS_INIT;
     bool from_token;
     sluice_err rc;
 
@@ -532,7 +532,7 @@ sluice_err sluice_client_new_from_config(sluice_client_t **out,
                                          const sluice_config_t *cfg,
                                          sluice_error_t *err)
 {
-    sluice_client_options_t co = SLUICE_CLIENT_OPTIONS_INIT;
+    sluice_client_opts_t co = SLUICE_CLIENT_OPTS_INIT;
     sluice_auth_t *auth = NULL;
     sluice_err rc;
 

@@ -112,9 +112,8 @@ int store_column_is_null(store_stmt_t *st, int col)
 
 /* ---- opening and closing ---------------------------------------------- */
 
-sluice_err sluice_store_open_with(sluice_store_t **out,
-                                  const sluice_store_options_t *opts,
-                                  sluice_error_t *err)
+sluice_err
+sluice_store_open_with(sluice_store_t **out, const sluice_store_opts_t *opts, sluice_error_t *err)
 {
     sluice_store_t *s = NULL;
     char *defdir = NULL, shown[512];
@@ -180,7 +179,7 @@ out:
 
 sluice_err sluice_store_open(sluice_store_t **out, const char *dir, sluice_error_t *err)
 {
-    sluice_store_options_t opts = SLUICE_STORE_OPTIONS_INIT;
+    sluice_store_opts_t opts = SLUICE_STORE_OPTS_INIT;
 
     opts.dir = dir;
     return sluice_store_open_with(out, &opts, err);
@@ -189,7 +188,7 @@ sluice_err sluice_store_open(sluice_store_t **out, const char *dir, sluice_error
 sluice_err
 sluice_store_reopen(sluice_store_t **out, const sluice_store_t *store, sluice_error_t *err)
 {
-    sluice_store_options_t opts = SLUICE_STORE_OPTIONS_INIT;
+    sluice_store_opts_t opts = SLUICE_STORE_OPTS_INIT;
 
     if (store == NULL)
         return sluice_errorf(err, SLUICE_EINVAL, "store reopen: store is NULL");

@@ -119,7 +119,7 @@ sluice_err sluice_supervisor_open(sluice_supervisor_t **out,
                                   sluice_error_t *err)
 {
     static const sluice_supervisor_opts_t defaults = SLUICE_SUPERVISOR_OPTS_INIT;
-    sluice_store_options_t so = SLUICE_STORE_OPTIONS_INIT;
+    sluice_store_opts_t so = SLUICE_STORE_OPTS_INIT;
     sluice_supervisor_t *sup = NULL;
     size_t i, n = sluice_config_cluster_count(cfg);
     sluice_err rc;

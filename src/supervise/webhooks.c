@@ -128,7 +128,7 @@ static bool launch_url_ok(const char *url, void *arg)
 /* The client of `url` (kept for the next delivery), or NULL with err. */
 static http_client_t *client_for(webhooks_t *w, const char *url, sluice_error_t *err)
 {
-    http_options_t o;
+    http_opts_t o;
     client_slot_t *slot = &w->clients[0];
     size_t i;
 

@@ -74,7 +74,7 @@ static void share_unlock(CURL *h, curl_lock_data data, void *arg)
 }
 
 /* Split and check the base URL; sets c->url_prefix and c->unix_path. */
-static sluice_err parse_base(struct http_client *c, const http_options_t *o, sluice_error_t *err)
+static sluice_err parse_base(struct http_client *c, const http_opts_t *o, sluice_error_t *err)
 {
     CURLU *u = NULL;
     char *scheme = NULL;
@@ -211,7 +211,7 @@ static int debug_cb(CURL *h, curl_infotype type, char *data, size_t size, void *
 
 static const long default_total_ms[HTTP_CLASS_COUNT_] = {60000, 30000, 30000};
 
-sluice_err http_client_new(http_client_t **out, const http_options_t *opts, sluice_error_t *err)
+sluice_err http_client_new(http_client_t **out, const http_opts_t *opts, sluice_error_t *err)
 {
     struct http_client *c = NULL;
     sluice_err rc = SLUICE_OK;

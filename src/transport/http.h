@@ -73,7 +73,7 @@ typedef struct {
     int exact_url;       /* base_url is the whole request URL, sent byte for byte: only
                             requests with path "" and no query, and curl does not rewrite
                             the path (a webhook: what the site's prefix rule matched) */
-} http_options_t;
+} http_opts_t;
 
 typedef struct {
     http_method_t method;
@@ -115,7 +115,7 @@ typedef struct http_client http_client_t;
 /* Create a client.  *out receives it on success (caller frees with
  * http_client_free()).  SLUICE_EINVAL for a bad or insecure URL,
  * SLUICE_ENOMEM, SLUICE_ETRANSPORT when curl cannot be set up. */
-sluice_err http_client_new(http_client_t **out, const http_options_t *opts, sluice_error_t *err);
+sluice_err http_client_new(http_client_t **out, const http_opts_t *opts, sluice_error_t *err);
 
 /* NULL-safe. */
 void http_client_free(http_client_t *c);

@@ -133,7 +133,7 @@ static unsigned char *read_key(size_t *len)
 /* A token for the job user minted with the testbed's HS256 key. */
 static char *mint(long lifespan)
 {
-    sluice_token_mint_options_t mo;
+    sluice_token_mint_opts_t mo;
     sluice_error_t err = SLUICE_ERROR_INIT;
     unsigned char *key = NULL;
     size_t key_len = 0;
@@ -153,8 +153,8 @@ static char *mint(long lifespan)
 
 static sluice_client_t *client_with(const char *url, sluice_auth_kind kind, const char *path)
 {
-    sluice_auth_options_t ao;
-    sluice_client_options_t co;
+    sluice_auth_opts_t ao;
+    sluice_client_opts_t co;
     sluice_auth_t *auth = NULL;
     sluice_client_t *c = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
@@ -467,8 +467,8 @@ Test(live_client, bad_token_is_auth)
 
     /* pinned: a submit with a bad token is uncertain, sent once */
     {
-        sluice_auth_options_t ao;
-        sluice_client_options_t co;
+        sluice_auth_opts_t ao;
+        sluice_client_opts_t co;
         sluice_auth_t *auth = NULL;
 
         memset(&ao, 0, sizeof(ao));

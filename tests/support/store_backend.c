@@ -65,7 +65,7 @@ void store_backend_teardown(void)
 
 sluice_err store_backend_open(sluice_store_t **out, const char *dir, sluice_error_t *err)
 {
-    sluice_store_options_t opts = SLUICE_STORE_OPTIONS_INIT;
+    sluice_store_opts_t opts = SLUICE_STORE_OPTS_INIT;
 
     opts.dir = dir;
     opts.url = store_backend_url();

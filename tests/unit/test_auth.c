@@ -89,7 +89,7 @@ static char *path_of(const char *name)
 
 static char *mint_hs(const char *key, const char *user, long life, int64_t now)
 {
-    sluice_token_mint_options_t m = SLUICE_TOKEN_MINT_OPTIONS_INIT;
+    sluice_token_mint_opts_t m = SLUICE_TOKEN_MINT_OPTS_INIT;
     sluice_error_t err = SLUICE_ERROR_INIT;
     char *tok = NULL;
 
@@ -150,7 +150,7 @@ Test(auth, token_text_forms)
 
 static sluice_auth_t *file_source(const char *path, int strict, sluice_error_t *err, int *rc)
 {
-    sluice_auth_options_t o = SLUICE_AUTH_OPTIONS_INIT;
+    sluice_auth_opts_t o = SLUICE_AUTH_OPTS_INIT;
     sluice_auth_t *a = NULL;
 
     o.kind = SLUICE_AUTH_TOKEN_FILE;
@@ -236,7 +236,7 @@ static sluice_auth_t *key_source(sluice_auth_kind kind,
                                  sluice_error_t *err,
                                  int *rc)
 {
-    sluice_auth_options_t o = SLUICE_AUTH_OPTIONS_INIT;
+    sluice_auth_opts_t o = SLUICE_AUTH_OPTS_INIT;
     sluice_auth_t *a = NULL;
 
     o.kind = kind;
@@ -326,7 +326,7 @@ Test(auth, hs256_mint_has_iat_exp_sun_and_verifies)
  * minimum (and never the key). */
 Test(auth, an_hs256_key_shorter_than_32_bytes_is_refused)
 {
-    sluice_token_mint_options_t m = SLUICE_TOKEN_MINT_OPTIONS_INIT;
+    sluice_token_mint_opts_t m = SLUICE_TOKEN_MINT_OPTS_INIT;
     sluice_error_t err = SLUICE_ERROR_INIT;
     static const char k31[] = "k-test-hs256-0123456789abcdefgh";
     sluice_auth_t *a;
@@ -480,7 +480,7 @@ Test(auth, rs256_mint_carries_kid_and_verifies_with_the_public_key)
 Test(auth, env_source_and_headers)
 {
     char *t = mint_hs(KEY32, "bob", 1800, fake_now);
-    sluice_auth_options_t o = SLUICE_AUTH_OPTIONS_INIT;
+    sluice_auth_opts_t o = SLUICE_AUTH_OPTS_INIT;
     sluice_error_t err = SLUICE_ERROR_INIT;
     sluice_auth_t *a = NULL;
     char **h = NULL;
@@ -579,7 +579,7 @@ static char *raw_token(const char *claims_json)
 
 static sluice_auth_t *file_source_as(const char *user, sluice_error_t *err, int *rc)
 {
-    sluice_auth_options_t o = SLUICE_AUTH_OPTIONS_INIT;
+    sluice_auth_opts_t o = SLUICE_AUTH_OPTS_INIT;
     sluice_auth_t *a = NULL;
 
     o.kind = SLUICE_AUTH_TOKEN_FILE;
@@ -706,7 +706,7 @@ Test(auth, rotated_token_for_another_user_is_refused)
 
 Test(auth, minted_token_needs_a_user)
 {
-    sluice_auth_options_t o = SLUICE_AUTH_OPTIONS_INIT;
+    sluice_auth_opts_t o = SLUICE_AUTH_OPTS_INIT;
     sluice_error_t err = SLUICE_ERROR_INIT;
     sluice_auth_t *a = NULL;
 

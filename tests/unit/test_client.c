@@ -101,8 +101,8 @@ static void push_fixture(int status, const char *version, const char *name)
 
 static void make_client(const char *version, long query_ms, size_t max_response, size_t chunk)
 {
-    sluice_auth_options_t ao = SLUICE_AUTH_OPTIONS_INIT;
-    sluice_client_options_t co = SLUICE_CLIENT_OPTIONS_INIT;
+    sluice_auth_opts_t ao = SLUICE_AUTH_OPTS_INIT;
+    sluice_client_opts_t co = SLUICE_CLIENT_OPTS_INIT;
     sluice_auth_t *auth = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
 
@@ -125,8 +125,8 @@ static void make_client(const char *version, long query_ms, size_t max_response,
 /* A pinned v0.0.43 client for `url` (no fake behind it). */
 static void make_client_at(const char *url)
 {
-    sluice_auth_options_t ao = SLUICE_AUTH_OPTIONS_INIT;
-    sluice_client_options_t co = SLUICE_CLIENT_OPTIONS_INIT;
+    sluice_auth_opts_t ao = SLUICE_AUTH_OPTS_INIT;
+    sluice_client_opts_t co = SLUICE_CLIENT_OPTS_INIT;
     sluice_auth_t *auth = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
 
@@ -838,8 +838,8 @@ Test(client, negotiation_with_a_bad_token_is_auth)
 
 Test(client, pinned_version_unknown_to_sluice_is_refused_at_creation)
 {
-    sluice_auth_options_t ao = SLUICE_AUTH_OPTIONS_INIT;
-    sluice_client_options_t co = SLUICE_CLIENT_OPTIONS_INIT;
+    sluice_auth_opts_t ao = SLUICE_AUTH_OPTS_INIT;
+    sluice_client_opts_t co = SLUICE_CLIENT_OPTS_INIT;
     sluice_auth_t *auth = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
 

@@ -131,7 +131,7 @@ Test(cmd_token, show_never_prints_the_signature)
 
 Test(cmd_token, expired_is_77_and_malformed_is_65)
 {
-    sluice_token_mint_options_t m = SLUICE_TOKEN_MINT_OPTIONS_INIT;
+    sluice_token_mint_opts_t m = SLUICE_TOKEN_MINT_OPTS_INIT;
     sluice_error_t err = SLUICE_ERROR_INIT;
     char *tok = NULL;
     char *out;

@@ -838,7 +838,7 @@ Test(config, plain_http_to_loopback_is_one_rule_for_the_file_and_the_client)
     for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         sluice_config_t *cfg = NULL;
         sluice_error_t err = SLUICE_ERROR_INIT;
-        http_options_t o;
+        http_opts_t o;
         http_client_t *c = NULL;
         char text[256];
 

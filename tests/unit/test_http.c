@@ -47,7 +47,7 @@ TestSuite(http, .init = setup, .fini = teardown, .timeout = 30);
 
 static void make_client(const char *url, size_t max_response, long total_ms)
 {
-    http_options_t o;
+    http_opts_t o;
     sluice_error_t err = SLUICE_ERROR_INIT;
     int i;
 
@@ -155,7 +155,7 @@ Test(http, an_exact_url_is_sent_byte_for_byte)
     http_request_t req = {HTTP_POST, HTTP_CLASS_SUBMIT, "", NULL, "{}", NULL};
     http_response_t resp = HTTP_RESPONSE_INIT;
     sluice_error_t err = SLUICE_ERROR_INIT;
-    http_options_t o;
+    http_opts_t o;
     char url[256];
 
     snprintf(url, sizeof(url), "%s/hooks/./a/../b/", fake_url(fs));
@@ -356,7 +356,7 @@ static void count_warnings(int level, const char *msg, void *arg)
 
 Test(http, plain_http_to_non_loopback_is_refused_without_opt_in)
 {
-    http_options_t o;
+    http_opts_t o;
     sluice_error_t err = SLUICE_ERROR_INIT;
     http_client_t *c = NULL;
 
@@ -404,7 +404,7 @@ Test(http, loopback_hosts)
 
 Test(http, tls_no_verify_warns)
 {
-    http_options_t o;
+    http_opts_t o;
     sluice_error_t err = SLUICE_ERROR_INIT;
     http_client_t *c = NULL;
 
@@ -431,7 +431,7 @@ static void capture(int level, const char *msg, void *arg)
 
 Test(http, debug_output_never_contains_the_token)
 {
-    http_options_t o;
+    http_opts_t o;
     fake_response_t r = {.status = 401, .body = "Authentication failure"};
     http_request_t req = {HTTP_GET, HTTP_CLASS_QUERY, "/slurm/v0.0.40/jobs", NULL,
                           NULL,     auth_headers};
@@ -537,7 +537,7 @@ Test(http, auth_failure_invalidate_and_retry_with_a_rotated_token)
     http_request_t req = {HTTP_GET, HTTP_CLASS_QUERY, "/slurm/v0.0.40/jobs", NULL, NULL, NULL};
     http_response_t resp = HTTP_RESPONSE_INIT;
     sluice_error_t err = SLUICE_ERROR_INIT;
-    sluice_auth_options_t ao = SLUICE_AUTH_OPTIONS_INIT;
+    sluice_auth_opts_t ao = SLUICE_AUTH_OPTS_INIT;
     sluice_auth_t *auth = NULL;
     rest_outcome_t o;
     char **hdrs = NULL;

@@ -2844,8 +2844,8 @@ static char *rest_fixture(const char *name)
 /* A client for http://127.0.0.1:port, pinned to v0.0.43, HS256 tokens. */
 static sluice_client_t *rest_client(int port)
 {
-    sluice_auth_options_t ao = SLUICE_AUTH_OPTIONS_INIT;
-    sluice_client_options_t co = SLUICE_CLIENT_OPTIONS_INIT;
+    sluice_auth_opts_t ao = SLUICE_AUTH_OPTS_INIT;
+    sluice_client_opts_t co = SLUICE_CLIENT_OPTS_INIT;
     sluice_auth_t *auth = NULL;
     sluice_client_t *c = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;

@@ -71,8 +71,8 @@ static char keypath[64];
 
 static sluice_client_t *client_at(const char *url)
 {
-    sluice_auth_options_t ao = SLUICE_AUTH_OPTIONS_INIT;
-    sluice_client_options_t co = SLUICE_CLIENT_OPTIONS_INIT;
+    sluice_auth_opts_t ao = SLUICE_AUTH_OPTS_INIT;
+    sluice_client_opts_t co = SLUICE_CLIENT_OPTS_INIT;
     sluice_auth_t *auth = NULL;
     sluice_client_t *c = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;

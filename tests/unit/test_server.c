@@ -964,7 +964,7 @@ static sluice_err https(uint16_t p,
                         http_response_t *resp,
                         sluice_error_t *err)
 {
-    http_options_t ho;
+    http_opts_t ho;
     http_client_t *hc = NULL;
     http_request_t rq;
     char url[64], cafile[256], auth[128];

@@ -379,8 +379,8 @@ static void push(int status, const char *body)
 
 static void init_client(void)
 {
-    sluice_auth_options_t ao = SLUICE_AUTH_OPTIONS_INIT;
-    sluice_client_options_t co = SLUICE_CLIENT_OPTIONS_INIT;
+    sluice_auth_opts_t ao = SLUICE_AUTH_OPTS_INIT;
+    sluice_client_opts_t co = SLUICE_CLIENT_OPTS_INIT;
     sluice_auth_t *auth = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
     char why[512] = "";

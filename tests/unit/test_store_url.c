@@ -44,7 +44,7 @@ TestSuite(store_url, .init = setup, .fini = teardown, .timeout = 60);
  * returned in `text`. */
 static void open_fails(const char *url, const char *pwfile, sluice_err code, char *text, size_t n)
 {
-    sluice_store_options_t so = SLUICE_STORE_OPTIONS_INIT;
+    sluice_store_opts_t so = SLUICE_STORE_OPTS_INIT;
     sluice_error_t err = SLUICE_ERROR_INIT;
     sluice_store_t *s = NULL;
 
