@@ -68,6 +68,7 @@ typedef enum {
  * the call (and, for the getenv and stat functions, until the prepared
  * launch is committed). */
 typedef struct {
+    unsigned int version; /* SLUICE_ACCEPT_OPTS_VERSION: first, always */
     /* The study runtime (may be NULL): the request's `study` is looked up
      * in it.  A study it does not know (or any study, when there is no
      * runtime) is refused at the PARSE stage: SLUICE_EINVAL, "study:
@@ -105,11 +106,16 @@ typedef struct {
     const char *cluster;
 } sluice_accept_opts_t;
 
-/* Every field zero: each one's documented default. */
-#define SLUICE_ACCEPT_OPTS_INIT                                                                    \
-    {                                                                                              \
-        0                                                                                          \
-    }
+/* Every field but `version` zero: each one's documented default. */
+#define SLUICE_ACCEPT_OPTS_VERSION 1
+#define SLUICE_ACCEPT_OPTS_INIT SLUICE_OPTS_INIT_V(SLUICE_ACCEPT_OPTS_VERSION)
+
+/* Initialise `opts` as SLUICE_ACCEPT_OPTS_INIT does, for `version`
+ * (pass SLUICE_ACCEPT_OPTS_VERSION).  SLUICE_EINVAL for NULL or a version
+ * this library does not know (`opts` is then untouched). */
+SLUICE_API sluice_err sluice_accept_opts_init(sluice_accept_opts_t *opts,
+                                              unsigned int version,
+                                              sluice_error_t *err);
 
 /* A request judged and rendered, ready to be committed. */
 typedef struct sluice_accept sluice_accept_t;

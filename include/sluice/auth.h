@@ -61,9 +61,10 @@ typedef int64_t (*sluice_clock_fn)(void *arg);
 
 #define SLUICE_AUTH_DEFAULT_LIFESPAN 1800
 
-/* Options; zero-initialise and fill what you need.  Strings are copied by
+/* Options; start from SLUICE_AUTH_OPTS_INIT and fill what you need.  Strings are copied by
  * sluice_auth_new(). */
 typedef struct {
+    unsigned int version; /* SLUICE_AUTH_OPTS_VERSION: first, always */
     sluice_auth_kind kind;
     const char *user;        /* X-SLURM-USER-NAME and the `sun` claim of minted tokens; NULL:
                                 the token's own user (see sluice_auth_new()) */
@@ -77,12 +78,17 @@ typedef struct {
     void *clock_arg;
 } sluice_auth_opts_t;
 
-/* Every field zero: each one's documented default.  Declare options as
+/* Every field but `version` zero: each one's documented default.  Declare options as
  * `sluice_auth_opts_t o = SLUICE_AUTH_OPTS_INIT;` and set what differs. */
-#define SLUICE_AUTH_OPTS_INIT                                                                      \
-    {                                                                                              \
-        0                                                                                          \
-    }
+#define SLUICE_AUTH_OPTS_VERSION 1
+#define SLUICE_AUTH_OPTS_INIT SLUICE_OPTS_INIT_V(SLUICE_AUTH_OPTS_VERSION)
+
+/* Initialise `opts` as SLUICE_AUTH_OPTS_INIT does, for `version`
+ * (pass SLUICE_AUTH_OPTS_VERSION).  SLUICE_EINVAL for NULL or a version
+ * this library does not know (`opts` is then untouched). */
+SLUICE_API sluice_err sluice_auth_opts_init(sluice_auth_opts_t *opts,
+                                            unsigned int version,
+                                            sluice_error_t *err);
 
 typedef struct sluice_auth sluice_auth_t;
 
@@ -180,6 +186,7 @@ SLUICE_API sluice_err sluice_key_load(const char *path,
 SLUICE_API sluice_err sluice_token_inspect(const char *token, json_t **out, sluice_error_t *err);
 
 typedef struct {
+    unsigned int version; /* SLUICE_TOKEN_MINT_OPTS_VERSION: first, always */
     sluice_jwt_alg alg;
     const unsigned char *key; /* HS256: raw secret; RS256: private key PEM */
     size_t key_len;
@@ -189,12 +196,17 @@ typedef struct {
     int64_t now;      /* iat; 0: time(NULL) */
 } sluice_token_mint_opts_t;
 
-/* Every field zero: each one's documented default.  Declare options as
+/* Every field but `version` zero: each one's documented default.  Declare options as
  * `sluice_token_mint_opts_t o = SLUICE_TOKEN_MINT_OPTS_INIT;` and set what differs. */
-#define SLUICE_TOKEN_MINT_OPTS_INIT                                                                \
-    {                                                                                              \
-        0                                                                                          \
-    }
+#define SLUICE_TOKEN_MINT_OPTS_VERSION 1
+#define SLUICE_TOKEN_MINT_OPTS_INIT SLUICE_OPTS_INIT_V(SLUICE_TOKEN_MINT_OPTS_VERSION)
+
+/* Initialise `opts` as SLUICE_TOKEN_MINT_OPTS_INIT does, for `version`
+ * (pass SLUICE_TOKEN_MINT_OPTS_VERSION).  SLUICE_EINVAL for NULL or a version
+ * this library does not know (`opts` is then untouched). */
+SLUICE_API sluice_err sluice_token_mint_opts_init(sluice_token_mint_opts_t *opts,
+                                                  unsigned int version,
+                                                  sluice_error_t *err);
 
 /* Mint a token with claims iat, exp = iat + lifespan, sun.  *out: caller
  * frees with free().  SLUICE_EINVAL for an HS256 key shorter than

@@ -245,9 +245,10 @@ typedef struct {
                               served (on /slurmdb/: no accounting); outcome UNAVAILABLE */
 } sluice_call_t;
 
-/* Everything the client needs; zero-initialise and fill what you need.
+/* Everything the client needs; start from SLUICE_CLIENT_OPTS_INIT and fill what you need.
  * Strings are borrowed for the duration of sluice_client_new(). */
 typedef struct {
+    unsigned int version;    /* SLUICE_CLIENT_OPTS_VERSION: first, always */
     const char *url;         /* https://h:p, http://127.0.0.1:p, unix:/path */
     const char *api_version; /* "auto" (NULL too) or a pinned "v0.0.NN" */
     int allow_insecure_http;
@@ -262,12 +263,17 @@ typedef struct {
     sluice_auth_t *auth;     /* required; the client takes ownership on success */
 } sluice_client_opts_t;
 
-/* Every field zero: each one's documented default.  Declare options as
+/* Every field but `version` zero: each one's documented default.  Declare options as
  * `sluice_client_opts_t o = SLUICE_CLIENT_OPTS_INIT;` and set what differs. */
-#define SLUICE_CLIENT_OPTS_INIT                                                                    \
-    {                                                                                              \
-        0                                                                                          \
-    }
+#define SLUICE_CLIENT_OPTS_VERSION 1
+#define SLUICE_CLIENT_OPTS_INIT SLUICE_OPTS_INIT_V(SLUICE_CLIENT_OPTS_VERSION)
+
+/* Initialise `opts` as SLUICE_CLIENT_OPTS_INIT does, for `version`
+ * (pass SLUICE_CLIENT_OPTS_VERSION).  SLUICE_EINVAL for NULL or a version
+ * this library does not know (`opts` is then untouched). */
+SLUICE_API sluice_err sluice_client_opts_init(sluice_client_opts_t *opts,
+                                              unsigned int version,
+                                              sluice_error_t *err);
 
 typedef struct sluice_client sluice_client_t;
 

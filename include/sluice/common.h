@@ -17,4 +17,20 @@
 #define SLUICE_WARN_UNUSED
 #endif
 
+/* The initialiser of a versioned options struct (every `sluice_*_opts_t`):
+ * its `version` member (always the first) set to `v`, every other member
+ * zero.  Each header defines SLUICE_<NAME>_OPTS_INIT with it; see
+ * docs/architecture.md, "The public API and ABI". */
+#ifdef __cplusplus
+#define SLUICE_OPTS_INIT_V(v)                                                                      \
+    {                                                                                              \
+        (v)                                                                                        \
+    }
+#else
+#define SLUICE_OPTS_INIT_V(v)                                                                      \
+    {                                                                                              \
+        .version = (v)                                                                             \
+    }
+#endif
+
 #endif /* SLUICE_COMMON_H */

@@ -73,8 +73,9 @@ typedef const char *(*sluice_getenv_fn)(const char *name, void *arg);
 
 /* Inputs of sluice_config_load().  Every member may be zero/NULL. */
 typedef struct {
-    const char *path; /* site YAML file; NULL = none */
-    const char *text; /* or: YAML text in memory (used when path is NULL) */
+    unsigned int version; /* SLUICE_CONFIG_OPTS_VERSION: first, always */
+    const char *path;     /* site YAML file; NULL = none */
+    const char *text;     /* or: YAML text in memory (used when path is NULL) */
     size_t text_len;
     const char *text_name;      /* name used in messages for `text` ("<memory>") */
     const char *const *envp;    /* "NAME=value" array, NULL-terminated */
@@ -85,12 +86,17 @@ typedef struct {
     bool no_required; /* skip "required" checks (rest.url, storage.root, sandbox) */
 } sluice_config_opts_t;
 
-/* Every field zero: each one's documented default.  Declare options as
+/* Every field but `version` zero: each one's documented default.  Declare options as
  * `sluice_config_opts_t o = SLUICE_CONFIG_OPTS_INIT;` and set what differs. */
-#define SLUICE_CONFIG_OPTS_INIT                                                                    \
-    {                                                                                              \
-        0                                                                                          \
-    }
+#define SLUICE_CONFIG_OPTS_VERSION 1
+#define SLUICE_CONFIG_OPTS_INIT SLUICE_OPTS_INIT_V(SLUICE_CONFIG_OPTS_VERSION)
+
+/* Initialise `opts` as SLUICE_CONFIG_OPTS_INIT does, for `version`
+ * (pass SLUICE_CONFIG_OPTS_VERSION).  SLUICE_EINVAL for NULL or a version
+ * this library does not know (`opts` is then untouched). */
+SLUICE_API sluice_err sluice_config_opts_init(sluice_config_opts_t *opts,
+                                              unsigned int version,
+                                              sluice_error_t *err);
 
 /* Build the validated site model.  On success *out receives a new object
  * (caller frees with sluice_config_free()); on failure *out is untouched and

@@ -183,6 +183,7 @@ typedef struct {
 typedef void (*sluice_launcher_transition_fn)(const sluice_launcher_transition_t *t, void *arg);
 
 typedef struct {
+    unsigned int version;  /* SLUICE_LAUNCHER_OPTS_VERSION: first, always */
     sluice_store_t *store; /* required, borrowed; must outlive the launcher */
     sluice_cluster_ops_t cluster;
     sluice_staging_ops_t staging;
@@ -247,12 +248,17 @@ typedef struct {
     bool store_locked;
 } sluice_launcher_opts_t;
 
-/* Every field zero: each one's documented default.  Declare options as
+/* Every field but `version` zero: each one's documented default.  Declare options as
  * `sluice_launcher_opts_t o = SLUICE_LAUNCHER_OPTS_INIT;` and set what differs. */
-#define SLUICE_LAUNCHER_OPTS_INIT                                                                  \
-    {                                                                                              \
-        0                                                                                          \
-    }
+#define SLUICE_LAUNCHER_OPTS_VERSION 1
+#define SLUICE_LAUNCHER_OPTS_INIT SLUICE_OPTS_INIT_V(SLUICE_LAUNCHER_OPTS_VERSION)
+
+/* Initialise `opts` as SLUICE_LAUNCHER_OPTS_INIT does, for `version`
+ * (pass SLUICE_LAUNCHER_OPTS_VERSION).  SLUICE_EINVAL for NULL or a version
+ * this library does not know (`opts` is then untouched). */
+SLUICE_API sluice_err sluice_launcher_opts_init(sluice_launcher_opts_t *opts,
+                                                unsigned int version,
+                                                sluice_error_t *err);
 
 typedef struct sluice_launcher sluice_launcher_t;
 

@@ -38,15 +38,21 @@ extern "C" {
 
 /* Options; start from SLUICE_LEADER_OPTS_INIT. */
 typedef struct {
+    unsigned int version;   /* SLUICE_LEADER_OPTS_VERSION: first, always */
     const char *replica_id; /* NULL or "": $SLUICE_REPLICA_ID, else <hostname>:<pid> */
     int64_t lease_ms;       /* 0: 8000 */
     int64_t renew_ms;       /* 0: 2000; must be less than lease_ms / 2 */
 } sluice_leader_opts_t;
 
-#define SLUICE_LEADER_OPTS_INIT                                                                    \
-    {                                                                                              \
-        NULL, 0, 0                                                                                 \
-    }
+#define SLUICE_LEADER_OPTS_VERSION 1
+#define SLUICE_LEADER_OPTS_INIT SLUICE_OPTS_INIT_V(SLUICE_LEADER_OPTS_VERSION)
+
+/* Initialise `opts` as SLUICE_LEADER_OPTS_INIT does, for `version`
+ * (pass SLUICE_LEADER_OPTS_VERSION).  SLUICE_EINVAL for NULL or a version
+ * this library does not know (`opts` is then untouched). */
+SLUICE_API sluice_err sluice_leader_opts_init(sluice_leader_opts_t *opts,
+                                              unsigned int version,
+                                              sluice_error_t *err);
 
 typedef enum {
     SLUICE_ROLE_STANDALONE = 0, /* no replicas: the only supervisor of its store */

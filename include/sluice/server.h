@@ -66,6 +66,7 @@ typedef struct {
 } sluice_server_cluster_t;
 
 typedef struct {
+    unsigned int version;             /* SLUICE_SERVER_OPTS_VERSION: first, always */
     sluice_launcher_t *launcher;      /* required, borrowed (the first cluster's) */
     sluice_store_t *store;            /* required, borrowed (the launcher's store); the
                                          server sets its commit callback
@@ -155,12 +156,17 @@ typedef struct {
     sluice_leader_t *leader;
 } sluice_server_opts_t;
 
-/* Every field zero: each one's documented default.  Declare options as
+/* Every field but `version` zero: each one's documented default.  Declare options as
  * `sluice_server_opts_t o = SLUICE_SERVER_OPTS_INIT;` and set what differs. */
-#define SLUICE_SERVER_OPTS_INIT                                                                    \
-    {                                                                                              \
-        0                                                                                          \
-    }
+#define SLUICE_SERVER_OPTS_VERSION 1
+#define SLUICE_SERVER_OPTS_INIT SLUICE_OPTS_INIT_V(SLUICE_SERVER_OPTS_VERSION)
+
+/* Initialise `opts` as SLUICE_SERVER_OPTS_INIT does, for `version`
+ * (pass SLUICE_SERVER_OPTS_VERSION).  SLUICE_EINVAL for NULL or a version
+ * this library does not know (`opts` is then untouched). */
+SLUICE_API sluice_err sluice_server_opts_init(sluice_server_opts_t *opts,
+                                              unsigned int version,
+                                              sluice_error_t *err);
 
 /* Connections accepted past max_connections only to be told 503. */
 #define SLUICE_SERVER_CONN_SPARE 64u

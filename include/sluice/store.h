@@ -81,7 +81,7 @@ SLUICE_API sluice_err sluice_store_open(sluice_store_t **out, const char *dir, s
  * SLUICE_STORE_OPTS_INIT and set what differs; every pointer is
  * borrowed for the call (the store keeps copies). */
 typedef struct {
-    int version;               /* SLUICE_STORE_OPTS_VERSION */
+    unsigned int version;      /* SLUICE_STORE_OPTS_VERSION: first, always */
     const char *dir;           /* the state directory (lock file, staging); NULL: the
                                 * default (sluice_store_default_dir()) */
     const char *url;           /* NULL or "": SQLite, `sluice.db` in `dir`;
@@ -93,10 +93,14 @@ typedef struct {
 } sluice_store_opts_t;
 
 #define SLUICE_STORE_OPTS_VERSION 1
-#define SLUICE_STORE_OPTS_INIT                                                                     \
-    {                                                                                              \
-        SLUICE_STORE_OPTS_VERSION, NULL, NULL, NULL                                                \
-    }
+#define SLUICE_STORE_OPTS_INIT SLUICE_OPTS_INIT_V(SLUICE_STORE_OPTS_VERSION)
+
+/* Initialise `opts` as SLUICE_STORE_OPTS_INIT does, for `version`
+ * (pass SLUICE_STORE_OPTS_VERSION).  SLUICE_EINVAL for NULL or a version
+ * this library does not know (`opts` is then untouched). */
+SLUICE_API sluice_err sluice_store_opts_init(sluice_store_opts_t *opts,
+                                             unsigned int version,
+                                             sluice_error_t *err);
 
 /* Open the store that `opts` names.  Without a URL this is
  * sluice_store_open(opts->dir).  With a PostgreSQL URL: the state directory

@@ -37,6 +37,7 @@ extern "C" {
 /* Options; start from SLUICE_SUPERVISOR_OPTS_INIT.  Borrowed for the
  * lifetime of the supervisor. */
 typedef struct {
+    unsigned int version; /* SLUICE_SUPERVISOR_OPTS_VERSION: first, always */
     /* The store directory; NULL: the store's default ($SLUICE_STATE_DIR,
      * /var/lib/sluice for root, else $XDG_STATE_HOME/sluice). */
     const char *state_dir;
@@ -53,11 +54,16 @@ typedef struct {
     int replicas;
 } sluice_supervisor_opts_t;
 
-/* Every field zero: each one's documented default. */
-#define SLUICE_SUPERVISOR_OPTS_INIT                                                                \
-    {                                                                                              \
-        0                                                                                          \
-    }
+/* Every field but `version` zero: each one's documented default. */
+#define SLUICE_SUPERVISOR_OPTS_VERSION 1
+#define SLUICE_SUPERVISOR_OPTS_INIT SLUICE_OPTS_INIT_V(SLUICE_SUPERVISOR_OPTS_VERSION)
+
+/* Initialise `opts` as SLUICE_SUPERVISOR_OPTS_INIT does, for `version`
+ * (pass SLUICE_SUPERVISOR_OPTS_VERSION).  SLUICE_EINVAL for NULL or a version
+ * this library does not know (`opts` is then untouched). */
+SLUICE_API sluice_err sluice_supervisor_opts_init(sluice_supervisor_opts_t *opts,
+                                                  unsigned int version,
+                                                  sluice_error_t *err);
 
 typedef struct sluice_supervisor sluice_supervisor_t;
 

@@ -29,6 +29,7 @@
 
 #include <sluice/log.h>
 
+#include "base/opts.h"
 #include "base/wipe.h"
 #include "server_access.h"
 #include "server_util.h"
@@ -381,7 +382,11 @@ out:
 
 sluice_err server_check_opts(const sluice_server_opts_t *opts, sluice_error_t *err)
 {
-    if (opts == NULL || opts->launcher == NULL || opts->store == NULL || opts->cfg == NULL)
+    if (opts == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "server: no options");
+    if (opts_check_version("server", opts->version, SLUICE_SERVER_OPTS_VERSION, err) != SLUICE_OK)
+        return SLUICE_EINVAL;
+    if (opts->launcher == NULL || opts->store == NULL || opts->cfg == NULL)
         return sluice_errorf(err, SLUICE_EINVAL, "server: launcher, store and config are required");
     if (opts->listen == NULL && opts->socket_path == NULL)
         return sluice_errorf(err, SLUICE_EINVAL,
@@ -570,4 +575,12 @@ int server_unix_listen(const char *path, unsigned mode, const char *group, sluic
         return -1;
     }
     return fd;
+}
+
+sluice_err
+sluice_server_opts_init(sluice_server_opts_t *opts, unsigned int version, sluice_error_t *err)
+{
+    static const sluice_server_opts_t tmpl = SLUICE_SERVER_OPTS_INIT;
+
+    return opts_init(opts, &tmpl, sizeof(tmpl), "server", version, SLUICE_SERVER_OPTS_VERSION, err);
 }

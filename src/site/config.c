@@ -16,6 +16,7 @@
 
 #include <sluice/config.h>
 
+#include "base/opts.h"
 #include "config_int.h"
 
 /* Does the top level name a non-empty `clusters:`?  (Its shape is checked
@@ -42,6 +43,9 @@ sluice_config_load(const sluice_config_opts_t *opts, sluice_config_t **out, slui
 
     if (!opts || !out)
         return sluice_errorf(err, SLUICE_EINVAL, "sluice_config_load: NULL argument");
+    if ((rc = opts_check_version("config", opts->version, SLUICE_CONFIG_OPTS_VERSION, err)) !=
+        SLUICE_OK)
+        return rc;
     memset(&c, 0, sizeof(c));
     c.err = err;
     c.file = opts->path ? opts->path : (opts->text_name ? opts->text_name : "<config>");
@@ -194,4 +198,12 @@ sluice_config_source_t sluice_config_source(const sluice_config_t *cfg, const ch
     if (!cfg || !key || !(f = cfg_find_field(key)))
         return SLUICE_SRC_DEFAULT;
     return (sluice_config_source_t)cfg->priv->src[f - cfg_fields];
+}
+
+sluice_err
+sluice_config_opts_init(sluice_config_opts_t *opts, unsigned int version, sluice_error_t *err)
+{
+    static const sluice_config_opts_t tmpl = SLUICE_CONFIG_OPTS_INIT;
+
+    return opts_init(opts, &tmpl, sizeof(tmpl), "config", version, SLUICE_CONFIG_OPTS_VERSION, err);
 }

@@ -19,6 +19,7 @@
 #include <sluice/auth.h>
 
 #include "auth.h"
+#include "base/opts.h"
 
 /* ---- minting and verification ---------------------------------------- */
 
@@ -31,7 +32,12 @@ sluice_err sluice_token_mint(const sluice_token_mint_opts_t *o, char **out, slui
     sluice_err rc = SLUICE_OK;
     const char *kid;
 
-    if (o == NULL || out == NULL || o->key == NULL || o->key_len == 0)
+    if (o == NULL || out == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "mint: options and out are required");
+    if ((rc = opts_check_version("token_mint", o->version, SLUICE_TOKEN_MINT_OPTS_VERSION, err)) !=
+        SLUICE_OK)
+        return rc;
+    if (o->key == NULL || o->key_len == 0)
         return sluice_errorf(err, SLUICE_EINVAL, "mint: a key is required");
     if (o->user == NULL || o->user[0] == '\0')
         return sluice_errorf(err, SLUICE_EINVAL, "mint: a user (sun claim) is required");
@@ -128,4 +134,14 @@ out:
     json_decref(h);
     json_decref(c);
     return rc;
+}
+
+sluice_err sluice_token_mint_opts_init(sluice_token_mint_opts_t *opts,
+                                       unsigned int version,
+                                       sluice_error_t *err)
+{
+    static const sluice_token_mint_opts_t tmpl = SLUICE_TOKEN_MINT_OPTS_INIT;
+
+    return opts_init(opts, &tmpl, sizeof(tmpl), "token_mint", version,
+                     SLUICE_TOKEN_MINT_OPTS_VERSION, err);
 }

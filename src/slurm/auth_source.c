@@ -32,6 +32,7 @@
 #include <sluice/log.h>
 
 #include "auth.h"
+#include "base/opts.h"
 
 #define DEFAULT_WARN_BEFORE 300
 
@@ -259,6 +260,9 @@ sluice_err sluice_auth_new(sluice_auth_t **out, const sluice_auth_opts_t *opts, 
 
     if (out == NULL || opts == NULL)
         return sluice_errorf(err, SLUICE_EINVAL, "auth: no options");
+    if ((rc = opts_check_version("auth", opts->version, SLUICE_AUTH_OPTS_VERSION, err)) !=
+        SLUICE_OK)
+        return rc;
     if (opts->kind != SLUICE_AUTH_ENV && (opts->path == NULL || opts->path[0] == '\0'))
         return sluice_errorf(err, SLUICE_EINVAL, "auth: a token or key file path is required");
     if (opts->kind < SLUICE_AUTH_TOKEN_FILE || opts->kind > SLUICE_AUTH_ENV)
@@ -432,4 +436,12 @@ const char *sluice_auth_user(const sluice_auth_t *a)
 const char *sluice_auth_user_claim(const sluice_auth_t *a)
 {
     return a != NULL ? a->user_claim : NULL;
+}
+
+sluice_err
+sluice_auth_opts_init(sluice_auth_opts_t *opts, unsigned int version, sluice_error_t *err)
+{
+    static const sluice_auth_opts_t tmpl = SLUICE_AUTH_OPTS_INIT;
+
+    return opts_init(opts, &tmpl, sizeof(tmpl), "auth", version, SLUICE_AUTH_OPTS_VERSION, err);
 }

@@ -33,6 +33,7 @@
 #include <sluice/log.h>
 
 #include "base/log_episode.h"
+#include "base/opts.h"
 #include "client_int.h"
 #include "site/config_model.h"
 #include "transport/http.h"
@@ -389,7 +390,12 @@ sluice_client_new(sluice_client_t **out, const sluice_client_opts_t *opts, sluic
     http_opts_t ho;
     sluice_err rc = SLUICE_OK;
 
-    if (out == NULL || opts == NULL || opts->url == NULL || opts->auth == NULL)
+    if (out == NULL || opts == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "client: url and auth are required");
+    if ((rc = opts_check_version("client", opts->version, SLUICE_CLIENT_OPTS_VERSION, err)) !=
+        SLUICE_OK)
+        return rc;
+    if (opts->url == NULL || opts->auth == NULL)
         return sluice_errorf(err, SLUICE_EINVAL, "client: url and auth are required");
     c = calloc(1, sizeof(*c));
     if (c == NULL)
@@ -781,4 +787,12 @@ sluice_err client_get_json(sluice_client_t *c,
     rc = client_exchange(c, &r, root, call, err);
     free(path);
     return rc;
+}
+
+sluice_err
+sluice_client_opts_init(sluice_client_opts_t *opts, unsigned int version, sluice_error_t *err)
+{
+    static const sluice_client_opts_t tmpl = SLUICE_CLIENT_OPTS_INIT;
+
+    return opts_init(opts, &tmpl, sizeof(tmpl), "client", version, SLUICE_CLIENT_OPTS_VERSION, err);
 }

@@ -20,6 +20,7 @@
 #include <sluice/log.h>
 #include <sluice/store.h>
 
+#include "base/opts.h"
 #include "base/urlsafe.h"
 #include "store_int.h"
 
@@ -122,6 +123,9 @@ sluice_store_open_with(sluice_store_t **out, const sluice_store_opts_t *opts, sl
 
     if (out == NULL || opts == NULL)
         return sluice_errorf(err, SLUICE_EINVAL, "store open: out and options are required");
+    if ((rc = opts_check_version("store", opts->version, SLUICE_STORE_OPTS_VERSION, err)) !=
+        SLUICE_OK)
+        return rc;
     dir = opts->dir;
     url = opts->url != NULL && opts->url[0] != '\0' ? opts->url : NULL;
     if (url != NULL && !urlsafe_is_postgres(url)) {
@@ -288,4 +292,12 @@ sluice_err sluice_store_last_gseq(sluice_store_t *store, int64_t *out, sluice_er
     store_finalize(st);
     pthread_mutex_unlock(&store->mu);
     return rc;
+}
+
+sluice_err
+sluice_store_opts_init(sluice_store_opts_t *opts, unsigned int version, sluice_error_t *err)
+{
+    static const sluice_store_opts_t tmpl = SLUICE_STORE_OPTS_INIT;
+
+    return opts_init(opts, &tmpl, sizeof(tmpl), "store", version, SLUICE_STORE_OPTS_VERSION, err);
 }

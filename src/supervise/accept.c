@@ -33,6 +33,7 @@
 #include <sluice/ops.h>
 
 #include "base/json_text.h"
+#include "base/opts.h"
 #include "base/timing.h"
 
 struct sluice_accept {
@@ -223,6 +224,9 @@ sluice_err sluice_accept_prepare_value(sluice_accept_t **out,
     }
     if (opts == NULL)
         opts = &defaults;
+    if ((rc = opts_check_version("accept", opts->version, SLUICE_ACCEPT_OPTS_VERSION, err)) !=
+        SLUICE_OK)
+        goto out; /* the caller's mistake, not the request's: no stage */
     if ((a = calloc(1, sizeof(*a))) == NULL ||
         (opts->caller != NULL && (a->caller = strdup(opts->caller)) == NULL)) {
         rc = sluice_errorf(err, SLUICE_ENOMEM, "accept: out of memory");

@@ -10,8 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sluice/accept.h>
 #include <sluice/ops.h>
 
+#include "base/opts.h"
 #include "site/config_model.h"
 
 void sluice_launcher_opts_from_config(const sluice_config_t *cfg, sluice_launcher_opts_t *lo)
@@ -85,4 +87,21 @@ sluice_err sluice_launch_collect_secrets(const sluice_launch_t *launch,
 out:
     free(v);
     return rc;
+}
+
+sluice_err
+sluice_launcher_opts_init(sluice_launcher_opts_t *opts, unsigned int version, sluice_error_t *err)
+{
+    static const sluice_launcher_opts_t tmpl = SLUICE_LAUNCHER_OPTS_INIT;
+
+    return opts_init(opts, &tmpl, sizeof(tmpl), "launcher", version, SLUICE_LAUNCHER_OPTS_VERSION,
+                     err);
+}
+
+sluice_err
+sluice_accept_opts_init(sluice_accept_opts_t *opts, unsigned int version, sluice_error_t *err)
+{
+    static const sluice_accept_opts_t tmpl = SLUICE_ACCEPT_OPTS_INIT;
+
+    return opts_init(opts, &tmpl, sizeof(tmpl), "accept", version, SLUICE_ACCEPT_OPTS_VERSION, err);
 }

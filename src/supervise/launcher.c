@@ -53,6 +53,7 @@
 #include <sluice/log.h>
 
 #include "base/marker.h"
+#include "base/opts.h"
 #include "launcher_budget.h"
 #include "launcher_intake.h"
 #include "launcher_poll.h"
@@ -99,7 +100,12 @@ sluice_err sluice_launcher_new(sluice_launcher_t **out,
     int64_t now;
     sluice_err rc;
 
-    if (out == NULL || opts == NULL || opts->store == NULL)
+    if (out == NULL || opts == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "launcher: out, opts and opts->store required");
+    if ((rc = opts_check_version("launcher", opts->version, SLUICE_LAUNCHER_OPTS_VERSION, err)) !=
+        SLUICE_OK)
+        return rc;
+    if (opts->store == NULL)
         return sluice_errorf(err, SLUICE_EINVAL, "launcher: out, opts and opts->store required");
     if (opts->cluster.submit == NULL || opts->cluster.get_job == NULL ||
         opts->cluster.job_states == NULL || opts->cluster.find_live_by_name == NULL ||

@@ -39,6 +39,8 @@
 #include <sluice/leader.h>
 #include <sluice/log.h>
 
+#include "base/opts.h"
+
 #define DEFAULT_LEASE_MS 8000
 #define DEFAULT_RENEW_MS 2000
 
@@ -112,6 +114,9 @@ sluice_err sluice_leader_new(sluice_leader_t **out,
         return sluice_errorf(err, SLUICE_EINVAL, "leader: out and a store are required");
     if (opts == NULL)
         opts = &defaults;
+    if ((rc = opts_check_version("leader", opts->version, SLUICE_LEADER_OPTS_VERSION, err)) !=
+        SLUICE_OK)
+        return rc;
     if ((l = calloc(1, sizeof(*l))) == NULL)
         return sluice_errorf(err, SLUICE_ENOMEM, "leader: out of memory");
     l->lease_ms = opts->lease_ms > 0 ? opts->lease_ms : DEFAULT_LEASE_MS;
@@ -322,4 +327,12 @@ void sluice_leader_status(sluice_leader_t *l, sluice_leader_status_t *out)
     if (l->epoch > 0 && mono_ms() >= l->fresh_until)
         out->role = SLUICE_ROLE_FOLLOWER;
     pthread_mutex_unlock(&l->mu);
+}
+
+sluice_err
+sluice_leader_opts_init(sluice_leader_opts_t *opts, unsigned int version, sluice_error_t *err)
+{
+    static const sluice_leader_opts_t tmpl = SLUICE_LEADER_OPTS_INIT;
+
+    return opts_init(opts, &tmpl, sizeof(tmpl), "leader", version, SLUICE_LEADER_OPTS_VERSION, err);
 }

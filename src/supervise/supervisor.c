@@ -27,6 +27,7 @@
 #include <sluice/ops.h>
 #include <sluice/supervisor.h>
 
+#include "base/opts.h"
 #include "site/config_model.h"
 #include "webhooks.h"
 
@@ -74,6 +75,7 @@ static sluice_err open_cluster(sluice_supervisor_t *sup,
     if ((rc = sluice_client_new_from_config(&c->client, c->cfg, err)) != SLUICE_OK ||
         (rc = sluice_cluster_rest_new(&c->cluster, c->client, c->cfg, err)) != SLUICE_OK)
         return rc;
+    c->lo = (sluice_launcher_opts_t)SLUICE_LAUNCHER_OPTS_INIT;
     c->lo.store = sup->store;
     sluice_cluster_rest_ops(c->cluster, &c->lo.cluster);
     if ((rc = sluice_staging_ops_new(c->cfg, sup->store, &c->lo.staging, err)) != SLUICE_OK)
@@ -128,6 +130,9 @@ sluice_err sluice_supervisor_open(sluice_supervisor_t **out,
         return sluice_errorf(err, SLUICE_EINVAL, "supervisor: out and cfg are required");
     if (opts == NULL)
         opts = &defaults;
+    if ((rc = opts_check_version("supervisor", opts->version, SLUICE_SUPERVISOR_OPTS_VERSION,
+                                 err)) != SLUICE_OK)
+        return rc;
     if ((sup = calloc(1, sizeof(*sup))) == NULL || (sup->c = calloc(n, sizeof(*sup->c))) == NULL) {
         free(sup);
         return sluice_errorf(err, SLUICE_ENOMEM, "supervisor: out of memory");
@@ -241,4 +246,14 @@ sluice_client_t *sluice_supervisor_client(const sluice_supervisor_t *sup)
 sluice_leader_t *sluice_supervisor_leader(const sluice_supervisor_t *sup)
 {
     return sup ? sup->leader : NULL;
+}
+
+sluice_err sluice_supervisor_opts_init(sluice_supervisor_opts_t *opts,
+                                       unsigned int version,
+                                       sluice_error_t *err)
+{
+    static const sluice_supervisor_opts_t tmpl = SLUICE_SUPERVISOR_OPTS_INIT;
+
+    return opts_init(opts, &tmpl, sizeof(tmpl), "supervisor", version,
+                     SLUICE_SUPERVISOR_OPTS_VERSION, err);
 }

@@ -140,7 +140,7 @@ static char *mint(long lifespan)
     char *tok = NULL;
 
     key = read_key(&key_len);
-    memset(&mo, 0, sizeof(mo));
+    mo = (sluice_token_mint_opts_t)SLUICE_TOKEN_MINT_OPTS_INIT;
     mo.alg = SLUICE_JWT_HS256;
     mo.key = key;
     mo.key_len = key_len;
@@ -159,12 +159,12 @@ static sluice_client_t *client_with(const char *url, sluice_auth_kind kind, cons
     sluice_client_t *c = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
 
-    memset(&ao, 0, sizeof(ao));
+    ao = (sluice_auth_opts_t)SLUICE_AUTH_OPTS_INIT;
     ao.kind = kind;
     ao.path = path;
     ao.user = tb("SLUICE_TB_USER");
     cr_assert_eq(sluice_auth_new(&auth, &ao, &err), SLUICE_OK, "%s", err.text);
-    memset(&co, 0, sizeof(co));
+    co = (sluice_client_opts_t)SLUICE_CLIENT_OPTS_INIT;
     co.url = url;
     co.api_version = "auto";
     co.auth = auth;
@@ -471,12 +471,12 @@ Test(live_client, bad_token_is_auth)
         sluice_client_opts_t co;
         sluice_auth_t *auth = NULL;
 
-        memset(&ao, 0, sizeof(ao));
+        ao = (sluice_auth_opts_t)SLUICE_AUTH_OPTS_INIT;
         ao.kind = SLUICE_AUTH_TOKEN_FILE;
         ao.path = path;
         ao.user = tb("SLUICE_TB_USER");
         cr_assert_eq(sluice_auth_new(&auth, &ao, &err), SLUICE_OK, "%s", err.text);
-        memset(&co, 0, sizeof(co));
+        co = (sluice_client_opts_t)SLUICE_CLIENT_OPTS_INIT;
         co.url = tb("SLUICE_TB_REST_URL");
         co.api_version = tb("SLUICE_TB_REST_VERSION");
         co.auth = auth;

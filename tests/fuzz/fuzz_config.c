@@ -23,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     sluice_error_t err = SLUICE_ERROR_INIT;
     json_t *j = NULL;
 
-    memset(&o, 0, sizeof(o));
+    o = (sluice_config_opts_t)SLUICE_CONFIG_OPTS_INIT;
     o.text = (const char *)data;
     o.text_len = size;
     o.text_name = "fuzz.yaml";

@@ -195,7 +195,7 @@ int sfx_stop(server_fixture_t *fx)
 
 void sfx_server_opts(const server_fixture_t *fx, sluice_server_opts_t *so)
 {
-    memset(so, 0, sizeof(*so));
+    *so = (sluice_server_opts_t)SLUICE_SERVER_OPTS_INIT;
     so->launcher = fx->launcher;
     so->store = fx->store;
     so->cfg = fx->cfg;

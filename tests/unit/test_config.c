@@ -508,7 +508,7 @@ Test(config, unschedulable_switch_and_reason_list)
     cr_assert_not(cfg->launcher.fail_unschedulable);
     cr_assert_eq(sluice_config_source(cfg, "job_launcher.fail_unschedulable"), SLUICE_SRC_ENV);
     cr_assert_eq(cfg->launcher.unschedulable_reasons.n, 2);
-    memset(&lo, 0, sizeof(lo));
+    lo = (sluice_launcher_opts_t)SLUICE_LAUNCHER_OPTS_INIT;
     sluice_launcher_opts_from_config(cfg, &lo);
     cr_assert(lo.wait_unschedulable);
     cr_assert_eq(lo.n_unschedulable_reasons, 2);
