@@ -27,12 +27,11 @@
  * store's new events every WATCH_MS (a WAL reader in another process: no
  * request to the service, no lock the service waits for) to know when to
  * stop; the times come from the events themselves.  The service's CPU is
- * read when the last job id is seen, so at most WATCH_MS after it: at
- * 250 ms that window often held the launcher's first batched state read
- * after the last submit (on 22.05 a ~2 MB answer listing every job of the
- * round, 10-20 ms of CPU), polling work that is no part of a launch's
- * cost and that made the per-launch figure depend on where the watch's
- * tick fell.  The accept latency is
+ * read when the last job id is seen, so at most WATCH_MS after it, while
+ * the service idles (its batched state read is set an hour apart: see
+ * run_service()).  A tighter watch is no better: a WAL reader every few ms
+ * keeps the service's WAL from restarting, and its commits then grow the
+ * WAL and its index.  The accept latency is
  * each POST's send-to-answer time on the client.  It also prints the span
  * from the first `submit-started` event to the last `submitted` one: the
  * batch's marker commit, POSTs and answer commit, without the wait for the
@@ -97,7 +96,7 @@ extern char **environ;
 
 #define MAX_RUNS 8
 #define MAX_ROUNDS 20
-#define WATCH_MS 5
+#define WATCH_MS 100
 
 /* Every Slurm job this run made, for the final squeue check. */
 typedef struct {
