@@ -468,6 +468,10 @@ static void run_service(const char *bin,
      * takes it from there too, as store.url). */
     so.dir = dir;
     so.url = getenv("SLUICE_STORE_URL");
+    /* Never migrate the store of the service under measure: it may be an
+     * older sluice's (SLUICE_BIN_BEFORE), and the watch reads only the
+     * event log, the same in every schema. */
+    so.keep_schema = 1;
     if (sluice_store_open_with(&store, &so, &err) != SLUICE_OK ||
         sluice_store_last_gseq(store, &w.gseq, &err) != SLUICE_OK) {
         printf("serve-submit in_flight=%u: NOT RUN (store: %s)\n", in_flight, err.text);

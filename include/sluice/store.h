@@ -90,6 +90,12 @@ typedef struct {
     const char *password_file; /* PostgreSQL only: NULL (libpq's own
                                 * environment and PGPASSFILE), or a file
                                 * (0600, owned by us) in PGPASSFILE format */
+    /* 1: never migrate.  A store of an older schema is opened as it is, for
+     * a reader that reads only what every schema has (the event log), such
+     * as a benchmark watching the store of an older sluice's service; a
+     * newer schema is still refused.  Writes and reads of what changed may
+     * then fail.  0 (the default): migrate to this version at open. */
+    unsigned int keep_schema;
 } sluice_store_opts_t;
 
 #define SLUICE_STORE_OPTS_VERSION 1

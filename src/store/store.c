@@ -167,6 +167,7 @@ sluice_store_open_with(sluice_store_t **out, const sluice_store_opts_t *opts, sl
     }
     if ((rc = store_make_dirs(dir, err)) != SLUICE_OK)
         goto out;
+    s->keep_schema = opts->keep_schema != 0;
     if (url != NULL)
         rc = store_pg_open(s, url, s->password_file, err);
     else

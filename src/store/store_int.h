@@ -38,6 +38,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <jansson.h>
@@ -69,6 +70,7 @@ struct sluice_store {
     char *db_path;       /* SQLite: the file; PostgreSQL: the URL without a password */
     char *url;           /* PostgreSQL: as given (never with a password); else NULL */
     char *password_file; /* PostgreSQL: NULL or the password file's path */
+    bool keep_schema;    /* sluice_store_opts_t.keep_schema: never migrate */
     char *lock_path;
     int lock_fd;                      /* -1 unless we hold the supervisor lock */
     sluice_store_commit_fn on_commit; /* under mu (sluice_store_on_commit) */

@@ -654,8 +654,8 @@ static sluice_err migrate(sluice_store_t *s, sluice_error_t *err)
         if ((rc = pg_exec(s, "BEGIN IMMEDIATE", err)) != SLUICE_OK ||
             (rc = check_schema(s, &version, &fresh, err)) != SLUICE_OK)
             goto out;
-        if (version >= store_pg_n_migrations)
-            break;
+        if (version >= store_pg_n_migrations || (s->keep_schema && !fresh))
+            break; /* (keep_schema: as it is; a fresh schema is still made) */
         sluice_log(SLUICE_LOG_NOTICE, "store %s: migrating schema %" PRId64 " -> %" PRId64,
                    s->db_path, version, version + 1);
         if ((rc = pg_exec(s, store_pg_migrations[version], err)) != SLUICE_OK ||

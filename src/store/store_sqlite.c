@@ -537,8 +537,8 @@ static sluice_err migrate(sluice_store_t *s, sluice_error_t *err)
                                s->db_path, version, SLUICE_STORE_SCHEMA_VERSION);
             goto out;
         }
-        if (version >= N_MIGRATIONS)
-            break;
+        if (version >= N_MIGRATIONS || (s->keep_schema && version > 0))
+            break; /* (keep_schema: as it is; a fresh file still gets its schema) */
         sluice_log(SLUICE_LOG_NOTICE, "store %s: migrating schema %" PRId64 " -> %" PRId64,
                    s->db_path, version, version + 1);
         if ((rc = exec_sql(s, migrations[version], err)) != SLUICE_OK)

@@ -837,6 +837,40 @@ Test(store, every_event_records_the_state_after_it_and_its_gseq)
     sluice_store_close(s);
 }
 
+/* keep_schema opens an older store as it is (a reader of its event log)
+ * and leaves it for the older sluice that writes it; without it the open
+ * migrates. */
+Test(store, keep_schema_reads_an_older_store_without_migrating_it)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_store_t *s = open_store();
+    sluice_store_opts_t o = SLUICE_STORE_OPTS_INIT;
+    json_t *evs = NULL, *l = NULL;
+
+    make_launch(s, "k1", "x", 1000);
+    sluice_store_close(s);
+    store_backend_exec(db, store_backend_is_pg()
+                               ? STORE_BACKEND_UNDO_TEXTS "UPDATE sluice_schema SET version = 6"
+                               : STORE_BACKEND_UNDO_TEXTS "PRAGMA user_version = 6");
+    o.dir = dir;
+    o.url = store_backend_url();
+    o.keep_schema = 1;
+    s = NULL;
+    cr_assert_sluice_ok(sluice_store_open_with(&s, &o, &err), &err);
+    cr_assert_sluice_ok(sluice_store_read_events(s, "k1", 1, 0, &evs, &err), &err);
+    cr_assert_eq(json_array_size(evs), 1);
+    json_decref(evs);
+    cr_expect_neq(sluice_store_get_launch(s, "k1", &l, &err), SLUICE_OK,
+                  "schema 6 has no launch_texts: not migrated");
+    sluice_store_close(s);
+    s = open_store(); /* a plain open migrates */
+    cr_assert_sluice_ok(sluice_store_get_launch(s, "k1", &l, &err), &err);
+    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(l, "request"), "command")),
+                     "true");
+    json_decref(l);
+    sluice_store_close(s);
+}
+
 Test(store, migration_to_schema_2_fills_the_states_it_can_be_sure_of)
 {
     sluice_error_t err = SLUICE_ERROR_INIT;
