@@ -76,18 +76,6 @@ typedef struct {
     cli_progress_t progress; /* status line / heartbeat between transitions */
 } follow_t;
 
-/* The Slurm state an `observed` entry carries (context.jobs[0].state), or
- * NULL. */
-static const char *observed_state(const jdec_cur_t *ev)
-{
-    jdec_cur_t ctx, jobs, job;
-
-    jdec_member(&ctx, ev, "context");
-    jdec_member(&jobs, &ctx, "jobs");
-    jdec_item(&job, &jobs, 0);
-    return jdec_peek_string(&job, "state");
-}
-
 /* Fold the log entries not seen yet and print every transition short of
  * DONE (that line comes from the summary). */
 static void print_new_transitions(follow_t *f, const jdec_cur_t *l)
@@ -115,7 +103,7 @@ static void print_new_transitions(follow_t *f, const jdec_cur_t *l)
     {
         int64_t seq = jdec_peek_int(&e, "seq", 0);
         const char *name = jdec_peek_string(&e, "name");
-        const char *obs = observed_state(&e);
+        const char *obs = cli_observed_state(&e);
         sluice_error_t err = SLUICE_ERROR_INIT;
         sluice_fsm_event_type type;
         sluice_fsm_event_t ev;

@@ -48,9 +48,7 @@ static void print_job_ids(FILE *f, const jdec_cur_t *launch)
     }
 }
 
-/* The Slurm state an `observed` entry carries (context.jobs[0].state), or
- * NULL. */
-static const char *observed_state(const jdec_cur_t *ev)
+const char *cli_observed_state(const jdec_cur_t *ev)
 {
     jdec_cur_t ctx, jobs, job;
 
@@ -117,7 +115,7 @@ const char *cli_last_slurm_state(const json_t *events)
         jdec_item(&ev, &all, i);
         if (strcmp(jdec_peek_string_or(&ev, "name", ""), "observed") != 0)
             continue;
-        if ((st = observed_state(&ev)) != NULL)
+        if ((st = cli_observed_state(&ev)) != NULL)
             return st;
     }
     return "";

@@ -6,6 +6,8 @@
 
 #include <jansson.h>
 
+#include "base/jdec.h"
+
 /* One transition line (text) or object (json, one per line: launch_id,
  * event, state, result_code (null until DONE), slurm_state and reason (null
  * when unknown), elapsed_s (seconds, to the millisecond)). */
@@ -20,6 +22,9 @@ typedef struct {
 } cli_transition_t;
 
 void cli_print_transition(const cli_transition_t *t, int json);
+/* The Slurm state an `observed` log entry carries (context.jobs[0].state),
+ * or NULL: borrowed from the entry. */
+const char *cli_observed_state(const jdec_cur_t *ev);
 
 /* The transition line of a launch as it stands (the API's Launch): its
  * state, result and reason; elapsed from created_ms to the event that set

@@ -144,8 +144,7 @@ sluice_err sluice_store_created_launch(const sluice_store_launch_spec_t *spec,
                                        int64_t *version_out,
                                        sluice_error_t *err)
 {
-    json_t *l = NULL, *evs = NULL, *ev = NULL, *ctx = NULL;
-    sluice_err rc = SLUICE_OK;
+    json_t *l = NULL, *evs = NULL;
 
     if (spec == NULL || res == NULL || launch_out == NULL || events_out == NULL ||
         spec->launch_id == NULL || spec->site == NULL || !json_is_object(spec->request))
@@ -156,7 +155,6 @@ sluice_err sluice_store_created_launch(const sluice_store_launch_spec_t *spec,
     /* The same members, under the same names, as store_row_to_launch() and
      * store_row_to_event() give a row read back (unit.store checks that
      * both agree). */
-    ctx = spec->context != NULL ? json_deep_copy(spec->context) : json_object();
     l = json_pack("{s:s, s:s, s:s?, s:s, s:n, s:n, s:I, s:I, s:I, s:[], s:b, s:I, s:I, s:s, s:s?, "
                   "s:O, s:n}",
                   "launch_id", spec->launch_id, "site", spec->site, "study", spec->study, "state",
@@ -165,25 +163,19 @@ sluice_err sluice_store_created_launch(const sluice_store_launch_spec_t *spec,
                   "terminal", 0, "last_seq", (json_int_t)1, "summary_seq", (json_int_t)1,
                   "request_hash", res->request_hash, "cluster", spec->cluster, "request",
                   spec->request, "render");
-    if (ctx != NULL)
-        ev = json_pack("{s:I, s:I, s:s, s:o, s:s?, s:s, s:I}", "seq", (json_int_t)1, "time",
-                       (json_int_t)res->time_ms, "name", "accepted", "context", ctx, "caller",
-                       spec->caller, "state", "ACCEPTED", "gseq", (json_int_t)res->gseq);
-    ctx = NULL; /* stolen by json_pack (or NULL) */
-    if (l == NULL || ev == NULL || (evs = json_array()) == NULL || json_array_append_new(evs, ev)) {
-        ev = evs != NULL ? NULL : ev;
-        rc = sluice_errorf(err, SLUICE_ENOMEM, "launch %s: out of memory", spec->launch_id);
-        goto out;
+    /* the context is copied (an `o` is stolen by json_pack, also when it fails) */
+    evs = json_pack("[{s:I, s:I, s:s, s:o, s:s?, s:s, s:I}]", "seq", (json_int_t)1, "time",
+                    (json_int_t)res->time_ms, "name", "accepted", "context",
+                    spec->context != NULL ? json_deep_copy(spec->context) : json_object(), "caller",
+                    spec->caller, "state", "ACCEPTED", "gseq", (json_int_t)res->gseq);
+    if (l == NULL || evs == NULL) {
+        json_decref(l);
+        json_decref(evs);
+        return sluice_errorf(err, SLUICE_ENOMEM, "launch %s: out of memory", spec->launch_id);
     }
-    ev = NULL;
     *launch_out = l;
     *events_out = evs;
     if (version_out != NULL)
         *version_out = res->gseq;
-    l = evs = NULL;
-out:
-    json_decref(l);
-    json_decref(evs);
-    json_decref(ev);
-    return rc;
+    return SLUICE_OK;
 }
