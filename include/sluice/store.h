@@ -366,6 +366,20 @@ SLUICE_API sluice_err sluice_store_append_many(sluice_store_t *store,
                                                size_t n,
                                                sluice_error_t *err);
 
+/* sluice_store_append_many() for events the caller can rebuild from
+ * elsewhere after they are lost (the launcher's "submitted" answers: the
+ * job carries the marker committed durably before its POST, and
+ * reconciliation finds it again).  The commit survives a crash of the
+ * process, but not necessarily an OS crash or power loss: it is made
+ * durable by the next durable commit (every other write), never out of
+ * order (a commit that survives implies every earlier one did).  SQLite:
+ * the WAL is not synced at this commit; PostgreSQL: synchronous_commit off
+ * for its transaction.  Everything else as sluice_store_append_many(). */
+SLUICE_API sluice_err sluice_store_append_recoverable(sluice_store_t *store,
+                                                      sluice_store_append_t *items,
+                                                      size_t n,
+                                                      sluice_error_t *err);
+
 /* Events of one launch with seq >= from_seq (1 = from the start), at most
  * `limit` of them (0: all), in seq order, as a new array reference of
  * objects {seq, time, name, context, caller}.  `time` is epoch ms. */

@@ -21,4 +21,8 @@ sluice_err store_debug_exec_file(const char *db_path, const char *sql, sluice_er
  * password), run `sql`, disconnect (store_pg.c). */
 sluice_err store_debug_exec_url(const char *url, const char *sql, sluice_error_t *err);
 
+/* SQLite: `PRAGMA synchronous` of the store's own connection (2: FULL,
+ * 1: NORMAL), read under its mutex; -1 for PostgreSQL or on failure. */
+int store_debug_synchronous(sluice_store_t *s);
+
 #endif /* SLUICE_STORE_INTERNAL_H */

@@ -177,10 +177,11 @@ static sluice_err append(sluice_store_t *store,
     return rc;
 }
 
-sluice_err sluice_store_append_many(sluice_store_t *store,
-                                    sluice_store_append_t *items,
-                                    size_t n,
-                                    sluice_error_t *err)
+static sluice_err append_batch(sluice_store_t *store,
+                               sluice_store_append_t *items,
+                               size_t n,
+                               bool relaxed,
+                               sluice_error_t *err)
 {
     store_append_text_t *txt = NULL;
     sluice_store_commit_fn hook;
@@ -204,7 +205,7 @@ sluice_err sluice_store_append_many(sluice_store_t *store,
         }
     }
     pthread_mutex_lock(&store->mu);
-    rc = store_exec(store, "BEGIN IMMEDIATE", err);
+    rc = store_exec(store, relaxed ? STORE_BEGIN_RELAXED : "BEGIN IMMEDIATE", err);
     if (rc == SLUICE_OK)
         rc = store_fence_check_locked(store, items[0].name, items[0].launch_id, n, err);
     for (i = 0; i < n && rc == SLUICE_OK; i++) {
@@ -232,6 +233,22 @@ out:
         store_append_text_free(&txt[i]);
     free(txt);
     return rc;
+}
+
+sluice_err sluice_store_append_many(sluice_store_t *store,
+                                    sluice_store_append_t *items,
+                                    size_t n,
+                                    sluice_error_t *err)
+{
+    return append_batch(store, items, n, false, err);
+}
+
+sluice_err sluice_store_append_recoverable(sluice_store_t *store,
+                                           sluice_store_append_t *items,
+                                           size_t n,
+                                           sluice_error_t *err)
+{
+    return append_batch(store, items, n, true, err);
 }
 
 void sluice_store_on_commit(sluice_store_t *store, sluice_store_commit_fn fn, void *arg)

@@ -71,6 +71,7 @@ struct sluice_store {
     char *url;           /* PostgreSQL: as given (never with a password); else NULL */
     char *password_file; /* PostgreSQL: NULL or the password file's path */
     bool keep_schema;    /* sluice_store_opts_t.keep_schema: never migrate */
+    bool relaxed;        /* SQLite: synchronous is NORMAL until the open transaction ends */
     char *lock_path;
     int lock_fd;                      /* -1 unless we hold the supervisor lock */
     sluice_store_commit_fn on_commit; /* under mu (sluice_store_on_commit) */
@@ -78,6 +79,15 @@ struct sluice_store {
     atomic_llong fence_epoch;    /* store_lease.c: 0 = appends not fenced */
     atomic_llong fence_fresh_ms; /* store_lease.c: monotonic ms the lease is fresh until */
 };
+
+/* What store_exec() runs instead of "BEGIN IMMEDIATE" for a write whose
+ * commit may wait for the next durable one: it survives a crash of the
+ * process, but an OS crash or power loss may lose it (never a commit before
+ * it, and a later durable commit makes it durable too: both backends keep
+ * their log in commit order).  SQLite: synchronous NORMAL for this
+ * transaction (the WAL is not synced at its commit); PostgreSQL:
+ * synchronous_commit off for it. */
+#define STORE_BEGIN_RELAXED "BEGIN IMMEDIATE RELAXED"
 
 /* ---- statements (store.c, dispatching to the backend) ------------------ */
 

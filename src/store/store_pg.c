@@ -158,6 +158,10 @@ static sluice_err pg_exec(sluice_store_t *s, const char *sql, sluice_error_t *er
     if (strcmp(sql, "BEGIN IMMEDIATE") == 0) {
         text = "BEGIN; SELECT pg_advisory_xact_lock(" WRITE_LOCK ")";
         begin = 1;
+    } else if (strcmp(sql, STORE_BEGIN_RELAXED) == 0) {
+        text = "BEGIN; SET LOCAL synchronous_commit TO off; "
+               "SELECT pg_advisory_xact_lock(" WRITE_LOCK ")";
+        begin = 1;
     } else if (strcmp(sql, "BEGIN") == 0) {
         text = "BEGIN ISOLATION LEVEL REPEATABLE READ";
         begin = 1;

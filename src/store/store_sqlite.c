@@ -129,7 +129,7 @@ static sluice_err db_fail(const sluice_store_t *s, sluice_error_t *err, const ch
     return sluice_errorf(err, SLUICE_ESTORE, "%s: %s: %s", s->db_path, what, sqlite3_errmsg(s->db));
 }
 
-static sluice_err exec_sql(sluice_store_t *s, const char *sql, sluice_error_t *err)
+static sluice_err exec_plain(sluice_store_t *s, const char *sql, sluice_error_t *err)
 {
     char *msg = NULL;
     sluice_err rc = SLUICE_OK;
@@ -138,6 +138,42 @@ static sluice_err exec_sql(sluice_store_t *s, const char *sql, sluice_error_t *e
         rc = sluice_errorf(err, SLUICE_ESTORE, "%s: %s", s->db_path,
                            msg != NULL ? msg : sqlite3_errmsg(s->db));
     sqlite3_free(msg);
+    return rc;
+}
+
+/* Back to synchronous FULL once the relaxed transaction is over (SQLite
+ * refuses to change it inside one).  A failure leaves NORMAL in place: it
+ * is logged, and the next relaxed begin or this connection's close ends it. */
+static void relaxed_end(sluice_store_t *s)
+{
+    sluice_error_t e = SLUICE_ERROR_INIT;
+
+    if (!s->relaxed || !sqlite3_get_autocommit(s->db))
+        return;
+    if (exec_plain(s, "PRAGMA synchronous = FULL", &e) != SLUICE_OK)
+        sluice_log(SLUICE_LOG_WARNING, "store: %s", e.text);
+    else
+        s->relaxed = false;
+}
+
+/* STORE_BEGIN_RELAXED (store_int.h): in WAL mode, synchronous NORMAL
+ * writes the commit's frames without syncing the WAL; the next commit made
+ * at FULL syncs them with its own. */
+static sluice_err exec_sql(sluice_store_t *s, const char *sql, sluice_error_t *err)
+{
+    sluice_err rc;
+
+    if (strcmp(sql, STORE_BEGIN_RELAXED) == 0) {
+        if ((rc = exec_plain(s, "PRAGMA synchronous = NORMAL", err)) != SLUICE_OK)
+            return rc;
+        s->relaxed = true;
+        if ((rc = exec_plain(s, "BEGIN IMMEDIATE", err)) != SLUICE_OK)
+            relaxed_end(s);
+        return rc;
+    }
+    rc = exec_plain(s, sql, err);
+    if (s->relaxed)
+        relaxed_end(s);
     return rc;
 }
 
@@ -179,6 +215,7 @@ static void rollback(sluice_store_t *s)
 {
     if (!sqlite3_get_autocommit(s->db))
         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    relaxed_end(s);
 }
 
 static const char *column_str(sqlite3_stmt *st, int col)
@@ -634,6 +671,20 @@ sluice_err store_sqlite_open(sluice_store_t *s, sluice_error_t *err)
 }
 
 /* ---- test hook -------------------------------------------------------- */
+
+int store_debug_synchronous(sluice_store_t *s)
+{
+    sluice_error_t e = SLUICE_ERROR_INIT;
+    int64_t v = -1;
+
+    if (s == NULL || s->ops != &lite_ops)
+        return -1;
+    pthread_mutex_lock(&s->mu);
+    if (query_int(s, "PRAGMA synchronous", &v, &e) != SLUICE_OK)
+        v = -1;
+    pthread_mutex_unlock(&s->mu);
+    return (int)v;
+}
 
 sluice_err store_debug_exec_file(const char *db_path, const char *sql, sluice_error_t *err)
 {

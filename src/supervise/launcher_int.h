@@ -372,6 +372,14 @@ sluice_err launcher_record_many(sluice_launcher_t *l,
                                 sluice_fsm_event_t *evs,
                                 size_t n,
                                 sluice_error_t *err);
+/* launcher_record_many() committed with sluice_store_append_recoverable():
+ * only for events reconciliation rebuilds when a power loss drops them
+ * (the "submitted" answers, whose jobs carry a durable marker). */
+sluice_err launcher_record_recoverable(sluice_launcher_t *l,
+                                       launch_t *const *who,
+                                       sluice_fsm_event_t *evs,
+                                       size_t n,
+                                       sluice_error_t *err);
 /* Steals `ctx`. */
 sluice_err launcher_note(
     sluice_launcher_t *l, launch_t *L, const char *name, json_t *ctx, sluice_error_t *err);

@@ -323,11 +323,12 @@ out:
 
 /* Record one fsm event for each of `n` launches in ONE store transaction,
  * then fold each in.  Either every event is stored or none is. */
-sluice_err launcher_record_many(sluice_launcher_t *l,
-                                launch_t *const *who,
-                                sluice_fsm_event_t *evs,
-                                size_t n,
-                                sluice_error_t *err)
+static sluice_err record_batch(sluice_launcher_t *l,
+                               launch_t *const *who,
+                               sluice_fsm_event_t *evs,
+                               size_t n,
+                               bool recoverable,
+                               sluice_error_t *err)
 {
     staged_t *s = NULL;
     sluice_store_append_t *items = NULL;
@@ -354,7 +355,9 @@ sluice_err launcher_record_many(sluice_launcher_t *l,
         items[staged].summary = &s[staged].sum;
         items[staged].summary_if_live = 1;
     }
-    if ((rc = sluice_store_append_many(l->store, items, n, err)) != SLUICE_OK)
+    rc = recoverable ? sluice_store_append_recoverable(l->store, items, n, err)
+                     : sluice_store_append_many(l->store, items, n, err);
+    if (rc != SLUICE_OK)
         goto out;
     l->activity = true;
     for (size_t i = 0; i < n && rc == SLUICE_OK; i++) {
@@ -370,6 +373,24 @@ out:
     free(s);
     free(items);
     return rc;
+}
+
+sluice_err launcher_record_many(sluice_launcher_t *l,
+                                launch_t *const *who,
+                                sluice_fsm_event_t *evs,
+                                size_t n,
+                                sluice_error_t *err)
+{
+    return record_batch(l, who, evs, n, false, err);
+}
+
+sluice_err launcher_record_recoverable(sluice_launcher_t *l,
+                                       launch_t *const *who,
+                                       sluice_fsm_event_t *evs,
+                                       size_t n,
+                                       sluice_error_t *err)
+{
+    return record_batch(l, who, evs, n, true, err);
 }
 
 /* Append a bookkeeping event (steals `ctx`). */

@@ -295,6 +295,7 @@ static sluice_err chunk_answer(sluice_launcher_t *l, chunk_t *c, sluice_error_t 
 {
     size_t n = c->n;
     size_t m = 0; /* answers for the fsm, compacted into who/evs */
+    size_t k = 0;
     double t0;
     sluice_error_t nerr = SLUICE_ERROR_INIT;
     sluice_err nrc = SLUICE_OK; /* a failed submit-not-sent note: after the answers */
@@ -376,7 +377,14 @@ static sluice_err chunk_answer(sluice_launcher_t *l, chunk_t *c, sluice_error_t 
         goto notes;
     n = m;
     t0 = launcher_mono_ms();
-    rc = launcher_record_many(l, c->who, c->evs, n, err);
+    /* Job ids only: a power loss that drops them leaves each launch at its
+     * durable marker, and reconciliation adopts the job by that marker (the
+     * path of a crash between POST and this commit).  A rejection or an
+     * uncertain answer is committed durably. */
+    while (k < n && c->evs[k].type == SLUICE_EV_SUBMITTED)
+        k++;
+    rc = k == n ? launcher_record_recoverable(l, c->who, c->evs, n, err)
+                : launcher_record_many(l, c->who, c->evs, n, err);
     timing_add(SLUICE_TIMING_ANSWER_COMMIT, n, (uint64_t)((launcher_mono_ms() - t0) * 1e6));
     sluice_log(SLUICE_LOG_DEBUG, "submit chunk of %zu: markers %.1f, POSTs %.1f, answers %.1f ms",
                n, c->t_mark, c->t_post1 - c->t_post0, launcher_mono_ms() - t0);

@@ -1321,6 +1321,49 @@ static int64_t last_seq_of(sluice_store_t *s, const char *id)
     return v;
 }
 
+/* A recoverable batch is an append_many whose commit is not synced: what
+ * it wrote reads back at once, a failure rolls all of it back, and the
+ * store's next commit is durable again (SQLite: synchronous back to FULL). */
+Test(store, append_recoverable_commits_and_restores_durability)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_store_t *s = open_store();
+    sluice_store_summary_t pend = SLUICE_STORE_SUMMARY_INIT;
+    json_t *jobs = json_pack("[i]", 78);
+    sluice_store_append_t items[2];
+    json_t *l = NULL;
+
+    make_launch(s, "r1", "site", 1000);
+    make_launch(s, "r2", "site", 1000);
+    if (!store_backend_is_pg())
+        cr_assert_eq(store_debug_synchronous(s), 2, "the store commits at synchronous FULL");
+    pend.state = "PENDING";
+    pend.job_ids = jobs;
+    memset(items, 0, sizeof(items));
+    items[0] = (sluice_store_append_t){"r1", "submitted", NULL, NULL, 2001, &pend, 0, 0};
+    items[1] = (sluice_store_append_t){"r2", "submitted", NULL, NULL, 2001, &pend, 0, 0};
+    cr_assert_sluice_ok(sluice_store_append_recoverable(s, items, 2, &err), &err);
+    cr_assert_eq(items[0].seq, 2);
+    cr_assert_eq(items[1].seq, 2);
+    if (!store_backend_is_pg())
+        cr_assert_eq(store_debug_synchronous(s), 2, "FULL again after the relaxed commit");
+    cr_assert_sluice_ok(sluice_store_get_launch(s, "r2", &l, &err), &err);
+    cr_assert_str_eq(json_string_value(json_object_get(l, "state")), "PENDING");
+    json_decref(l);
+
+    /* A failure inside the transaction (an unknown launch) rolls back the
+     * event before it, and durability comes back all the same. */
+    items[0] = (sluice_store_append_t){"r1", "note", NULL, "ops", 3000, NULL, 0, 0};
+    items[1] = (sluice_store_append_t){"nope", "note", NULL, "ops", 3000, NULL, 0, 0};
+    cr_assert_neq(sluice_store_append_recoverable(s, items, 2, &err), SLUICE_OK);
+    cr_assert(strstr(err.text, "event 2 of 2") != NULL, "%s", err.text);
+    cr_assert_eq(last_seq_of(s, "r1"), 2);
+    if (!store_backend_is_pg())
+        cr_assert_eq(store_debug_synchronous(s), 2, "FULL again after the rollback");
+    json_decref(jobs);
+    sluice_store_close(s);
+}
+
 /* A batch is one transaction: every event with its summary, or nothing. */
 Test(store, append_many_commits_a_batch_atomically)
 {
