@@ -129,10 +129,19 @@ static sluice_err db_fail(const sluice_store_t *s, sluice_error_t *err, const ch
     return sluice_errorf(err, SLUICE_ESTORE, "%s: %s: %s", s->db_path, what, sqlite3_errmsg(s->db));
 }
 
+static sluice_err exec_cached(sluice_store_t *s, const char *sql, sluice_error_t *err);
+
+/* Run `sql`: one statement (no ';') from the statement cache, so that the
+ * BEGIN and COMMIT of every transaction are parsed once; anything longer,
+ * and every PRAGMA, through sqlite3_exec().  A PRAGMA acts when it is
+ * prepared, not when it is stepped: a cached one would do nothing again. */
 static sluice_err exec_plain(sluice_store_t *s, const char *sql, sluice_error_t *err)
 {
     char *msg = NULL;
     sluice_err rc = SLUICE_OK;
+
+    if (s->stmts != NULL && strchr(sql, ';') == NULL && strncmp(sql, "PRAGMA", 6) != 0)
+        return exec_cached(s, sql, err);
 
     if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK)
         rc = sluice_errorf(err, SLUICE_ESTORE, "%s: %s", s->db_path,
@@ -351,6 +360,22 @@ static void lite_finalize(store_stmt_t *base)
     sqlite3_reset(st->raw);
     sqlite3_clear_bindings(st->raw);
     st->slot->busy = false;
+}
+
+static sluice_err exec_cached(sluice_store_t *s, const char *sql, sluice_error_t *err)
+{
+    store_stmt_t *st = NULL;
+    sluice_err rc;
+    int r;
+
+    if ((rc = lite_prepare(s, sql, &st, err)) != SLUICE_OK)
+        return rc;
+    while ((r = sqlite3_step(RAW(st))) == SQLITE_ROW)
+        ;
+    if (r != SQLITE_DONE)
+        rc = sluice_errorf(err, SLUICE_ESTORE, "%s: %s", s->db_path, sqlite3_errmsg(s->db));
+    lite_finalize(st);
+    return rc;
 }
 
 static int lite_step(store_stmt_t *st)

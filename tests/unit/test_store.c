@@ -1364,6 +1364,29 @@ Test(store, append_recoverable_commits_and_restores_durability)
     sluice_store_close(s);
 }
 
+/* The relaxed begin lowers synchronous for its own transaction only, each
+ * time (a cached PRAGMA would act once: SQLite runs it when preparing). */
+Test(store, relaxed_transactions_lower_synchronous_each_time)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_store_t *s = open_store();
+
+    if (store_backend_is_pg()) {
+        sluice_store_close(s);
+        return;
+    }
+    for (int round = 0; round < 3; round++) {
+        cr_assert_sluice_ok(store_exec(s, STORE_BEGIN_RELAXED, &err), &err);
+        cr_assert_eq(store_debug_synchronous(s), 1, "round %d: NORMAL inside", round);
+        cr_assert_sluice_ok(store_exec(s, "COMMIT", &err), &err);
+        cr_assert_eq(store_debug_synchronous(s), 2, "round %d: FULL after", round);
+        cr_assert_sluice_ok(store_exec(s, "BEGIN IMMEDIATE", &err), &err);
+        cr_assert_eq(store_debug_synchronous(s), 2, "round %d: a plain begin stays FULL", round);
+        cr_assert_sluice_ok(store_exec(s, "COMMIT", &err), &err);
+    }
+    sluice_store_close(s);
+}
+
 /* A batch is one transaction: every event with its summary, or nothing. */
 Test(store, append_many_commits_a_batch_atomically)
 {
