@@ -31,7 +31,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 src="$(cd "$here/.." && pwd)"
 build="${SLUICE_BUILD_DIR:-$src/build}"
 
-bash "$here/install-deps.sh"
+bash "$here/install-deps.sh" --all
 cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUICE_BUILD_TESTS=OFF \
     -DSLUICE_BUILD_BENCH=OFF
 cmake --build "$build" -j "$(nproc 2>/dev/null || echo 2)"

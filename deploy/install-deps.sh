@@ -1,17 +1,32 @@
 #!/usr/bin/env bash
-# install-deps.sh - install every Debian package that sluice's build, tests and
-# local Slurm testbed need.  Idempotent: re-running it changes nothing once the
-# packages are present.  Must run as root (CI and a new machine both are).
+# install-deps.sh - install the Debian packages sluice needs, by what the host
+# is for.  Idempotent: re-running it changes nothing once the packages are
+# present.  Must run as root.
+#
+#   --runtime   what `sluice` and libsluice need to run, and nothing else:
+#               the host that runs the service (no compiler, no Slurm daemon,
+#               no database server, no browser)
+#   --build     (the default) compile sluice and run its unit, golden, lint
+#               and contract suites: compilers, the -dev packages, Criterion,
+#               the lint tools, Node.js for the OpenAPI checks
+#   --testbed   the local Slurm testbed, PostgreSQL and Chromium that the
+#               end-to-end suites start, and what the 24.11 / 26.05 roots need
+#   --all       --build and --testbed (deploy/demo.sh and deploy/test-all.sh)
+#   --list      print the packages the other options select, install nothing
+# Options combine: `--build --testbed` is `--all`.
 set -euo pipefail
 
-packages=(
-    # build
+runtime=(
+    # the libraries of the sluice command and libsluice (ldd of both)
+    libcurl4 libjansson4 libjwt0 libyaml-0-2 libssl3 libsqlite3-0 libmicrohttpd12 libpq5
+    ca-certificates
+)
+build=(
     build-essential cmake pkg-config clang clang-format libclang-rt-14-dev
     libcurl4-openssl-dev libjansson-dev libjwt-dev libyaml-dev libssl-dev
     libsqlite3-dev libmicrohttpd-dev libcriterion-dev
-    # the store's PostgreSQL backend (libpq) and the server its tests start
-    # (deploy/testbed/postgres.sh)
-    libpq-dev postgresql-15
+    # the store's PostgreSQL backend (libpq)
+    libpq-dev
     # tools the tests and scripts use
     curl jq ca-certificates iproute2 procps
     # lint.clidocs: the generated man pages and shell completions
@@ -20,6 +35,10 @@ packages=(
     systemd python3 python3-yaml
     # tests/e2e/python_client.sh: a venv to pip-install clients/python into, offline
     python3-venv
+)
+testbed=(
+    # the PostgreSQL server the store's tests start (deploy/testbed/postgres.sh)
+    postgresql-15
     # e2e ui_browser.sh: the status page in headless Chromium (WebDriver), and
     # socat as the local proxy from loopback TCP to the Unix socket
     chromium chromium-driver socat
@@ -32,6 +51,45 @@ packages=(
     debootstrap gpgv xz-utils util-linux
 )
 
+want_runtime=0 want_build=0 want_testbed=0 list=0
+for a in "$@"; do
+    case "$a" in
+    --runtime) want_runtime=1 ;;
+    --build) want_build=1 ;;
+    --testbed) want_testbed=1 ;;
+    --all) want_build=1 want_testbed=1 ;;
+    --list) list=1 ;;
+    -h | --help)
+        sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+        exit 0
+        ;;
+    *)
+        echo "install-deps.sh: unknown option '$a' (--runtime, --build, --testbed, --all, --list; see --help)" >&2
+        exit 64
+        ;;
+    esac
+done
+[ $((want_runtime + want_build + want_testbed)) -gt 0 ] || want_build=1
+
+packages=()
+[ "$want_runtime" -eq 1 ] && packages+=("${runtime[@]}")
+[ "$want_build" -eq 1 ] && packages+=("${build[@]}")
+[ "$want_testbed" -eq 1 ] && packages+=("${testbed[@]}")
+# one of each, in order
+mapfile -t packages < <(printf '%s\n' "${packages[@]}" | awk '!seen[$0]++')
+
+# Node.js (for the OpenAPI linter and schema checks) may come from Debian or
+# from the machine image, whose npm conflicts with Debian's; only ask Debian
+# for it when no node is on PATH at all.
+if [ "$want_build" -eq 1 ] && ! command -v node >/dev/null 2>&1; then
+    packages+=(nodejs npm)
+fi
+
+if [ "$list" -eq 1 ]; then
+    printf '%s\n' "${packages[@]}"
+    exit 0
+fi
+
 if [ "$(id -u)" -ne 0 ]; then
     echo "install-deps.sh: must run as root (apt-get install)" >&2
     exit 77
@@ -43,14 +101,6 @@ for p in "${packages[@]}"; do
         missing+=("$p")
     fi
 done
-
-# Node.js (for the OpenAPI linter and schema checks) may come from Debian or
-# from the machine image, whose npm conflicts with Debian's; only ask Debian
-# for it when no node is on PATH at all.
-if ! command -v node >/dev/null 2>&1; then
-    packages+=(nodejs npm)
-    missing+=(nodejs npm)
-fi
 
 if [ "${#missing[@]}" -eq 0 ]; then
     echo "install-deps.sh: all ${#packages[@]} packages already installed"

@@ -111,7 +111,7 @@ total_start=$(date +%s)
 
 if [ "${SLUICE_SKIP_INSTALL:-0}" != 1 ]; then
     phase "installing Debian packages"
-    bash "$here/install-deps.sh"
+    bash "$here/install-deps.sh" --all
     phase_done "packages"
 fi
 
