@@ -119,7 +119,8 @@ def live_health(b):
     return b.wait("the live stream and the health", lambda: (
         b.text("#h-stream") == "live"
         and "reachable" in (b.text("#h-rest") or "")
-        and re.search(r"poll cycle [0-9.]+ ms", b.text("#h-poll") or "")
+        and re.search(r"poll cycle [0-9.]+ ms \(average [0-9.,]+ m?s, longest [0-9.,]+ m?s\)",
+                      b.text("#h-poll") or "")
         and "expires in" in (b.text("#h-token") or "")), timeout=30)
 
 
@@ -208,8 +209,8 @@ def run(b, a, token, lid):
             return "events: %r" % info["evs"]
         if not all(s in info["evstates"] for s in ("PENDING", "RUNNING", "DONE")):
             return "the event log's states: %r" % info["evstates"]
-        if not re.search(r"result\s*0", info["sum"]):
-            return "summary has no result 0: %r" % info["sum"]
+        if not re.search(r"result\s*SUCCEEDED 0", info["sum"]):
+            return "summary has no result SUCCEEDED 0 (the name beside the code): %r" % info["sum"]
         # a service with resource versions has the per-launch stream: the
         # open launch must follow it, not the global one
         st, _, body = http_get("%s/v1/launches/%s" % (a.base, lid), token)

@@ -15,6 +15,9 @@
   const LOG_MAX = 256 * 1024; /* characters kept per log pane */
   const STATUS_EVERY_MS = 10000;
   const CONTEXT_MAX = 120; /* characters of an event's context shown */
+  /* result codes by name (docs/state-machine.md, "A launch in DONE has a result") */
+  const RESULTS = {0: 'SUCCEEDED', 1: 'EXECUTION_ERROR', 9: 'ABORTED', 101: 'WORKLOAD_101',
+    102: 'WORKLOAD_102', 103: 'WORKLOAD_103', 104: 'INFRASTRUCTURE_ERROR', 127: 'UNKNOWN'};
 
   const $ = (id) => document.getElementById(id);
   const launches = new Map(); /* launch_id -> summary */
@@ -40,6 +43,19 @@
     const pad = (n) => String(n).padStart(2, '0');
     return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ` +
       `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+  }
+
+  /* "SUCCEEDED 0": the result's name beside its code */
+  function fmtResult(code) {
+    if (code === null || code === undefined) return '';
+    return `${RESULTS[code] || 'result'} ${code}`;
+  }
+
+  /* a figure in ms with its unit: 0.2 ms, 3,319.6 ms, 9.1 s */
+  function fmtMs(ms) {
+    if (ms === null || ms === undefined) return 'unknown';
+    if (ms >= 10000) return `${(ms / 1000).toLocaleString('en-US', {maximumFractionDigits: 1})} s`;
+    return `${Number(ms).toLocaleString('en-US', {maximumFractionDigits: 1})} ms`;
   }
 
   function fmtDuration(s) {
@@ -143,7 +159,8 @@
       /* stalled: no cycle ended for 5 intervals (at least a minute); slow:
        * the newest cycle took over 5 s */
       const stalled = p.since_last_cycle_ms > Math.max(60000, 5 * (p.interval_ms || 0));
-      chip('h-poll', `poll cycle ${p.last_cycle_ms} ms (avg ${p.avg_cycle_ms}, max ${p.max_cycle_ms})`,
+      chip('h-poll', `poll cycle ${p.last_cycle_ms} ms (average ${fmtMs(p.avg_cycle_ms)}, ` +
+        `longest ${fmtMs(p.max_cycle_ms)})`,
         stalled ? 'bad' : (p.last_cycle_ms > 5000 ? 'warn' : 'ok'),
         `${p.cycles} cycles, ${p.errors} with errors; the newest ended ${Math.round(p.since_last_cycle_ms / 1000)} s ago;` +
         ` next poll within ${p.interval_ms} ms`);
@@ -175,11 +192,18 @@
     if (l.result_code === null || l.result_code === undefined) {
       td.textContent = '';
     } else {
-      td.textContent = String(l.result_code);
+      td.textContent = fmtResult(l.result_code);
       td.className = l.result_code === 0 ? 'result-ok' : 'result-bad';
       if (l.reason) td.title = l.reason;
     }
     return td;
+  }
+
+  /* Time since a live launch last changed (its updated_ms); empty once it
+   * ended. */
+  function sinceCell(l) {
+    if (l.terminal || !l.updated_ms) return '';
+    return fmtDuration(Math.max(0, Math.floor((Date.now() - l.updated_ms) / 1000)));
   }
 
   function renderList() {
@@ -193,6 +217,7 @@
       if (selected && selected.id === l.launch_id) tr.className = 'selected';
       tr.append(el('td', 'mono', l.launch_id), el('td', 'state state-' + l.state, l.state),
         resultCell(l), el('td', '', l.site), el('td', 'mono', (l.job_ids || []).join(', ')),
+        el('td', 'dim reason', l.reason || ''), el('td', 'dim', sinceCell(l)),
         el('td', 'dim', fmtTime(l.updated_ms)));
       frag.append(tr);
     }
@@ -386,7 +411,8 @@
     const rows = [
       ['state', l.state, 'state state-' + l.state],
       ['result', l.result_code === null || l.result_code === undefined ? '—'
-        : `${l.result_code}${l.reason ? ' (' + l.reason + ')' : ''}`, ''],
+        : `${fmtResult(l.result_code)}${l.reason ? ' (' + l.reason + ')' : ''}`, ''],
+      ['reason', l.reason || '—', ''],
       ['site', l.site, ''], ['study', l.study || '—', ''], ['pools', pools || '—', ''],
       ['Slurm job ids', (l.job_ids || []).join(', ') || '—', 'mono'],
       ['attempt', l.attempt, ''], ['created', `${fmtTime(l.created_ms)} by ${l.created_by || '?'}`, ''],
