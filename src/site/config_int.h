@@ -100,6 +100,7 @@ typedef struct {
     size_t off; /* place in sluice_config_t */
     long min, max;
     const char *forge; /* FORGE_* variable, or NULL */
+    const char *doc;   /* what the key does, one or two sentences (the reference) */
 } field_t;
 
 /* The number of rows of cfg_fields (checked where the table is). */
@@ -113,6 +114,20 @@ const field_t *cfg_find_field(const char *path);
 size_t cfg_field_index(const char *path);
 /* True when some field lives below `path` ("rest" for "rest.url"). */
 bool cfg_is_section(const char *path);
+
+/* ---- the kinds in words (config_kinds.c), for the reference ------------ */
+
+/* The type of `f` in words ("duration (1s to 3600s)", "boolean"), written
+ * into buf (cap bytes); returns buf. */
+const char *cfg_kind_type(const field_t *f, char *buf, size_t cap);
+/* The fixed words a kind accepts (NULL-terminated, static), or NULL when
+ * its values are not a fixed set.  K_PROFILES gives its items' words. */
+const char *const *cfg_kind_values(kind_t k);
+/* False for the kinds the environment and --set refuse (they are set
+ * from the site file only). */
+bool cfg_kind_settable(kind_t k);
+/* SLUICE_<PATH> with dots as underscores, upper case (SLUICE_REST_URL). */
+void cfg_env_name(const char *path, char *out, size_t cap);
 
 /* True for the fields a `clusters:` entry may set (rest.*, storage.*,
  * job_launcher.sbatch_directives.*, gpu_series). */

@@ -444,19 +444,6 @@ static const char *lookup_env(const sluice_config_opts_t *o, const char *name)
     return v && v[0] ? v : NULL;
 }
 
-/* SLUICE_<PATH> with dots as underscores, upper case: SLUICE_REST_URL. */
-static void sluice_env_name(const char *path, char *out, size_t cap)
-{
-    size_t i, j = 0;
-    const char *pre = "SLUICE_";
-
-    for (i = 0; pre[i] && j + 1 < cap; i++)
-        out[j++] = pre[i];
-    for (i = 0; path[i] && j + 1 < cap; i++)
-        out[j++] = path[i] == '.' ? '_' : (char)toupper((unsigned char)path[i]);
-    out[j] = '\0';
-}
-
 static sluice_err apply_string(ctx_t *c, const field_t *f, const char *value)
 {
     node_t n;
@@ -465,7 +452,7 @@ static sluice_err apply_string(ctx_t *c, const field_t *f, const char *value)
     n.kind = N_SCALAR;
     n.plain = true;
     n.str = (char *)(uintptr_t)value;
-    if (f->kind == K_SERIES || f->kind == K_EXECS || f->kind == K_RUNTIME)
+    if (!cfg_kind_settable(f->kind))
         return cfg_bad(c, NULL, f->path, "cannot be set from the environment or --set");
     return cfg_apply(c, f, &n);
 }
@@ -486,8 +473,7 @@ sluice_err cfg_apply_env(ctx_t *c, const sluice_config_opts_t *o, bool site_wide
     }
     for (i = 0; i < CFG_N_FIELDS; i++) {
         const field_t *f = &cfg_fields[i];
-        if (f->kind == K_SERIES || f->kind == K_EXECS || f->kind == K_RUNTIME ||
-            (site_wide_only && cfg_field_per_cluster(f)))
+        if (!cfg_kind_settable(f->kind) || (site_wide_only && cfg_field_per_cluster(f)))
             continue;
         /* FORGE_* first, then SLUICE_* so that sluice's own name wins. */
         if (f->forge && (v = lookup_env(o, f->forge)) != NULL) {
@@ -496,7 +482,7 @@ sluice_err cfg_apply_env(ctx_t *c, const sluice_config_opts_t *o, bool site_wide
             if ((rc = apply_string(c, f, v)) != SLUICE_OK)
                 return rc;
         }
-        sluice_env_name(f->path, name, sizeof(name));
+        cfg_env_name(f->path, name, sizeof(name));
         if ((v = lookup_env(o, name)) != NULL) {
             c->src = SLUICE_SRC_ENV;
             c->origin = name;
