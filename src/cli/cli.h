@@ -49,6 +49,7 @@ void cli_log_site(const sluice_config_t *cfg);
  * name.  Each returns its exit code. */
 int cmd_version(const cli_spec_t *spec, int argc, char **argv);
 int cmd_config_show(const cli_spec_t *spec, int argc, char **argv);
+int cmd_config_reference(const cli_spec_t *spec, int argc, char **argv);
 int cmd_token_mint(const cli_spec_t *spec, int argc, char **argv);
 int cmd_token_show(const cli_spec_t *spec, int argc, char **argv);
 int cmd_token_check(const cli_spec_t *spec, int argc, char **argv);

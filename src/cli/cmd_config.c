@@ -2,7 +2,9 @@
 /* cmd_config.c - `sluice config show`: print the effective site configuration
  * (defaults < file < environment < --set) with the source of each value,
  * each cluster's own values when the site has `clusters:`, and the Slurm
- * identity it gives (rest.user, or the token's own user).
+ * identity it gives (rest.user, or the token's own user).  `sluice config
+ * reference`: the reference of the site keys (markdown or JSON Schema),
+ * made by the site layer from its field table (site/config_ref.h).
  *
  * Notes:
  * - The site file is --config FILE, else $SLUICE_CONFIG, else none.
@@ -22,6 +24,7 @@
 #include "cli.h"
 #include "prepare.h"
 #include "print.h"
+#include "site/config_ref.h"
 
 /* One line: the value's path (after the cluster's `scope`, "clusters[i]."
  * when there is one), the value, and the source `sources` gives its path. */
@@ -174,5 +177,35 @@ out:
     json_decref(id);
     json_decref(j);
     sluice_config_free(cfg);
+    return rc;
+}
+
+static int reference_option(int id, const char *v, void *arg)
+{
+    cfg_ref_format_t *fmt = arg;
+
+    if (id != CLI_O_FORMAT)
+        return CLI_EX_SOFTWARE;
+    /* the table allows markdown and json-schema only */
+    *fmt = strcmp(v, "json-schema") == 0 ? CFG_REF_JSON_SCHEMA : CFG_REF_MARKDOWN;
+    return CLI_EX_OK;
+}
+
+int cmd_config_reference(const cli_spec_t *spec, int argc, char **argv)
+{
+    cli_args_t a;
+    cfg_ref_format_t fmt = CFG_REF_MARKDOWN;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    char *text = NULL;
+    int rc;
+
+    if (!cli_parse(spec, argc, argv, &a, reference_option, &fmt, &rc))
+        return rc;
+    if (cfg_reference(fmt, &text, &err) != SLUICE_OK)
+        return cli_fail(&err);
+    rc = CLI_EX_OK;
+    if (fputs(text, stdout) == EOF || fflush(stdout) != 0)
+        rc = CLI_EX_SOFTWARE;
+    free(text);
     return rc;
 }

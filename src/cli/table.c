@@ -391,20 +391,50 @@ static const cli_spec_t c_config_show = {
     NULL,
     cmd_config_show,
     0};
-static const cli_spec_t *const config_subs[] = {&c_config_show, NULL};
-static const cli_spec_t c_config = {"config",
-                                    "show the effective site configuration (config show)",
-                                    {"show [--config FILE] [--set KEY=VALUE ...] [-o text|json]"},
-                                    "Inspect the site configuration.",
-                                    NULL,
-                                    NULL,
-                                    CLI_VAL_NONE,
-                                    0,
-                                    0,
-                                    "0\tok\n64\tusage error\n",
-                                    config_subs,
-                                    NULL,
-                                    0};
+static const cli_opt_t o_ref_format = {CLI_O_FORMAT,
+                                       "format",
+                                       0,
+                                       "FORMAT",
+                                       CLI_VAL_CHOICE,
+                                       "markdown json-schema",
+                                       0,
+                                       0,
+                                       "markdown (default) or json-schema"};
+static const cli_opt_t *const config_reference_opts[] = {&o_ref_format, LOG_OPTS, NULL};
+static const cli_spec_t c_config_reference = {
+    "config reference",
+    "print the reference of every site key, made from the field table",
+    {"[--format markdown|json-schema]"},
+    "Print the reference of the site file's keys, made from the table the\n"
+    "loader reads: markdown (one table per section: key, type, environment\n"
+    "variable, --set key, description) or a JSON Schema (draft 2020-12) of\n"
+    "the site file.  docs/config-reference.md and docs/sluice-site.schema.json\n"
+    "are its output.  No site file is read.",
+    config_reference_opts,
+    NULL,
+    CLI_VAL_NONE,
+    0,
+    0,
+    "0\tok\n64\tusage error\n",
+    NULL,
+    cmd_config_reference,
+    0};
+static const cli_spec_t *const config_subs[] = {&c_config_show, &c_config_reference, NULL};
+static const cli_spec_t c_config = {
+    "config",
+    "inspect the site configuration (config show, config reference)",
+    {"show [--config FILE] [--set KEY=VALUE ...] [-o text|json]",
+     "reference [--format markdown|json-schema]"},
+    "Inspect the site configuration.",
+    NULL,
+    NULL,
+    CLI_VAL_NONE,
+    0,
+    0,
+    "0\tok\n64\tusage error\n",
+    config_subs,
+    NULL,
+    0};
 
 static const cli_opt_t *const token_mint_opts[] = {&o_key, &o_user,   &o_lifespan, &o_alg,
                                                    &o_kid, &o_output, LOG_OPTS,    NULL};

@@ -66,6 +66,7 @@ enum {
     CLI_O_LOG_LEVEL,
     CLI_O_LOG_FORMAT,
     CLI_O_CLUSTER,
+    CLI_O_FORMAT,
 };
 
 typedef struct {
