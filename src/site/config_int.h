@@ -6,6 +6,9 @@
  *   config_yaml.c     the tree (cfg_parse_yaml, cfg_node_free), cfg_read_file,
  *                     cfg_dup/cfg_dupn
  *   config_fields.c   the field table (cfg_fields, cfg_find_field)
+ *   config_kinds.c    the kinds in words, settable kinds, SLUICE_* names
+ *   config_ref.c      `sluice config reference` (markdown; config_ref.h)
+ *   config_schema.c   its JSON Schema
  *   config_value.c    errors and warnings at a node, scalar words, lists
  *   config_catalog.c  gpu_series and job_launcher.executables
  *   config_check.c    the cross-field checks run after every layer
@@ -21,7 +24,8 @@
  * The calls go one way: config.c calls config_clusters.c, both call
  * config_walk.c and config_check.c; config_walk.c calls config_catalog.c;
  * study.c calls what it needs; all of them call config_value.c,
- * config_fields.c and config_yaml.c, which call nothing above them.
+ * config_fields.c, config_kinds.c and config_yaml.c, which call nothing
+ * above them; config_ref.c and config_schema.c only read the table.
  *
  * Every helper that fails returns a sluice_err and has written the message
  * into ctx->err; strings they hand out are new (caller frees with free()).
