@@ -168,6 +168,20 @@ SLUICE_API sluice_err sluice_accept_commit(sluice_accept_t *a,
                                            sluice_launcher_t *launcher,
                                            sluice_error_t *err);
 
+/* sluice_accept_commit() without a launcher in this process: the launch is
+ * stored for the supervisor that holds `store`'s lock in another process
+ * (sluice_launcher_hand_over()), which submits it.  Refused at the SECRETS
+ * stage (SLUICE_EINVAL) when the launch uses secret values (the request's
+ * own or its secret_env names: they would live only in this process), and
+ * at the PARSE stage when it depends on another launch (its supervisor
+ * checks the partner).  Outcomes and the other failures as
+ * sluice_accept_commit(). */
+SLUICE_API sluice_err sluice_accept_hand_over(sluice_accept_t *a,
+                                              sluice_store_t *store,
+                                              sluice_accept_outcome *outcome_out,
+                                              sluice_accept_stage *failed_out,
+                                              sluice_error_t *err);
+
 /* sluice_accept_prepare() then sluice_accept_commit(): the whole pipeline.
  * `*out` (may be NULL when the caller needs nothing back) receives the
  * prepared launch on success only (caller frees with sluice_accept_free()). */

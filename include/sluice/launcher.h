@@ -327,6 +327,20 @@ SLUICE_API sluice_err sluice_launcher_accept(sluice_launcher_t *l,
                                              int *existed_out,
                                              sluice_error_t *err);
 
+/* Store a launch for the supervisor that runs on `store` in another process
+ * (the holder of sluice_store_lock_supervisor): the same row and `accepted`
+ * event sluice_launcher_accept() writes, with no launcher here; that
+ * supervisor takes the launch up from the store's events, as it takes up a
+ * cancel asked by the CLI.  Only the typed form of `req` (launch, rendered,
+ * request_text), and never secret values: they would live only in this
+ * process, so `req->n_secrets` > 0 is SLUICE_EINVAL.  The store and `req`
+ * stay the caller's; `*existed_out` (may be NULL) as for
+ * sluice_launcher_accept(). */
+SLUICE_API sluice_err sluice_launcher_hand_over(sluice_store_t *store,
+                                                const sluice_launcher_request_t *req,
+                                                int *existed_out,
+                                                sluice_error_t *err);
+
 /* The dependency rule at accept time (docs/state-machine.md,
  * "Dependencies"), for the launch `launch_id` that depends on `dep_id`
  * under `condition` ("after", "afterok", "afterany"): SLUICE_OK when

@@ -28,12 +28,16 @@
  *   it from its last transition, and the same exit code.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <sluice/accept.h>
+#include <sluice/lease.h>
+#include <sluice/store.h>
 #include <sluice/supervisor.h>
 
 #include <sluice/launch_view.h>
@@ -45,6 +49,7 @@
 #include "print.h"
 #include "progress.h"
 #include "remote.h"
+#include "store_opts.h"
 #include "site/config_model.h"
 
 typedef struct {
@@ -90,6 +95,130 @@ static int launch_option(int id, const char *v, void *arg)
         return CLI_EX_SOFTWARE;
     pc->wait = 1;
     return CLI_EX_OK;
+}
+
+/* Who supervises `store` now: 1 and `who` filled when a supervisor holds
+ * its lock (a `sluice serve` or `launch --wait` on this state directory) or,
+ * on a PostgreSQL store, when a replica holds a lease that has not ended;
+ * 0 when none does; on an error (printed), minus its exit code. */
+static int supervisor_of(sluice_store_t *store, const sluice_config_t *cfg, char *who, size_t cap)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_store_lease_t lease;
+
+    if (sluice_store_lock_supervisor(store, &err) != SLUICE_OK) {
+        if (err.code != SLUICE_ECONFLICT)
+            return -cli_fail(&err);
+        /* the lock's text names the holder: "... (pid N holds ...)" */
+        const char *pid = strstr(err.text, "(pid ");
+        snprintf(who, cap, "the supervisor running on this store%s%.*s%s", pid ? " (pid " : "",
+                 pid ? (int)strspn(pid + 5, "0123456789") : 0, pid ? pid + 5 : "", pid ? ")" : "");
+        return 1;
+    }
+    sluice_store_unlock_supervisor(store);
+    if (cfg->store.url == NULL)
+        return 0;
+    memset(&lease, 0, sizeof(lease));
+    if (sluice_store_lease_read(store, &lease, &err) != SLUICE_OK)
+        return -cli_fail(&err);
+    if (lease.holder[0] == '\0' || lease.lease_until_ms <= lease.now_ms)
+        return 0;
+    snprintf(who, cap, "replica %s, the leader of this store", lease.holder);
+    return 1;
+}
+
+/* Whether the SQLite store of `state_dir` (NULL: the default directory)
+ * has its database file; `where` gets the directory. */
+static bool store_exists(const char *state_dir, char *where, size_t cap)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    char *dir = NULL, path[4200];
+
+    if (state_dir == NULL && sluice_store_default_dir(&dir, &err) != SLUICE_OK)
+        return true; /* let the open say what is wrong */
+    snprintf(where, cap, "%s", state_dir != NULL ? state_dir : dir);
+    snprintf(path, sizeof(path), "%s/%s", where, CLI_STORE_DB);
+    free(dir);
+    return access(path, F_OK) == 0;
+}
+
+/* `sluice launch REQUEST` without --wait or --server: the launch goes to the
+ * supervisor that runs on the store (it takes it up from the store's
+ * events), or nothing is stored and the command says plainly that none
+ * runs. */
+static int hand_over(cli_args_t *a, print_ctx_t *pc)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_store_opts_t so = SLUICE_STORE_OPTS_INIT;
+    sluice_accept_outcome outcome = SLUICE_ACCEPT_NEW;
+    sluice_store_t *store = NULL;
+    cli_prepared_t p;
+    const char *id;
+    char who[512], where[4096];
+    int rc, found;
+
+    memset(&p, 0, sizeof(p));
+    if ((rc = cli_prepare(&a->site, &p)) != CLI_EX_OK)
+        return rc;
+    id = sluice_accept_launch_id(p.accept);
+    if (p.cfg->store.url == NULL && !store_exists(a->state_dir, where, sizeof(where))) {
+        /* never leave an empty store behind: no store, no supervisor */
+        fprintf(stderr,
+                "sluice launch: no supervisor runs on the store %s (there is no store there), so "
+                "nothing was stored: run it with --wait (this process supervises it to the end), "
+                "start `sluice serve` on this store, or send it to a running service (--server)\n",
+                where);
+        rc = CLI_EX_UNAVAILABLE;
+        goto out;
+    }
+    so.dir = a->state_dir;
+    so.url = p.cfg->store.url;
+    so.password_file = p.cfg->store.password_file;
+    if (sluice_store_open_with(&store, &so, &err) != SLUICE_OK) {
+        rc = cli_fail(&err);
+        goto out;
+    }
+    if ((found = supervisor_of(store, p.cfg, who, sizeof(who))) < 0) {
+        rc = -found;
+        goto out;
+    }
+    if (found == 0) {
+        fprintf(stderr,
+                "sluice launch: no supervisor runs on the store %s, so nothing was stored: run "
+                "it with --wait (this process supervises it to the end), start `sluice serve` on "
+                "this store, or send it to a running service (--server)\n",
+                sluice_store_dir(store));
+        rc = CLI_EX_UNAVAILABLE;
+        goto out;
+    }
+    if (sluice_accept_hand_over(p.accept, store, &outcome, NULL, &err) != SLUICE_OK) {
+        if (err.code == SLUICE_EINVAL)
+            fprintf(stderr,
+                    "sluice launch: %s; run it with --wait, or send it to the service "
+                    "(--server)\n",
+                    err.text);
+        rc = err.code == SLUICE_EINVAL ? CLI_EX_UNAVAILABLE : cli_fail(&err);
+        goto out;
+    }
+    if (pc->json) {
+        json_t *j = json_pack("{s:s, s:b, s:s}", "launch_id", id, "existed",
+                              outcome == SLUICE_ACCEPT_EXISTED, "handed_to", who);
+        char *text = j != NULL ? json_dumps(j, JSON_COMPACT) : NULL;
+        if (text != NULL)
+            printf("%s\n", text);
+        free(text);
+        json_decref(j);
+    } else {
+        cli_print_accepted(id, outcome == SLUICE_ACCEPT_EXISTED, p.cfg->site_name,
+                           p.render->n_jobs);
+        printf("handed to %s%s; follow it with `sluice status %s`\n", who,
+               outcome == SLUICE_ACCEPT_EXISTED ? " (already stored)" : ", which submits it", id);
+    }
+    rc = CLI_EX_OK;
+out:
+    sluice_store_close(store);
+    cli_prepared_free(&p);
+    return rc;
 }
 
 /* --heartbeat or $SLUICE_HEARTBEAT_S: whole seconds, 0 for never. */
@@ -219,9 +348,7 @@ int cmd_launch(const cli_spec_t *spec, int argc, char **argv)
         return cli_launch_remote(&a.remote, a.site.request_path, pc.wait, pc.json, pc.heartbeat_s);
     }
     if (!pc.wait)
-        return cli_usage_error(spec, "a launch needs a supervisor: run it with --wait (this "
-                                     "process supervises it to the end), or POST it to a "
-                                     "running `sluice serve` (--server)");
+        return hand_over(&a, &pc);
     a.site.read_secrets = 1; /* a secret_env that is not set fails before the store opens */
     if ((rc = cli_prepare(&a.site, &p)) != CLI_EX_OK)
         return rc;

@@ -516,7 +516,7 @@ static const cli_opt_t *const launch_opts[] = {
 static const cli_spec_t c_launch = {
     "launch",
     "submit a launch request and supervise it to the end (--wait)",
-    {"REQUEST.json --wait [--cluster NAME] [--config FILE]\n"
+    {"REQUEST.json [--wait] [--cluster NAME] [--config FILE]\n"
      "[--set KEY=VALUE ...] [--study-runtime FILE]\n"
      "[--state-dir DIR] [-o text|json]",
      "REQUEST.json --server URL [--wait] [-o text|json]"},
@@ -530,6 +530,8 @@ static const cli_spec_t c_launch = {
     "serve`, which validates, renders and supervises it; --wait then follows it\n"
     "there and prints the same lines, with the same exit code.  --config, --set,\n"
     "--study-runtime and --state-dir belong to the service's side then.\n"
+    "Without --wait or --server: handed to the supervisor running on the store,\n"
+    "or exit 69 if none runs (secret values and depends_on need --wait).\n"
     "REQUEST.json may be '-' for standard input.",
     launch_opts,
     "REQUEST.json",

@@ -369,6 +369,63 @@ out:
     return rc;
 }
 
+sluice_err sluice_accept_hand_over(sluice_accept_t *a,
+                                   sluice_store_t *store,
+                                   sluice_accept_outcome *outcome_out,
+                                   sluice_accept_stage *failed_out,
+                                   sluice_error_t *err)
+{
+    sluice_accept_stage stage = SLUICE_ACCEPT_STAGE_SECRETS;
+    sluice_launcher_request_t req;
+    const sluice_launch_spec_t *spec;
+    int existed = 0;
+    sluice_err rc;
+
+    memset(&req, 0, sizeof(req));
+    if (a == NULL || store == NULL) {
+        stage = SLUICE_ACCEPT_STAGE_STORE;
+        rc = sluice_errorf(err, SLUICE_EINVAL, "accept: a prepared launch and a store");
+        goto out;
+    }
+    spec = sluice_launch_spec(a->launch);
+    /* Judged by names, before any value is read: a secret_env that is not
+     * set here would otherwise be the first thing said. */
+    if (a->render->n_secret_names > 0) {
+        rc =
+            sluice_errorf(err, SLUICE_EINVAL,
+                          "secrets: the launch uses secret values (%s%s), which would live only "
+                          "in this process: it cannot be handed to a supervisor elsewhere",
+                          a->render->secret_names[0], a->render->n_secret_names > 1 ? ", ..." : "");
+        goto out;
+    }
+    stage = SLUICE_ACCEPT_STAGE_PARSE;
+    if (spec->depends_on != NULL) {
+        rc = sluice_errorf(err, SLUICE_EINVAL,
+                           "depends_on: a launch that depends on another is checked against it by "
+                           "the supervisor that accepts it: it cannot be handed over");
+        goto out;
+    }
+    stage = SLUICE_ACCEPT_STAGE_STORE;
+    req.request = a->request_json;
+    req.render = a->render_json;
+    req.launch = a->launch;
+    req.rendered = a->render;
+    req.request_text = a->request_text;
+    req.caller = a->caller;
+    if ((rc = sluice_launcher_hand_over(store, &req, &existed, err)) != SLUICE_OK) {
+        if (rc == SLUICE_ECONFLICT && outcome_out != NULL)
+            *outcome_out = SLUICE_ACCEPT_CONFLICT;
+        goto out;
+    }
+    stage = SLUICE_ACCEPT_STAGE_NONE;
+    if (outcome_out != NULL)
+        *outcome_out = existed ? SLUICE_ACCEPT_EXISTED : SLUICE_ACCEPT_NEW;
+out:
+    if (rc != SLUICE_OK && failed_out != NULL)
+        *failed_out = stage;
+    return rc;
+}
+
 sluice_err sluice_accept(sluice_accept_t **out,
                          sluice_accept_outcome *outcome_out,
                          sluice_accept_stage *failed_out,

@@ -578,6 +578,46 @@ out:
     return rc;
 }
 
+sluice_err sluice_launcher_hand_over(sluice_store_t *store,
+                                     const sluice_launcher_request_t *req,
+                                     int *existed_out,
+                                     sluice_error_t *err)
+{
+    sluice_store_launch_spec_t spec;
+    launcher_terms_t t;
+    json_t *render = NULL;
+    sluice_err rc;
+
+    if (store == NULL || req == NULL || !json_is_object(req->request) ||
+        !json_is_object(req->render) || req->launch == NULL || req->rendered == NULL ||
+        req->request_text == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL,
+                             "hand over: a store and a parsed, rendered request are required");
+    if (req->n_secrets > 0)
+        return sluice_errorf(err, SLUICE_EINVAL,
+                             "secrets: the launch uses %zu secret value%s, which would live only "
+                             "in this process: it cannot be handed to a supervisor elsewhere",
+                             req->n_secrets, req->n_secrets == 1 ? "" : "s");
+    launcher_terms_of_launch(req->launch,
+                             json_string_value(json_object_get(req->request, "cluster")), &t);
+    if (t.id == NULL || t.site == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "request.launch_id and site: required");
+    if ((render = render_for_store(req->render, false)) == NULL)
+        return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+    memset(&spec, 0, sizeof(spec));
+    spec.launch_id = t.id;
+    spec.site = t.site;
+    spec.study = t.study;
+    spec.cluster = t.cluster;
+    spec.request = req->request;
+    spec.request_text = req->request_text;
+    spec.render = render;
+    spec.caller = req->caller;
+    rc = sluice_store_create_launch(store, &spec, existed_out, err);
+    json_decref(render);
+    return rc;
+}
+
 /* ---- the launcher's side ------------------------------------------------ */
 
 /* Hand an entry's secret values to the launch (ownership moves). */

@@ -426,3 +426,88 @@ Test(accept, the_study_file_is_reread_when_it_changes)
     sluice_log_set(NULL, 0, NULL);
     sluice_study_source_close(src);
 }
+
+/* `sluice launch` without --wait: the prepared launch is stored for the
+ * supervisor that runs on the store in another process, as the same row a
+ * commit through a launcher writes; a repeat is the same launch.  A launch
+ * with secret values (which would live only in the handing process) or a
+ * dependency (its supervisor checks the partner) is refused, naming why,
+ * and nothing is stored. */
+Test(accept, a_handed_over_launch_is_the_row_a_commit_writes)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_accept_opts_t o = opts();
+    sluice_accept_outcome outcome = SLUICE_ACCEPT_NONE;
+    sluice_accept_stage stage = SLUICE_ACCEPT_STAGE_NONE;
+    sluice_accept_t *a = NULL, *b = NULL;
+    char req[1200], twin[1200];
+    json_t *row = NULL, *row2 = NULL;
+
+    sfx_request("acc-ho", "/bin/true", req, sizeof(req));
+    cr_assert_sluice_ok(sluice_accept_prepare(&a, &stage, fx.cfg, req, strlen(req), &o, &err),
+                        &err);
+    cr_assert_sluice_ok(sluice_accept_hand_over(a, fx.store, &outcome, &stage, &err), &err);
+    cr_expect_eq(outcome, SLUICE_ACCEPT_NEW);
+    cr_expect_eq(sluice_launcher_tracked(fx.launcher), 0, "no launcher of this process took it");
+    cr_assert_sluice_ok(sluice_accept_hand_over(a, fx.store, &outcome, &stage, &err), &err);
+    cr_expect_eq(outcome, SLUICE_ACCEPT_EXISTED, "a repeat is the same launch");
+    /* the twin, committed through the launcher: the same render and request */
+    sfx_request("acc-ho2", "/bin/true", twin, sizeof(twin));
+    cr_assert_sluice_ok(
+        sluice_accept(&b, &outcome, NULL, fx.launcher, fx.cfg, twin, strlen(twin), &o, &err), &err);
+    cr_assert_sluice_ok(sluice_store_get_launch(fx.store, "acc-ho", &row, &err), &err);
+    cr_assert_sluice_ok(sluice_store_get_launch(fx.store, "acc-ho2", &row2, &err), &err);
+    cr_expect_str_eq(json_string_value(json_object_get(row, "state")), "ACCEPTED");
+    cr_expect_str_eq(json_string_value(json_object_get(row, "site")),
+                     json_string_value(json_object_get(row2, "site")));
+    cr_expect(json_is_object(json_object_get(row, "render")));
+    {
+        /* the same shape: as many jobs, each with the same keys (job 0's
+         * script kept once, at the top: render_for_store) */
+        json_t *j1 = json_object_get(json_object_get(row, "render"), "jobs");
+        json_t *j2 = json_object_get(json_object_get(row2, "render"), "jobs");
+        cr_expect_eq(json_array_size(j1), json_array_size(j2));
+        for (size_t i = 0; i < json_array_size(j1); i++) {
+            const char *k;
+            json_t *v;
+            cr_expect_eq(json_object_size(json_array_get(j1, i)),
+                         json_object_size(json_array_get(j2, i)), "job %zu", i);
+            json_object_foreach(json_array_get(j1, i), k, v)
+                cr_expect_not_null(json_object_get(json_array_get(j2, i), k), "job %zu: %s", i, k);
+        }
+        cr_expect_null(json_object_get(json_array_get(j1, 0), "script"));
+        cr_expect(json_is_string(json_object_get(json_object_get(row, "render"), "script")));
+    }
+    json_decref(row);
+    json_decref(row2);
+    sluice_accept_free(a);
+    sluice_accept_free(b);
+    a = NULL;
+
+    /* secret values: refused by name, before any value is read */
+    request_with("acc-ho-secret", ", \"secrets\": {\"API_KEY\": \"" SECRET_VALUE "\"}", req,
+                 sizeof(req));
+    cr_assert_sluice_ok(sluice_accept_prepare(&a, &stage, fx.cfg, req, strlen(req), &o, &err),
+                        &err);
+    cr_expect_eq(sluice_accept_hand_over(a, fx.store, NULL, &stage, &err), SLUICE_EINVAL);
+    cr_expect_eq(stage, SLUICE_ACCEPT_STAGE_SECRETS);
+    cr_expect(strstr(err.text, "secrets:") == err.text, "%s", err.text);
+    cr_expect(strstr(err.text, "API_KEY") != NULL, "%s", err.text);
+    cr_expect(strstr(err.text, SECRET_VALUE) == NULL, "%s", err.text);
+    cr_expect_eq(sluice_store_get_launch(fx.store, "acc-ho-secret", &row, &err), SLUICE_ENOTFOUND);
+    sluice_accept_free(a);
+    a = NULL;
+
+    /* a dependency: refused at the parse stage */
+    request_with("acc-ho-dep",
+                 ", \"depends_on\": {\"launch_id\": \"acc-ho\", \"condition\": "
+                 "\"afterany\"}",
+                 req, sizeof(req));
+    cr_assert_sluice_ok(sluice_accept_prepare(&a, &stage, fx.cfg, req, strlen(req), &o, &err),
+                        &err);
+    cr_expect_eq(sluice_accept_hand_over(a, fx.store, NULL, &stage, &err), SLUICE_EINVAL);
+    cr_expect_eq(stage, SLUICE_ACCEPT_STAGE_PARSE);
+    cr_expect(strstr(err.text, "depends_on:") == err.text, "%s", err.text);
+    cr_expect_eq(sluice_store_get_launch(fx.store, "acc-ho-dep", &row, &err), SLUICE_ENOTFOUND);
+    sluice_accept_free(a);
+}
