@@ -4,8 +4,9 @@ pip builds a project in an isolated environment into which it installs the
 backend named by ``build-system.requires`` from an index.  sluice's checkout
 must install with no index at all (``pip install --no-index clients/python``),
 so this backend needs nothing: ``requires = []`` and ``backend-path`` point
-pip here.  It builds a pure-Python wheel (the ``src/sluice_client`` package,
-``*.dist-info`` with METADATA, WHEEL and RECORD) and an sdist, reading the
+pip here.  It builds a pure-Python wheel (the ``src/sluice_client`` package
+with every file in it, ``py.typed`` (PEP 561) included, and ``*.dist-info``
+with METADATA, WHEEL and RECORD) and an sdist, reading the
 name, version and summary from pyproject.toml.  Editable installs (PEP 660)
 are supported with a ``.pth`` file pointing at ``src``.
 """
@@ -71,7 +72,8 @@ def _wheel_meta(tag: str = "py3-none-any") -> bytes:
 
 
 def _package_files() -> List[Tuple[str, str]]:
-    """(path in the wheel, path on disk) of every module of the package."""
+    """(path in the wheel, path on disk) of every file of the package: its
+    modules and the ``py.typed`` marker (PEP 561)."""
     src = os.path.join(ROOT, "src")
     out = []
     for dirpath, dirnames, filenames in os.walk(os.path.join(src, PACKAGE)):
@@ -81,6 +83,8 @@ def _package_files() -> List[Tuple[str, str]]:
                 continue
             full = os.path.join(dirpath, fn)
             out.append((os.path.relpath(full, src).replace(os.sep, "/"), full))
+    if (PACKAGE + "/py.typed") not in {a for a, _ in out}:
+        raise RuntimeError("src/%s/py.typed is missing: the wheel would not be typed (PEP 561)" % PACKAGE)
     return out
 
 

@@ -25,6 +25,12 @@ class State:
         self.dropped = set()
         self.log = b"abcdef"
         self.launches = {}
+        # what the next POSTs meet, one entry each: "503" (Retry-After: 0),
+        # "503-no-retry-after", "drop-before" (the socket closed, nothing
+        # stored), "drop-after" (stored, then the socket closed before the
+        # answer), "400"
+        self.post_faults = []
+        self.posts = 0  # POST /v1/launches requests received
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -104,7 +110,8 @@ class Handler(BaseHTTPRequestHandler):
     def _launch(self, lid):
         evs = [dict(e) for e in self.st.events if e["launch_id"] == lid]
         last = evs[-1]
-        return {"launch_id": lid, "site": "s", "state": last["state"], "created_ms": 1, "updated_ms": 2,
+        return {"launch_id": lid, "site": "s", "cluster": "west", "state": last["state"], "created_ms": 1,
+                "updated_ms": 2,
                 "attempt": 1, "job_ids": [10, 11], "terminal": last["state"] == "DONE", "result_code": 0,
                 "reason": "ok", "request": {"pools": [{"name": "a"}, {"name": "b"}]}, "request_hash": "h",
                 "created_by": "alice", "resource_version": last["gseq"],
@@ -147,16 +154,52 @@ class Handler(BaseHTTPRequestHandler):
             return self._send(200, d)
         if u.path == "/v1/launches":
             cur = int(q.get("cursor", ["0"])[0])
-            items = [{"launch_id": "P%d" % i, "site": "s", "state": "DONE", "terminal": True} for i in range(5)]
+            items = [{"launch_id": "P%d" % i, "site": "s", "state": "DONE", "terminal": True,
+                      "cluster": "west" if i % 2 else None, "result_code": 9} for i in range(5)]
+            if "cluster" in q:
+                items = [i for i in items if i["cluster"] == q["cluster"][0]]
             lim = int(q.get("limit", ["100"])[0])
             page = items[cur:cur + lim]
             nxt = str(cur + lim) if cur + lim < len(items) else None
             return self._send(200, {"items": page, "next_cursor": nxt, "resource_version": 6})
+        if u.path == "/v1/status":
+            return self._send(200, {"version": "0.1.0", "uptime_s": 5120,
+                                    "slurmrestd": {"state": "ok", "detail": None},
+                                    "token": {"expires_in_s": 75310},
+                                    "poll": {"cycles": 4096, "errors": 2, "last_cycle_ms": 41.7,
+                                             "avg_cycle_ms": 38.2, "max_cycle_ms": 912.4,
+                                             "since_last_cycle_ms": 640, "interval_ms": 1000},
+                                    "tracked": 3,
+                                    "launches": {"ACCEPTED": 0, "PENDING": 1, "RUNNING": 2, "DONE": 57}})
+        if u.path == "/v1/metrics":
+            data = b"# TYPE sluice_launches gauge\nsluice_launches{state=\"DONE\"} 57\n"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain; version=0.0.4")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return
         return self._problem(404, "not-found")
 
     def do_POST(self):
         n = int(self.headers.get("Content-Length", "0"))
-        req = json.loads(self.rfile.read(n))
+        raw = self.rfile.read(n)
+        with self.st.lock:
+            self.st.posts += 1
+            self.st.seen.append(("POST", self.path, None, self.headers.get("Authorization")))
+            fault = self.st.post_faults.pop(0) if self.st.post_faults else None
+        if fault == "503":
+            return self._send(
+                503, {"type": "urn:sluice:problem:store-unavailable", "title": "Store unavailable", "status": 503,
+                      "detail": "send the request again"}, headers={"Retry-After": "0"},
+                ctype="application/problem+json")
+        if fault == "503-no-retry-after":
+            return self._problem(503, "store")
+        if fault == "400":
+            return self._problem(400, "malformed-json")
+        if fault == "drop-before":
+            return self._drop()
+        req = json.loads(raw)
         lid = req.get("launch_id")
         if not lid:
             return self._problem(422, "invalid-request", field="launch_id",
@@ -166,7 +209,10 @@ class Handler(BaseHTTPRequestHandler):
         if have is not None and have != req:
             return self._problem(409, "conflict")
         self.st.launches[lid] = req
-        d = {"launch_id": lid, "site": "s", "state": "ACCEPTED", "terminal": False, "request": req}
+        if fault == "drop-after":
+            return self._drop()
+        d = {"launch_id": lid, "site": "s", "cluster": req.get("cluster"), "state": "ACCEPTED", "terminal": False,
+             "request": req}
         return self._send(201 if have is None else 200, d, headers={"Location": "/v1/launches/" + lid})
 
 

@@ -29,6 +29,7 @@ class BuildBackendTest(unittest.TestCase):
             with zipfile.ZipFile(os.path.join(d, name)) as z:
                 names = set(z.namelist())
                 self.assertIn("sluice_client/client.py", names)
+                self.assertIn("sluice_client/py.typed", names)  # PEP 561: the package is typed
                 info = "sluice_client-%s.dist-info/" % sluice_client.__version__
                 self.assertIn("Name: sluice-client", z.read(info + "METADATA").decode())
                 self.assertIn("Root-Is-Purelib: true", z.read(info + "WHEEL").decode())
@@ -45,7 +46,8 @@ class BuildBackendTest(unittest.TestCase):
             with tarfile.open(os.path.join(d, sd)) as t:
                 n = t.getnames()
             base = sd[:-len(".tar.gz")]
-            for want in ("pyproject.toml", "PKG-INFO", "_build/sluice_build_backend.py", "src/sluice_client/__init__.py"):
+            for want in ("pyproject.toml", "PKG-INFO", "_build/sluice_build_backend.py", "src/sluice_client/__init__.py",
+                         "src/sluice_client/py.typed"):
                 self.assertIn("%s/%s" % (base, want), n)
             self.assertFalse([x for x in n if "__pycache__" in x])
 

@@ -2,20 +2,45 @@
 
 from __future__ import annotations
 
+import email.utils
 import http.client
 import json
 import os
 import time
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Tuple, Union
 from urllib.parse import quote, urlencode
 
 from . import __version__
-from .errors import NotFound, MethodNotAllowed, ProtocolError, SluiceError, TransportError, WaitTimeout, problem_error
-from .models import DryRun, Launch, LaunchSummary, Page
+from .errors import (ConfigurationError, MethodNotAllowed, NotFound, ProtocolError, ServiceUnavailable, SluiceError,
+                     TransportError, WaitTimeout, problem_error)
+from .models import DryRun, Event, Launch, LaunchRequest, LaunchState, LaunchSummary, Page, ServiceStatus
 from .stream import EventStream, RetryPolicy, _deadline_timeout
 from .transport import DEFAULT_TIMEOUT, Endpoint, resolve_token
 
-RequestLike = Union[Mapping[str, Any], Any]
+#: What create() and dry_run() take: a LaunchRequest or the request's JSON as
+#: a mapping (in which Pool, Mount, Dependency objects may stand in for dicts).
+RequestLike = Union[LaunchRequest, Mapping[str, Any]]
+StateLike = Union[LaunchState, str]
+
+#: create()'s default: up to 3 more tries, 0.5 s doubling to 4 s.
+DEFAULT_CREATE_RETRY = RetryPolicy(attempts=3, base=0.5, cap=4.0, max_retry_after=30.0)
+
+
+def retry_after_seconds(value: Optional[str], now: Optional[float] = None) -> Optional[float]:
+    """A ``Retry-After`` header as seconds (delta-seconds or an HTTP date);
+    None when absent or unreadable."""
+    if value is None:
+        return None
+    v = value.strip()
+    if v.isdigit():
+        return float(v)
+    try:
+        dt = email.utils.parsedate_to_datetime(v)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if dt is None:
+        return None
+    return max(0.0, dt.timestamp() - (time.time() if now is None else now))
 
 
 def _encode(obj: Any) -> Any:
@@ -51,24 +76,49 @@ class Client:
     """One sluice service.
 
     ``server``: ``unix:/path/to.sock``, ``http://127.0.0.1:PORT`` or
-    ``https://host:PORT`` (default: $SLUICE_SERVER).  The bearer token comes
-    from ``token``, else ``token_file``, else $SLUICE_TOKEN, else the file
-    named by $SLUICE_TOKEN_FILE; the Unix socket needs none.  ``ca_file``
-    checks an https server's certificate; ``timeout`` is the per-request
-    socket timeout in seconds.
+    ``https://host:PORT`` (default: $SLUICE_SERVER, as the CLI).  Plain
+    ``http://`` to a host that is not loopback is refused
+    (:class:`ConfigurationError`: the token would travel in clear text)
+    unless ``allow_insecure_http=True``.  The bearer token comes from
+    ``token``, else ``token_file``, else $SLUICE_TOKEN, else the file named by
+    $SLUICE_API_TOKEN_FILE (the CLI's), else the file named by
+    $SLUICE_TOKEN_FILE; a token file is read as the CLI reads it (a bare
+    token, or a ``<caller> <token>`` line of the service's tokens file); the
+    Unix socket needs none.  ``ca_file`` (default: $SLUICE_API_CA) checks an
+    https server's certificate; ``timeout`` is the per-request socket timeout
+    in seconds.  ``retry``: how streams and log follows reconnect;
+    ``create_retry``: how :meth:`create` tries again after a transport
+    error or a 503 with Retry-After (``RetryPolicy(attempts=0)``: never).
     """
 
     def __init__(self, server: Optional[str] = None, *, token: Optional[str] = None,
                  token_file: Optional[str] = None, ca_file: Optional[str] = None,
                  ssl_context: Any = None, timeout: Optional[float] = DEFAULT_TIMEOUT,
-                 retry: Optional[RetryPolicy] = None) -> None:
-        server = server or os.environ.get("SLUICE_SERVER")
+                 retry: Optional[RetryPolicy] = None, create_retry: Optional[RetryPolicy] = None,
+                 allow_insecure_http: bool = False, environ: Optional[Mapping[str, str]] = None) -> None:
+        env = os.environ if environ is None else environ
+        server = server or env.get("SLUICE_SERVER")
         if not server:
-            raise ValueError("no server address: pass server= or set SLUICE_SERVER")
-        self.endpoint = Endpoint(server, ca_file=ca_file, ssl_context=ssl_context)
-        self._token = resolve_token(token, token_file)
+            raise ConfigurationError("no server address: pass server= or set SLUICE_SERVER")
+        ca_from_env = False
+        if ca_file is None and ssl_context is None and env.get("SLUICE_API_CA"):
+            ca_file, ca_from_env = env.get("SLUICE_API_CA"), True
+        if ca_from_env and not server.startswith("https:"):
+            ca_file = None  # the variable is for https:// servers; the CLI ignores it elsewhere too
+        self.endpoint = Endpoint(server, ca_file=ca_file, ssl_context=ssl_context,
+                                 allow_insecure_http=allow_insecure_http)
+        self._token = resolve_token(token, token_file, environ=env)
         self.timeout = timeout
         self.retry = retry or RetryPolicy()
+        self.create_retry = create_retry if create_retry is not None else DEFAULT_CREATE_RETRY
+
+    @classmethod
+    def from_env(cls, environ: Optional[Mapping[str, str]] = None, **kwargs: Any) -> "Client":
+        """A client configured as the CLI is: $SLUICE_SERVER,
+        $SLUICE_API_TOKEN_FILE and $SLUICE_API_CA (``environ``: another
+        mapping than ``os.environ``).  ``kwargs`` are the constructor's
+        (``allow_insecure_http``, ``timeout``, ``create_retry`` ...)."""
+        return cls(None, environ=environ, **kwargs)
 
     def __repr__(self) -> str:  # never shows the token
         return "Client(%r, token=%s)" % (self.endpoint.url, "set" if self._token else "none")
@@ -90,7 +140,12 @@ class Client:
         for k, v in query.items():
             if v is None:
                 continue
-            q[k] = ("true" if v else "false") if isinstance(v, bool) else str(v)
+            if isinstance(v, bool):
+                q[k] = "true" if v else "false"
+            elif isinstance(v, LaunchState):
+                q[k] = v.value
+            else:
+                q[k] = str(v)
         return path + ("?" + urlencode(q) if q else "")
 
     def open(self, method: str, path: str, *, query: Optional[Mapping[str, Any]] = None,
@@ -112,10 +167,9 @@ class Client:
 
     def request(self, method: str, path: str, *, query: Optional[Mapping[str, Any]] = None,
                 json_body: Any = None, headers: Optional[Mapping[str, str]] = None,
-                ok: Tuple[int, ...] = (200,)) -> Response:
+                ok: Tuple[int, ...] = (200,), body: Optional[bytes] = None) -> Response:
         """One request; an answer whose status is not in ``ok`` raises the
         problem's exception."""
-        body = None
         if json_body is not None:
             body = json.dumps(json_body, default=_encode).encode("utf-8")
         conn, resp = self.open(method, path, query=query, body=body, headers=headers)
@@ -143,13 +197,65 @@ class Client:
         """``GET /v1/openapi.json``: the service's OpenAPI document."""
         return self.request("GET", "/v1/openapi.json").json()
 
+    def status(self) -> ServiceStatus:
+        """``GET /v1/status``: version, slurmrestd's ping, the Slurm token's
+        lifetime, the supervisor's poll cycles and the launches by state."""
+        d = self.request("GET", "/v1/status").json()
+        if not isinstance(d, dict):
+            raise ProtocolError("GET /v1/status answered with no status object", status=200)
+        return ServiceStatus.from_dict(d)
+
+    def metrics(self) -> str:
+        """``GET /v1/metrics``: the Prometheus text exposition."""
+        r = self.request("GET", "/v1/metrics", headers={"Accept": "text/plain"})
+        return r.body.decode("utf-8", "replace")
+
     # ------------------------------------------------------------ launches
-    def create(self, request: RequestLike) -> Launch:
+    @staticmethod
+    def _request_body(request: RequestLike) -> bytes:
+        if isinstance(request, LaunchRequest):
+            obj: Any = request.to_dict()
+        elif isinstance(request, Mapping):
+            obj = request
+        elif callable(getattr(request, "to_dict", None)):
+            obj = request.to_dict()  # type: ignore[attr-defined]
+        else:
+            raise TypeError("a launch request is a LaunchRequest or a mapping, not %s" % type(request).__name__)
+        return json.dumps(obj, default=_encode).encode("utf-8")
+
+    def create(self, request: RequestLike, *, retry: Optional[RetryPolicy] = None) -> Launch:
         """``POST /v1/launches``.  Idempotent on ``launch_id``: the same
         request again returns the existing launch (``created`` False); a
         different request with that id raises :class:`Conflict`; a request
-        that breaks a rule raises :class:`InvalidRequest` with ``errors``."""
-        r = self.request("POST", "/v1/launches", json_body=request, ok=(200, 201))
+        that breaks a rule raises :class:`InvalidRequest` with ``errors``.
+
+        Because of that, a try that failed in transport (connection refused
+        or reset, a timeout, an answer cut off) or was answered 503 with
+        ``Retry-After`` is sent again, the same bytes, up to
+        ``retry.attempts`` more times (default: the client's
+        ``create_retry``), waiting the backoff or the Retry-After.  No other
+        answer is retried.  A launch accepted by a try whose answer was lost
+        comes back from the next try with ``created`` False."""
+        policy = retry if retry is not None else self.create_retry
+        body = self._request_body(request)
+        failures = 0
+        while True:
+            try:
+                r = self.request("POST", "/v1/launches", body=body, ok=(200, 201))
+                break
+            except TransportError:
+                failures += 1
+                if failures > policy.attempts:
+                    raise
+                time.sleep(policy.delay(failures))
+            except ServiceUnavailable as e:
+                ra = retry_after_seconds(e.headers.get("retry-after"))
+                if e.status != 503 or ra is None:
+                    raise
+                failures += 1
+                if failures > policy.attempts:
+                    raise
+                time.sleep(policy.delay(failures, ra))
         d = r.json()
         if not isinstance(d, dict):
             raise ProtocolError("POST /v1/launches answered %d with no launch object" % r.status, status=r.status)
@@ -160,7 +266,7 @@ class Client:
 
     def dry_run(self, request: RequestLike) -> DryRun:
         """``POST /v1/launches?dry_run=true``: validate and render only."""
-        r = self.request("POST", "/v1/launches", query={"dry_run": True}, json_body=request)
+        r = self.request("POST", "/v1/launches", query={"dry_run": True}, body=self._request_body(request))
         return DryRun.from_dict(r.json())
 
     def get(self, launch_id: str, *, if_none_match: Optional[str] = None) -> Optional[Launch]:
@@ -172,18 +278,20 @@ class Client:
             return None
         return Launch.from_dict(r.json(), etag=r.headers.get("etag"))
 
-    def list(self, *, state: Optional[str] = None, site: Optional[str] = None, study: Optional[str] = None,
-             limit: Optional[int] = None, cursor: Optional[str] = None) -> Page:
-        """One page of ``GET /v1/launches`` (oldest first)."""
-        q = {"state": state, "site": site, "study": study, "limit": limit, "cursor": cursor}
+    def list(self, *, state: Optional[StateLike] = None, site: Optional[str] = None, study: Optional[str] = None,
+             limit: Optional[int] = None, cursor: Optional[str] = None, cluster: Optional[str] = None) -> Page:
+        """One page of ``GET /v1/launches`` (oldest first).  ``cluster``:
+        only launches of this cluster of the site (a launch stored before
+        clusters counts as the first cluster's; an unknown name is 400)."""
+        q = {"state": state, "site": site, "study": study, "cluster": cluster, "limit": limit, "cursor": cursor}
         return Page.from_dict(self.request("GET", "/v1/launches", query=q).json())
 
-    def pages(self, *, state: Optional[str] = None, site: Optional[str] = None, study: Optional[str] = None,
-              limit: Optional[int] = None) -> Iterator[Page]:
+    def pages(self, *, state: Optional[StateLike] = None, site: Optional[str] = None, study: Optional[str] = None,
+              limit: Optional[int] = None, cluster: Optional[str] = None) -> Iterator[Page]:
         """Every page, following ``next_cursor``."""
         cursor = None
         while True:
-            page = self.list(state=state, site=site, study=study, limit=limit, cursor=cursor)
+            page = self.list(state=state, site=site, study=study, limit=limit, cursor=cursor, cluster=cluster)
             yield page
             if not page.next_cursor:
                 return
@@ -194,6 +302,14 @@ class Client:
         for page in self.pages(**filters):
             for item in page.items:
                 yield item
+
+    def _get_full(self, launch_id: str) -> Launch:
+        """GET without If-None-Match: a 304 here breaks the protocol."""
+        launch = self.get(launch_id)
+        if launch is None:
+            raise ProtocolError("GET /v1/launches/%s answered 304 to a request without If-None-Match" % launch_id,
+                                status=304)
+        return launch
 
     def cancel(self, launch_id: str) -> Launch:
         """``DELETE /v1/launches/{id}``: ask for the cancel (idempotent)."""
@@ -247,21 +363,22 @@ class Client:
                     conn.close()
             # A clean end: the launch is over -- unless the connection ended
             # without the chunked terminator being distinguishable.
-            launch = self.get(launch_id)
-            if launch is None or launch.terminal:
+            launch = self._get_full(launch_id)
+            if launch.terminal:
                 return
             time.sleep(self.retry.delay(1))
 
     # ------------------------------------------------------------ events
     def events(self, *, after: Optional[int] = None, launch_id: Optional[str] = None,
-               state: Optional[str] = None, site: Optional[str] = None, since_now: bool = False,
+               state: Optional[StateLike] = None, site: Optional[str] = None, since_now: bool = False,
                read_timeout: float = 120.0) -> EventStream:
         """``GET /v1/events``: every launch's events in store order (filters
         optional).  An iterator of :class:`Event` that never ends by itself;
         a dropped connection is resumed with ``Last-Event-ID``, so no event
         is missed or repeated.  ``after``: start after this gseq (a list's
         or get's ``resource_version``); ``since_now``: only events from now on."""
-        q = {"launch_id": launch_id, "state": state, "site": site}
+        q = {"launch_id": launch_id, "state": state.value if isinstance(state, LaunchState) else state,
+             "site": site}
         if since_now and after is None:
             # Pin "now" to a position, so a reconnection before the first
             # event resumes there (the list's resource version; the
@@ -285,7 +402,7 @@ class Client:
 
     # ------------------------------------------------------------ wait
     def wait(self, launch_id: str, timeout: Optional[float] = None,
-             on_event: Optional[Callable[[Any], None]] = None, poll_interval: float = 2.0) -> Launch:
+             on_event: Optional[Callable[[Event], None]] = None, poll_interval: float = 2.0) -> Launch:
         """Follow the launch until it is DONE and return it (``result_code``,
         ``result``, ``reason``).  ``timeout`` in seconds (None: no limit)
         raises :class:`WaitTimeout`; ``on_event`` is called with each new
@@ -293,8 +410,7 @@ class Client:
         current resource version; falls back to polling on a service that
         has no per-launch stream."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        launch = self.get(launch_id)
-        assert launch is not None
+        launch = self._get_full(launch_id)
         if launch.terminal:
             return launch
         try:
@@ -308,8 +424,7 @@ class Client:
             pass  # a service without GET /v1/launches/{id}/events: poll
         pause = 0.2  # the stream saw DONE: a GET may lag a moment behind
         while True:
-            launch = self.get(launch_id)
-            assert launch is not None
+            launch = self._get_full(launch_id)
             if launch.terminal:
                 return launch
             left = _deadline_timeout(deadline, pause)
@@ -319,4 +434,4 @@ class Client:
             pause = min(poll_interval, pause * 2)
 
 
-__all__ = ["Client", "Response", "SluiceError"]
+__all__ = ["Client", "Response", "SluiceError", "RequestLike", "DEFAULT_CREATE_RETRY", "retry_after_seconds"]

@@ -86,6 +86,13 @@ class SluiceError(Exception):
     errors = property(lambda self: self.problem.errors)
 
 
+class ConfigurationError(SluiceError, ValueError):
+    """The client's own settings are wrong before anything is sent: a bad
+    server address, plain ``http://`` to a host that is not loopback, a token
+    file that holds no token or that others may write.  Also a
+    ``ValueError``."""
+
+
 class TransportError(SluiceError):
     """The service could not be reached or the connection broke."""
 

@@ -7,8 +7,9 @@ older client.
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional, Union
 
 # The result codes of a DONE launch (docs/state-machine.md, "States and results").
 RESULT_NAMES: Dict[int, str] = {
@@ -30,6 +31,109 @@ def result_name(code: Optional[int]) -> Optional[str]:
     if code is None:
         return None
     return RESULT_NAMES.get(code, "RESULT_%d" % code)
+
+
+class LaunchState(str, enum.Enum):
+    """A launch's state (``LauncherState`` of openapi/sluice-v1.yaml).
+
+    A ``str`` subclass: ``LaunchState.DONE == "DONE"``, and a member may be
+    passed wherever the API takes a state name (``list(state=...)``)."""
+
+    NEW = "NEW"
+    ACCEPTED = "ACCEPTED"
+    SUBMITTING = "SUBMITTING"
+    PENDING = "PENDING"
+    RUNNING = "RUNNING"
+    CANCELLING = "CANCELLING"
+    DONE = "DONE"
+    RECONCILING = "RECONCILING"
+    RETRYING = "RETRYING"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def terminal(self) -> bool:
+        return self is LaunchState.DONE
+
+    @classmethod
+    def parse(cls, value: Optional[str]) -> Optional["LaunchState"]:
+        """The member named ``value``; None for None or a name this client
+        does not know (a newer service's)."""
+        if value is None:
+            return None
+        try:
+            return cls(value)
+        except ValueError:
+            return None
+
+
+class Result(str, enum.Enum):
+    """A DONE launch's result, by name (docs/state-machine.md); ``code`` is
+    the number the API carries in ``result_code``.  A ``str`` subclass:
+    ``Result.SUCCEEDED == "SUCCEEDED"``."""
+
+    SUCCEEDED = "SUCCEEDED"
+    EXECUTION_ERROR = "EXECUTION_ERROR"
+    ABORTED = "ABORTED"
+    WORKLOAD_101 = "WORKLOAD_101"
+    WORKLOAD_102 = "WORKLOAD_102"
+    WORKLOAD_103 = "WORKLOAD_103"
+    INFRASTRUCTURE_ERROR = "INFRASTRUCTURE_ERROR"
+    UNKNOWN = "UNKNOWN"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def code(self) -> int:
+        """``SUCCEEDED`` -> 0, ``ABORTED`` -> 9 ..."""
+        return _RESULT_CODES[self.value]
+
+    @classmethod
+    def from_code(cls, code: Optional[int]) -> Optional["Result"]:
+        """The member for ``result_code``; None for None or a code this
+        client does not know."""
+        if code is None:
+            return None
+        name = RESULT_NAMES.get(code)
+        return cls(name) if name is not None else None
+
+    @classmethod
+    def parse(cls, value: Union[str, int, None]) -> Optional["Result"]:
+        """From a name (``"ABORTED"``) or a code (``9``); None when unknown."""
+        if value is None or isinstance(value, bool):
+            return None
+        if isinstance(value, int):
+            return cls.from_code(value)
+        try:
+            return cls(value)
+        except ValueError:
+            return None
+
+
+_RESULT_CODES: Dict[str, int] = {name: code for code, name in RESULT_NAMES.items()}
+
+
+class DependencyCondition(str, enum.Enum):
+    """``depends_on.condition`` (the ``Dependency`` schema)."""
+
+    AFTER = "after"
+    AFTEROK = "afterok"
+    AFTERANY = "afterany"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class MountMode(str, enum.Enum):
+    """``mounts[].mode`` (the ``Mount`` schema; the service's default is ro)."""
+
+    RO = "ro"
+    RW = "rw"
+
+    def __str__(self) -> str:
+        return self.value
 
 
 def _int(v: Any) -> Optional[int]:
@@ -56,7 +160,7 @@ class Pool:
 
     def to_dict(self) -> Dict[str, Any]:
         """The request JSON of this pool (unset fields left out)."""
-        return {k: v for k, v in self.__dict__.items() if v is not None}
+        return _plain({k: v for k, v in self.__dict__.items() if v is not None})
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Pool":
@@ -72,6 +176,156 @@ class Pool:
             args=[str(a) for a in args] if isinstance(args, list) else None,
             additional_node_command=_str(d.get("additional_node_command")),
         )
+
+
+def _plain(v: Any) -> Any:
+    """``v`` as JSON values: enums by value, request objects by to_dict()."""
+    if isinstance(v, enum.Enum):
+        return v.value
+    to_dict = getattr(v, "to_dict", None)
+    if callable(to_dict):
+        return to_dict()
+    if isinstance(v, Mapping):
+        return {str(k): _plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    return v
+
+
+@dataclass
+class Mount:
+    """One entry of a request's ``mounts`` (the ``Mount`` schema)."""
+
+    source: str
+    target: str
+    mode: Optional[Union[MountMode, str]] = None
+
+    def to_dict(self) -> Dict[str, Any]:
+        d: Dict[str, Any] = {"source": self.source, "target": self.target}
+        if self.mode is not None:
+            d["mode"] = _plain(self.mode)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Mount":
+        mode = _str(d.get("mode"))
+        return cls(source=str(d.get("source", "")), target=str(d.get("target", "")),
+                   mode=MountMode(mode) if mode in ("ro", "rw") else mode)
+
+
+@dataclass
+class Dependency:
+    """A request's ``depends_on`` (the ``Dependency`` schema): start after
+    launch ``launch_id`` has started (``after``), succeeded (``afterok``) or
+    ended (``afterany``)."""
+
+    launch_id: str
+    condition: Union[DependencyCondition, str]
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"launch_id": self.launch_id, "condition": _plain(self.condition)}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Dependency":
+        cond = str(d.get("condition", ""))
+        known = {c.value for c in DependencyCondition}
+        return cls(launch_id=str(d.get("launch_id", "")),
+                   condition=DependencyCondition(cond) if cond in known else cond)
+
+
+@dataclass
+class Webhook:
+    """A request's own ``webhook`` receiver: ``{"url": ...}``."""
+
+    url: str
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"url": self.url}
+
+
+# LaunchRequest's fields in the order of openapi/components/launch-request.yaml.
+_REQUEST_FIELDS = ("launch_id", "site", "study", "cluster", "profile", "image", "command", "args", "workdir",
+                   "env", "secret_env", "secrets", "mounts", "time_limit", "pending_timeout", "depends_on",
+                   "webhook", "requeue", "keep_going", "signal", "exclusive", "account", "qos", "partition",
+                   "pools", "resource_spec", "launcher_spec")
+
+
+@dataclass
+class LaunchRequest:
+    """The body of ``POST /v1/launches`` (the ``LaunchRequest`` schema,
+    docs/launch-request.md) in the native form (``pools``) or NVFlare's
+    (``resource_spec`` / ``launcher_spec``).
+
+    Fields are the API's JSON names; None (the default) leaves a field out,
+    so the service applies its own default.  ``extra`` holds fields this
+    client does not know (a newer service's), sent as they are.
+    ``secrets`` is never shown by ``repr()``.
+    """
+
+    launch_id: str
+    site: str
+    study: Optional[str] = None
+    cluster: Optional[str] = None
+    profile: Optional[str] = None
+    image: Optional[str] = None
+    command: Optional[str] = None
+    args: Optional[List[str]] = None
+    workdir: Optional[str] = None
+    env: Optional[Dict[str, str]] = None
+    secret_env: Optional[List[str]] = None
+    secrets: Optional[Dict[str, str]] = field(default=None, repr=False)
+    mounts: Optional[List[Union[Mount, Dict[str, Any]]]] = None
+    time_limit: Optional[Union[int, str]] = None
+    pending_timeout: Optional[int] = None
+    depends_on: Optional[Union[Dependency, Dict[str, Any]]] = None
+    webhook: Optional[Union[Webhook, Dict[str, Any]]] = None
+    requeue: Optional[bool] = None
+    keep_going: Optional[bool] = None
+    signal: Optional[str] = None
+    exclusive: Optional[bool] = None
+    account: Optional[str] = None
+    qos: Optional[str] = None
+    partition: Optional[str] = None
+    pools: Optional[List[Union[Pool, Dict[str, Any]]]] = None
+    resource_spec: Optional[Dict[str, Any]] = None
+    launcher_spec: Optional[Dict[str, Any]] = None
+    extra: Dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The request JSON: the set fields under the API's names, in the
+        schema's order, nested objects as their JSON."""
+        d: Dict[str, Any] = {}
+        for name in _REQUEST_FIELDS:
+            v = getattr(self, name)
+            if v is not None:
+                d[name] = _plain(v)
+        for k, v in self.extra.items():
+            if k not in d:
+                d[k] = _plain(v)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "LaunchRequest":
+        """A request (or a launch's canonical ``request``) as objects; fields
+        this client does not know go to ``extra``."""
+        kw: Dict[str, Any] = {}
+        extra: Dict[str, Any] = {}
+        for k, v in d.items():
+            if k in _REQUEST_FIELDS:
+                kw[k] = v
+            else:
+                extra[k] = v
+        if isinstance(kw.get("pools"), list):
+            kw["pools"] = [Pool.from_dict(p) if isinstance(p, Mapping) else p for p in kw["pools"]]
+        if isinstance(kw.get("mounts"), list):
+            kw["mounts"] = [Mount.from_dict(m) if isinstance(m, Mapping) else m for m in kw["mounts"]]
+        if isinstance(kw.get("depends_on"), Mapping):
+            kw["depends_on"] = Dependency.from_dict(kw["depends_on"])
+        if isinstance(kw.get("webhook"), Mapping) and isinstance(kw["webhook"].get("url"), str):
+            kw["webhook"] = Webhook(kw["webhook"]["url"])
+        kw.setdefault("launch_id", "")
+        kw.setdefault("site", "")
+        return cls(extra=extra, **kw)
 
 
 @dataclass
@@ -107,6 +361,11 @@ class Event:
             launch_id=_str(d.get("launch_id")),
             raw=dict(d),
         )
+
+    @property
+    def state_enum(self) -> Optional[LaunchState]:
+        """``state`` as a :class:`LaunchState` (None when absent or unknown)."""
+        return LaunchState.parse(self.state)
 
 
 @dataclass
@@ -155,6 +414,7 @@ class LaunchSummary:
     job_ids: List[int] = field(default_factory=list)
     terminal: bool = False
     study: Optional[str] = None
+    cluster: Optional[str] = None
     result_code: Optional[int] = None
     reason: Optional[str] = None
     last_seq: Optional[int] = None
@@ -165,6 +425,18 @@ class LaunchSummary:
     def result(self) -> Optional[str]:
         """The result's name (``SUCCEEDED``, ``ABORTED`` ...), None while live."""
         return result_name(self.result_code)
+
+    @property
+    def result_enum(self) -> Optional[Result]:
+        """The result as a :class:`Result` (None while live, or for a code
+        this client does not know)."""
+        return Result.from_code(self.result_code)
+
+    @property
+    def state_enum(self) -> Optional[LaunchState]:
+        """``state`` as a :class:`LaunchState` (None for a state this client
+        does not know)."""
+        return LaunchState.parse(self.state)
 
     @property
     def succeeded(self) -> bool:
@@ -182,6 +454,7 @@ class LaunchSummary:
             job_ids=[j for j in d.get("job_ids") or [] if isinstance(j, int)],
             terminal=bool(d.get("terminal", False)),
             study=_str(d.get("study")),
+            cluster=_str(d.get("cluster")),
             result_code=_int(d.get("result_code")),
             reason=_str(d.get("reason")),
             last_seq=_int(d.get("last_seq")),
@@ -218,6 +491,11 @@ class Launch(LaunchSummary):
     def pools(self) -> List[Pool]:
         """The request's pools (one for a plain job, several for a hetjob)."""
         return [Pool.from_dict(p) for p in self.request.get("pools") or [] if isinstance(p, Mapping)]
+
+    @property
+    def launch_request(self) -> LaunchRequest:
+        """The canonical request as a :class:`LaunchRequest`."""
+        return LaunchRequest.from_dict(self.request)
 
     def component_of(self, pool: str) -> Optional[Component]:
         """The component that runs pool ``pool`` (pools are components in order)."""
@@ -280,5 +558,73 @@ class DryRun:
             request=dict(d.get("request") or {}),
             script=str(render.get("script") or ""),
             jobs=[dict(j) for j in render.get("jobs") or [] if isinstance(j, Mapping)],
+            raw=dict(d),
+        )
+
+
+def _num(v: Any) -> Optional[float]:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+@dataclass
+class PollStats:
+    """``GET /v1/status``'s ``poll``: the supervisor's cycles (the ``_ms``
+    figures are None before the first cycle)."""
+
+    cycles: int = 0
+    errors: int = 0
+    last_cycle_ms: Optional[float] = None
+    avg_cycle_ms: Optional[float] = None
+    max_cycle_ms: Optional[float] = None
+    since_last_cycle_ms: Optional[int] = None
+    interval_ms: Optional[int] = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "PollStats":
+        return cls(
+            cycles=_int(d.get("cycles")) or 0,
+            errors=_int(d.get("errors")) or 0,
+            last_cycle_ms=_num(d.get("last_cycle_ms")),
+            avg_cycle_ms=_num(d.get("avg_cycle_ms")),
+            max_cycle_ms=_num(d.get("max_cycle_ms")),
+            since_last_cycle_ms=_int(d.get("since_last_cycle_ms")),
+            interval_ms=_int(d.get("interval_ms")),
+        )
+
+
+@dataclass
+class ServiceStatus:
+    """``GET /v1/status`` (the ``Status`` schema)."""
+
+    version: str
+    uptime_s: int = 0
+    slurmrestd_state: str = ""
+    slurmrestd_detail: Optional[str] = None
+    token_expires_in_s: Optional[int] = None
+    poll: PollStats = field(default_factory=PollStats)
+    tracked: int = 0
+    launches: Dict[str, int] = field(default_factory=dict)
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def slurmrestd_ok(self) -> bool:
+        """slurmrestd answered the service's ping (``state`` ``ok``)."""
+        return self.slurmrestd_state == "ok"
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "ServiceStatus":
+        sr = d.get("slurmrestd") if isinstance(d.get("slurmrestd"), Mapping) else {}
+        tok = d.get("token") if isinstance(d.get("token"), Mapping) else {}
+        poll = d.get("poll") if isinstance(d.get("poll"), Mapping) else {}
+        launches = d.get("launches") if isinstance(d.get("launches"), Mapping) else {}
+        return cls(
+            version=str(d.get("version", "")),
+            uptime_s=_int(d.get("uptime_s")) or 0,
+            slurmrestd_state=str(sr.get("state", "")),
+            slurmrestd_detail=_str(sr.get("detail")),
+            token_expires_in_s=_int(tok.get("expires_in_s")),
+            poll=PollStats.from_dict(poll),
+            tracked=_int(d.get("tracked")) or 0,
+            launches={str(k): v for k, v in launches.items() if _int(v) is not None},
             raw=dict(d),
         )

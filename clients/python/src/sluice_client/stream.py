@@ -25,16 +25,31 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 class RetryPolicy:
-    """How often and how fast to reconnect: ``attempts`` consecutive
-    failures at most, waiting ``base`` s doubled each time up to ``cap``."""
+    """How often and how fast to try again: ``attempts`` consecutive
+    failures at most (0: never again), waiting ``base`` s doubled each time
+    up to ``cap``; a ``Retry-After`` of the service is honoured up to
+    ``max_retry_after`` s."""
 
-    def __init__(self, attempts: int = 8, base: float = 0.25, cap: float = 5.0) -> None:
+    def __init__(self, attempts: int = 8, base: float = 0.25, cap: float = 5.0,
+                 max_retry_after: float = 30.0) -> None:
+        if attempts < 0 or base < 0 or cap < 0 or max_retry_after < 0:
+            raise ValueError("RetryPolicy: attempts, base, cap and max_retry_after must not be negative")
         self.attempts = attempts
         self.base = base
         self.cap = cap
+        self.max_retry_after = max_retry_after
 
-    def delay(self, failures: int) -> float:
-        return min(self.cap, self.base * (2 ** max(0, failures - 1)))
+    def delay(self, failures: int, retry_after: Optional[float] = None) -> float:
+        """The wait before try ``failures + 1``: the backoff, or the
+        service's ``Retry-After`` (capped) when that is longer."""
+        d = min(self.cap, self.base * (2 ** max(0, failures - 1)))
+        if retry_after is not None:
+            d = max(d, min(retry_after, self.max_retry_after))
+        return d
+
+    def __repr__(self) -> str:
+        return "RetryPolicy(attempts=%d, base=%r, cap=%r, max_retry_after=%r)" % (
+            self.attempts, self.base, self.cap, self.max_retry_after)
 
 
 def _deadline_timeout(deadline: Optional[float], default: Optional[float]) -> Optional[float]:
