@@ -69,9 +69,10 @@ from .stream import EventStream, RetryPolicy  # noqa: E402
 from .webhook import WebhookDelivery, WebhookVerificationError, load_webhook_secret, sign_webhook, verify_webhook  # noqa: E402
 from .transport import is_loopback_host, read_token_file  # noqa: E402
 from .client import DEFAULT_CREATE_RETRY, Client, RequestLike  # noqa: E402
+from .aio import AsyncClient, AsyncEventStream  # noqa: E402
 
 __all__ = [
-    "__version__", "Client", "EventStream", "RetryPolicy", "DEFAULT_CREATE_RETRY", "RequestLike",
+    "__version__", "Client", "AsyncClient", "AsyncEventStream", "EventStream", "RetryPolicy", "DEFAULT_CREATE_RETRY", "RequestLike",
     "Launch", "LaunchSummary", "Page", "Pool", "Component", "Node", "Event", "DryRun", "Problem", "FieldError",
     "LaunchRequest", "Mount", "MountMode", "Dependency", "DependencyCondition", "Webhook",
     "LaunchState", "Result", "ServiceStatus", "PollStats", "read_token_file", "is_loopback_host",
