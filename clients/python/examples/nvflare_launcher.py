@@ -131,7 +131,7 @@ class SluiceJobLauncher:
 def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--server", required=True, help="unix:/path, http://127.0.0.1:PORT or https://...")
-    ap.add_argument("--token-file", help="bearer token file (TCP); else $SLUICE_TOKEN")
+    ap.add_argument("--token-file", help="bearer token file (TCP); else $SLUICE_API_TOKEN_FILE, as the CLI")
     ap.add_argument("--ca-file", help="CA bundle for an https server")
     ap.add_argument("--site", required=True)
     ap.add_argument("--job-id", required=True, help="the NVFlare job id (launch id nvfl-<job-id>)")
