@@ -17,6 +17,7 @@
 #include "args.h"
 #include "cli.h"
 #include "prepare.h"
+#include "site/config_model.h"
 #include "print.h"
 #include "slurm/slurmrest.h"
 
@@ -34,7 +35,7 @@ int cmd_render(const cli_spec_t *spec, int argc, char **argv)
 {
     cli_args_t a;
     cli_prepared_t p;
-    const char *api = "v0.0.38";
+    const char *api = NULL; /* --api-version; else the site's rest.api_version */
     sluice_rest_version v;
     sluice_error_t err = SLUICE_ERROR_INIT;
     json_t *body = NULL, *j = NULL;
@@ -46,10 +47,26 @@ int cmd_render(const cli_spec_t *spec, int argc, char **argv)
         return rc;
     a.site.request_path = a.operands[0];
     a.site.command = "render";
-    if (sluice_rest_version_parse(api, &v, &err) != SLUICE_OK)
+    if (api != NULL && sluice_rest_version_parse(api, &v, &err) != SLUICE_OK)
         return cli_usage_error(spec, "--api-version: %s", err.text);
     if ((rc = cli_prepare(&a.site, &p)) != CLI_EX_OK)
         return rc;
+    if (api == NULL) {
+        /* The version the site speaks.  "auto" is chosen from what the
+         * server offers, which a render does not ask: the oldest version
+         * every supported release still serves, and the header says so. */
+        const char *site_api = p.cfg->rest.api_version;
+        api = site_api != NULL && strcmp(site_api, "auto") != 0 ? site_api : "v0.0.38";
+        if (sluice_rest_version_parse(api, &v, &err) != SLUICE_OK) {
+            rc = cli_fail(&err);
+            goto out;
+        }
+        if (site_api == NULL || strcmp(site_api, "auto") == 0)
+            fprintf(stderr,
+                    "sluice render: rest.api_version is auto (chosen from what the "
+                    "server offers); showing the %s body: --api-version picks another\n",
+                    api);
+    }
     if (sluice_rest_submit_body(v, p.render->jobs, p.render->n_jobs, &body, &err) != SLUICE_OK) {
         rc = CLI_EX_DATAERR;
         fprintf(stderr, "sluice: %s\n", err.text);

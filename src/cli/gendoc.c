@@ -52,7 +52,7 @@ static const char *leaf_of(const cli_spec_t *c)
 
 void cli_help_top(const cli_spec_t *const *cmds, FILE *f)
 {
-    fprintf(f, "usage: sluice [--help] [--version] <command> [<args>]\n"
+    fprintf(f, "usage: sluice [--help] [-V|--version] <command> [<args>]\n"
                "\n"
                "Launch and supervise Slurm jobs through slurmrestd.\n"
                "\n"

@@ -73,7 +73,7 @@ int main(int argc, char **argv)
         cli_help_top(cli_commands, stdout);
         return CLI_EX_OK;
     }
-    if (strcmp(argv[1], "--version") == 0 && argc == 2) {
+    if ((strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) && argc == 2) {
         spec = cli_find(version_argv, 1, &used);
         return spec->run(spec, 1, version_argv);
     }

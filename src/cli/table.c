@@ -556,8 +556,8 @@ static const cli_spec_t c_render = {
      "[--set KEY=VALUE ...] [--study-runtime FILE]\n"
      "[--api-version v0.0.NN] [-o text|json]"},
     "Render a launch request into its batch script and Slurm REST submit body\n"
-    "and print them.  Nothing is written or submitted.  Secrets are printed by\n"
-    "name only; forward_env values are read from this environment.",
+    "and print them (the body of --api-version, else the site's rest.api_version).\n"
+    "Nothing is written or submitted.  Secrets are printed by name only.",
     render_opts,
     "REQUEST.json",
     CLI_VAL_INFILE,

@@ -428,6 +428,26 @@ Test(cmd_check, render_takes_a_site_with_clusters)
         cr_assert_not_null(out = json_load_file(path, 0, &jerr), "%s", jerr.text);
         json_decref(out);
     }
+    /* the body follows the site's rest.api_version (--api-version wins) */
+    {
+        char path[160];
+        json_error_t jerr;
+        snprintf(path, sizeof(path), "%s/out", dir);
+        rc = render_site("--set rest.api_version=v0.0.42", body, err, sizeof(err));
+        cr_assert_eq(rc, 0, "render at v0.0.42: exit %d: %s", rc, err);
+        cr_assert_not_null(out = json_load_file(path, 0, &jerr), "%s", jerr.text);
+        cr_expect_str_eq(json_string_value(json_object_get(out, "api_version")), "v0.0.42");
+        json_decref(out);
+        rc = render_site("--set rest.api_version=v0.0.42 --api-version v0.0.40", body, err,
+                         sizeof(err));
+        cr_assert_eq(rc, 0, "render --api-version: exit %d: %s", rc, err);
+        cr_assert_not_null(out = json_load_file(path, 0, &jerr), "%s", jerr.text);
+        cr_expect_str_eq(json_string_value(json_object_get(out, "api_version")), "v0.0.40");
+        json_decref(out);
+        rc = render_site("--set rest.api_version=auto", body, err, sizeof(err));
+        cr_assert_eq(rc, 0, "render at auto: exit %d: %s", rc, err);
+        cr_expect_not_null(strstr(err, "rest.api_version is auto"), "%s", err);
+    }
     rc = render_site("--cluster north", body, err, sizeof(err));
     cr_assert_eq(rc, 64, "--cluster north: exit %d: %s", rc, err);
     cr_assert_not_null(strstr(err, "--cluster: unknown cluster \"north\" (known: east, west)"),
