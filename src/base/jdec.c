@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "jdec.h"
+#include "suggest.h"
 
 /* The reason of an error: as long as the list keeps. */
 #define REASON_MAX sizeof(((sluice_field_error_t *)0)->reason)
@@ -279,8 +280,50 @@ static const char *type_words(jdec_voice voice, kind k)
     return expect[k];
 }
 
+/* In a request, the text of a string member that reads as the kind that
+ * was wanted ("4" for an integer, "0.5" for a number, "true" for a
+ * boolean), or NULL: the error then says to drop the quotes.  Only such
+ * short, plain texts are echoed. */
+static const char *quoted(const jdec_cur_t *c, const char *key, kind k)
+{
+    const json_t *v = jdec_value(c, key);
+    const char *s, *p;
+    char *end = NULL;
+    size_t len;
+
+    if (c->d->voice != JDEC_VOICE_REQUEST || !json_is_string(v))
+        return NULL;
+    s = json_string_value(v);
+    len = strlen(s);
+    if (len == 0 || len > 24 || len != json_string_length(v))
+        return NULL;
+    switch (k) {
+    case T_BOOL:
+        return strcmp(s, "true") == 0 || strcmp(s, "false") == 0 ? s : NULL;
+    case T_INTEGER:
+        p = s[0] == '-' ? s + 1 : s;
+        if (*p == '\0')
+            return NULL;
+        for (; *p != '\0'; p++)
+            if (*p < '0' || *p > '9')
+                return NULL;
+        return s;
+    case T_NUMBER:
+        if (strspn(s, "0123456789+-.eE") != len || !isfinite(strtod(s, &end)) || *end != '\0')
+            return NULL;
+        return s;
+    default:
+        return NULL;
+    }
+}
+
 static sluice_err type_fail(const jdec_cur_t *c, const char *key, unsigned how, kind k)
 {
+    const char *q = quoted(c, key, k);
+
+    if (q != NULL)
+        return fail_at(c, key, how, "%s, got \"%s\" as a string: drop the quotes",
+                       type_words(c->d->voice, k), q);
     return fail_at(c, key, how, "%s", type_words(c->d->voice, k));
 }
 
@@ -307,6 +350,9 @@ static sluice_err range_fail(const jdec_cur_t *c,
             snprintf(what, sizeof(what), "expected an integer >= %s", lo);
         else
             snprintf(what, sizeof(what), "expected an integer between %s and %s", lo, hi);
+        if (type && quoted(c, key, T_INTEGER) != NULL)
+            return fail_at(c, key, how, "%s, got \"%s\" as a string: drop the quotes", what,
+                           quoted(c, key, T_INTEGER));
         if (type)
             return fail_at(c, key, how, "%s", what);
         return fail_at(c, key, how, "%s (got %lld)", what, got);
@@ -580,6 +626,17 @@ static bool listed(const char *const *allowed, const char *key)
     return false;
 }
 
+/* The allowed key clearly meant by an unknown one, or NULL. */
+static const char *nearest(const char *const *allowed, const char *key)
+{
+    suggest_t s;
+
+    suggest_init(&s, key);
+    for (; *allowed != NULL; allowed++)
+        suggest_add(&s, *allowed);
+    return suggest_best(&s);
+}
+
 /* Every member is allowed: counted without walking the object. */
 static bool all_known(const json_t *obj, const char *const *allowed)
 {
@@ -632,6 +689,7 @@ sluice_err jdec_keys(const jdec_cur_t *c, const char *const *allowed)
 {
     const char *key;
     const char *why = c->d->voice == JDEC_VOICE_EXPECT ? "unknown key" : "unknown field";
+    const char *near;
     json_t *val;
     sluice_err rc = SLUICE_OK, one;
 
@@ -642,7 +700,11 @@ sluice_err jdec_keys(const jdec_cur_t *c, const char *const *allowed)
         (void)val;
         if (listed(allowed, key))
             continue;
-        one = jdec_fail(c, key, "%s", why);
+        near = nearest(allowed, key);
+        if (near != NULL)
+            one = jdec_fail(c, key, "%s (did you mean %s?)", why, near);
+        else
+            one = jdec_fail(c, key, "%s", why);
         if (rc == SLUICE_OK)
             rc = one;
         if (c->d->list == NULL || jdec_fatal(c->d, one))

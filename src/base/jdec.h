@@ -184,7 +184,9 @@ sluice_err jdec_enum(const jdec_cur_t *c,
                      int *out);
 
 /* Every member of the object c is in the NULL-terminated `allowed`; each
- * other one is "<path>.<key>: unknown field" (one, or all with a list).
+ * other one is "<path>.<key>: unknown field" (one, or all with a list),
+ * followed by " (did you mean <allowed key>?)" when one allowed key is
+ * clearly meant (base/suggest.h).
  * Nothing in lenient mode or when c is not an object. */
 sluice_err jdec_keys(const jdec_cur_t *c, const char *const *allowed);
 /* The first member of c not in `allowed`, or NULL.  Borrowed. */

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "args.h"
+#include "base/suggest.h"
 #include "cli.h"
 
 #define MAX_OPTS 48
@@ -140,9 +141,14 @@ int cli_usage_error(const cli_spec_t *spec, const char *fmt, ...)
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
-    fputs("\n\n", stderr);
-    cli_help(spec, stderr);
+    fputc('\n', stderr);
+    cli_usage_hint(spec);
     return CLI_EX_USAGE;
+}
+
+void cli_usage_hint(const cli_spec_t *spec)
+{
+    fprintf(stderr, "Run 'sluice %s --help' for its usage and options.\n", spec->name);
 }
 
 int cli_check_input(const cli_spec_t *spec, const char *what, const char *path)
@@ -181,6 +187,15 @@ static int bad_long(const cli_spec_t *spec, const struct option *longs, const ch
     }
     if (hits > 1)
         return cli_usage_error(spec, "ambiguous option '%s' (%s)", name, cands);
+    if (strncmp(name, "--", 2) == 0) {
+        suggest_t sg;
+        suggest_init(&sg, name + 2);
+        for (k = 0; longs[k].name != NULL; k++)
+            suggest_add(&sg, longs[k].name);
+        if (suggest_best(&sg) != NULL)
+            return cli_usage_error(spec, "unknown option '%s' (did you mean --%s?)", name,
+                                   suggest_best(&sg));
+    }
     return cli_usage_error(spec, "unknown option '%s'", name);
 }
 
@@ -274,10 +289,8 @@ static int take(const cli_spec_t *spec,
         fprintf(stderr, "sluice %s: option --%s has no handler\n", spec->name, o->name);
         return CLI_EX_SOFTWARE;
     }
-    if ((rc = own(o->id, v, arg)) == CLI_EX_USAGE) {
-        fputc('\n', stderr);
-        cli_help(spec, stderr);
-    }
+    if ((rc = own(o->id, v, arg)) == CLI_EX_USAGE)
+        cli_usage_hint(spec);
     return rc;
 }
 

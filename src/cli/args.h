@@ -8,7 +8,8 @@
  *   options, `--` ends the options.  The order does not depend on
  *   $POSIXLY_CORRECT.
  * - A usage error prints "sluice <command>: <what>" naming the option or the
- *   argument, then the command's help, to stderr, and is exit 64.
+ *   argument, then one line pointing to the command's --help (not the help
+ *   itself), to stderr, and is exit 64.
  * - An input file named by an option or an operand (CLI_VAL_INFILE) that
  *   does not exist is exit 66 (EX_NOINPUT), before anything else is done
  *   but after the whole line has been found well-formed (a usage error
@@ -45,7 +46,7 @@ typedef struct {
 /* A command's own option (one that is not shared): `value` is NULL for a
  * flag.  Returns 0, or CLI_EX_USAGE after printing what is wrong with the
  * value ("sluice ls: --limit: expected 1 to 1000, got '0'"); the parser
- * then prints the help. */
+ * then points to --help (cli_usage_hint()). */
 typedef int (*cli_own_fn)(int id, const char *value, void *arg);
 
 /* Parse argv (argv[0] is the command's name) by `spec` into *a (zeroed
@@ -65,10 +66,13 @@ int cli_parse(const cli_spec_t *spec,
  * exit status. */
 void cli_help(const cli_spec_t *spec, FILE *f);
 
-/* Print "sluice <command>: <message>", a blank line and the command's help
- * to stderr; returns CLI_EX_USAGE. */
+/* Print "sluice <command>: <message>" and the line of cli_usage_hint() to
+ * stderr; returns CLI_EX_USAGE. */
 int cli_usage_error(const cli_spec_t *spec, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* "Run 'sluice <command> --help' for its usage and options." to stderr:
+ * what follows every usage error instead of the whole help. */
+void cli_usage_hint(const cli_spec_t *spec);
 
 /* 0 when `path` exists; otherwise prints "sluice <command>: <what> <path>:
  * <reason>" and returns 66 (it does not exist) or 77 (a directory on its

@@ -467,6 +467,7 @@ int cmd_check(const cli_spec_t *spec, int argc, char **argv)
     if (t == NULL)
         return CLI_EX_SOFTWARE;
     if (sluice_config_load(&opts, &cfg, &err) != SLUICE_OK) {
+        cli_config_no_file(&opts, &err);
         add(t, "config", "FAIL", CLI_EX_CONFIG, "%s", err.text);
     } else {
         cli_log_site(cfg);

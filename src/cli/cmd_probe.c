@@ -105,6 +105,7 @@ int cmd_probe(const cli_spec_t *spec, int argc, char **argv)
 
     memset(&ho, 0, sizeof(ho));
     ho.base_url = ro.server;
+    ho.url_name = "--server";
     ho.ca_file = ro.ca_file;
     for (k = 0; k < HTTP_CLASS_COUNT_; k++) {
         ho.timeouts[k].connect_ms = timeout_s * 1000;

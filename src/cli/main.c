@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "base/suggest.h"
 #include "cli.h"
 #include "gendoc.h"
 #include "table.h"
@@ -42,6 +43,23 @@ static int run_help(const cli_spec_t *spec, int argc, char **argv)
     return CLI_EX_OK;
 }
 
+/* The command of `list` (its last word; not the hidden __gendoc) that
+ * `word` clearly misspells, or NULL. */
+static const char *near_command(const cli_spec_t *const *list, const char *word)
+{
+    suggest_t sg;
+    const char *leaf;
+
+    suggest_init(&sg, word);
+    for (size_t i = 0; list[i] != NULL; i++) {
+        leaf = strrchr(list[i]->name, ' ');
+        leaf = leaf ? leaf + 1 : list[i]->name;
+        if (leaf[0] != '_')
+            suggest_add(&sg, leaf);
+    }
+    return suggest_best(&sg);
+}
+
 /* A command that only has subcommands (token, config): its help, or a
  * usage error. */
 static int run_group(const cli_spec_t *spec, int argc, char **argv)
@@ -49,6 +67,9 @@ static int run_group(const cli_spec_t *spec, int argc, char **argv)
     cli_args_t a;
     int rc;
 
+    if (argc > 1 && argv[1][0] != '-' && near_command(spec->subs, argv[1]) != NULL)
+        return cli_usage_error(spec, "unknown command '%s' (did you mean %s?)", argv[1],
+                               near_command(spec->subs, argv[1]));
     if (argc > 1 && argv[1][0] != '-')
         return cli_usage_error(spec, "unknown command '%s'", argv[1]);
     if (!cli_parse(spec, argc, argv, &a, NULL, NULL, &rc))
@@ -79,8 +100,12 @@ int main(int argc, char **argv)
     }
     spec = cli_find(argv + 1, argc - 1, &used);
     if (spec == NULL) {
-        fprintf(stderr, "sluice: unknown command '%s'\n\n", argv[1]);
-        cli_help_top(cli_commands, stderr);
+        const char *near = near_command(cli_commands, argv[1]);
+        if (near != NULL)
+            fprintf(stderr, "sluice: unknown command '%s' (did you mean %s?)\n", argv[1], near);
+        else
+            fprintf(stderr, "sluice: unknown command '%s'\n", argv[1]);
+        fprintf(stderr, "Run 'sluice --help' for the commands.\n");
         return CLI_EX_USAGE;
     }
     /* the command sees its last word as argv[0] */

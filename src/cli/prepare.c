@@ -66,6 +66,21 @@ sluice_err cli_identity(
     return SLUICE_OK;
 }
 
+void cli_config_no_file(const sluice_config_opts_t *opts, sluice_error_t *err)
+{
+    /* The site layer names a configuration without a file "<config>" and
+     * checks rest.url first: missing, nothing was configured at all (one
+     * set from the environment or --set is a configuration without a file,
+     * whose own missing keys are the message). */
+    static const char nourl[] = "<config>: rest.url: required";
+
+    if (opts->path != NULL || opts->text != NULL || err->code != SLUICE_ECONFIG ||
+        strncmp(err->text, nourl, sizeof(nourl) - 1) != 0)
+        return;
+    sluice_errorf(err, SLUICE_ECONFIG,
+                  "no site file given: pass --config FILE or set SLUICE_CONFIG=FILE");
+}
+
 int cli_config_load(const cli_prepare_opts_t *o, sluice_config_t **cfg)
 {
     sluice_config_opts_t opts = SLUICE_CONFIG_OPTS_INIT;
@@ -78,8 +93,10 @@ int cli_config_load(const cli_prepare_opts_t *o, sluice_config_t **cfg)
         fprintf(stderr, "sluice: site file %s: %s\n", opts.path, strerror(e));
         return e == EACCES ? CLI_EX_NOPERM : CLI_EX_NOINPUT;
     }
-    if (sluice_config_load(&opts, cfg, &err) != SLUICE_OK)
+    if (sluice_config_load(&opts, cfg, &err) != SLUICE_OK) {
+        cli_config_no_file(&opts, &err);
         return cli_fail(&err);
+    }
     cli_log_site(*cfg);
     return CLI_EX_OK;
 }
@@ -152,10 +169,19 @@ char *cli_read_file(const char *path, size_t *len)
 /* Every field error of the request, one line each naming its path; the
  * error struct alone when the list is empty (an error of the request as a
  * whole, or of another stage). */
-static void print_field_errors(const sluice_errlist_t *fields, const sluice_error_t *err)
+static void
+print_field_errors(const char *path, const sluice_errlist_t *fields, const sluice_error_t *err)
 {
+    /* The library names the document "request"; a syntax error names the
+     * file instead ("req.json: invalid JSON at line 3, column 5: ..."). */
+    static const char syntax[] = "request: invalid JSON";
     size_t i;
 
+    if (fields->n == 0 && strncmp(err->text, syntax, sizeof(syntax) - 1) == 0) {
+        fprintf(stderr, "sluice: %s: %s\n", strcmp(path, "-") == 0 ? "(standard input)" : path,
+                err->text + strlen("request: "));
+        return;
+    }
     if (fields->n == 0) {
         fprintf(stderr, "sluice: %s\n", err->text);
         return;
@@ -228,7 +254,7 @@ int cli_prepare(const cli_prepare_opts_t *o, cli_prepared_t *out)
             rc = cli_fail(&err);
             break;
         default:
-            print_field_errors(&fields, &err);
+            print_field_errors(o->request_path, &fields, &err);
             rc = CLI_EX_DATAERR;
             break;
         }

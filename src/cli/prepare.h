@@ -59,6 +59,13 @@ void cli_config_opts(sluice_config_opts_t *opts,
                      const char *const *sets,
                      size_t n_sets);
 
+/* After a failed sluice_config_load(opts): when no site file was named
+ * (neither --config nor $SLUICE_CONFIG) and nothing set rest.url either,
+ * rewrite err to say so: "no site file given: pass --config FILE or set
+ * SLUICE_CONFIG=FILE" (the code stays SLUICE_ECONFIG, exit 78).  Anything
+ * else is left as it is. */
+void cli_config_no_file(const sluice_config_opts_t *opts, sluice_error_t *err);
+
 /* The Slurm identity of `cfg` (the token is read, no request is sent),
  * which completes a configuration without rest.user
  * (sluice_client_resolve_user()): `user` receives the user, `source` where

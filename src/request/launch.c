@@ -34,6 +34,7 @@
 
 #include "base/jdec.h"
 #include "base/marker.h"
+#include "base/suggest.h"
 #include "base/wipe.h"
 #include "base/syntax.h"
 
@@ -368,6 +369,24 @@ static sluice_err check_disjoint(launch_ctx_t *c, const jdec_cur_t *root, const 
             LAUNCH_GO_ON((c), (call));                                                             \
     } while (0)
 
+/* "unknown field", with the top-level field clearly meant (of the form the
+ * request is in) when there is one. */
+static sluice_err unknown_field(const jdec_cur_t *v, const char *k, bool nvflare_form)
+{
+    const char *const *p;
+    suggest_t sg;
+
+    suggest_init(&sg, k);
+    for (p = native_keys; *p != NULL; p++)
+        if (!nvflare_form || !launch_in_list(native_only, *p))
+            suggest_add(&sg, *p);
+    for (p = nvflare_only; *p != NULL; p++)
+        suggest_add(&sg, *p);
+    if (suggest_best(&sg) != NULL)
+        return jdec_fail(v, NULL, "unknown field (did you mean %s?)", suggest_best(&sg));
+    return jdec_fail(v, NULL, "unknown field");
+}
+
 static sluice_err parse_keys(launch_ctx_t *c, const jdec_cur_t *root, const sluice_launch_spec_t *s)
 {
     const char *k;
@@ -386,7 +405,7 @@ static sluice_err parse_keys(launch_ctx_t *c, const jdec_cur_t *root, const slui
         else if ((c->flags & SLUICE_LAUNCH_PARSE_STORED) && strcmp(k, "secret_names") == 0)
             continue;
         else
-            LAUNCH_GO_ON(c, jdec_fail(&v, NULL, "unknown field"));
+            LAUNCH_GO_ON(c, unknown_field(&v, k, s->nvflare_form));
     }
     return SLUICE_OK;
 }

@@ -20,12 +20,35 @@
 
 #include "launch_int.h"
 
+/* The catalogue's series names, "a, b, c" in out (200 bytes, "..." when
+ * cut), "none" when it has none. */
+static const char *known_series(const sluice_launch_policy_t *pol, char *out)
+{
+    const size_t cap = 200;
+    size_t i, used = 0;
+    int w;
+
+    out[0] = '\0';
+    for (i = 0; i < pol->n_series; i++) {
+        const char *name = pol->series[i].series;
+        if (name == NULL)
+            continue;
+        w = snprintf(out + used, cap - used, "%s%s", used ? ", " : "", name);
+        if (w < 0 || (size_t)w >= cap - used) {
+            memcpy(out + cap - 4, "...", 4);
+            return out;
+        }
+        used += (size_t)w;
+    }
+    return used ? out : "none";
+}
+
 /* Resolve a pool's series in the catalogue (fail-closed). */
 static sluice_err resolve_series(launch_ctx_t *c, const char *path, sluice_launch_pool_t *pool)
 {
     const sluice_launch_policy_t *pol = c->pol;
     const char *name = pool->name ? pool->name : "?"; /* "?": its name was bad */
-    char e[ECHO_CAP];
+    char e[ECHO_CAP], known[200];
     size_t i;
 
     for (i = 0; i < pol->n_series; i++) {
@@ -51,8 +74,9 @@ static sluice_err resolve_series(launch_ctx_t *c, const char *path, sluice_launc
         return SLUICE_OK;
     }
     return launch_perr(c, path,
-                       "pool \"%s\": unknown GPU series \"%s\" (not in the site catalogue)", name,
-                       launch_echo(e, pool->gpu_series));
+                       "pool \"%s\": unknown GPU series \"%s\" (not in the site catalogue; "
+                       "known: %s)",
+                       name, launch_echo(e, pool->gpu_series), known_series(pol, known));
 }
 
 /* One pool: each field is checked, each error noted. */

@@ -91,9 +91,20 @@ static sluice_err check_policy(ctx_t *c)
         for (i = 0; i < cfg->n_gpu_series; i++)
             if (strcmp(cfg->gpu_series[i].name, cfg->policy.default_gpu_series) == 0)
                 break;
-        if (i == cfg->n_gpu_series)
-            return bad_at(c, "policy.default_gpu_series", "\"%s\" is not a series of gpu_series",
-                          cfg->policy.default_gpu_series);
+        if (i == cfg->n_gpu_series) {
+            char known[200] = "";
+            size_t used = 0;
+            for (i = 0; i < cfg->n_gpu_series && used < sizeof(known) - 1; i++) {
+                int w = snprintf(known + used, sizeof(known) - used, "%s%s", i ? ", " : "",
+                                 cfg->gpu_series[i].name);
+                if (w < 0)
+                    break;
+                used += (size_t)w;
+            }
+            return bad_at(c, "policy.default_gpu_series",
+                          "\"%s\" is not a series of gpu_series (known: %s)",
+                          cfg->policy.default_gpu_series, used ? known : "none");
+        }
     }
     for (i = 0; i < cfg->policy.allowed_images.n; i++) {
         const char *e = cfg->policy.allowed_images.items[i];

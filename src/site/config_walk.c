@@ -24,6 +24,7 @@
 #include <sluice/config.h>
 #include <sluice/log.h>
 
+#include "base/suggest.h"
 #include "base/syntax.h"
 #include "base/urlsafe.h"
 
@@ -247,6 +248,11 @@ sluice_err cfg_apply(ctx_t *c, const field_t *f, const node_t *n)
                           "worker-to-parent link)");
         break;
     case K_BOOL:
+        if (c->src == SLUICE_SRC_FILE && !n->plain && cfg_bool_word(n->str, &b))
+            return cfg_bad(c, n, key,
+                           "expected true or false, got \"%s\" as a quoted string: drop the "
+                           "quotes",
+                           n->str);
         if ((c->src == SLUICE_SRC_FILE && !n->plain) || !cfg_bool_word(n->str, &b))
             return cfg_bad(c, n, key, "expected true or false");
         *bp = b;
@@ -254,6 +260,11 @@ sluice_err cfg_apply(ctx_t *c, const field_t *f, const node_t *n)
     case K_INT:
         if (cfg_is_nonfinite(n->str))
             return cfg_bad(c, n, key, "expected an integer, got a non-finite number");
+        if (c->src == SLUICE_SRC_FILE && !n->plain && cfg_parse_long(n->str, &v))
+            return cfg_bad(c, n, key,
+                           "expected an integer from %ld to %ld, got \"%ld\" as a quoted "
+                           "string: drop the quotes",
+                           f->min, f->max, v);
         if ((c->src == SLUICE_SRC_FILE && !n->plain) || !cfg_parse_long(n->str, &v))
             return cfg_bad(c, n, key, "expected an integer from %ld to %ld", f->min, f->max);
         if (v < f->min || v > f->max)
@@ -329,6 +340,57 @@ static sluice_err walk_parent(ctx_t *c, const node_t *n)
     return SLUICE_OK;
 }
 
+/* The key valid beside the unknown `key` of the section `prefix` ("" for
+ * the top level) closest to it, as a dotted path in out[cap], or NULL:
+ * the candidates are the next parts of the field paths below `prefix`
+ * (a field or a section), and at the top level clusters and parent. */
+static const char *near_key(const char *prefix, const char *key, char *out, size_t cap)
+{
+    char parts[CFG_N_FIELDS + 2][SUGGEST_WORD_MAX + 1];
+    size_t i, n = 0, plen = strlen(prefix), len;
+    const char *rest, *dot, *best;
+    suggest_t s;
+
+    suggest_init(&s, key);
+    if (plen == 0) {
+        suggest_add(&s, "clusters");
+        suggest_add(&s, "parent");
+    }
+    for (i = 0; i < CFG_N_FIELDS; i++) {
+        rest = cfg_fields[i].path;
+        if (plen > 0) {
+            if (strncmp(rest, prefix, plen) != 0 || rest[plen] != '.')
+                continue;
+            rest += plen + 1;
+        }
+        dot = strchr(rest, '.');
+        len = dot ? (size_t)(dot - rest) : strlen(rest);
+        if (len > SUGGEST_WORD_MAX)
+            continue;
+        memcpy(parts[n], rest, len);
+        parts[n][len] = '\0';
+        suggest_add(&s, parts[n++]);
+    }
+    if (!(best = suggest_best(&s)))
+        return NULL;
+    if (plen > 0)
+        snprintf(out, cap, "%s.%s", prefix, best);
+    else
+        snprintf(out, cap, "%s", best);
+    return out;
+}
+
+/* "unknown key", with the closest valid key when one is clearly meant. */
+static sluice_err unknown_key(ctx_t *c, const node_t *k, const char *path, const char *prefix)
+{
+    char near[256];
+
+    if (near_key(prefix, k->str, near, sizeof(near)))
+        return cfg_bad(c, k, path, "unknown key (did you mean %s%s%s?)", c->scope ? c->scope : "",
+                       c->scope ? "." : "", near);
+    return cfg_bad(c, k, path, "unknown key");
+}
+
 sluice_err cfg_walk_map(ctx_t *c, const node_t *n, const char *prefix)
 {
     size_t i;
@@ -356,7 +418,7 @@ sluice_err cfg_walk_map(ctx_t *c, const node_t *n, const char *prefix)
         else if (strcmp(path, "parent") == 0)
             rc = walk_parent(c, v);
         else
-            rc = cfg_bad(c, k, path, "unknown key");
+            rc = unknown_key(c, k, path, prefix);
         if (rc != SLUICE_OK)
             return rc;
     }
@@ -512,8 +574,18 @@ sluice_err cfg_apply_flags(ctx_t *c, const sluice_config_opts_t *o, bool site_wi
                                  s ? s : "");
         memcpy(key, s, len);
         key[len] = '\0';
-        if (!(f = cfg_find_field(key)))
+        if (!(f = cfg_find_field(key))) {
+            suggest_t sg;
+            size_t j;
+            suggest_init(&sg, key);
+            for (j = 0; j < CFG_N_FIELDS; j++)
+                suggest_add(&sg, cfg_fields[j].path);
+            if (suggest_best(&sg))
+                return sluice_errorf(c->err, SLUICE_ECONFIG,
+                                     "--set %.128s: unknown key (did you mean %s?)", key,
+                                     suggest_best(&sg));
             return sluice_errorf(c->err, SLUICE_ECONFIG, "--set %.128s: unknown key", key);
+        }
         if (site_wide_only && cfg_field_per_cluster(f))
             continue;
         if ((rc = apply_string(c, f, eq + 1)) != SLUICE_OK)

@@ -414,6 +414,8 @@ sluice_client_new(sluice_client_t **out, const sluice_client_opts_t *opts, sluic
     }
     memset(&ho, 0, sizeof(ho));
     ho.base_url = opts->url;
+    ho.url_name = "rest.url";
+    ho.insecure_name = "rest.allow_insecure_http";
     ho.allow_insecure_http = opts->allow_insecure_http;
     ho.tls_no_verify = opts->tls_no_verify;
     ho.ca_file = opts->ca_file;

@@ -146,6 +146,8 @@ static http_client_t *client_for(webhooks_t *w, const char *url, sluice_error_t 
     memset(slot, 0, sizeof(*slot));
     memset(&o, 0, sizeof(o));
     o.base_url = url;
+    o.url_name = "webhook.url";
+    o.insecure_name = "webhooks.allow_insecure_http";
     o.allow_insecure_http = w->cfg->webhooks.allow_insecure_http;
     o.timeouts[HTTP_CLASS_SUBMIT].connect_ms = w->cfg->webhooks.timeout_s * 1000;
     o.timeouts[HTTP_CLASS_SUBMIT].total_ms = w->cfg->webhooks.timeout_s * 1000;

@@ -73,6 +73,10 @@ static void share_unlock(CURL *h, curl_lock_data data, void *arg)
         pthread_mutex_unlock(&c->share_locks[data]);
 }
 
+/* The two "%s%s" in front of an error of the base URL: its name as the
+ * user knows it and ": ", or nothing. */
+#define NAME(o) ((o)->url_name ? (o)->url_name : ""), ((o)->url_name ? ": " : "")
+
 /* Split and check the base URL; sets c->url_prefix and c->unix_path. */
 static sluice_err parse_base(struct http_client *c, const http_opts_t *o, sluice_error_t *err)
 {
@@ -88,23 +92,23 @@ static sluice_err parse_base(struct http_client *c, const http_opts_t *o, sluice
     if (strncmp(o->base_url, "unix:", 5) == 0) {
         if (o->base_url[5] != '/')
             return sluice_errorf(err, SLUICE_EINVAL,
-                                 "base_url: unix socket path must be absolute (unix:/path)");
+                                 "%s%sunix socket path must be absolute (unix:/path)", NAME(o));
         c->unix_path = strdup(o->base_url + 5);
         c->url_prefix = strdup("http://localhost");
         if (c->unix_path == NULL || c->url_prefix == NULL)
-            return sluice_errorf(err, SLUICE_ENOMEM, "base_url: out of memory");
+            return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
         return SLUICE_OK;
     }
     u = curl_url();
     if (u == NULL)
-        return sluice_errorf(err, SLUICE_ENOMEM, "base_url: out of memory");
+        return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
     if (curl_url_set(u, CURLUPART_URL, o->base_url, 0) != CURLUE_OK ||
         curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
         curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK) {
         rc = sluice_errorf(err, SLUICE_EINVAL,
-                           "base_url: cannot parse '%s' (want https://host:port, "
+                           "%s%scannot parse '%s' (want https://host:port, "
                            "http://127.0.0.1:port or unix:/path)",
-                           o->base_url);
+                           NAME(o), o->base_url);
         goto out;
     }
     if (curl_url_get(u, CURLUPART_PORT, &port, 0) != CURLUE_OK)
@@ -113,20 +117,20 @@ static sluice_err parse_base(struct http_client *c, const http_opts_t *o, sluice
         path = NULL;
     https = strcasecmp(scheme, "https") == 0;
     if (!https && strcasecmp(scheme, "http") != 0) {
-        rc = sluice_errorf(err, SLUICE_EINVAL, "base_url: unsupported scheme '%s'", scheme);
+        rc = sluice_errorf(err, SLUICE_EINVAL, "%s%sunsupported scheme '%s'", NAME(o), scheme);
         goto out;
     }
     if (!https && !urlsafe_host_is_loopback(host, strlen(host))) {
         if (!o->allow_insecure_http) {
             rc = sluice_errorf(err, SLUICE_EINVAL,
-                               "base_url: plain http:// to non-loopback host '%s' refused "
-                               "(tokens would travel in clear text; use https:// or set "
-                               "allow_insecure_http)",
-                               host);
+                               "%s%splain http:// to non-loopback host '%s' refused "
+                               "(tokens would travel in clear text; use https://%s%s)",
+                               NAME(o), host, o->insecure_name ? " or set " : "",
+                               o->insecure_name ? o->insecure_name : "");
             goto out;
         }
-        sluice_log(SLUICE_LOG_WARNING,
-                   "allow_insecure_http: tokens travel in clear text to host=%s", host);
+        sluice_log(SLUICE_LOG_WARNING, "%s: tokens travel in clear text to host=%s",
+                   o->insecure_name ? o->insecure_name : "plain http://", host);
     }
     if (o->exact_url) {
         /* Byte for byte what the caller checked (webhook_url.h): curl's
@@ -152,7 +156,7 @@ static sluice_err parse_base(struct http_client *c, const http_opts_t *o, sluice
         goto nomem;
     goto out;
 nomem:
-    rc = sluice_errorf(err, SLUICE_ENOMEM, "base_url: out of memory");
+    rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
 out:
     buf_free(&b);
     curl_free(scheme);
@@ -218,7 +222,7 @@ sluice_err http_client_new(http_client_t **out, const http_opts_t *opts, sluice_
     int i;
 
     if (out == NULL || opts == NULL || opts->base_url == NULL)
-        return sluice_errorf(err, SLUICE_EINVAL, "http: base_url is required");
+        return sluice_errorf(err, SLUICE_EINVAL, "http: no URL given");
     pthread_once(&global_once, global_init);
     if (global_rc != CURLE_OK)
         return sluice_errorf(err, SLUICE_ETRANSPORT, "http: curl_global_init failed");

@@ -60,6 +60,12 @@ typedef struct {
  * for the duration of http_client_new() only. */
 typedef struct {
     const char *base_url;
+    /* What the user calls base_url, in front of its errors ("rest.url:
+     * ..."); NULL: no name (the caller puts the name in front). */
+    const char *url_name;
+    /* The setting that permits plain http:// to another host, named in
+     * that refusal ("rest.allow_insecure_http"); NULL: none to name. */
+    const char *insecure_name;
     int allow_insecure_http; /* permit http:// to a non-loopback host (logs a warning) */
     int tls_no_verify;       /* turn TLS peer/host verification off (logs a warning) */
     const char *ca_file;

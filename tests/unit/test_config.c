@@ -166,7 +166,8 @@ static void check_bad(const struct bad_case *bc);
 static const struct bad_case bad_cases[] = {
     {BASE "bogus: 1\n", "site.yaml:7:1: bogus: unknown key"},
     {BASE "  sbatch_directives:\n    partitoin: x\n",
-     "site.yaml:8:5: job_launcher.sbatch_directives.partitoin: unknown key"},
+     "site.yaml:8:5: job_launcher.sbatch_directives.partitoin: unknown key (did you mean "
+     "job_launcher.sbatch_directives.partition?)"},
     {"rest:\n  url: ftp://x\n" BASE, "site.yaml:3:1: duplicate key 'rest' (first at line 1)"},
     {"rest:\n  url: ftp://h\nstorage:\n  root: /s\njob_launcher:\n  sandbox: none\n",
      "site.yaml:2:8: rest.url: expected an https://, http:// (loopback) or unix:/ URL"},
@@ -179,7 +180,21 @@ static const struct bad_case bad_cases[] = {
      "site.yaml:7:18: job_launcher.internal_port: expected an integer from 1 to 65535, got "
      "70000"},
     {BASE "  internal_port: \"80\"\n",
+     "site.yaml:7:18: job_launcher.internal_port: expected an integer from 1 to 65535, got \"80\" "
+     "as a quoted string: drop the quotes"},
+    {BASE "  internal_port: \"eighty\"\n",
      "site.yaml:7:18: job_launcher.internal_port: expected an integer from 1 to 65535"},
+    {BASE "policy:\n  allow_requeue: \"true\"\n",
+     "site.yaml:8:18: policy.allow_requeue: expected true or false, got \"true\" as a quoted "
+     "string: drop the quotes"},
+    /* An unknown key: the closest key of its section when one is clearly
+     * meant, nothing when none is close or two are as close. */
+    {BASE "  poll_intervall: 5s\n",
+     "site.yaml:7:3: job_launcher.poll_intervall: unknown key (did you mean "
+     "job_launcher.poll_interval?)"},
+    {BASE "  colour: blue\n", "site.yaml:7:3: job_launcher.colour: unknown key"},
+    {BASE "restt:\n  url: https://x\n", "site.yaml:7:1: restt: unknown key (did you mean rest?)"},
+    {BASE "zebra: 1\n", "site.yaml:7:1: zebra: unknown key"},
     {BASE "  internal_port: [1]\n",
      "site.yaml:7:18: job_launcher.internal_port: expected a scalar, found a list"},
     {BASE "  image: relative/x.sif\n",
@@ -267,7 +282,7 @@ static const struct bad_case bad_cases[] = {
      "site.yaml:8:20: server.max_connections: expected an integer from 16 to 1000000, got 5"},
     {BASE "server:\n  threads: 0\n",
      "site.yaml:8:12: server.threads: expected an integer from 1 to 64, got 0"},
-    {BASE "server:\n  lisen: 127.0.0.1:1\n", "site.yaml:8:3: server.lisen: unknown key"},
+    {BASE "server:\n  lisen: 127.0.0.1:1\n", "site.yaml:8:3: server.lisen: unknown key (did you mean server.listen?)"},
     {BASE "retention:\n  launches_max_age_s: -1\n",
      "site.yaml:8:23: retention.launches_max_age_s: expected a duration: seconds, or a number "
      "with s, m, h or d (\"30s\", \"5m\", \"2h\")"},
@@ -279,7 +294,7 @@ static const struct bad_case bad_cases[] = {
      "site.yaml:8:12: submit.per_sec: expected an integer from 1 to 100000"},
     {BASE "poll:\n  rpc_per_sec: 0\n",
      "site.yaml:8:16: poll.rpc_per_sec: expected an integer from 1 to 100000, got 0"},
-    {BASE "poll:\n  rpc_per_second: 5\n", "site.yaml:8:3: poll.rpc_per_second: unknown key"},
+    {BASE "poll:\n  rpc_per_second: 5\n", "site.yaml:8:3: poll.rpc_per_second: unknown key (did you mean poll.rpc_per_sec?)"},
     {BASE "ha:\n  renew_ms: 5000\n",
      "site.yaml:8:13: ha.renew_ms: 5000 ms must be less than half of ha.lease_ms (8000 ms)"},
     {BASE "ha:\n  lease_ms: 500\n",
@@ -567,11 +582,14 @@ Test(config, bad_flag_is_reported)
     static const char *const sets1[] = {"rest.nope=1"};
     static const char *const sets2[] = {"job_launcher.query_timeout=0"};
     static const char *const sets3[] = {"novalue"};
+    static const char *const sets4[] = {"rest.api_verison=auto"};
     sluice_config_t *cfg = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
 
     cr_assert_eq(config_case_load(BASE, NULL, sets1, 1, &cfg, &err), SLUICE_ECONFIG);
     cr_assert_str_eq(err.text, "--set rest.nope: unknown key");
+    cr_assert_eq(config_case_load(BASE, NULL, sets4, 1, &cfg, &err), SLUICE_ECONFIG);
+    cr_assert_str_eq(err.text, "--set rest.api_verison: unknown key (did you mean rest.api_version?)");
     cr_assert_eq(config_case_load(BASE, NULL, sets2, 1, &cfg, &err), SLUICE_ECONFIG);
     cr_assert_str_eq(err.text, "--set job_launcher.query_timeout: expected a duration from 1s "
                                "to 3600s, got 0s");
@@ -998,9 +1016,11 @@ Test(config, policy_default_gpu_series_images_and_keep_going)
 {
     static const struct bad_case bad[] = {
         {BASE "gpu_series:\n  a100: {constraint: a100}\npolicy:\n  default_gpu_series: h100\n",
-         "site.yaml:10:23: policy.default_gpu_series: \"h100\" is not a series of gpu_series"},
+         "site.yaml:10:23: policy.default_gpu_series: \"h100\" is not a series of gpu_series "
+         "(known: a100)"},
         {BASE "policy:\n  default_gpu_series: h100\n",
-         "site.yaml:8:23: policy.default_gpu_series: \"h100\" is not a series of gpu_series"},
+         "site.yaml:8:23: policy.default_gpu_series: \"h100\" is not a series of gpu_series "
+         "(known: none)"},
         {BASE "policy:\n  allowed_images: [images/]\n",
          "site.yaml:8:19: policy.allowed_images: 'images/': expected an absolute normalised path "
          "(a directory ends with '/'; no '.', '..', ':', quote, '$' or '\\')"},

@@ -336,15 +336,17 @@ static const struct bad_case bad_cases[] = {
      "site.yaml:13:5: clusters[0].policy: unknown key (expected name, rest, storage, "
      "job_launcher, gpu_series)"},
     {TOP "clusters:\n  - name: east\n    rest: {ulr: \"https://e:1\"}\n",
-     "site.yaml:13:12: clusters[0].rest.ulr: unknown key"},
+     "site.yaml:13:12: clusters[0].rest.ulr: unknown key (did you mean clusters[0].rest.url?)"},
     {TOP "clusters:\n  - name: east\n    storage: {roots: /x}\n",
-     "site.yaml:13:15: clusters[0].storage.roots: unknown key"},
+     "site.yaml:13:15: clusters[0].storage.roots: unknown key (did you mean "
+     "clusters[0].storage.root?)"},
     {TOP "clusters:\n  - name: east\n    job_launcher: {sandbox: apptainer}\n",
      "site.yaml:13:20: clusters[0].job_launcher.sandbox: unknown key (a cluster sets only "
      "job_launcher.sbatch_directives and job_launcher.executables; the other job_launcher "
      "keys are the site's)"},
     {TOP "clusters:\n  - name: east\n    job_launcher:\n      sbatch_directives: {partitoin: x}\n",
-     "site.yaml:14:27: clusters[0].job_launcher.sbatch_directives.partitoin: unknown key"},
+     "site.yaml:14:27: clusters[0].job_launcher.sbatch_directives.partitoin: unknown key (did "
+     "you mean clusters[0].job_launcher.sbatch_directives.partition?)"},
     {TOP "clusters:\n  - name: east\n    gpu_series:\n      h100: {gres: gpu}\n",
      "site.yaml:14:13: clusters[0].gpu_series.h100: constraint is required (fail-closed: a series "
      "without a Slurm constraint could land on any GPU node)"},
@@ -364,7 +366,7 @@ static const struct bad_case bad_cases[] = {
     {TOP "policy: {default_gpu_series: h100}\ngpu_series:\n  h100: {constraint: h100}\n"
          "clusters:\n  - name: east\n  - name: west\n    gpu_series: {}\n",
      "site.yaml:11:30: clusters[1].policy.default_gpu_series: \"h100\" is not a series of "
-     "gpu_series"},
+     "gpu_series (known: none)"},
     /* Every cluster ends up with a URL, a storage root, a token source and
      * a user where a key mints. */
     {"job_launcher:\n  sandbox: none\nstorage: {root: /s}\n"

@@ -364,7 +364,21 @@ Test(http, plain_http_to_non_loopback_is_refused_without_opt_in)
     o.base_url = "http://slurm.example.org:6820";
     cr_assert_eq(http_client_new(&c, &o, &err), SLUICE_EINVAL);
     cr_assert_null(c);
-    cr_assert_not_null(strstr(err.text, "allow_insecure_http"));
+    cr_assert_str_eq(err.text, "plain http:// to non-loopback host 'slurm.example.org' refused "
+                               "(tokens would travel in clear text; use https://)");
+    /* The caller's names of the URL and of the opt-in, never "base_url". */
+    o.url_name = "rest.url";
+    o.insecure_name = "rest.allow_insecure_http";
+    cr_assert_eq(http_client_new(&c, &o, &err), SLUICE_EINVAL);
+    cr_assert_str_eq(err.text, "rest.url: plain http:// to non-loopback host 'slurm.example.org' "
+                               "refused (tokens would travel in clear text; use https:// or set "
+                               "rest.allow_insecure_http)");
+    o.base_url = "ftp://slurm.example.org";
+    cr_assert_eq(http_client_new(&c, &o, &err), SLUICE_EINVAL);
+    cr_assert_str_eq(err.text, "rest.url: unsupported scheme 'ftp'");
+    o.base_url = "unix:relative.sock";
+    cr_assert_eq(http_client_new(&c, &o, &err), SLUICE_EINVAL);
+    cr_assert_str_eq(err.text, "rest.url: unix socket path must be absolute (unix:/path)");
     o.base_url = "http://10.1.2.3:6820";
     cr_assert_eq(http_client_new(&c, &o, &err), SLUICE_EINVAL);
 

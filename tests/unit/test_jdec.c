@@ -70,7 +70,8 @@ Test(jdec, paths_name_nested_members_and_items)
     jdec_item(&pool, &pools, 1);
     cr_assert_str_eq(pool.path, "pools[1]");
     cr_assert_fails(jdec_uint(&pool, "gpus_per_node", 0, 1, 8, &n),
-                    "pools[1].gpus_per_node: expected an integer between 1 and 8");
+                    "pools[1].gpus_per_node: expected an integer between 1 and 8, got \"8\" as a "
+                    "string: drop the quotes");
     cr_assert_sluice_ok(jdec_object(&root, "meta", 0, &meta), &err);
     cr_assert_sluice_ok(jdec_object(&meta, "plugin", 0, &plugin), &err);
     cr_assert_fails(jdec_string(&plugin, "name", 0, SIZE_MAX, &s),
@@ -271,7 +272,8 @@ Test(jdec, integers_check_type_and_range_in_each_voice)
         jdec_voice voice;
         const char *type, *range, *open;
     } rows[] = {
-        {JDEC_VOICE_REQUEST, "i: expected an integer between 1 and 9",
+        {JDEC_VOICE_REQUEST,
+         "i: expected an integer between 1 and 9, got \"5\" as a string: drop the quotes",
          "big: expected an integer between 1 and 9 (got 12)",
          "neg: expected an integer >= 0 (got -3)"},
         {JDEC_VOICE_EXPECT, "i: expected an integer in 1..9", "big: expected an integer in 1..9",

@@ -504,7 +504,8 @@ static const struct bad_case bad_cases[] = {
     {"{" BASE ",'pools':[{'name':'p','nodes':0}]}", SLUICE_EINVAL,
      "pools[0].nodes: expected an integer between 1 and 4096 (got 0)"},
     {"{" BASE ",'pools':[{'name':'p','nodes':'2'}]}", SLUICE_EINVAL,
-     "pools[0].nodes: expected an integer between 1 and 4096"},
+     "pools[0].nodes: expected an integer between 1 and 4096, got \"2\" as a string: drop the "
+     "quotes"},
     {"{" BASE ",'pools':[{'name':'P'}]}", SLUICE_EINVAL,
      "pools[0].name: \"P\" does not match [a-z0-9_-]{1,32}"},
     {"{" BASE ",'pools':[{'name':'p'},{'name':'p'}]}", SLUICE_EINVAL,
@@ -516,7 +517,8 @@ static const struct bad_case bad_cases[] = {
      "constraint in the site catalogue (gpu_series.h100.constraint); refused before anything is "
      "submitted"},
     {"{" BASE ",'pools':[{'name':'p','gpu_series':'v100'}]}", SLUICE_EINVAL,
-     "pools[0].gpu_series: pool \"p\": unknown GPU series \"v100\" (not in the site catalogue)"},
+     "pools[0].gpu_series: pool \"p\": unknown GPU series \"v100\" (not in the site catalogue; "
+     "known: a100, l40s, h100)"},
     {"{" BASE ",'pools':[{'name':'p','gpu_series':'l40s','gpus_per_node':8}]}", SLUICE_EINVAL,
      "pools[0].gpu_series: pool \"p\" asks for 8 GPUs per node; series \"l40s\" has 4 per node"},
     {"{'launch_id':'x','site':'s','pools':[{'name':'p','command':'c'},{'name':'q'}]}",
