@@ -87,3 +87,36 @@ Test(cmd_errors, launch_prints_every_field_error)
         65, "%s", cmd_errors());
     expect_three_lines(cmd_errors());
 }
+
+Test(cmd_errors, a_json_syntax_error_names_the_file)
+{
+    site();
+    write_text("broken.json", "{\"launch_id\": \"x\",\n  \"site\": }\n");
+    cr_assert_eq(
+        cmd_sluice_split("render '%s/broken.json' --config '%s/site.yaml'", cmd_dir, cmd_dir), 65,
+        "%s", cmd_errors());
+    char want[600];
+    snprintf(want, sizeof(want),
+             "sluice: %s/broken.json: invalid JSON at line 2, column 11: unexpected token\n",
+             cmd_dir);
+    cr_expect_str_eq(cmd_errors(), want);
+}
+
+Test(cmd_errors, no_site_file_given_says_so)
+{
+    site();
+    unsetenv("SLUICE_CONFIG");
+    unsetenv("FORGE_SLURM_REST_URL");
+    unsetenv("SLUICE_REST_URL");
+    cr_assert_eq(cmd_sluice_split("render '%s/req.json'", cmd_dir), 78, "%s", cmd_errors());
+    cr_expect_str_eq(cmd_errors(),
+                     "sluice: no site file given: pass --config FILE or set SLUICE_CONFIG=FILE\n");
+    cr_assert_eq(cmd_sluice_split("config show"), 78, "%s", cmd_errors());
+    cr_expect_str_eq(cmd_errors(),
+                     "sluice: no site file given: pass --config FILE or set SLUICE_CONFIG=FILE\n");
+    /* A configuration from the environment alone names its own missing key. */
+    cr_assert_eq(cmd_sluice_split("config show --set rest.url=https://r:1"), 78, "%s",
+                 cmd_errors());
+    cr_expect_str_eq(cmd_errors(), "sluice: <config>: storage.root: required (set storage.root, "
+                                   "FORGE_STORAGE_ROOT or --set storage.root=...)\n");
+}

@@ -282,7 +282,8 @@ static const struct bad_case bad_cases[] = {
      "site.yaml:8:20: server.max_connections: expected an integer from 16 to 1000000, got 5"},
     {BASE "server:\n  threads: 0\n",
      "site.yaml:8:12: server.threads: expected an integer from 1 to 64, got 0"},
-    {BASE "server:\n  lisen: 127.0.0.1:1\n", "site.yaml:8:3: server.lisen: unknown key (did you mean server.listen?)"},
+    {BASE "server:\n  lisen: 127.0.0.1:1\n",
+     "site.yaml:8:3: server.lisen: unknown key (did you mean server.listen?)"},
     {BASE "retention:\n  launches_max_age_s: -1\n",
      "site.yaml:8:23: retention.launches_max_age_s: expected a duration: seconds, or a number "
      "with s, m, h or d (\"30s\", \"5m\", \"2h\")"},
@@ -294,7 +295,8 @@ static const struct bad_case bad_cases[] = {
      "site.yaml:8:12: submit.per_sec: expected an integer from 1 to 100000"},
     {BASE "poll:\n  rpc_per_sec: 0\n",
      "site.yaml:8:16: poll.rpc_per_sec: expected an integer from 1 to 100000, got 0"},
-    {BASE "poll:\n  rpc_per_second: 5\n", "site.yaml:8:3: poll.rpc_per_second: unknown key (did you mean poll.rpc_per_sec?)"},
+    {BASE "poll:\n  rpc_per_second: 5\n",
+     "site.yaml:8:3: poll.rpc_per_second: unknown key (did you mean poll.rpc_per_sec?)"},
     {BASE "ha:\n  renew_ms: 5000\n",
      "site.yaml:8:13: ha.renew_ms: 5000 ms must be less than half of ha.lease_ms (8000 ms)"},
     {BASE "ha:\n  lease_ms: 500\n",
@@ -589,7 +591,8 @@ Test(config, bad_flag_is_reported)
     cr_assert_eq(config_case_load(BASE, NULL, sets1, 1, &cfg, &err), SLUICE_ECONFIG);
     cr_assert_str_eq(err.text, "--set rest.nope: unknown key");
     cr_assert_eq(config_case_load(BASE, NULL, sets4, 1, &cfg, &err), SLUICE_ECONFIG);
-    cr_assert_str_eq(err.text, "--set rest.api_verison: unknown key (did you mean rest.api_version?)");
+    cr_assert_str_eq(err.text,
+                     "--set rest.api_verison: unknown key (did you mean rest.api_version?)");
     cr_assert_eq(config_case_load(BASE, NULL, sets2, 1, &cfg, &err), SLUICE_ECONFIG);
     cr_assert_str_eq(err.text, "--set job_launcher.query_timeout: expected a duration from 1s "
                                "to 3600s, got 0s");

@@ -230,3 +230,65 @@ Test(launch_errors, add_text_splits_the_path)
     cr_expect_eq(l.n, 0);
     cr_expect_null(l.items);
 }
+
+/* The reasons of `json` (single quotes), "path: reason" each, in order. */
+static void expect_texts(const char *json, const char *const *texts, size_t n)
+{
+    sluice_launch_policy_t pol = policy();
+    sluice_errlist_t errors = SLUICE_ERRLIST_INIT;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_launch_t *l = NULL;
+    char *j = q(json), line[600];
+    size_t i;
+
+    cr_assert_eq(sluice_launch_parse_all(&l, j, strlen(j), &pol, 0, &errors, &err), SLUICE_EINVAL,
+                 "%s", json);
+    cr_assert_eq(errors.n, n, "%s: %zu errors, expected %zu (first: %s)", json, errors.n, n,
+                 err.text);
+    for (i = 0; i < n; i++) {
+        snprintf(line, sizeof(line), "%s: %s", errors.items[i].path, errors.items[i].reason);
+        cr_expect_str_eq(line, texts[i], "%s: error %zu", json, i);
+    }
+    sluice_errlist_clear(&errors);
+    free(j);
+}
+
+Test(launch_errors, a_misspelt_field_names_the_one_meant)
+{
+    static const char *const texts[] = {
+        "partiton: unknown field (did you mean partition?)",
+        "pools[0].gpus_per_nod: unknown field (did you mean gpus_per_node?)",
+        "pools[0].colour: unknown field",
+    };
+
+    expect_texts("{" HEAD ",'partiton':'gpu','pools':[{'name':'a','gpus_per_nod':1,"
+                 "'colour':'red'}]}",
+                 texts, 3);
+}
+
+Test(launch_errors, nothing_close_gives_no_suggestion)
+{
+    static const char *const texts[] = {"zzzzzz: unknown field"};
+
+    expect_texts("{" HEAD ",'zzzzzz':1,'pools':[{'name':'a'}]}", texts, 1);
+}
+
+Test(launch_errors, a_quoted_number_says_it_was_a_string)
+{
+    /* "four" is no number: the message is the plain one */
+    static const char *const one[] = {
+        "pools[0].nodes: expected an integer between 1 and 4096, got \"4\" as a string: drop the "
+        "quotes",
+        "pools[0].cpus_per_node: expected an integer between 1 and 65536"};
+
+    expect_texts("{" HEAD ",'pools':[{'name':'a','nodes':'4','cpus_per_node':'four'}]}", one, 2);
+}
+
+Test(launch_errors, an_unknown_series_lists_the_known_ones)
+{
+    static const char *const texts[] = {"pools[0].gpu_series: pool \"a\": unknown GPU series "
+                                        "\"v100\" (not in the site catalogue; known: a100)"};
+
+    expect_texts("{" HEAD ",'pools':[{'name':'a','gpu_series':'v100','gpus_per_node':1}]}", texts,
+                 1);
+}
