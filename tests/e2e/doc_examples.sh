@@ -40,6 +40,7 @@ RUNS=(
     "docs/cli.md|sluice launch --help|0"
     "docs/cli.md|sluice status LAUNCH_ID --output=json|0"
     "docs/cli.md|sluice ls -o json --limit 5|0"
+    "docs/cli.md|sluice -V|0"
     "README.md|sluice serve --config site.yaml --listen 127.0.0.1:8750 --tokens tokens --socket /run/sluice/sluice.sock|serve"
     "README.md|sluice status LAUNCH_ID --server http://127.0.0.1:8750 --api-token-file tok|0"
     "README.md|sluice probe --ready --server unix:/run/sluice/sluice.sock|0"
@@ -164,6 +165,7 @@ for entry in "${RUNS[@]}"; do
         "sluice logs -f LAUNCH_ID") grep -q '^doc-example$' "$out" || extra="no doc-example in the output" ;;
         "sluice launch request.json --wait"*) grep -q '] DONE .*result=SUCCEEDED(0)' "$out" || extra="no final DONE line" ;;
         "sluice help launch" | "sluice launch --help") grep -q '^usage: sluice launch ' "$out" || extra="no usage" ;;
+        "sluice -V") grep -q '^sluice [0-9][0-9.]* (library [0-9][0-9.]*)$' "$out" || extra="no version line" ;;
     esac
     if [ "$rc" -eq "$want" ] && [ "$extra" = ok ]; then
         pass "$file: $line"
