@@ -10,7 +10,19 @@
  *   bytes): tokens are minted locally with iat, exp and sun, and renewed
  *   after 80% of their lifetime;
  * - an RS256 private key (PEM): minted like HS256, with a `kid` header;
- * - an environment variable (SLURM_JWT by default).
+ * - an environment variable (SLURM_JWT by default);
+ * - a command (argv, run directly: no shell) that prints the token on its
+ *   standard output, e.g. `scontrol token username=sluice lifespan=3600`
+ *   (raw token or "SLURM_JWT=<token>", at most SLUICE_AUTH_COMMAND_OUTPUT_MAX
+ *   bytes).  It runs when there is no token yet, when the token is within
+ *   the renewal margin of its `exp` (the larger of 60 s and 10% of its
+ *   lifetime, exp - iat), and after sluice_auth_invalidate(); it is killed
+ *   (its whole process group) after the timeout.  A failed run is not
+ *   retried for SLUICE_AUTH_COMMAND_RETRY_S seconds (the same error is
+ *   returned), and while the previous token is still valid it stays in
+ *   use.  The command runs under the source's lock, in the thread that
+ *   asked for the token: other callers of the same source wait for it, at
+ *   most the timeout.
  *
  * Notes:
  * - Whoever holds the HS256 key can mint a token for any user, root
@@ -49,6 +61,7 @@ typedef enum {
     SLUICE_AUTH_HS256_KEY,
     SLUICE_AUTH_RS256_KEY,
     SLUICE_AUTH_ENV,
+    SLUICE_AUTH_COMMAND, /* options version 2 */
 } sluice_auth_kind;
 
 typedef enum {
@@ -60,6 +73,12 @@ typedef enum {
 typedef int64_t (*sluice_clock_fn)(void *arg);
 
 #define SLUICE_AUTH_DEFAULT_LIFESPAN 1800
+
+/* SLUICE_AUTH_COMMAND: the default timeout, the most output read (a
+ * longer output is refused), and the pause after a failed run. */
+#define SLUICE_AUTH_COMMAND_TIMEOUT_MS 30000
+#define SLUICE_AUTH_COMMAND_OUTPUT_MAX (64 * 1024)
+#define SLUICE_AUTH_COMMAND_RETRY_S 10
 
 /* Options; start from SLUICE_AUTH_OPTS_INIT and fill what you need.  Strings are copied by
  * sluice_auth_new(). */
@@ -76,11 +95,15 @@ typedef struct {
     int strict_permissions;  /* readable-by-group/others is an error, not a warning */
     sluice_clock_fn clock;   /* NULL: time(NULL) */
     void *clock_arg;
+    /* version 2: */
+    const char *const *argv; /* SLUICE_AUTH_COMMAND: NULL-terminated, argv[0] an absolute
+                                path; copied by sluice_auth_new() */
+    long command_timeout_ms; /* SLUICE_AUTH_COMMAND: 0: SLUICE_AUTH_COMMAND_TIMEOUT_MS */
 } sluice_auth_opts_t;
 
 /* Every field but `version` zero: each one's documented default.  Declare options as
  * `sluice_auth_opts_t o = SLUICE_AUTH_OPTS_INIT;` and set what differs. */
-#define SLUICE_AUTH_OPTS_VERSION 1
+#define SLUICE_AUTH_OPTS_VERSION 2
 #define SLUICE_AUTH_OPTS_INIT SLUICE_OPTS_INIT_V(SLUICE_AUTH_OPTS_VERSION)
 
 /* Initialise `opts` as SLUICE_AUTH_OPTS_INIT does, for `version`
@@ -92,10 +115,11 @@ SLUICE_API sluice_err sluice_auth_opts_init(sluice_auth_opts_t *opts,
 
 typedef struct sluice_auth sluice_auth_t;
 
-/* Create a token source.  The file (if any) is read and checked now.
+/* Create a token source.  The file (if any) is read and checked now; a
+ * command is run now.
  *
  * The user (sluice_auth_user()) is opts->user when set.  Without it, a
- * token file or variable gives it: the first token's `sun` claim, else its
+ * token file, variable or command gives it: the first token's `sun` claim, else its
  * `username` claim (what slurmctld reads).  That user is then fixed for the
  * source's life: a later token (a rotated file) that names another user,
  * or none, is refused with SLUICE_EAUTH and never used, so the identity
@@ -143,6 +167,15 @@ SLUICE_API const char *sluice_auth_user(const sluice_auth_t *auth);
  * "sun" or "username" when it was taken from that claim of the first
  * token.  Static string. */
 SLUICE_API const char *sluice_auth_user_claim(const sluice_auth_t *auth);
+
+/* The kind of the source; *where_out (may be NULL) receives what it reads:
+ * the token or key file, the variable's name, or the command's argv[0]
+ * (borrowed; valid until sluice_auth_free()).  0 for NULL. */
+SLUICE_API sluice_auth_kind sluice_auth_source(const sluice_auth_t *auth, const char **where_out);
+
+/* How many tokens the source has taken in so far: reads of the file or the
+ * variable, tokens minted, runs of the command that gave a token. */
+SLUICE_API unsigned long sluice_auth_fetches(sluice_auth_t *auth);
 
 /* The longest user name a token may name, NUL included. */
 #define SLUICE_TOKEN_USER_MAX 256

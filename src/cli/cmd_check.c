@@ -7,6 +7,9 @@
  *   identity      the Slurm user sluice acts as, and where it came from
  *                 (rest.user, or the token's own `sun` claim); FAIL (78)
  *                 when neither names one
+ *   token-source  where the token comes from: rest.jwt_file, rest.jwt_command
+ *                 (that it ran, the user its token names and its expiry),
+ *                 a key that mints it, or $SLURM_JWT
  *   reachability  an HTTP answer from slurmrestd at rest.url
  *   tls           https: the handshake and verification passed
  *   version       the negotiated API version and the Slurm release
@@ -420,6 +423,49 @@ static int check_option(int id, const char *v, void *arg)
     return CLI_EX_OK;
 }
 
+/* The token-source row: which source, and for a command that it ran. */
+static void token_source_row(table_t *t, sluice_auth_t *auth)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    const char *where = NULL;
+    char user[SLUICE_TOKEN_USER_MAX] = "";
+    char *tok = NULL;
+    int64_t left = 0;
+
+    switch (sluice_auth_source(auth, &where)) {
+    case SLUICE_AUTH_TOKEN_FILE:
+        add(t, "token-source", "ok", 0, "file %s (rest.jwt_file)", where);
+        break;
+    case SLUICE_AUTH_HS256_KEY:
+    case SLUICE_AUTH_RS256_KEY:
+        add(t, "token-source", "ok", 0, "minted from the key %s", where);
+        break;
+    case SLUICE_AUTH_ENV:
+        add(t, "token-source", "ok", 0, "environment variable %s", where);
+        break;
+    case SLUICE_AUTH_COMMAND:
+        if (sluice_auth_token(auth, &tok, &err) != SLUICE_OK ||
+            sluice_auth_expiry(auth, NULL, &left, &err) != SLUICE_OK) {
+            add(t, "token-source", "FAIL", CLI_EX_NOPERM, "%s", err.text);
+            break;
+        }
+        if (sluice_token_user(tok, user, sizeof(user), NULL, &err) != SLUICE_OK)
+            snprintf(user, sizeof(user), "(none)");
+        add(t, "token-source", "ok", 0,
+            "command %s (rest.jwt_command) ran %lu time(s); its token names user %s and "
+            "expires in %lld s",
+            where, sluice_auth_fetches(auth), user, (long long)left);
+        break;
+    default:
+        add(t, "token-source", "not checked", 0, "unknown source");
+        break;
+    }
+    if (tok != NULL) {
+        memset(tok, 0, strlen(tok));
+        free(tok);
+    }
+}
+
 /* Every check of one cluster (`cfg` is the site itself when it names no
  * clusters), each row named after the cluster when there are several. */
 static void check_cluster(table_t *t, sluice_config_t *cfg, bool probe, long probe_timeout)
@@ -438,6 +484,7 @@ static void check_cluster(table_t *t, sluice_config_t *cfg, bool probe, long pro
         add(t, "token", "FAIL", code, "%s", err.text);
     } else {
         add(t, "identity", "ok", 0, "user %s from %s", user, source);
+        token_source_row(t, sluice_client_auth(client));
         uid_contract_row(t, user);
         if (cluster_checks(t, client, cfg) && probe)
             probe_row(t, client, cfg, probe_timeout);

@@ -59,7 +59,9 @@ sluice_err cli_identity(
     snprintf(user, ucap, "%s", cfg->rest.user);
     if (claim != NULL)
         snprintf(source, scap, "the `%s` claim of the token of %s", claim,
-                 cfg->rest.jwt_file != NULL ? "rest.jwt_file" : "$SLURM_JWT");
+                 cfg->rest.jwt_file != NULL    ? "rest.jwt_file"
+                 : cfg->rest.jwt_command.n > 0 ? "rest.jwt_command"
+                                               : "$SLURM_JWT");
     else
         snprintf(source, scap, "rest.user (%s)",
                  sluice_config_source_name(sluice_config_source(cfg, "rest.user")));

@@ -114,6 +114,7 @@ void sluice_config_free(sluice_config_t *cfg)
         case K_LIST:
         case K_ENVLIST:
         case K_PROFILES:
+        case K_ARGV:
             cfg_strlist_clear((sluice_strlist_t *)slot);
             break;
         default:

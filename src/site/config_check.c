@@ -191,11 +191,12 @@ static sluice_err check_cluster_required(ctx_t *c)
         return cfg_bad(c, c->entry, "storage.root",
                        "required (set storage.root in this entry or at the top level)");
     if (c->role == CFG_ROLE_OTHER && !cfg->rest.jwt_file && !cfg->rest.jwt_key_file &&
-        !cfg->rest.jwt_rs256_key_file)
+        !cfg->rest.jwt_rs256_key_file && cfg->rest.jwt_command.n == 0)
         return cfg_bad(c, c->entry, "rest.jwt_file",
                        "required: a cluster other than the first needs a token source "
-                       "(rest.jwt_file, rest.jwt_key_file or rest.jwt_rs256_key_file, in this "
-                       "entry or at the top level); $SLURM_JWT is the first cluster's only");
+                       "(rest.jwt_file, rest.jwt_key_file, rest.jwt_rs256_key_file or "
+                       "rest.jwt_command, in this entry or at the top level); $SLURM_JWT is the "
+                       "first cluster's only");
     if (!cfg->rest.user && !cfg->rest.jwt_file &&
         (cfg->rest.jwt_key_file || cfg->rest.jwt_rs256_key_file))
         return cfg_bad(c, c->entry, "rest.user",
@@ -208,6 +209,7 @@ static sluice_err check_cluster_required(ctx_t *c)
 sluice_err cfg_finalize(ctx_t *c, bool no_required)
 {
     sluice_config_t *cfg = c->cfg;
+    const char *tok_set[4];
     int n_jwt = 0;
     sluice_err rc;
 
@@ -259,12 +261,23 @@ sluice_err cfg_finalize(ctx_t *c, bool no_required)
                           "expected an https://, http:// (loopback) or unix:/ URL (plain http to "
                           "another host needs rest.allow_insecure_http: true)");
     }
-    n_jwt = (cfg->rest.jwt_file != NULL) + (cfg->rest.jwt_key_file != NULL) +
-            (cfg->rest.jwt_rs256_key_file != NULL);
+    if (cfg->rest.jwt_file)
+        tok_set[n_jwt++] = "rest.jwt_file";
+    if (cfg->rest.jwt_key_file)
+        tok_set[n_jwt++] = "rest.jwt_key_file";
+    if (cfg->rest.jwt_rs256_key_file)
+        tok_set[n_jwt++] = "rest.jwt_rs256_key_file";
+    if (cfg->rest.jwt_command.n > 0)
+        tok_set[n_jwt++] = "rest.jwt_command";
     if (n_jwt > 1)
-        return bad_at(c, cfg->rest.jwt_key_file ? "rest.jwt_key_file" : "rest.jwt_rs256_key_file",
-                      "set only one of rest.jwt_file, rest.jwt_key_file and "
-                      "rest.jwt_rs256_key_file");
+        return bad_at(c, tok_set[1],
+                      "%s and %s are both set: set only one token source (rest.jwt_file, "
+                      "rest.jwt_key_file, rest.jwt_rs256_key_file or rest.jwt_command)",
+                      tok_set[0], tok_set[1]);
+    if (cfg->rest.jwt_kid && !cfg->rest.jwt_rs256_key_file)
+        return bad_at(c, "rest.jwt_kid",
+                      "only with rest.jwt_rs256_key_file (it names the key of the tokens sluice "
+                      "mints with it)");
     if ((cfg->rest.client_cert != NULL) != (cfg->rest.client_key != NULL))
         return bad_at(c, cfg->rest.client_cert ? "rest.client_cert" : "rest.client_key",
                       "rest.client_cert and rest.client_key go together");

@@ -14,7 +14,8 @@
  * Notes:
  * - rest, storage and sbatch_directives are merged field by field, with
  *   two pairs taken whole: the token source (an entry that sets one of
- *   jwt_file, jwt_key_file, jwt_rs256_key_file drops the inherited ones),
+ *   jwt_file, jwt_key_file, jwt_rs256_key_file, jwt_command drops the
+ *   inherited ones and jwt_kid),
  *   the client certificate (client_cert with client_key), and storage.root
  *   drops an inherited cluster_root (the same directory seen elsewhere).
  *   gpu_series and job_launcher.executables replace the whole catalogue
@@ -70,8 +71,12 @@ static void drop_field(sluice_config_t *cfg, const char *path)
     size_t i = (size_t)(f - cfg_fields);
     char **slot = (char **)(void *)((char *)cfg + f->off);
 
-    free(*slot);
-    *slot = NULL;
+    if (f->kind == K_ARGV) {
+        cfg_strlist_clear((sluice_strlist_t *)(void *)slot);
+    } else {
+        free(*slot);
+        *slot = NULL;
+    }
     cfg->priv->src[i] = (unsigned char)SLUICE_SRC_DEFAULT;
     free(cfg->priv->origin[i]);
     cfg->priv->origin[i] = NULL;
@@ -114,19 +119,22 @@ static sluice_err walk_launcher(ctx_t *c, const node_t *n)
 /* The entry's own blocks, on top of the top level's. */
 static sluice_err walk_entry(ctx_t *c, const node_t *e)
 {
-    static const char *const token[] = {"jwt_file", "jwt_key_file", "jwt_rs256_key_file"};
+    static const char *const token[] = {"jwt_file", "jwt_key_file", "jwt_rs256_key_file",
+                                        "jwt_command"};
     const node_t *rest = map_get(e, "rest"), *storage = map_get(e, "storage");
     sluice_config_t *cfg = c->cfg;
     size_t i;
     sluice_err rc;
 
-    for (i = 0; i < 3; i++)
+    for (i = 0; i < 4; i++)
         if (map_get(rest, token[i]))
             break;
-    if (i < 3) {
+    if (i < 4) {
         drop_field(cfg, "rest.jwt_file");
         drop_field(cfg, "rest.jwt_key_file");
         drop_field(cfg, "rest.jwt_rs256_key_file");
+        drop_field(cfg, "rest.jwt_command");
+        drop_field(cfg, "rest.jwt_kid");
     }
     if (map_get(rest, "client_cert") || map_get(rest, "client_key")) {
         drop_field(cfg, "rest.client_cert");

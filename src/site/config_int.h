@@ -96,6 +96,7 @@ typedef enum {
     K_GPUVENDOR, /* nvidia | amd | none */
     K_LOGLEVEL,  /* error | warning | notice | info | debug (log.h's names) */
     K_LOGFORMAT, /* text | json | journald */
+    K_ARGV,      /* a command: list of strings, the first an absolute path; file only */
 } kind_t;
 
 typedef struct {
@@ -108,7 +109,7 @@ typedef struct {
 } field_t;
 
 /* The number of rows of cfg_fields (checked where the table is). */
-#define CFG_N_FIELDS 97
+#define CFG_N_FIELDS 99
 
 extern const field_t cfg_fields[CFG_N_FIELDS];
 

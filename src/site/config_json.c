@@ -107,6 +107,7 @@ static json_t *value_json(const sluice_config_t *cfg, const field_t *f)
     case K_LIST:
     case K_ENVLIST:
     case K_PROFILES:
+    case K_ARGV:
         return strlist_json((const sluice_strlist_t *)slot);
     case K_EXECS:
         o = json_object();

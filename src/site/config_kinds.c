@@ -52,7 +52,7 @@ const char *const *cfg_kind_values(kind_t k)
 
 bool cfg_kind_settable(kind_t k)
 {
-    return k != K_SERIES && k != K_EXECS && k != K_RUNTIME;
+    return k != K_SERIES && k != K_EXECS && k != K_RUNTIME && k != K_ARGV;
 }
 
 /* "a, b or c" of a NULL-terminated list, appended at buf + used. */
@@ -121,6 +121,9 @@ const char *cfg_kind_type(const field_t *f, char *buf, size_t cap)
         break;
     case K_ENVLIST:
         fixed = "list of variable names (`[A-Za-z_][A-Za-z0-9_]*`)";
+        break;
+    case K_ARGV:
+        fixed = "command: list of strings, the first an absolute path (run without a shell)";
         break;
     case K_SERIES:
         fixed = "map: series name to `{constraint, gres, gpus_per_node, gpu_vendor}`";

@@ -20,7 +20,7 @@
 #include <sluice/config.h>
 
 typedef struct {
-    char **items; /* n strings, owned */
+    char **items; /* n strings, owned, then NULL (when n > 0) */
     size_t n;
 } sluice_strlist_t;
 
@@ -39,14 +39,16 @@ struct sluice_config {
     char *job_name_prefix; /* site.job_name_prefix: "sluice" (default) or "nvfl" */
 
     struct {
-        char *url;                /* https://, http:// (loopback only) or unix:/path */
-        char *api_version;        /* "auto" or "v0.0.38", "v0.0.40".."v0.0.46" */
-        char *user;               /* Slurm user the JWT names (X-SLURM-USER-NAME) */
-        char *jwt_file;           /* token file (re-read on change) */
-        char *jwt_key_file;       /* HS256 key (mint) */
-        char *jwt_rs256_key_file; /* RS256 private key (mint) */
-        long jwt_lifespan_s;      /* minted token lifetime, default 1800 */
-        bool tls_verify;          /* default true */
+        char *url;                    /* https://, http:// (loopback only) or unix:/path */
+        char *api_version;            /* "auto" or "v0.0.38", "v0.0.40".."v0.0.46" */
+        char *user;                   /* Slurm user the JWT names (X-SLURM-USER-NAME) */
+        char *jwt_file;               /* token file (re-read on change) */
+        char *jwt_key_file;           /* HS256 key (mint) */
+        char *jwt_rs256_key_file;     /* RS256 private key (mint) */
+        long jwt_lifespan_s;          /* minted token lifetime, default 1800 */
+        sluice_strlist_t jwt_command; /* argv printing the token (site file only) */
+        char *jwt_kid;                /* `kid` header of RS256 minted tokens */
+        bool tls_verify;              /* default true */
         char *ca_file, *ca_path, *pinned_pubkey, *client_cert, *client_key;
         bool allow_insecure_http; /* http:// to a non-loopback host */
         bool strict_permissions;  /* group/world-readable token files are errors */

@@ -113,6 +113,10 @@ static json_t *kind_schema(const field_t *f)
                                  "maxLength", 4096, "pattern", "^[^,]*$"));
     case K_ENVLIST:
         return list_of(str_pattern("^[A-Za-z_][A-Za-z0-9_]*$"));
+    case K_ARGV:
+        return json_pack(
+            "{s:s, s:i, s:o*}", "type", "array", "minItems", 1, "items",
+            json_pack("{s:s, s:i, s:i}", "type", "string", "minLength", 1, "maxLength", 4096));
     case K_PROFILES:
         return list_of(words_enum(f->kind));
     case K_SERIES:

@@ -178,13 +178,14 @@ sluice_err cfg_strlist_push(sluice_strlist_t *l, const char *s, size_t len)
 
     if (!copy)
         return SLUICE_ENOMEM;
-    items = realloc(l->items, (l->n + 1) * sizeof(*items));
+    items = realloc(l->items, (l->n + 2) * sizeof(*items)); /* NULL-terminated */
     if (!items) {
         free(copy);
         return SLUICE_ENOMEM;
     }
     l->items = items;
     l->items[l->n++] = copy;
+    l->items[l->n] = NULL;
     return SLUICE_OK;
 }
 

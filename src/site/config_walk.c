@@ -116,13 +116,23 @@ sluice_err cfg_apply(ctx_t *c, const field_t *f, const node_t *n)
         rc = cfg_get_list(c, n, key, profile_ok, "profiles (enroot-pyxis, pyxis, apptainer, none)",
                           (sluice_strlist_t *)slot);
         break;
+    case K_ARGV:
+        rc = cfg_get_list(c, n, key, cfg_oneline_ok, "command arguments (single lines)",
+                          (sluice_strlist_t *)slot);
+        if (rc == SLUICE_OK &&
+            (((sluice_strlist_t *)slot)->n == 0 || ((sluice_strlist_t *)slot)->items[0][0] != '/'))
+            rc = cfg_bad(c, n, key,
+                         "expected a command: a list whose first item is the absolute "
+                         "path of the program (it runs without a shell)");
+        break;
     default:
         if (n->kind != N_SCALAR)
             return cfg_bad(c, n, key, "expected a scalar, found %s", cfg_kind_word(n));
         break;
     }
     if (rc != SLUICE_OK || f->kind == K_SERIES || f->kind == K_EXECS || f->kind == K_PORTRANGE ||
-        f->kind == K_LINES || f->kind == K_LIST || f->kind == K_ENVLIST || f->kind == K_PROFILES)
+        f->kind == K_LINES || f->kind == K_LIST || f->kind == K_ENVLIST || f->kind == K_PROFILES ||
+        f->kind == K_ARGV)
         goto record;
 
     switch (f->kind) {

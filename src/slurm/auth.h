@@ -35,4 +35,18 @@ int auth_claim_int(const json_t *claims, const char *name, int64_t *out);
 sluice_err auth_load_token_file(
     const char *path, int strict, char **out, struct stat *st_out, sluice_error_t *err);
 
+/* True when s[0..len) has the shape of a compact JWS: three base64url
+ * parts, the first two non-empty. */
+int auth_token_shaped(const char *s, size_t len);
+
+/* Run the token command `argv` (argv[0] absolute; no shell) with a timeout
+ * (0: SLUICE_AUTH_COMMAND_TIMEOUT_MS) and take the token from its stdout
+ * (sluice_token_parse() forms, decodable header and claims).  *out is a
+ * new allocation (caller wipes it with wipe_str_free()).  SLUICE_EAUTH
+ * when the command fails, times out (killed) or prints no token; the
+ * error names argv[0] and quotes the first line of its stderr, never its
+ * stdout. */
+sluice_err
+auth_run_command(const char *const *argv, long timeout_ms, char **out, sluice_error_t *err);
+
 #endif /* SLUICE_AUTH_INTERNAL_H */

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* auth_source.c - the token source (sluice_auth_t): where the token comes
- * from (a token file, the environment, or minted from an HS256/RS256 key),
+ * from (a token file, the environment, a command, or minted from an
+ * HS256/RS256 key),
  * the cached current token, and when it is re-read or re-minted.
  *
  * Caching policy: a token file is re-read when its identity (device,
  * inode, size, mtime) changed; an environment token is read once; a minted
- * token is re-minted after 80% of its lifetime.  sluice_auth_invalidate()
+ * token is re-minted after 80% of its lifetime; a command runs again when
+ * the token is within renew_margin() of its exp (a failed run waits
+ * SLUICE_AUTH_COMMAND_RETRY_S, keeping a token that is still valid).  sluice_auth_invalidate()
  * (after an AUTH failure) drops the cached token, and for keys the key, so
  * the next use reads everything again.
  *
@@ -20,6 +23,7 @@
  *   variable) and the expiry only.
  */
 #include <pthread.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +48,11 @@ struct sluice_auth {
     char *path;
     char *env_name;
     char *kid;
+    char **argv; /* SLUICE_AUTH_COMMAND, NULL-terminated */
+    long cmd_timeout_ms;
+    int64_t retry_after;    /* a failed command runs again from then on */
+    sluice_error_t cmd_err; /* why it failed (names argv[0] and its stderr, never a token) */
+    unsigned long fetches;
     long lifespan;
     long warn_before;
     int strict;
@@ -72,7 +81,18 @@ static int64_t now_of(const sluice_auth_t *a)
 
 static const char *source_name(const sluice_auth_t *a)
 {
+    if (a->kind == SLUICE_AUTH_COMMAND)
+        return a->argv[0];
     return a->path != NULL ? a->path : a->env_name;
+}
+
+/* A command's token is renewed this long before its exp: the larger of
+ * 60 s and 10% of its lifetime (exp - iat). */
+static int64_t renew_margin(const sluice_auth_t *a)
+{
+    int64_t tenth = a->exp > a->iat ? (a->exp - a->iat) / 10 : 0;
+
+    return tenth > 60 ? tenth : 60;
 }
 
 static int same_file(const struct stat *a, const struct stat *b)
@@ -170,12 +190,64 @@ static void note_expiry(sluice_auth_t *a, int64_t now)
     if (a->exp <= now) {
         a->warned_exp = a->exp;
         sluice_log(SLUICE_LOG_WARNING, "slurm token expired %lld s ago (source=%s)",
-                   (long long)(now - a->exp), a->path != NULL ? a->path : a->env_name);
+                   (long long)(now - a->exp), source_name(a));
     } else if (a->exp - now <= a->warn_before) {
         a->warned_exp = a->exp;
         sluice_log(SLUICE_LOG_WARNING, "slurm token expires in %lld s (source=%s)",
-                   (long long)(a->exp - now), a->path != NULL ? a->path : a->env_name);
+                   (long long)(a->exp - now), source_name(a));
     }
+}
+
+/* Run the command for a new token; keep the current one while it is valid
+ * when the run fails.  Called with a->lock held. */
+static sluice_err run_command_locked(sluice_auth_t *a, int64_t now, sluice_error_t *err)
+{
+    sluice_error_t cerr = SLUICE_ERROR_INIT;
+    json_t *c = NULL;
+    char *tok = NULL;
+    int64_t v = 0;
+    bool valid = a->token != NULL && (a->exp == 0 || a->exp > now);
+    sluice_err rc;
+
+    if (now < a->retry_after) {
+        if (valid)
+            return SLUICE_OK;
+        return sluice_errorf(err, a->cmd_err.code, "%s (not run again before %lld s)",
+                             a->cmd_err.text, (long long)(a->retry_after - now));
+    }
+    if ((rc = auth_run_command((const char *const *)a->argv, a->cmd_timeout_ms, &tok, &cerr)) ==
+        SLUICE_OK)
+        rc = check_user(a, tok, NULL, &cerr);
+    if (rc != SLUICE_OK) {
+        wipe_str_free(tok);
+        a->retry_after = now + SLUICE_AUTH_COMMAND_RETRY_S;
+        a->cmd_err = cerr;
+        if (!valid)
+            return sluice_errorf(err, cerr.code, "%s", cerr.text);
+        sluice_log(SLUICE_LOG_WARNING,
+                   "renewing the slurm token failed, the current one stays in use (expires in "
+                   "%lld s): %s",
+                   (long long)(a->exp - now), cerr.text);
+        return SLUICE_OK;
+    }
+    forget_token(a);
+    a->token = tok;
+    a->retry_after = 0;
+    a->fetches++;
+    if (auth_decode(tok, NULL, &c, NULL) == SLUICE_OK) {
+        a->exp = auth_claim_int(c, "exp", &v) ? v : 0;
+        a->iat = auth_claim_int(c, "iat", &v) && v <= now ? v : now;
+    }
+    json_decref(c);
+    if (a->exp != 0)
+        sluice_log(SLUICE_LOG_INFO, "rest.jwt_command %s gave a slurm token; it expires in %lld s",
+                   a->argv[0], (long long)(a->exp - now));
+    else
+        sluice_log(SLUICE_LOG_WARNING,
+                   "rest.jwt_command %s gave a slurm token without exp: it is renewed only after "
+                   "an authentication failure",
+                   a->argv[0]);
+    return SLUICE_OK;
 }
 
 /* Make a->token current.  Called with a->lock held. */
@@ -202,6 +274,7 @@ static sluice_err refresh_locked(sluice_auth_t *a, sluice_error_t *err)
         forget_token(a);
         a->token = tok;
         a->ident = st;
+        a->fetches++;
         break;
     case SLUICE_AUTH_ENV: {
         const char *v;
@@ -220,6 +293,7 @@ static sluice_err refresh_locked(sluice_auth_t *a, sluice_error_t *err)
             return rc;
         }
         a->token = tok;
+        a->fetches++;
         break;
     }
     case SLUICE_AUTH_HS256_KEY:
@@ -242,14 +316,35 @@ static sluice_err refresh_locked(sluice_auth_t *a, sluice_error_t *err)
         a->token = tok;
         a->iat = now;
         a->exp = now + a->lifespan;
+        a->fetches++;
         sluice_log(SLUICE_LOG_DEBUG, "minted a slurm token for user=%s lifespan=%ld", a->user,
                    a->lifespan);
         break;
     }
+    case SLUICE_AUTH_COMMAND:
+        if (a->token != NULL && (a->exp == 0 || now < a->exp - renew_margin(a)))
+            break;
+        if ((rc = run_command_locked(a, now, err)) != SLUICE_OK)
+            return rc;
+        break;
     default:
         return sluice_errorf(err, SLUICE_EINVAL, "auth: unknown token source kind");
     }
     note_expiry(a, now);
+    return SLUICE_OK;
+}
+
+static sluice_err copy_argv(sluice_auth_t *a, const char *const *argv, sluice_error_t *err)
+{
+    size_t n = 0;
+
+    while (argv[n] != NULL)
+        n++;
+    if ((a->argv = calloc(n + 1, sizeof(*a->argv))) == NULL)
+        return sluice_errorf(err, SLUICE_ENOMEM, "auth: out of memory");
+    for (size_t i = 0; i < n; i++)
+        if ((a->argv[i] = strdup(argv[i])) == NULL)
+            return sluice_errorf(err, SLUICE_ENOMEM, "auth: out of memory");
     return SLUICE_OK;
 }
 
@@ -263,11 +358,20 @@ sluice_err sluice_auth_new(sluice_auth_t **out, const sluice_auth_opts_t *opts, 
     if ((rc = opts_check_version("auth", opts->version, SLUICE_AUTH_OPTS_VERSION, err)) !=
         SLUICE_OK)
         return rc;
-    if (opts->kind != SLUICE_AUTH_ENV && (opts->path == NULL || opts->path[0] == '\0'))
-        return sluice_errorf(err, SLUICE_EINVAL, "auth: a token or key file path is required");
-    if (opts->kind < SLUICE_AUTH_TOKEN_FILE || opts->kind > SLUICE_AUTH_ENV)
+    if (opts->kind < SLUICE_AUTH_TOKEN_FILE || opts->kind > SLUICE_AUTH_COMMAND ||
+        (opts->kind == SLUICE_AUTH_COMMAND && opts->version < 2))
         return sluice_errorf(err, SLUICE_EINVAL, "auth: unknown token source kind %d",
                              (int)opts->kind);
+    if (opts->kind == SLUICE_AUTH_COMMAND) {
+        if (opts->argv == NULL || opts->argv[0] == NULL || opts->argv[0][0] != '/')
+            return sluice_errorf(err, SLUICE_EINVAL,
+                                 "auth: a token command needs an argv whose first item is an "
+                                 "absolute path");
+        if (opts->command_timeout_ms < 0)
+            return sluice_errorf(err, SLUICE_EINVAL, "auth: command_timeout_ms is negative");
+    } else if (opts->kind != SLUICE_AUTH_ENV && (opts->path == NULL || opts->path[0] == '\0')) {
+        return sluice_errorf(err, SLUICE_EINVAL, "auth: a token or key file path is required");
+    }
     if (opts->lifespan < 0 || opts->warn_before_expiry < 0)
         return sluice_errorf(err, SLUICE_EINVAL,
                              "auth: lifespan and warn_before_expiry must "
@@ -290,6 +394,10 @@ sluice_err sluice_auth_new(sluice_auth_t **out, const sluice_auth_opts_t *opts, 
         rc = sluice_errorf(err, SLUICE_ENOMEM, "auth: out of memory");
         goto out;
     }
+    if (opts->kind == SLUICE_AUTH_COMMAND && (rc = copy_argv(a, opts->argv, err)) != SLUICE_OK)
+        goto out;
+    if (opts->kind == SLUICE_AUTH_COMMAND) /* version 2: checked above */
+        a->cmd_timeout_ms = opts->command_timeout_ms;
     a->lifespan = opts->lifespan > 0 ? opts->lifespan : SLUICE_AUTH_DEFAULT_LIFESPAN;
     a->warn_before = opts->warn_before_expiry > 0 ? opts->warn_before_expiry : DEFAULT_WARN_BEFORE;
     a->strict = opts->strict_permissions;
@@ -317,6 +425,9 @@ void sluice_auth_free(sluice_auth_t *a)
     free(a->path);
     free(a->env_name);
     free(a->kid);
+    for (size_t i = 0; a->argv != NULL && a->argv[i] != NULL; i++)
+        free(a->argv[i]);
+    free(a->argv);
     pthread_mutex_destroy(&a->lock);
     free(a);
 }
@@ -438,10 +549,37 @@ const char *sluice_auth_user_claim(const sluice_auth_t *a)
     return a != NULL ? a->user_claim : NULL;
 }
 
+sluice_auth_kind sluice_auth_source(const sluice_auth_t *a, const char **where_out)
+{
+    if (a == NULL)
+        return (sluice_auth_kind)0;
+    if (where_out != NULL)
+        *where_out = source_name(a);
+    return a->kind;
+}
+
+unsigned long sluice_auth_fetches(sluice_auth_t *a)
+{
+    unsigned long n;
+
+    if (a == NULL)
+        return 0;
+    pthread_mutex_lock(&a->lock);
+    n = a->fetches;
+    pthread_mutex_unlock(&a->lock);
+    return n;
+}
+
 sluice_err
 sluice_auth_opts_init(sluice_auth_opts_t *opts, unsigned int version, sluice_error_t *err)
 {
     static const sluice_auth_opts_t tmpl = SLUICE_AUTH_OPTS_INIT;
+    /* Version 1 ends before argv: a caller built for it has the smaller struct. */
+    size_t size = version == 1 ? offsetof(sluice_auth_opts_t, argv) : sizeof(tmpl);
 
-    return opts_init(opts, &tmpl, sizeof(tmpl), "auth", version, SLUICE_AUTH_OPTS_VERSION, err);
+    sluice_err rc = opts_init(opts, &tmpl, size, "auth", version, SLUICE_AUTH_OPTS_VERSION, err);
+
+    if (rc == SLUICE_OK)
+        opts->version = version;
+    return rc;
 }

@@ -87,7 +87,7 @@ static int is_token_char(int c)
 }
 
 /* A compact JWS: three base64url parts, the first two non-empty. */
-static int token_shaped(const char *s, size_t len)
+int auth_token_shaped(const char *s, size_t len)
 {
     size_t i, dots = 0, first = 0, second = 0;
 
@@ -136,7 +136,7 @@ auth_decode(const char *token, json_t **header_out, json_t **claims_out, sluice_
     json_t *c = NULL;
     sluice_err rc;
 
-    if (token == NULL || !token_shaped(token, strlen(token)))
+    if (token == NULL || !auth_token_shaped(token, strlen(token)))
         return sluice_errorf(err, SLUICE_EINVAL,
                              "token: not a JWT (want three base64url parts separated by '.')");
     d1 = strchr(token, '.');
@@ -276,7 +276,7 @@ sluice_err sluice_token_parse(const char *text, size_t len, char **out, sluice_e
                 e--;
             }
         }
-        if (e > s && text[s] != '#' && token_shaped(text + s, e - s)) {
+        if (e > s && text[s] != '#' && auth_token_shaped(text + s, e - s)) {
             tok = malloc(e - s + 1);
             if (tok == NULL)
                 return sluice_errorf(err, SLUICE_ENOMEM, "token: out of memory");

@@ -456,6 +456,8 @@ static const char *token_setting(const sluice_config_t *cfg)
         return "rest.jwt_key_file";
     if (cfg->rest.jwt_rs256_key_file != NULL)
         return "rest.jwt_rs256_key_file";
+    if (cfg->rest.jwt_command.n > 0)
+        return "rest.jwt_command";
     return "the SLURM_JWT environment variable";
 }
 
@@ -484,6 +486,10 @@ sluice_client_auth_from_config(sluice_auth_t **out, const sluice_config_t *cfg, 
     } else if (cfg->rest.jwt_rs256_key_file != NULL) {
         ao.kind = SLUICE_AUTH_RS256_KEY;
         ao.path = cfg->rest.jwt_rs256_key_file;
+        ao.kid = cfg->rest.jwt_kid;
+    } else if (cfg->rest.jwt_command.n > 0) {
+        ao.kind = SLUICE_AUTH_COMMAND;
+        ao.argv = (const char *const *)cfg->rest.jwt_command.items;
     } else {
         ao.kind = SLUICE_AUTH_ENV;
     }
