@@ -154,7 +154,10 @@ SLUICE_API void sluice_auth_invalidate(sluice_auth_t *auth);
 
 /* Expiry of the current token (its `exp` claim, read without verifying the
  * signature) and the seconds left (negative when expired).  Either output
- * may be NULL.  SLUICE_EAUTH when the token has no exp. */
+ * may be NULL.  SLUICE_EAUTH when the token has no exp.  A command source
+ * answers from the cached token without running the command (it runs only
+ * when no token is cached), and SLUICE_ESTATE at once while a run holds
+ * the source, so that readiness and metrics never wait for it. */
 SLUICE_API sluice_err sluice_auth_expiry(sluice_auth_t *auth,
                                          int64_t *exp_out,
                                          int64_t *remaining_out,

@@ -289,9 +289,9 @@ SLUICE_API sluice_err sluice_client_new(sluice_client_t **out,
 
 /* The token source of a site configuration (no request is sent): chosen
  * in this order: rest.jwt_file, rest.jwt_key_file (HS256),
- * rest.jwt_rs256_key_file (RS256), else the SLURM_JWT environment
- * variable.  The Slurm user is rest.user; unset, it is the token's own
- * (its `sun`, else `username` claim), fixed from the first token on
+ * rest.jwt_rs256_key_file (RS256, rest.jwt_kid its `kid`),
+ * rest.jwt_command, else the SLURM_JWT environment variable.  The Slurm user is rest.user; unset,
+ * it is the token's own (its `sun`, else `username` claim), fixed from the first token on
  * (sluice_auth_new()).  *out: caller frees with sluice_auth_free().
  * Errors of sluice_auth_new(); SLUICE_ECONFIG naming rest.user when
  * neither rest.user nor the token names a user, or when a key mints the

@@ -69,7 +69,7 @@ const field_t cfg_fields[] = {
       0,
       "FORGE_SLURM_JWT_FILE",
       "The file holding the Slurm JWT sent to slurmrestd; only one of jwt_file, jwt_key_file, "
-      "jwt_rs256_key_file may be set."),
+      "jwt_rs256_key_file, jwt_command may be set."),
     F("rest.jwt_key_file",
       K_ABS,
       rest.jwt_key_file,

@@ -545,6 +545,14 @@ sluice_err cfg_apply_env(ctx_t *c, const sluice_config_opts_t *o, bool site_wide
     }
     for (i = 0; i < CFG_N_FIELDS; i++) {
         const field_t *f = &cfg_fields[i];
+        if (f->kind == K_ARGV) { /* a command: refused aloud, never run from the environment */
+            cfg_env_name(f->path, name, sizeof(name));
+            if (lookup_env(o, name) != NULL) {
+                c->src = SLUICE_SRC_ENV;
+                c->origin = name;
+                return apply_string(c, f, "");
+            }
+        }
         if (!cfg_kind_settable(f->kind) || (site_wide_only && cfg_field_per_cluster(f)))
             continue;
         /* FORGE_* first, then SLUICE_* so that sluice's own name wins. */

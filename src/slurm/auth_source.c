@@ -521,8 +521,16 @@ sluice_auth_expiry(sluice_auth_t *a, int64_t *exp_out, int64_t *remaining_out, s
 
     if (a == NULL)
         return sluice_errorf(err, SLUICE_EINVAL, "auth: no token source");
-    pthread_mutex_lock(&a->lock);
-    rc = refresh_locked(a, err);
+    if (a->kind != SLUICE_AUTH_COMMAND) {
+        pthread_mutex_lock(&a->lock);
+        rc = refresh_locked(a, err);
+    } else if (pthread_mutex_trylock(&a->lock) != 0) {
+        /* A command source: never wait for a run (readiness and metrics
+         * ask), and never start one while a token is cached. */
+        return sluice_errorf(err, SLUICE_ESTATE, "auth: the token command is running");
+    } else {
+        rc = a->token != NULL ? SLUICE_OK : refresh_locked(a, err);
+    }
     if (rc == SLUICE_OK) {
         exp = a->exp;
         now = now_of(a);

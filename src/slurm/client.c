@@ -450,15 +450,11 @@ out:
 /* Which setting holds the token source (for error text). */
 static const char *token_setting(const sluice_config_t *cfg)
 {
-    if (cfg->rest.jwt_file != NULL)
-        return "rest.jwt_file";
-    if (cfg->rest.jwt_key_file != NULL)
-        return "rest.jwt_key_file";
-    if (cfg->rest.jwt_rs256_key_file != NULL)
-        return "rest.jwt_rs256_key_file";
-    if (cfg->rest.jwt_command.n > 0)
-        return "rest.jwt_command";
-    return "the SLURM_JWT environment variable";
+    return cfg->rest.jwt_file             ? "rest.jwt_file"
+           : cfg->rest.jwt_key_file       ? "rest.jwt_key_file"
+           : cfg->rest.jwt_rs256_key_file ? "rest.jwt_rs256_key_file"
+           : cfg->rest.jwt_command.n > 0  ? "rest.jwt_command"
+                                          : "the SLURM_JWT environment variable";
 }
 
 sluice_err

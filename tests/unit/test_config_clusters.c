@@ -380,8 +380,8 @@ static const struct bad_case bad_cases[] = {
     {"job_launcher:\n  sandbox: none\nrest: {url: \"https://e:1\"}\nstorage: {root: /s}\n"
      "clusters:\n  - name: east\n  - name: west\n",
      "site.yaml:7:5: clusters[1].rest.jwt_file: required: a cluster other than the first needs a "
-     "token source (rest.jwt_file, rest.jwt_key_file or rest.jwt_rs256_key_file, in this entry or "
-     "at the top level); $SLURM_JWT is the first cluster's only"},
+     "token source (rest.jwt_file, rest.jwt_key_file, rest.jwt_rs256_key_file or rest.jwt_command, "
+     "in this entry or at the top level); $SLURM_JWT is the first cluster's only"},
     {TOP "clusters:\n  - name: east\n  - name: west\n    rest: {jwt_key_file: /k}\n",
      "site.yaml:13:5: clusters[1].rest.user: required when rest.jwt_key_file mints the token (it "
      "names this user; set rest.user in this entry or at the top level)"},
