@@ -119,6 +119,10 @@ static sluice_err spawn(const char *const *argv, pid_t *pid_out, int fds[2], slu
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&fa, out[1], 1);
     posix_spawn_file_actions_adddup2(&fa, errp[1], 2);
+    /* Nothing else of the service's: its sockets (a listener, slurmrestd
+     * connections), the store, staging directories are not the command's,
+     * whether or not they were opened close-on-exec. */
+    posix_spawn_file_actions_addclosefrom_np(&fa, 3);
     /* Its own process group (killed as a whole on timeout), the default
      * signal dispositions and an empty mask, whatever the caller's are. */
     posix_spawnattr_setpgroup(&at, 0);
