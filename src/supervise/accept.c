@@ -314,6 +314,18 @@ sluice_err sluice_accept_prepare(sluice_accept_t **out,
     return rc;
 }
 
+/* The launcher's view of a prepared launch: its typed form, canonical
+ * text and caller (the secret values are the committing caller's to add). */
+static void request_of(const sluice_accept_t *a, sluice_launcher_request_t *req)
+{
+    req->request = a->request_json;
+    req->render = a->render_json;
+    req->launch = a->launch;
+    req->rendered = a->render;
+    req->request_text = a->request_text;
+    req->caller = a->caller;
+}
+
 sluice_err sluice_accept_commit(sluice_accept_t *a,
                                 sluice_accept_outcome *outcome_out,
                                 sluice_accept_stage *failed_out,
@@ -343,14 +355,9 @@ sluice_err sluice_accept_commit(sluice_accept_t *a,
                                                err)) != SLUICE_OK)
         goto out;
     stage = SLUICE_ACCEPT_STAGE_STORE;
-    req.request = a->request_json;
-    req.render = a->render_json;
-    req.launch = a->launch;
-    req.rendered = a->render;
-    req.request_text = a->request_text;
+    request_of(a, &req);
     req.secrets = a->secrets;
     req.n_secrets = a->n_secrets;
-    req.caller = a->caller;
     json_decref(a->created.launch); /* a second commit of the same accept */
     json_decref(a->created.events);
     memset(&a->created, 0, sizeof(a->created));
@@ -406,12 +413,7 @@ sluice_err sluice_accept_hand_over(sluice_accept_t *a,
         goto out;
     }
     stage = SLUICE_ACCEPT_STAGE_STORE;
-    req.request = a->request_json;
-    req.render = a->render_json;
-    req.launch = a->launch;
-    req.rendered = a->render;
-    req.request_text = a->request_text;
-    req.caller = a->caller;
+    request_of(a, &req);
     if ((rc = sluice_launcher_hand_over(store, &req, &existed, err)) != SLUICE_OK) {
         if (rc == SLUICE_ECONFLICT && outcome_out != NULL)
             *outcome_out = SLUICE_ACCEPT_CONFLICT;
