@@ -482,6 +482,25 @@ static void group_commit(sluice_launcher_t *l, launcher_accept_waiter_t *w)
     pthread_mutex_unlock(&l->intake->gmu);
 }
 
+/* The store's row of a request: its terms, its canonical text (typed
+ * form only) and the render as stored; the time is the caller's to set. */
+static void spec_of(const launcher_terms_t *t,
+                    const sluice_launcher_request_t *req,
+                    bool typed,
+                    const json_t *render,
+                    sluice_store_launch_spec_t *spec)
+{
+    memset(spec, 0, sizeof(*spec));
+    spec->launch_id = t->id;
+    spec->site = t->site;
+    spec->study = t->study;
+    spec->cluster = t->cluster;
+    spec->request = req->request;
+    spec->request_text = typed ? req->request_text : NULL;
+    spec->render = render;
+    spec->caller = req->caller;
+}
+
 sluice_err sluice_launcher_accept(sluice_launcher_t *l,
                                   const sluice_launcher_request_t *req,
                                   char **launch_id_out,
@@ -524,20 +543,15 @@ sluice_err sluice_launcher_accept(sluice_launcher_t *l,
         rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
         goto out;
     }
-    w.spec.launch_id = t.id;
-    w.spec.site = t.site != NULL ? t.site : l->site;
-    w.spec.study = t.study;
-    w.spec.cluster = t.cluster;
+    spec_of(&t, req, typed, render, &w.spec);
+    if (t.site == NULL)
+        w.spec.site = l->site;
     if (!launcher_cluster_ours(l, w.spec.cluster)) {
         rc = sluice_errorf(err, SLUICE_EINVAL,
                            "cluster: a launch of cluster \"%s\" sent to the launcher of \"%s\"",
                            w.spec.cluster ? w.spec.cluster : "(the first)", l->cluster);
         goto out;
     }
-    w.spec.request = req->request;
-    w.spec.request_text = typed ? req->request_text : NULL;
-    w.spec.render = render;
-    w.spec.caller = req->caller;
     w.spec.time_ms = l->o.now_ms(l->o.clock_arg);
     if ((id_copy = strdup(t.id)) == NULL) {
         rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
@@ -604,15 +618,7 @@ sluice_err sluice_launcher_hand_over(sluice_store_t *store,
         return sluice_errorf(err, SLUICE_EINVAL, "request.launch_id and site: required");
     if ((render = render_for_store(req->render, false)) == NULL)
         return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
-    memset(&spec, 0, sizeof(spec));
-    spec.launch_id = t.id;
-    spec.site = t.site;
-    spec.study = t.study;
-    spec.cluster = t.cluster;
-    spec.request = req->request;
-    spec.request_text = req->request_text;
-    spec.render = render;
-    spec.caller = req->caller;
+    spec_of(&t, req, true, render, &spec);
     rc = sluice_store_create_launch(store, &spec, existed_out, err);
     json_decref(render);
     return rc;
