@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # deb_package.sh - the Debian package, built, installed and used as an
 # operator would:
+# e2e-releases: 24.11
+# (what it proves is sluice's own surface, the same on every release; the
+# REST paths it crosses run in the suites registered on all three.)
 #
 #   1. `cpack -G DEB` of a RelWithDebInfo build (prefix /usr, no
 #      sanitizers) gives sluice_<version>_amd64.deb whose Depends list the

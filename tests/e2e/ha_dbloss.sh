@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # ha_dbloss.sh - a replica that loses the database, and a follower's event
 # stream (issue 17, "Replicas with one leader"):
+# e2e-releases: 26.05
+# (what it proves is sluice's own surface, the same on every release; the
+# REST paths it crosses run in the suites registered on all three.)
 #
 #   Two `sluice serve` replicas on one PostgreSQL schema; replica b reaches
 #   the database through a TCP relay of the driver's own

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # install_tree.sh - what the container's runtime stage gets, tested without
 # a container engine (deploy/container/Containerfile):
+# e2e-releases: 22.05
+# (what it proves is sluice's own surface, the same on every release; the
+# REST paths it crosses run in the suites registered on all three.)
 #
 #   1. `cmake --install` into an empty root (DESTDIR) yields the files the
 #      runtime stage copies: /usr/local/bin/sluice and libsluice.so*;

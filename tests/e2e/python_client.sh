@@ -2,6 +2,9 @@
 # python_client.sh - the Python client (clients/python, package
 # sluice_client) end to end against a real `sluice serve` on the local
 # testbed, from a venv it was installed into with no package index:
+# e2e-releases: 26.05
+# (what it proves is sluice's own surface, the same on every release; the
+# REST paths it crosses run in the suites registered on all three.)
 #
 #   1. `python3 -m venv` + `pip install --no-index clients/python` (the
 #      in-tree standard-library build backend: no setuptools, no network);

@@ -2,6 +2,9 @@
 # serve_tls.sh - `sluice serve` over TLS and over the Unix socket on the
 # local testbed, with a CA and a server certificate for 127.0.0.1 (IP SAN)
 # made here with openssl:
+# e2e-releases: 26.05
+# (what it proves is sluice's own surface, the same on every release; the
+# REST paths it crosses run in the suites registered on all three.)
 #
 #   1. CLI over https (--server https://127.0.0.1:PORT --api-ca): launch
 #      --wait of a two-pool hetjob (a100 + h100) exits 0 with its

@@ -2,6 +2,9 @@
 # ui_browser.sh - the status page (/ui) of a real `sluice serve` on the
 # testbed, in Debian's headless Chromium driven through chromedriver's W3C
 # WebDriver API by tests/browser/ui_check.py (standard library only):
+# e2e-releases: 22.05
+# (what it proves is sluice's own surface, the same on every release; the
+# REST paths it crosses run in the suites registered on all three.)
 #
 #   1. /ui and its script carry the strict CSP, nosniff and no-referrer;
 #   2. the page asks for the bearer token once (sessionStorage) and shows

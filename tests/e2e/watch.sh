@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # watch.sh - list, then watch, on a real `sluice serve` over the testbed
 # while launches change state (issue 15):
+# e2e-releases: 24.11
+# (what it proves is sluice's own surface, the same on every release; the
+# REST paths it crosses run in the suites registered on all three.)
 #
 #   1. six short launches (two waves, more than the testbed's nodes, so
 #      some wait PENDING) all end DONE SUCCEEDED;

@@ -3,6 +3,9 @@
 # serve` on the testbed posts each transition of a launch, signed, to a
 # receiver on 127.0.0.1 (lib/webhook_receiver.py, which checks every
 # signature), and its queue in the store survives restarts:
+# e2e-releases: 24.11
+# (what it proves is sluice's own surface, the same on every release; the
+# REST paths it crosses run in the suites registered on all three.)
 #
 #   1. a hetjob's transitions arrive at the site's URL and at the launch's
 #      own URL (webhook.url, allowed by prefix), each once (by delivery id),
