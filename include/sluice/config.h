@@ -137,6 +137,61 @@ SLUICE_API const sluice_config_t *sluice_config_cluster_named(const sluice_confi
  * (which is not itself a cluster) and for NULL. */
 SLUICE_API const char *sluice_config_cluster_name(const sluice_config_t *cfg);
 
+/* ---- tenants (`tenants:` in the site file; docs/tenants.md) ---- */
+
+/* How sluice acts on Slurm as a tenant's user. */
+typedef enum {
+    SLUICE_TENANT_TOKEN_FILE = 1, /* jwt_file: a token of slurm_user, rotated by the site */
+    SLUICE_TENANT_MINT,           /* the cluster's HS256/RS256 key mints tokens with sun =
+                                     slurm_user */
+    SLUICE_TENANT_PROXY,          /* the cluster's own token (SlurmUser or root) with
+                                     X-SLURM-USER-NAME: slurm_user */
+} sluice_tenant_identity_t;
+
+/* Per-tenant limits; 0 is no limit.  A request over one is refused (HTTP
+ * 429 naming it), never queued. */
+typedef struct {
+    long live_launches;      /* launches not yet DONE */
+    long nodes_in_flight;    /* nodes of the launches not yet DONE */
+    long gpus_in_flight;     /* GPUs of the launches not yet DONE */
+    long accepts_per_minute; /* new launches accepted in any 60 s */
+} sluice_tenant_limits_t;
+
+/* One entry of `tenants:`: a named group of API callers acting on Slurm as
+ * their own user, within the site policy.  Read-only, owned by the config.
+ * An empty allowed_* list means the site's own rule for that field; a
+ * non-empty one narrows it (each entry is also allowed by the site). */
+typedef struct {
+    char *name;       /* [a-z0-9][a-z0-9-]{0,31}, never "default" */
+    char *slurm_user; /* the Slurm (and Unix) user its jobs run as */
+    sluice_tenant_identity_t identity;
+    char *jwt_file; /* SLUICE_TENANT_TOKEN_FILE: absolute; NULL otherwise */
+    char *account;  /* the account of its jobs when a request names none; NULL: the site's */
+    char **callers; /* API callers (tokens file names, "unix:<user>" socket peers) */
+    size_t n_callers;
+    char **allowed_partitions, **allowed_accounts, **allowed_qos, **allowed_images;
+    size_t n_allowed_partitions, n_allowed_accounts, n_allowed_qos, n_allowed_images;
+    sluice_tenant_limits_t limits;
+} sluice_tenant_t;
+
+/* The name of the tenant every launch of a site without `tenants:` (and
+ * every caller no tenant lists) belongs to: it acts as rest.user. */
+#define SLUICE_TENANT_DEFAULT "default"
+
+/* The tenants of a site config, in file order (0 without `tenants:`); each
+ * borrowed from cfg. */
+SLUICE_API size_t sluice_config_tenant_count(const sluice_config_t *cfg);
+SLUICE_API const sluice_tenant_t *sluice_config_tenant_at(const sluice_config_t *cfg, size_t i);
+/* The tenant named `name`, or NULL (also for "default", which has no entry). */
+SLUICE_API const sluice_tenant_t *sluice_config_tenant_named(const sluice_config_t *cfg,
+                                                             const char *name);
+/* The tenant that lists `caller`, or NULL: the caller belongs to the
+ * default tenant. */
+SLUICE_API const sluice_tenant_t *sluice_config_tenant_of_caller(const sluice_config_t *cfg,
+                                                                 const char *caller);
+/* The identity's word in the site file: "token_file", "mint", "proxy". */
+SLUICE_API const char *sluice_tenant_identity_name(sluice_tenant_identity_t id);
+
 /* The GPU series named `name`, borrowed from cfg, or NULL. */
 SLUICE_API const sluice_gpu_series_t *sluice_config_gpu_series(const sluice_config_t *cfg,
                                                                const char *name);

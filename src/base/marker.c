@@ -138,11 +138,12 @@ char *marker_comment_dup(const char *launch_id, uint32_t attempt)
     return s;
 }
 
-bool marker_launch_id_ok(const char *id, size_t len)
+/* [A-Za-z0-9._-]{1,}, not "." or ".." (the length is the caller's). */
+static bool bare_ok(const char *id, size_t len)
 {
     size_t i;
 
-    if (id == NULL || len == 0 || len > MARKER_LAUNCH_ID_MAX)
+    if (id == NULL || len == 0)
         return false;
     for (i = 0; i < len; i++) {
         char ch = id[i];
@@ -153,6 +154,66 @@ bool marker_launch_id_ok(const char *id, size_t len)
     /* "." and ".." would name the artifacts directory itself or the store
      * directory above it (<store>/artifacts/<launch_id>). */
     return !(id[0] == '.' && (len == 1 || (len == 2 && id[1] == '.')));
+}
+
+/* [a-z0-9][a-z0-9-]{0,31}: a tenant's name (site/config_tenants.c). */
+static bool tenant_ok(const char *t, size_t len)
+{
+    size_t i;
+
+    if (len == 0 || len > MARKER_TENANT_MAX ||
+        !((t[0] >= 'a' && t[0] <= 'z') || (t[0] >= '0' && t[0] <= '9')))
+        return false;
+    for (i = 1; i < len; i++)
+        if (!((t[i] >= 'a' && t[i] <= 'z') || (t[i] >= '0' && t[i] <= '9') || t[i] == '-'))
+            return false;
+    return true;
+}
+
+bool marker_bare_id_ok(const char *id, size_t len)
+{
+    return len <= MARKER_LAUNCH_ID_MAX && bare_ok(id, len);
+}
+
+bool marker_launch_id_ok(const char *id, size_t len)
+{
+    const char *tilde;
+
+    if (id == NULL || len == 0 || len > MARKER_LAUNCH_ID_MAX)
+        return false;
+    tilde = memchr(id, '~', len);
+    if (tilde == NULL)
+        return bare_ok(id, len);
+    return tenant_ok(id, (size_t)(tilde - id)) &&
+           bare_ok(tilde + 1, len - (size_t)(tilde - id) - 1);
+}
+
+size_t marker_key_tenant(const char *key, char *out, size_t cap)
+{
+    const char *tilde = key != NULL ? strchr(key, '~') : NULL;
+    size_t n = tilde != NULL ? (size_t)(tilde - key) : 0;
+
+    if (cap == 0)
+        return n;
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(out, key, n);
+    out[n] = '\0';
+    return n;
+}
+
+const char *marker_key_id(const char *key)
+{
+    const char *tilde = key != NULL ? strchr(key, '~') : NULL;
+
+    return tilde != NULL ? tilde + 1 : key;
+}
+
+int marker_key_make(char *buf, size_t size, const char *tenant, const char *id)
+{
+    if (tenant == NULL || tenant[0] == '\0' || strcmp(tenant, "default") == 0)
+        return snprintf(buf, size, "%s", id);
+    return snprintf(buf, size, "%s~%s", tenant, id);
 }
 
 sluice_err marker_check_launch_id(const char *field, const char *id, sluice_error_t *err)

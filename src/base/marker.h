@@ -15,7 +15,7 @@
  *   a launch's staging directory.
  * - A launch_id is 1 to 128 characters from [A-Za-z0-9._-]: the request
  *   parser, the store and the HTTP API all check it with
- *   marker_launch_id_ok().
+ *   marker_launch_id_ok(), which also takes a tenant's key (below).
  * - Everything here is pure and thread-safe.
  */
 #ifndef SLUICE_MARKER_H
@@ -84,9 +84,31 @@ char *
 marker_job_name_dup(const char *prefix, const char *site, const char *launch_id, uint32_t attempt);
 char *marker_comment_dup(const char *launch_id, uint32_t attempt);
 
-/* True when id[0..len) is a valid launch_id (1 to MARKER_LAUNCH_ID_MAX
- * characters from [A-Za-z0-9._-]).  id need not be NUL-terminated. */
+/* The longest tenant name (site/config_tenants.c). */
+#define MARKER_TENANT_MAX 32
+
+/* Launch keys.  A launch is stored, marked and staged under its key: the
+ * caller's launch_id for the default tenant, "<tenant>~<launch_id>" for a
+ * tenant of the site's `tenants:` ('~' is in no launch_id, so the two never
+ * meet, and two tenants may use the same launch_id).  A key is at most
+ * MARKER_LAUNCH_ID_MAX characters in all. */
+
+/* True when id[0..len) is a valid key: a launch_id (1 to
+ * MARKER_LAUNCH_ID_MAX characters from [A-Za-z0-9._-], not "." or "..") or
+ * "<tenant>~<launch_id>" with a tenant name of [a-z0-9][a-z0-9-]{0,31}.
+ * id need not be NUL-terminated.  The parser and the store check with it. */
 bool marker_launch_id_ok(const char *id, size_t len);
+/* True when id[0..len) is a launch_id without a tenant: what an API caller
+ * may send (the server qualifies it with the caller's tenant). */
+bool marker_bare_id_ok(const char *id, size_t len);
+/* The tenant part of `key` into out[cap] ("" for the default tenant);
+ * returns its length. */
+size_t marker_key_tenant(const char *key, char *out, size_t cap);
+/* The launch_id part of `key` (borrowed from it). */
+const char *marker_key_id(const char *key);
+/* The key of `id` for `tenant` (NULL, "" or "default": the id itself), as
+ * snprintf does. */
+int marker_key_make(char *buf, size_t size, const char *tenant, const char *id);
 
 /* SLUICE_OK for a valid NUL-terminated launch_id; else SLUICE_EINVAL with
  * "<field>: " MARKER_LAUNCH_ID_RULE (field names the input, such as

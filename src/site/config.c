@@ -74,6 +74,8 @@ sluice_config_load(const sluice_config_opts_t *opts, sluice_config_t **out, slui
         goto out;
     if ((rc = cfg_clusters_build(&c, root, opts)) != SLUICE_OK)
         goto out;
+    if ((rc = cfg_tenants_build(&c, root)) != SLUICE_OK)
+        goto out;
     *out = cfg;
     cfg = NULL;
 out:
@@ -131,6 +133,7 @@ void sluice_config_free(sluice_config_t *cfg)
             sluice_config_free(cfg->priv->clusters[i]);
         free(cfg->priv->clusters);
         free(cfg->priv->cluster_name);
+        cfg_tenants_free(cfg->priv->tenants, cfg->priv->n_tenants);
     }
     free(cfg->priv);
     free(cfg);

@@ -16,6 +16,8 @@
  *                     against the field table (cfg_apply), env and --set
  *   config_clusters.c the `clusters:` list: one model per entry, and the
  *                     sluice_config_cluster_*() accessors
+ *   config_tenants.c  the `tenants:` list and the sluice_config_tenant_*()
+ *                     accessors
  *   config.c          load and free
  *   config_json.c     `sluice config show`
  *   study.c           the study runtime file
@@ -150,6 +152,9 @@ struct sluice_config_priv {
      * here (sluice_config_free() frees them).  Otherwise NULL and 0. */
     sluice_config_t **clusters;
     size_t n_clusters;
+    /* The `tenants:` list (config_tenants.c), in file order; owned here. */
+    sluice_tenant_t *tenants;
+    size_t n_tenants;
 };
 
 /* ---- the walker context and value helpers ------------------------------ */
@@ -237,6 +242,15 @@ sluice_err cfg_apply_flags(ctx_t *c, const sluice_config_opts_t *o, bool site_wi
  * (CFG_ROLE_BASE); otherwise the site is the one cluster "default".  Run
  * after cfg_finalize() of the site. */
 sluice_err cfg_clusters_build(ctx_t *site, const node_t *root, const sluice_config_opts_t *opts);
+
+/* ---- tenants (config_tenants.c) --------------------------------------- */
+
+/* The `tenants:` list of `root` into site->cfg->priv->tenants, checked
+ * against the site's policy and every cluster's token sources.  Run after
+ * cfg_clusters_build(). */
+sluice_err cfg_tenants_build(ctx_t *site, const node_t *root);
+/* Free a tenants array (NULL-safe). */
+void cfg_tenants_free(sluice_tenant_t *t, size_t n);
 
 /* ---- catalogues and checks --------------------------------------------- */
 

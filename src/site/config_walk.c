@@ -364,6 +364,7 @@ static const char *near_key(const char *prefix, const char *key, char *out, size
     suggest_init(&s, key);
     if (plen == 0) {
         suggest_add(&s, "clusters");
+        suggest_add(&s, "tenants");
         suggest_add(&s, "parent");
     }
     for (i = 0; i < CFG_N_FIELDS; i++) {
@@ -419,8 +420,8 @@ sluice_err cfg_walk_map(ctx_t *c, const node_t *n, const char *prefix)
             snprintf(path, sizeof(path), "%.128s", k->str);
         if ((f = cfg_find_field(path)) != NULL)
             rc = cfg_apply(c, f, v);
-        else if (strcmp(path, "clusters") == 0)
-            rc = SLUICE_OK; /* config_clusters.c */
+        else if (strcmp(path, "clusters") == 0 || strcmp(path, "tenants") == 0)
+            rc = SLUICE_OK; /* config_clusters.c, config_tenants.c */
         else if (cfg_is_section(path) && cfg_is_null(v))
             rc = SLUICE_OK;
         else if (cfg_is_section(path))
