@@ -234,6 +234,27 @@ SLUICE_API sluice_err sluice_store_get_launch(sluice_store_t *store,
                                               json_t **out,
                                               sluice_error_t *err);
 
+/* What one tenant has in the store, for its limits
+ * (sluice_store_tenant_usage()). */
+typedef struct {
+    int64_t live;            /* its launches not yet terminal */
+    int64_t accepted_since;  /* its launches created at or after since_ms */
+    int64_t oldest_since_ms; /* created_ms of the oldest of those; 0: none */
+} sluice_store_usage_t;
+
+/* The usage of `tenant` ("" the default tenant, else keys
+ * "<tenant>~<launch_id>"), read in one transaction.  With requests_out
+ * (may be NULL), also a new array of the live launches' stored requests
+ * (the canonical request text, parsed; at most `max_requests` of them).
+ * SLUICE_EINVAL for a bad tenant name. */
+SLUICE_API sluice_err sluice_store_tenant_usage(sluice_store_t *store,
+                                                const char *tenant,
+                                                int64_t since_ms,
+                                                size_t max_requests,
+                                                sluice_store_usage_t *out,
+                                                json_t **requests_out,
+                                                sluice_error_t *err);
+
 /* Tri-state filter on the terminal flag. */
 enum { SLUICE_STORE_ANY = 0, SLUICE_STORE_LIVE = 1, SLUICE_STORE_TERMINAL = 2 };
 
@@ -249,6 +270,9 @@ typedef struct {
      * (NULL: the first cluster) too when cluster_or_null is set. */
     const char *cluster;
     int cluster_or_null;
+    /* NULL: every tenant's launches; "": the default tenant's (keys
+     * without '~'); else that tenant's (keys "<tenant>~<launch_id>"). */
+    const char *tenant;
 } sluice_store_filter_t;
 
 /* Launch summaries (the objects of sluice_store_get_launch() without
@@ -418,6 +442,7 @@ typedef struct {
     const char *site;      /* NULL: any site (the launch's site) */
     const char *state;     /* NULL: any; else only events whose `state` (the
                               launch's state right after them) is this */
+    const char *tenant;    /* as sluice_store_filter_t's */
 } sluice_store_event_filter_t;
 
 /* sluice_store_events_since() with filters: the events with gseq >

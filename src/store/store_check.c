@@ -27,6 +27,14 @@ sluice_err store_check_launch_id(const char *id, sluice_error_t *err)
     return marker_check_launch_id("launch_id", id, err);
 }
 
+bool store_tenant_ok(const char *tenant)
+{
+    size_t n = tenant != NULL ? strlen(tenant) : 0;
+
+    return n > 0 && n <= MARKER_TENANT_MAX && tenant[0] != '-' &&
+           strspn(tenant, "abcdefghijklmnopqrstuvwxyz0123456789-") == n;
+}
+
 sluice_err store_check_event_name(const char *name, sluice_error_t *err)
 {
     size_t n = name != NULL ? strlen(name) : 0;

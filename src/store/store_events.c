@@ -529,6 +529,9 @@ static sluice_err feed_locked(sluice_store_t *store,
         rc = buf_puts(&sql, " AND e.launch_id = ?3");
     if (rc == SLUICE_OK && f->state != NULL)
         rc = buf_puts(&sql, " AND e.state = ?5");
+    if (rc == SLUICE_OK && f->tenant != NULL)
+        rc = buf_puts(&sql, f->tenant[0] == '\0' ? " AND e.launch_id NOT LIKE '%~%'"
+                                                 : " AND e.launch_id LIKE ?6");
     if (rc == SLUICE_OK)
         rc = buf_puts(&sql, " ORDER BY e.gseq LIMIT ?2");
     if (rc != SLUICE_OK) {
@@ -545,6 +548,16 @@ static sluice_err feed_locked(sluice_store_t *store,
         store_bind_text(st, 4, f->site);
     if (f->state != NULL)
         store_bind_text(st, 5, f->state);
+    if (f->tenant != NULL && f->tenant[0] != '\0') {
+        char pattern[40];
+
+        if (!store_tenant_ok(f->tenant)) {
+            rc = sluice_errorf(err, SLUICE_EINVAL, "tenant: not a tenant name");
+            goto out;
+        }
+        snprintf(pattern, sizeof(pattern), "%s~%%", f->tenant);
+        store_bind_text(st, 6, pattern);
+    }
     if ((arr = json_array()) == NULL) {
         rc = sluice_errorf(err, SLUICE_ENOMEM, "events: out of memory");
         goto out;

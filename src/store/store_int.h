@@ -233,6 +233,9 @@ typedef struct {
 } store_append_text_t;
 
 sluice_err store_check_launch_id(const char *id, sluice_error_t *err);
+/* A tenant name as a filter may hold it: [a-z0-9][a-z0-9-]{0,31} (so that
+ * "<tenant>~%" is a LIKE pattern with no wildcard of its own). */
+bool store_tenant_ok(const char *tenant);
 sluice_err store_check_event_name(const char *name, sluice_error_t *err);
 /* Refuse any key named `secrets` or `secret_values` at any depth of v
  * (NULL is fine); `what` names v in the message. */

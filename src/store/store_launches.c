@@ -383,6 +383,7 @@ sluice_err sluice_store_list_launches_at(sluice_store_t *store,
     char *next = NULL;
     long long cur_created = 0;
     const char *cur_id = NULL;
+    char pattern[40];
     size_t limit;
     int locked = 0;
     sluice_err rc;
@@ -420,6 +421,10 @@ sluice_err sluice_store_list_launches_at(sluice_store_t *store,
         (rc = buf_puts(&sql, filter->cluster_or_null ? " AND (cluster = ?7 OR cluster IS NULL)"
                                                      : " AND cluster = ?7")) != SLUICE_OK)
         goto oom;
+    if (filter->tenant != NULL &&
+        (rc = buf_puts(&sql, filter->tenant[0] == '\0' ? " AND launch_id NOT LIKE '%~%'"
+                                                       : " AND launch_id LIKE ?8")) != SLUICE_OK)
+        goto oom;
     if (filter->terminal == SLUICE_STORE_LIVE &&
         (rc = buf_puts(&sql, " AND terminal = 0")) != SLUICE_OK)
         goto oom;
@@ -452,6 +457,14 @@ sluice_err sluice_store_list_launches_at(sluice_store_t *store,
         store_bind_text(st, 3, filter->study);
     if (filter->cluster != NULL)
         store_bind_text(st, 7, filter->cluster);
+    if (filter->tenant != NULL && filter->tenant[0] != '\0') {
+        if (!store_tenant_ok(filter->tenant)) {
+            rc = sluice_errorf(err, SLUICE_EINVAL, "tenant: not a tenant name");
+            goto out;
+        }
+        snprintf(pattern, sizeof(pattern), "%s~%%", filter->tenant);
+        store_bind_text(st, 8, pattern);
+    }
     if (cur_id != NULL) {
         store_bind_int64(st, 4, cur_created);
         store_bind_text(st, 5, cur_id);
