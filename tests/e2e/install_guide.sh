@@ -132,7 +132,9 @@ while IFS= read -r line; do
     [[ "$line" =~ ^([A-Z_]+)=([^[:space:]]*) ]] || continue
     EXAMPLE[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
 done <"$work/blocks/vars"
+# (a fresh directory and account even on an instance a killed run left up)
 guide=$SLUICE_TESTBED_DIR/guide
+rm -rf "$guide"
 install -d -m 0755 "$guide"
 VAL=(
     [SLURM_ETC]=$SLUICE_TESTBED_DIR/etc
@@ -140,9 +142,9 @@ VAL=(
     [SLURM_JWT_KEY]=$SLUICE_TB_JWT_KEY
     [SLURM_CLUSTER]=$SLUICE_TB_CLUSTER
     [SLURM_PARTITION]=$SLUICE_TB_PARTITION
-    [SLURM_ACCOUNT]=guide
+    [SLURM_ACCOUNT]=guide$run
     [SLURMRESTD_USER]=sluicerest
-    [SLURMRESTD_PLUGINS]=openapi/$SLUICE_TB_REST_VERSION,openapi/db$SLUICE_TB_REST_VERSION
+    [SLURMRESTD_PLUGINS]="openapi/$SLUICE_TB_REST_VERSION,openapi/db$SLUICE_TB_REST_VERSION"
     [SLURMRESTD_LISTEN]=127.0.0.1:$((SLUICE_TB_PORT_BASE + 12))
     [SLURMRESTD_URL]=http://127.0.0.1:$((SLUICE_TB_PORT_BASE + 12))
     [SLUICE_USER]=$SLUICE_TB_USER
@@ -208,7 +210,10 @@ unit_start() {
         esac
     done < <(cat "${files[@]}" | moves | sed -e "s|/var/lib/|$statebase/|g" \
         -e "s|/etc/sluice/|${VAL[SLUICE_ETC]}/|g" -e "s|^ExecStart=/usr/local/bin/sluice |ExecStart=$SLUICE |")
-    [ -n "$user" ] && [ -n "$exec" ] || { echo "unit $unit: no User= or ExecStart=" >"$work/$unit.log"; return 1; }
+    if [ -z "$user" ] || [ -z "$exec" ]; then
+        echo "unit $unit: no User= or ExecStart=" >"$work/$unit.log"
+        return 1
+    fi
     for f in "${envfiles[@]}"; do
         while IFS= read -r line; do
             [[ "$line" =~ ^([A-Za-z_][A-Za-z0-9_]*)=(.*)$ ]] && env[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
@@ -277,7 +282,7 @@ while read -r b; do
         out=$work/$b.out
         note=""
         case $b in
-        account) grep -qx "${VAL[SLURM_CLUSTER]}|guide|$SLUICE_TB_USER" "$out" || rc=${rc/#0/assoc} ;;
+        account) grep -qx "${VAL[SLURM_CLUSTER]}|${VAL[SLURM_ACCOUNT]}|$SLUICE_TB_USER" "$out" || rc=${rc/#0/assoc} ;;
         uid) grep -q "uid=$(id -u "$SLUICE_TB_USER")(" "$out" || rc=${rc/#0/id} ;;
         storage) note=$(stat -c '%a %U' "${VAL[SLUICE_ROOT]}"); [ "$note" = "750 $SLUICE_TB_USER" ] || rc=${rc/#0/mode} ;;
         token)
@@ -322,13 +327,20 @@ while read -r b; do
         ;;
     standin*)
         unit=${how#standin|}
+        sock=""
         if unit_start "$unit" </dev/null && case $unit in
-            slurmrestd) wait_for 30 rest_up ;;
+            slurmrestd)
+                # up, and its socket kept from others: slurmrestd makes the
+                # socket 0777 whatever the umask, so its directory does it
+                wait_for 30 rest_up && wait_for 10 test -S "$runbase/slurmrestd/slurmrestd.socket" &&
+                    sock=$(stat -c '%a %U:%G' "$runbase/slurmrestd") &&
+                    [ "$sock" = "750 ${VAL[SLURMRESTD_USER]}:${VAL[SLURMRESTD_USER]}" ]
+                ;;
             sluice) wait_for 60 test -S "$runbase/sluice/sluice.sock" ;;
         esac; then
-            pass "$b: stood in for by the $unit unit's ExecStart ($(cat "$work/$unit.argv"))"
+            pass "$b: stood in for by the $unit unit's ExecStart ($(cat "$work/$unit.argv"))${sock:+; socket directory $sock}"
         else
-            fail "$b: the $unit unit's ExecStart did not come up"; show "$work/$unit.log"
+            fail "$b: the $unit unit's ExecStart did not come up${sock:+ (socket directory $sock)}"; show "$work/$unit.log"
         fi
         ;;
     set | shown*) say "shown, not run: $b (${how#*|})" ;;
