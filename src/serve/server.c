@@ -642,6 +642,7 @@ sluice_server_new(sluice_server_t **out, const sluice_server_opts_t *opts, sluic
     for (size_t i = 1; i < s->o.n_clusters; i++)
         pthread_mutex_init(&s->cmu[i], NULL);
     pthread_mutex_init(&s->prune_mu, NULL);
+    pthread_mutex_init(&s->tenant_mu, NULL);
     pthread_mutex_init(&s->rmu, NULL);
     pthread_mutex_init(&s->vmu, NULL);
     pthread_mutex_init(&s->lookmu, NULL);
@@ -762,6 +763,7 @@ void sluice_server_free(sluice_server_t *s)
     }
     server_access_free(s);
     pthread_mutex_destroy(&s->prune_mu);
+    pthread_mutex_destroy(&s->tenant_mu);
     free(s->waiting);
     server_feed_free(s->feed);
     sluice_store_close(s->rstore);

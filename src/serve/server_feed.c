@@ -44,6 +44,7 @@
 
 #include "base/json_text.h"
 #include "server_feed.h"
+#include "server_tenant.h"
 
 #define FEED_BATCH 256 /* events per store query */
 
@@ -197,9 +198,37 @@ static int buf_room(char **buf, size_t len, size_t *cap, size_t more)
 }
 
 /* server_feed_frame(), leaving room for `reserve` more bytes after it. */
+/* 1 when the launch of key `id` is `tenant`'s ("" the default tenant's). */
+static int of_tenant(const char *id, const char *tenant)
+{
+    size_t n = strlen(tenant);
+
+    if (n == 0)
+        return strchr(id, '~') == NULL;
+    return strncmp(id, tenant, n) == 0 && id[n] == '~';
+}
+
+/* The event's text as the API sends it: a tenant's launch_id without its
+ * tenant part, and "tenant" beside it (server_tenant.h). */
+static char *event_text(const json_t *ev)
+{
+    const char *id = json_string_value(json_object_get(ev, "launch_id"));
+    json_t *copy;
+    char *data;
+
+    if (id == NULL || strchr(id, '~') == NULL)
+        return json_text_dump(ev, JSON_COMPACT | JSON_SORT_KEYS);
+    if ((copy = json_deep_copy(ev)) == NULL)
+        return NULL;
+    server_tenant_shape(copy);
+    data = json_text_dump(copy, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(copy);
+    return data;
+}
+
 static int frame_append(const json_t *ev, char **buf, size_t *len, size_t *cap, size_t reserve)
 {
-    char *data = json_text_dump(ev, JSON_COMPACT | JSON_SORT_KEYS);
+    char *data = event_text(ev);
     const char *name = json_string_value(json_object_get(ev, "name"));
     int64_t gseq = (int64_t)json_integer_value(json_object_get(ev, "gseq"));
     size_t need;
@@ -392,6 +421,8 @@ int server_feed_read(server_feed_t *f,
             break;
         looked = e->gseq;
         if (q->launch_id && strcmp(e->launch_id, q->launch_id) != 0)
+            continue;
+        if (q->tenant != NULL && !of_tenant(e->launch_id, q->tenant))
             continue;
         if (q->one_launch) {
             if (q->done_gseq == 0 && strcmp(e->state, "DONE") == 0)

@@ -26,6 +26,9 @@ typedef struct server_feed server_feed_t;
 typedef struct {
     const char *launch_id; /* NULL: any launch */
     const char *state;     /* NULL: any state after the event */
+    /* NULL: every tenant's launches; "": the default tenant's; else the
+     * launches of that tenant (keys "<tenant>~..."). */
+    const char *tenant;
     /* 1: launch_id's own stream, which ends with the event that made the
      * launch terminal (the first of its events whose state is DONE). */
     int one_launch;

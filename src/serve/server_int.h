@@ -6,6 +6,8 @@
  * Who owns what (lowest first; a file calls only files above it):
  * - server_util.c: clocks, sleeps, decimal counts, launch ids, wiping.
  * - server_wake.c: asking the ticker to resume waiting streams now.
+ * - server_tenant.c: the API seen from one tenant (keys, filters, the
+ *   shape of what is sent, limits).
  * - server_text.c: UTF-8 and control-byte checks, %XX decoding.
  * - server_conns.c: each listener's open connections; request heads
  *   bounded in number and time.
@@ -78,6 +80,7 @@ typedef struct {
 typedef struct {
     char name[SLUICE_FSM_NAME_MAX];
     int admin;
+    char tenant[33]; /* its tenant (server_tenant.c); "" the default one */
 } caller_t;
 
 typedef struct {
@@ -152,6 +155,7 @@ struct sluice_server {
     int starting;      /* 1 while MHD_start_daemon runs: its messages go to mhd_msg */
     char mhd_msg[256]; /* libmicrohttpd's last message during start */
     pthread_mutex_t prune_mu;
+    pthread_mutex_t tenant_mu; /* one tenant-limited accept at a time (server_tenant.c) */
     atomic_ullong pruned_logs;
     /* server_ha.c: the epoch each cluster's launcher recovered at (0: none;
      * sluice serve has at most 64 clusters; past that a cluster's loop

@@ -25,6 +25,7 @@
 #include "server_int.h"
 #include "server_launch_post.h"
 #include "server_launches.h"
+#include "server_tenant.h"
 #include "server_text.h"
 #include "server_util.h"
 
@@ -87,6 +88,10 @@ void launch_post(sluice_server_t *s, req_t *rq, answer_t *out)
                           "secrets", NULL);
         goto out;
     }
+    /* The launch_id (and depends_on's) become keys of the caller's tenant
+     * before anything judges the request. */
+    if (server_tenant_body(&rq->caller, peek, out) != 0)
+        goto out;
     if (server_ha_refuse_accept(s, peek, out))
         goto out;
     /* ---- the accept pipeline (sluice_accept, the one for every caller) ---- */
@@ -105,11 +110,12 @@ void launch_post(sluice_server_t *s, req_t *rq, answer_t *out)
         goto out;
     }
     if (req_arg_true(rq, "dry_run")) {
-        answer_json(out, 200,
-                    json_pack("{s:b s:s s:o s:o}", "dry_run", 1, "launch_id",
-                              sluice_accept_launch_id(a), "request",
-                              json_deep_copy(sluice_accept_request_json(a)), "render",
-                              json_deep_copy(sluice_accept_render_json(a))));
+        json_t *dry =
+            json_pack("{s:b s:s s:o s:o}", "dry_run", 1, "launch_id", sluice_accept_launch_id(a),
+                      "request", json_deep_copy(sluice_accept_request_json(a)), "render",
+                      json_deep_copy(sluice_accept_render_json(a)));
+        server_tenant_shape(dry);
+        answer_json(out, 200, dry);
         goto out;
     }
     /* Not under s->mu: an accept never waits for a launcher cycle (the
@@ -123,7 +129,16 @@ void launch_post(sluice_server_t *s, req_t *rq, answer_t *out)
                               "cluster: no launcher for the cluster", "cluster", NULL);
             goto out;
         }
+        /* A tenant's limits are checked against the store and the accept
+         * committed under one lock, so two POSTs of this replica cannot both
+         * take the last place. */
+        pthread_mutex_lock(&s->tenant_mu);
+        if (server_tenant_limits(s, &rq->caller, a, out) != 0) {
+            pthread_mutex_unlock(&s->tenant_mu);
+            goto out;
+        }
         rc = sluice_accept_commit(a, &outcome, &stage, l, &err);
+        pthread_mutex_unlock(&s->tenant_mu);
     }
     if (rc != SLUICE_OK && stage == SLUICE_ACCEPT_STAGE_SECRETS) {
         /* a secret_env variable the service's environment lacks (the
@@ -160,7 +175,8 @@ void launch_post(sluice_server_t *s, req_t *rq, answer_t *out)
     view = NULL;
     {
         char where[ANSWER_HEADER_MAX];
-        snprintf(where, sizeof(where), "/v1/launches/%s", sluice_accept_launch_id(a));
+        snprintf(where, sizeof(where), "/v1/launches/%s",
+                 server_tenant_bare(sluice_accept_launch_id(a)));
         answer_header(out, "Location", where);
     }
 out:

@@ -27,6 +27,7 @@
 #include "base/json_text.h"
 #include "server_cache.h"
 #include "server_launches.h"
+#include "server_tenant.h"
 #include "server_util.h"
 #include "server_wake.h"
 
@@ -64,6 +65,7 @@ sluice_err launches_view_of(sluice_server_t *s,
         return sluice_errorf(err, SLUICE_ENOMEM, "launch %s: out of memory",
                              json_string_value(json_object_get(l, "launch_id")));
     }
+    server_tenant_shape(*out);
     return SLUICE_OK;
 }
 
@@ -144,6 +146,7 @@ void launches_list(sluice_server_t *s, req_t *rq, answer_t *out)
     f.site = req_arg(rq, "site");
     f.study = req_arg(rq, "study");
     f.cursor = req_arg(rq, "cursor");
+    f.tenant = server_tenant_filter(&rq->caller);
     if (check_name(rq, "cluster", out) != 0)
         return;
     if ((f.cluster = req_arg(rq, "cluster")) != NULL) {
@@ -167,6 +170,12 @@ void launches_list(sluice_server_t *s, req_t *rq, answer_t *out)
     if (rc != SLUICE_OK) {
         answer_error(out, &err);
         return;
+    }
+    {
+        size_t i;
+        json_t *it;
+
+        json_array_foreach(items, i, it) server_tenant_shape(it);
     }
     answer_json(out, 200,
                 json_pack("{s:o s:s? s:I}", "items", items, "next_cursor", next, "resource_version",
@@ -283,8 +292,8 @@ void launches_cancel(sluice_server_t *s, req_t *rq, answer_t *out)
     /* Only the creator or an admin may cancel a launch. */
     if (!caller->admin && strcmp(creator, caller->name) != 0) {
         snprintf(detail, sizeof(detail),
-                 "launch %s was created by %s; only its creator or an admin may cancel it", id,
-                 creator[0] ? creator : "an unrecorded caller");
+                 "launch %s was created by %s; only its creator or an admin may cancel it",
+                 server_tenant_bare(id), creator[0] ? creator : "an unrecorded caller");
         sluice_log(SLUICE_LOG_WARNING, "cancel of launch %s by %s refused (created by %s)", id,
                    caller->name, creator[0] ? creator : "?");
         answer_problem(out, 403, "forbidden", "Forbidden", detail);

@@ -19,8 +19,10 @@
 
 #include <jansson.h>
 
+#include <sluice/config.h>
 #include <sluice/timing.h>
 
+#include "base/marker.h"
 #include "store/store_webhooks.h"
 
 #include "server_ha.h"
@@ -289,25 +291,61 @@ static json_t *zero_states(void)
     return by_state;
 }
 
-/* Launches by state ({state: n}), or with by_cluster by cluster and state
- * ({cluster: {state: n}}; a launch stored with none is the first's). */
-static sluice_err launch_counts(sluice_server_t *s, int by_cluster, json_t **out)
+/* The Prometheus labels of one launch's series: cluster="..." with
+ * by_cluster (a launch stored with none is the first cluster's) and
+ * tenant="..." with by_tenant, comma-separated, into buf. */
+static void labels_of(const sluice_server_t *s,
+                      const char *cluster,
+                      const char *key,
+                      int by_cluster,
+                      int by_tenant,
+                      char *buf,
+                      size_t cap)
 {
-    json_t *all = by_cluster ? json_object() : zero_states(), *items = NULL, *it;
+    char t[40];
+    int n = 0;
+
+    buf[0] = '\0';
+    if (by_cluster)
+        n = snprintf(buf, cap, "cluster=\"%s\"", cluster ? cluster : s->o.clusters[0].name);
+    if (by_tenant) {
+        if (marker_key_tenant(key, t, sizeof(t)) == 0)
+            snprintf(t, sizeof(t), "%s", SLUICE_TENANT_DEFAULT);
+        snprintf(buf + n, cap - (size_t)n, "%stenant=\"%s\"", n > 0 ? "," : "", t);
+    }
+}
+
+/* Launches by labels and state ({labels: {state: n}}, labels as
+ * labels_of() writes them; "" without either), every combination of the
+ * site's clusters and tenants present even at zero.  `tenant` (NULL:
+ * every one) keeps one tenant's launches only ("" the default tenant's). */
+static sluice_err
+launch_counts(sluice_server_t *s, int by_cluster, int by_tenant, const char *tenant, json_t **out)
+{
+    json_t *all = json_object(), *items = NULL, *it;
     sluice_store_filter_t f;
-    char *cursor = NULL, *next = NULL;
-    size_t i;
+    char *cursor = NULL, *next = NULL, labels[160], key[48];
+    size_t i, j, nt = by_tenant ? sluice_config_tenant_count(s->o.cfg) + 1 : 1;
+    size_t nc = by_cluster ? s->o.n_clusters : 1;
     int ok = 1;
 
     if (all == NULL)
         return SLUICE_ENOMEM;
-    for (i = 0; by_cluster && i < s->o.n_clusters; i++)
-        json_object_set_new(all, s->o.clusters[i].name, zero_states());
+    for (i = 0; i < nc; i++)
+        for (j = 0; j < nt; j++) {
+            const sluice_tenant_t *tn = j > 0 ? sluice_config_tenant_at(s->o.cfg, j - 1) : NULL;
+
+            snprintf(key, sizeof(key), "%s~x", tn != NULL ? tn->name : "");
+            labels_of(s, by_cluster ? s->o.clusters[i].name : NULL, tn != NULL ? key : "x",
+                      by_cluster, by_tenant, labels, sizeof(labels));
+            json_object_set_new(all, labels, zero_states());
+        }
     pthread_mutex_lock(&s->rmu);
     do {
         memset(&f, 0, sizeof(f));
         f.limit = 1000;
         f.cursor = cursor;
+        f.tenant = tenant;
         if (sluice_store_list_launches(s->rstore, &f, &items, &next, NULL) != SLUICE_OK) {
             ok = 0;
             break;
@@ -316,10 +354,16 @@ static sluice_err launch_counts(sluice_server_t *s, int by_cluster, json_t **out
         {
             const char *st = json_string_value(json_object_get(it, "state"));
             const char *cl = json_string_value(json_object_get(it, "cluster"));
-            json_t *by_state = all;
+            const char *id = json_string_value(json_object_get(it, "launch_id"));
+            json_t *by_state;
 
-            if (by_cluster)
-                by_state = json_object_get(all, cl ? cl : s->o.clusters[0].name);
+            labels_of(s, cl, id ? id : "", by_cluster, by_tenant, labels, sizeof(labels));
+            by_state = json_object_get(all, labels);
+            if (by_state == NULL) {
+                /* a tenant or cluster the site no longer names */
+                json_object_set_new(all, labels, zero_states());
+                by_state = json_object_get(all, labels);
+            }
             if (st && by_state)
                 json_object_set_new(
                     by_state, st,
@@ -341,9 +385,16 @@ static sluice_err launch_counts(sluice_server_t *s, int by_cluster, json_t **out
     return SLUICE_OK;
 }
 
-sluice_err server_metrics_launch_counts(sluice_server_t *s, json_t **out)
+sluice_err server_metrics_launch_counts(sluice_server_t *s, const char *tenant, json_t **out)
 {
-    return launch_counts(s, 0, out);
+    json_t *all = NULL;
+    sluice_err rc = launch_counts(s, 0, 0, tenant, &all);
+
+    if (rc != SLUICE_OK)
+        return rc;
+    *out = json_incref(json_object_get(all, ""));
+    json_decref(all);
+    return *out != NULL ? SLUICE_OK : SLUICE_ENOMEM;
 }
 
 sluice_err server_metrics_render(sluice_server_t *s, char **text_out)
@@ -352,11 +403,12 @@ sluice_err server_metrics_render(sluice_server_t *s, char **text_out)
     char *text = NULL;
     size_t len = 0;
     FILE *m;
-    const char *k;
-    json_t *v;
+    const char *k, *st;
+    json_t *v, *lv;
     sluice_err rc;
 
-    if ((rc = launch_counts(s, s->o.n_clusters > 0, &by_state)) != SLUICE_OK)
+    if ((rc = launch_counts(s, s->o.n_clusters > 0, sluice_config_tenant_count(s->o.cfg) > 0, NULL,
+                            &by_state)) != SLUICE_OK)
         return rc;
     if ((m = open_memstream(&text, &len)) == NULL) {
         json_decref(by_state);
@@ -364,18 +416,12 @@ sluice_err server_metrics_render(sluice_server_t *s, char **text_out)
     }
     fprintf(m, "# HELP sluice_launches Launches in the store by state.\n"
                "# TYPE sluice_launches gauge\n");
-    if (s->o.n_clusters == 0) {
-        json_object_foreach(by_state, k, v)
+    json_object_foreach(by_state, k, lv)
+    {
+        json_object_foreach(lv, st, v)
         {
-            fprintf(m, "sluice_launches{state=\"%s\"} %" JSON_INTEGER_FORMAT "\n", k,
-                    json_integer_value(v));
-        }
-    }
-    for (size_t i = 0; i < s->o.n_clusters; i++) {
-        json_object_foreach(json_object_get(by_state, s->o.clusters[i].name), k, v)
-        {
-            fprintf(m, "sluice_launches{cluster=\"%s\",state=\"%s\"} %" JSON_INTEGER_FORMAT "\n",
-                    s->o.clusters[i].name, k, json_integer_value(v));
+            fprintf(m, "sluice_launches{%s%sstate=\"%s\"} %" JSON_INTEGER_FORMAT "\n", k,
+                    k[0] ? "," : "", st, json_integer_value(v));
         }
     }
     fprintf(m,

@@ -35,6 +35,7 @@
 #include "server_routes.h"
 #include "server_sse.h"
 #include "server_status.h"
+#include "server_tenant.h"
 #include "server_text.h"
 #include "server_ui.h"
 #include "server_util.h"
@@ -211,6 +212,7 @@ static int identify(sluice_server_t *s, req_t *rq, answer_t *out)
         snprintf(rq->caller.name, sizeof(rq->caller.name), "%s", t->name);
         rq->caller.admin = t->admin;
     }
+    server_tenant_of(s, &rq->caller);
     return 0;
 }
 
@@ -251,7 +253,14 @@ void routes_dispatch(sluice_server_t *s, req_t *rq, answer_t *out)
     case MATCH_OK:
         if (!m.public_route && check_params(m.route, rq, out) != 0)
             return;
-        snprintf(rq->id, sizeof(rq->id), "%s", m.id);
+        rq->id[0] = '\0';
+        /* A launch is named by the caller's tenant's key: another tenant's
+         * launch cannot be named, and is no such launch (404). */
+        if (m.id[0] != '\0' && !m.public_route &&
+            server_tenant_key(&rq->caller, m.id, rq->id, sizeof(rq->id)) != 0) {
+            answer_problem(out, 404, "not-found", "Not found", "no such launch");
+            return;
+        }
         rq->route_arg = m.route->arg;
         m.route->fn(s, rq, out);
         return;

@@ -37,6 +37,7 @@
 #include "server_feed.h"
 #include "server_ticker.h"
 #include "server_sse.h"
+#include "server_tenant.h"
 #include "server_util.h"
 
 #define SSE_BATCH 100
@@ -48,6 +49,8 @@ typedef struct {
     char launch_id[136]; /* one_launch, or the launch_id filter ("" none) */
     char site[136];      /* the site filter ("" none) */
     char state[32];      /* the state filter ("" none) */
+    int all_tenants;     /* 1: an admin's stream (every tenant's launches) */
+    char tenant[33];     /* else the caller's tenant ("" the default one) */
     int64_t done_gseq;   /* one_launch: the terminal event's gseq, 0 while live */
     int64_t live_at;     /* one_launch, done_gseq 0: the launch was live at this gseq */
     int gone;            /* one_launch: the launch no longer exists */
@@ -97,6 +100,7 @@ static sluice_err sse_fill_store(sse_t *e, sluice_error_t *err)
     f.launch_id = e->launch_id[0] ? e->launch_id : NULL;
     f.site = e->site[0] ? e->site : NULL;
     f.state = e->state[0] ? e->state : NULL;
+    f.tenant = e->all_tenants ? NULL : e->tenant;
     pthread_mutex_lock(&e->s->rmu);
     if (e->one_launch)
         rc = sluice_store_launch_events_after(e->s->rstore, e->launch_id, e->after, SSE_BATCH, &evs,
@@ -144,6 +148,7 @@ static sluice_err sse_fill(sse_t *e, sluice_error_t *err)
         memset(&q, 0, sizeof(q));
         q.launch_id = e->launch_id[0] ? e->launch_id : NULL;
         q.state = e->state[0] ? e->state : NULL;
+        q.tenant = e->all_tenants ? NULL : e->tenant;
         q.one_launch = e->one_launch;
         q.done_gseq = e->done_gseq;
         q.live_at = e->live_at;
@@ -311,6 +316,21 @@ void sse_get(sluice_server_t *s, req_t *rq, answer_t *out)
         free(e);
         return;
     }
+    /* The caller's tenant's events only (an admin's: every tenant's); a
+     * launch_id filter is a launch of that tenant. */
+    e->all_tenants = server_tenant_filter(&rq->caller) == NULL;
+    snprintf(e->tenant, sizeof(e->tenant), "%s", rq->caller.tenant);
+    if (e->launch_id[0] != '\0') {
+        char key[136];
+
+        if (server_tenant_key(&rq->caller, e->launch_id, key, sizeof(key)) != 0) {
+            bad_query(out, "launch_id",
+                      "launch_id must be 1 to 128 characters from [A-Za-z0-9._-] (a launch name)");
+            free(e);
+            return;
+        }
+        snprintf(e->launch_id, sizeof(e->launch_id), "%s", key);
+    }
     e->s = s;
     e->after = from;
     sse_answer(out, e);
@@ -329,6 +349,7 @@ void sse_launch_get(sluice_server_t *s, req_t *rq, answer_t *out)
     e->s = s;
     e->after = from;
     e->one_launch = 1;
+    e->all_tenants = 1; /* the route named the launch by the caller's key */
     snprintf(e->launch_id, sizeof(e->launch_id), "%s", rq->id);
     /* The first batch now, from the store: an unknown launch is a 404, not
      * an empty stream. */

@@ -24,6 +24,7 @@
 
 #include "server_metrics.h"
 #include "server_status.h"
+#include "server_tenant.h"
 #include "server_util.h"
 
 /* {"state", "detail"} of slurmrestd: a ping through opts.ready. */
@@ -86,8 +87,9 @@ void status_get(sluice_server_t *s, req_t *rq, answer_t *out)
     size_t tracked = 0;
     sluice_err rc;
 
-    (void)rq;
-    if ((rc = server_metrics_launch_counts(s, &counts)) != SLUICE_OK) {
+    /* A tenant's caller sees its own tenant's launches only. */
+    if ((rc = server_metrics_launch_counts(s, server_tenant_filter(&rq->caller), &counts)) !=
+        SLUICE_OK) {
         if (rc == SLUICE_ESTORE)
             answer_problem(out, 503, "store", "Store unavailable", "the store could not be read");
         return; /* out of memory: no answer */
