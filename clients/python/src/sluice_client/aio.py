@@ -44,10 +44,12 @@ class AsyncEventStream:
 
     @property
     def last_event_id(self) -> Optional[int]:
+        """The gseq of the last event yielded (where a reconnection resumes)."""
         return self.stream.last_event_id
 
     @property
     def reconnects(self) -> int:
+        """How many times the stream has reconnected."""
         return self.stream.reconnects
 
     def __aiter__(self) -> "AsyncEventStream":
@@ -110,18 +112,23 @@ class AsyncClient:
 
     # ------------------------------------------------------------ service
     async def healthz(self) -> Dict[str, Any]:
+        """``GET /v1/healthz`` (no token needed)."""
         return await self._run(self.sync.healthz)
 
     async def readyz(self) -> Dict[str, Any]:
+        """``GET /v1/readyz``: raises :class:`ServiceUnavailable` when not ready."""
         return await self._run(self.sync.readyz)
 
     async def openapi(self) -> Dict[str, Any]:
+        """``GET /v1/openapi.json``: the service's OpenAPI document."""
         return await self._run(self.sync.openapi)
 
     async def status(self) -> ServiceStatus:
+        """``GET /v1/status`` as a :class:`ServiceStatus`."""
         return await self._run(self.sync.status)
 
     async def metrics(self) -> str:
+        """``GET /v1/metrics``: the Prometheus text exposition."""
         return await self._run(self.sync.metrics)
 
     # ------------------------------------------------------------ launches
@@ -131,14 +138,18 @@ class AsyncClient:
         return await self._run(self.sync.create, request, retry=retry)
 
     async def dry_run(self, request: RequestLike) -> DryRun:
+        """As :meth:`Client.dry_run`: validate and render only."""
         return await self._run(self.sync.dry_run, request)
 
     async def get(self, launch_id: str, *, if_none_match: Optional[str] = None) -> Optional[Launch]:
+        """As :meth:`Client.get`: the launch, or None when ``if_none_match``
+        is its current ETag (304)."""
         return await self._run(self.sync.get, launch_id, if_none_match=if_none_match)
 
     async def list(self, *, state: Optional[StateLike] = None, site: Optional[str] = None,
                    study: Optional[str] = None, limit: Optional[int] = None, cursor: Optional[str] = None,
                    cluster: Optional[str] = None) -> Page:
+        """As :meth:`Client.list`: one page of ``GET /v1/launches``."""
         return await self._run(self.sync.list, state=state, site=site, study=study, limit=limit, cursor=cursor,
                                cluster=cluster)
 
@@ -155,15 +166,20 @@ class AsyncClient:
             cursor = page.next_cursor
 
     async def iter_launches(self, **filters: Any) -> AsyncIterator[LaunchSummary]:
+        """Every launch of every page (an async generator); ``filters`` are
+        :meth:`pages`'s."""
         async for page in self.pages(**filters):
             for item in page.items:
                 yield item
 
     async def cancel(self, launch_id: str) -> Launch:
+        """As :meth:`Client.cancel`: ``DELETE /v1/launches/{id}``."""
         return await self._run(self.sync.cancel, launch_id)
 
     # ------------------------------------------------------------ logs
     async def logs(self, launch_id: str, stream: str = "stdout", *, offset: int = 0) -> bytes:
+        """As :meth:`Client.logs`: the output of ``stream`` (``stdout`` or
+        ``stderr``) from byte ``offset``."""
         return await self._run(self.sync.logs, launch_id, stream, offset=offset)
 
     async def follow_logs(self, launch_id: str, stream: str = "stdout", *, offset: int = 0,

@@ -27,7 +27,8 @@ class FieldError:
 
 @dataclass
 class Problem:
-    """A problem object as the service sent it."""
+    """A problem object (RFC 9457) as the service sent it; ``raw`` is the
+    whole JSON."""
 
     type: str = ""
     title: str = ""
@@ -46,6 +47,7 @@ class Problem:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Problem":
+        """A problem from its JSON; fields of the wrong type are left empty."""
         errs = []
         for e in d.get("errors") or []:
             if isinstance(e, Mapping):
@@ -78,12 +80,36 @@ class SluiceError(Exception):
         self.problem = problem if problem is not None else Problem(status=status, detail=message)
         self.headers = dict(headers or {})
 
-    type = property(lambda self: self.problem.type)
-    slug = property(lambda self: self.problem.slug)
-    title = property(lambda self: self.problem.title)
-    detail = property(lambda self: self.problem.detail)
-    field = property(lambda self: self.problem.field)
-    errors = property(lambda self: self.problem.errors)
+    @property
+    def type(self) -> str:
+        """The problem's ``type`` URI (``urn:sluice:problem:<slug>``)."""
+        return self.problem.type
+
+    @property
+    def slug(self) -> str:
+        """The last part of ``type`` (``not-found``, ``wrong-state`` ...)."""
+        return self.problem.slug
+
+    @property
+    def title(self) -> str:
+        """The problem's short, fixed title."""
+        return self.problem.title
+
+    @property
+    def detail(self) -> str:
+        """What went wrong with this request, in words."""
+        return self.problem.detail
+
+    @property
+    def field(self) -> Optional[str]:
+        """The request field (JSON path) the problem is about, if one."""
+        return self.problem.field
+
+    @property
+    def errors(self) -> List[FieldError]:
+        """A 422's field errors (path and reason), in request order; empty
+        for other problems."""
+        return self.problem.errors
 
 
 class ConfigurationError(SluiceError, ValueError):
@@ -118,7 +144,8 @@ class NotFound(SluiceError):
 
 
 class MethodNotAllowed(SluiceError):
-    """405."""
+    """405: the route has no such method (the ``Allow`` header lists those
+    it has)."""
 
 
 class Conflict(SluiceError):
@@ -134,7 +161,7 @@ class PayloadTooLarge(SluiceError):
 
 
 class UnsupportedMediaType(SluiceError):
-    """415."""
+    """415: the body is not ``application/json``."""
 
 
 class InvalidRequest(SluiceError):
@@ -143,7 +170,8 @@ class InvalidRequest(SluiceError):
 
 
 class InternalError(SluiceError):
-    """500."""
+    """500: the service failed on its side; the problem's ``detail`` says
+    how."""
 
 
 class ServiceUnavailable(SluiceError):

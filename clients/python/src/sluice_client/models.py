@@ -27,7 +27,9 @@ TERMINAL_STATE = "DONE"
 
 
 def result_name(code: Optional[int]) -> Optional[str]:
-    """``0`` -> ``SUCCEEDED`` ...; None for None."""
+    """The name of result code ``code``: ``0`` -> ``SUCCEEDED``, ``9`` ->
+    ``ABORTED`` ... (``RESULT_NAMES``); ``RESULT_<n>`` for a code this
+    client does not know; None for None (a launch still live)."""
     if code is None:
         return None
     return RESULT_NAMES.get(code, "RESULT_%d" % code)
@@ -54,6 +56,7 @@ class LaunchState(str, enum.Enum):
 
     @property
     def terminal(self) -> bool:
+        """True for ``DONE``, the only state a launch never leaves."""
         return self is LaunchState.DONE
 
     @classmethod
@@ -164,6 +167,7 @@ class Pool:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Pool":
+        """A pool from its request JSON; a field of the wrong type is None."""
         args = d.get("args")
         return cls(
             name=str(d.get("name", "")),
@@ -201,6 +205,7 @@ class Mount:
     mode: Optional[Union[MountMode, str]] = None
 
     def to_dict(self) -> Dict[str, Any]:
+        """``{"source", "target"}`` and ``mode`` when set (by its value)."""
         d: Dict[str, Any] = {"source": self.source, "target": self.target}
         if self.mode is not None:
             d["mode"] = _plain(self.mode)
@@ -208,6 +213,8 @@ class Mount:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Mount":
+        """A mount from its JSON; a ``mode`` of ``ro``/``rw`` becomes a
+        :class:`MountMode`, any other string stays as it is."""
         mode = _str(d.get("mode"))
         return cls(source=str(d.get("source", "")), target=str(d.get("target", "")),
                    mode=MountMode(mode) if mode in ("ro", "rw") else mode)
@@ -223,10 +230,13 @@ class Dependency:
     condition: Union[DependencyCondition, str]
 
     def to_dict(self) -> Dict[str, Any]:
+        """``{"launch_id", "condition"}``, the condition by its value."""
         return {"launch_id": self.launch_id, "condition": _plain(self.condition)}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Dependency":
+        """A dependency from its JSON; a known condition becomes a
+        :class:`DependencyCondition`, any other string stays as it is."""
         cond = str(d.get("condition", ""))
         known = {c.value for c in DependencyCondition}
         return cls(launch_id=str(d.get("launch_id", "")),
@@ -240,6 +250,7 @@ class Webhook:
     url: str
 
     def to_dict(self) -> Dict[str, Any]:
+        """``{"url": ...}``."""
         return {"url": self.url}
 
 
@@ -349,6 +360,7 @@ class Event:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Event":
+        """An event from the JSON of a stream or of a launch's ``events``."""
         ctx = d.get("context")
         return cls(
             seq=_int(d.get("seq")) or 0,
@@ -370,13 +382,23 @@ class Event:
 
 @dataclass
 class Node:
+    """One node of a component: its Slurm name and ``address``, Slurm's
+    NodeAddr (what to connect to; None until the service has read it)."""
+
     name: str
     address: Optional[str] = None
 
 
 @dataclass
 class Component:
-    """One Slurm job component of the newest job observation."""
+    """One Slurm job component of the newest job observation.
+
+    ``component`` is the index of the pool that runs in it (0 for a plain
+    job), ``job_id`` its Slurm job id, ``nodelist`` Slurm's host list and
+    ``nodes`` the same as :class:`Node` objects with their addresses;
+    ``state_reason`` and ``state_description`` are Slurm's words for why it
+    waits or how it ended.
+    """
 
     component: int
     job_id: Optional[int] = None
@@ -387,6 +409,7 @@ class Component:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Component":
+        """A component from a launch's ``components`` JSON."""
         nodes = []
         for n in d.get("nodes") or []:
             if isinstance(n, Mapping):
@@ -403,7 +426,18 @@ class Component:
 
 @dataclass
 class LaunchSummary:
-    """A launch as the list shows it."""
+    """A launch as the list shows it (``GET /v1/launches`` items).
+
+    ``state`` is the launcher state's name (:class:`LaunchState`),
+    ``terminal`` True once it is ``DONE``, ``result_code`` the result's
+    number when it is (None while live; :attr:`result` names it),
+    ``reason`` the words that go with the result, ``attempt`` the number
+    of its current submit attempt, ``job_ids`` its Slurm job ids,
+    ``created_ms`` and ``updated_ms`` Unix times in milliseconds,
+    ``last_seq`` the sequence number of its newest event; ``cluster`` is
+    None for a site without ``clusters:`` and for a launch stored before
+    clusters (the first cluster's).  ``raw`` is the JSON as received.
+    """
 
     launch_id: str
     site: str
@@ -440,6 +474,7 @@ class LaunchSummary:
 
     @property
     def succeeded(self) -> bool:
+        """The launch is over and its result is ``SUCCEEDED`` (0)."""
         return self.terminal and self.result_code == SUCCEEDED
 
     @staticmethod
@@ -464,6 +499,7 @@ class LaunchSummary:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "LaunchSummary":
+        """A summary from the JSON of a list item."""
         return cls(**cls._summary_kwargs(d))
 
 
@@ -510,6 +546,8 @@ class Launch(LaunchSummary):
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], etag: Optional[str] = None) -> "Launch":
+        """A launch from the JSON of ``GET /v1/launches/{id}`` (``etag``:
+        the answer's ETag header, for a later conditional GET)."""
         req = d.get("request")
         return cls(
             request=dict(req) if isinstance(req, Mapping) else {},
@@ -525,7 +563,10 @@ class Launch(LaunchSummary):
 
 @dataclass
 class Page:
-    """One page of ``GET /v1/launches``."""
+    """One page of ``GET /v1/launches``: ``items`` in the list's order,
+    ``next_cursor`` for the next page (None on the last) and the list's
+    ``resource_version`` (the newest event's gseq when it was read: watch
+    the global stream from there to miss nothing)."""
 
     items: List[LaunchSummary]
     next_cursor: Optional[str] = None
@@ -533,6 +574,7 @@ class Page:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Page":
+        """A page from the JSON of the list."""
         return cls(
             items=[LaunchSummary.from_dict(i) for i in d.get("items") or [] if isinstance(i, Mapping)],
             next_cursor=_str(d.get("next_cursor")),
@@ -542,7 +584,10 @@ class Page:
 
 @dataclass
 class DryRun:
-    """``POST /v1/launches?dry_run=true``: the canonical request and its render."""
+    """``POST /v1/launches?dry_run=true``: the canonical request and its
+    render, nothing stored or sent.  ``script`` is the batch script,
+    ``jobs`` the job description of each pool (as ``sluice render -o json``
+    shows them)."""
 
     launch_id: str
     request: Dict[str, Any]
@@ -552,6 +597,7 @@ class DryRun:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "DryRun":
+        """A dry run from the service's answer."""
         render = d.get("render") if isinstance(d.get("render"), Mapping) else {}
         return cls(
             launch_id=str(d.get("launch_id", "")),
@@ -581,6 +627,7 @@ class PollStats:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "PollStats":
+        """The ``poll`` object of the status JSON."""
         return cls(
             cycles=_int(d.get("cycles")) or 0,
             errors=_int(d.get("errors")) or 0,
@@ -594,7 +641,13 @@ class PollStats:
 
 @dataclass
 class ServiceStatus:
-    """``GET /v1/status`` (the ``Status`` schema)."""
+    """``GET /v1/status`` (the ``Status`` schema): the service's
+    ``version`` and ``uptime_s``, slurmrestd's ping (``slurmrestd_state``
+    ``ok`` or ``failed``, with the transport's words in
+    ``slurmrestd_detail``), seconds until the Slurm token expires (None
+    when unknown), the supervisor's ``poll`` cycles, ``tracked``: the live
+    launches the launchers hold in memory, and ``launches``: how many
+    launches are in each state."""
 
     version: str
     uptime_s: int = 0
@@ -613,6 +666,7 @@ class ServiceStatus:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "ServiceStatus":
+        """A status from the JSON of ``GET /v1/status``."""
         sr = d.get("slurmrestd") if isinstance(d.get("slurmrestd"), Mapping) else {}
         tok = d.get("token") if isinstance(d.get("token"), Mapping) else {}
         poll = d.get("poll") if isinstance(d.get("poll"), Mapping) else {}

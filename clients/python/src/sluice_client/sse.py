@@ -16,7 +16,10 @@ from typing import Iterable, Iterator, List, Optional, Union
 
 @dataclass
 class Message:
-    """One dispatched SSE message."""
+    """One dispatched SSE message: its ``event`` type (``message`` when the
+    stream named none), ``data`` (the data lines joined by newlines), the
+    stream's last event ``id`` at that point and the ``retry`` the server
+    last asked for (milliseconds)."""
 
     event: str
     data: str
@@ -25,7 +28,9 @@ class Message:
 
 
 class SSEParser:
-    """Incremental parser: ``feed(line)`` returns a Message or None."""
+    """An incremental Server-Sent Events parser (the WHATWG rules): feed it
+    one line at a time; ``last_event_id`` and ``retry`` hold the stream's
+    latest ``id`` and ``retry`` fields."""
 
     def __init__(self, last_event_id: Optional[str] = None) -> None:
         self.last_event_id = last_event_id
@@ -35,6 +40,9 @@ class SSEParser:
         self._has_fields = False
 
     def feed(self, line: Union[bytes, str]) -> Optional[Message]:
+        """Take one line (bytes or str, its line ending included or not);
+        the :class:`Message` the blank line ending a message completes, else
+        None (comments and field lines return None)."""
         if isinstance(line, bytes):
             line = line.decode("utf-8", "replace")
         if line.endswith("\r\n"):

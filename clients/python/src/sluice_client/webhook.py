@@ -26,6 +26,17 @@ class WebhookVerificationError(ValueError):
 
 @dataclass
 class WebhookDelivery:
+    """One verified webhook delivery, as :func:`verify_webhook` returns it.
+
+    ``delivery_id`` (the ``X-Sluice-Delivery`` header, the same in the body;
+    deliveries are at least once: dedupe by it), ``launch_id``, ``gseq``
+    (the event's global cursor), ``state`` (the launch's state after the
+    event), ``result_code`` and ``reason`` (set on the transition into
+    DONE), ``event`` (the event as ``/v1/events`` sends it), ``timestamp``
+    (``X-Sluice-Timestamp``: Unix seconds of this attempt) and ``raw`` (the
+    body's JSON).
+    """
+
     delivery_id: str
     launch_id: str
     gseq: Optional[int]
