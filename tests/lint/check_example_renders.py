@@ -53,7 +53,8 @@ def rel(p):
 
 
 def tracked(pattern):
-    out = subprocess.run(["git", "-C", SRC, "ls-files", "-z", "--", pattern], check=True,
+    out = subprocess.run(["git", "-c", "safe.directory=" + SRC, "-C", SRC, "ls-files", "-z", "--",
+                          pattern], check=True,
                          capture_output=True).stdout.decode()
     return sorted(f for f in out.split("\0") if f)
 
@@ -247,8 +248,11 @@ def namespace_cmd():
         tries.append(["unshare", "--mount", "--propagation", "private"])
     tries.append(["unshare", "--user", "--map-root-user", "--mount", "--propagation", "private"])
     for t in tries:
-        if subprocess.run(t + ["true"], capture_output=True).returncode == 0:
-            return t
+        try:
+            if subprocess.run(t + ["true"], capture_output=True).returncode == 0:
+                return t
+        except OSError:
+            return None  # no unshare(1)
     return None
 
 
