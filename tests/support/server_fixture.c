@@ -81,6 +81,25 @@ int sfx_start_with(server_fixture_t *fx, const sfx_opts_t *opts, char *why, size
         return -1;
     }
     snprintf(path, sizeof(path), "%s/tests/golden/render/flower-gpu/site.yaml", src ? src : ".");
+    if (opts->site_append != NULL) {
+        FILE *in = fopen(path, "r"), *out;
+        char copy[256], chunk[4096];
+        size_t n;
+
+        snprintf(copy, sizeof(copy), "%s/site.yaml", fx->tmp);
+        if (in == NULL || (out = fopen(copy, "w")) == NULL) {
+            if (in != NULL)
+                fclose(in);
+            snprintf(err.text, sizeof(err.text), "cannot copy the site file");
+            goto fail;
+        }
+        while ((n = fread(chunk, 1, sizeof(chunk), in)) > 0)
+            fwrite(chunk, 1, n, out);
+        fclose(in);
+        fprintf(out, "\n%s", opts->site_append);
+        fclose(out);
+        snprintf(path, sizeof(path), "%s", copy);
+    }
     snprintf(root, sizeof(root), "storage.root=%s/storage", fx->tmp);
     sets[0] = root;
     co.path = path;

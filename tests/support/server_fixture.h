@@ -69,6 +69,9 @@ typedef struct {
     void *launcher_arg;
     sfx_tweak_fn tweak;
     void *tweak_arg;
+    /* YAML appended to the site file (a copy in fx->tmp), e.g. a
+     * `tenants:` list; NULL: the golden site as it is. */
+    const char *site_append;
 } sfx_opts_t;
 
 /* Build everything; 0 or -1 (the reason is in `why`).  opts may be NULL. */
