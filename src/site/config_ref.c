@@ -83,7 +83,8 @@ static const char intro[] =
     "- A key with no value (`key:`) keeps its default. `clusters` (several clusters) and "
     "`parent`\n"
     "  (NVFlare's parent block, reported not used) are described in "
-    "[configuration.md](configuration.md).\n";
+    "[configuration.md](configuration.md),\n"
+    "  `tenants` (callers acting on Slurm as their own users) in [tenants.md](tenants.md).\n";
 
 static void write_markdown(FILE *f)
 {

@@ -177,6 +177,34 @@ static json_t *parent_props(json_t *root_props, const char *path, const char **l
     return props;
 }
 
+/* The `tenants:` list (site/config_tenants.c): structure only. */
+static json_t *tenants_schema(void)
+{
+    json_t *names = json_pack("{s:s, s:{s:s}}", "type", "array", "items", "type", "string");
+    json_t *lim = json_pack("{s:s, s:i, s:i}", "type", "integer", "minimum", 0, "maximum", 1000000);
+
+    json_t *out;
+
+    out = json_pack(
+        "{s:s, s:s, s:{s:s, s:b, s:[s,s,s,s], s:{s:{s:s, s:s}, s:o, s:{s:s}, "
+        "s:{s:[s,s,s]}, s:{s:s}, s:{s:s}, s:{s:s, s:b, s:{s:O, s:O, s:O, s:O}}, "
+        "s:{s:s, s:b, s:{s:O, s:O, s:O, s:O}}}}}",
+        "type", "array", "description",
+        "Tenants: named groups of API callers, each acting on Slurm as its own user within the "
+        "site policy (docs/tenants.md). Site file only.",
+        "items", "type", "object", "additionalProperties", 0, "required", "name", "callers",
+        "slurm_user", "identity", "properties", "name", "type", "string", "pattern",
+        "^[a-z0-9][a-z0-9-]{0,31}$", "callers", names, "slurm_user", "type", "string", "identity",
+        "enum", "token_file", "mint", "proxy", "jwt_file", "type", "string", "account", "type",
+        "string", "policy", "type", "object", "additionalProperties", 0, "properties",
+        "allowed_partitions", names, "allowed_accounts", names, "allowed_qos", names,
+        "allowed_images", names, "limits", "type", "object", "additionalProperties", 0,
+        "properties", "live_launches", lim, "nodes_in_flight", lim, "gpus_in_flight", lim,
+        "accepts_per_minute", lim);
+    json_decref(lim); /* each use above took its own reference ("O") */
+    return out;
+}
+
 sluice_err cfg_ref_schema(json_t **out, sluice_error_t *err)
 {
     json_t *root = NULL, *props, *where, *s;
@@ -199,6 +227,8 @@ sluice_err cfg_ref_schema(json_t **out, sluice_error_t *err)
     if (!root)
         goto out;
     props = json_object_get(root, "properties");
+    if ((s = tenants_schema()) == NULL || json_object_set_new(props, "tenants", s) != 0)
+        goto out;
     for (i = 0; i < CFG_N_FIELDS; i++) {
         const field_t *f = &cfg_fields[i];
         if (!(where = parent_props(props, f->path, &leaf)) || !(s = or_null(kind_schema(f))) ||
