@@ -1,358 +1,25 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* table.c - every command and option of `sluice` (see table.h): the
- * source of the parser, `--help`, `sluice help`, the bash and zsh
- * completions and the man pages.
+/* table.c - every command of `sluice` (see table.h), with the options it
+ * takes (table_opts.c): the source of the parser, `--help`, `sluice help`,
+ * the bash and zsh completions and the man pages.
  *
  * Notes:
  * - Help lines are written for an 80-column terminal; the man pages fill
  *   them again.
- * - A new option is one cli_opt_t here, named in the `opts` of each command
- *   that takes it; the command's own options reach its cmd_<verb>.c through
- *   the parser's callback, the shared ones (store, output, service, site)
- *   are filled in by the parser itself (args.h).
+ * - A new option is one cli_opt_t in table_opts.c, named in the `opts` of
+ *   each command that takes it; the command's own options reach its
+ *   cmd_<verb>.c through the parser's callback, the shared ones (store,
+ *   output, service, site) are filled in by the parser itself (args.h).
  */
 #include <string.h>
 
 #include "cli.h"
 #include "table.h"
-
-/* ---- options ------------------------------------------------------------ */
-
-static const cli_opt_t o_output = {'o',
-                                   "output",
-                                   'o',
-                                   "FORMAT",
-                                   CLI_VAL_CHOICE,
-                                   "text json",
-                                   0,
-                                   0,
-                                   "text (default) or json (the API's field names)"};
-static const cli_opt_t o_log_level = {CLI_O_LOG_LEVEL,
-                                      "log-level",
-                                      0,
-                                      "LEVEL",
-                                      CLI_VAL_CHOICE,
-                                      "error warning notice info debug",
-                                      0,
-                                      0,
-                                      "log lines on stderr from LEVEL up (default:\n"
-                                      "$SLUICE_LOG_LEVEL, else log.level, else warning)"};
-static const cli_opt_t o_log_format = {CLI_O_LOG_FORMAT,
-                                       "log-format",
-                                       0,
-                                       "FORMAT",
-                                       CLI_VAL_CHOICE,
-                                       "text json journald",
-                                       0,
-                                       0,
-                                       "log line format (default: $SLUICE_LOG_FORMAT,\n"
-                                       "else log.format, else text)"};
-static const cli_opt_t o_state_dir = {CLI_O_STATE_DIR,
-                                      "state-dir",
-                                      0,
-                                      "DIR",
-                                      CLI_VAL_DIR,
-                                      NULL,
-                                      0,
-                                      0,
-                                      "the store (default: $SLUICE_STATE_DIR; else\n"
-                                      "/var/lib/sluice as root, else $XDG_STATE_HOME/sluice)"};
-static const cli_opt_t o_server = {CLI_O_SERVER,
-                                   "server",
-                                   0,
-                                   "URL|unix:PATH",
-                                   CLI_VAL_WORD,
-                                   NULL,
-                                   1,
-                                   0,
-                                   "the service (default: $SLUICE_SERVER; none: the\nlocal store)"};
-static const cli_opt_t o_token_file = {CLI_O_TOKEN_FILE,
-                                       "api-token-file",
-                                       0,
-                                       "FILE",
-                                       CLI_VAL_INFILE,
-                                       NULL,
-                                       1,
-                                       0,
-                                       "bearer token (default: $SLUICE_API_TOKEN_FILE)"};
-static const cli_opt_t o_api_ca = {CLI_O_API_CA,
-                                   "api-ca",
-                                   0,
-                                   "FILE",
-                                   CLI_VAL_INFILE,
-                                   NULL,
-                                   1,
-                                   0,
-                                   "CA bundle for https (default: $SLUICE_API_CA)"};
-static const cli_opt_t o_config = {CLI_O_CONFIG,
-                                   "config",
-                                   0,
-                                   "FILE",
-                                   CLI_VAL_INFILE,
-                                   NULL,
-                                   0,
-                                   0,
-                                   "site YAML (default: $SLUICE_CONFIG; none if unset)"};
-static const cli_opt_t o_set = {CLI_O_SET,
-                                "set",
-                                0,
-                                "KEY=VALUE",
-                                CLI_VAL_WORD,
-                                NULL,
-                                0,
-                                1,
-                                "override one dotted site key, such as\nrest.url=https://h:6820"};
-static const cli_opt_t o_study_runtime = {CLI_O_STUDY_RUNTIME,
-                                          "study-runtime",
-                                          0,
-                                          "FILE",
-                                          CLI_VAL_INFILE,
-                                          NULL,
-                                          0,
-                                          0,
-                                          "study runtime file (format_version 2)"};
-static const cli_opt_t o_heartbeat = {CLI_O_HEARTBEAT,
-                                      "heartbeat",
-                                      0,
-                                      "SECONDS",
-                                      CLI_VAL_WORD,
-                                      NULL,
-                                      0,
-                                      0,
-                                      "off a terminal, print the state every SECONDS\n"
-                                      "(default: $SLUICE_HEARTBEAT_S, else 300; 0: never)"};
-static const cli_opt_t o_wait = {CLI_O_WAIT,
-                                 "wait",
-                                 0,
-                                 NULL,
-                                 CLI_VAL_NONE,
-                                 NULL,
-                                 0,
-                                 0,
-                                 "supervise in this process until the launch ends\n"
-                                 "(with --server: follow it there)"};
-static const cli_opt_t o_api_version = {CLI_O_API_VERSION,
-                                        "api-version",
-                                        0,
-                                        "V",
-                                        CLI_VAL_WORD,
-                                        NULL,
-                                        0,
-                                        0,
-                                        "REST version of the body, v0.0.NN (default v0.0.38)"};
-static const cli_opt_t o_state = {CLI_O_STATE,
-                                  "state",
-                                  0,
-                                  "STATE",
-                                  CLI_VAL_WORD,
-                                  NULL,
-                                  0,
-                                  0,
-                                  "only launches in this state (RUNNING, DONE, ...)"};
-static const cli_opt_t o_site = {
-    CLI_O_SITE, "site", 0, "SITE", CLI_VAL_WORD, NULL, 0, 0, "only launches of this site"};
-static const cli_opt_t o_study = {
-    CLI_O_STUDY, "study", 0, "STUDY", CLI_VAL_WORD, NULL, 0, 0, "only launches of this study"};
-static const cli_opt_t o_cluster_filter = {
-    CLI_O_CLUSTER, "cluster", 0, "NAME", CLI_VAL_WORD, NULL, 0, 0, "only launches of this cluster"};
-static const cli_opt_t o_cluster = {CLI_O_CLUSTER,
-                                    "cluster",
-                                    0,
-                                    "NAME",
-                                    CLI_VAL_WORD,
-                                    NULL,
-                                    0,
-                                    0,
-                                    "cluster of a request naming none (first)"};
-static const cli_opt_t o_live = {CLI_O_LIVE,
-                                 "live",
-                                 0,
-                                 NULL,
-                                 CLI_VAL_NONE,
-                                 NULL,
-                                 0,
-                                 0,
-                                 "only launches that have not ended (local store only)"};
-static const cli_opt_t o_terminal = {CLI_O_TERMINAL,
-                                     "terminal",
-                                     0,
-                                     NULL,
-                                     CLI_VAL_NONE,
-                                     NULL,
-                                     0,
-                                     0,
-                                     "only launches that have ended (local store only)"};
-static const cli_opt_t o_limit = {CLI_O_LIMIT,
-                                  "limit",
-                                  0,
-                                  "N",
-                                  CLI_VAL_WORD,
-                                  NULL,
-                                  0,
-                                  0,
-                                  "at most N per page (1-1000, default 100)"};
-static const cli_opt_t o_cursor = {CLI_O_CURSOR,
-                                   "cursor",
-                                   0,
-                                   "CURSOR",
-                                   CLI_VAL_WORD,
-                                   NULL,
-                                   0,
-                                   0,
-                                   "the next page: the cursor the previous page printed"};
-static const cli_opt_t o_stderr = {CLI_O_STDERR,
-                                   "stderr",
-                                   0,
-                                   NULL,
-                                   CLI_VAL_NONE,
-                                   NULL,
-                                   0,
-                                   0,
-                                   "the job's standard error instead of its output"};
-static const cli_opt_t o_follow = {'f',
-                                   "follow",
-                                   'f',
-                                   NULL,
-                                   CLI_VAL_NONE,
-                                   NULL,
-                                   0,
-                                   0,
-                                   "print new output as it comes, until the launch ends"};
-static const cli_opt_t o_listen = {
-    CLI_O_LISTEN,
-    "listen",
-    0,
-    "ADDR:PORT",
-    CLI_VAL_WORD,
-    NULL,
-    0,
-    0,
-    "address to listen on; without TLS only loopback\n(127.0.0.1, [::1])"};
-static const cli_opt_t o_tokens = {
-    CLI_O_TOKENS,
-    "tokens",
-    0,
-    "FILE",
-    CLI_VAL_INFILE,
-    NULL,
-    0,
-    0,
-    "0600 file of bearer tokens, one\n`<caller-name> <token> [admin]` a line"};
-static const cli_opt_t o_tls_cert = {CLI_O_TLS_CERT,
-                                     "tls-cert",
-                                     0,
-                                     "FILE",
-                                     CLI_VAL_INFILE,
-                                     NULL,
-                                     0,
-                                     0,
-                                     "PEM certificate (chain): serve HTTPS on --listen"};
-static const cli_opt_t o_tls_key = {CLI_O_TLS_KEY,
-                                    "tls-key",
-                                    0,
-                                    "FILE",
-                                    CLI_VAL_INFILE,
-                                    NULL,
-                                    0,
-                                    0,
-                                    "PEM key of --tls-cert, not readable by others"};
-static const cli_opt_t o_socket = {
-    CLI_O_SOCKET,
-    "socket",
-    0,
-    "PATH",
-    CLI_VAL_OUTFILE,
-    NULL,
-    0,
-    0,
-    "also (or only) serve on a Unix socket (mode:\nserver.socket_mode, 0660)"};
-static const cli_opt_t o_socket_group = {
-    CLI_O_SOCKET_GROUP,
-    "socket-group",
-    0,
-    "GROUP",
-    CLI_VAL_WORD,
-    NULL,
-    0,
-    0,
-    "group of the socket (its members may use the API\nwithout a token)"};
-static const cli_opt_t o_probe_job = {CLI_O_PROBE_JOB,
-                                      "probe-job",
-                                      0,
-                                      NULL,
-                                      CLI_VAL_NONE,
-                                      NULL,
-                                      0,
-                                      0,
-                                      "submit the probe job (uses the cluster)"};
-static const cli_opt_t o_probe_timeout = {
-    CLI_O_PROBE_TIMEOUT,
-    "probe-timeout",
-    0,
-    "SECONDS",
-    CLI_VAL_WORD,
-    NULL,
-    0,
-    0,
-    "wait at most this long for it (default 60,\n1-3600); then it is cancelled"};
-static const cli_opt_t o_ready = {CLI_O_READY,
-                                  "ready",
-                                  0,
-                                  NULL,
-                                  CLI_VAL_NONE,
-                                  NULL,
-                                  0,
-                                  0,
-                                  "probe /v1/readyz instead of /v1/healthz"};
-static const cli_opt_t o_timeout = {CLI_O_TIMEOUT,
-                                    "timeout",
-                                    0,
-                                    "SECONDS",
-                                    CLI_VAL_WORD,
-                                    NULL,
-                                    0,
-                                    0,
-                                    "give up after this long (default 5, 1-300)"};
-static const cli_opt_t o_key = {CLI_O_KEY,
-                                "key",
-                                0,
-                                "FILE",
-                                CLI_VAL_INFILE,
-                                NULL,
-                                0,
-                                0,
-                                "HS256: the key file (Slurm's jwt_hs256.key);\nRS256: a PEM key"};
-static const cli_opt_t o_user = {
-    CLI_O_USER, "user", 0, "USER", CLI_VAL_WORD, NULL, 0, 0, "the Slurm user the token names"};
-static const cli_opt_t o_lifespan = {CLI_O_LIFESPAN,
-                                     "lifespan",
-                                     0,
-                                     "SECONDS",
-                                     CLI_VAL_WORD,
-                                     NULL,
-                                     0,
-                                     0,
-                                     "how long the token is valid (default 1800)"};
-static const cli_opt_t o_alg = {CLI_O_ALG,
-                                "alg",
-                                0,
-                                "ALG",
-                                CLI_VAL_CHOICE,
-                                "HS256 RS256",
-                                0,
-                                0,
-                                "HS256 or RS256 (check: default from the key)"};
-static const cli_opt_t o_kid = {
-    CLI_O_KID, "kid", 0, "KID", CLI_VAL_WORD, NULL, 0, 0, "key id for the token's header"};
-
-#define SERVICE_OPTS &o_server, &o_token_file, &o_api_ca
-#define SITE_OPTS &o_config, &o_set
-/* Every command takes these. */
-#define LOG_OPTS &o_log_level, &o_log_format
+#include "table_opts.h"
 
 /* ---- commands ----------------------------------------------------------- */
 
-static const cli_opt_t *const version_opts[] = {&o_output, LOG_OPTS, NULL};
+static const cli_opt_t *const version_opts[] = {&cli_opt_output, LOG_OPTS, NULL};
 static const cli_spec_t c_version = {
     "version",
     "print the version of sluice and its library",
@@ -370,7 +37,7 @@ static const cli_spec_t c_version = {
     cmd_version,
     0};
 
-static const cli_opt_t *const config_show_opts[] = {SITE_OPTS, &o_output, LOG_OPTS, NULL};
+static const cli_opt_t *const config_show_opts[] = {SITE_OPTS, &cli_opt_output, LOG_OPTS, NULL};
 static const cli_spec_t c_config_show = {
     "config show",
     "show the effective site configuration and where each value came from",
@@ -391,16 +58,7 @@ static const cli_spec_t c_config_show = {
     NULL,
     cmd_config_show,
     0};
-static const cli_opt_t o_ref_format = {CLI_O_FORMAT,
-                                       "format",
-                                       0,
-                                       "FORMAT",
-                                       CLI_VAL_CHOICE,
-                                       "markdown json-schema",
-                                       0,
-                                       0,
-                                       "markdown (default) or json-schema"};
-static const cli_opt_t *const config_reference_opts[] = {&o_ref_format, LOG_OPTS, NULL};
+static const cli_opt_t *const config_reference_opts[] = {&cli_opt_ref_format, LOG_OPTS, NULL};
 static const cli_spec_t c_config_reference = {
     "config reference",
     "print the reference of every site key, made from the field table",
@@ -436,8 +94,9 @@ static const cli_spec_t c_config = {
     NULL,
     0};
 
-static const cli_opt_t *const token_mint_opts[] = {&o_key, &o_user,   &o_lifespan, &o_alg,
-                                                   &o_kid, &o_output, LOG_OPTS,    NULL};
+static const cli_opt_t *const token_mint_opts[] = {&cli_opt_key, &cli_opt_user, &cli_opt_lifespan,
+                                                   &cli_opt_alg, &cli_opt_kid,  &cli_opt_output,
+                                                   LOG_OPTS,     NULL};
 static const cli_spec_t c_token_mint = {
     "token mint",
     "sign a Slurm JWT with a key file and print it",
@@ -455,7 +114,7 @@ static const cli_spec_t c_token_mint = {
     NULL,
     cmd_token_mint,
     0};
-static const cli_opt_t *const token_show_opts[] = {&o_output, LOG_OPTS, NULL};
+static const cli_opt_t *const token_show_opts[] = {&cli_opt_output, LOG_OPTS, NULL};
 static const cli_spec_t c_token_show = {
     "token show",
     "print a token's header and claims (never its signature)",
@@ -473,7 +132,8 @@ static const cli_spec_t c_token_show = {
     NULL,
     cmd_token_show,
     0};
-static const cli_opt_t *const token_check_opts[] = {&o_key, &o_alg, &o_output, LOG_OPTS, NULL};
+static const cli_opt_t *const token_check_opts[] = {&cli_opt_key, &cli_opt_alg, &cli_opt_output,
+                                                    LOG_OPTS, NULL};
 static const cli_spec_t c_token_check = {
     "token check",
     "verify a token's signature and expiry with a key",
@@ -511,8 +171,8 @@ static const cli_spec_t c_token = {"token",
                                    0};
 
 static const cli_opt_t *const launch_opts[] = {
-    &o_wait,      &o_heartbeat, &o_cluster,   SITE_OPTS, &o_study_runtime,
-    &o_state_dir, &o_output,    SERVICE_OPTS, LOG_OPTS,  NULL};
+    &cli_opt_wait,      &cli_opt_heartbeat, &cli_opt_cluster, SITE_OPTS, &cli_opt_study_runtime,
+    &cli_opt_state_dir, &cli_opt_output,    SERVICE_OPTS,     LOG_OPTS,  NULL};
 static const cli_spec_t c_launch = {
     "launch",
     "submit a launch request and supervise it to the end (--wait)",
@@ -548,7 +208,8 @@ static const cli_spec_t c_launch = {
     0};
 
 static const cli_opt_t *const render_opts[] = {
-    &o_cluster, SITE_OPTS, &o_study_runtime, &o_api_version, &o_output, LOG_OPTS, NULL};
+    &cli_opt_cluster, SITE_OPTS, &cli_opt_study_runtime, &cli_opt_api_version, &cli_opt_output,
+    LOG_OPTS,         NULL};
 static const cli_spec_t c_render = {
     "render",
     "print the batch script and REST body of a launch request",
@@ -570,8 +231,8 @@ static const cli_spec_t c_render = {
     cmd_render,
     0};
 
-static const cli_opt_t *const status_opts[] = {&o_state_dir, &o_output, SERVICE_OPTS, LOG_OPTS,
-                                               NULL};
+static const cli_opt_t *const status_opts[] = {&cli_opt_state_dir, &cli_opt_output, SERVICE_OPTS,
+                                               LOG_OPTS, NULL};
 static const cli_spec_t c_status = {
     "status",
     "show one launch, its Slurm jobs and its event log",
@@ -590,9 +251,19 @@ static const cli_spec_t c_status = {
     cmd_status,
     0};
 
-static const cli_opt_t *const ls_opts[] = {
-    &o_state,  &o_site,   &o_study,     &o_cluster_filter, &o_live,  &o_terminal, &o_limit,
-    &o_cursor, &o_output, &o_state_dir, SERVICE_OPTS,      LOG_OPTS, NULL};
+static const cli_opt_t *const ls_opts[] = {&cli_opt_state,
+                                           &cli_opt_site,
+                                           &cli_opt_study,
+                                           &cli_opt_cluster_filter,
+                                           &cli_opt_live,
+                                           &cli_opt_terminal,
+                                           &cli_opt_limit,
+                                           &cli_opt_cursor,
+                                           &cli_opt_output,
+                                           &cli_opt_state_dir,
+                                           SERVICE_OPTS,
+                                           LOG_OPTS,
+                                           NULL};
 static const cli_spec_t c_ls = {
     "ls",
     "list launches in the store",
@@ -613,8 +284,8 @@ static const cli_spec_t c_ls = {
     cmd_ls,
     0};
 
-static const cli_opt_t *const logs_opts[] = {&o_follow,    &o_stderr, &o_state_dir,
-                                             SERVICE_OPTS, LOG_OPTS,  NULL};
+static const cli_opt_t *const logs_opts[] = {&cli_opt_follow, &cli_opt_stderr, &cli_opt_state_dir,
+                                             SERVICE_OPTS,    LOG_OPTS,        NULL};
 static const cli_spec_t c_logs = {
     "logs",
     "print (or follow with -f) a launch's job output",
@@ -633,8 +304,8 @@ static const cli_spec_t c_logs = {
     cmd_logs,
     0};
 
-static const cli_opt_t *const cancel_opts[] = {&o_state_dir, &o_output, SERVICE_OPTS, LOG_OPTS,
-                                               NULL};
+static const cli_opt_t *const cancel_opts[] = {&cli_opt_state_dir, &cli_opt_output, SERVICE_OPTS,
+                                               LOG_OPTS, NULL};
 static const cli_spec_t c_cancel = {
     "cancel",
     "ask the supervisor to cancel a launch",
@@ -656,9 +327,17 @@ static const cli_spec_t c_cancel = {
     cmd_cancel,
     0};
 
-static const cli_opt_t *const serve_opts[] = {
-    &o_listen, &o_tokens,        &o_tls_cert,  &o_tls_key, &o_socket, &o_socket_group,
-    SITE_OPTS, &o_study_runtime, &o_state_dir, LOG_OPTS,   NULL};
+static const cli_opt_t *const serve_opts[] = {&cli_opt_listen,
+                                              &cli_opt_tokens,
+                                              &cli_opt_tls_cert,
+                                              &cli_opt_tls_key,
+                                              &cli_opt_socket,
+                                              &cli_opt_socket_group,
+                                              SITE_OPTS,
+                                              &cli_opt_study_runtime,
+                                              &cli_opt_state_dir,
+                                              LOG_OPTS,
+                                              NULL};
 static const cli_spec_t c_serve = {
     "serve",
     "supervise launches and serve the HTTP API (/v1)",
@@ -682,8 +361,8 @@ static const cli_spec_t c_serve = {
     cmd_serve,
     0};
 
-static const cli_opt_t *const check_opts[] = {SITE_OPTS,        &o_output, &o_probe_job,
-                                              &o_probe_timeout, LOG_OPTS,  NULL};
+static const cli_opt_t *const check_opts[] = {
+    SITE_OPTS, &cli_opt_output, &cli_opt_probe_job, &cli_opt_probe_timeout, LOG_OPTS, NULL};
 static const cli_spec_t c_check = {
     "check",
     "preflight the site configuration against the cluster",
@@ -711,8 +390,8 @@ static const cli_spec_t c_check = {
     cmd_check,
     0};
 
-static const cli_opt_t *const probe_opts[] = {&o_ready,     &o_timeout, &o_output,
-                                              SERVICE_OPTS, LOG_OPTS,   NULL};
+static const cli_opt_t *const probe_opts[] = {&cli_opt_ready, &cli_opt_timeout, &cli_opt_output,
+                                              SERVICE_OPTS,   LOG_OPTS,         NULL};
 static const cli_spec_t c_probe = {
     "probe",
     "ask a running service whether it is alive or ready (exit 0/69)",
