@@ -451,11 +451,17 @@ const cli_spec_t *const cli_commands[] = {&c_version, &c_config, &c_token, &c_la
                                           &c_status,  &c_ls,     &c_logs,  &c_cancel, &c_serve,
                                           &c_check,   &c_probe,  &c_help,  &c_gendoc, NULL};
 
+const char *cli_leaf(const cli_spec_t *c)
+{
+    const char *sp = strrchr(c->name, ' ');
+
+    return sp ? sp + 1 : c->name;
+}
+
 const cli_spec_t *cli_find(char *const *words, int n, int *used)
 {
     const cli_spec_t *const *list = cli_commands;
     const cli_spec_t *found = NULL;
-    const char *leaf;
     int k = 0;
 
     *used = 0;
@@ -463,10 +469,7 @@ const cli_spec_t *cli_find(char *const *words, int n, int *used)
         const cli_spec_t *next = NULL;
 
         for (size_t i = 0; list[i] != NULL && next == NULL; i++) {
-            /* the last word of the entry's name */
-            leaf = strrchr(list[i]->name, ' ');
-            leaf = leaf ? leaf + 1 : list[i]->name;
-            if (strcmp(leaf, words[k]) == 0)
+            if (strcmp(cli_leaf(list[i]), words[k]) == 0)
                 next = list[i];
         }
         if (next == NULL)

@@ -104,6 +104,9 @@ struct cli_spec {
 /* Every top-level command, NULL-terminated, in the order of the help. */
 extern const cli_spec_t *const cli_commands[];
 
+/* The last word of an entry's name: "mint" for "token mint". */
+const char *cli_leaf(const cli_spec_t *c);
+
 /* The entry named by words[0] (and words[1] for a subcommand): the deepest
  * one that matches, *used set to how many words it took (0: none). */
 const cli_spec_t *cli_find(char *const *words, int n, int *used);
