@@ -19,6 +19,7 @@
 
 #include "args.h"
 #include "base/suggest.h"
+#include "base/syntax.h"
 #include "cli.h"
 
 #define MAX_OPTS 48
@@ -157,6 +158,44 @@ int cli_check_input(const cli_spec_t *spec, const char *what, const char *path)
         return CLI_EX_OK;
     fprintf(stderr, "sluice %s: %s %s: %s\n", spec->name, what, path, strerror(errno));
     return errno == EACCES ? CLI_EX_NOPERM : CLI_EX_NOINPUT;
+}
+
+/* "90s", "5m", "2h", "1d" when `s` is a whole number of that unit. */
+static void span_text(long s, char *buf, size_t size)
+{
+    if (s >= 86400 && s % 86400 == 0)
+        snprintf(buf, size, "%ldd", s / 86400);
+    else if (s >= 3600 && s % 3600 == 0)
+        snprintf(buf, size, "%ldh", s / 3600);
+    else if (s >= 60 && s % 60 == 0)
+        snprintf(buf, size, "%ldm", s / 60);
+    else
+        snprintf(buf, size, "%lds", s);
+}
+
+int cli_duration(
+    const char *cmd, const char *what, const char *text, long min, long max, long *seconds)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    char lo[32], hi[32], got[32];
+    long v = 0;
+
+    /* the parser's message starts with `what`: "--timeout: expected a
+     * duration: ..." */
+    if (syntax_duration(&v, text, what, &err) != SLUICE_OK) {
+        fprintf(stderr, "sluice %s: %s; got '%s'\n", cmd, err.text, text);
+        return CLI_EX_USAGE;
+    }
+    if (v < min || v > max) {
+        span_text(min, lo, sizeof(lo));
+        span_text(max, hi, sizeof(hi));
+        span_text(v, got, sizeof(got));
+        fprintf(stderr, "sluice %s: %s: expected a duration from %s to %s; got '%s' (%s)\n", cmd,
+                what, lo, hi, text, got);
+        return CLI_EX_USAGE;
+    }
+    *seconds = v;
+    return CLI_EX_OK;
 }
 
 /* ---- parsing ------------------------------------------------------------- */

@@ -74,6 +74,16 @@ int cli_usage_error(const cli_spec_t *spec, const char *fmt, ...)
  * what follows every usage error instead of the whole help. */
 void cli_usage_hint(const cli_spec_t *spec);
 
+/* A time span given by `what` (a flag, "--timeout", or a variable,
+ * "SLUICE_HEARTBEAT_S") in the site file's duration syntax, parsed by the
+ * one parser of it (base/syntax.h, syntax_duration()): a bare number is
+ * seconds ("90"), or a number with s, m, h or d ("30s", "5m", "2h", "1d").
+ * It must lie from `min` to `max` seconds.  Returns 0 with *seconds set;
+ * otherwise prints "sluice <cmd>: <what>: <reason>; got '<text>'" to
+ * stderr and returns CLI_EX_USAGE (the caller adds the hint, if any). */
+int cli_duration(
+    const char *cmd, const char *what, const char *text, long min, long max, long *seconds);
+
 /* 0 when `path` exists; otherwise prints "sluice <command>: <what> <path>:
  * <reason>" and returns 66 (it does not exist) or 77 (a directory on its
  * way may not be searched).  "-" (standard input) always exists. */

@@ -404,19 +404,11 @@ typedef struct {
 static int check_option(int id, const char *v, void *arg)
 {
     check_opts_t *c = arg;
-    char *end = NULL;
 
     if (id == CLI_O_PROBE_JOB) {
         c->probe = true;
     } else if (id == CLI_O_PROBE_TIMEOUT) {
-        c->probe_timeout = strtol(v, &end, 10);
-        if (end == v || *end != '\0' || c->probe_timeout < 1 || c->probe_timeout > 3600) {
-            fprintf(stderr,
-                    "sluice check: --probe-timeout expects seconds from 1 to 3600, not "
-                    "'%s'\n",
-                    v);
-            return CLI_EX_USAGE;
-        }
+        return cli_duration("check", "--probe-timeout", v, 1, 3600, &c->probe_timeout);
     } else {
         return CLI_EX_SOFTWARE;
     }

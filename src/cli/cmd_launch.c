@@ -27,7 +27,6 @@
  *   final line (state, result, reason) from the store, as a live one gets
  *   it from its last transition, and the same exit code.
  */
-#include <errno.h>
 #include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
@@ -221,22 +220,21 @@ out:
     return rc;
 }
 
-/* --heartbeat or $SLUICE_HEARTBEAT_S: whole seconds, 0 for never. */
-static int heartbeat_of(const char *text, double *out)
+/* --heartbeat or $SLUICE_HEARTBEAT_S (`what`): a duration from 0 (never)
+ * to a day, a bare number in seconds; unset or empty: the default.  0, or
+ * CLI_EX_USAGE after saying why. */
+static int heartbeat_of(const char *what, const char *text, double *out)
 {
-    char *end = NULL;
-    long v;
+    long v = 0;
 
     if (text == NULL || text[0] == '\0') {
         *out = CLI_PROGRESS_HEARTBEAT_S;
-        return 0;
+        return CLI_EX_OK;
     }
-    errno = 0;
-    v = strtol(text, &end, 10);
-    if (errno != 0 || end == text || *end != '\0' || v < 0 || v > 86400)
-        return -1;
+    if (cli_duration("launch", what, text, 0, 86400, &v) != CLI_EX_OK)
+        return CLI_EX_USAGE;
     *out = (double)v;
-    return 0;
+    return CLI_EX_OK;
 }
 
 /* What the loop of `launch --wait` looks at before each step. */
@@ -329,17 +327,15 @@ int cmd_launch(const cli_spec_t *spec, int argc, char **argv)
     if (!cli_parse(spec, argc, argv, &a, launch_option, &pc, &rc))
         return rc;
     pc.json = a.json;
-    if (pc.heartbeat_text != NULL && heartbeat_of(pc.heartbeat_text, &pc.heartbeat_s) != 0)
-        return cli_usage_error(spec,
-                               "option '--heartbeat' expects whole seconds from 0 to 86400; "
-                               "got '%s'",
-                               pc.heartbeat_text);
-    if (pc.heartbeat_text == NULL &&
-        heartbeat_of(getenv("SLUICE_HEARTBEAT_S"), &pc.heartbeat_s) != 0) {
-        fprintf(stderr, "sluice launch: SLUICE_HEARTBEAT_S: expected whole seconds from 0 to "
-                        "86400\n");
+    if (pc.heartbeat_text != NULL &&
+        heartbeat_of("--heartbeat", pc.heartbeat_text, &pc.heartbeat_s) != CLI_EX_OK) {
+        cli_usage_hint(spec);
         return CLI_EX_USAGE;
     }
+    if (pc.heartbeat_text == NULL &&
+        heartbeat_of("SLUICE_HEARTBEAT_S", getenv("SLUICE_HEARTBEAT_S"), &pc.heartbeat_s) !=
+            CLI_EX_OK)
+        return CLI_EX_USAGE;
     a.site.request_path = a.operands[0];
     if (cli_remote_wanted(&a.remote)) {
         if (a.site.config_path || a.site.n_sets || a.site.study_path || a.state_dir)

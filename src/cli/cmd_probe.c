@@ -32,16 +32,11 @@ typedef struct {
 static int probe_option(int id, const char *v, void *arg)
 {
     probe_opts_t *po = arg;
-    char *end = NULL;
 
     if (id == CLI_O_READY) {
         po->path = "/v1/readyz";
     } else if (id == CLI_O_TIMEOUT) {
-        po->timeout_s = strtol(v, &end, 10);
-        if (end == v || *end != '\0' || po->timeout_s < 1 || po->timeout_s > 300) {
-            fprintf(stderr, "sluice probe: --timeout: expected 1 to 300 seconds, got '%s'\n", v);
-            return CLI_EX_USAGE;
-        }
+        return cli_duration("probe", "--timeout", v, 1, 300, &po->timeout_s);
     } else {
         return CLI_EX_SOFTWARE;
     }

@@ -27,6 +27,9 @@
 #include "print.h"
 
 #define MAX_STDIN_TOKEN (64 * 1024)
+/* --lifespan at most ten years: far past any use, short of an overflow of
+ * iat + lifespan. */
+#define CLI_LIFESPAN_MAX_S (3650L * 86400)
 
 typedef struct {
     const char *key_path, *user, *kid;
@@ -37,7 +40,6 @@ typedef struct {
 static int token_option(int id, const char *v, void *arg)
 {
     token_opts_t *t = arg;
-    char *end = NULL;
 
     switch (id) {
     case CLI_O_KEY:
@@ -53,15 +55,7 @@ static int token_option(int id, const char *v, void *arg)
         t->alg = strcmp(v, "RS256") == 0 ? SLUICE_JWT_RS256 : SLUICE_JWT_HS256;
         break;
     case CLI_O_LIFESPAN:
-        t->lifespan = strtol(v, &end, 10);
-        if (end == v || *end != '\0' || t->lifespan <= 0) {
-            fprintf(stderr,
-                    "sluice token mint: --lifespan: expected a positive number of "
-                    "seconds, got '%s'\n",
-                    v);
-            return CLI_EX_USAGE;
-        }
-        break;
+        return cli_duration("token mint", "--lifespan", v, 1, CLI_LIFESPAN_MAX_S, &t->lifespan);
     default:
         return CLI_EX_SOFTWARE;
     }

@@ -148,6 +148,7 @@ void gendoc_bash(FILE *f, const cli_spec_t *const *cmds)
     bash_value_case(f, &s, CLI_VAL_OUTFILE, "COMPREPLY=($(compgen -f -- \"$cur\"))");
     bash_value_case(f, &s, CLI_VAL_DIR, "COMPREPLY=($(compgen -d -- \"$cur\"))");
     bash_value_case(f, &s, CLI_VAL_WORD, ":");
+    bash_value_case(f, &s, CLI_VAL_DURATION, ":");
     fprintf(f, "    esac\n"
                "    if [[ $cur == -* ]]; then\n"
                "        COMPREPLY=($(compgen -W \"$(_sluice_options \"$cmd\")\" -- \"$cur\"))\n"

@@ -100,7 +100,7 @@ static const cli_opt_t *const token_mint_opts[] = {&cli_opt_key, &cli_opt_user, 
 static const cli_spec_t c_token_mint = {
     "token mint",
     "sign a Slurm JWT with a key file and print it",
-    {"--key FILE --user USER [--lifespan SECONDS]\n"
+    {"--key FILE --user USER [--lifespan DURATION]\n"
      "[--alg HS256|RS256] [--kid KID] [-o text|json]"},
     "Sign a token with an HS256 key file (Slurm's jwt_hs256.key) or an RS256\n"
     "private key (PEM) and print it.  With -o json: the token, its header and\n"
@@ -155,7 +155,7 @@ static const cli_spec_t c_token_check = {
 static const cli_spec_t *const token_subs[] = {&c_token_mint, &c_token_show, &c_token_check, NULL};
 static const cli_spec_t c_token = {"token",
                                    "mint, show and check Slurm JWTs",
-                                   {"mint --key FILE --user USER [--lifespan SECONDS]",
+                                   {"mint --key FILE --user USER [--lifespan DURATION]",
                                     "show [-o text|json] [FILE|-]",
                                     "check --key FILE [--alg HS256|RS256] [FILE|-]"},
                                    "Mint, inspect and verify Slurm JWTs.  No subcommand prints "
@@ -367,7 +367,7 @@ static const cli_spec_t c_check = {
     "check",
     "preflight the site configuration against the cluster",
     {"[--config FILE] [--set KEY=VALUE ...] [-o text|json]\n"
-     "[--probe-job [--probe-timeout SECONDS]]"},
+     "[--probe-job [--probe-timeout DURATION]]"},
     "Check the site configuration against the cluster through slurmrestd:\n"
     "the Slurm user it acts as (rest.user, or the token's own), reachability,\n"
     "TLS, the negotiated API version and Slurm release, a token that\n"
@@ -396,7 +396,7 @@ static const cli_spec_t c_probe = {
     "probe",
     "ask a running service whether it is alive or ready (exit 0/69)",
     {"[--ready] [--server URL|unix:PATH] [--api-token-file FILE]\n"
-     "[--api-ca FILE] [--timeout SECONDS] [-o text|json]"},
+     "[--api-ca FILE] [--timeout DURATION] [-o text|json]"},
     "Exit 0 when a running `sluice serve` answers GET /v1/healthz (or /v1/readyz\n"
     "with --ready) with 200; 69 otherwise.  For container health checks and\n"
     "Kubernetes exec probes, whose images carry no curl.  Over the Unix socket\n"

@@ -26,6 +26,7 @@ typedef enum {
     CLI_VAL_DIR,      /* a directory */
     CLI_VAL_CHOICE,   /* one of `choices` */
     CLI_VAL_COMMAND,  /* a command name (`sluice help`) */
+    CLI_VAL_DURATION, /* a time span, the site file's syntax (args.h cli_duration()) */
 } cli_val_kind;
 
 /* getopt_long's value of the options without a short letter. */

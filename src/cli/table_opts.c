@@ -107,13 +107,14 @@ const cli_opt_t cli_opt_study_runtime = {CLI_O_STUDY_RUNTIME,
 const cli_opt_t cli_opt_heartbeat = {CLI_O_HEARTBEAT,
                                      "heartbeat",
                                      0,
-                                     "SECONDS",
-                                     CLI_VAL_WORD,
+                                     "DURATION",
+                                     CLI_VAL_DURATION,
                                      NULL,
                                      0,
                                      0,
-                                     "off a terminal, print the state every SECONDS\n"
-                                     "(default: $SLUICE_HEARTBEAT_S, else 300; 0: never)"};
+                                     "off a terminal, print the state every DURATION\n"
+                                     "(90, 30s, 5m; a bare number is seconds; default:\n"
+                                     "$SLUICE_HEARTBEAT_S, else 5m; 0: never)"};
 const cli_opt_t cli_opt_wait = {CLI_O_WAIT,
                                 "wait",
                                 0,
@@ -278,16 +279,16 @@ const cli_opt_t cli_opt_probe_job = {CLI_O_PROBE_JOB,
                                      0,
                                      0,
                                      "submit the probe job (uses the cluster)"};
-const cli_opt_t cli_opt_probe_timeout = {
-    CLI_O_PROBE_TIMEOUT,
-    "probe-timeout",
-    0,
-    "SECONDS",
-    CLI_VAL_WORD,
-    NULL,
-    0,
-    0,
-    "wait at most this long for it (default 60,\n1-3600); then it is cancelled"};
+const cli_opt_t cli_opt_probe_timeout = {CLI_O_PROBE_TIMEOUT,
+                                         "probe-timeout",
+                                         0,
+                                         "DURATION",
+                                         CLI_VAL_DURATION,
+                                         NULL,
+                                         0,
+                                         0,
+                                         "wait at most this long for it (90, 2m; a bare\nnumber is "
+                                         "seconds; default 60, 1s to 1h); then\nit is cancelled"};
 const cli_opt_t cli_opt_ready = {CLI_O_READY,
                                  "ready",
                                  0,
@@ -297,15 +298,16 @@ const cli_opt_t cli_opt_ready = {CLI_O_READY,
                                  0,
                                  0,
                                  "probe /v1/readyz instead of /v1/healthz"};
-const cli_opt_t cli_opt_timeout = {CLI_O_TIMEOUT,
-                                   "timeout",
-                                   0,
-                                   "SECONDS",
-                                   CLI_VAL_WORD,
-                                   NULL,
-                                   0,
-                                   0,
-                                   "give up after this long (default 5, 1-300)"};
+const cli_opt_t cli_opt_timeout = {
+    CLI_O_TIMEOUT,
+    "timeout",
+    0,
+    "DURATION",
+    CLI_VAL_DURATION,
+    NULL,
+    0,
+    0,
+    "give up after this long (10s, 1m; a bare number\nis seconds; default 5, 1s to 5m)"};
 const cli_opt_t cli_opt_key = {CLI_O_KEY,
                                "key",
                                0,
@@ -317,15 +319,16 @@ const cli_opt_t cli_opt_key = {CLI_O_KEY,
                                "HS256: the key file (Slurm's jwt_hs256.key);\nRS256: a PEM key"};
 const cli_opt_t cli_opt_user = {
     CLI_O_USER, "user", 0, "USER", CLI_VAL_WORD, NULL, 0, 0, "the Slurm user the token names"};
-const cli_opt_t cli_opt_lifespan = {CLI_O_LIFESPAN,
-                                    "lifespan",
-                                    0,
-                                    "SECONDS",
-                                    CLI_VAL_WORD,
-                                    NULL,
-                                    0,
-                                    0,
-                                    "how long the token is valid (default 1800)"};
+const cli_opt_t cli_opt_lifespan = {
+    CLI_O_LIFESPAN,
+    "lifespan",
+    0,
+    "DURATION",
+    CLI_VAL_DURATION,
+    NULL,
+    0,
+    0,
+    "how long the token is valid (30m, 2h, 1d; a bare\nnumber is seconds; default 1800)"};
 const cli_opt_t cli_opt_alg = {CLI_O_ALG,
                                "alg",
                                0,
