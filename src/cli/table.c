@@ -257,6 +257,8 @@ static const cli_opt_t *const ls_opts[] = {&cli_opt_state,
                                            &cli_opt_cluster_filter,
                                            &cli_opt_live,
                                            &cli_opt_terminal,
+                                           &cli_opt_sort,
+                                           &cli_opt_reverse,
                                            &cli_opt_limit,
                                            &cli_opt_cursor,
                                            &cli_opt_output,
@@ -266,13 +268,20 @@ static const cli_opt_t *const ls_opts[] = {&cli_opt_state,
                                            NULL};
 static const cli_spec_t c_ls = {
     "ls",
-    "list launches in the store",
+    "list launches in the store, newest first",
     {"[--state-dir DIR | --server URL] [-o text|json]\n"
      "[--state STATE] [--site SITE] [--study STUDY] [--cluster NAME]\n"
-     "[--live|--terminal] [--limit N] [--cursor CURSOR]"},
-    "List launches, oldest first, one page at a time.  With -o json: the page of\n"
-    "GET /v1/launches (`items`, `next_cursor`).  --live and --terminal have no\n"
-    "API parameter: use --state with --server.",
+     "[--live|--terminal] [--sort created|updated|state|id] [-r]\n"
+     "[--limit N] [--cursor CURSOR]"},
+    "List launches, newest first (--sort and --reverse choose another order),\n"
+    "at most --limit of them.  With -o json: the object of GET /v1/launches\n"
+    "(`items`, `next_cursor`).  --live and --terminal have no API parameter:\n"
+    "use --state with --server.\n"
+    "\n"
+    "Neither the store nor the API sorts: ls reads every launch that matches\n"
+    "the filters (locally or from the service) and sorts them itself.\n"
+    "--sort created --reverse is the store's own order, oldest first: then ls\n"
+    "reads one page and prints the cursor of the next, which --cursor takes.",
     ls_opts,
     NULL,
     CLI_VAL_NONE,

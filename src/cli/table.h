@@ -68,6 +68,7 @@ enum {
     CLI_O_LOG_FORMAT,
     CLI_O_CLUSTER,
     CLI_O_FORMAT,
+    CLI_O_SORT,
 };
 
 typedef struct {

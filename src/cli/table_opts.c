@@ -184,16 +184,38 @@ const cli_opt_t cli_opt_limit = {CLI_O_LIMIT,
                                  NULL,
                                  0,
                                  0,
-                                 "at most N per page (1-1000, default 100)"};
-const cli_opt_t cli_opt_cursor = {CLI_O_CURSOR,
-                                  "cursor",
-                                  0,
-                                  "CURSOR",
-                                  CLI_VAL_WORD,
-                                  NULL,
-                                  0,
-                                  0,
-                                  "the next page: the cursor the previous page printed"};
+                                 "print at most N (1-1000, default 100)"};
+const cli_opt_t cli_opt_cursor = {
+    CLI_O_CURSOR,
+    "cursor",
+    0,
+    "CURSOR",
+    CLI_VAL_WORD,
+    NULL,
+    0,
+    0,
+    "the next page: the cursor the previous page printed\n(with --sort created --reverse only)"};
+const cli_opt_t cli_opt_sort = {CLI_O_SORT,
+                                "sort",
+                                0,
+                                "FIELD",
+                                CLI_VAL_CHOICE,
+                                "created updated state id",
+                                0,
+                                0,
+                                "order by FIELD: created (the default) and updated\n"
+                                "newest first, state in the state machine's order,\n"
+                                "id A to Z; ties newest first"};
+const cli_opt_t cli_opt_reverse = {'r',
+                                   "reverse",
+                                   'r',
+                                   NULL,
+                                   CLI_VAL_NONE,
+                                   NULL,
+                                   0,
+                                   0,
+                                   "the other way round (--sort created --reverse:\n"
+                                   "oldest first, the store's own order, in pages)"};
 const cli_opt_t cli_opt_stderr = {CLI_O_STDERR,
                                   "stderr",
                                   0,

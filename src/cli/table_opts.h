@@ -36,6 +36,8 @@ extern const cli_opt_t cli_opt_live;
 extern const cli_opt_t cli_opt_terminal;
 extern const cli_opt_t cli_opt_limit;
 extern const cli_opt_t cli_opt_cursor;
+extern const cli_opt_t cli_opt_sort;
+extern const cli_opt_t cli_opt_reverse;
 extern const cli_opt_t cli_opt_stderr;
 extern const cli_opt_t cli_opt_follow;
 extern const cli_opt_t cli_opt_listen;

@@ -267,12 +267,36 @@ Test(cli_remote, status_and_ls_print_what_the_local_store_prints)
 
     /* ls: same table, same filters and the same pages */
     sleep(1); /* let same-2 settle: both listings must see the same states */
-    local = run("ls --state-dir '%s' --limit 1", fx.state);
-    remote = run("ls --limit 1 " REMOTE, url, fx.token_file);
+    local = run("ls --state-dir '%s' --limit 1 --sort created --reverse", fx.state);
+    remote = run("ls --limit 1 --sort created --reverse " REMOTE, url, fx.token_file);
     cr_expect_eq(remote.code, 0, "%s", remote.err);
     cr_expect_str_eq(remote.out, local.out);
     cr_expect(strstr(remote.out, "(more: sluice ls --cursor '") != NULL, "%s", remote.out);
     run_free(&local);
+    run_free(&remote);
+    /* sorted here on both paths: newest first, each key, --reverse */
+    local = run("ls --state-dir '%s' --limit 1", fx.state);
+    remote = run("ls --limit 1 " REMOTE, url, fx.token_file);
+    cr_expect_eq(remote.code, 0, "%s", remote.err);
+    cr_expect_str_eq(remote.out, local.out);
+    cr_expect(strstr(remote.out, "same-2 ") != NULL, "newest first: %s", remote.out);
+    cr_expect(strstr(remote.out, "(1 more: ") != NULL, "%s", remote.out);
+    run_free(&local);
+    run_free(&remote);
+    {
+        static const char *const orders[] = {"--sort updated", "--sort state -r",
+                                             "--sort id --reverse", "--sort id -o json"};
+        for (size_t k = 0; k < sizeof(orders) / sizeof(orders[0]); k++) {
+            local = run("ls --state-dir '%s' %s", fx.state, orders[k]);
+            remote = run("ls %s " REMOTE, orders[k], url, fx.token_file);
+            cr_expect_eq(remote.code, 0, "%s: %s", orders[k], remote.err);
+            cr_expect_str_eq(remote.out, local.out, "%s", orders[k]);
+            run_free(&local);
+            run_free(&remote);
+        }
+    }
+    remote = run("ls --cursor abc " REMOTE, url, fx.token_file);
+    cr_expect_eq(remote.code, 64, "%s", remote.err);
     run_free(&remote);
     local = run("ls --state-dir '%s' --site site-1 --state DONE -o json", fx.state);
     remote = run("ls --site site-1 --state DONE -o json " REMOTE, url, fx.token_file);
