@@ -186,8 +186,10 @@ static int reference_option(int id, const char *v, void *arg)
 
     if (id != CLI_O_FORMAT)
         return CLI_EX_SOFTWARE;
-    /* the table allows markdown and json-schema only */
-    *fmt = strcmp(v, "json-schema") == 0 ? CFG_REF_JSON_SCHEMA : CFG_REF_MARKDOWN;
+    /* the table allows markdown, json-schema and man only */
+    *fmt = strcmp(v, "json-schema") == 0 ? CFG_REF_JSON_SCHEMA
+           : strcmp(v, "man") == 0       ? CFG_REF_MAN
+                                         : CFG_REF_MARKDOWN;
     return CLI_EX_OK;
 }
 

@@ -64,5 +64,7 @@ int cli_gendoc(const cli_spec_t *spec, const cli_spec_t *const *cmds, int argc, 
         return gen_script(path, gendoc_zsh, cmds);
     if (strcmp(what, "man") == 0 && path != NULL)
         return gendoc_man(path, cmds);
-    return cli_usage_error(spec, "expected bash [FILE], zsh [FILE] or man DIR");
+    if (strcmp(what, "man5") == 0 && path != NULL)
+        return gendoc_man5(path);
+    return cli_usage_error(spec, "expected bash [FILE], zsh [FILE], man DIR or man5 DIR");
 }

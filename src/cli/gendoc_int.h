@@ -18,4 +18,8 @@ void gendoc_zsh(FILE *f, const cli_spec_t *const *cmds);
  * (it must exist); 0 or the exit code (printed). */
 int gendoc_man(const char *dir, const cli_spec_t *const *cmds);
 
+/* sluice.yaml.5 into `dir` (it must exist), the page the site layer makes
+ * from its field table (site/config_ref.h); 0 or the exit code (printed). */
+int gendoc_man5(const char *dir);
+
 #endif /* SLUICE_CLI_GENDOC_INT_H */

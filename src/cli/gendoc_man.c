@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* gendoc_man.c - the man pages, made from the table (see gendoc_int.h):
- * sluice(1) and one sluice-<command>(1) per command and subcommand.
+ * sluice(1) and one sluice-<command>(1) per command and subcommand, and
+ * sluice.yaml(5), which the site layer renders from its field table.
  *
  * Notes:
  * - Hidden commands (`__gendoc`) are left out.
@@ -9,10 +10,12 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "gendoc_int.h"
+#include "site/config_ref.h"
 
 /* ---- man ------------------------------------------------------------------ */
 
@@ -165,6 +168,84 @@ static void man_page(FILE *f, const cli_spec_t *c)
     fputs(".PD\n.SH \"SEE ALSO\"\n.BR sluice (1)\n", f);
 }
 
+/* The variables the command reads (a flag of the same meaning wins),
+ * name and meaning. */
+static const char *const man_env[][2] = {
+    {"SLUICE_CONFIG", "the site file (--config)"},
+    {"SLUICE_<SECTION>_<KEY>",
+     "a site key, above the site file and below --set: SLUICE_REST_URL is rest.url; some keys "
+     "also have a FORGE_* variable (sluice.yaml(5))"},
+    {"SLUICE_STATE_DIR",
+     "the store (--state-dir); unset: /var/lib/sluice as root, else $XDG_STATE_HOME/sluice, "
+     "else ~/.local/state/sluice"},
+    {"SLUICE_STORE_URL",
+     "a PostgreSQL store (the site key store.url), which status, ls, logs and cancel read "
+     "instead of the directory's SQLite file"},
+    {"SLUICE_STORE_PASSWORD_FILE", "the password file of that store (store.password_file)"},
+    {"SLUICE_SERVER", "the service (--server); unset: the local store"},
+    {"SLUICE_API_TOKEN_FILE", "the bearer token file (--api-token-file)"},
+    {"SLUICE_API_CA", "the CA bundle for https (--api-ca)"},
+    {"SLUICE_LOG_LEVEL", "the level of log lines on stderr (--log-level), above log.level"},
+    {"SLUICE_LOG_FORMAT", "the format of log lines (--log-format), above log.format"},
+    {"SLUICE_HEARTBEAT_S",
+     "launch --wait off a terminal: the heartbeat (--heartbeat), a duration; a bare number is "
+     "seconds"},
+    {"SLUICE_REPLICA_ID",
+     "serve on a PostgreSQL store: this replica's name in the leader lease (default "
+     "host:pid)"},
+    {"SLURM_JWT", "the Slurm token, when the site names no rest.jwt_* key nor rest.jwt_command"},
+    {NULL, NULL},
+};
+
+/* The files the command reads and writes. */
+static const char *const man_files[][2] = {
+    {"/etc/sluice/site.yaml",
+     "the site file of the service (SLUICE_CONFIG in its unit); sluice.yaml(5)"},
+    {"/etc/sluice/sluice.env", "the service's variables (the unit's EnvironmentFile)"},
+    {"STATE_DIR/sluice.db",
+     "the store (SQLite): launches and their event logs; serve and launch --wait create it, "
+     "status, ls, logs and cancel only read it (66 when it is not there)"},
+    {"STATE_DIR/supervisor.lock", "held by the one supervisor of the store (serve, launch --wait)"},
+    {"STATE_DIR/artifacts/LAUNCH_ID/", "job output an older sluice archived, which logs reads"},
+    {"/run/sluice/sluice.sock", "the service's Unix socket, as the unit starts it (--socket)"},
+    {"/var/lib/sluice", "the store of the service, and of root"},
+    {NULL, NULL},
+};
+
+/* Real command lines, each with what it does. */
+static const char *const man_examples[][2] = {
+    {"Preflight the site file against the cluster, with a tiny probe job",
+     "sluice check --config site.yaml --probe-job"},
+    {"Print the batch script and REST body of a request; nothing is sent",
+     "sluice render request.json --config site.yaml"},
+    {"Launch and supervise to the end; the exit code is the result code",
+     "sluice launch request.json --wait --config site.yaml --heartbeat 10m"},
+    {"The launches that have not ended, newest first; then all by state",
+     "sluice ls --live\nsluice ls --sort state --limit 20"},
+    {"One launch, its Slurm jobs and event log; its output as it comes",
+     "sluice status LAUNCH_ID\nsluice logs -f LAUNCH_ID"},
+    {"Serve the HTTP API, and use it from another shell",
+     "sluice serve --config site.yaml --socket /run/sluice/sluice.sock\n"
+     "sluice ls --server unix:/run/sluice/sluice.sock"},
+    {"A health check of the running service within 10 seconds",
+     "sluice probe --ready --timeout 10s --server unix:/run/sluice/sluice.sock"},
+    {"Mint a Slurm JWT valid for two hours",
+     "sluice token mint --key /etc/slurm/jwt_hs256.key --user alice --lifespan 2h"},
+    {NULL, NULL},
+};
+
+/* .TP lists of name and text; `bold` names in bold, else in italics. */
+static void man_pairs(FILE *f, const char *const (*pairs)[2], int bold)
+{
+    for (size_t i = 0; pairs[i][0] != NULL; i++) {
+        fputs(bold ? ".TP\n.B " : ".TP\n.I ", f);
+        roff_str(f, pairs[i][0]);
+        fputc('\n', f);
+        roff_str(f, pairs[i][1]);
+        fputc('\n', f);
+    }
+}
+
 static void man_top(FILE *f, const cli_spec_t *const *cmds)
 {
     char lower[64];
@@ -194,21 +275,27 @@ static void man_top(FILE *f, const cli_spec_t *const *cmds)
         roff_str(f, cmds[i]->summary);
         fputc('\n', f);
     }
-    fputs(
-        ".SH \"EXIT STATUS\"\n"
-        "Errors use sysexits(3) codes, never 1:\n"
-        "64 usage, 65 bad input, 66 a missing input file or store, 69 unavailable,\n"
-        "74 input/output, 76 a protocol error, 77 permission, 78 configuration.\n"
-        ".B sluice launch \\-\\-wait\n"
-        "exits with the launch's result code (0, 1, 9, 101\\-104).\n"
-        ".SH ENVIRONMENT\n"
-        ".TP\n.B SLUICE_CONFIG\nthe site file (\\fB\\-\\-config\\fR)\n"
-        ".TP\n.B SLUICE_STATE_DIR\nthe store (\\fB\\-\\-state\\-dir\\fR)\n"
-        ".TP\n.B SLUICE_SERVER\nthe service (\\fB\\-\\-server\\fR)\n"
-        ".TP\n.B SLUICE_API_TOKEN_FILE\nthe bearer token file (\\fB\\-\\-api\\-token\\-file\\fR)\n"
-        ".TP\n.B SLUICE_API_CA\nthe CA bundle for https (\\fB\\-\\-api\\-ca\\fR)\n"
-        ".SH \"SEE ALSO\"\n",
-        f);
+    fputs(".SH \"EXIT STATUS\"\n"
+          "Errors use sysexits(3) codes, never 1:\n"
+          "64 usage, 65 bad input, 66 a missing input file or store, 69 unavailable,\n"
+          "74 input/output, 76 a protocol error, 77 permission, 78 configuration.\n"
+          ".B sluice launch \\-\\-wait\n"
+          "exits with the launch's result code (0, 1, 9, 101\\-104).\n"
+          ".SH ENVIRONMENT\n"
+          "A flag wins over its variable.\n",
+          f);
+    man_pairs(f, man_env, 1);
+    fputs(".SH FILES\n", f);
+    man_pairs(f, man_files, 0);
+    fputs(".SH EXAMPLES\n", f);
+    for (size_t i = 0; man_examples[i][0] != NULL; i++) {
+        fputs(i ? ".PP\n" : "", f);
+        roff_str(f, man_examples[i][0]);
+        fputs(":\n.PP\n.RS 4\n.EX\n", f);
+        roff_str(f, man_examples[i][1]);
+        fputs("\n.EE\n.RE\n", f);
+    }
+    fputs(".SH \"SEE ALSO\"\n.BR sluice.yaml (5),\n", f);
     for (size_t i = 0, n = 0; cmds[i] != NULL; i++) {
         if (cmds[i]->hidden)
             continue;
@@ -255,5 +342,27 @@ int gendoc_man(const char *dir, const cli_spec_t *const *cmds)
         for (size_t k = 0; rc == CLI_EX_OK && cmds[i]->subs && cmds[i]->subs[k]; k++)
             rc = write_page(dir, cmds[i]->subs[k], cmds);
     }
+    return rc;
+}
+
+int gendoc_man5(const char *dir)
+{
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    char path[4200], *text = NULL;
+    FILE *f = NULL;
+    int rc = CLI_EX_OK;
+
+    if (cfg_reference(CFG_REF_MAN, &text, &err) != SLUICE_OK)
+        return cli_fail(&err);
+    snprintf(path, sizeof(path), "%s/sluice.yaml.5", dir);
+    if ((f = fopen(path, "w")) == NULL || fputs(text, f) == EOF) {
+        fprintf(stderr, "sluice __gendoc: %s: %s\n", path, strerror(errno));
+        rc = CLI_EX_IOERR;
+    }
+    if (f != NULL && fclose(f) != 0 && rc == CLI_EX_OK) {
+        fprintf(stderr, "sluice __gendoc: %s: %s\n", path, strerror(errno));
+        rc = CLI_EX_IOERR;
+    }
+    free(text);
     return rc;
 }

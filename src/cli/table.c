@@ -62,12 +62,13 @@ static const cli_opt_t *const config_reference_opts[] = {&cli_opt_ref_format, LO
 static const cli_spec_t c_config_reference = {
     "config reference",
     "print the reference of every site key, made from the field table",
-    {"[--format markdown|json-schema]"},
+    {"[--format markdown|json-schema|man]"},
     "Print the reference of the site file's keys, made from the table the\n"
     "loader reads: markdown (one table per section: key, type, environment\n"
-    "variable, --set key, description) or a JSON Schema (draft 2020-12) of\n"
-    "the site file.  docs/config-reference.md and docs/sluice-site.schema.json\n"
-    "are its output.  No site file is read.",
+    "variable, --set key, description), a JSON Schema (draft 2020-12) of the\n"
+    "site file, or the sluice.yaml(5) man page (roff).\n"
+    "docs/config-reference.md and docs/sluice-site.schema.json are its output,\n"
+    "and the installed sluice.yaml.5.  No site file is read.",
     config_reference_opts,
     NULL,
     CLI_VAL_NONE,
@@ -82,7 +83,7 @@ static const cli_spec_t c_config = {
     "config",
     "inspect the site configuration (config show, config reference)",
     {"show [--config FILE] [--set KEY=VALUE ...] [-o text|json]",
-     "reference [--format markdown|json-schema]"},
+     "reference [--format markdown|json-schema|man]"},
     "Inspect the site configuration.",
     NULL,
     NULL,
@@ -440,9 +441,10 @@ static const cli_spec_t c_help = {
 static const cli_spec_t c_gendoc = {
     "__gendoc",
     "print the completions or man pages (build time)",
-    {"bash|zsh [FILE] | man DIR"},
-    "Write the bash or zsh completion script (to FILE, or standard output), or\n"
-    "the man pages into DIR.  The build runs it; not for users.",
+    {"bash|zsh [FILE] | man DIR | man5 DIR"},
+    "Write the bash or zsh completion script (to FILE, or standard output), the\n"
+    "man pages of section 1 into DIR, or sluice.yaml.5 into DIR.  The build\n"
+    "runs it; not for users.",
     NULL,
     "WHAT",
     CLI_VAL_NONE,

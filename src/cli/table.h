@@ -27,6 +27,8 @@ typedef enum {
     CLI_VAL_CHOICE,   /* one of `choices` */
     CLI_VAL_COMMAND,  /* a command name (`sluice help`) */
     CLI_VAL_DURATION, /* a time span, the site file's syntax (args.h cli_duration()) */
+    CLI_VAL_STATE,    /* a launch state: the state machine's public names */
+    CLI_VAL_SETKEY,   /* KEY=VALUE, KEY a site key --set takes (the field table) */
 } cli_val_kind;
 
 /* getopt_long's value of the options without a short letter. */

@@ -75,8 +75,9 @@ if [ "$installed" -eq 1 ] && [ "$(/usr/bin/sluice version 2>/dev/null | head -n1
     [ -n "$doc" ] && [ -f "$doc" ] &&
     [ -f /usr/share/doc/sluice/README.md ] &&
     [ -f /usr/share/doc/sluice/examples/site.yaml ] &&
+    ls /usr/share/man/man1/sluice.1* /usr/share/man/man5/sluice.yaml.5* >/dev/null 2>&1 &&
     getent passwd sluice >/dev/null && [ -d /etc/sluice ]; then
-    pass "install: /usr/bin/sluice $version, unit runs /usr/bin/sluice, Documentation=$doc exists, account and /etc/sluice made"
+    pass "install: /usr/bin/sluice $version, unit runs /usr/bin/sluice, Documentation=$doc exists, sluice(1) and sluice.yaml(5) installed, account and /etc/sluice made"
 else
     sed 's/^/    | /' "$work/apt.log" 2>/dev/null | tail -n 20 >&2 || true
     fail "install: installed=$installed unit=$unit doc=$doc version=$(/usr/bin/sluice version 2>&1 | head -n1)"

@@ -3,13 +3,17 @@
 # build makes from the table of commands (src/cli/table.c, `sluice
 # __gendoc`), as `cmake --install` puts them:
 #   1. installed: share/man/man1/sluice.1 and one page per command and
-#      subcommand, share/bash-completion/completions/sluice,
-#      share/zsh/vendor-completions/_sluice;
+#      subcommand, share/man/man5/sluice.yaml.5 (from the site field table),
+#      share/bash-completion/completions/sluice,
+#      share/zsh/vendor-completions/_sluice; sluice.1 has its EXAMPLES,
+#      FILES and ENVIRONMENT sections, and every variable ENVIRONMENT names
+#      is one the sources read;
 #   2. every page formats without a warning (groff -ww, man --warnings);
 #   3. bash: sourcing the script and completing `sluice <TAB>` lists every
 #      command of `sluice --help`, `sluice <cmd> -<TAB>` every option of
 #      `sluice <cmd> --help` (subcommands too), and option values complete
-#      (-o: text json);
+#      (-o: text json; --state: the state machine's states; --set: the
+#      site keys);
 #   4. zsh: the script parses (zsh -n) and names every command and option;
 #   5. every line of every command's help fits 80 columns.
 # Prints one line per failure and "clidocs: <n> passed, <m> failed".
@@ -32,6 +36,7 @@ for tool in groff man zsh; do
 done
 cmake --install "$build" --prefix "$tmp/prefix" >/dev/null || { echo "clidocs: cmake --install failed"; exit 1; }
 man1="$tmp/prefix/share/man/man1"
+man5="$tmp/prefix/share/man/man5"
 bashc="$tmp/prefix/share/bash-completion/completions/sluice"
 zshc="$tmp/prefix/share/zsh/vendor-completions/_sluice"
 
@@ -59,7 +64,7 @@ shorts() { # shellcheck disable=SC2086
 }
 
 # 1. installed
-for f in "$man1/sluice.1" "$bashc" "$zshc"; do
+for f in "$man1/sluice.1" "$man5/sluice.yaml.5" "$bashc" "$zshc"; do
     if [ -s "$f" ]; then pass; else fail "not installed: ${f#"$tmp/prefix/"}"; fi
 done
 for c in $commands "${paths[@]}"; do
@@ -67,8 +72,20 @@ for c in $commands "${paths[@]}"; do
     [ -s "$page" ] && pass || fail "no man page for '$c' (${page#"$tmp/prefix/"})"
 done
 
+for s in EXAMPLES FILES ENVIRONMENT; do
+    grep -qx "\.SH $s" "$man1/sluice.1" && pass || fail "sluice.1 has no $s section"
+done
+src=$(cd "$(dirname "$0")/../../src" && pwd)
+for v in $(awk '/^\.SH ENVIRONMENT/ {on = 1; next} /^\.SH/ {on = 0}
+                on && prev == ".TP" && /^\.B / {print $2} {prev = $0}' "$man1/sluice.1"); do
+    case $v in
+    *'<'*) continue ;; # SLUICE_<SECTION>_<KEY>: the site layer's names
+    esac
+    grep -rqF "\"$v\"" "$src" && pass || fail "sluice.1 ENVIRONMENT names $v, which no source reads"
+done
+
 # 2. no warnings
-for page in "$man1"/*.1; do
+for page in "$man1"/*.1 "$man5"/*.5; do
     out=$(groff -ww -man -z "$page" 2>&1)
     [ -z "$out" ] && pass || fail "groff -ww $(basename "$page"): $out"
     out=$(MANWIDTH=80 LC_ALL=C.UTF-8 man --warnings -E UTF-8 -l "$page" 2>&1 >/dev/null)
@@ -98,6 +115,15 @@ offered=$(complete_line sluice status x -o "")
 offered=$(complete_line sluice status x --output = "")
 [ "$(sort <<<"$offered" | tr '\n' ' ')" = "json text " ] && pass ||
     fail "bash: 'sluice status --output=<TAB>' offers '$offered'"
+offered=$(complete_line sluice ls --state "")
+[ "$(grep -cxE 'ACCEPTED|SUBMITTING|PENDING|RUNNING|CANCELLING|DONE' <<<"$offered")" = 6 ] &&
+    ! grep -qxE 'NEW|RECONCILING|RETRYING' <<<"$offered" && pass ||
+    fail "bash: 'sluice ls --state <TAB>' offers '$offered'"
+offered=$(complete_line sluice config show --set rest.u)
+grep -qx 'rest.url=' <<<"$offered" && pass || fail "bash: 'sluice config show --set rest.u<TAB>' offers '$offered'"
+offered=$(complete_line sluice check --set "")
+[ "$(wc -l <<<"$offered")" -gt 20 ] && ! grep -qx 'gpu_series=' <<<"$offered" && pass ||
+    fail "bash: 'sluice check --set <TAB>' offers '$(head -c 300 <<<"$offered")'"
 offered=$(complete_line sluice token "")
 [ "$(grep -cxE 'mint|show|check' <<<"$offered")" = 3 ] && pass ||
     fail "bash: 'sluice token <TAB>' offers '$offered'"
