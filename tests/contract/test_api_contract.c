@@ -39,6 +39,8 @@
 #define JSON_AUTH AUTH "Content-Type: application/json\r\n"
 #define TOKEN_BOB SFX_BOB_TOKEN
 #define BOB "Authorization: Bearer " TOKEN_BOB "\r\n"
+/* erin: the one caller of tenant tx, which may have one live launch */
+#define ERIN "Authorization: Bearer tok-erin-0123456789abcdef\r\nContent-Type: application/json\r\n"
 
 static bool is_dir(const char *p)
 {
@@ -117,8 +119,20 @@ static void setup(void)
 {
     char why[256];
 
+    sfx_opts_t o;
+
     (void)source_dir(); /* the fixture reads the golden site from there */
-    cr_assert_eq(sfx_start(&fx, with_ready, NULL, why, sizeof(why)), 0, "%s", why);
+    memset(&o, 0, sizeof(o));
+    o.tweak = with_ready;
+    o.extra_tokens = "erin tok-erin-0123456789abcdef\n";
+    o.site_append = "tenants:\n"
+                    "  - name: tx\n"
+                    "    callers: [erin]\n"
+                    "    slurm_user: sluice\n"
+                    "    identity: proxy\n"
+                    "    limits:\n"
+                    "      live_launches: 1\n";
+    cr_assert_eq(sfx_start_with(&fx, &o, why, sizeof(why)), 0, "%s", why);
     exchanges = json_array();
 }
 
@@ -384,6 +398,11 @@ Test(api_contract,
     cr_expect_eq(ex("POST", L, L, JSON_AUTH, other, NULL), 201);
     sfx_request("c-1", "/bin/false", other, sizeof(other));
     cr_expect_eq(ex("POST", L, L, JSON_AUTH, other, NULL), 409);
+    /* a tenant's launch (its answer carries `tenant`), then its limit */
+    sfx_request("t-1", "/bin/true", other, sizeof(other));
+    cr_expect_eq(ex("POST", L, L, ERIN, other, NULL), 201);
+    sfx_request("t-2", "/bin/true", other, sizeof(other));
+    cr_expect_eq(ex("POST", L, L, ERIN, other, NULL), 429);
     cr_expect_eq(ex("POST", L, L, JSON_AUTH, "{\"launch_id\":", NULL), 400);
     cr_expect_eq(ex("POST", L, L, JSON_AUTH, "{\"launch_id\": \"x\"}", &r), 422);
     j = json_loads(r.body, 0, NULL);
