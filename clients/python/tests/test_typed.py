@@ -130,6 +130,18 @@ class EnumTest(unittest.TestCase):
         self.assertIsNone(live.cluster)
         self.assertIs(live.events[0].state_enum, sc.LaunchState.RUNNING)
         self.assertEqual(live.launch_request.pools[0].name, "p")
+        self.assertIsNone(live.tenant)
+
+    def test_tenant_of_launches_and_events(self):
+        # a site with tenants: the service sends the launch_id as its caller
+        # sent it, and `tenant` beside it (docs/api.md, "Tenants")
+        s = sc.LaunchSummary.from_dict({"launch_id": "run-1", "site": "s", "state": "ACCEPTED",
+                                        "tenant": "vision"})
+        self.assertEqual((s.launch_id, s.tenant), ("run-1", "vision"))
+        e = sc.Event.from_dict({"seq": 1, "time": 1, "name": "accepted", "launch_id": "run-1",
+                                "tenant": "vision"})
+        self.assertEqual(e.tenant, "vision")
+        self.assertIsNone(sc.Event.from_dict({"seq": 1, "time": 1, "name": "x"}).tenant)
 
     def test_status_object(self):
         st = sc.ServiceStatus.from_dict({"version": "0.1.0", "uptime_s": 5, "slurmrestd": {"state": "failed",

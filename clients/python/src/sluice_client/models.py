@@ -343,9 +343,9 @@ class LaunchRequest:
 class Event:
     """One event of a launch's log.
 
-    ``gseq`` (the global cursor) and ``launch_id`` are set in the streams;
-    ``state`` is the launch's state right after the event (None for events
-    stored before store schema 2).
+    ``gseq`` (the global cursor) and ``launch_id`` are set in the streams,
+    with ``tenant`` for a tenant's launch; ``state`` is the launch's state
+    right after the event (None for events stored before store schema 2).
     """
 
     seq: int
@@ -356,6 +356,7 @@ class Event:
     state: Optional[str] = None
     gseq: Optional[int] = None
     launch_id: Optional[str] = None
+    tenant: Optional[str] = None
     raw: Dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -371,6 +372,7 @@ class Event:
             state=_str(d.get("state")),
             gseq=_int(d.get("gseq")),
             launch_id=_str(d.get("launch_id")),
+            tenant=_str(d.get("tenant")),
             raw=dict(d),
         )
 
@@ -436,7 +438,10 @@ class LaunchSummary:
     ``created_ms`` and ``updated_ms`` Unix times in milliseconds,
     ``last_seq`` the sequence number of its newest event; ``cluster`` is
     None for a site without ``clusters:`` and for a launch stored before
-    clusters (the first cluster's).  ``raw`` is the JSON as received.
+    clusters (the first cluster's).  ``tenant`` names the launch's tenant on
+    a site with ``tenants:`` (None for the default tenant's; a launch_id is
+    unique within its tenant, and an admin sees every tenant's).  ``raw``
+    is the JSON as received.
     """
 
     launch_id: str
@@ -453,6 +458,7 @@ class LaunchSummary:
     reason: Optional[str] = None
     last_seq: Optional[int] = None
     summary_seq: Optional[int] = None
+    tenant: Optional[str] = None
     raw: Dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
@@ -494,6 +500,7 @@ class LaunchSummary:
             reason=_str(d.get("reason")),
             last_seq=_int(d.get("last_seq")),
             summary_seq=_int(d.get("summary_seq")),
+            tenant=_str(d.get("tenant")),
             raw=dict(d),
         )
 
