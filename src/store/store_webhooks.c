@@ -22,6 +22,7 @@
 
 #include <jansson.h>
 
+#include "base/marker.h"
 #include "store_int.h"
 #include "store_webhooks.h"
 
@@ -220,12 +221,17 @@ static char *make_body(store_stmt_t *st,
                        sluice_error_t *err)
 {
     json_t *ev = NULL, *body = NULL, *code = json_null(), *reason = json_null();
-    const char *cr;
-    char *text = NULL;
+    const char *cr, *id = marker_key_id(launch_id);
+    char *text = NULL, tenant[MARKER_TENANT_MAX + 1];
 
     if (store_row_to_event(st, 8, launch_id, &ev, err) != SLUICE_OK)
         return NULL;
-    json_object_set_new(ev, "launch_id", json_string(launch_id));
+    /* A tenant's launch: the launch_id as its caller sent it, and the
+     * tenant beside it (docs/api.md, "Tenants"), as the API shows it. */
+    marker_key_tenant(launch_id, tenant, sizeof(tenant));
+    json_object_set_new(ev, "launch_id", json_string(id));
+    if (tenant[0] != '\0')
+        json_object_set_new(ev, "tenant", json_string(tenant));
     if (store_column_int64(st, 4) == 1 && store_column_str(st, 15) != NULL &&
         strcmp(store_column_str(st, 15), state) == 0) {
         /* A terminal launch's state never changes again, so the transition
@@ -239,8 +245,10 @@ static char *make_body(store_stmt_t *st,
         reason = json_string(cr);
     }
     body = json_pack("{s:s, s:s, s:I, s:O, s:s, s:o, s:o}", "delivery_id", delivery_id, "launch_id",
-                     launch_id, "gseq", (json_int_t)gseq, "event", ev, "state", state,
-                     "result_code", code, "reason", reason);
+                     id, "gseq", (json_int_t)gseq, "event", ev, "state", state, "result_code", code,
+                     "reason", reason);
+    if (body != NULL && tenant[0] != '\0')
+        json_object_set_new(body, "tenant", json_string(tenant));
     if (body != NULL)
         text = json_dumps(body, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII);
     json_decref(body);

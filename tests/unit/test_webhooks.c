@@ -215,6 +215,32 @@ Test(webhooks, each_transition_is_queued_once_in_order_with_its_body)
     sluice_store_close(s);
 }
 
+Test(webhooks, a_tenants_launch_is_sent_with_its_launch_id_and_tenant)
+{
+    sluice_store_t *s = open_store();
+    store_webhook_row_t *rows = NULL;
+    size_t n = 0;
+    int full = 0;
+    json_t *b;
+
+    start(s);
+    run_launch(s, "vision~w2", NULL);
+    cr_assert_eq(fill(s, "http://127.0.0.1:9/h", 100, &full), 4);
+    due(s, FAR, &rows, &n);
+    cr_assert_eq(n, 1);
+    b = body_of(&rows[0]);
+    cr_expect_str_eq(json_string_value(json_object_get(b, "launch_id")), "w2");
+    cr_expect_str_eq(json_string_value(json_object_get(b, "tenant")), "vision");
+    cr_expect_str_eq(json_string_value(json_object_get(json_object_get(b, "event"), "launch_id")),
+                     "w2");
+    cr_expect_str_eq(json_string_value(json_object_get(json_object_get(b, "event"), "tenant")),
+                     "vision");
+    cr_expect(strstr(rows[0].body, "vision~") == NULL, "no key in the body: %s", rows[0].body);
+    json_decref(b);
+    store_webhook_rows_free(rows, n);
+    sluice_store_close(s);
+}
+
 Test(webhooks, history_before_the_first_start_is_not_sent)
 {
     sluice_store_t *s = open_store();
