@@ -37,9 +37,16 @@ int server_tenant_key(const caller_t *c, const char *id, char *key, size_t cap)
 {
     int n;
 
-    if (c->admin && strchr(id, '~') != NULL) {
+    if (strchr(id, '~') != NULL) {
+        char t[MARKER_TENANT_MAX + 1];
+
+        /* A key: an admin's for any launch; a caller's for its own
+         * tenant's only (the status page names launches so). */
         n = snprintf(key, cap, "%s", id);
-        return n >= 0 && (size_t)n < cap && marker_launch_id_ok(key, strlen(key)) ? 0 : -1;
+        if (n < 0 || (size_t)n >= cap || !marker_launch_id_ok(key, strlen(key)))
+            return -1;
+        marker_key_tenant(key, t, sizeof(t));
+        return c->admin || (c->tenant[0] != '\0' && strcmp(t, c->tenant) == 0) ? 0 : -1;
     }
     if (!marker_bare_id_ok(id, strlen(id)))
         return -1;

@@ -8,9 +8,9 @@
  * (base/marker.h): the launch_id for the default tenant,
  * "<tenant>~<launch_id>" for a tenant.  So:
  * - a caller names launches by their launch_id, which the server turns
- *   into its own tenant's key: another tenant's launch cannot be named,
- *   and is "no such launch" (404), never "forbidden" (which would say it
- *   exists);
+ *   into its own tenant's key (or by that key itself): another tenant's
+ *   launch cannot be named, and is "no such launch" (404), never
+ *   "forbidden" (which would say it exists);
  * - an admin names any launch: by its launch_id (its own tenant's) or by
  *   its key "<tenant>~<launch_id>";
  * - lists and event streams carry the caller's tenant as a filter (none

@@ -176,6 +176,9 @@ Test(tenants, another_tenants_launch_is_no_such_launch_on_every_route)
     cr_expect_str_eq(list, "");
     list_of(AS(SFX_TOKEN), list, sizeof(list));
     cr_expect_str_eq(list, "only-a/ta ");
+    /* its own tenant's key names it too */
+    cr_assert_eq(call("GET", "/v1/launches/ta~only-a", AS(SFX_TOKEN), NULL, &r), 200, "%s", r.body);
+    hc_response_clear(&r);
     /* the launch is untouched: no cancel was recorded */
     cr_assert_eq(call("GET", "/v1/launches/only-a", AS(SFX_TOKEN), NULL, &r), 200, "%s", r.body);
     cr_expect(strstr(r.body, "cancel") == NULL, "%s", r.body);

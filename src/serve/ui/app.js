@@ -20,7 +20,7 @@
     102: 'WORKLOAD_102', 103: 'WORKLOAD_103', 104: 'INFRASTRUCTURE_ERROR', 127: 'UNKNOWN'};
 
   const $ = (id) => document.getElementById(id);
-  const launches = new Map(); /* launch_id -> summary */
+  const launches = new Map(); /* keyOf(summary) -> summary */
   let token = sessionStorage.getItem(TOKEN_KEY) || '';
   let needToken = false;
   let selected = null; /* {id, ctl: AbortController, events: Map seq -> event, terminal} */
@@ -174,13 +174,25 @@
 
   /* ---- launches list -------------------------------------------------- */
 
+  /* A launch's name in this page: its key (docs/api.md, "Tenants"): the
+   * launch_id, or "<tenant>~<launch_id>" for a tenant's launch, since an
+   * admin sees launches of several tenants that may share a launch_id. */
+  function keyOf(o) {
+    return o.tenant ? o.tenant + '~' + o.launch_id : o.launch_id;
+  }
+
+  /* The launch_id, and its tenant beside it when it has one. */
+  function nameOf(o) {
+    return o.tenant ? `${o.launch_id} (${o.tenant})` : o.launch_id;
+  }
+
   function matches(l) {
     const fs = $('f-state').value, fsite = $('f-site').value;
     const text = $('f-text').value.trim().toLowerCase();
     if (fs && l.state !== fs) return false;
     if (fsite && l.site !== fsite) return false;
     if (text) {
-      const hay = [l.launch_id, l.study, l.reason, l.site, l.state, (l.job_ids || []).join(' ')]
+      const hay = [l.launch_id, l.tenant, l.study, l.reason, l.site, l.state, (l.job_ids || []).join(' ')]
         .filter((x) => x !== null && x !== undefined).join(' ').toLowerCase();
       if (!hay.includes(text)) return false;
     }
@@ -209,13 +221,13 @@
   function renderList() {
     const body = $('launches').tBodies[0];
     const rows = [...launches.values()].filter(matches)
-      .sort((a, b) => (b.created_ms - a.created_ms) || (a.launch_id < b.launch_id ? -1 : 1));
+      .sort((a, b) => (b.created_ms - a.created_ms) || (keyOf(a) < keyOf(b) ? -1 : 1));
     const frag = document.createDocumentFragment();
     for (const l of rows) {
       const tr = el('tr');
-      tr.dataset.id = l.launch_id;
-      if (selected && selected.id === l.launch_id) tr.className = 'selected';
-      tr.append(el('td', 'mono', l.launch_id), el('td', 'state state-' + l.state, l.state),
+      tr.dataset.id = keyOf(l);
+      if (selected && selected.id === keyOf(l)) tr.className = 'selected';
+      tr.append(el('td', 'mono', nameOf(l)), el('td', 'state state-' + l.state, l.state),
         resultCell(l), el('td', '', l.site), el('td', 'mono', (l.job_ids || []).join(', ')),
         el('td', 'dim reason', l.reason || ''), el('td', 'dim', sinceCell(l)),
         el('td', 'dim', fmtTime(l.updated_ms)));
@@ -236,7 +248,7 @@
     do {
       const q = '/v1/launches?limit=1000' + (cursor ? '&cursor=' + encodeURIComponent(cursor) : '');
       const page = await apiJson(q);
-      for (const l of page.items || []) seen.set(l.launch_id, l);
+      for (const l of page.items || []) seen.set(keyOf(l), l);
       if (rv === null && typeof page.resource_version === 'number') rv = page.resource_version;
       cursor = page.next_cursor;
       pages++;
@@ -349,15 +361,16 @@
        * older than the list are already in it. */
       if (!useRv && ev.time < listLoadedAt - 2000) return;
       if (!ev.launch_id) return;
-      if (ev.state && launches.has(ev.launch_id)) {
-        const l = launches.get(ev.launch_id);
+      const key = keyOf(ev);
+      if (ev.state && launches.has(key)) {
+        const l = launches.get(key);
         if (l.state !== ev.state) {
           l.state = ev.state;
           renderList();
         }
       }
-      refreshLaunch(ev.launch_id);
-      if (selected && selected.id === ev.launch_id && !selected.ownStream) addEvent(ev);
+      refreshLaunch(key);
+      if (selected && selected.id === key && !selected.ownStream) addEvent(ev);
     }, {
       after: useRv ? rv : null,
       onOpen: () => chip('h-stream', 'live', 'ok', 'following /v1/events'),
@@ -403,8 +416,8 @@
   }
 
   function renderDetail(l) {
-    if (!selected || selected.id !== l.launch_id) return;
-    $('d-title').textContent = l.launch_id;
+    if (!selected || selected.id !== keyOf(l)) return;
+    $('d-title').textContent = nameOf(l);
     const dl = $('d-summary');
     const pools = l.request && Array.isArray(l.request.pools)
       ? l.request.pools.map((p) => `${p.name} (${p.nodes} node${p.nodes === 1 ? '' : 's'})`).join(', ') : null;
