@@ -227,13 +227,18 @@ void cli_print_list(const json_t *items, const char *next_cursor, int json)
     }
     /* CLUSTER only when a launch of the page names one (a site with
      * `clusters:`); a launch stored with none is the first cluster's: "-". */
-    int clusters = 0;
+    /* TENANT likewise when a launch of the page has one (an admin's list
+     * of a site with `tenants:`; the store's own list shows keys). */
+    int clusters = 0, tenants = 0;
     jdec_peek_root(&d, &all, items);
     JDEC_FOREACH(&all, k, l)
     {
         clusters |= jdec_peek_string(&l, "cluster") != NULL;
+        tenants |= jdec_peek_string(&l, "tenant") != NULL;
     }
     printf("%-32s %-12s %-6s %-20s ", "LAUNCH", "STATE", "RESULT", "CREATED");
+    if (tenants)
+        printf("%-12s ", "TENANT");
     if (clusters)
         printf("%-12s ", "CLUSTER");
     printf("%-14s %s\n", "JOBS", "REASON");
@@ -249,6 +254,8 @@ void cli_print_list(const json_t *items, const char *next_cursor, int json)
         format_time(jdec_peek_int(&l, "created_ms", 0), when, sizeof(when));
         printf("%-32s %-12s %-6s %-20s ", jdec_peek_string_or(&l, "launch_id", "?"),
                jdec_peek_string_or(&l, "state", "?"), result, when);
+        if (tenants)
+            printf("%-12s ", jdec_peek_string_or(&l, "tenant", "-"));
         if (clusters)
             printf("%-12s ", jdec_peek_string_or(&l, "cluster", "-"));
         print_job_ids(stdout, &l);

@@ -313,3 +313,48 @@ Test(tenants, the_event_feed_keeps_to_a_tenant)
     cr_expect_eq(sluice_store_events_filtered(fx.store, 0, 100, &f, &evs, NULL, &err),
                  SLUICE_EINVAL, "a pattern is not a tenant");
 }
+
+/* `sluice ls --server` of an admin: a TENANT column when the page has a
+ * tenant's launch; the tenant's own caller sees only its launch. */
+static char *ls_as(const char *name, const char *token)
+{
+    char tok[300], out[300], cmd[1200], *text;
+    const char *bin = getenv("SLUICE_BIN");
+    FILE *f;
+    long n;
+
+    cr_assert_not_null(bin, "SLUICE_BIN is not set");
+    snprintf(tok, sizeof(tok), "%s/%s.token", fx.tmp, name);
+    snprintf(out, sizeof(out), "%s/%s.out", fx.tmp, name);
+    cr_assert_eq(sfx_write_file(tok, token, 0600), 0);
+    snprintf(cmd, sizeof(cmd), "'%s' ls --server http://127.0.0.1:%u --api-token-file '%s' >'%s'",
+             bin, (unsigned)fx.port, tok, out);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    cr_assert_not_null(f = fopen(out, "r"));
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    rewind(f);
+    text = calloc(1, (size_t)n + 1);
+    cr_assert_eq(fread(text, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    return text;
+}
+
+Test(tenants, ls_of_an_admin_names_the_tenants)
+{
+    hc_response_t r;
+    char *out;
+
+    cr_assert_eq(call("POST", "/v1/launches", JSON_AS(SFX_TOKEN), "l-1", &r), 201, "%s", r.body);
+    hc_response_clear(&r);
+    cr_assert_eq(call("POST", "/v1/launches", JSON_AS(SFX_BOB_TOKEN), "l-1", &r), 201, "%s",
+                 r.body);
+    hc_response_clear(&r);
+    out = ls_as("carol", CAROL);
+    cr_expect(strstr(out, "TENANT") != NULL, "%s", out);
+    cr_expect(strstr(out, " ta ") != NULL && strstr(out, " tb ") != NULL, "%s", out);
+    free(out);
+    out = ls_as("bob", SFX_BOB_TOKEN);
+    cr_expect(strstr(out, " tb ") != NULL && strstr(out, " ta ") == NULL, "%s", out);
+    free(out);
+}
