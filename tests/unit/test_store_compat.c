@@ -381,6 +381,17 @@ Test(store_compat, every_launch_is_there_with_its_state)
     cr_assert_sluice_ok(sluice_store_list_launches(store, &filter, &page, NULL, &err), &err);
     cr_assert_eq(json_array_size(page), json_array_size(launches()), "launches in the store");
     json_decref(page);
+    /* tenants came later: every launch of the old store is the default
+     * tenant's, and no tenant has any */
+    filter.tenant = "";
+    cr_assert_sluice_ok(sluice_store_list_launches(store, &filter, &page, NULL, &err), &err);
+    cr_assert_eq(json_array_size(page), json_array_size(launches()), "the default tenant's");
+    json_decref(page);
+    filter.tenant = "vision";
+    cr_assert_sluice_ok(sluice_store_list_launches(store, &filter, &page, NULL, &err), &err);
+    cr_assert_eq(json_array_size(page), 0, "no tenant's");
+    json_decref(page);
+    filter.tenant = NULL;
     json_array_foreach(launches(), i, x)
     {
         const char *id = str_of(x, "launch_id");
