@@ -5,46 +5,51 @@
 # root's files, SLUICE_TB_CLUSTER_STORAGE_ROOT is the storage root as the
 # jobs see it, and PATH starts with wrappers that run the release's own
 # Slurm commands (squeue, sacct, scontrol, ...) inside the root.
-# Run as root with the testbed up, it first renews the stored token
-# ($SLUICE_TB_TOKEN_FILE) when it is missing or expires within 10 minutes.
+# Run as root with the testbed up, it first renews the stored tokens
+# ($SLUICE_TB_TOKEN_FILE, the tenants' and SlurmUser's) when missing or
+# expiring within 10 minutes.
 #
-#     deploy/testbed/env.sh --token [LIFESPAN]
-# mints a fresh token for the job user (root only, slurmctld must run) and
-# prints it raw on stdout; LIFESPAN in seconds (default 3600).
+#     deploy/testbed/env.sh --token [LIFESPAN [USER]]
+# mints a fresh token for USER (default the job user; root only, slurmctld
+# must run) and prints it raw on stdout; LIFESPAN in seconds (default 3600).
 set -euo pipefail
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 usage() {
-    echo "usage: env.sh [--token [LIFESPAN_SECONDS]]" >&2
+    echo "usage: env.sh [--token [LIFESPAN_SECONDS [USER]]]" >&2
     exit 64
 }
 
 case "${1:-}" in
     --token)
         lifespan=${2:-3600}
+        user=${3:-$TB_JOB_USER}
         [[ "$lifespan" =~ ^[0-9]+$ ]] || usage
+        [[ "$user" =~ ^[a-z_][a-z0-9_-]*$ ]] || usage
         if [ "$(id -u)" -ne 0 ]; then
             tb_err "--token needs root (scontrol token username=... is for root/SlurmUser)"
             exit 77
         fi
-        tb_mint_token "$lifespan" || exit 69
+        tb_mint_token "$lifespan" "$user" || exit 69
         exit 0
         ;;
     "") ;;
-    -h | --help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) usage ;;
 esac
 
-# Keep the stored token usable (quietly skipped when not root or slurmctld is down).
-if [ "$(id -u)" -eq 0 ] && [ -d "$TB_KEYS" ] && ! tb_token_fresh; then
+# Keep the stored tokens usable (quietly skipped when not root or slurmctld is down).
+stale=0
+while read -r _user file; do tb_token_fresh "$file" || stale=1; done < <(tb_token_files)
+if [ "$(id -u)" -eq 0 ] && [ -d "$TB_KEYS" ] && [ "$stale" = 1 ]; then
     lifespan=$(tb_setting TOKEN_LIFESPAN)
     if tb_pid slurmctld >/dev/null; then
-        tb_write_token_file "${lifespan:-86400}" 2>/dev/null ||
-            tb_warn "could not renew $TB_TOKEN_FILE"
+        tb_renew_tokens "${lifespan:-86400}" >/dev/null 2>&1 ||
+            tb_warn "could not renew the tokens in $TB_KEYS"
     else
-        tb_warn "testbed is not running (no slurmctld); $TB_TOKEN_FILE not renewed - start it with deploy/testbed/start.sh"
+        tb_warn "testbed is not running (no slurmctld); tokens in $TB_KEYS not renewed - start it with deploy/testbed/start.sh"
     fi
 fi
 
@@ -73,6 +78,18 @@ emit SLUICE_TB_REST_SOCKET "$TB_REST_SOCKET"
 emit SLUICE_TB_REST_VERSION "$TB_API"
 emit SLUICE_TB_JWT_KEY "$TB_JWT_KEY"
 emit SLUICE_TB_TOKEN_FILE "$TB_TOKEN_FILE"
+emit SLUICE_TB_SLURMUSER "$TB_SLURM_USER"
+emit SLUICE_TB_SLURMUSER_TOKEN_FILE "$TB_SLURMUSER_TOKEN_FILE"
+# The tenants: SLUICE_TB_TENANT_<T>_{USER,UID,ACCOUNT,TOKEN_FILE} for T in A B.
+emit SLUICE_TB_TENANTS "${TB_TENANTS[*]}"
+for t in "${TB_TENANTS[@]}"; do
+    u=${TB_TENANT_USER[$t]}
+    T=${t^^}
+    emit "SLUICE_TB_TENANT_${T}_USER" "$u"
+    emit "SLUICE_TB_TENANT_${T}_UID" "$(id -u "$u" 2>/dev/null || echo "${TB_TENANT_UID_WANTED[$t]}")"
+    emit "SLUICE_TB_TENANT_${T}_ACCOUNT" "${TB_TENANT_ACCOUNT[$t]}"
+    emit "SLUICE_TB_TENANT_${T}_TOKEN_FILE" "$(tb_token_file_of "$u")"
+done
 emit SLUICE_TB_FEATURES "${features[*]}"
 emit SLUICE_TB_SITE_FEATURE "$TB_SITE_FEATURE"
 emit SLUICE_TB_NODES "${TB_NODES[*]}"

@@ -85,6 +85,13 @@ TB_MYSQL_USER=mysql        # created by Debian's mariadb-server package
 TB_JOB_USER=sluiceuser     # unprivileged user that submits the test jobs
 TB_JOB_UID_WANTED=16810    # used when creating TB_JOB_USER, if that uid is free
 TB_REST_USER=sluicerest    # unprivileged user slurmrestd runs as
+# Two tenants (docs/tenants.md): each its own Unix user, with a fixed uid
+# (the same on the host and in every root, when free) and its own Slurm
+# account, so that fair share and accounting are per tenant.
+TB_TENANTS=(a b)
+declare -A TB_TENANT_USER=([a]=sluice-ta [b]=sluice-tb)
+declare -A TB_TENANT_UID_WANTED=([a]=16811 [b]=16812)
+declare -A TB_TENANT_ACCOUNT=([a]=tenant-a [b]=tenant-b)
 TB_DB_NAME=slurm_acct_db
 TB_DB_USER=slurm
 TB_GRES_NAME=gpu
@@ -158,6 +165,19 @@ TB_MUNGE_KEY=$TB_KEYS/munge.key
 TB_JWT_KEY=$TB_KEYS/jwt_hs256.key
 TB_DB_PASS_FILE=$TB_KEYS/mariadb-slurm.pass
 TB_TOKEN_FILE=$TB_KEYS/$TB_JOB_USER.jwt
+# One token file a tenant user, and one of SlurmUser for the proxy identity
+# (X-SLURM-USER-NAME); all root 0600 like TB_TOKEN_FILE.
+tb_token_file_of() { printf '%s/%s.jwt' "$TB_KEYS" "$1"; }   # tb_token_file_of USER
+TB_SLURMUSER_TOKEN_FILE=$(tb_token_file_of "$TB_SLURM_USER")
+# Every stored token: "USER FILE" a line.
+tb_token_files() {
+    local t
+    printf '%s %s\n' "$TB_JOB_USER" "$TB_TOKEN_FILE"
+    for t in "${TB_TENANTS[@]}"; do
+        printf '%s %s\n' "${TB_TENANT_USER[$t]}" "$(tb_token_file_of "${TB_TENANT_USER[$t]}")"
+    done
+    printf '%s %s\n' "$TB_SLURM_USER" "$TB_SLURMUSER_TOKEN_FILE"
+}
 
 TB_MUNGE_SOCKET=$TB_RUN/munge/munge.socket
 TB_MYSQL_SOCKET=$TB_RUN/mysql/mariadbd.sock
@@ -336,38 +356,52 @@ tb_enter() {
         exec "$@"' tb-enter "$TB_ROOT" "$@"
 }
 
-# tb_mint_token LIFESPAN: print a fresh token for TB_JOB_USER (needs root and
-# a running slurmctld; `scontrol token` prints "SLURM_JWT=<token>").
+# tb_mint_token LIFESPAN [USER]: print a fresh token for USER (default
+# TB_JOB_USER); needs root and a running slurmctld (`scontrol token` prints
+# "SLURM_JWT=<token>").
 tb_mint_token() {
-    local out
-    out=$(tb_slurm scontrol token "username=$TB_JOB_USER" "lifespan=$1" 2>&1) || {
-        tb_err "scontrol token failed: $out"
+    local out user=${2:-$TB_JOB_USER}
+    out=$(tb_slurm scontrol token "username=$user" "lifespan=$1" 2>&1) || {
+        tb_err "scontrol token username=$user failed: $out"
         return 1
     }
     case "$out" in
         SLURM_JWT=?*) printf '%s\n' "${out#SLURM_JWT=}" ;;
-        *) tb_err "unexpected scontrol token output: $out"; return 1 ;;
+        *) tb_err "unexpected scontrol token output for $user (not shown: it may hold a token)"; return 1 ;;
     esac
 }
 
-# tb_write_token_file LIFESPAN: mint a token and store it, raw (no newline, no
-# "SLURM_JWT=" prefix), in TB_TOKEN_FILE, mode 0600, owner root.
+# tb_write_token_file LIFESPAN [USER FILE]: mint a token for USER (default
+# TB_JOB_USER) and store it, raw (no newline, no "SLURM_JWT=" prefix), in
+# FILE (default TB_TOKEN_FILE), mode 0600, owner root.
 tb_write_token_file() {
-    local token tmp
-    token=$(tb_mint_token "$1") || return 1
+    local token tmp user=${2:-$TB_JOB_USER} file=${3:-$TB_TOKEN_FILE}
+    token=$(tb_mint_token "$1" "$user") || return 1
     tmp=$(mktemp "$TB_KEYS/.token.XXXXXX")
     chmod 0600 "$tmp"
     printf '%s' "$token" >"$tmp"
-    mv -f "$tmp" "$TB_TOKEN_FILE"
+    mv -f "$tmp" "$file"
 }
 
-# tb_token_fresh: succeed if TB_TOKEN_FILE holds a token valid for 10 more minutes.
+# tb_token_fresh [FILE]: succeed if FILE (default TB_TOKEN_FILE) holds a
+# token valid for 10 more minutes.
 tb_token_fresh() {
-    local exp
-    [ -s "$TB_TOKEN_FILE" ] || return 1
-    exp=$(tb_jwt_exp "$TB_TOKEN_FILE")
+    local exp file=${1:-$TB_TOKEN_FILE}
+    [ -s "$file" ] || return 1
+    exp=$(tb_jwt_exp "$file")
     [[ "$exp" =~ ^[0-9]+$ ]] || return 1
     [ "$exp" -gt $(( $(date +%s) + 600 )) ]
+}
+
+# tb_renew_tokens LIFESPAN: mint every stored token (tb_token_files) that is
+# missing or expires within 10 minutes; prints the users renewed.
+tb_renew_tokens() {
+    local user file
+    while read -r user file; do
+        tb_token_fresh "$file" && continue
+        tb_write_token_file "$1" "$user" "$file" || return 1
+        printf '%s ' "$user"
+    done < <(tb_token_files)
 }
 
 # tb_rest PATH [curl args...]: authenticated GET over TCP; prints the body,

@@ -164,25 +164,48 @@ check_host_name() {
 }
 
 # ================================================================ users, dirs, keys
-ensure_users() {
-    if ! getent passwd "$TB_JOB_USER" >/dev/null; then
-        local uidopt=()
-        if [ -n "${SLUICE_TB_JOB_UID:-}" ]; then
-            # Inside a root: the same uid and gid as the host's job user, so
-            # that both sides own the shared storage alike.
-            getent group "$SLUICE_TB_JOB_GID" >/dev/null ||
-                groupadd --gid "$SLUICE_TB_JOB_GID" "$TB_JOB_USER"
-            uidopt=(--uid "$SLUICE_TB_JOB_UID" --gid "$SLUICE_TB_JOB_GID")
-        elif ! getent passwd "$TB_JOB_UID_WANTED" >/dev/null && ! getent group "$TB_JOB_UID_WANTED" >/dev/null; then
-            uidopt=(--uid "$TB_JOB_UID_WANTED" --gid "$TB_JOB_UID_WANTED")
-            groupadd --gid "$TB_JOB_UID_WANTED" "$TB_JOB_USER"
-        else
-            uidopt=(--user-group)
-        fi
-        useradd "${uidopt[@]}" --create-home --shell /bin/bash \
-            --comment "sluice testbed job user" "$TB_JOB_USER"
-        tb_say "created user $TB_JOB_USER (uid $(id -u "$TB_JOB_USER"))"
+# ensure_user NAME WANTED_UID INNER_ID COMMENT: create the unprivileged user
+# NAME (home directory, bash) unless it exists.  Inside a root INNER_ID is
+# "uid:gid" of the host's user of that name, so that both sides own the
+# shared storage alike; on the host the uid and gid are WANTED_UID when both
+# are free, else any.
+ensure_user() {
+    local name=$1 wanted=$2 inner=$3 comment=$4 uidopt=()
+    getent passwd "$name" >/dev/null && return 0
+    if [ -n "$inner" ]; then
+        getent group "${inner#*:}" >/dev/null || groupadd --gid "${inner#*:}" "$name"
+        uidopt=(--uid "${inner%%:*}" --gid "${inner#*:}")
+    elif ! getent passwd "$wanted" >/dev/null && ! getent group "$wanted" >/dev/null; then
+        groupadd --gid "$wanted" "$name"
+        uidopt=(--uid "$wanted" --gid "$wanted")
+    else
+        uidopt=(--user-group)
     fi
+    useradd "${uidopt[@]}" --create-home --shell /bin/bash --comment "$comment" "$name"
+    tb_say "created user $name (uid $(id -u "$name"))"
+}
+
+# inner_id NAME: the "uid:gid" the host gave NAME, as passed into a root
+# (SLUICE_TB_JOB_UID/GID, SLUICE_TB_TENANT_IDS "name:uid:gid ..."), or "".
+inner_id() {
+    local e
+    if [ "$1" = "$TB_JOB_USER" ]; then
+        [ -n "${SLUICE_TB_JOB_UID:-}" ] && echo "$SLUICE_TB_JOB_UID:${SLUICE_TB_JOB_GID:-}"
+        return 0
+    fi
+    for e in ${SLUICE_TB_TENANT_IDS:-}; do
+        [ "${e%%:*}" = "$1" ] && echo "${e#*:}"
+    done
+    return 0
+}
+
+ensure_users() {
+    local t u
+    ensure_user "$TB_JOB_USER" "$TB_JOB_UID_WANTED" "$(inner_id "$TB_JOB_USER")" "sluice testbed job user"
+    for t in "${TB_TENANTS[@]}"; do
+        u=${TB_TENANT_USER[$t]}
+        ensure_user "$u" "${TB_TENANT_UID_WANTED[$t]}" "$(inner_id "$u")" "sluice testbed tenant $t"
+    done
     if ! getent passwd "$TB_REST_USER" >/dev/null; then
         useradd --system --user-group --no-create-home --home-dir /nonexistent \
             --shell /usr/sbin/nologin --comment "sluice testbed slurmrestd" "$TB_REST_USER"
@@ -578,7 +601,28 @@ start_slurmdbd() {
             defaultaccount="$TB_ACCOUNT" >/dev/null ||
             fail slurmdbd "sacctmgr add user $TB_JOB_USER failed"
     fi
+    ensure_tenant_associations
     phase_done "slurmdbd ready on 127.0.0.1:$TB_PORT_SLURMDBD (pid $(tb_pid slurmdbd)); cluster $TB_CLUSTER, account $TB_ACCOUNT, user $TB_JOB_USER"
+}
+
+# Each tenant user: its own account (tenant-a, tenant-b) and association, as
+# its default account (idempotent; one query when they exist).
+ensure_tenant_associations() {
+    local t u a have
+    have=$(sacctmgr_q show association where cluster="$TB_CLUSTER" format=user,account) ||
+        fail slurmdbd "sacctmgr show association failed"
+    for t in "${TB_TENANTS[@]}"; do
+        u=${TB_TENANT_USER[$t]} a=${TB_TENANT_ACCOUNT[$t]}
+        grep -qx "$u|$a" <<<"$have" && continue
+        if [ -z "$(sacctmgr_q show account where name="$a" format=account)" ]; then
+            sacctmgr -i add account "$a" cluster="$TB_CLUSTER" \
+                description="sluice testbed tenant $t" organization=sluice >/dev/null ||
+                fail slurmdbd "sacctmgr add account $a failed"
+        fi
+        sacctmgr -i add user "$u" account="$a" cluster="$TB_CLUSTER" defaultaccount="$a" >/dev/null ||
+            fail slurmdbd "sacctmgr add user $u account=$a failed"
+        tb_say "tenant $t: user $u, account $a"
+    done
 }
 
 slurmctld_ok() { timeout 15 scontrol ping 2>/dev/null | grep -q 'is UP'; }
@@ -724,11 +768,13 @@ start_slurmrestd() {
     phase_done "slurmrestd ready on $TB_REST_URL and unix:$TB_REST_SOCKET (pid $(tb_pid slurmrestd)); diag and slurmdb answer with the token"
 }
 
+# The stored tokens (tb_token_files): the job user's, each tenant user's
+# (the token_file identity) and SlurmUser's (the proxy identity), in
+# $TB_KEYS/<user>.jwt, root 0600.
 ensure_token() {
-    if ! tb_token_fresh; then
-        tb_write_token_file "$TOKEN_LIFESPAN" || fail slurmctld "could not mint a token for $TB_JOB_USER"
-        tb_say "minted token for $TB_JOB_USER into $TB_TOKEN_FILE (lifespan ${TOKEN_LIFESPAN} s)"
-    fi
+    local renewed
+    renewed=$(tb_renew_tokens "$TOKEN_LIFESPAN") || fail slurmctld "could not mint the testbed's tokens"
+    [ -z "$renewed" ] || tb_say "minted tokens for ${renewed% } into $TB_KEYS/<user>.jwt (lifespan ${TOKEN_LIFESPAN} s)"
 }
 
 # write_host_wrappers: in TB_DIR/bin (the host's view), one script per Slurm
@@ -777,10 +823,11 @@ if tb_in_root; then
     inner=(SLUICE_TB_IN_ROOT=1 SLUICE_TB_NO_ENV=1 SLUICE_TESTBED_DIR="$TB_IN_DIR"
         SLUICE_TB_PORT_BASE="$TB_PORT_BASE" SLUICE_TB_NO_INADDR_ANY="$NO_INADDR_ANY"
         SLUICE_TB_JOB_UID="$(id -u "$TB_JOB_USER")" SLUICE_TB_JOB_GID="$(id -g "$TB_JOB_USER")"
+        SLUICE_TB_TENANT_IDS="$(for t in "${TB_TENANTS[@]}"; do u=${TB_TENANT_USER[$t]}; printf '%s:%s:%s ' "$u" "$(id -u "$u")" "$(id -g "$u")"; done)"
         PATH="$TB_SLURM_BIN:/usr/sbin:/usr/bin:/sbin:/bin" HOME=/root LANG=C.UTF-8)
     while IFS= read -r kv; do
         case "$kv" in
-            SLUICE_TB_IN_ROOT=* | SLUICE_TB_NO_ENV=* | SLUICE_TB_PORT_BASE=* | SLUICE_TB_JOB_[UG]ID=*) ;;
+            SLUICE_TB_IN_ROOT=* | SLUICE_TB_NO_ENV=* | SLUICE_TB_PORT_BASE=* | SLUICE_TB_JOB_[UG]ID=* | SLUICE_TB_TENANT_IDS=*) ;;
             SLUICE_TB_*=*) inner+=("$kv") ;;
         esac
     done < <(env)
