@@ -84,11 +84,20 @@ typedef struct {
     const char *const *overrides; /* "dotted.key=value" strings */
     size_t n_overrides;
     bool no_required; /* skip "required" checks (rest.url, storage.root, sandbox) */
+    /* version 2: */
+    /* Every error of the site file, the environment and --set, in order
+     * (caller-owned, SLUICE_ERRLIST_INIT, sluice_errlist_clear() after):
+     * the load goes on after a bad value and each item's reason is a whole
+     * message ("<file>:<line>:<col>: <key>: <reason>"), its path the key.
+     * `err` keeps the first.  The checks across fields, `clusters:` and
+     * `tenants:` run only when these have none.  NULL: the same errors are
+     * counted but only the first is reported. */
+    sluice_errlist_t *errors;
 } sluice_config_opts_t;
 
 /* Every field but `version` zero: each one's documented default.  Declare options as
  * `sluice_config_opts_t o = SLUICE_CONFIG_OPTS_INIT;` and set what differs. */
-#define SLUICE_CONFIG_OPTS_VERSION 1
+#define SLUICE_CONFIG_OPTS_VERSION 2
 #define SLUICE_CONFIG_OPTS_INIT SLUICE_OPTS_INIT_V(SLUICE_CONFIG_OPTS_VERSION)
 
 /* Initialise `opts` as SLUICE_CONFIG_OPTS_INIT does, for `version`
@@ -216,11 +225,14 @@ SLUICE_API sluice_err sluice_config_set_token_user(sluice_config_t *cfg,
 SLUICE_API sluice_config_source_t sluice_config_source(const sluice_config_t *cfg, const char *key);
 
 /* Effective configuration as JSON: {"config": {...}, "sources": {"rest.url":
- * "env", ...}, "warnings": [...]}, and for a site with `clusters:` also
- * "clusters": [{"name": "east", "config": {the per-cluster blocks: rest,
- * storage, job_launcher.sbatch_directives, gpu_series}, "sources": {...}},
- * ...].  No secret material is ever in it; a password in rest.url is
- * replaced by "***".  *out is a new reference. */
+ * "env", ...}, "effective": {"job_launcher.gpu_vendor": "nvidia", ...},
+ * "warnings": [...]}, and for a site with `clusters:` also "clusters":
+ * [{"name": "east", "config": {the per-cluster blocks: rest, storage,
+ * job_launcher.sbatch_directives, gpu_series}, "sources": {...},
+ * "effective": {...}}, ...].  "config" keeps the raw values (null, 0);
+ * "effective" has, by dotted path, what an unset value means, for the
+ * fields whose unset value stands for something.  No secret material is ever in it; a password in
+ * rest.url is replaced by "***".  *out is a new reference. */
 SLUICE_API sluice_err sluice_config_to_json(const sluice_config_t *cfg,
                                             json_t **out,
                                             sluice_error_t *err);

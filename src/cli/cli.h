@@ -20,6 +20,7 @@ enum {
     CLI_EX_NOINPUT = 66,
     CLI_EX_UNAVAILABLE = 69,
     CLI_EX_SOFTWARE = 70,
+    CLI_EX_CANTCREAT = 73,
     CLI_EX_IOERR = 74,
     CLI_EX_PROTOCOL = 76,
     CLI_EX_NOPERM = 77,
@@ -50,6 +51,7 @@ void cli_log_site(const sluice_config_t *cfg);
 int cmd_version(const cli_spec_t *spec, int argc, char **argv);
 int cmd_config_show(const cli_spec_t *spec, int argc, char **argv);
 int cmd_config_reference(const cli_spec_t *spec, int argc, char **argv);
+int cmd_config_init(const cli_spec_t *spec, int argc, char **argv);
 int cmd_token_mint(const cli_spec_t *spec, int argc, char **argv);
 int cmd_token_show(const cli_spec_t *spec, int argc, char **argv);
 int cmd_token_check(const cli_spec_t *spec, int argc, char **argv);

@@ -5,6 +5,8 @@
  * identity it gives (rest.user, or the token's own user).  `sluice config
  * reference`: the reference of the site keys (markdown or JSON Schema),
  * made by the site layer from its field table (site/config_ref.h).
+ * `sluice config init`: a commented starting site file from the same table,
+ * to stdout or a new -o FILE (mode 0640).
  *
  * Notes:
  * - The site file is --config FILE, else $SLUICE_CONFIG, else none.
@@ -12,10 +14,15 @@
  *   configuration error, 74 unreadable file.
  * - Output never contains secret material (the model only holds paths).
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -27,15 +34,23 @@
 #include "site/config_ref.h"
 
 /* One line: the value's path (after the cluster's `scope`, "clusters[i]."
- * when there is one), the value, and the source `sources` gives its path. */
-static void print_value(const char *scope, const jdec_cur_t *v, const jdec_cur_t *sources)
+ * when there is one), the value, and the source `sources` gives its path.
+ * An unset value whose meaning `effs` gives prints that meaning instead
+ * ("nvidia (default)"). */
+static void print_value(const char *scope,
+                        const jdec_cur_t *v,
+                        const jdec_cur_t *sources,
+                        const jdec_cur_t *effs)
 {
     const char *s = jdec_peek_string_or(sources, v->path, "derived");
     const char *str = jdec_peek_string(v, NULL);
+    const char *eff = jdec_peek_string(effs, v->path);
     char shown[300], *text = NULL;
 
     snprintf(shown, sizeof(shown), "%s%s", scope, v->path);
-    if (str != NULL) {
+    if (eff != NULL) {
+        printf("%-48s %-24s (%s)\n", shown, eff, s);
+    } else if (str != NULL) {
         printf("%-48s %-24s (%s)\n", shown, str, s);
     } else {
         text = json_dumps(jdec_value(v, NULL),
@@ -60,7 +75,10 @@ static json_t *identity_json(sluice_config_t *cfg)
 
 /* `scope` is "" for the site, "clusters[i]." for a cluster; the paths
  * are the cursors' ("a.b"), relative to the scope's config. */
-static void print_tree(const char *scope, const jdec_cur_t *obj, const jdec_cur_t *sources)
+static void print_tree(const char *scope,
+                       const jdec_cur_t *obj,
+                       const jdec_cur_t *sources,
+                       const jdec_cur_t *effs)
 {
     const char *key;
     jdec_cur_t v;
@@ -69,9 +87,9 @@ static void print_tree(const char *scope, const jdec_cur_t *obj, const jdec_cur_
     JDEC_FOREACH_MEMBER(obj, it, key, v)
     {
         if (json_is_object(jdec_value(&v, NULL)) && jdec_value(sources, v.path) == NULL)
-            print_tree(scope, &v, sources);
+            print_tree(scope, &v, sources, effs);
         else
-            print_value(scope, &v, sources);
+            print_value(scope, &v, sources, effs);
     }
 }
 
@@ -92,11 +110,12 @@ static void print_identity(const char *scope, const jdec_cur_t *who)
  * from a root of its own, whose paths are the keys of `sources`. */
 static void print_config(const char *scope, const jdec_cur_t *at)
 {
-    jdec_cur_t config, sources;
+    jdec_cur_t config, sources, effs;
 
     jdec_root(&config, at->d, jdec_value(at, "config"), "");
     jdec_root(&sources, at->d, jdec_value(at, "sources"), "");
-    print_tree(scope, &config, &sources);
+    jdec_root(&effs, at->d, jdec_value(at, "effective"), "");
+    print_tree(scope, &config, &sources, &effs);
 }
 
 /* A site with `clusters:`: each one's name and per-cluster values. */
@@ -208,6 +227,87 @@ int cmd_config_reference(const cli_spec_t *spec, int argc, char **argv)
     rc = CLI_EX_OK;
     if (fputs(text, stdout) == EOF || fflush(stdout) != 0)
         rc = CLI_EX_SOFTWARE;
+    free(text);
+    return rc;
+}
+
+typedef struct {
+    const char *path; /* -o FILE, or NULL: the standard output */
+    bool force;
+} init_opts_t;
+
+static int init_option(int id, const char *v, void *arg)
+{
+    init_opts_t *io = arg;
+
+    if (id == 'o')
+        io->path = v;
+    else if (id == CLI_O_FORCE)
+        io->force = true;
+    else
+        return CLI_EX_SOFTWARE;
+    return CLI_EX_OK;
+}
+
+/* `text` into `path`, mode 0640: created, or with `force` replaced (its
+ * mode set again).  The exit code. */
+static int write_new_file(const char *path, const char *text, bool force)
+{
+    size_t len = strlen(text), done = 0;
+    ssize_t w;
+    int fd, e;
+
+    fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL), 0640);
+    if (fd < 0) {
+        e = errno;
+        fprintf(stderr, "sluice config init: %s: %s%s\n", path, strerror(e),
+                e == EEXIST ? " (use --force to replace it)" : "");
+        return e == EEXIST ? CLI_EX_CANTCREAT : CLI_EX_IOERR;
+    }
+    if (fchmod(fd, 0640) != 0)
+        goto fail;
+    while (done < len) {
+        if ((w = write(fd, text + done, len - done)) < 0) {
+            if (errno == EINTR)
+                continue;
+            goto fail;
+        }
+        done += (size_t)w;
+    }
+    if (close(fd) != 0) {
+        fd = -1;
+        goto fail;
+    }
+    return CLI_EX_OK;
+fail:
+    e = errno;
+    if (fd >= 0)
+        close(fd);
+    fprintf(stderr, "sluice config init: %s: %s\n", path, strerror(e));
+    return CLI_EX_IOERR;
+}
+
+int cmd_config_init(const cli_spec_t *spec, int argc, char **argv)
+{
+    cli_args_t a;
+    init_opts_t io = {NULL, false};
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    char *text = NULL;
+    int rc;
+
+    if (!cli_parse(spec, argc, argv, &a, init_option, &io, &rc))
+        return rc;
+    if (io.force && io.path == NULL)
+        return cli_usage_error(spec, "--force needs -o FILE");
+    if (cfg_init_text(&text, &err) != SLUICE_OK)
+        return cli_fail(&err);
+    if (io.path != NULL) {
+        rc = write_new_file(io.path, text, io.force);
+    } else {
+        rc = CLI_EX_OK;
+        if (fputs(text, stdout) == EOF || fflush(stdout) != 0)
+            rc = CLI_EX_IOERR;
+    }
     free(text);
     return rc;
 }

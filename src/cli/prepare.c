@@ -83,12 +83,27 @@ void cli_config_no_file(const sluice_config_opts_t *opts, sluice_error_t *err)
                   "no site file given: pass --config FILE or set SLUICE_CONFIG=FILE");
 }
 
+void cli_config_errors(const sluice_errlist_t *errs)
+{
+    size_t i;
+
+    /* items[0] is the first error, which err's text already said */
+    for (i = 1; i < errs->n; i++)
+        fprintf(stderr, "sluice: %s\n", errs->items[i].reason);
+    if (errs->dropped > 0)
+        fprintf(stderr, "sluice: %zu more errors not shown (the first %d are)\n", errs->dropped,
+                SLUICE_ERRLIST_MAX);
+}
+
 int cli_config_load(const cli_prepare_opts_t *o, sluice_config_t **cfg)
 {
     sluice_config_opts_t opts = SLUICE_CONFIG_OPTS_INIT;
     sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_errlist_t errs = SLUICE_ERRLIST_INIT;
+    int rc;
 
     *cfg = NULL;
+    opts.errors = &errs;
     cli_config_opts(&opts, o->config_path, o->sets, o->n_sets);
     if (opts.path != NULL && access(opts.path, F_OK) != 0) {
         int e = errno;
@@ -97,8 +112,12 @@ int cli_config_load(const cli_prepare_opts_t *o, sluice_config_t **cfg)
     }
     if (sluice_config_load(&opts, cfg, &err) != SLUICE_OK) {
         cli_config_no_file(&opts, &err);
-        return cli_fail(&err);
+        rc = cli_fail(&err);
+        cli_config_errors(&errs);
+        sluice_errlist_clear(&errs);
+        return rc;
     }
+    sluice_errlist_clear(&errs);
     cli_log_site(*cfg);
     return CLI_EX_OK;
 }

@@ -66,6 +66,11 @@ void cli_config_opts(sluice_config_opts_t *opts,
  * else is left as it is. */
 void cli_config_no_file(const sluice_config_opts_t *opts, sluice_error_t *err);
 
+/* The site configuration's errors after the first (which cli_fail() of the
+ * load's err printed), one "sluice: <file>:<line>:<col>: <key>: ..." line
+ * each on stderr, then how many were past SLUICE_ERRLIST_MAX. */
+void cli_config_errors(const sluice_errlist_t *errs);
+
 /* The Slurm identity of `cfg` (the token is read, no request is sent),
  * which completes a configuration without rest.user
  * (sluice_client_resolve_user()): `user` receives the user, `source` where

@@ -78,22 +78,47 @@ static const cli_spec_t c_config_reference = {
     NULL,
     cmd_config_reference,
     0};
-static const cli_spec_t *const config_subs[] = {&c_config_show, &c_config_reference, NULL};
-static const cli_spec_t c_config = {
-    "config",
-    "inspect the site configuration (config show, config reference)",
-    {"show [--config FILE] [--set KEY=VALUE ...] [-o text|json]",
-     "reference [--format markdown|json-schema|man]"},
-    "Inspect the site configuration.",
-    NULL,
+static const cli_opt_t *const config_init_opts[] = {&cli_opt_init_output, &cli_opt_force, LOG_OPTS,
+                                                    NULL};
+static const cli_spec_t c_config_init = {
+    "config init",
+    "write a commented starting site file",
+    {"[-o FILE [--force]]"},
+    "Write a commented starting site file, made from the field table: the\n"
+    "required keys (rest.url, storage.root, job_launcher.sandbox) with a\n"
+    "\"<required: ...>\" placeholder that the loader refuses if it is left in,\n"
+    "and the common keys commented out with their description and default.\n"
+    "Fill it in, then check it with `sluice config show --config FILE`.\n"
+    "\n"
+    "To the standard output, or to -o FILE with mode 0640; an existing FILE is\n"
+    "refused (exit 73) unless --force.",
+    config_init_opts,
     NULL,
     CLI_VAL_NONE,
     0,
     0,
-    "0\tok\n64\tusage error\n",
-    config_subs,
+    "0\tok\n64\tusage error\n73\tFILE exists (use --force)\n74\tFILE cannot be "
+    "written\n",
     NULL,
+    cmd_config_init,
     0};
+static const cli_spec_t *const config_subs[] = {&c_config_show, &c_config_init, &c_config_reference,
+                                                NULL};
+static const cli_spec_t c_config = {"config",
+                                    "inspect the site configuration (config show, init, reference)",
+                                    {"show [--config FILE] [--set KEY=VALUE ...] [-o text|json]",
+                                     "init [-o FILE [--force]]",
+                                     "reference [--format markdown|json-schema|man]"},
+                                    "Inspect the site configuration.",
+                                    NULL,
+                                    NULL,
+                                    CLI_VAL_NONE,
+                                    0,
+                                    0,
+                                    "0\tok\n64\tusage error\n",
+                                    config_subs,
+                                    NULL,
+                                    0};
 
 static const cli_opt_t *const token_mint_opts[] = {&cli_opt_key, &cli_opt_user, &cli_opt_lifespan,
                                                    &cli_opt_alg, &cli_opt_kid,  &cli_opt_output,

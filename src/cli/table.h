@@ -71,6 +71,7 @@ enum {
     CLI_O_CLUSTER,
     CLI_O_FORMAT,
     CLI_O_SORT,
+    CLI_O_FORCE,
 };
 
 typedef struct {

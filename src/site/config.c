@@ -39,6 +39,7 @@ sluice_config_load(const sluice_config_opts_t *opts, sluice_config_t **out, slui
     char *text = NULL;
     size_t len = 0;
     sluice_err rc = SLUICE_OK;
+    cfg_bad_list_t bad = {0, NULL};
     ctx_t c;
 
     if (!opts || !out)
@@ -48,6 +49,9 @@ sluice_config_load(const sluice_config_opts_t *opts, sluice_config_t **out, slui
         return rc;
     memset(&c, 0, sizeof(c));
     c.err = err;
+    c.bad = &bad;
+    if (opts->version >= 2)
+        bad.list = opts->errors;
     c.file = opts->path ? opts->path : (opts->text_name ? opts->text_name : "<config>");
     if ((rc = cfg_new(&cfg, err)) != SLUICE_OK)
         goto out;
@@ -64,12 +68,22 @@ sluice_config_load(const sluice_config_opts_t *opts, sluice_config_t **out, slui
     if (root && !cfg_is_null(root) && root->kind == N_MAP && has_clusters(root))
         c.role = CFG_ROLE_BASE;
     c.src = SLUICE_SRC_FILE;
-    if (root && !cfg_is_null(root) && (rc = cfg_walk_map(&c, root, "")) != SLUICE_OK)
+    /* The file, the environment and --set: each layer goes on after a bad
+     * value (cfg_go_on()), so that one run reports them all; the checks
+     * across fields need good fields, so they wait for none to be bad. */
+    if (root && !cfg_is_null(root) && (rc = cfg_walk_map(&c, root, "")) != SLUICE_OK &&
+        !cfg_go_on(&c, rc))
         goto out;
-    if ((rc = cfg_apply_env(&c, opts, false)) != SLUICE_OK)
+    if ((rc = cfg_apply_env(&c, opts, false)) != SLUICE_OK && !cfg_go_on(&c, rc))
         goto out;
-    if ((rc = cfg_apply_flags(&c, opts, false)) != SLUICE_OK)
+    if ((rc = cfg_apply_flags(&c, opts, false)) != SLUICE_OK && !cfg_go_on(&c, rc))
         goto out;
+    if (bad.n > 0) {
+        rc = SLUICE_ECONFIG;
+        goto out;
+    }
+    /* One error at a time from here (the clusters' entries, the checks). */
+    c.bad = NULL;
     if ((rc = cfg_finalize(&c, opts->no_required)) != SLUICE_OK)
         goto out;
     if ((rc = cfg_clusters_build(&c, root, opts)) != SLUICE_OK)

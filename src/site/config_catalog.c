@@ -11,6 +11,7 @@
  *   client commands are accepted for NVFlare files with a warning.
  */
 #include <ctype.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -244,4 +245,184 @@ const char *sluice_config_executable(const sluice_config_t *cfg, const char *nam
             return cfg->launcher.executables[i].path;
     }
     return NULL;
+}
+
+/* ---- one entry from --set or the environment --------------------------- */
+
+const field_t *cfg_entry_field(const char *key)
+{
+    static const char *const maps[] = {"job_launcher.executables", "gpu_series"};
+    size_t i, len;
+
+    for (i = 0; i < 2; i++) {
+        len = strlen(maps[i]);
+        if (strncmp(key, maps[i], len) == 0 && key[len] == '.' && key[len + 1] != '\0')
+            return cfg_find_field(maps[i]);
+    }
+    return NULL;
+}
+
+/* A scalar node over `s` (borrowed), as the environment and --set make. */
+static void scalar_node(node_t *n, const char *s)
+{
+    memset(n, 0, sizeof(*n));
+    n->kind = N_SCALAR;
+    n->plain = true;
+    n->str = (char *)(uintptr_t)s;
+}
+
+/* The executables with `one` (a list of one, taken) added or put in place
+ * of the entry of its name. */
+static sluice_err merge_exec(ctx_t *c, sluice_executable_t *one)
+{
+    sluice_executable_t *e = c->cfg->launcher.executables, *grown;
+    size_t i, n = c->cfg->launcher.n_executables;
+
+    for (i = 0; i < n; i++) {
+        if (strcmp(e[i].name, one->name) == 0) {
+            free(e[i].path);
+            e[i].path = one->path;
+            e[i].in_use = one->in_use;
+            free(one->name);
+            free(one);
+            return SLUICE_OK;
+        }
+    }
+    if (!(grown = realloc(e, (n + 2) * sizeof(*e)))) {
+        cfg_execs_free(one, 1);
+        return sluice_errorf(c->err, SLUICE_ENOMEM, "out of memory");
+    }
+    grown[n] = *one;
+    memset(&grown[n + 1], 0, sizeof(grown[n + 1]));
+    free(one);
+    c->cfg->launcher.executables = grown;
+    c->cfg->launcher.n_executables = n + 1;
+    return SLUICE_OK;
+}
+
+/* The same for gpu_series. */
+static sluice_err merge_series(ctx_t *c, sluice_gpu_series_t *one)
+{
+    sluice_gpu_series_t *s = c->cfg->gpu_series, *grown;
+    size_t i, n = c->cfg->n_gpu_series;
+
+    for (i = 0; i < n; i++) {
+        if (strcmp(s[i].name, one->name) == 0) {
+            free(s[i].name);
+            free(s[i].constraint);
+            free(s[i].gres);
+            free(s[i].gpu_vendor);
+            s[i] = *one;
+            free(one);
+            return SLUICE_OK;
+        }
+    }
+    if (!(grown = realloc(s, (n + 2) * sizeof(*s)))) {
+        cfg_series_free(one, 1);
+        return sluice_errorf(c->err, SLUICE_ENOMEM, "out of memory");
+    }
+    grown[n] = *one;
+    memset(&grown[n + 1], 0, sizeof(grown[n + 1]));
+    free(one);
+    c->cfg->gpu_series = grown;
+    c->cfg->n_gpu_series = n + 1;
+    return SLUICE_OK;
+}
+
+sluice_err cfg_set_entry(ctx_t *c, const field_t *f, const char *key, const char *value)
+{
+    const char *name = key + strlen(f->path) + 1, *dot;
+    sluice_gpu_series_t *had_s = c->cfg->gpu_series, *g = NULL;
+    sluice_executable_t *had_e = c->cfg->launcher.executables;
+    size_t had_ns = c->cfg->n_gpu_series, had_ne = c->cfg->launcher.n_executables, i, nk = 0;
+    node_t k, v, top, sub, keys[5], vals[4], *top_kids[2], *sub_kids[10];
+    char gpn[24], nm[128];
+    sluice_err rc;
+
+    scalar_node(&v, value);
+    if (f->kind == K_EXECS) {
+        scalar_node(&k, name);
+        top_kids[0] = &k;
+        top_kids[1] = &v;
+    } else {
+        /* gpu_series.NAME.FIELD: a series name may hold dots, a field none. */
+        dot = strrchr(name, '.');
+        if (!dot || dot == name || (size_t)(dot - name) >= sizeof(nm))
+            return cfg_bad(c, NULL, key,
+                           "expected gpu_series.NAME.FIELD (constraint, gres, gpus_per_node or "
+                           "gpu_vendor)");
+        snprintf(nm, sizeof(nm), "%.*s", (int)(dot - name), name);
+        scalar_node(&k, nm);
+        for (i = 0; i < had_ns; i++)
+            if (strcmp(had_s[i].name, nm) == 0)
+                g = &had_s[i];
+        /* The entry's other fields as they are, then the one set. */
+        snprintf(gpn, sizeof(gpn), "%ld", g ? g->gpus_per_node : 0L);
+        if (g && g->constraint && strcmp(dot + 1, "constraint") != 0) {
+            scalar_node(&keys[nk], "constraint");
+            scalar_node(&vals[nk++], g->constraint);
+        }
+        if (g && g->gres && strcmp(dot + 1, "gres") != 0) {
+            scalar_node(&keys[nk], "gres");
+            scalar_node(&vals[nk++], g->gres);
+        }
+        if (g && g->gpus_per_node > 0 && strcmp(dot + 1, "gpus_per_node") != 0) {
+            scalar_node(&keys[nk], "gpus_per_node");
+            scalar_node(&vals[nk++], gpn);
+        }
+        if (g && g->gpu_vendor && strcmp(dot + 1, "gpu_vendor") != 0) {
+            scalar_node(&keys[nk], "gpu_vendor");
+            scalar_node(&vals[nk++], g->gpu_vendor);
+        }
+        for (i = 0; i < nk; i++) {
+            sub_kids[2 * i] = &keys[i];
+            sub_kids[2 * i + 1] = &vals[i];
+        }
+        scalar_node(&keys[4], dot + 1);
+        sub_kids[2 * nk] = &keys[4];
+        sub_kids[2 * nk + 1] = &v;
+        memset(&sub, 0, sizeof(sub));
+        sub.kind = N_MAP;
+        sub.kids = sub_kids;
+        sub.n = 2 * nk + 2;
+        top_kids[0] = &k;
+        top_kids[1] = &sub;
+    }
+    memset(&top, 0, sizeof(top));
+    top.kind = N_MAP;
+    top.kids = top_kids;
+    top.n = 2;
+    /* Checked as the file's one entry would be, into a list of its own;
+     * then put beside the entries there were. */
+    c->cfg->gpu_series = NULL;
+    c->cfg->n_gpu_series = 0;
+    c->cfg->launcher.executables = NULL;
+    c->cfg->launcher.n_executables = 0;
+    rc = f->kind == K_EXECS ? cfg_set_execs(c, &top, f->path) : cfg_set_series(c, &top, f->path);
+    if (f->kind == K_EXECS) {
+        sluice_executable_t *one = c->cfg->launcher.executables;
+        c->cfg->launcher.executables = had_e;
+        c->cfg->launcher.n_executables = had_ne;
+        c->cfg->gpu_series = had_s;
+        c->cfg->n_gpu_series = had_ns;
+        if (rc == SLUICE_OK)
+            rc = merge_exec(c, one);
+    } else {
+        sluice_gpu_series_t *one = c->cfg->gpu_series;
+        c->cfg->launcher.executables = had_e;
+        c->cfg->launcher.n_executables = had_ne;
+        c->cfg->gpu_series = had_s;
+        c->cfg->n_gpu_series = had_ns;
+        if (rc == SLUICE_OK)
+            rc = merge_series(c, one);
+    }
+    if (rc == SLUICE_OK) {
+        i = (size_t)(f - cfg_fields);
+        c->cfg->priv->src[i] = (unsigned char)c->src;
+        free(c->cfg->priv->origin[i]);
+        c->cfg->priv->origin[i] = NULL;
+        if (c->origin && !(c->cfg->priv->origin[i] = cfg_dup(c->origin)))
+            return sluice_errorf(c->err, SLUICE_ENOMEM, "out of memory");
+    }
+    return rc;
 }

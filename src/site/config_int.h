@@ -7,7 +7,9 @@
  *                     cfg_dup/cfg_dupn
  *   config_fields.c   the field table (cfg_fields, cfg_find_field)
  *   config_kinds.c    the kinds in words, settable kinds, SLUICE_* names
+ *   config_meaning.c  what an unset value means (config show, config init)
  *   config_ref.c      `sluice config reference` (markdown; config_ref.h)
+ *   config_init.c     `sluice config init` (config_ref.h)
  *   config_schema.c   its JSON Schema
  *   config_value.c    errors and warnings at a node, scalar words, lists
  *   config_catalog.c  gpu_series and job_launcher.executables
@@ -136,6 +138,18 @@ bool cfg_kind_settable(kind_t k);
 /* SLUICE_<PATH> with dots as underscores, upper case (SLUICE_REST_URL). */
 void cfg_env_name(const char *path, char *out, size_t cap);
 
+/* ---- what an unset value means (config_meaning.c) ---------------------- */
+
+/* The words for the value of `f` in `cfg` when it is unset (NULL, 0, an
+ * empty list) and its unset value stands for something: "nvidia",
+ * "auto: 2s, 10s on v0.0.38", written into buf (cap bytes); NULL when the
+ * value is set or needs no words.  cfg NULL: the words whatever the value
+ * (config init, the reference). */
+const char *cfg_meaning(const sluice_config_t *cfg, const field_t *f, char *buf, size_t cap);
+/* The rows of the table of meanings, for the tests. */
+size_t cfg_meaning_count(void);
+const char *cfg_meaning_path(size_t i);
+
 /* True for the fields a `clusters:` entry may set (rest.*, storage.*,
  * job_launcher.sbatch_directives.*, gpu_series). */
 bool cfg_field_per_cluster(const field_t *f);
@@ -179,10 +193,30 @@ typedef struct {
      * warning; `entry` is its node (where "required" errors point). */
     const char *scope;
     const node_t *entry;
+    /* Every error of the file, the environment and --set, the walk going
+     * on after a bad field (NULL: the first error ends the load, as in a
+     * cluster's entry).  Shared by pointer; see cfg_bad_text(). */
+    struct cfg_bad_list *bad;
 } ctx_t;
 
+/* The errors of one load: how many, and each one in `list` (the caller's,
+ * or NULL).  ctx->err keeps the first one's text. */
+typedef struct cfg_bad_list {
+    size_t n;
+    sluice_errlist_t *list;
+} cfg_bad_list_t;
+
+/* The error `text` (already "<place>: <key>: <message>") of `c`: the first
+ * into c->err, every one into c->bad's list (its path the key `key`, its
+ * reason the whole text).  Returns SLUICE_ECONFIG, or SLUICE_ENOMEM. */
+sluice_err cfg_fail(ctx_t *c, const char *key, const char *text);
+/* True when `rc` is an error of a value that the walk may go on after
+ * (SLUICE_ECONFIG with c->bad). */
+bool cfg_go_on(const ctx_t *c, sluice_err rc);
+
 /* SLUICE_ECONFIG "<file>:<line>:<col>: <key>: <message>" (or "environment
- * NAME: <key>: ..." / "--set <key>: ..."), n may be NULL. */
+ * NAME: <key>: ..." / "--set <key>: ..."), n may be NULL; through
+ * cfg_fail(). */
 sluice_err cfg_bad(ctx_t *c, const node_t *n, const char *key, const char *fmt, ...)
     SLUICE_PRINTF(4, 5);
 /* The same place prefix in front of a message that already starts with
@@ -192,6 +226,9 @@ sluice_err cfg_bad_text(ctx_t *c, const node_t *n, const char *text);
 sluice_err cfg_warn(ctx_t *c, const node_t *n, const char *key, const char *msg);
 
 const char *cfg_kind_word(const node_t *n); /* "a mapping", "a list", "a scalar" */
+/* True for the "<required: ...>" placeholder that `sluice config init`
+ * (config_init.c) writes, which every scalar kind refuses by name. */
+bool cfg_is_placeholder(const char *s);
 bool cfg_is_null(const node_t *n);
 bool cfg_is_nonfinite(const char *s);
 bool cfg_parse_long(const char *s, long *out);
@@ -256,6 +293,14 @@ void cfg_tenants_free(sluice_tenant_t *t, size_t n);
 
 sluice_err cfg_set_execs(ctx_t *c, const node_t *n, const char *key);
 sluice_err cfg_set_series(ctx_t *c, const node_t *n, const char *key);
+/* The map field a key below it names ("job_launcher.executables.srun",
+ * "gpu_series.a100.constraint"), or NULL. */
+const field_t *cfg_entry_field(const char *key);
+/* One entry of that map from the environment or --set: the executable
+ * `key` names set to `value`, or one field of a series (the entry's other
+ * fields kept; a new series needs its constraint first, fail-closed); the
+ * other entries kept. */
+sluice_err cfg_set_entry(ctx_t *c, const field_t *f, const char *key, const char *value);
 void cfg_execs_free(sluice_executable_t *e, size_t n);
 void cfg_series_free(sluice_gpu_series_t *s, size_t n);
 

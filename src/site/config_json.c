@@ -131,9 +131,14 @@ static json_t *value_json(const sluice_config_t *cfg, const field_t *f)
 }
 
 /* Every field of cfg (only the per-cluster ones with per_cluster) under its
- * dotted path in `conf`, its source in `srcs`.  -1 when out of memory. */
-static int add_fields(const sluice_config_t *cfg, json_t *conf, json_t *srcs, bool per_cluster)
+ * dotted path in `conf`, its source in `srcs` and, when its unset value
+ * stands for something, those words in `effs` (config_meaning.c).  -1 when
+ * out of memory. */
+static int
+add_fields(const sluice_config_t *cfg, json_t *conf, json_t *srcs, json_t *effs, bool per_cluster)
 {
+    char meaning[512];
+
     json_t *obj, *val;
     size_t i;
     char part[128];
@@ -169,6 +174,9 @@ static int add_fields(const sluice_config_t *cfg, json_t *conf, json_t *srcs, bo
                      sluice_config_source_name((sluice_config_source_t)cfg->priv->src[i]));
         if (json_object_set_new(srcs, cfg_fields[i].path, json_string(srcname)) != 0)
             return -1;
+        if (cfg_meaning(cfg, &cfg_fields[i], meaning, sizeof(meaning)) &&
+            json_object_set_new(effs, cfg_fields[i].path, json_string(meaning)) != 0)
+            return -1;
     }
     /* Derived values other modules use. */
     obj = json_object_get(json_object_get(conf, "job_launcher"), "sbatch_directives");
@@ -186,10 +194,11 @@ static json_t *clusters_json(const sluice_config_t *cfg)
 
     for (i = 0; list && i < cfg->priv->n_clusters; i++) {
         const sluice_config_t *k = cfg->priv->clusters[i];
-        one = json_pack("{s:s s:{} s:{}}", "name", k->priv->cluster_name, "config", "sources");
+        one = json_pack("{s:s s:{} s:{} s:{}}", "name", k->priv->cluster_name, "config", "sources",
+                        "effective");
         if (!one || json_array_append_new(list, one) != 0 ||
-            add_fields(k, json_object_get(one, "config"), json_object_get(one, "sources"), true) !=
-                0) {
+            add_fields(k, json_object_get(one, "config"), json_object_get(one, "sources"),
+                       json_object_get(one, "effective"), true) != 0) {
             json_decref(list);
             return NULL;
         }
@@ -204,10 +213,10 @@ sluice_err sluice_config_to_json(const sluice_config_t *cfg, json_t **out, sluic
 
     if (!cfg || !out)
         return sluice_errorf(err, SLUICE_EINVAL, "sluice_config_to_json: NULL argument");
-    root =
-        json_pack("{s:{} s:{} s:o}", "config", "sources", "warnings", strlist_json(&cfg->warnings));
+    root = json_pack("{s:{} s:{} s:{} s:o}", "config", "sources", "effective", "warnings",
+                     strlist_json(&cfg->warnings));
     if (!root || add_fields(cfg, json_object_get(root, "config"), json_object_get(root, "sources"),
-                            false) != 0)
+                            json_object_get(root, "effective"), false) != 0)
         goto nomem;
     if (cfg->priv->n_clusters > 0 && json_object_set_new(root, "clusters", clusters_json(cfg)) != 0)
         goto nomem;

@@ -58,6 +58,10 @@ static void row(FILE *f, const field_t *fl)
         if (fl->forge)
             fprintf(f, ", `%s`", fl->forge);
         fprintf(f, " | `%s` | ", fl->path);
+    } else if (fl->kind == K_EXECS) {
+        fprintf(f, " | `SLUICE_JOB_LAUNCHER_EXECUTABLES_<NAME>` | `%s.<name>` | ", fl->path);
+    } else if (fl->kind == K_SERIES) {
+        fprintf(f, " | file and --set only | `%s.<name>.<field>` | ", fl->path);
     } else {
         fprintf(f, " | file only | file only | ");
     }
@@ -183,6 +187,15 @@ static void man_key(FILE *f, const field_t *fl)
         fputs("; \\fB\\-\\-set ", f);
         roff(f, fl->path);
         fputs("=\\fR\\fIVALUE\\fR.\n", f);
+    } else if (fl->kind == K_EXECS) {
+        fputs("One entry: environment \\fBSLUICE_JOB_LAUNCHER_EXECUTABLES_\\fR\\fINAME\\fR; "
+              "\\fB\\-\\-set job_launcher.executables.\\fR\\fIname\\fR\\fB=\\fR\\fIPATH\\fR.\n",
+              f);
+    } else if (fl->kind == K_SERIES) {
+        fputs("One field of one entry: \\fB\\-\\-set gpu_series.\\fR\\fIname\\fR\\fB.\\fR"
+              "\\fIfield\\fR\\fB=\\fR\\fIVALUE\\fR (not the environment: a series name has no "
+              "spelling as a variable name).\n",
+              f);
     } else {
         fputs("Set in the file only.\n", f);
     }

@@ -37,4 +37,14 @@ const char *cfg_ref_set_key(size_t i);
 /* The JSON Schema; *out is a new reference (caller json_decref()s it). */
 sluice_err cfg_ref_schema(json_t **out, sluice_error_t *err);
 
+/* `sluice config init`: a commented starting site file (config_init.c):
+ * the required keys with a "<required: ...>" placeholder the loader
+ * refuses if left in, the common keys commented out with their description
+ * and default.  *out is new (free()); the same table gives the same bytes. */
+sluice_err cfg_init_text(char **out, sluice_error_t *err);
+
+/* The i-th required key (from 0) that cfg_init_text() writes with a
+ * placeholder ("rest.url"), or NULL past the last.  Static. */
+const char *cfg_init_required(size_t i);
+
 #endif /* SLUICE_SITE_CONFIG_REF_H */

@@ -21,23 +21,46 @@
 
 #include "config_int.h"
 
+sluice_err cfg_fail(ctx_t *c, const char *key, const char *text)
+{
+    sluice_error_t later = SLUICE_ERROR_INIT;
+
+    if (!c->bad)
+        return sluice_errorf(c->err, SLUICE_ECONFIG, "%s", text);
+    /* c->err keeps the first error: the line tests and scripts read. */
+    sluice_errorf(c->bad->n == 0 ? c->err : &later, SLUICE_ECONFIG, "%s", text);
+    c->bad->n++;
+    if (c->bad->list && sluice_errlist_add(c->bad->list, key, "%s", text) != SLUICE_OK)
+        return sluice_errorf(c->err, SLUICE_ENOMEM, "out of memory");
+    return SLUICE_ECONFIG;
+}
+
+bool cfg_go_on(const ctx_t *c, sluice_err rc)
+{
+    return rc == SLUICE_ECONFIG && c->bad != NULL;
+}
+
 /* "<file>:<line>:<col>: <text>" (or "environment NAME: ..." / "--set ..."). */
 sluice_err cfg_bad_text(ctx_t *c, const node_t *n, const char *text)
 {
-    char scoped[640];
+    char scoped[640], key[SLUICE_FIELD_PATH_MAX], out[1024];
+    size_t klen;
 
     if (c->scope) {
         snprintf(scoped, sizeof(scoped), "%s.%s", c->scope, text);
         text = scoped;
     }
+    klen = strcspn(text, ":");
+    snprintf(key, sizeof(key), "%.*s", (int)(klen < sizeof(key) ? klen : sizeof(key) - 1), text);
     if (c->src == SLUICE_SRC_ENV)
-        return sluice_errorf(c->err, SLUICE_ECONFIG, "environment %s: %s", c->origin, text);
-    if (c->src == SLUICE_SRC_FLAG)
-        return sluice_errorf(c->err, SLUICE_ECONFIG, "--set %s", text);
-    if (!n)
-        return sluice_errorf(c->err, SLUICE_ECONFIG, "%s: %s", c->file, text);
-    return sluice_errorf(c->err, SLUICE_ECONFIG, "%s:%zu:%zu: %s", c->file, n->line + 1, n->col + 1,
-                         text);
+        snprintf(out, sizeof(out), "environment %s: %s", c->origin, text);
+    else if (c->src == SLUICE_SRC_FLAG)
+        snprintf(out, sizeof(out), "--set %s", text);
+    else if (!n)
+        snprintf(out, sizeof(out), "%s: %s", c->file, text);
+    else
+        snprintf(out, sizeof(out), "%s:%zu:%zu: %s", c->file, n->line + 1, n->col + 1, text);
+    return cfg_fail(c, key, out);
 }
 
 sluice_err cfg_bad(ctx_t *c, const node_t *n, const char *key, const char *fmt, ...)
@@ -50,6 +73,11 @@ sluice_err cfg_bad(ctx_t *c, const node_t *n, const char *key, const char *fmt, 
     va_end(ap);
     snprintf(text, sizeof(text), "%s: %s", key, msg);
     return cfg_bad_text(c, n, text);
+}
+
+bool cfg_is_placeholder(const char *s)
+{
+    return strncmp(s, "<required", 9) == 0; /* config_init.c writes "<required: ...>" */
 }
 
 const char *cfg_kind_word(const node_t *n)

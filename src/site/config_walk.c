@@ -128,6 +128,11 @@ sluice_err cfg_apply(ctx_t *c, const field_t *f, const node_t *n)
     default:
         if (n->kind != N_SCALAR)
             return cfg_bad(c, n, key, "expected a scalar, found %s", cfg_kind_word(n));
+        if (cfg_is_placeholder(n->str))
+            return cfg_bad(c, n, key,
+                           "still the placeholder `sluice config init` wrote (%.80s): put the "
+                           "site's value here",
+                           n->str);
         break;
     }
     if (rc != SLUICE_OK || f->kind == K_SERIES || f->kind == K_EXECS || f->kind == K_PORTRANGE ||
@@ -408,6 +413,7 @@ sluice_err cfg_walk_map(ctx_t *c, const node_t *n, const char *prefix)
     sluice_err rc;
     char path[256];
     const field_t *f;
+    bool failed = false;
 
     if (n->kind != N_MAP)
         return cfg_bad(c, n, prefix[0] ? prefix : "(top level)", "expected a mapping, found %s",
@@ -430,10 +436,12 @@ sluice_err cfg_walk_map(ctx_t *c, const node_t *n, const char *prefix)
             rc = walk_parent(c, v);
         else
             rc = unknown_key(c, k, path, prefix);
-        if (rc != SLUICE_OK)
+        if (cfg_go_on(c, rc))
+            failed = true; /* the next key: every error of the file in one run */
+        else if (rc != SLUICE_OK)
             return rc;
     }
-    return SLUICE_OK;
+    return failed ? SLUICE_ECONFIG : SLUICE_OK;
 }
 
 /* ------------------------------------------- defaults, environment, flags */
@@ -526,8 +534,39 @@ static sluice_err apply_string(ctx_t *c, const field_t *f, const char *value)
     n.plain = true;
     n.str = (char *)(uintptr_t)value;
     if (!cfg_kind_settable(f->kind))
-        return cfg_bad(c, NULL, f->path, "cannot be set from the environment or --set");
+        return cfg_bad(c, NULL, f->path,
+                       "cannot be set from the environment or --set: set in the site file only");
     return cfg_apply(c, f, &n);
+}
+
+/* The executables from SLUICE_JOB_LAUNCHER_EXECUTABLES_<NAME> (the names
+ * are a fixed set, so each has a variable; a gpu_series name has no
+ * spelling as a variable name, so its entries are the file's and --set's). */
+static sluice_err apply_env_execs(ctx_t *c, const sluice_config_opts_t *o, bool *failed)
+{
+    static const char *const names[] = {"srun",   "enroot", "apptainer", "singularity",
+                                        "sbatch", "squeue", "sacct",     "scancel"};
+    const field_t *f = cfg_find_field("job_launcher.executables");
+    char key[64], name[96];
+    const char *v;
+    size_t i;
+    sluice_err rc;
+
+    for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        snprintf(key, sizeof(key), "job_launcher.executables.%s", names[i]);
+        cfg_env_name(key, name, sizeof(name));
+        if ((v = lookup_env(o, name)) == NULL)
+            continue;
+        c->src = SLUICE_SRC_ENV;
+        c->origin = name;
+        rc = cfg_set_entry(c, f, key, v);
+        c->origin = NULL;
+        if (cfg_go_on(c, rc))
+            *failed = true;
+        else if (rc != SLUICE_OK)
+            return rc;
+    }
+    return SLUICE_OK;
 }
 
 sluice_err cfg_apply_env(ctx_t *c, const sluice_config_opts_t *o, bool site_wide_only)
@@ -536,6 +575,7 @@ sluice_err cfg_apply_env(ctx_t *c, const sluice_config_opts_t *o, bool site_wide
     sluice_err rc;
     char name[160];
     const char *v;
+    bool failed = false;
 
     v = lookup_env(o, "FORGE_DEFAULT_FLEET_KIND");
     if (v && strcmp(v, "slurm") != 0) {
@@ -551,7 +591,11 @@ sluice_err cfg_apply_env(ctx_t *c, const sluice_config_opts_t *o, bool site_wide
             if (lookup_env(o, name) != NULL) {
                 c->src = SLUICE_SRC_ENV;
                 c->origin = name;
-                return apply_string(c, f, "");
+                rc = apply_string(c, f, "");
+                c->origin = NULL;
+                if (!cfg_go_on(c, rc))
+                    return rc;
+                failed = true;
             }
         }
         if (!cfg_kind_settable(f->kind) || (site_wide_only && cfg_field_per_cluster(f)))
@@ -560,55 +604,101 @@ sluice_err cfg_apply_env(ctx_t *c, const sluice_config_opts_t *o, bool site_wide
         if (f->forge && (v = lookup_env(o, f->forge)) != NULL) {
             c->src = SLUICE_SRC_ENV;
             c->origin = f->forge;
-            if ((rc = apply_string(c, f, v)) != SLUICE_OK)
+            rc = apply_string(c, f, v);
+            if (cfg_go_on(c, rc))
+                failed = true;
+            else if (rc != SLUICE_OK)
                 return rc;
         }
         cfg_env_name(f->path, name, sizeof(name));
         if ((v = lookup_env(o, name)) != NULL) {
             c->src = SLUICE_SRC_ENV;
             c->origin = name;
-            if ((rc = apply_string(c, f, v)) != SLUICE_OK)
+            rc = apply_string(c, f, v);
+            if (cfg_go_on(c, rc))
+                failed = true;
+            else if (rc != SLUICE_OK)
                 return rc;
         }
     }
     c->origin = NULL;
-    return SLUICE_OK;
+    if ((rc = apply_env_execs(c, o, &failed)) != SLUICE_OK)
+        return rc;
+    return failed ? SLUICE_ECONFIG : SLUICE_OK;
+}
+
+/* The keys --set refuses because the file alone sets them. */
+static bool file_only_key(const char *key)
+{
+    static const char *const tops[] = {"tenants", "clusters", "parent"};
+    size_t i, len;
+
+    for (i = 0; i < sizeof(tops) / sizeof(tops[0]); i++) {
+        len = strlen(tops[i]);
+        if (strncmp(key, tops[i], len) == 0 &&
+            (key[len] == '\0' || key[len] == '.' || key[len] == '['))
+            return true;
+    }
+    return false;
+}
+
+/* One --set KEY=VALUE. */
+static sluice_err apply_flag(ctx_t *c, const char *s, bool site_wide_only)
+{
+    const char *eq = s ? strchr(s, '=') : NULL;
+    const field_t *f;
+    size_t len, j;
+    char key[256], text[512];
+    suggest_t sg;
+
+    if (!eq || eq == s || (len = (size_t)(eq - s)) >= sizeof(key)) {
+        snprintf(text, sizeof(text), "--set '%.64s': expected key=value", s ? s : "");
+        return cfg_fail(c, "", text);
+    }
+    memcpy(key, s, len);
+    key[len] = '\0';
+    if ((f = cfg_find_field(key)) != NULL) {
+        if (site_wide_only && cfg_field_per_cluster(f))
+            return SLUICE_OK;
+        return apply_string(c, f, eq + 1);
+    }
+    if ((f = cfg_entry_field(key)) != NULL) {
+        if (site_wide_only && cfg_field_per_cluster(f))
+            return SLUICE_OK;
+        return cfg_set_entry(c, f, key, eq + 1);
+    }
+    if (file_only_key(key)) {
+        snprintf(text, sizeof(text),
+                 "--set %.128s: cannot be set from the environment or --set: set in the site file "
+                 "only",
+                 key);
+        return cfg_fail(c, key, text);
+    }
+    suggest_init(&sg, key);
+    for (j = 0; j < CFG_N_FIELDS; j++)
+        suggest_add(&sg, cfg_fields[j].path);
+    if (suggest_best(&sg))
+        snprintf(text, sizeof(text), "--set %.128s: unknown key (did you mean %s?)", key,
+                 suggest_best(&sg));
+    else
+        snprintf(text, sizeof(text), "--set %.128s: unknown key", key);
+    return cfg_fail(c, key, text);
 }
 
 sluice_err cfg_apply_flags(ctx_t *c, const sluice_config_opts_t *o, bool site_wide_only)
 {
     size_t i;
     sluice_err rc;
-    char key[256];
+    bool failed = false;
 
     c->src = SLUICE_SRC_FLAG;
     c->origin = NULL;
     for (i = 0; i < o->n_overrides; i++) {
-        const char *s = o->overrides[i];
-        const char *eq = s ? strchr(s, '=') : NULL;
-        const field_t *f;
-        size_t len;
-        if (!eq || eq == s || (len = (size_t)(eq - s)) >= sizeof(key))
-            return sluice_errorf(c->err, SLUICE_ECONFIG, "--set '%.64s': expected key=value",
-                                 s ? s : "");
-        memcpy(key, s, len);
-        key[len] = '\0';
-        if (!(f = cfg_find_field(key))) {
-            suggest_t sg;
-            size_t j;
-            suggest_init(&sg, key);
-            for (j = 0; j < CFG_N_FIELDS; j++)
-                suggest_add(&sg, cfg_fields[j].path);
-            if (suggest_best(&sg))
-                return sluice_errorf(c->err, SLUICE_ECONFIG,
-                                     "--set %.128s: unknown key (did you mean %s?)", key,
-                                     suggest_best(&sg));
-            return sluice_errorf(c->err, SLUICE_ECONFIG, "--set %.128s: unknown key", key);
-        }
-        if (site_wide_only && cfg_field_per_cluster(f))
-            continue;
-        if ((rc = apply_string(c, f, eq + 1)) != SLUICE_OK)
+        rc = apply_flag(c, o->overrides[i], site_wide_only);
+        if (cfg_go_on(c, rc))
+            failed = true;
+        else if (rc != SLUICE_OK)
             return rc;
     }
-    return SLUICE_OK;
+    return failed ? SLUICE_ECONFIG : SLUICE_OK;
 }

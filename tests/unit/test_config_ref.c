@@ -121,11 +121,18 @@ Test(config_ref, markdown_rows)
     cr_assert_not_null(r);
     cr_expect_not_null(strstr(r, "| duration (1s to 3600s) |"), "%s", r);
     free(r);
+    /* the maps: --set reaches their entries (the environment, executables') */
     r = md_row(md, "gpu_series");
     cr_assert_not_null(r);
-    cr_expect_not_null(strstr(r, "| file only | file only |"), "%s", r);
+    cr_expect_not_null(strstr(r, "| file and --set only | `gpu_series.<name>.<field>` |"), "%s", r);
     free(r);
     r = md_row(md, "job_launcher.executables");
+    cr_assert_not_null(r);
+    cr_expect_not_null(strstr(r, "| `SLUICE_JOB_LAUNCHER_EXECUTABLES_<NAME>` | "
+                                 "`job_launcher.executables.<name>` |"),
+                       "%s", r);
+    free(r);
+    r = md_row(md, "rest.jwt_command");
     cr_assert_not_null(r);
     cr_expect_not_null(strstr(r, "| file only | file only |"), "%s", r);
     free(r);
