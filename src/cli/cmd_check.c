@@ -493,6 +493,7 @@ int cmd_check(const cli_spec_t *spec, int argc, char **argv)
     sluice_config_opts_t opts = SLUICE_CONFIG_OPTS_INIT;
     sluice_config_t *cfg = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_errlist_t errs = SLUICE_ERRLIST_INIT;
     table_t *t = NULL;
     size_t i, n;
     int rc = CLI_EX_OK;
@@ -505,9 +506,15 @@ int cmd_check(const cli_spec_t *spec, int argc, char **argv)
     t = calloc(1, sizeof(*t));
     if (t == NULL)
         return CLI_EX_SOFTWARE;
+    opts.errors = &errs;
     if (sluice_config_load(&opts, &cfg, &err) != SLUICE_OK) {
         cli_config_no_file(&opts, &err);
         add(t, "config", "FAIL", CLI_EX_CONFIG, "%s", err.text);
+        /* every error of the site file in the one run, a row each */
+        for (i = 1; i < errs.n; i++)
+            add(t, "config", "FAIL", CLI_EX_CONFIG, "%s", errs.items[i].reason);
+        if (errs.dropped > 0)
+            add(t, "config", "FAIL", CLI_EX_CONFIG, "%zu more errors not shown", errs.dropped);
     } else {
         cli_log_site(cfg);
         add(t, "config", "ok", 0, "%s", opts.path ? opts.path : "(no site file)");
@@ -522,6 +529,7 @@ int cmd_check(const cli_spec_t *spec, int argc, char **argv)
     }
     rc = print_table(t, a.json ? "json" : "text");
     sluice_config_free(cfg);
+    sluice_errlist_clear(&errs);
     free(t);
     return rc;
 }

@@ -23,6 +23,11 @@
 static const char *const execs_used[] = {"srun", "enroot", "apptainer", "singularity"};
 static const char *const execs_unused[] = {"sbatch", "squeue", "sacct", "scancel"};
 
+const char *cfg_exec_used(size_t i)
+{
+    return i < sizeof(execs_used) / sizeof(execs_used[0]) ? execs_used[i] : NULL;
+}
+
 void cfg_execs_free(sluice_executable_t *e, size_t n)
 {
     size_t i;

@@ -293,6 +293,9 @@ void cfg_tenants_free(sluice_tenant_t *t, size_t n);
 
 sluice_err cfg_set_execs(ctx_t *c, const node_t *n, const char *key);
 sluice_err cfg_set_series(ctx_t *c, const node_t *n, const char *key);
+/* The i-th command name of job_launcher.executables that sluice runs
+ * ("srun"), or NULL past the last.  Static. */
+const char *cfg_exec_used(size_t i);
 /* The map field a key below it names ("job_launcher.executables.srun",
  * "gpu_series.a100.constraint"), or NULL. */
 const field_t *cfg_entry_field(const char *key);

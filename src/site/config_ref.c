@@ -272,10 +272,17 @@ static sluice_err render(void (*write)(FILE *f), char **out, sluice_error_t *err
 
 const char *cfg_ref_set_key(size_t i)
 {
+    /* the entries of executables that sluice runs, after the table's keys */
+    static char entries[8][64];
+    const char *name;
+
     for (size_t k = 0; k < CFG_N_FIELDS; k++)
         if (cfg_kind_settable(cfg_fields[k].kind) && i-- == 0)
             return cfg_fields[k].path;
-    return NULL;
+    if (i >= sizeof(entries) / sizeof(entries[0]) || (name = cfg_exec_used(i)) == NULL)
+        return NULL;
+    snprintf(entries[i], sizeof(entries[i]), "job_launcher.executables.%s", name);
+    return entries[i];
 }
 
 sluice_err cfg_ref_markdown(char **out, sluice_error_t *err)

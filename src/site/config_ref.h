@@ -30,8 +30,9 @@ sluice_err cfg_ref_markdown(char **out, sluice_error_t *err);
 sluice_err cfg_ref_man(char **out, sluice_error_t *err);
 
 /* The i-th key (from 0, in table order) that the environment and --set
- * take ("rest.url"), or NULL past the last: what `--set` completes.
- * Static. */
+ * take ("rest.url"), then the entries of job_launcher.executables that
+ * sluice runs ("job_launcher.executables.srun"), or NULL past the last:
+ * what `--set` completes.  Static. */
 const char *cfg_ref_set_key(size_t i);
 
 /* The JSON Schema; *out is a new reference (caller json_decref()s it). */

@@ -244,3 +244,13 @@ Test(cmd_config, init_refuses_to_overwrite_without_force)
     cr_assert_eq(cmd_sluice_split("config init --force"), 64);
     cr_assert_eq(cmd_sluice_split("config init -o '%s/no/such/dir/x.yaml'", cmd_dir), 74);
 }
+
+/* `sluice check` has a FAIL row for each error of the site file. */
+Test(cmd_config, check_lists_every_error_of_the_site_file)
+{
+    write_text("bad.yaml", SITE "  bogus: 1\n  poll_interval: -1\n");
+    cr_assert_eq(cmd_sluice("check --config '%s/bad.yaml'", cmd_dir), 78, "%s", cmd_output());
+    cr_assert_not_null(strstr(cmd_output(), "job_launcher.bogus: unknown key"), "%s", cmd_output());
+    cr_assert_not_null(strstr(cmd_output(), "bad.yaml:9:18: job_launcher.poll_interval: "), "%s",
+                       cmd_output());
+}

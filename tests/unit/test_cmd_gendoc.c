@@ -86,6 +86,12 @@ static char *expected_keys(const char *suffix)
         strcat(buf, cfg_fields[i].path);
         strcat(buf, suffix);
     }
+    /* then the commands of job_launcher.executables sluice runs */
+    for (size_t i = 0; cfg_exec_used(i) != NULL; i++) {
+        strcat(buf, " job_launcher.executables.");
+        strcat(buf, cfg_exec_used(i));
+        strcat(buf, suffix);
+    }
     return buf;
 }
 
@@ -116,7 +122,9 @@ Test(cmd_gendoc, completions_offer_the_states_and_the_set_keys_of_the_library)
     want = expected_keys("=");
     cr_expect_str_eq(got, want);
     cr_expect_not_null(strstr(got, "rest.url= "));
-    /* gpu_series (a mapping) is set in the file only */
+    /* a map's entries that --set reaches */
+    cr_expect_not_null(strstr(got, "job_launcher.executables.srun= "), "%s", got);
+    /* gpu_series itself (a mapping) is not a --set key: its entries' fields are */
     cr_expect(strstr(got, " gpu_series=") == NULL && strncmp(got, "gpu_series=", 11) != 0,
               "a file-only key is offered");
     free(got);
