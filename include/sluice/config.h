@@ -89,9 +89,10 @@ typedef struct {
      * (caller-owned, SLUICE_ERRLIST_INIT, sluice_errlist_clear() after):
      * the load goes on after a bad value and each item's reason is a whole
      * message ("<file>:<line>:<col>: <key>: <reason>"), its path the key.
-     * `err` keeps the first.  The checks across fields, `clusters:` and
-     * `tenants:` run only when these have none.  NULL: the same errors are
-     * counted but only the first is reported. */
+     * `err` keeps the first.  The entries of `clusters:` are walked once
+     * the top level has no error, each one's errors added; the checks
+     * across fields and `tenants:` run only when there is none.  NULL: the
+     * same errors are counted but only the first is reported. */
     sluice_errlist_t *errors;
 } sluice_config_opts_t;
 

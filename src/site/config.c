@@ -82,12 +82,16 @@ sluice_config_load(const sluice_config_opts_t *opts, sluice_config_t **out, slui
         rc = SLUICE_ECONFIG;
         goto out;
     }
-    /* One error at a time from here (the clusters' entries, the checks). */
+    /* The site's checks across fields: one error, the first. */
     c.bad = NULL;
     if ((rc = cfg_finalize(&c, opts->no_required)) != SLUICE_OK)
         goto out;
+    /* Every entry of `clusters:` (each one's checks once it has no bad
+     * field), then, when they are all good, `tenants:` (its first error). */
+    c.bad = &bad;
     if ((rc = cfg_clusters_build(&c, root, opts)) != SLUICE_OK)
         goto out;
+    c.bad = NULL;
     if ((rc = cfg_tenants_build(&c, root)) != SLUICE_OK)
         goto out;
     *out = cfg;

@@ -125,6 +125,7 @@ static sluice_err walk_entry(ctx_t *c, const node_t *e)
     sluice_config_t *cfg = c->cfg;
     size_t i;
     sluice_err rc;
+    bool failed = false;
 
     for (i = 0; i < 4; i++)
         if (map_get(rest, token[i]))
@@ -154,10 +155,12 @@ static sluice_err walk_entry(ctx_t *c, const node_t *e)
             rc = walk_launcher(c, v);
         else /* gpu_series: check_entry() allowed nothing else */
             rc = cfg_apply(c, cfg_find_field("gpu_series"), v);
-        if (rc != SLUICE_OK)
+        if (cfg_go_on(c, rc))
+            failed = true; /* the entry's next key */
+        else if (rc != SLUICE_OK)
             return rc;
     }
-    return SLUICE_OK;
+    return failed ? SLUICE_ECONFIG : SLUICE_OK;
 }
 
 /* The shape of entry i: a mapping of known keys with a good, new name.
@@ -227,16 +230,21 @@ static sluice_err build_one(ctx_t *site,
     c.role = i == 0 ? CFG_ROLE_FIRST : CFG_ROLE_OTHER;
     c.entry = e;
     c.src = SLUICE_SRC_FILE;
+    c.bad = site->bad; /* the entry's errors join the site's (config.c) */
     /* The top level again: it was valid for the site, so it is here. */
     if ((rc = cfg_walk_map(&c, root, "")) != SLUICE_OK)
         return rc;
     c.scope = scope;
-    if ((rc = walk_entry(&c, e)) != SLUICE_OK)
+    if ((rc = walk_entry(&c, e)) != SLUICE_OK && !cfg_go_on(&c, rc))
         return rc;
-    if ((rc = cfg_apply_env(&c, opts, i != 0)) != SLUICE_OK)
+    if ((rc = cfg_apply_env(&c, opts, i != 0)) != SLUICE_OK && !cfg_go_on(&c, rc))
         return rc;
-    if ((rc = cfg_apply_flags(&c, opts, i != 0)) != SLUICE_OK)
+    if ((rc = cfg_apply_flags(&c, opts, i != 0)) != SLUICE_OK && !cfg_go_on(&c, rc))
         return rc;
+    /* The checks across fields need good fields, in this entry and those
+     * before it (their first error stays the message). */
+    if (c.bad && c.bad->n > 0)
+        return SLUICE_ECONFIG;
     c.src = SLUICE_SRC_FILE;
     c.origin = NULL;
     return cfg_finalize(&c, opts->no_required);
@@ -250,6 +258,7 @@ sluice_err cfg_clusters_build(ctx_t *site, const node_t *root, const sluice_conf
     char scope[32];
     size_t i;
     sluice_err rc;
+    bool failed = false;
 
     if (site->role == CFG_ROLE_BASE)
         list = map_get(root, "clusters");
@@ -270,12 +279,14 @@ sluice_err cfg_clusters_build(ctx_t *site, const node_t *root, const sluice_conf
         return sluice_errorf(site->err, SLUICE_ENOMEM, "out of memory");
     for (i = 0; i < list->n; i++) {
         snprintf(scope, sizeof(scope), "clusters[%zu]", i);
-        if ((rc = check_entry(site, list, i, scope, &name)) != SLUICE_OK)
-            return rc;
-        if ((rc = build_one(site, root, list->kids[i], i, scope, name, opts)) != SLUICE_OK)
+        if ((rc = check_entry(site, list, i, scope, &name)) == SLUICE_OK)
+            rc = build_one(site, root, list->kids[i], i, scope, name, opts);
+        if (cfg_go_on(site, rc))
+            failed = true; /* the next entry: every entry's errors in one run */
+        else if (rc != SLUICE_OK)
             return rc;
     }
-    return SLUICE_OK;
+    return failed ? SLUICE_ECONFIG : SLUICE_OK;
 }
 
 /* ---- accessors ---------------------------------------------------------- */

@@ -464,3 +464,32 @@ Test(config_layers, a_bad_entry_set_keeps_the_others_in_the_error)
                        "%s", errs.items[1].reason);
     sluice_errlist_clear(&errs);
 }
+
+/* The entries of `clusters:` go on after a bad one too: each entry's bad
+ * fields, and an entry of a bad shape, in the one run. */
+Test(config_layers, every_cluster_entry_s_errors_in_one_load)
+{
+    static const char text[] = "job_launcher:\n  sandbox: none\n"
+                               "clusters:\n"
+                               "  - name: a\n    rest: {url: ftp://a, bogus: 1}\n"
+                               "    storage: {root: /a}\n"
+                               "  - name: A!\n"
+                               "  - name: c\n    rest: {url: https://c.example, jwt_file: /c/t}\n"
+                               "    storage: {root: rel}\n";
+    sluice_errlist_t errs = SLUICE_ERRLIST_INIT;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    cr_assert_eq(load_all(text, NULL, NULL, 0, &errs, &err), SLUICE_ECONFIG);
+    cr_assert_eq(errs.n, 4, "%zu: %s", errs.n, err.text);
+    cr_assert_str_eq(err.text, errs.items[0].reason);
+    cr_assert_not_null(strstr(errs.items[0].reason, "clusters[0].rest.url: expected"), "%s",
+                       errs.items[0].reason);
+    cr_assert_not_null(strstr(errs.items[1].reason, "clusters[0].rest.bogus: unknown key"), "%s",
+                       errs.items[1].reason);
+    cr_assert_not_null(strstr(errs.items[2].reason, "clusters[1].name: expected a cluster name"),
+                       "%s", errs.items[2].reason);
+    cr_assert_not_null(strstr(errs.items[3].reason, "clusters[2].storage.root: expected an "
+                                                    "absolute path"),
+                       "%s", errs.items[3].reason);
+    sluice_errlist_clear(&errs);
+}
