@@ -296,8 +296,6 @@ static int take(const cli_spec_t *spec,
         a->state_dir = v;
         return CLI_EX_OK;
     case 'o':
-        if (o->kind != CLI_VAL_CHOICE)
-            break; /* `config init -o FILE`: the command's own */
         a->json = strcmp(v, "json") == 0;
         return CLI_EX_OK;
     case CLI_O_SERVER:

@@ -6,7 +6,7 @@
  * reference`: the reference of the site keys (markdown or JSON Schema),
  * made by the site layer from its field table (site/config_ref.h).
  * `sluice config init`: a commented starting site file from the same table,
- * to stdout or a new -o FILE (mode 0640).
+ * to stdout or a new --out FILE (mode 0640).
  *
  * Notes:
  * - The site file is --config FILE, else $SLUICE_CONFIG, else none.
@@ -232,7 +232,7 @@ int cmd_config_reference(const cli_spec_t *spec, int argc, char **argv)
 }
 
 typedef struct {
-    const char *path; /* -o FILE, or NULL: the standard output */
+    const char *path; /* --out FILE, or NULL: the standard output */
     bool force;
 } init_opts_t;
 
@@ -240,7 +240,7 @@ static int init_option(int id, const char *v, void *arg)
 {
     init_opts_t *io = arg;
 
-    if (id == 'o')
+    if (id == CLI_O_OUT)
         io->path = v;
     else if (id == CLI_O_FORCE)
         io->force = true;
@@ -298,7 +298,7 @@ int cmd_config_init(const cli_spec_t *spec, int argc, char **argv)
     if (!cli_parse(spec, argc, argv, &a, init_option, &io, &rc))
         return rc;
     if (io.force && io.path == NULL)
-        return cli_usage_error(spec, "--force needs -o FILE");
+        return cli_usage_error(spec, "--force needs --out FILE");
     if (cfg_init_text(&text, &err) != SLUICE_OK)
         return cli_fail(&err);
     if (io.path != NULL) {

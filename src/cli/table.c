@@ -83,14 +83,14 @@ static const cli_opt_t *const config_init_opts[] = {&cli_opt_init_output, &cli_o
 static const cli_spec_t c_config_init = {
     "config init",
     "write a commented starting site file",
-    {"[-o FILE [--force]]"},
+    {"[--out FILE [--force]]"},
     "Write a commented starting site file, made from the field table: the\n"
     "required keys (rest.url, storage.root, job_launcher.sandbox) with a\n"
     "\"<required: ...>\" placeholder that the loader refuses if it is left in,\n"
     "and the common keys commented out with their description and default.\n"
     "Fill it in, then check it with `sluice config show --config FILE`.\n"
     "\n"
-    "To the standard output, or to -o FILE with mode 0640; an existing FILE is\n"
+    "To the standard output, or to --out FILE with mode 0640; an existing FILE is\n"
     "refused (exit 73) unless --force.",
     config_init_opts,
     NULL,
@@ -107,7 +107,7 @@ static const cli_spec_t *const config_subs[] = {&c_config_show, &c_config_init, 
 static const cli_spec_t c_config = {"config",
                                     "inspect the site configuration (config show, init, reference)",
                                     {"show [--config FILE] [--set KEY=VALUE ...] [-o text|json]",
-                                     "init [-o FILE [--force]]",
+                                     "init [--out FILE [--force]]",
                                      "reference [--format markdown|json-schema|man]"},
                                     "Inspect the site configuration.",
                                     NULL,

@@ -72,6 +72,7 @@ enum {
     CLI_O_FORMAT,
     CLI_O_SORT,
     CLI_O_FORCE,
+    CLI_O_OUT,
 };
 
 typedef struct {

@@ -372,9 +372,9 @@ const cli_opt_t cli_opt_ref_format = {
     0,
     0,
     "markdown (default), json-schema, or man: the\nsluice.yaml(5) page"};
-const cli_opt_t cli_opt_init_output = {'o',
-                                       "output",
-                                       'o',
+const cli_opt_t cli_opt_init_output = {CLI_O_OUT,
+                                       "out",
+                                       0,
                                        "FILE",
                                        CLI_VAL_OUTFILE,
                                        NULL,
@@ -383,4 +383,4 @@ const cli_opt_t cli_opt_init_output = {'o',
                                        "write FILE (mode 0640), not the standard output;\n"
                                        "an existing FILE is refused unless --force"};
 const cli_opt_t cli_opt_force = {
-    CLI_O_FORCE, "force", 0, NULL, CLI_VAL_NONE, NULL, 0, 0, "replace an existing -o FILE"};
+    CLI_O_FORCE, "force", 0, NULL, CLI_VAL_NONE, NULL, 0, 0, "replace an existing --out FILE"};

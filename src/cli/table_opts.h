@@ -56,7 +56,7 @@ extern const cli_opt_t cli_opt_lifespan;
 extern const cli_opt_t cli_opt_alg;
 extern const cli_opt_t cli_opt_kid;
 extern const cli_opt_t cli_opt_ref_format;
-extern const cli_opt_t cli_opt_init_output; /* config init: -o FILE */
+extern const cli_opt_t cli_opt_init_output; /* config init: --out FILE */
 extern const cli_opt_t cli_opt_force;
 
 /* The service options (--server ...), the site options and the log

@@ -162,7 +162,8 @@ Test(cmd_config, init_writes_a_file_that_loads_once_filled)
     FILE *f;
     long len;
 
-    cr_assert_eq(cmd_sluice_split("config init -o '%s/init.yaml'", cmd_dir), 0, "%s", cmd_errors());
+    cr_assert_eq(cmd_sluice_split("config init --out '%s/init.yaml'", cmd_dir), 0, "%s",
+                 cmd_errors());
     snprintf(path, sizeof(path), "%s/init.yaml", cmd_dir);
     cr_assert_eq(stat(path, &st), 0);
     cr_assert_eq(st.st_mode & 0777, 0640, "%o", st.st_mode & 0777);
@@ -231,18 +232,18 @@ Test(cmd_config, init_refuses_to_overwrite_without_force)
     write_text("mine.yaml", "site:\n  name: mine\n");
     snprintf(path, sizeof(path), "%s/mine.yaml", cmd_dir);
     cr_assert_eq(chmod(path, 0600), 0);
-    cr_assert_eq(cmd_sluice_split("config init -o '%s'", path), 73);
+    cr_assert_eq(cmd_sluice_split("config init --out '%s'", path), 73);
     cr_assert_not_null(strstr(cmd_errors(), "use --force"), "%s", cmd_errors());
     cr_assert_eq(stat(path, &st), 0);
     cr_assert_eq(st.st_size, (off_t)strlen("site:\n  name: mine\n"));
-    cr_assert_eq(cmd_sluice_split("config init -o '%s' --force", path), 0, "%s", cmd_errors());
+    cr_assert_eq(cmd_sluice_split("config init --out '%s' --force", path), 0, "%s", cmd_errors());
     cr_assert_eq(stat(path, &st), 0);
     cr_assert_gt(st.st_size, 500);
     cr_assert_eq(st.st_mode & 0777, 0640, "%o", st.st_mode & 0777);
     /* --force alone says what it needs; a directory that is not there is
      * an output error */
     cr_assert_eq(cmd_sluice_split("config init --force"), 64);
-    cr_assert_eq(cmd_sluice_split("config init -o '%s/no/such/dir/x.yaml'", cmd_dir), 74);
+    cr_assert_eq(cmd_sluice_split("config init --out '%s/no/such/dir/x.yaml'", cmd_dir), 74);
 }
 
 /* `sluice check` has a FAIL row for each error of the site file. */
