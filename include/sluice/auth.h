@@ -11,6 +11,9 @@
  *   after 80% of their lifetime;
  * - an RS256 private key (PEM): minted like HS256, with a `kid` header;
  * - an environment variable (SLURM_JWT by default);
+ * - a proxy (options version 3): the token of another source (SlurmUser
+ *   or root) with X-SLURM-USER-NAME naming another user, Slurm's
+ *   documented way for SlurmUser or root to act as someone else;
  * - a command (argv, run directly: no shell) that prints the token on its
  *   standard output, e.g. `scontrol token username=sluice lifespan=3600`
  *   (raw token or "SLURM_JWT=<token>", at most SLUICE_AUTH_COMMAND_OUTPUT_MAX
@@ -62,6 +65,7 @@ typedef enum {
     SLUICE_AUTH_RS256_KEY,
     SLUICE_AUTH_ENV,
     SLUICE_AUTH_COMMAND, /* options version 2 */
+    SLUICE_AUTH_PROXY,   /* options version 3: another source's token, another user named */
 } sluice_auth_kind;
 
 typedef enum {
@@ -79,6 +83,8 @@ typedef int64_t (*sluice_clock_fn)(void *arg);
 #define SLUICE_AUTH_COMMAND_TIMEOUT_MS 30000
 #define SLUICE_AUTH_COMMAND_OUTPUT_MAX (64 * 1024)
 #define SLUICE_AUTH_COMMAND_RETRY_S 10
+
+typedef struct sluice_auth sluice_auth_t;
 
 /* Options; start from SLUICE_AUTH_OPTS_INIT and fill what you need.  Strings are copied by
  * sluice_auth_new(). */
@@ -99,11 +105,25 @@ typedef struct {
     const char *const *argv; /* SLUICE_AUTH_COMMAND: NULL-terminated, argv[0] an absolute
                                 path; copied by sluice_auth_new() */
     long command_timeout_ms; /* SLUICE_AUTH_COMMAND: 0: SLUICE_AUTH_COMMAND_TIMEOUT_MS */
+    /* version 3: */
+    /* SLUICE_AUTH_PROXY: the source whose token is sent (borrowed: it must
+     * outlive this one).  Its user must be SlurmUser or root on the
+     * cluster: Slurm lets only those name another user in
+     * X-SLURM-USER-NAME.  `user` (required) is the user named; every
+     * token, renewal and invalidation is the base's, so one token serves
+     * the base and all its proxies. */
+    sluice_auth_t *base;
+    /* SLUICE_AUTH_TOKEN_FILE, _ENV, _COMMAND with `user` set: a token that
+     * names another user (its `sun`, else `username` claim), or none, is
+     * refused with SLUICE_EAUTH, as when the user is taken from the first
+     * token.  0 (and version 1 and 2): the options' user is trusted and the
+     * token is the site's business. */
+    int token_names_user;
 } sluice_auth_opts_t;
 
 /* Every field but `version` zero: each one's documented default.  Declare options as
  * `sluice_auth_opts_t o = SLUICE_AUTH_OPTS_INIT;` and set what differs. */
-#define SLUICE_AUTH_OPTS_VERSION 2
+#define SLUICE_AUTH_OPTS_VERSION 3
 #define SLUICE_AUTH_OPTS_INIT SLUICE_OPTS_INIT_V(SLUICE_AUTH_OPTS_VERSION)
 
 /* Initialise `opts` as SLUICE_AUTH_OPTS_INIT does, for `version`
@@ -112,8 +132,6 @@ typedef struct {
 SLUICE_API sluice_err sluice_auth_opts_init(sluice_auth_opts_t *opts,
                                             unsigned int version,
                                             sluice_error_t *err);
-
-typedef struct sluice_auth sluice_auth_t;
 
 /* Create a token source.  The file (if any) is read and checked now; a
  * command is run now.

@@ -321,6 +321,37 @@ SLUICE_API sluice_err sluice_client_new_from_config(sluice_client_t **out,
                                                     const sluice_config_t *cfg,
                                                     sluice_error_t *err);
 
+/* The token source acting as tenant `t` (sluice_config_tenant_at() of
+ * the site) on the cluster `cfg` (sluice_config_cluster_at()); nothing is
+ * sent.  By t->identity:
+ * - SLUICE_TENANT_TOKEN_FILE: t->jwt_file, whose token must name
+ *   t->slurm_user (a token naming anyone else is refused, SLUICE_EAUTH);
+ * - SLUICE_TENANT_MINT: minted with the cluster's rest.jwt_key_file
+ *   (HS256), else rest.jwt_rs256_key_file (RS256, rest.jwt_kid), sun =
+ *   t->slurm_user, rest.jwt_lifespan; SLUICE_ECONFIG without a key;
+ * - SLUICE_TENANT_PROXY: a SLUICE_AUTH_PROXY on `site` (the cluster's own
+ *   source, borrowed: it must outlive the new one) naming t->slurm_user in
+ *   X-SLURM-USER-NAME; Slurm accepts it only when the site's user is
+ *   SlurmUser or root.
+ * *out: caller frees with sluice_auth_free().  Errors of sluice_auth_new(),
+ * prefixed with the tenant's name, user and identity. */
+SLUICE_API sluice_err sluice_client_auth_for_tenant(sluice_auth_t **out,
+                                                    const sluice_config_t *cfg,
+                                                    const sluice_tenant_t *t,
+                                                    sluice_auth_t *site,
+                                                    sluice_error_t *err);
+
+/* A client of cluster `cfg` acting as tenant `t`: the rest.* settings of
+ * sluice_client_new_from_config() with the token source of
+ * sluice_client_auth_for_tenant() (`site`: the cluster's own client, whose
+ * source a proxy borrows: it must outlive the new client; may be NULL for
+ * the other identities).  Caller frees with sluice_client_free(). */
+SLUICE_API sluice_err sluice_client_new_for_tenant(sluice_client_t **out,
+                                                   const sluice_config_t *cfg,
+                                                   const sluice_tenant_t *t,
+                                                   sluice_client_t *site,
+                                                   sluice_error_t *err);
+
 /* NULL-safe. */
 SLUICE_API void sluice_client_free(sluice_client_t *c);
 

@@ -14,7 +14,10 @@
  *
  * Identity: the user is the options' user, or the first token's own (its
  * `sun`, else `username` claim); a user taken from a token is fixed, and
- * a later token that names another user is refused, never used.
+ * a later token that names another user is refused, never used.  With
+ * token_names_user (version 3) the options' user is held to the same
+ * rule.  A proxy (SLUICE_AUTH_PROXY) has no token of its own: it asks its
+ * base for every token and names its own user in X-SLURM-USER-NAME.
  *
  * Notes:
  * - Every entry point that reads or drops the token takes the source's
@@ -56,6 +59,8 @@ struct sluice_auth {
     long lifespan;
     long warn_before;
     int strict;
+    bool must_name;      /* token_names_user: the options' user must be the token's */
+    sluice_auth_t *base; /* SLUICE_AUTH_PROXY: the source of every token (borrowed) */
     sluice_clock_fn clock;
     void *clock_arg;
 
@@ -83,6 +88,8 @@ static const char *source_name(const sluice_auth_t *a)
 {
     if (a->kind == SLUICE_AUTH_COMMAND)
         return a->argv[0];
+    if (a->kind == SLUICE_AUTH_PROXY)
+        return source_name(a->base);
     return a->path != NULL ? a->path : a->env_name;
 }
 
@@ -143,7 +150,7 @@ check_user(sluice_auth_t *a, const char *tok, const struct stat *st, sluice_erro
     sluice_error_t uerr = SLUICE_ERROR_INIT;
     sluice_err rc;
 
-    if (a->user != NULL && a->user_claim == NULL)
+    if (a->user != NULL && a->user_claim == NULL && !a->must_name)
         return SLUICE_OK; /* named by the options: the token is the site's business */
     rc = sluice_token_user(tok, user, sizeof(user), &claim, &uerr);
     if (a->user == NULL) {
@@ -164,16 +171,17 @@ check_user(sluice_auth_t *a, const char *tok, const struct stat *st, sluice_erro
         if (st != NULL)
             a->refused = *st;
         sluice_log(SLUICE_LOG_ERR,
-                   "critical: the token from %s names %s%s, not %s (the user taken from the "
-                   "first token): refused; restart sluice to change its Slurm identity",
+                   "critical: the token from %s names %s%s, not %s (%s): refused; restart "
+                   "sluice to change its Slurm identity",
                    source_name(a), rc == SLUICE_OK ? "user " : "",
-                   rc == SLUICE_OK ? user : "no user", a->user);
+                   rc == SLUICE_OK ? user : "no user", a->user,
+                   a->user_claim != NULL ? "the user taken from the first token"
+                                         : "the user it must name");
     }
-    return sluice_errorf(err, SLUICE_EAUTH,
-                         "auth: the token from %s names %s%s, not %s (the user taken from the "
-                         "first token); refused",
-                         source_name(a), rc == SLUICE_OK ? "user " : "",
-                         rc == SLUICE_OK ? user : "no user", a->user);
+    return sluice_errorf(
+        err, SLUICE_EAUTH, "auth: the token from %s names %s%s, not %s (%s); refused",
+        source_name(a), rc == SLUICE_OK ? "user " : "", rc == SLUICE_OK ? user : "no user", a->user,
+        a->user_claim != NULL ? "the user taken from the first token" : "the user it must name");
 }
 
 static void note_expiry(sluice_auth_t *a, int64_t now)
@@ -358,8 +366,9 @@ sluice_err sluice_auth_new(sluice_auth_t **out, const sluice_auth_opts_t *opts, 
     if ((rc = opts_check_version("auth", opts->version, SLUICE_AUTH_OPTS_VERSION, err)) !=
         SLUICE_OK)
         return rc;
-    if (opts->kind < SLUICE_AUTH_TOKEN_FILE || opts->kind > SLUICE_AUTH_COMMAND ||
-        (opts->kind == SLUICE_AUTH_COMMAND && opts->version < 2))
+    if (opts->kind < SLUICE_AUTH_TOKEN_FILE || opts->kind > SLUICE_AUTH_PROXY ||
+        (opts->kind == SLUICE_AUTH_COMMAND && opts->version < 2) ||
+        (opts->kind == SLUICE_AUTH_PROXY && opts->version < 3))
         return sluice_errorf(err, SLUICE_EINVAL, "auth: unknown token source kind %d",
                              (int)opts->kind);
     if (opts->kind == SLUICE_AUTH_COMMAND) {
@@ -369,6 +378,10 @@ sluice_err sluice_auth_new(sluice_auth_t **out, const sluice_auth_opts_t *opts, 
                                  "absolute path");
         if (opts->command_timeout_ms < 0)
             return sluice_errorf(err, SLUICE_EINVAL, "auth: command_timeout_ms is negative");
+    } else if (opts->kind == SLUICE_AUTH_PROXY) {
+        if (opts->base == NULL || opts->base->kind == SLUICE_AUTH_PROXY)
+            return sluice_errorf(err, SLUICE_EINVAL,
+                                 "auth: a proxy needs a base source that is not itself a proxy");
     } else if (opts->kind != SLUICE_AUTH_ENV && (opts->path == NULL || opts->path[0] == '\0')) {
         return sluice_errorf(err, SLUICE_EINVAL, "auth: a token or key file path is required");
     }
@@ -380,6 +393,9 @@ sluice_err sluice_auth_new(sluice_auth_t **out, const sluice_auth_opts_t *opts, 
         (opts->user == NULL || opts->user[0] == '\0'))
         return sluice_errorf(err, SLUICE_ECONFIG,
                              "auth: a minted token needs a user (its `sun` claim); none given");
+    if (opts->kind == SLUICE_AUTH_PROXY && (opts->user == NULL || opts->user[0] == '\0'))
+        return sluice_errorf(err, SLUICE_ECONFIG,
+                             "auth: a proxy needs the user it names (X-SLURM-USER-NAME)");
     a = calloc(1, sizeof(*a));
     if (a == NULL)
         return sluice_errorf(err, SLUICE_ENOMEM, "auth: out of memory");
@@ -401,13 +417,19 @@ sluice_err sluice_auth_new(sluice_auth_t **out, const sluice_auth_opts_t *opts, 
     a->lifespan = opts->lifespan > 0 ? opts->lifespan : SLUICE_AUTH_DEFAULT_LIFESPAN;
     a->warn_before = opts->warn_before_expiry > 0 ? opts->warn_before_expiry : DEFAULT_WARN_BEFORE;
     a->strict = opts->strict_permissions;
+    if (opts->version >= 3) {
+        a->base = opts->kind == SLUICE_AUTH_PROXY ? opts->base : NULL;
+        a->must_name = opts->token_names_user != 0 && a->user != NULL;
+    }
     a->clock = opts->clock;
     a->clock_arg = opts->clock_arg;
-    pthread_mutex_lock(&a->lock);
-    rc = refresh_locked(a, err);
-    pthread_mutex_unlock(&a->lock);
-    if (rc != SLUICE_OK)
-        goto out;
+    if (a->kind != SLUICE_AUTH_PROXY) {
+        pthread_mutex_lock(&a->lock);
+        rc = refresh_locked(a, err);
+        pthread_mutex_unlock(&a->lock);
+        if (rc != SLUICE_OK)
+            goto out;
+    }
     *out = a;
     a = NULL;
 out:
@@ -439,6 +461,8 @@ sluice_err sluice_auth_token(sluice_auth_t *a, char **out, sluice_error_t *err)
 
     if (a == NULL || out == NULL)
         return sluice_errorf(err, SLUICE_EINVAL, "auth: no token source");
+    if (a->kind == SLUICE_AUTH_PROXY)
+        return sluice_auth_token(a->base, out, err);
     pthread_mutex_lock(&a->lock);
     rc = refresh_locked(a, err);
     if (rc == SLUICE_OK) {
@@ -501,6 +525,10 @@ void sluice_auth_invalidate(sluice_auth_t *a)
 {
     if (a == NULL)
         return;
+    if (a->kind == SLUICE_AUTH_PROXY) {
+        sluice_auth_invalidate(a->base); /* the token is the base's */
+        return;
+    }
     pthread_mutex_lock(&a->lock);
     forget_token(a);
     if (a->kind == SLUICE_AUTH_HS256_KEY || a->kind == SLUICE_AUTH_RS256_KEY) {
@@ -521,6 +549,8 @@ sluice_auth_expiry(sluice_auth_t *a, int64_t *exp_out, int64_t *remaining_out, s
 
     if (a == NULL)
         return sluice_errorf(err, SLUICE_EINVAL, "auth: no token source");
+    if (a->kind == SLUICE_AUTH_PROXY)
+        return sluice_auth_expiry(a->base, exp_out, remaining_out, err);
     if (a->kind != SLUICE_AUTH_COMMAND) {
         pthread_mutex_lock(&a->lock);
         rc = refresh_locked(a, err);
@@ -572,6 +602,8 @@ unsigned long sluice_auth_fetches(sluice_auth_t *a)
 
     if (a == NULL)
         return 0;
+    if (a->kind == SLUICE_AUTH_PROXY)
+        return sluice_auth_fetches(a->base);
     pthread_mutex_lock(&a->lock);
     n = a->fetches;
     pthread_mutex_unlock(&a->lock);
@@ -582,8 +614,11 @@ sluice_err
 sluice_auth_opts_init(sluice_auth_opts_t *opts, unsigned int version, sluice_error_t *err)
 {
     static const sluice_auth_opts_t tmpl = SLUICE_AUTH_OPTS_INIT;
-    /* Version 1 ends before argv: a caller built for it has the smaller struct. */
-    size_t size = version == 1 ? offsetof(sluice_auth_opts_t, argv) : sizeof(tmpl);
+    /* Version 1 ends before argv, version 2 before base: a caller built for
+     * either has the smaller struct. */
+    size_t size = version == 1   ? offsetof(sluice_auth_opts_t, argv)
+                  : version == 2 ? offsetof(sluice_auth_opts_t, base)
+                                 : sizeof(tmpl);
 
     sluice_err rc = opts_init(opts, &tmpl, size, "auth", version, SLUICE_AUTH_OPTS_VERSION, err);
 

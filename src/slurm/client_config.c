@@ -110,20 +110,15 @@ sluice_client_resolve_user(sluice_config_t *cfg, const char **claim_out, sluice_
     return rc;
 }
 
-sluice_err sluice_client_new_from_config(sluice_client_t **out,
-                                         const sluice_config_t *cfg,
-                                         sluice_error_t *err)
+/* A client on the rest.* settings of `cfg` with the token source `auth`
+ * (taken over on success; the caller's on failure). */
+static sluice_err client_with_auth(sluice_client_t **out,
+                                   const sluice_config_t *cfg,
+                                   sluice_auth_t *auth,
+                                   sluice_error_t *err)
 {
     sluice_client_opts_t co = SLUICE_CLIENT_OPTS_INIT;
-    sluice_auth_t *auth = NULL;
-    sluice_err rc;
 
-    if (out == NULL || cfg == NULL)
-        return sluice_errorf(err, SLUICE_EINVAL, "client: NULL argument");
-    if (cfg->rest.url == NULL)
-        return sluice_errorf(err, SLUICE_ECONFIG, "rest.url: required");
-    if ((rc = sluice_client_auth_from_config(&auth, cfg, err)) != SLUICE_OK)
-        return rc;
     co.url = cfg->rest.url;
     co.api_version = cfg->rest.api_version;
     co.allow_insecure_http = cfg->rest.allow_insecure_http;
@@ -137,7 +132,101 @@ sluice_err sluice_client_new_from_config(sluice_client_t **out,
     co.query_timeout_ms = cfg->launcher.query_timeout_s * 1000;
     co.cancel_timeout_ms = cfg->launcher.cancel_timeout_s * 1000;
     co.auth = auth;
-    if ((rc = sluice_client_new(out, &co, err)) != SLUICE_OK)
+    return sluice_client_new(out, &co, err);
+}
+
+sluice_err sluice_client_new_from_config(sluice_client_t **out,
+                                         const sluice_config_t *cfg,
+                                         sluice_error_t *err)
+{
+    sluice_auth_t *auth = NULL;
+    sluice_err rc;
+
+    if (out == NULL || cfg == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "client: NULL argument");
+    if (cfg->rest.url == NULL)
+        return sluice_errorf(err, SLUICE_ECONFIG, "rest.url: required");
+    if ((rc = sluice_client_auth_from_config(&auth, cfg, err)) != SLUICE_OK)
+        return rc;
+    if ((rc = client_with_auth(out, cfg, auth, err)) != SLUICE_OK)
+        sluice_auth_free(auth);
+    return rc;
+}
+
+sluice_err sluice_client_auth_for_tenant(sluice_auth_t **out,
+                                         const sluice_config_t *cfg,
+                                         const sluice_tenant_t *t,
+                                         sluice_auth_t *site,
+                                         sluice_error_t *err)
+{
+    sluice_auth_opts_t ao = SLUICE_AUTH_OPTS_INIT;
+    sluice_err rc;
+
+    if (out == NULL || cfg == NULL || t == NULL || t->slurm_user == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "client: NULL argument");
+    ao.user = t->slurm_user;
+    ao.lifespan = cfg->rest.jwt_lifespan_s;
+    ao.strict_permissions = cfg->rest.strict_permissions;
+    switch (t->identity) {
+    case SLUICE_TENANT_TOKEN_FILE:
+        /* The site rotates the tenant's token; one naming anyone else
+         * (the site's user, another tenant's) is refused, never sent. */
+        ao.kind = SLUICE_AUTH_TOKEN_FILE;
+        ao.path = t->jwt_file;
+        ao.token_names_user = 1;
+        break;
+    case SLUICE_TENANT_MINT:
+        if (cfg->rest.jwt_key_file != NULL) {
+            ao.kind = SLUICE_AUTH_HS256_KEY;
+            ao.path = cfg->rest.jwt_key_file;
+        } else if (cfg->rest.jwt_rs256_key_file != NULL) {
+            ao.kind = SLUICE_AUTH_RS256_KEY;
+            ao.path = cfg->rest.jwt_rs256_key_file;
+            ao.kid = cfg->rest.jwt_kid;
+        } else {
+            return sluice_errorf(err, SLUICE_ECONFIG,
+                                 "tenants.%s.identity: mint needs the cluster's "
+                                 "rest.jwt_key_file or rest.jwt_rs256_key_file",
+                                 t->name);
+        }
+        break;
+    case SLUICE_TENANT_PROXY:
+        /* Slurm lets SlurmUser or root name another user: the site's own
+         * token, the tenant's user in X-SLURM-USER-NAME (`sluice check`
+         * shows whether slurmrestd agrees). */
+        if (site == NULL)
+            return sluice_errorf(err, SLUICE_EINVAL,
+                                 "tenants.%s.identity: proxy needs the cluster's token source",
+                                 t->name);
+        ao.kind = SLUICE_AUTH_PROXY;
+        ao.base = site;
+        break;
+    default:
+        return sluice_errorf(err, SLUICE_ECONFIG, "tenants.%s.identity: unknown", t->name);
+    }
+    if ((rc = sluice_auth_new(out, &ao, err)) != SLUICE_OK)
+        sluice_error_prefix(err, "tenant %s (Slurm user %s, identity %s)", t->name, t->slurm_user,
+                            sluice_tenant_identity_name(t->identity));
+    return rc;
+}
+
+sluice_err sluice_client_new_for_tenant(sluice_client_t **out,
+                                        const sluice_config_t *cfg,
+                                        const sluice_tenant_t *t,
+                                        sluice_client_t *site,
+                                        sluice_error_t *err)
+{
+    sluice_auth_t *auth = NULL;
+    sluice_err rc;
+
+    if (out == NULL || cfg == NULL || t == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "client: NULL argument");
+    if (cfg->rest.url == NULL)
+        return sluice_errorf(err, SLUICE_ECONFIG, "rest.url: required");
+    if ((rc = sluice_client_auth_for_tenant(&auth, cfg, t, sluice_client_auth(site), err)) !=
+        SLUICE_OK)
+        return rc;
+    if ((rc = client_with_auth(out, cfg, auth, err)) != SLUICE_OK)
         sluice_auth_free(auth);
     return rc;
 }
