@@ -182,6 +182,20 @@ typedef struct {
 
 typedef void (*sluice_launcher_transition_fn)(const sluice_launcher_transition_t *t, void *arg);
 
+/* One tenant of the site (sluice_config_tenant_at()) as the launcher acts
+ * for it (options version 2).  A launch whose id is "<name>~<id>"
+ * (marker.h: the launch key) is the tenant's: its submit, its reads of
+ * its job (live, accounting, by name), its cancels and adoptions go
+ * through `cluster`, and a job is its only when Slurm names `user` as
+ * the job's user.  A launch of a tenant the launcher was not given is
+ * never acted on: its submit is refused (REJECTED), its reads are
+ * UNAVAILABLE and it is never cancelled. */
+typedef struct {
+    const char *name;             /* copied */
+    const char *user;             /* the tenant's Slurm user; copied; NULL or "": cluster.user() */
+    sluice_cluster_ops_t cluster; /* acting as `user` (its arg must outlive the launcher) */
+} sluice_launcher_tenant_t;
+
 typedef struct {
     unsigned int version;  /* SLUICE_LAUNCHER_OPTS_VERSION: first, always */
     sluice_store_t *store; /* required, borrowed; must outlive the launcher */
@@ -246,11 +260,19 @@ typedef struct {
     /* The caller holds the store's supervisor lock (taken once for every
      * launcher of the process): the launcher neither takes nor releases it. */
     bool store_locked;
+    /* version 2: the site's tenants (copied; may be NULL when n_tenants is
+     * 0: every launch acts as `user` through `cluster`).  The batched state
+     * read of a cycle is one request per identity that has jobs to read:
+     * each tenant's jobs are read as the tenant, so that a site identity
+     * that cannot see other users' jobs (PrivateData=jobs) never makes a
+     * tenant's job look gone. */
+    const sluice_launcher_tenant_t *tenants;
+    size_t n_tenants;
 } sluice_launcher_opts_t;
 
 /* Every field but `version` zero: each one's documented default.  Declare options as
  * `sluice_launcher_opts_t o = SLUICE_LAUNCHER_OPTS_INIT;` and set what differs. */
-#define SLUICE_LAUNCHER_OPTS_VERSION 1
+#define SLUICE_LAUNCHER_OPTS_VERSION 2
 #define SLUICE_LAUNCHER_OPTS_INIT SLUICE_OPTS_INIT_V(SLUICE_LAUNCHER_OPTS_VERSION)
 
 /* Initialise `opts` as SLUICE_LAUNCHER_OPTS_INIT does, for `version`

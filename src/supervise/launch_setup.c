@@ -7,6 +7,7 @@
  * - Secret values are borrowed, never copied here: the launcher keeps its
  *   own zeroed-on-free copy from sluice_launcher_accept() on.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,9 +94,14 @@ sluice_err
 sluice_launcher_opts_init(sluice_launcher_opts_t *opts, unsigned int version, sluice_error_t *err)
 {
     static const sluice_launcher_opts_t tmpl = SLUICE_LAUNCHER_OPTS_INIT;
+    /* Version 1 ends before tenants: a caller built for it has the smaller struct. */
+    size_t size = version == 1 ? offsetof(sluice_launcher_opts_t, tenants) : sizeof(tmpl);
+    sluice_err rc =
+        opts_init(opts, &tmpl, size, "launcher", version, SLUICE_LAUNCHER_OPTS_VERSION, err);
 
-    return opts_init(opts, &tmpl, sizeof(tmpl), "launcher", version, SLUICE_LAUNCHER_OPTS_VERSION,
-                     err);
+    if (rc == SLUICE_OK)
+        opts->version = version;
+    return rc;
 }
 
 sluice_err

@@ -42,6 +42,7 @@
 #include <inttypes.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,7 +115,9 @@ sluice_err sluice_launcher_new(sluice_launcher_t **out,
         return sluice_errorf(err, SLUICE_EINVAL, "launcher: every cluster operation is required");
     if ((l = calloc(1, sizeof(*l))) == NULL)
         return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
-    l->o = *opts;
+    /* A version 1 caller's struct ends before `tenants`: copy only its own. */
+    memcpy(&l->o, opts,
+           opts->version == 1 ? offsetof(sluice_launcher_opts_t, tenants) : sizeof(*opts));
     l->store = opts->store;
     l->cl = opts->cluster;
     l->st = opts->staging;
@@ -142,6 +145,8 @@ sluice_err sluice_launcher_new(sluice_launcher_t **out,
         goto fail;
     }
     if ((rc = copy_reasons(l, opts, err)) != SLUICE_OK)
+        goto fail;
+    if ((rc = launcher_tenants_create(l, opts, err)) != SLUICE_OK)
         goto fail;
     if (l->o.miss_budget == 0)
         l->o.miss_budget = 5;
@@ -208,6 +213,7 @@ void sluice_launcher_free(sluice_launcher_t *l)
     launcher_budget_destroy(l->budget);
     if (l->store != NULL && !l->o.store_locked)
         sluice_store_unlock_supervisor(l->store);
+    launcher_tenants_destroy(l);
     free(l->user);
     free(l->cluster);
     free(l->site);
@@ -354,6 +360,7 @@ static sluice_err do_cancel(sluice_launcher_t *l, launch_t *L, sluice_error_t *e
     sluice_error_t cerr = SLUICE_ERROR_INIT;
     sluice_err rc = SLUICE_OK;
     const char *why = NULL;
+    const launcher_actor_t *A;
 
     if (L->fsm.n_job_ids == 0 || L->cancel_refused)
         return SLUICE_OK;
@@ -361,7 +368,8 @@ static sluice_err do_cancel(sluice_launcher_t *l, launch_t *L, sluice_error_t *e
         return SLUICE_OK;
     id = L->fsm.job_ids[0];
     launcher_take_token(l);
-    r = l->cl.get_job(l->cl.arg, id, &v, &n);
+    A = launcher_actor(l, L->id); /* read and cancelled as the launch's tenant */
+    r = A->cl.get_job(A->cl.arg, id, &v, &n);
     if (r == SLUICE_LOOKUP_UNAVAILABLE)
         return SLUICE_OK;
     if (r == SLUICE_LOOKUP_NOT_FOUND)
@@ -394,7 +402,7 @@ static sluice_err do_cancel(sluice_launcher_t *l, launch_t *L, sluice_error_t *e
         return rc;
     }
     launcher_take_token(l);
-    if (l->cl.cancel(l->cl.arg, id, 0, &cerr) != SLUICE_OK) {
+    if (A->cl.cancel(A->cl.arg, id, 0, &cerr) != SLUICE_OK) {
         sluice_log(SLUICE_LOG_WARNING, "launch %s: cancel of job %" PRIu64 ": %s", L->id, id,
                    cerr.text);
         goto out;

@@ -256,12 +256,26 @@ typedef struct launcher_intake launcher_intake_t;       /* launcher_intake.h */
 typedef struct launcher_submit launcher_submit_t;       /* launcher_submit.h */
 typedef struct launcher_reconcile launcher_reconcile_t; /* launcher_reconcile.h */
 
+/* Who acts on Slurm for a launch (launcher_tenant.c): the cluster
+ * operations and the Slurm user every ownership check of its jobs
+ * compares. */
+typedef struct {
+    char *name; /* the tenant; "" for the default tenant */
+    char *user;
+    sluice_cluster_ops_t cl;
+} launcher_actor_t;
+
 struct sluice_launcher {
     sluice_store_t *store;
     sluice_cluster_ops_t cl;
     sluice_staging_ops_t st;
     sluice_launcher_opts_t o; /* copies of the knobs; strings below */
     char *user;
+    /* launcher_tenant.c: actors[0] is the default tenant (cl, user), then
+     * the tenants of the options; `refused` acts for a tenant not given */
+    launcher_actor_t *actors;
+    size_t n_actors;
+    launcher_actor_t refused;
     char *site;
     char *prefix;
     char *state_dir;
@@ -301,6 +315,23 @@ unsigned launcher_fsm_due(const launch_t *L, double now);
 const char *launcher_fsm_reason(const launch_t *L);
 /* Free what L's state holds. */
 void launcher_fsm_free(launch_t *L);
+
+/* ---- launcher_tenant.c: who acts for a launch ---------------------------- */
+
+/* The actors of the options' tenants (after l->user and l->cl are set);
+ * SLUICE_EINVAL/ECONFIG name the tenant, SLUICE_ENOMEM.  Destroy undoes
+ * whatever was made. */
+sluice_err
+launcher_tenants_create(sluice_launcher_t *l, const sluice_launcher_opts_t *o, sluice_error_t *err);
+void launcher_tenants_destroy(sluice_launcher_t *l);
+/* The index of the actor of launch key `id`: 0 for the default tenant,
+ * l->n_actors for a tenant the launcher was not given. */
+size_t launcher_actor_index(const sluice_launcher_t *l, const char *id);
+/* The actor at index i (launcher_actor_index()); never NULL. */
+const launcher_actor_t *launcher_actor_at(const sluice_launcher_t *l, size_t i);
+/* The actor of launch key `id` (never NULL: the refusing one when its
+ * tenant is unknown). */
+const launcher_actor_t *launcher_actor(const sluice_launcher_t *l, const char *id);
 
 /* ---- launcher_util.c: clocks and small helpers, the table of launches -- */
 
@@ -403,9 +434,10 @@ launcher_record_heartbeats(sluice_launcher_t *l, launch_t **who, size_t n, sluic
 /* ---- launcher_owner.c ---------------------------------------------------- */
 
 /* Why one record is not the job with leader id `id` (0: any id), marker
- * `name` and `comment` and our user, as `src` shows it: NULL when it is.
- * Accounting compares the comment only where one was kept. */
-const char *launcher_view_mismatch(const sluice_launcher_t *l,
+ * `name` and `comment` and Slurm user `user` (the launch's tenant's:
+ * launcher_actor()), as `src` shows it: NULL when it is.  Accounting
+ * compares the comment only where one was kept. */
+const char *launcher_view_mismatch(const char *user,
                                    const sluice_jobview_t *v,
                                    uint64_t id,
                                    const char *name,

@@ -552,6 +552,13 @@ sluice_err sluice_launcher_accept(sluice_launcher_t *l,
                            w.spec.cluster ? w.spec.cluster : "(the first)", l->cluster);
         goto out;
     }
+    if (launcher_actor_index(l, t.id) == l->n_actors) {
+        /* Its identity is unknown here: it could never be submitted. */
+        rc = sluice_errorf(err, SLUICE_EINVAL,
+                           "launch_id: the tenant of \"%s\" is not one this launcher acts for",
+                           t.id);
+        goto out;
+    }
     w.spec.time_ms = l->o.now_ms(l->o.clock_arg);
     if ((id_copy = strdup(t.id)) == NULL) {
         rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");

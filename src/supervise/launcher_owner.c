@@ -32,7 +32,7 @@ static uint64_t leader_of(const sluice_jobview_t *v)
     return v->het_job_id != 0 ? v->het_job_id : v->job_id;
 }
 
-const char *launcher_view_mismatch(const sluice_launcher_t *l,
+const char *launcher_view_mismatch(const char *user,
                                    const sluice_jobview_t *v,
                                    uint64_t id,
                                    const char *name,
@@ -43,7 +43,7 @@ const char *launcher_view_mismatch(const sluice_launcher_t *l,
         return "job id";
     if (!launcher_same_str(v->name, name))
         return "job name";
-    if (!launcher_same_str(v->user_name, l->user))
+    if (!launcher_same_str(v->user_name, user))
         return "user";
     /* Accounting keeps the comment only with job_comment: an empty one is
      * not a mismatch there, a different one is. */
@@ -65,8 +65,8 @@ const char *launcher_mismatch(const sluice_launcher_t *l,
     if (n == 0)
         return "empty record";
     for (size_t i = 0; i < n && why == NULL; i++)
-        why = launcher_view_mismatch(l, &v[i], L->fsm.job_ids[0], L->fsm.job_name, L->fsm.comment,
-                                     src);
+        why = launcher_view_mismatch(launcher_actor(l, L->id)->user, &v[i], L->fsm.job_ids[0],
+                                     L->fsm.job_name, L->fsm.comment, src);
     return why;
 }
 
@@ -81,8 +81,9 @@ size_t launcher_keep_owned(const sluice_launcher_t *l,
 
     *why = n == 0 ? "empty record" : NULL;
     for (size_t i = 0; i < n; i++) {
-        const char *w = launcher_view_mismatch(l, &v[i], L->fsm.job_ids[0], L->fsm.job_name,
-                                               L->fsm.comment, src);
+        const char *w =
+            launcher_view_mismatch(launcher_actor(l, L->id)->user, &v[i], L->fsm.job_ids[0],
+                                   L->fsm.job_name, L->fsm.comment, src);
         if (w == NULL && v[i].other_cluster)
             w = "cluster"; /* the same id on another cluster: another job */
         if (w != NULL) {
@@ -147,8 +148,10 @@ void launcher_cancel_other_cluster(
         snprintf(where, sizeof(where), "%" PRIu64 ";%s", id, cluster);
     else
         snprintf(where, sizeof(where), "%" PRIu64, id);
+    const launcher_actor_t *A = launcher_actor(l, L->id);
+
     (void)launcher_take_token(l); /* a cancel of our own job goes even over budget */
-    if (l->cl.cancel(l->cl.arg, id, 0, &cerr) == SLUICE_OK)
+    if (A->cl.cancel(A->cl.arg, id, 0, &cerr) == SLUICE_OK)
         snprintf(out, cap, "multi-cluster routing is unsupported: job %s cancelled", where);
     else
         snprintf(out, cap, "multi-cluster routing is unsupported: job %s (cancel failed: %s)",

@@ -114,6 +114,7 @@ static sluice_err poll_one(sluice_launcher_t *l,
                            size_t *nb,
                            sluice_error_t *err)
 {
+    const launcher_actor_t *A = launcher_actor(l, L->id);
     sluice_jobview_t *v = NULL;
     size_t n = 0;
     sluice_lookup r;
@@ -179,7 +180,7 @@ static sluice_err poll_one(sluice_launcher_t *l,
         return SLUICE_OK; /* over budget: read it next cycle */
 full:
     L->poll.pending_polls = 0;
-    r = l->cl.get_job(l->cl.arg, L->fsm.job_ids[0], &v, &n);
+    r = A->cl.get_job(A->cl.arg, L->fsm.job_ids[0], &v, &n);
     if (r == SLUICE_LOOKUP_FOUND && n > 0) {
         const char *why = launcher_mismatch(l, L, v, n, SLUICE_SOURCE_LIVE);
         if (why != NULL) {
@@ -225,7 +226,8 @@ sluice_err launcher_poll_live(sluice_launcher_t *l, int64_t now, sluice_error_t 
     uint64_t *ids = NULL;
     sluice_job_state_t *st = NULL;
     size_t k = 0, nb = 0;
-    sluice_lookup batch;
+    sluice_lookup *batches = NULL; /* each entry's read's answer */
+    bool *read = NULL;             /* whether its group was read this cycle */
     sluice_err rc = SLUICE_OK;
     int64_t hold;
     uint64_t t_read;
@@ -267,17 +269,43 @@ sluice_err launcher_poll_live(sluice_launcher_t *l, int64_t now, sluice_error_t 
         rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
         goto out;
     }
+    /* Grouped by the identity that reads them (launcher_tenant.c): one
+     * batched read per tenant with jobs due, each as that tenant.  A
+     * tenant's jobs are not read with the site's identity: under
+     * PrivateData=jobs it would not see them, and an unseen job must never
+     * look gone.  Without tenants this is the one read of before. */
     k = 0;
-    for (size_t i = 0; i < l->n; i++) {
-        launch_t *L = l->v[i];
-        if ((launcher_fsm_due(L, launcher_fsm_time(now)) & SLUICE_DUE_LIVE_LOOKUP) &&
-            L->fsm.n_job_ids > 0) {
-            who[k] = L;
-            ids[k++] = L->fsm.job_ids[0];
+    for (size_t a = 0; a <= l->n_actors; a++) {
+        for (size_t i = 0; i < l->n; i++) {
+            launch_t *L = l->v[i];
+            if ((launcher_fsm_due(L, launcher_fsm_time(now)) & SLUICE_DUE_LIVE_LOOKUP) &&
+                L->fsm.n_job_ids > 0 && launcher_actor_index(l, L->id) == a) {
+                who[k] = L;
+                ids[k++] = L->fsm.job_ids[0];
+            }
         }
     }
     t_read = timing_now_ns();
-    batch = l->cl.job_states(l->cl.arg, ids, k, st);
+    if ((batches = calloc(k, sizeof(*batches))) == NULL ||
+        (read = calloc(k, sizeof(*read))) == NULL) {
+        rc = sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t g = 0, e; g < k; g = e) {
+        size_t a = launcher_actor_index(l, who[g]->id);
+        const launcher_actor_t *A = launcher_actor_at(l, a);
+        sluice_lookup b;
+
+        for (e = g + 1; e < k && launcher_actor_index(l, who[e]->id) == a; e++)
+            ;
+        if (g > 0 && !launcher_take_token(l))
+            continue; /* over budget: read next cycle (batches[] stays unread) */
+        b = A->cl.job_states(A->cl.arg, ids + g, e - g, st + g);
+        for (size_t i = g; i < e; i++) {
+            batches[i] = b;
+            read[i] = true;
+        }
+    }
     /* The hold above counts from the END of the read: a read slower than
      * the interval (v0.0.38's whole table) would otherwise run again in the
      * very next cycle, and submits would get only the gaps between reads. */
@@ -287,10 +315,13 @@ sluice_err launcher_poll_live(sluice_launcher_t *l, int64_t now, sluice_error_t 
     /* who[] doubles as the heartbeats' list: entry i is read before any
      * heartbeat is written at an index <= i. */
     for (size_t i = 0; i < k && rc == SLUICE_OK; i++)
-        rc = poll_one(l, who[i], batch, &st[i], now, who, &nb, err);
+        if (read[i])
+            rc = poll_one(l, who[i], batches[i], &st[i], now, who, &nb, err);
     if (rc == SLUICE_OK)
         rc = launcher_record_heartbeats(l, who, nb, err);
 out:
+    free(read);
+    free(batches);
     free(who);
     free(ids);
     free(st);
@@ -303,11 +334,13 @@ launcher_do_accounting(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_er
     sluice_jobview_t *v = NULL;
     size_t n = 0;
     sluice_lookup r;
+    const launcher_actor_t *A;
     sluice_err rc;
 
     if (now < L->poll.next_acct_ms || !launcher_take_token(l))
         return SLUICE_OK;
-    r = l->cl.acct_job(l->cl.arg, L->fsm.job_ids[0], &v, &n);
+    A = launcher_actor(l, L->id); /* read as the launch's tenant */
+    r = A->cl.acct_job(A->cl.arg, L->fsm.job_ids[0], &v, &n);
     if (r == SLUICE_LOOKUP_UNAVAILABLE)
         L->poll.next_acct_ms = now + UNAVAILABLE_RETRY_MS;
     if (r == SLUICE_LOOKUP_FOUND) {

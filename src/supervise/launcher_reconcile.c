@@ -72,7 +72,7 @@ static uint64_t leader_of(const sluice_jobview_t *v)
  * user, the comment in the live view and where accounting kept one).
  * *other (may be NULL) is set when one of them is on another cluster or
  * in a federation; its leader is then ids[0]. */
-static size_t owned_leaders(const sluice_launcher_t *l,
+static size_t owned_leaders(const char *user,
                             const sluice_jobview_t *v,
                             size_t n,
                             const char *name,
@@ -89,7 +89,7 @@ static size_t owned_leaders(const sluice_launcher_t *l,
     for (size_t i = 0; i < n; i++) {
         uint64_t id = leader_of(&v[i]);
         size_t j;
-        if (launcher_view_mismatch(l, &v[i], 0, name, comment, src) != NULL)
+        if (launcher_view_mismatch(user, &v[i], 0, name, comment, src) != NULL)
             continue;
         for (j = 0; j < k && ids[j] != id; j++)
             ;
@@ -136,6 +136,9 @@ adopt(sluice_launcher_t *l, launch_t *L, uint64_t id, sluice_lookup_source src, 
 sluice_err
 launcher_do_reconcile(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_error_t *err)
 {
+    /* Looked up by name and user as the launch's tenant: only its user's
+     * jobs are adopted (owned_leaders). */
+    const launcher_actor_t *A = launcher_actor(l, L->id);
     int64_t spacing = l->reconcile->spacing_ms;
     int64_t post_ms = (int64_t)launcher_to_ms(L->fsm.post_time * 1000.0);
     sluice_jobview_t *v = NULL;
@@ -151,10 +154,10 @@ launcher_do_reconcile(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_err
         return SLUICE_OK;
     L->recon.last_recon_ms = now;
     launcher_take_token(l);
-    r = l->cl.find_live_by_name(l->cl.arg, L->fsm.job_name, l->user, &v, &n);
+    r = A->cl.find_live_by_name(A->cl.arg, L->fsm.job_name, A->user, &v, &n);
     if (r == SLUICE_LOOKUP_FOUND) {
         bool other = false;
-        k = owned_leaders(l, v, n, L->fsm.job_name, L->fsm.comment, SLUICE_SOURCE_LIVE, ids,
+        k = owned_leaders(A->user, v, n, L->fsm.job_name, L->fsm.comment, SLUICE_SOURCE_LIVE, ids,
                           SLUICE_FSM_MAX_JOBS, &other);
         launcher_views_free(v, n);
         if (other)
@@ -170,12 +173,12 @@ launcher_do_reconcile(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_err
     launcher_take_token(l);
     v = NULL;
     n = 0;
-    r = l->cl.find_acct_by_name(l->cl.arg, L->fsm.job_name, l->user,
+    r = A->cl.find_acct_by_name(A->cl.arg, L->fsm.job_name, A->user,
                                 post_ms / 1000 - ACCT_WINDOW_BEFORE_S, now / 1000 + 1, &v, &n);
     if (r == SLUICE_LOOKUP_FOUND) {
         bool other = false;
-        k = owned_leaders(l, v, n, L->fsm.job_name, L->fsm.comment, SLUICE_SOURCE_ACCOUNTING, ids,
-                          SLUICE_FSM_MAX_JOBS, &other);
+        k = owned_leaders(A->user, v, n, L->fsm.job_name, L->fsm.comment, SLUICE_SOURCE_ACCOUNTING,
+                          ids, SLUICE_FSM_MAX_JOBS, &other);
         launcher_views_free(v, n);
         if (other)
             return refuse_other_cluster(l, L, ids[0], SLUICE_SOURCE_ACCOUNTING, err);
@@ -204,6 +207,7 @@ launcher_do_reconcile(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_err
 sluice_err
 launcher_do_old_attempts(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_error_t *err)
 {
+    const launcher_actor_t *A = launcher_actor(l, L->id);
     int64_t spacing = l->reconcile->spacing_ms;
     sluice_err rc = SLUICE_OK;
 
@@ -222,7 +226,7 @@ launcher_do_old_attempts(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_
             break;
         marker_job_name(name, sizeof(name), l->prefix, L->site, L->id, a);
         marker_comment(comment, sizeof(comment), L->id, a);
-        if (l->cl.find_live_by_name(l->cl.arg, name, l->user, &v, &n) != SLUICE_LOOKUP_FOUND)
+        if (A->cl.find_live_by_name(A->cl.arg, name, A->user, &v, &n) != SLUICE_LOOKUP_FOUND)
             continue;
         /* Only a job Slurm is done with needs no cancel: a requeued or
          * completing one may run again (sluice_job_is_final()). */
@@ -232,12 +236,12 @@ launcher_do_old_attempts(sluice_launcher_t *l, launch_t *L, int64_t now, sluice_
                 v[i].name = NULL;
             }
         }
-        k = owned_leaders(l, v, n, name, comment, SLUICE_SOURCE_LIVE, ids, SLUICE_FSM_MAX_JOBS,
-                          NULL);
+        k = owned_leaders(A->user, v, n, name, comment, SLUICE_SOURCE_LIVE, ids,
+                          SLUICE_FSM_MAX_JOBS, NULL);
         launcher_views_free(v, n);
         for (size_t i = 0; i < k && rc == SLUICE_OK; i++) {
             sluice_error_t cerr = SLUICE_ERROR_INIT;
-            if (l->cl.cancel(l->cl.arg, ids[i], 0, &cerr) != SLUICE_OK) {
+            if (A->cl.cancel(A->cl.arg, ids[i], 0, &cerr) != SLUICE_OK) {
                 sluice_log(SLUICE_LOG_WARNING, "launch %s: cancel of stale job %" PRIu64 ": %s",
                            L->id, ids[i], cerr.text);
                 continue;

@@ -198,18 +198,70 @@ static sluice_err chunk_mark(sluice_launcher_t *l, chunk_t *c, sluice_error_t *e
     return SLUICE_OK;
 }
 
+/* POST reqs[0..n) as actor A (launcher_tenant.c). */
+static void post_as(const launcher_actor_t *A,
+                    unsigned in_flight,
+                    const sluice_submit_req_t *reqs,
+                    size_t n,
+                    sluice_submit_outcome *oc,
+                    sluice_submit_result_t *res)
+{
+    if (A->cl.submit_many != NULL && n > 1) {
+        A->cl.submit_many(A->cl.arg, reqs, n, in_flight, oc, res);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        oc[i] = A->cl.submit(A->cl.arg, reqs[i].descs, reqs[i].n, &res[i]);
+}
+
+/* The chunk's POSTs, each as its launch's tenant: one submit_many per
+ * tenant of the chunk (without tenants, the one of before). */
+static void post_by_tenant(chunk_t *c)
+{
+    sluice_launcher_t *l = c->l;
+    size_t *act = calloc(c->n, sizeof(*act));
+    size_t *idx = calloc(c->n, sizeof(*idx));
+    sluice_submit_req_t *reqs = calloc(c->n, sizeof(*reqs));
+    sluice_submit_outcome *oc = calloc(c->n, sizeof(*oc));
+    sluice_submit_result_t *res = calloc(c->n, sizeof(*res));
+
+    if (act == NULL || idx == NULL || reqs == NULL || oc == NULL || res == NULL) {
+        /* No memory to group them: one POST at a time, each as its tenant. */
+        for (size_t i = 0; i < c->n; i++)
+            post_as(launcher_actor(l, c->b[i].L->id), 1, &c->reqs[i], 1, &c->oc[i], &c->res[i]);
+        goto out;
+    }
+    for (size_t i = 0; i < c->n; i++)
+        act[i] = launcher_actor_index(l, c->b[i].L->id);
+    for (size_t a = 0; a <= l->n_actors; a++) {
+        size_t m = 0;
+        for (size_t i = 0; i < c->n; i++)
+            if (act[i] == a) {
+                idx[m] = i;
+                reqs[m++] = c->reqs[i];
+            }
+        if (m == 0)
+            continue;
+        post_as(launcher_actor_at(l, a), l->submit->in_flight, reqs, m, oc, res);
+        for (size_t j = 0; j < m; j++) {
+            c->oc[idx[j]] = oc[j];
+            c->res[idx[j]] = res[j];
+        }
+    }
+out:
+    free(act);
+    free(idx);
+    free(reqs);
+    free(oc);
+    free(res);
+}
+
 static void *chunk_post(void *arg)
 {
     chunk_t *c = arg;
-    sluice_launcher_t *l = c->l;
 
     c->t_post0 = launcher_mono_ms();
-    if (l->cl.submit_many != NULL && c->n > 1) {
-        l->cl.submit_many(l->cl.arg, c->reqs, c->n, l->submit->in_flight, c->oc, c->res);
-    } else {
-        for (size_t i = 0; i < c->n; i++)
-            c->oc[i] = l->cl.submit(l->cl.arg, c->reqs[i].descs, c->reqs[i].n, &c->res[i]);
-    }
+    post_by_tenant(c);
     c->t_post1 = launcher_mono_ms();
     timing_add(SLUICE_TIMING_POST, c->n, (uint64_t)((c->t_post1 - c->t_post0) * 1e6));
     return NULL;

@@ -38,6 +38,13 @@ typedef struct {
     sluice_cluster_rest_t *cluster;
     sluice_launcher_opts_t lo; /* holds the staging table */
     sluice_launcher_t *launcher;
+    /* one per tenant of the site (sluice_config_tenant_at), in its order:
+     * the client acting as the tenant's user, its operations, and the
+     * launcher's entry naming them */
+    sluice_client_t **tclient;
+    sluice_cluster_rest_t **trest;
+    sluice_launcher_tenant_t *tenants;
+    size_t n_tenants;
 } sup_cluster_t;
 
 struct sluice_supervisor {
@@ -59,6 +66,38 @@ static void on_transition(const sluice_launcher_transition_t *t, void *arg)
         sup->user_fn(t, sup->user_arg);
 }
 
+/* The tenants' clients and operations on cluster c (made after the
+ * cluster's own client: a proxy borrows its token source).  A tenant's
+ * operations have no extra submit clients (cfg NULL): its POSTs of a
+ * batch go one at a time, each as the tenant, never on a client of the
+ * site's identity. */
+static sluice_err open_tenants(sup_cluster_t *c, const sluice_config_t *site, sluice_error_t *err)
+{
+    size_t n = sluice_config_tenant_count(site);
+    sluice_err rc;
+
+    if (n == 0)
+        return SLUICE_OK;
+    c->tclient = calloc(n, sizeof(*c->tclient));
+    c->trest = calloc(n, sizeof(*c->trest));
+    c->tenants = calloc(n, sizeof(*c->tenants));
+    if (c->tclient == NULL || c->trest == NULL || c->tenants == NULL)
+        return sluice_errorf(err, SLUICE_ENOMEM, "supervisor: out of memory");
+    c->n_tenants = n;
+    for (size_t k = 0; k < n; k++) {
+        const sluice_tenant_t *t = sluice_config_tenant_at(site, k);
+
+        if ((rc = sluice_client_new_for_tenant(&c->tclient[k], c->cfg, t, c->client, err)) !=
+                SLUICE_OK ||
+            (rc = sluice_cluster_rest_new(&c->trest[k], c->tclient[k], NULL, err)) != SLUICE_OK)
+            return rc;
+        c->tenants[k].name = t->name;
+        c->tenants[k].user = t->slurm_user;
+        sluice_cluster_rest_ops(c->trest[k], &c->tenants[k].cluster);
+    }
+    return SLUICE_OK;
+}
+
 /* The client, the cluster and staging operations and the launcher of
  * cluster c (named when the site has several: it then takes only its own
  * launches, the first also those stored with none). */
@@ -73,7 +112,8 @@ static sluice_err open_cluster(sluice_supervisor_t *sup,
 
     c->cfg = sluice_config_cluster_at(site, i);
     if ((rc = sluice_client_new_from_config(&c->client, c->cfg, err)) != SLUICE_OK ||
-        (rc = sluice_cluster_rest_new(&c->cluster, c->client, c->cfg, err)) != SLUICE_OK)
+        (rc = sluice_cluster_rest_new(&c->cluster, c->client, c->cfg, err)) != SLUICE_OK ||
+        (rc = open_tenants(c, site, err)) != SLUICE_OK)
         return rc;
     c->lo = (sluice_launcher_opts_t)SLUICE_LAUNCHER_OPTS_INIT;
     c->lo.store = sup->store;
@@ -85,7 +125,9 @@ static sluice_err open_cluster(sluice_supervisor_t *sup,
         c->lo.submit_in_flight = opts->submit_in_flight;
     c->lo.on_transition = on_transition;
     c->lo.transition_arg = sup;
-    c->lo.store_locked = true;                      /* taken once, for every cluster's launcher */
+    c->lo.store_locked = true; /* taken once, for every cluster's launcher */
+    c->lo.tenants = c->tenants;
+    c->lo.n_tenants = c->n_tenants;
     if (sluice_config_cluster_name(site) == NULL) { /* the site has `clusters:` */
         c->lo.cluster_name = sluice_config_cluster_name(c->cfg);
         c->lo.cluster_default = i == 0;
@@ -183,6 +225,13 @@ void sluice_supervisor_close(sluice_supervisor_t *sup)
     for (size_t i = 0; sup->c != NULL && i < sup->n; i++) {
         sluice_launcher_free(sup->c[i].launcher);
         sluice_staging_ops_free(&sup->c[i].lo.staging);
+        for (size_t k = 0; k < sup->c[i].n_tenants; k++) {
+            sluice_cluster_rest_free(sup->c[i].trest[k]);
+            sluice_client_free(sup->c[i].tclient[k]); /* before the client a proxy borrows */
+        }
+        free(sup->c[i].trest);
+        free(sup->c[i].tclient);
+        free(sup->c[i].tenants);
         sluice_cluster_rest_free(sup->c[i].cluster);
         sluice_client_free(sup->c[i].client);
     }

@@ -65,6 +65,8 @@ int sfx_start_with(server_fixture_t *fx, const sfx_opts_t *opts, char *why, size
     char path[512], root[300], lines[1024];
     const char *src = getenv("SLUICE_SOURCE_DIR");
     const char *sets[1];
+    sluice_launcher_tenant_t *tenants = NULL;
+    sluice_err rc_new;
 
     if (opts == NULL)
         opts = &none;
@@ -127,10 +129,26 @@ int sfx_start_with(server_fixture_t *fx, const sfx_opts_t *opts, char *why, size
     lo.poll_max_ms = opts->poll_max_ms;
     lo.on_transition = fixture_transition;
     lo.transition_arg = fx;
+    /* The site's tenants act through the same fake cluster, each as its
+     * own Slurm user (the launcher refuses a launch of a tenant it was not
+     * given). */
+    lo.n_tenants = sluice_config_tenant_count(fx->cfg);
+    if (lo.n_tenants > 0 && (tenants = calloc(lo.n_tenants, sizeof(*tenants))) == NULL) {
+        snprintf(err.text, sizeof(err.text), "out of memory");
+        goto fail;
+    }
+    for (size_t i = 0; i < lo.n_tenants; i++) {
+        tenants[i].name = sluice_config_tenant_at(fx->cfg, i)->name;
+        tenants[i].user = sluice_config_tenant_at(fx->cfg, i)->slurm_user;
+        tenants[i].cluster = lo.cluster;
+    }
+    lo.tenants = tenants;
     if (opts->launcher_tweak)
         opts->launcher_tweak(&lo, opts->launcher_arg);
-    if (sluice_launcher_new(&fx->launcher, &lo, &err) != SLUICE_OK ||
-        sluice_launcher_recover(fx->launcher, NULL, &err) != SLUICE_OK)
+    rc_new = sluice_launcher_new(&fx->launcher, &lo, &err);
+    free(tenants); /* copied by the launcher */
+    tenants = NULL;
+    if (rc_new != SLUICE_OK || sluice_launcher_recover(fx->launcher, NULL, &err) != SLUICE_OK)
         goto fail;
     snprintf(fx->tokens, sizeof(fx->tokens), "%s/tokens", fx->tmp);
     snprintf(lines, sizeof(lines), "# caller token [role]\nalice %s\nbob %s\n%s", SFX_TOKEN,
