@@ -151,6 +151,30 @@ SLUICE_API sluice_err sluice_config_launch_policy(const sluice_config_t *cfg,
                                                   sluice_error_t *err);
 SLUICE_API void sluice_config_launch_policy_clear(sluice_launch_policy_t *p);
 
+/* ---- tenants (docs/tenants-identity-notes.md) ------------------------------ */
+
+/* Narrow a policy of sluice_config_launch_policy() to tenant `t` (NULL:
+ * the default tenant, unchanged): each non-empty allowed_partitions,
+ * allowed_accounts and allowed_qos list of the tenant replaces the site's
+ * (the site file already holds each entry to the site's own rule, so the
+ * result is the site's rule and then the tenant's).  Strings are
+ * borrowed from `t`. */
+SLUICE_API void sluice_launch_policy_narrow(sluice_launch_policy_t *p, const sluice_tenant_t *t);
+
+/* Finish the render `r` of tenant `t`'s launch `launch` on cluster `cfg`
+ * (t NULL: nothing to do): every job whose account the request did not
+ * name takes t->account when set; then every job's partition, account and
+ * qos, also those that come from the study's or the site's defaults, must
+ * be in the tenant's list of that field when the list is non-empty, and a
+ * job image the request names must be allowed by t->allowed_images when
+ * that is non-empty (canonically, as policy.allowed_images).
+ * SLUICE_EINVAL names the field, the value and the tenant; SLUICE_ENOMEM. */
+SLUICE_API sluice_err sluice_render_for_tenant(const sluice_config_t *cfg,
+                                               const sluice_tenant_t *t,
+                                               const sluice_launch_t *launch,
+                                               sluice_render_t *r,
+                                               sluice_error_t *err);
+
 /* ---- staging ------------------------------------------------------------- */
 
 /* Create <storage.root>/<site>/<sha8>/attempt-<n>/ (and its exit/

@@ -123,6 +123,12 @@ bool render_normalised(const char *p);
  * a new string, NULL when out of memory. */
 char *render_canonical(const char *path);
 
+/* 1 when an entry of list[0..n) allows image `img` (as the request names
+ * it) by the rule of policy.allowed_images: both compared canonically on
+ * the service side, a directory entry allowing the files below it.  0
+ * when none does, -1 when out of memory. */
+int render_image_listed(const sluice_config_t *cfg, const char *img, char *const *list, size_t n);
+
 /* True when one of `a` and `b` is the other or below it. */
 bool render_overlap(const char *a, const char *b);
 

@@ -67,6 +67,18 @@ static int allowed_by(const sluice_config_t *cfg, const char *e, const char *cim
     return ok;
 }
 
+int render_image_listed(const sluice_config_t *cfg, const char *img, char *const *list, size_t n)
+{
+    char *svc = service_side(cfg, img), *cimg = svc != NULL ? render_canonical(svc) : NULL;
+    int ok = cimg != NULL ? 0 : -1;
+
+    for (size_t i = 0; i < n && ok == 0; i++)
+        ok = allowed_by(cfg, list[i], cimg);
+    free(svc);
+    free(cimg);
+    return ok;
+}
+
 /* A job image (the request's own) needs BYOC authorisation: an entry of
  * policy.allowed_images that allows its canonical path.  None are allowed
  * when the list is empty.  `svc` is the service-side path.  The message

@@ -33,6 +33,7 @@
 #include <sluice/ops.h>
 
 #include "base/json_text.h"
+#include "base/marker.h"
 #include "base/opts.h"
 #include "base/timing.h"
 
@@ -176,6 +177,27 @@ out:
     return rc;
 }
 
+/* The tenant of the request: the tenant part of its launch_id, which is
+ * the launch key (the HTTP layer qualified the caller's id with the
+ * caller's tenant).  *out NULL: the default tenant.  A key naming a tenant
+ * the site does not have is refused (SLUICE_EINVAL). */
+static sluice_err find_tenant(const sluice_config_t *cfg,
+                              const json_t *request,
+                              const sluice_tenant_t **out,
+                              sluice_error_t *err)
+{
+    const char *id = json_string_value(json_object_get(request, "launch_id"));
+    char name[64];
+
+    *out = NULL;
+    if (id == NULL || marker_key_tenant(id, name, sizeof(name)) == 0)
+        return SLUICE_OK; /* no id: the parse names what is missing */
+    if ((*out = sluice_config_tenant_named(cfg, name)) == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "launch_id: tenant \"%.32s\" is not configured",
+                             name);
+    return SLUICE_OK;
+}
+
 /* The canonical request names the launch's cluster when the site has
  * several (an absent one: the first, by name, so that naming it or not is
  * the same request); with one cluster it names none (as before clusters). */
@@ -210,6 +232,7 @@ sluice_err sluice_accept_prepare_value(sluice_accept_t **out,
     sluice_accept_stage stage = SLUICE_ACCEPT_STAGE_NONE;
     sluice_accept_t *a = NULL;
     sluice_launch_policy_t policy;
+    const sluice_tenant_t *tenant = NULL;
     sluice_render_ctx_t ctx;
     bool have_policy = false;
     size_t i;
@@ -239,9 +262,11 @@ sluice_err sluice_accept_prepare_value(sluice_accept_t **out,
 
     stage = SLUICE_ACCEPT_STAGE_POLICY;
     if ((rc = find_cluster(a, cfg, opts, request, &stage, err)) != SLUICE_OK ||
+        (rc = find_tenant(cfg, request, &tenant, err)) != SLUICE_OK ||
         (rc = sluice_config_launch_policy(a->ccfg, a->study, &policy, err)) != SLUICE_OK)
         goto out;
     have_policy = true;
+    sluice_launch_policy_narrow(&policy, tenant); /* the site's rule, then the tenant's */
     policy.clusters = a->names;
     policy.n_clusters = a->n_names;
 
@@ -260,6 +285,12 @@ sluice_err sluice_accept_prepare_value(sluice_accept_t **out,
     ctx.stat_arg = opts->stat_arg;
     if ((rc = sluice_render(a->ccfg, a->study, a->launch, &ctx, &a->render, err)) != SLUICE_OK)
         goto out;
+    /* The tenant's account where the request names none, and no default of
+     * the study or site outside the tenant's lists. */
+    stage = SLUICE_ACCEPT_STAGE_POLICY;
+    if ((rc = sluice_render_for_tenant(a->ccfg, tenant, a->launch, a->render, err)) != SLUICE_OK)
+        goto out;
+    stage = SLUICE_ACCEPT_STAGE_RENDER;
     for (i = 0; opts->hold && i < a->render->n_jobs; i++)
         a->render->jobs[i].hold = true;
     if ((a->request_json = sluice_launch_to_value(a->launch, err)) == NULL) {
