@@ -43,6 +43,20 @@ SLUICE_API sluice_err sluice_staging_ops_new(const sluice_config_t *cfg,
                                              sluice_staging_ops_t *out,
                                              sluice_error_t *err);
 
+/* A site with tenants (sluice_config_tenant_count() of `site`, borrowed:
+ * it must outlive the table): the staging of a launch "<tenant>~<id>" is
+ * made owned by that tenant's slurm_user, mode 0700, its files (secrets.env
+ * included) too, and that of a launch of the default tenant by rest.user;
+ * the site directory is the service's, mode 0711.  An owner that cannot be
+ * set (a user unknown on this host, a failed chown) fails the prepare: no
+ * directory of a tenant is ever left the service's.  SLUICE_EPERM when
+ * this process cannot chown, or could not reach what it gave away (root,
+ * or CAP_CHOWN and CAP_DAC_OVERRIDE, are needed): the message names the
+ * reason.  A site without tenants: nothing changes. */
+SLUICE_API sluice_err sluice_staging_ops_use_tenants(sluice_staging_ops_t *ops,
+                                                     const sluice_config_t *site,
+                                                     sluice_error_t *err);
+
 /* Release what sluice_staging_ops_new() allocated.  NULL-safe. */
 SLUICE_API void sluice_staging_ops_free(sluice_staging_ops_t *ops);
 

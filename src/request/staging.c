@@ -15,6 +15,14 @@
  *   write its logs and exit files, and read (then delete) secrets.env.  A
  *   new file takes the owner of the directory it is created in.  A job user
  *   unknown on this host leaves ownership alone (with a warning).
+ * - Tenants (staging_create_as() with `strict`): the launch's directories
+ *   belong to the tenant's Slurm user (mode 0700), its files (secrets.env
+ *   included) take that owner, and an owner that cannot be set is an
+ *   error, never a service-owned directory.  The site directory is then
+ *   the service's, mode 0711: every tenant's job passes through it to its
+ *   own launch directory and none can list it.  `sluice serve` and
+ *   `sluice check` refuse a site with tenants when the process cannot
+ *   chown (staging_can_chown()).
  * - secrets.env holds NAME='value' lines (values shell-quoted); it is the
  *   only place a secret value is ever written.  Its buffer is wiped.
  */
@@ -68,28 +76,72 @@ static time_t mono_s(void)
     return ts.tv_sec + 1; /* never 0 */
 }
 
-static sluice_err job_owner(const sluice_config_t *cfg, owner_t *o, sluice_error_t *err)
+/* Effective capability bit `cap` of this process (/proc/self/status). */
+static bool has_cap(unsigned cap)
+{
+    char line[256];
+    unsigned long long eff = 0;
+    bool found = false;
+    FILE *f = fopen("/proc/self/status", "re");
+
+    if (f == NULL)
+        return geteuid() == 0;
+    while (!found && fgets(line, sizeof(line), f) != NULL)
+        found = sscanf(line, "CapEff: %llx", &eff) == 1;
+    fclose(f);
+    return found ? ((eff >> cap) & 1) != 0 : geteuid() == 0;
+}
+
+sluice_err staging_can_chown(sluice_error_t *err)
+{
+    /* CAP_CHOWN (0) gives the directories away; CAP_DAC_OVERRIDE (1) lets
+     * the service still write secrets.env and peers.env into them and read
+     * the logs and exit files back. */
+    bool chown_ok = has_cap(0), dac_ok = has_cap(1);
+
+    if (chown_ok && dac_ok)
+        return SLUICE_OK;
+    return sluice_errorf(err, SLUICE_EPERM,
+                         "tenants: staging must belong to each tenant's Slurm user, and this "
+                         "process (uid %ld) lacks %s%s%s: run sluice as root or grant it "
+                         "CAP_CHOWN and CAP_DAC_OVERRIDE",
+                         (long)geteuid(), chown_ok ? "" : "CAP_CHOWN (it cannot chown)",
+                         !chown_ok && !dac_ok ? " and " : "",
+                         dac_ok ? "" : "CAP_DAC_OVERRIDE (it could not reach what it gave away)");
+}
+
+/* The owner of what staging makes for `user`: looked up when the service
+ * runs as root, or always when `strict` (tenants), where a user unknown
+ * on this host is an error (SLUICE_ECONFIG) instead of a warning. */
+static sluice_err job_owner(
+    const sluice_config_t *cfg, const char *user, bool strict, owner_t *o, sluice_error_t *err)
 {
     struct passwd pw, *res = NULL;
     char pwbuf[4096];
     time_t now;
     bool hit = false;
 
-    (void)err;
     o->set = false;
-    if (geteuid() != 0 || cfg->rest.user == NULL)
+    if (user == NULL)
+        user = cfg->rest.user;
+    if ((!strict && geteuid() != 0) || user == NULL)
         return SLUICE_OK;
     now = mono_s();
     pthread_mutex_lock(&owner_cache.mu);
     if (owner_cache.at != 0 && now - owner_cache.at < OWNER_CACHE_S &&
-        strcmp(owner_cache.user, cfg->rest.user) == 0) {
+        strcmp(owner_cache.user, user) == 0) {
         *o = owner_cache.o;
         hit = true;
     }
     pthread_mutex_unlock(&owner_cache.mu);
     if (hit)
         return SLUICE_OK;
-    if (getpwnam_r(cfg->rest.user, &pw, pwbuf, sizeof(pwbuf), &res) != 0 || res == NULL) {
+    if (getpwnam_r(user, &pw, pwbuf, sizeof(pwbuf), &res) != 0 || res == NULL) {
+        if (strict)
+            return sluice_errorf(err, SLUICE_ECONFIG,
+                                 "staging: the tenant's Slurm user %s is not a local user: its "
+                                 "staging cannot be given to it",
+                                 user);
         /* A user known only to the cluster (a container beside a remote
          * site): the storage's own permissions decide. */
         sluice_log(SLUICE_LOG_WARNING,
@@ -101,9 +153,9 @@ static sluice_err job_owner(const sluice_config_t *cfg, owner_t *o, sluice_error
     o->uid = pw.pw_uid;
     o->gid = pw.pw_gid;
     o->set = true;
-    if (strlen(cfg->rest.user) < sizeof(owner_cache.user)) {
+    if (strlen(user) < sizeof(owner_cache.user)) {
         pthread_mutex_lock(&owner_cache.mu);
-        strcpy(owner_cache.user, cfg->rest.user);
+        strcpy(owner_cache.user, user);
         owner_cache.o = *o;
         owner_cache.at = now;
         pthread_mutex_unlock(&owner_cache.mu);
@@ -117,6 +169,7 @@ static sluice_err sub_dir(int parent,
                           const char *name,
                           const char *shown,
                           const owner_t *owner,
+                          mode_t mode,
                           bool *created,
                           int *fd,
                           sluice_error_t *err)
@@ -124,7 +177,7 @@ static sluice_err sub_dir(int parent,
     int d;
 
     *created = false;
-    if (mkdirat(parent, name, 0700) == 0)
+    if (mkdirat(parent, name, mode) == 0)
         *created = true;
     else if (errno != EEXIST)
         return sluice_errorf(err, errno == EACCES ? SLUICE_EPERM : SLUICE_EIO,
@@ -134,7 +187,7 @@ static sluice_err sub_dir(int parent,
         return sluice_errorf(err, errno == ELOOP || errno == ENOTDIR ? SLUICE_EPERM : SLUICE_EIO,
                              "staging: %s is not a directory (symlinks are refused): %s", shown,
                              strerror(errno));
-    if (*created && fchmod(d, 0700) != 0) {
+    if (*created && fchmod(d, mode) != 0) {
         close(d);
         return sluice_errorf(err, SLUICE_EIO, "staging: chmod %s: %s", shown, strerror(errno));
     }
@@ -163,9 +216,12 @@ sluice_err staging_write_file(int dirfd,
                              strerror(errno));
     if (fchmod(fd, (mode_t)mode) != 0)
         goto fail;
-    if (geteuid() == 0) {
+    {
+        /* The directory's owner (the job user, a tenant's user) owns the
+         * file; a directory of our own needs no chown. */
         struct stat dst;
-        if (fstat(dirfd, &dst) != 0 || fchown(fd, dst.st_uid, dst.st_gid) != 0)
+        if (fstat(dirfd, &dst) != 0 ||
+            (dst.st_uid != geteuid() && fchown(fd, dst.st_uid, dst.st_gid) != 0))
             goto fail;
     }
     while (off < len) {
@@ -226,10 +282,24 @@ sluice_err staging_create(const sluice_config_t *cfg,
                           int *launch_fd_out,
                           sluice_error_t *err)
 {
+    return staging_create_as(cfg, r, NULL, false, known_launch, sync, dirfd_out, launch_fd_out,
+                             err);
+}
+
+sluice_err staging_create_as(const sluice_config_t *cfg,
+                             const sluice_render_t *r,
+                             const char *user,
+                             bool strict,
+                             bool known_launch,
+                             bool sync,
+                             int *dirfd_out,
+                             int *launch_fd_out,
+                             sluice_error_t *err)
+{
     int root = -1, site = -1, launch = -1, att = -1, ex = -1;
     bool created = false;
     sluice_err rc = SLUICE_OK;
-    owner_t owner;
+    owner_t owner, service = {0, 0, false};
     const char *site_name;
     char attempt[32], shown[4096];
     size_t i;
@@ -245,8 +315,10 @@ sluice_err staging_create(const sluice_config_t *cfg,
     if (!shown[0] || strchr(r->sha8, '/'))
         return sluice_errorf(err, SLUICE_EINVAL, "staging: unexpected staging path %s",
                              r->staging_service);
-    if ((rc = job_owner(cfg, &owner, err)) != SLUICE_OK)
+    if ((rc = job_owner(cfg, user, strict, &owner, err)) != SLUICE_OK)
         return rc;
+    if (strict && !owner.set)
+        return sluice_errorf(err, SLUICE_ECONFIG, "staging: launch %s has no owner", r->launch_id);
     root = open(cfg->storage.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (root < 0)
         return sluice_errorf(err, SLUICE_EIO, "staging: storage root %s: %s", cfg->storage.root,
@@ -261,11 +333,14 @@ sluice_err staging_create(const sluice_config_t *cfg,
         memcpy(site_only, site_name, sl);
         site_only[sl] = '\0';
         snprintf(shown, sizeof(shown), "%s/%s", cfg->storage.root, site_only);
-        if ((rc = sub_dir(root, site_only, shown, &owner, &created, &site, err)) != SLUICE_OK)
+        /* With tenants the site directory is the service's and 0711: each
+         * tenant's job passes through it, none lists it. */
+        if ((rc = sub_dir(root, site_only, shown, strict ? &service : &owner, strict ? 0711 : 0700,
+                          &created, &site, err)) != SLUICE_OK)
             goto out;
         snprintf(shown, sizeof(shown), "%s/%s/%s", cfg->storage.root, site_only, r->sha8);
     }
-    if ((rc = sub_dir(site, r->sha8, shown, &owner, &created, &launch, err)) != SLUICE_OK)
+    if ((rc = sub_dir(site, r->sha8, shown, &owner, 0700, &created, &launch, err)) != SLUICE_OK)
         goto out;
     if (!created && !known_launch) {
         rc = sluice_errorf(err, SLUICE_ECONFLICT,
@@ -275,14 +350,14 @@ sluice_err staging_create(const sluice_config_t *cfg,
         goto out;
     }
     snprintf(attempt, sizeof(attempt), "attempt-%u", r->attempt);
-    if ((rc = sub_dir(launch, attempt, r->staging_service, &owner, &created, &att, err)) !=
+    if ((rc = sub_dir(launch, attempt, r->staging_service, &owner, 0700, &created, &att, err)) !=
         SLUICE_OK)
         goto out;
     if (!created) {
         rc = sluice_errorf(err, SLUICE_ECONFLICT, "staging: %s already exists", r->staging_service);
         goto out;
     }
-    if ((rc = sub_dir(att, "exit", "exit", &owner, &created, &ex, err)) != SLUICE_OK)
+    if ((rc = sub_dir(att, "exit", "exit", &owner, 0700, &created, &ex, err)) != SLUICE_OK)
         goto out;
     for (i = 0; i < r->n_files; i++)
         if ((rc = staging_write_file(att, r->files[i].name, r->files[i].content,

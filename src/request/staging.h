@@ -51,6 +51,26 @@ sluice_err staging_create(const sluice_config_t *cfg,
                           int *launch_fd_out,
                           sluice_error_t *err);
 
+/* staging_create() for a launch whose staging belongs to Slurm user
+ * `user` (NULL: rest.user, as staging_create()).  `strict` (a site with
+ * tenants): the owner is set whoever runs the service (an unknown local
+ * user or a failed chown is an error), and a new site directory is the
+ * service's with mode 0711. */
+sluice_err staging_create_as(const sluice_config_t *cfg,
+                             const sluice_render_t *r,
+                             const char *user,
+                             bool strict,
+                             bool known_launch,
+                             bool sync,
+                             int *dirfd_out,
+                             int *launch_fd_out,
+                             sluice_error_t *err);
+
+/* SLUICE_OK when this process can give staging to a tenant's user and
+ * still reach it: root with CAP_CHOWN and CAP_DAC_OVERRIDE, or a process
+ * granted both.  SLUICE_EPERM names what is missing. */
+sluice_err staging_can_chown(sluice_error_t *err);
+
 /* syncfs() of the file system that holds the storage root: every staging
  * write before it is durable when it returns, directory entries included. */
 sluice_err staging_sync_root(const sluice_config_t *cfg, sluice_error_t *err);

@@ -49,15 +49,11 @@
 #include "base/buf.h"
 #include "base/shquote.h"
 #include "base/jobfs.h"
+#include "base/marker.h"
 #include "request/staging.h"
+#include "staging_ctx.h"
 #include "staging_exits.h"
 #include "staging_owner.h"
-
-typedef struct {
-    const sluice_config_t *cfg;
-    sluice_store_t *store;
-    char store_id[STAGING_OWNER_ID_LEN + 1];
-} staging_ctx_t;
 
 /* The stored render of a launch (new reference) or NULL with err set. */
 static json_t *stored_render(staging_ctx_t *c, const char *launch_id, sluice_error_t *err)
@@ -138,6 +134,8 @@ static sluice_err prepare(void *arg,
     char aside[300], attempt_name[256];
     int fd = -1, lfd = -1;
     sluice_error_t oerr = SLUICE_ERROR_INIT;
+    const char *owner = NULL; /* the tenant's user (NULL: rest.user) */
+    bool strict = false;
     size_t i;
     sluice_err rc = SLUICE_OK;
 
@@ -212,7 +210,9 @@ static sluice_err prepare(void *arg,
             close(lfd);
             lfd = -1;
         }
-        if ((rc = staging_create(c->cfg, &r, true, false, &fd, &lfd, err)) != SLUICE_OK)
+        if ((rc = staging_owner_of(c, launch_id, &owner, &strict, err)) != SLUICE_OK ||
+            (rc = staging_create_as(c->cfg, &r, owner, strict, true, false, &fd, &lfd, err)) !=
+                SLUICE_OK)
             goto out;
         if (aside[0] != '\0' && (rc = carry_peers(dir, aside, fd, err)) != SLUICE_OK)
             goto out;
@@ -696,68 +696,6 @@ out:
     return rc;
 }
 
-static sluice_err list_staging(void *arg, char ***names_out, size_t *n_out, sluice_error_t *err)
-{
-    staging_ctx_t *c = arg;
-    const char *site = c->cfg->site_name ? c->cfg->site_name : "default";
-    DIR *d;
-    struct dirent *e;
-    char **names = NULL;
-    size_t n = 0;
-    int rfd, sfd = -1, dfd;
-    sluice_err rc;
-
-    *names_out = NULL;
-    *n_out = 0;
-    /* The root as configured, the site directory below it without following
-     * a link (base/jobfs.h). */
-    if ((rfd = open(c->cfg->storage.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-        return errno == ENOENT ? SLUICE_OK
-                               : sluice_errorf(err, SLUICE_EIO, "staging: %s: %s",
-                                               c->cfg->storage.root, strerror(errno));
-    rc = jobfs_open_dir(rfd, site, &sfd, err);
-    close(rfd);
-    if (rc != SLUICE_OK)
-        return rc == SLUICE_ENOTFOUND
-                   ? SLUICE_OK
-                   : sluice_error_prefix(err, "staging: %s", c->cfg->storage.root);
-    if ((dfd = fcntl(sfd, F_DUPFD_CLOEXEC, 0)) < 0 || (d = fdopendir(dfd)) == NULL) {
-        if (dfd >= 0)
-            close(dfd);
-        close(sfd);
-        return sluice_errorf(err, SLUICE_EIO, "staging: %s/%s: %s", c->cfg->storage.root, site,
-                             strerror(errno));
-    }
-    while ((e = readdir(d)) != NULL) {
-        char **grown;
-        if (e->d_name[0] == '.')
-            continue;
-        if (staging_owner_foreign(sfd, e->d_name, c->store_id)) {
-            sluice_log(SLUICE_LOG_DEBUG, "staging directory %s/%s/%s belongs to another store",
-                       c->cfg->storage.root, site, e->d_name);
-            continue;
-        }
-        grown = realloc(names, (n + 1) * sizeof(*names));
-        if (grown == NULL || (grown[n] = strdup(e->d_name)) == NULL) {
-            size_t i;
-            names = grown ? grown : names;
-            for (i = 0; i < n; i++)
-                free(names[i]);
-            free(names);
-            closedir(d);
-            close(sfd);
-            return sluice_errorf(err, SLUICE_ENOMEM, "out of memory");
-        }
-        names = grown;
-        n++;
-    }
-    closedir(d);
-    close(sfd);
-    *names_out = names;
-    *n_out = n;
-    return SLUICE_OK;
-}
-
 sluice_err sluice_staging_ops_new(const sluice_config_t *cfg,
                                   sluice_store_t *store,
                                   sluice_staging_ops_t *out,
@@ -786,8 +724,47 @@ sluice_err sluice_staging_ops_new(const sluice_config_t *cfg,
     out->read_pool_exits = read_pool_exits;
     out->write_peers = write_peers;
     out->archive = archive;
-    out->list_staging = list_staging;
+    out->list_staging = staging_list;
     out->arg = c;
+    return SLUICE_OK;
+}
+
+sluice_err staging_owner_of(const staging_ctx_t *c,
+                            const char *launch_id,
+                            const char **user_out,
+                            bool *strict_out,
+                            sluice_error_t *err)
+{
+    char tenant[64];
+    const sluice_tenant_t *t;
+
+    *user_out = NULL;
+    *strict_out = c->tenants_of != NULL;
+    if (c->tenants_of == NULL || marker_key_tenant(launch_id, tenant, sizeof(tenant)) == 0)
+        return SLUICE_OK; /* the default tenant: rest.user */
+    if ((t = sluice_config_tenant_named(c->tenants_of, tenant)) == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL,
+                             "staging: launch %s names tenant %s, which the site does not have",
+                             launch_id, tenant);
+    *user_out = t->slurm_user;
+    return SLUICE_OK;
+}
+
+sluice_err sluice_staging_ops_use_tenants(sluice_staging_ops_t *ops,
+                                          const sluice_config_t *site,
+                                          sluice_error_t *err)
+{
+    staging_ctx_t *c;
+    sluice_err rc;
+
+    if (ops == NULL || ops->arg == NULL || site == NULL)
+        return sluice_errorf(err, SLUICE_EINVAL, "staging ops: NULL argument");
+    if (sluice_config_tenant_count(site) == 0)
+        return SLUICE_OK;
+    if ((rc = staging_can_chown(err)) != SLUICE_OK)
+        return rc;
+    c = ops->arg;
+    c->tenants_of = site;
     return SLUICE_OK;
 }
 

@@ -118,7 +118,8 @@ static sluice_err open_cluster(sluice_supervisor_t *sup,
     c->lo = (sluice_launcher_opts_t)SLUICE_LAUNCHER_OPTS_INIT;
     c->lo.store = sup->store;
     sluice_cluster_rest_ops(c->cluster, &c->lo.cluster);
-    if ((rc = sluice_staging_ops_new(c->cfg, sup->store, &c->lo.staging, err)) != SLUICE_OK)
+    if ((rc = sluice_staging_ops_new(c->cfg, sup->store, &c->lo.staging, err)) != SLUICE_OK ||
+        (rc = sluice_staging_ops_use_tenants(&c->lo.staging, site, err)) != SLUICE_OK)
         return rc;
     sluice_launcher_opts_from_config(c->cfg, &c->lo);
     if (opts->submit_in_flight > 0)
