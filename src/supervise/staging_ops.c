@@ -49,7 +49,6 @@
 #include "base/buf.h"
 #include "base/shquote.h"
 #include "base/jobfs.h"
-#include "base/marker.h"
 #include "request/staging.h"
 #include "staging_ctx.h"
 #include "staging_exits.h"
@@ -726,45 +725,6 @@ sluice_err sluice_staging_ops_new(const sluice_config_t *cfg,
     out->archive = archive;
     out->list_staging = staging_list;
     out->arg = c;
-    return SLUICE_OK;
-}
-
-sluice_err staging_owner_of(const staging_ctx_t *c,
-                            const char *launch_id,
-                            const char **user_out,
-                            bool *strict_out,
-                            sluice_error_t *err)
-{
-    char tenant[64];
-    const sluice_tenant_t *t;
-
-    *user_out = NULL;
-    *strict_out = c->tenants_of != NULL;
-    if (c->tenants_of == NULL || marker_key_tenant(launch_id, tenant, sizeof(tenant)) == 0)
-        return SLUICE_OK; /* the default tenant: rest.user */
-    if ((t = sluice_config_tenant_named(c->tenants_of, tenant)) == NULL)
-        return sluice_errorf(err, SLUICE_EINVAL,
-                             "staging: launch %s names tenant %s, which the site does not have",
-                             launch_id, tenant);
-    *user_out = t->slurm_user;
-    return SLUICE_OK;
-}
-
-sluice_err sluice_staging_ops_use_tenants(sluice_staging_ops_t *ops,
-                                          const sluice_config_t *site,
-                                          sluice_error_t *err)
-{
-    staging_ctx_t *c;
-    sluice_err rc;
-
-    if (ops == NULL || ops->arg == NULL || site == NULL)
-        return sluice_errorf(err, SLUICE_EINVAL, "staging ops: NULL argument");
-    if (sluice_config_tenant_count(site) == 0)
-        return SLUICE_OK;
-    if ((rc = staging_can_chown(err)) != SLUICE_OK)
-        return rc;
-    c = ops->arg;
-    c->tenants_of = site;
     return SLUICE_OK;
 }
 

@@ -176,6 +176,32 @@ Test(staging_tenant, the_tenant_owns_its_staging_and_another_uid_cannot_enter)
     sluice_config_free(cfg);
 }
 
+/* A site directory made before tenants (the job user's, 0700) would keep
+ * every tenant's job out: refused at the start, naming the fix. */
+Test(staging_tenant, a_site_directory_tenants_cannot_pass_is_refused)
+{
+    sluice_config_t *cfg;
+    sluice_store_t *store = NULL;
+    sluice_staging_ops_t ops;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    char p[400];
+
+    if (geteuid() != 0)
+        ci_guard_missing("root", "giving staging to a tenant's uid needs chown");
+    cfg = site("nobody", "root");
+    snprintf(p, sizeof(p), "%s/default", root);
+    cr_assert_eq(mkdir(p, 0700), 0);
+    cr_assert_eq(sluice_store_open(&store, state, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_eq(sluice_staging_ops_new(cfg, store, &ops, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_eq(sluice_staging_ops_use_tenants(&ops, cfg, &err), SLUICE_ECONFIG);
+    cr_assert_not_null(strstr(err.text, "chmod 0711"), "%s", err.text);
+    cr_assert_eq(chmod(p, 0711), 0);
+    cr_assert_eq(sluice_staging_ops_use_tenants(&ops, cfg, &err), SLUICE_OK, "%s", err.text);
+    sluice_staging_ops_free(&ops);
+    sluice_store_close(store);
+    sluice_config_free(cfg);
+}
+
 /* A tenant user unknown on this host: the prepare fails, no directory is
  * left the service's. */
 Test(staging_tenant, an_unknown_tenant_user_fails_the_prepare)
