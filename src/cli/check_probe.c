@@ -22,6 +22,7 @@
  */
 
 #include <errno.h>
+#include <pwd.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -31,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sluice/auth.h>
 #include <sluice/render.h>
 
 #include "base/jobfs.h"
@@ -52,6 +54,7 @@ typedef struct {
     char step_err[256];
     long version_rc;
     long step_rc;
+    long uid; /* `id -u` of the job; -1: not reported */
     bool missing;
     bool end;
 } report_t;
@@ -111,6 +114,7 @@ static void parse_report(const char *text, report_t *rep)
     memset(rep, 0, sizeof(*rep));
     rep->version_rc = -1;
     rep->step_rc = -1;
+    rep->uid = -1;
     while (*p) {
         size_t len = strcspn(p, "\n");
         size_t klen = strcspn(p, " \n");
@@ -137,7 +141,10 @@ static void parse_report(const char *text, report_t *rep)
             copy_value(rep->step_err, sizeof(rep->step_err), v, vlen);
         else if (KEY("end"))
             rep->end = true;
-        else if (KEY("srun-version-rc") || KEY("step-rc")) {
+        else if (KEY("uid")) {
+            copy_value(num, sizeof(num), v, vlen);
+            rep->uid = num[0] >= '0' && num[0] <= '9' ? strtol(num, NULL, 10) : -1;
+        } else if (KEY("srun-version-rc") || KEY("step-rc")) {
             copy_value(num, sizeof(num), v, vlen);
             *(KEY("step-rc") ? &rep->step_rc : &rep->version_rc) = strtol(num, NULL, 10);
         }
@@ -274,12 +281,61 @@ static void judge(const report_t *rep,
                 runtime_note);
 }
 
+/* A tenant's probe (user set): the job must be Slurm's job of `user`, and
+ * the uid it ran as the uid `user` has on this host (the uid contract:
+ * its staging was given to that uid).  Appends to an "ok" row, or makes
+ * it a failure. */
+static void
+judge_user(const report_t *rep, const char *user, const char *job_user, check_probe_row_t *out)
+{
+    struct passwd pw, *res = NULL;
+    char buf[4096], ok_text[sizeof(out->detail)];
+
+    if (strcmp(job_user, user) != 0) {
+        set_row(out, "FAIL", CLI_EX_NOPERM, "the probe job ran as Slurm user %s, not %s",
+                job_user[0] ? job_user : "(unknown)", user);
+        return;
+    }
+    if (getpwnam_r(user, &pw, buf, sizeof(buf), &res) != 0 || res == NULL) {
+        set_row(out, "FAIL", CLI_EX_CONFIG,
+                "%s has no account on this host: its staging cannot be given to it", user);
+        return;
+    }
+    if (rep->uid < 0) {
+        set_row(out, "FAIL", CLI_EX_UNAVAILABLE, "the probe job reported no uid");
+        return;
+    }
+    if ((uid_t)rep->uid != pw.pw_uid) {
+        set_row(out, "FAIL", CLI_EX_NOPERM,
+                "uid contract: %s is uid %u on this host but its job ran as uid %ld: the "
+                "staging given to uid %u would not be its job's",
+                user, (unsigned)pw.pw_uid, rep->uid, (unsigned)pw.pw_uid);
+        return;
+    }
+    if (strcmp(out->status, "FAIL") == 0)
+        return;
+    snprintf(ok_text, sizeof(ok_text), "%s", out->detail);
+    set_row(out, out->status, 0, "job of Slurm user %s, uid %ld as on this host; %s", user,
+            rep->uid, ok_text);
+}
+
 void check_probe_job(sluice_client_t *client,
                      const sluice_config_t *cfg,
                      const sluice_client_info_t *info,
                      long timeout_s,
                      check_probe_row_t *out)
 {
+    check_probe_job_as(client, cfg, info, timeout_s, NULL, out);
+}
+
+void check_probe_job_as(sluice_client_t *client,
+                        const sluice_config_t *cfg,
+                        const sluice_client_info_t *info,
+                        long timeout_s,
+                        const char *user,
+                        check_probe_row_t *out)
+{
+    char job_user[SLUICE_TOKEN_USER_MAX] = "";
     sluice_render_t *r = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
     sluice_call_t call;
@@ -306,7 +362,9 @@ void check_probe_job(sluice_client_t *client,
         set_row(out, "FAIL", CLI_EX_CONFIG, "render: %s", err.text);
         goto out;
     }
-    if (sluice_staging_create(cfg, r, false, &dirfd, &err) != SLUICE_OK) {
+    if ((user == NULL ? sluice_staging_create(cfg, r, false, &dirfd, &err)
+                      : staging_create_as(cfg, r, user, true, false, true, &dirfd, NULL, &err)) !=
+        SLUICE_OK) {
         set_row(out, "FAIL", CLI_EX_IOERR, "%s", err.text);
         goto out;
     }
@@ -325,6 +383,8 @@ void check_probe_job(sluice_client_t *client,
         memset(&jobs, 0, sizeof(jobs));
         if (sluice_client_get_job(client, id, &jobs, &call, &err) == SLUICE_OK && jobs.n_jobs > 0) {
             base = jobs.jobs[0].base;
+            snprintf(job_user, sizeof(job_user), "%s",
+                     jobs.jobs[0].user_name ? jobs.jobs[0].user_name : "");
             exit_code = jobs.jobs[0].has_exit ? jobs.jobs[0].exit_code : 0;
             snprintf(reason, sizeof(reason), "%s",
                      jobs.jobs[0].state_reason && strcmp(jobs.jobs[0].state_reason, "None") != 0
@@ -377,6 +437,8 @@ void check_probe_job(sluice_client_t *client,
         goto out;
     }
     judge(&rep, r, info, out);
+    if (user != NULL)
+        judge_user(&rep, user, job_user, out);
 out:
     if (dirfd >= 0)
         close(dirfd);

@@ -27,4 +27,16 @@ void check_probe_job(sluice_client_t *client,
                      long timeout_s,
                      check_probe_row_t *out);
 
+/* check_probe_job() acting as a tenant: `client` acts as Slurm user
+ * `user` (NULL: check_probe_job() itself), the staging is given to `user`
+ * (as the launcher gives it, mode 0700), and the row fails unless Slurm
+ * names `user` as the job's user and the job ran as the uid `user` has on
+ * this host (the uid contract). */
+void check_probe_job_as(sluice_client_t *client,
+                        const sluice_config_t *cfg,
+                        const sluice_client_info_t *info,
+                        long timeout_s,
+                        const char *user,
+                        check_probe_row_t *out);
+
 #endif /* SLUICE_CLI_CHECK_PROBE_H */

@@ -28,6 +28,13 @@
  *   probe-job     (--probe-job only) a tiny job ran the configured srun and
  *                 found the container runtime, and srun's version is the
  *                 controller's (check_probe.c)
+ *   tenants-staging, tenant:<name>/token, tenant:<name>/uid-contract,
+ *   tenant:<name>/probe-job
+ *                 a site with tenants: the process can give each tenant
+ *                 its staging; each tenant's identity gets a token Slurm
+ *                 accepts as its user; its user has a uid here; with
+ *                 --probe-job a job of its own runs as that user and uid
+ *                 (check_tenant.c)
  *
  * A site with `clusters:` gets these checks (from identity on) for each
  * cluster in turn, each row named "<cluster>/<check>" ("west/token"; the
@@ -54,6 +61,7 @@
 
 #include "args.h"
 #include "check_probe.h"
+#include "check_tenant.h"
 #include "cli.h"
 #include "prepare.h"
 #include "site/config_model.h"
@@ -458,9 +466,16 @@ static void token_source_row(table_t *t, sluice_auth_t *auth)
     }
 }
 
+static void tenant_row(void *arg, const char *name, const char *status, int code, const char *text)
+{
+    add(arg, name, status, code, "%s", text);
+}
+
 /* Every check of one cluster (`cfg` is the site itself when it names no
- * clusters), each row named after the cluster when there are several. */
-static void check_cluster(table_t *t, sluice_config_t *cfg, bool probe, long probe_timeout)
+ * clusters), each row named after the cluster when there are several; the
+ * tenants of `site` on it. */
+static void check_cluster(
+    table_t *t, const sluice_config_t *site, sluice_config_t *cfg, bool probe, long probe_timeout)
 {
     sluice_client_t *client = NULL;
     sluice_error_t err = SLUICE_ERROR_INIT;
@@ -482,6 +497,7 @@ static void check_cluster(table_t *t, sluice_config_t *cfg, bool probe, long pro
             probe_row(t, client, cfg, probe_timeout);
         else if (probe)
             add(t, "probe-job", "skipped", 0, "needs a token that authenticates");
+        check_tenants(site, cfg, client, probe, probe_timeout, tenant_row, t);
     }
     sluice_client_free(client);
 }
@@ -524,7 +540,7 @@ int cmd_check(const cli_spec_t *spec, int argc, char **argv)
              * completes each one's rest.user from its token, as for cfg. */
             sluice_config_t *k = (sluice_config_t *)(uintptr_t)sluice_config_cluster_at(cfg, i);
             t->cluster = n > 1 ? sluice_config_cluster_name(k) : "";
-            check_cluster(t, k, co.probe, co.probe_timeout);
+            check_cluster(t, cfg, k, co.probe, co.probe_timeout);
         }
     }
     rc = print_table(t, a.json ? "json" : "text");

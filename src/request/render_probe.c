@@ -49,6 +49,7 @@ static const char probe_report[] =
     "}\n"
     "sluice_report() {\n"
     "    local found v rc\n"
+    "    printf 'uid %s\\n' \"$(id -u)\"\n"
     "    printf 'srun %s\\n' \"$sluice_srun\"\n"
     "    printf 'runtime-name %s\\n' \"$sluice_runtime\"\n"
     "    if ! found=$(command -v -- \"$sluice_srun\"); then\n"
