@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
@@ -74,12 +75,11 @@ static sluice_err prepare(const sluice_config_t *cfg,
     char req[1024];
     sluice_err rc;
 
-    snprintf(
-        req, sizeof(req),
-        "{\"launch_id\": \"%s\", \"site\": \"default\", \"profile\": \"none\", \"time_limit\": "
-        "\"00:10:00\"%s, \"pools\": [{\"name\": \"main\", \"cpus_per_node\": 1, "
-        "\"mem_per_node_mib\": 1024, \"command\": \"/bin/true\"}]}",
-        id, extra);
+    snprintf(req, sizeof(req),
+             "{\"launch_id\": \"%s\", \"site\": \"default\"%s, \"time_limit\": "
+             "\"00:10:00\"%s, \"pools\": [{\"name\": \"main\", \"cpus_per_node\": 1, "
+             "\"mem_per_node_mib\": 1024, \"command\": \"/bin/true\"}]}",
+             id, strstr(extra, "\"profile\"") ? "" : ", \"profile\": \"none\"", extra);
     o.caller = "tester";
     rc = sluice_accept_prepare(&a, NULL, cfg, req, strlen(req), &o, err);
     if (rc == SLUICE_OK) {
@@ -179,5 +179,70 @@ Test(policy_tenant, narrow_replaces_only_non_empty_lists)
     cr_assert_eq(p.n_accounts, 2);
     cr_assert_eq(p.n_qos, 0, "ta has no qos list: the site's (none) stays");
     sluice_config_launch_policy_clear(&p);
+    sluice_config_free(cfg);
+}
+
+static void touch(const char *rel)
+{
+    char p[300];
+    FILE *f;
+
+    snprintf(p, sizeof(p), "%s/%s", root, rel);
+    cr_assert_not_null(f = fopen(p, "w"), "%s", p);
+    fclose(f);
+}
+
+static sluice_err
+prepare_image(const sluice_config_t *cfg, const char *id, const char *image, sluice_error_t *err)
+{
+    char extra[400], part[32], acct[32];
+
+    if (image == NULL)
+        snprintf(extra, sizeof(extra), ", \"profile\": \"apptainer\"");
+    else
+        snprintf(extra, sizeof(extra), ", \"profile\": \"apptainer\", \"image\": \"%s/%s\"", root,
+                 image);
+    return prepare(cfg, id, extra, part, acct, err);
+}
+
+/* A job image must be allowed by the site and by the tenant, both
+ * canonically: a link in the tenant's own directory to another tenant's
+ * image is refused; the site's image stays trusted. */
+Test(policy_tenant, a_job_image_must_be_the_tenant_s_canonically)
+{
+    char yaml[2048], p[300], q[300];
+    sluice_config_t *cfg = NULL;
+    sluice_error_t err = SLUICE_ERROR_INIT;
+
+    snprintf(p, sizeof(p), "%s/img", root);
+    cr_assert_eq(mkdir(p, 0755), 0);
+    snprintf(p, sizeof(p), "%s/img/ta", root);
+    cr_assert_eq(mkdir(p, 0755), 0);
+    snprintf(p, sizeof(p), "%s/img/tb", root);
+    cr_assert_eq(mkdir(p, 0755), 0);
+    touch("img/site.sif");
+    touch("img/ta/ok.sif");
+    touch("img/tb/secret.sif");
+    snprintf(p, sizeof(p), "%s/img/tb/secret.sif", root);
+    snprintf(q, sizeof(q), "%s/img/ta/evil.sif", root);
+    cr_assert_eq(symlink(p, q), 0);
+    snprintf(yaml, sizeof(yaml),
+             "rest:\n  url: https://rest.example:6820\n  user: svc\n  jwt_file: /run/jwt\n"
+             "storage:\n  root: %s\n"
+             "job_launcher:\n  sandbox: apptainer\n  image: %s/img/site.sif\n"
+             "policy:\n  allowed_profiles: [apptainer, none]\n  allowed_images: [%s/img/]\n"
+             "tenants:\n"
+             "  - name: ta\n    callers: [ca]\n    slurm_user: alice\n    identity: proxy\n"
+             "    policy:\n      allowed_images: [%s/img/ta/]\n",
+             root, root, root, root);
+    cr_assert_eq(config_case_load(yaml, NULL, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_eq(prepare_image(cfg, "ta~i1", "img/ta/ok.sif", &err), SLUICE_OK, "%s", err.text);
+    cr_assert_eq(prepare_image(cfg, "ta~i2", NULL, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_eq(prepare_image(cfg, "i3", "img/tb/secret.sif", &err), SLUICE_OK, "%s", err.text);
+    cr_assert_eq(prepare_image(cfg, "ta~i4", "img/tb/secret.sif", &err), SLUICE_EINVAL);
+    cr_assert_not_null(strstr(err.text, "tenant ta"), "%s", err.text);
+    cr_assert_eq(prepare_image(cfg, "ta~i5", "img/ta/evil.sif", &err), SLUICE_EINVAL,
+                 "a link to tb's image");
+    cr_assert_not_null(strstr(err.text, "tenant ta"), "%s", err.text);
     sluice_config_free(cfg);
 }
