@@ -323,9 +323,10 @@ void check_probe_job(sluice_client_t *client,
                      const sluice_config_t *cfg,
                      const sluice_client_info_t *info,
                      long timeout_s,
+                     bool tenants,
                      check_probe_row_t *out)
 {
-    check_probe_job_as(client, cfg, info, timeout_s, NULL, out);
+    check_probe_job_as(client, cfg, info, timeout_s, NULL, NULL, tenants, out);
 }
 
 void check_probe_job_as(sluice_client_t *client,
@@ -333,6 +334,8 @@ void check_probe_job_as(sluice_client_t *client,
                         const sluice_client_info_t *info,
                         long timeout_s,
                         const char *user,
+                        const char *account,
+                        bool tenants,
                         check_probe_row_t *out)
 {
     char job_user[SLUICE_TOKEN_USER_MAX] = "";
@@ -362,8 +365,18 @@ void check_probe_job_as(sluice_client_t *client,
         set_row(out, "FAIL", CLI_EX_CONFIG, "render: %s", err.text);
         goto out;
     }
-    if ((user == NULL ? sluice_staging_create(cfg, r, false, &dirfd, &err)
-                      : staging_create_as(cfg, r, user, true, false, true, &dirfd, NULL, &err)) !=
+    if (account != NULL) { /* the tenant's own account, as its launches */
+        char *a = strdup(account);
+        if (a == NULL) {
+            set_row(out, "FAIL", CLI_EX_SOFTWARE, "out of memory");
+            goto out;
+        }
+        free(r->jobs[0].account);
+        r->jobs[0].account = a;
+    }
+    /* On a site with tenants every staging, the site's probe's too, is made
+     * by the tenants' rule: the site directory stays passable (0711). */
+    if (staging_create_as(cfg, r, user, tenants || user != NULL, false, true, &dirfd, NULL, &err) !=
         SLUICE_OK) {
         set_row(out, "FAIL", CLI_EX_IOERR, "%s", err.text);
         goto out;

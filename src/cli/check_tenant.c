@@ -100,11 +100,14 @@ void check_tenants(const sluice_config_t *site,
 
     if (n == 0)
         return;
-    if (staging_can_chown(&err) == SLUICE_OK)
-        row(arg, "tenants-staging", "ok", 0,
-            "this process can give each tenant its staging (mode 0700) and still reach it");
-    else
+    if (staging_can_chown(&err) != SLUICE_OK)
         row(arg, "tenants-staging", "FAIL", CLI_EX_NOPERM, err.text);
+    else if (staging_site_dir_ok(cfg, &err) != SLUICE_OK)
+        row(arg, "tenants-staging", "FAIL", CLI_EX_CONFIG, err.text);
+    else
+        row(arg, "tenants-staging", "ok", 0,
+            "this process can give each tenant its staging (mode 0700) and still reach it, "
+            "through a site directory every tenant may pass (0711)");
     for (size_t i = 0; i < n; i++) {
         const sluice_tenant_t *t = sluice_config_tenant_at(site, i);
         sluice_client_t *tc = NULL;
@@ -130,7 +133,8 @@ void check_tenants(const sluice_config_t *site,
                 sluice_client_info_t info;
                 memset(&pr, 0, sizeof(pr));
                 sluice_client_info(tc, &info);
-                check_probe_job_as(tc, cfg, &info, probe_timeout, t->slurm_user, &pr);
+                check_probe_job_as(tc, cfg, &info, probe_timeout, t->slurm_user, t->account, true,
+                                   &pr);
                 row(arg, name, pr.status, pr.code, pr.detail);
             }
         }

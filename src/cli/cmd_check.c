@@ -350,15 +350,15 @@ out:
     return authenticated;
 }
 
-static void
-probe_row(table_t *t, sluice_client_t *client, const sluice_config_t *cfg, long timeout_s)
+static void probe_row(
+    table_t *t, sluice_client_t *client, const sluice_config_t *cfg, bool tenants, long timeout_s)
 {
     sluice_client_info_t info;
     check_probe_row_t row;
 
     memset(&row, 0, sizeof(row));
     sluice_client_info(client, &info);
-    check_probe_job(client, cfg, &info, timeout_s, &row);
+    check_probe_job(client, cfg, &info, timeout_s, tenants, &row);
     add(t, "probe-job", row.status, row.code, "%s", row.detail);
 }
 
@@ -494,7 +494,7 @@ static void check_cluster(
         token_source_row(t, sluice_client_auth(client));
         uid_contract_row(t, user);
         if (cluster_checks(t, client, cfg) && probe)
-            probe_row(t, client, cfg, probe_timeout);
+            probe_row(t, client, cfg, sluice_config_tenant_count(site) > 0, probe_timeout);
         else if (probe)
             add(t, "probe-job", "skipped", 0, "needs a token that authenticates");
         check_tenants(site, cfg, client, probe, probe_timeout, tenant_row, t);

@@ -110,6 +110,34 @@ sluice_err staging_can_chown(sluice_error_t *err)
                          dac_ok ? "" : "CAP_DAC_OVERRIDE (it could not reach what it gave away)");
 }
 
+/* The site directory, when it exists already (made before tenants, the
+ * job user's and 0700), must let every tenant's job pass (o+x) and be no
+ * job's: otherwise refused, naming the fix. */
+sluice_err staging_site_dir_ok(const sluice_config_t *cfg, sluice_error_t *err)
+{
+    const char *site = cfg->site_name ? cfg->site_name : "default";
+    struct stat st;
+    int rfd = open(cfg->storage.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int rc;
+
+    if (rfd < 0)
+        return SLUICE_OK; /* made later, with the right mode */
+    rc = fstatat(rfd, site, &st, AT_SYMLINK_NOFOLLOW);
+    close(rfd);
+    if (rc != 0)
+        return SLUICE_OK;
+    if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 0001) == 0 ||
+        (st.st_mode & 0022) != 0)
+        return sluice_errorf(err, SLUICE_ECONFIG,
+                             "tenants: the site directory %s/%s (uid %ld, mode %04o) must be a "
+                             "directory of the service's (uid %ld) with mode 0711, so that each "
+                             "tenant's job reaches its own staging and none lists the others': "
+                             "chown %ld and chmod 0711 it",
+                             cfg->storage.root, site, (long)st.st_uid,
+                             (unsigned)(st.st_mode & 07777), (long)geteuid(), (long)geteuid());
+    return SLUICE_OK;
+}
+
 /* The owner of what staging makes for `user`: looked up when the service
  * runs as root, or always when `strict` (tenants), where a user unknown
  * on this host is an error (SLUICE_ECONFIG) instead of a warning. */

@@ -71,6 +71,13 @@ sluice_err staging_create_as(const sluice_config_t *cfg,
  * granted both.  SLUICE_EPERM names what is missing. */
 sluice_err staging_can_chown(sluice_error_t *err);
 
+/* SLUICE_OK when the site directory <storage.root>/<site> does not exist
+ * yet (it is made right), or is the service's with no write for group
+ * and others and search for others (0711): every tenant's job must reach
+ * its own staging through it.  SLUICE_ECONFIG names the directory, its
+ * owner and mode, and the fix. */
+sluice_err staging_site_dir_ok(const sluice_config_t *cfg, sluice_error_t *err);
+
 /* syncfs() of the file system that holds the storage root: every staging
  * write before it is durable when it returns, directory entries included. */
 sluice_err staging_sync_root(const sluice_config_t *cfg, sluice_error_t *err);

@@ -41,34 +41,6 @@ sluice_err staging_owner_of(const staging_ctx_t *c,
     return SLUICE_OK;
 }
 
-/* The site directory, when it exists already (made before tenants, the
- * job user's and 0700), must let every tenant's job pass (o+x) and be no
- * job's: otherwise refused, naming the fix. */
-static sluice_err site_dir_passable(const sluice_config_t *cfg, sluice_error_t *err)
-{
-    const char *site = cfg->site_name ? cfg->site_name : "default";
-    struct stat st;
-    int rfd = open(cfg->storage.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    int rc;
-
-    if (rfd < 0)
-        return SLUICE_OK; /* made later, with the right mode */
-    rc = fstatat(rfd, site, &st, AT_SYMLINK_NOFOLLOW);
-    close(rfd);
-    if (rc != 0)
-        return SLUICE_OK;
-    if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 0001) == 0 ||
-        (st.st_mode & 0022) != 0)
-        return sluice_errorf(err, SLUICE_ECONFIG,
-                             "tenants: the site directory %s/%s (uid %ld, mode %04o) must be a "
-                             "directory of the service's (uid %ld) with mode 0711, so that each "
-                             "tenant's job reaches its own staging and none lists the others': "
-                             "chown %ld and chmod 0711 it",
-                             cfg->storage.root, site, (long)st.st_uid,
-                             (unsigned)(st.st_mode & 07777), (long)geteuid(), (long)geteuid());
-    return SLUICE_OK;
-}
-
 sluice_err sluice_staging_ops_use_tenants(sluice_staging_ops_t *ops,
                                           const sluice_config_t *site,
                                           sluice_error_t *err)
@@ -83,7 +55,7 @@ sluice_err sluice_staging_ops_use_tenants(sluice_staging_ops_t *ops,
     if ((rc = staging_can_chown(err)) != SLUICE_OK)
         return rc;
     c = ops->arg;
-    if ((rc = site_dir_passable(c->cfg, err)) != SLUICE_OK)
+    if ((rc = staging_site_dir_ok(c->cfg, err)) != SLUICE_OK)
         return rc;
     c->tenants_of = site;
     return SLUICE_OK;

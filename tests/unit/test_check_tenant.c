@@ -210,3 +210,23 @@ Test(check_tenant, a_proxy_slurm_refuses_fails_its_row_with_exit_77)
     cr_assert_eq(code, 77, "exit %d", code);
     json_decref(report);
 }
+
+/* A site directory tenants cannot pass (made before tenants, 0700) fails
+ * the tenants-staging row, naming the fix. */
+Test(check_tenant, a_site_directory_tenants_cannot_pass_fails_with_exit_78)
+{
+    json_t *report = NULL;
+    const char *detail;
+    char path[128];
+    int code;
+
+    snprintf(path, sizeof(path), "%s/default", dir);
+    cr_assert_eq(mkdir(path, 0700), 0);
+    script(200);
+    code = check(&report);
+    cr_assert_str_eq(status_of(report, "tenants-staging"), "FAIL");
+    detail = json_string_value(json_object_get(row_named(report, "tenants-staging"), "detail"));
+    cr_assert_not_null(strstr(detail, "0711"), "%s", detail);
+    cr_assert_neq(code, 0);
+    json_decref(report);
+}
