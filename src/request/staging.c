@@ -122,6 +122,17 @@ sluice_err staging_site_dir_ok(const sluice_config_t *cfg, sluice_error_t *err)
 
     if (rfd < 0)
         return SLUICE_OK; /* made later, with the right mode */
+    /* Anyone who may write the root may rename the site directory away and
+     * put one of their own in its place: world-writable needs the sticky
+     * bit (docs/tenants.md, storage). */
+    if (fstat(rfd, &st) == 0 && (st.st_mode & 0002) != 0 && (st.st_mode & S_ISVTX) == 0) {
+        close(rfd);
+        return sluice_errorf(err, SLUICE_ECONFIG,
+                             "tenants: storage.root %s (mode %04o) is writable by every user "
+                             "without the sticky bit: a tenant's job could replace the site "
+                             "directory; chmod o-w (or +t) it",
+                             cfg->storage.root, (unsigned)(st.st_mode & 07777));
+    }
     rc = fstatat(rfd, site, &st, AT_SYMLINK_NOFOLLOW);
     close(rfd);
     if (rc != 0)

@@ -74,7 +74,8 @@ sluice_err staging_can_chown(sluice_error_t *err);
 /* SLUICE_OK when the site directory <storage.root>/<site> does not exist
  * yet (it is made right), or is the service's with no write for group
  * and others and search for others (0711): every tenant's job must reach
- * its own staging through it.  SLUICE_ECONFIG names the directory, its
+ * its own staging through it; and storage.root is not writable by every
+ * user without the sticky bit.  SLUICE_ECONFIG names the directory, its
  * owner and mode, and the fix. */
 sluice_err staging_site_dir_ok(const sluice_config_t *cfg, sluice_error_t *err);
 

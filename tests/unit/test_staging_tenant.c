@@ -197,6 +197,13 @@ Test(staging_tenant, a_site_directory_tenants_cannot_pass_is_refused)
     cr_assert_not_null(strstr(err.text, "chmod 0711"), "%s", err.text);
     cr_assert_eq(chmod(p, 0711), 0);
     cr_assert_eq(sluice_staging_ops_use_tenants(&ops, cfg, &err), SLUICE_OK, "%s", err.text);
+    /* a storage root every user may write (no sticky bit) */
+    cr_assert_eq(chmod(root, 0777), 0);
+    cr_assert_eq(sluice_staging_ops_use_tenants(&ops, cfg, &err), SLUICE_ECONFIG);
+    cr_assert_not_null(strstr(err.text, "sticky"), "%s", err.text);
+    cr_assert_eq(chmod(root, 01777), 0);
+    cr_assert_eq(sluice_staging_ops_use_tenants(&ops, cfg, &err), SLUICE_OK, "%s", err.text);
+    cr_assert_eq(chmod(root, 0755), 0);
     sluice_staging_ops_free(&ops);
     sluice_store_close(store);
     sluice_config_free(cfg);
