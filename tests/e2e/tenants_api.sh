@@ -20,10 +20,10 @@
 # proxy (SlurmUser's token, X-SLURM-USER-NAME) on 24.11, so each of the three
 # runs on at least one release.
 #
-# NOT YET PASSING on main: needs the launcher side of issue 32 (acting as the
-# tenant's slurm_user, staging owned by it) and the API scoping (404 across
-# tenants, limits with 429).  Runs as root against the testbed on 127.0.0.1
-# only.  Last line: "tenants_api: <n> passed, <m> failed".
+# The mint identity's key is a root-owned 0600 copy of the testbed's (sluice
+# refuses a key another user owns).  Runs as root (a site with tenants needs
+# to give staging away) against the testbed on 127.0.0.1 only.  Last line:
+# "tenants_api: <n> passed, <m> failed".
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -103,8 +103,11 @@ show() { sed 's/^/    | /' "$1" >&2; }
 # ------------------------------------------------ 1. check
 rc=0
 "$SLUICE" check --config "$site" >"$work/check.out" 2>&1 || rc=$?
-if [ "$rc" -eq 0 ] && grep -Eq "^[a-z:-]*ta[a-z:-]* +ok .*$A" "$work/check.out" &&
-    grep -Eq "^[a-z:-]*tb[a-z:-]* +ok .*$B" "$work/check.out"; then
+if [ "$rc" -eq 0 ] && grep -Eq "^tenants-staging +ok " "$work/check.out" &&
+    grep -Eq "^tenant:ta/token +ok .*$A" "$work/check.out" &&
+    grep -Eq "^tenant:ta/uid-contract +ok .*$A" "$work/check.out" &&
+    grep -Eq "^tenant:tb/token +ok .*$B" "$work/check.out" &&
+    grep -Eq "^tenant:tb/uid-contract +ok .*$B" "$work/check.out"; then
     pass "sluice check verifies both tenants ($A token_file, $B $B_ID)"
 else
     fail "sluice check (exit $rc)"; show "$work/check.out"
