@@ -182,6 +182,10 @@ typedef struct {
     char **allowed_partitions, **allowed_accounts, **allowed_qos, **allowed_images;
     size_t n_allowed_partitions, n_allowed_accounts, n_allowed_qos, n_allowed_images;
     sluice_tenant_limits_t limits;
+    /* The studies of the study runtime file its requests may name; empty:
+     * every study (a request naming none is never refused by it). */
+    char **allowed_studies;
+    size_t n_allowed_studies;
 } sluice_tenant_t;
 
 /* The name of the tenant every launch of a site without `tenants:` (and

@@ -187,7 +187,7 @@ static json_t *tenants_schema(void)
 
     out = json_pack(
         "{s:s, s:s, s:{s:s, s:b, s:[s,s,s,s], s:{s:{s:s, s:s}, s:o, s:{s:s}, "
-        "s:{s:[s,s,s]}, s:{s:s}, s:{s:s}, s:{s:s, s:b, s:{s:O, s:O, s:O, s:O}}, "
+        "s:{s:[s,s,s]}, s:{s:s}, s:{s:s}, s:{s:s, s:b, s:{s:O, s:O, s:O, s:O, s:O}}, "
         "s:{s:s, s:b, s:{s:O, s:O, s:O, s:O}}}}}",
         "type", "array", "description",
         "Tenants: named groups of API callers, each acting on Slurm as its own user within the "
@@ -198,9 +198,9 @@ static json_t *tenants_schema(void)
         "enum", "token_file", "mint", "proxy", "jwt_file", "type", "string", "account", "type",
         "string", "policy", "type", "object", "additionalProperties", 0, "properties",
         "allowed_partitions", names, "allowed_accounts", names, "allowed_qos", names,
-        "allowed_images", names, "limits", "type", "object", "additionalProperties", 0,
-        "properties", "live_launches", lim, "nodes_in_flight", lim, "gpus_in_flight", lim,
-        "accepts_per_minute", lim);
+        "allowed_images", names, "allowed_studies", names, "limits", "type", "object",
+        "additionalProperties", 0, "properties", "live_launches", lim, "nodes_in_flight", lim,
+        "gpus_in_flight", lim, "accepts_per_minute", lim);
     json_decref(lim); /* each use above took its own reference ("O") */
     return out;
 }

@@ -4,7 +4,7 @@
  *
  * An entry is {name, callers, slurm_user, identity, jwt_file, account,
  * policy: {allowed_partitions, allowed_accounts, allowed_qos,
- * allowed_images}, limits: {live_launches, nodes_in_flight,
+ * allowed_images, allowed_studies}, limits: {live_launches, nodes_in_flight,
  * gpus_in_flight, accepts_per_minute}} (docs/tenants.md).
  *
  * Notes:
@@ -37,7 +37,7 @@ static const char *const entry_keys[] = {"name",     "callers", "slurm_user", "i
                                          "jwt_file", "account", "policy",     "limits"};
 #define N_ENTRY_KEYS (sizeof(entry_keys) / sizeof(entry_keys[0]))
 static const char *const policy_keys[] = {"allowed_partitions", "allowed_accounts", "allowed_qos",
-                                          "allowed_images"};
+                                          "allowed_images", "allowed_studies"};
 static const char *const limit_keys[] = {"live_launches", "nodes_in_flight", "gpus_in_flight",
                                          "accepts_per_minute"};
 
@@ -244,7 +244,13 @@ static sluice_err policy(ctx_t *c, const node_t *e, const char *scope, sluice_te
     if (pol == NULL)
         return SLUICE_OK;
     snprintf(scope_p, sizeof(scope_p), "%s.policy", scope);
-    if ((rc = known_keys(c, pol, scope_p, policy_keys, 4)) != SLUICE_OK)
+    if ((rc = known_keys(c, pol, scope_p, policy_keys, 5)) != SLUICE_OK)
+        return rc;
+    /* studies come from the study runtime file, not the site's policy: the
+     * accept checks the name a request gives against this list */
+    snprintf(key, sizeof(key), "%s.allowed_studies", scope_p);
+    if ((rc = get_list(c, pol, key, "allowed_studies", cfg_name_ok, "study names",
+                       &t->allowed_studies, &t->n_allowed_studies)) != SLUICE_OK)
         return rc;
     snprintf(key, sizeof(key), "%s.allowed_partitions", scope_p);
     if ((rc = get_list(c, pol, key, "allowed_partitions", cfg_name_ok, "partition names",
@@ -477,6 +483,7 @@ void cfg_tenants_free(sluice_tenant_t *t, size_t n)
         strv_free(t[i].allowed_accounts, t[i].n_allowed_accounts);
         strv_free(t[i].allowed_qos, t[i].n_allowed_qos);
         strv_free(t[i].allowed_images, t[i].n_allowed_images);
+        strv_free(t[i].allowed_studies, t[i].n_allowed_studies);
     }
     free(t);
 }

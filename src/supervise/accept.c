@@ -94,6 +94,24 @@ static const char *process_getenv(const char *name, void *arg)
  * the study's datasets, secrets and partition).  A body that is not an
  * object, or a name that is not a name, has no study here: the strict parse
  * then says what is wrong with it. */
+/* A tenant with policy.allowed_studies: the study a request names must be
+ * one of them (a request naming none is a plain launch, not refused). */
+static sluice_err tenant_study(const sluice_tenant_t *t, const json_t *request, sluice_error_t *err)
+{
+    const char *name = json_string_value(json_object_get(request, "study"));
+    size_t i;
+
+    if (t == NULL || t->n_allowed_studies == 0 || name == NULL)
+        return SLUICE_OK;
+    for (i = 0; i < t->n_allowed_studies; i++)
+        if (strcmp(t->allowed_studies[i], name) == 0)
+            return SLUICE_OK;
+    return sluice_errorf(err, SLUICE_EINVAL,
+                         "study: \"%.64s\" is not one tenant %s may name (its "
+                         "policy.allowed_studies); refused",
+                         name, t->name);
+}
+
 static sluice_err find_study(sluice_accept_t *a,
                              const sluice_accept_opts_t *opts,
                              const json_t *request,
@@ -266,6 +284,8 @@ sluice_err sluice_accept_prepare_value(sluice_accept_t **out,
         (rc = sluice_config_launch_policy(a->ccfg, a->study, &policy, err)) != SLUICE_OK)
         goto out;
     have_policy = true;
+    if ((rc = tenant_study(tenant, request, err)) != SLUICE_OK)
+        goto out;
     sluice_launch_policy_narrow(&policy, tenant); /* the site's rule, then the tenant's */
     policy.clusters = a->names;
     policy.n_clusters = a->n_names;

@@ -45,6 +45,7 @@
         "      allowed_partitions: [gpu]\n"                                                        \
         "      allowed_accounts: [vision]\n"                                                       \
         "      allowed_images: [/srv/images/vision/]\n"                                            \
+        "      allowed_studies: [pathology]\n"                                                     \
         "    limits:\n"                                                                            \
         "      live_launches: 20\n"                                                                \
         "      gpus_in_flight: 64\n"                                                               \
@@ -70,6 +71,8 @@ Test(config_tenants, entries_and_accessors)
     cr_expect_eq(t->n_callers, 2);
     cr_expect_str_eq(t->callers[1], "unix:ops");
     cr_expect_eq(t->n_allowed_partitions, 1);
+    cr_expect_eq(t->n_allowed_studies, 1);
+    cr_expect_str_eq(t->allowed_studies[0], "pathology");
     cr_expect_eq(t->limits.live_launches, 20);
     cr_expect_eq(t->limits.gpus_in_flight, 64);
     cr_expect_eq(t->limits.accepts_per_minute, 0, "unset is no limit");

@@ -16,6 +16,7 @@
 #include <sluice/render.h>
 
 #include "config_case.h"
+#include "sluice_assert.h"
 
 static char root[128];
 
@@ -54,7 +55,7 @@ static sluice_config_t *site(const char *site_partition)
              "tenants:\n"
              "  - name: ta\n    callers: [ca]\n    slurm_user: alice\n    identity: proxy\n"
              "    account: a2\n    policy:\n      allowed_partitions: [cpu]\n"
-             "      allowed_accounts: [a2, a3]\n"
+             "      allowed_accounts: [a2, a3]\n      allowed_studies: [s1]\n"
              "  - name: tb\n    callers: [cb]\n    slurm_user: bob\n    identity: proxy\n",
              root, site_partition);
     cr_assert_eq(config_case_load(yaml, NULL, NULL, 0, &cfg, &err), SLUICE_OK, "%s", err.text);
@@ -244,5 +245,46 @@ Test(policy_tenant, a_job_image_must_be_the_tenant_s_canonically)
     cr_assert_eq(prepare_image(cfg, "ta~i5", "img/ta/evil.sif", &err), SLUICE_EINVAL,
                  "a link to tb's image");
     cr_assert_not_null(strstr(err.text, "tenant ta"), "%s", err.text);
+    sluice_config_free(cfg);
+}
+
+/* ta may name study s1 only; tb any study; a request naming none is a
+ * plain launch for both. */
+Test(policy_tenant, a_tenant_names_only_its_studies)
+{
+    static const char study[] =
+        "format_version: 2\nstudies:\n  s1:\n    env: {M: one}\n  s2:\n    env: {M: two}\n";
+    sluice_config_t *cfg = site("cpu");
+    sluice_error_t err = SLUICE_ERROR_INIT;
+    sluice_study_runtime_t *rt = NULL;
+    const char *ids[] = {"ta~s1", "ta~s2", "tb~s2", "ta~none"};
+    const char *studies[] = {"s1", "s2", "s2", NULL};
+    const sluice_err want[] = {SLUICE_OK, SLUICE_EINVAL, SLUICE_OK, SLUICE_OK};
+    size_t i;
+
+    cr_assert_sluice_ok(
+        sluice_study_runtime_load("study.yaml", study, strlen(study), cfg, &rt, &err), &err);
+    for (i = 0; i < 4; i++) {
+        sluice_accept_opts_t o = SLUICE_ACCEPT_OPTS_INIT;
+        sluice_accept_t *a = NULL;
+        char req[1024], extra[64] = "";
+        sluice_err rc;
+
+        if (studies[i] != NULL)
+            snprintf(extra, sizeof(extra), ", \"study\": \"%s\"", studies[i]);
+        snprintf(req, sizeof(req),
+                 "{\"launch_id\": \"%s\", \"site\": \"default\", \"profile\": \"none\", "
+                 "\"time_limit\": \"00:10:00\"%s, \"pools\": [{\"name\": \"main\", "
+                 "\"cpus_per_node\": 1, \"mem_per_node_mib\": 1024, \"command\": \"/bin/true\"}]}",
+                 ids[i], extra);
+        o.caller = "tester";
+        o.rt = rt;
+        rc = sluice_accept_prepare(&a, NULL, cfg, req, strlen(req), &o, &err);
+        cr_expect_eq(rc, want[i], "%s: %s", ids[i], err.text);
+        if (want[i] != SLUICE_OK)
+            cr_expect_not_null(strstr(err.text, "policy.allowed_studies"), "%s", err.text);
+        sluice_accept_free(a);
+    }
+    sluice_study_runtime_free(rt);
     sluice_config_free(cfg);
 }
