@@ -257,14 +257,27 @@ static int write_new_file(const char *path, const char *text, bool force)
     ssize_t w;
     int fd, e;
 
-    fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL), 0640);
+    struct stat st;
+
+    /* Never through a link, never into a FIFO or device (--force replaces
+     * a regular file only). */
+    fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | (force ? 0 : O_EXCL),
+              0640);
     if (fd < 0) {
         e = errno;
-        fprintf(stderr, "sluice config init: %s: %s%s\n", path, strerror(e),
+        fprintf(stderr, "sluice config init: %s: %s%s\n", path,
+                e == ELOOP ? "is a symbolic link; refused" : strerror(e),
                 e == EEXIST ? " (use --force to replace it)" : "");
         return e == EEXIST ? CLI_EX_CANTCREAT : CLI_EX_IOERR;
     }
-    if (fchmod(fd, 0640) != 0)
+    if (fstat(fd, &st) != 0)
+        goto fail;
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        fprintf(stderr, "sluice config init: %s: not a regular file; refused\n", path);
+        return CLI_EX_CANTCREAT;
+    }
+    if (ftruncate(fd, 0) != 0 || fchmod(fd, 0640) != 0)
         goto fail;
     while (done < len) {
         if ((w = write(fd, text + done, len - done)) < 0) {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 #include <jansson.h>
@@ -244,6 +245,26 @@ Test(cmd_config, init_refuses_to_overwrite_without_force)
      * an output error */
     cr_assert_eq(cmd_sluice_split("config init --force"), 64);
     cr_assert_eq(cmd_sluice_split("config init --out '%s/no/such/dir/x.yaml'", cmd_dir), 74);
+}
+
+/* --out never writes through a symbolic link or into a FIFO, even with
+ * --force: the file the link names keeps its bytes. */
+Test(cmd_config, init_never_follows_a_link_or_opens_a_fifo)
+{
+    char target[512], link[512], fifo[512];
+    struct stat st;
+
+    write_text("target.yaml", "keep: me\n");
+    snprintf(target, sizeof(target), "%s/target.yaml", cmd_dir);
+    snprintf(link, sizeof(link), "%s/link.yaml", cmd_dir);
+    snprintf(fifo, sizeof(fifo), "%s/fifo.yaml", cmd_dir);
+    cr_assert_eq(symlink(target, link), 0);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    cr_assert_eq(cmd_sluice_split("config init --out '%s' --force", link), 74);
+    cr_assert_not_null(strstr(cmd_errors(), "symbolic link"), "%s", cmd_errors());
+    cr_assert_eq(stat(target, &st), 0);
+    cr_assert_eq(st.st_size, (off_t)strlen("keep: me\n"));
+    cr_assert_neq(cmd_sluice_split("config init --out '%s' --force", fifo), 0);
 }
 
 /* `sluice check` has a FAIL row for each error of the site file. */
