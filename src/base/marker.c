@@ -156,8 +156,7 @@ static bool bare_ok(const char *id, size_t len)
     return !(id[0] == '.' && (len == 1 || (len == 2 && id[1] == '.')));
 }
 
-/* [a-z0-9][a-z0-9-]{0,31}: a tenant's name (site/config_tenants.c). */
-static bool tenant_ok(const char *t, size_t len)
+bool marker_tenant_name_ok(const char *t, size_t len)
 {
     size_t i;
 
@@ -184,7 +183,7 @@ bool marker_launch_id_ok(const char *id, size_t len)
     tilde = memchr(id, '~', len);
     if (tilde == NULL)
         return bare_ok(id, len);
-    return tenant_ok(id, (size_t)(tilde - id)) &&
+    return marker_tenant_name_ok(id, (size_t)(tilde - id)) &&
            bare_ok(tilde + 1, len - (size_t)(tilde - id) - 1);
 }
 

@@ -98,6 +98,9 @@ char *marker_comment_dup(const char *launch_id, uint32_t attempt);
  * "<tenant>~<launch_id>" with a tenant name of [a-z0-9][a-z0-9-]{0,31}.
  * id need not be NUL-terminated.  The parser and the store check with it. */
 bool marker_launch_id_ok(const char *id, size_t len);
+/* True when t[0..len) is a tenant's name: [a-z0-9][a-z0-9-]{0,31} (the
+ * rule of the site file's `tenants:`, the store's filter and the keys). */
+bool marker_tenant_name_ok(const char *t, size_t len);
 /* True when id[0..len) is a launch_id without a tenant: what an API caller
  * may send (the server qualifies it with the caller's tenant). */
 bool marker_bare_id_ok(const char *id, size_t len);

@@ -50,19 +50,6 @@ static bool cluster_name_ok(const char *s)
     return i <= CLUSTER_NAME_MAX;
 }
 
-/* The value of `key` in mapping `m`, or NULL (also when it is null). */
-static const node_t *map_get(const node_t *m, const char *key)
-{
-    size_t i;
-
-    if (m == NULL || m->kind != N_MAP)
-        return NULL;
-    for (i = 0; i + 1 < m->n; i += 2)
-        if (strcmp(m->kids[i]->str, key) == 0)
-            return cfg_is_null(m->kids[i + 1]) ? NULL : m->kids[i + 1];
-    return NULL;
-}
-
 /* Forget what `cfg` holds for the string field `path` (inherited from the
  * top level): the entry replaces a pair or a choice as a whole. */
 static void drop_field(sluice_config_t *cfg, const char *path)
@@ -121,14 +108,14 @@ static sluice_err walk_entry(ctx_t *c, const node_t *e)
 {
     static const char *const token[] = {"jwt_file", "jwt_key_file", "jwt_rs256_key_file",
                                         "jwt_command"};
-    const node_t *rest = map_get(e, "rest"), *storage = map_get(e, "storage");
+    const node_t *rest = cfg_map_get(e, "rest"), *storage = cfg_map_get(e, "storage");
     sluice_config_t *cfg = c->cfg;
     size_t i;
     sluice_err rc;
     bool failed = false;
 
     for (i = 0; i < 4; i++)
-        if (map_get(rest, token[i]))
+        if (cfg_map_get(rest, token[i]))
             break;
     if (i < 4) {
         drop_field(cfg, "rest.jwt_file");
@@ -137,11 +124,11 @@ static sluice_err walk_entry(ctx_t *c, const node_t *e)
         drop_field(cfg, "rest.jwt_command");
         drop_field(cfg, "rest.jwt_kid");
     }
-    if (map_get(rest, "client_cert") || map_get(rest, "client_key")) {
+    if (cfg_map_get(rest, "client_cert") || cfg_map_get(rest, "client_key")) {
         drop_field(cfg, "rest.client_cert");
         drop_field(cfg, "rest.client_key");
     }
-    if (map_get(storage, "root"))
+    if (cfg_map_get(storage, "root"))
         drop_field(cfg, "storage.cluster_root");
     for (i = 0; i + 1 < e->n; i += 2) {
         const char *k = e->kids[i]->str;
@@ -188,14 +175,14 @@ check_entry(ctx_t *site, const node_t *list, size_t i, const char *scope, const 
                            "unknown key (expected name, rest, storage, job_launcher, gpu_series)");
     }
     snprintf(key, sizeof(key), "%s.name", scope);
-    if (!(name = map_get(e, "name")))
+    if (!(name = cfg_map_get(e, "name")))
         return cfg_bad(site, e, key, "required");
     if (name->kind != N_SCALAR || !cluster_name_ok(name->str))
         return cfg_bad(site, name, key,
                        "expected a cluster name: 1-32 characters from [a-z0-9-], the first a "
                        "letter or digit");
     for (j = 0; j < i; j++) {
-        const node_t *other = map_get(list->kids[j], "name");
+        const node_t *other = cfg_map_get(list->kids[j], "name");
         if (other && strcmp(other->str, name->str) == 0)
             return cfg_bad(site, name, key, "\"%s\" is already the name of clusters[%zu]",
                            name->str, j);
@@ -261,7 +248,7 @@ sluice_err cfg_clusters_build(ctx_t *site, const node_t *root, const sluice_conf
     bool failed = false;
 
     if (site->role == CFG_ROLE_BASE)
-        list = map_get(root, "clusters");
+        list = cfg_map_get(root, "clusters");
     if (list == NULL)
         return (sp->cluster_name = cfg_dup("default")) != NULL
                    ? SLUICE_OK

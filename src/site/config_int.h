@@ -230,6 +230,9 @@ const char *cfg_kind_word(const node_t *n); /* "a mapping", "a list", "a scalar"
  * (config_init.c) writes, which every scalar kind refuses by name. */
 bool cfg_is_placeholder(const char *s);
 bool cfg_is_null(const node_t *n);
+/* The value of `key` in mapping `m`, or NULL (also when m is not a mapping
+ * and when the value is null). */
+const node_t *cfg_map_get(const node_t *m, const char *key);
 bool cfg_is_nonfinite(const char *s);
 bool cfg_parse_long(const char *s, long *out);
 bool cfg_name_ok(const char *s);    /* [A-Za-z0-9._-]{1,64}, not "." or ".." */

@@ -28,9 +28,9 @@
 
 #include <sluice/config.h>
 
+#include "base/marker.h"
 #include "config_int.h"
 
-#define TENANT_NAME_MAX 32
 #define TENANT_LIMIT_MAX 1000000L
 
 static const char *const entry_keys[] = {"name",     "callers", "slurm_user", "identity",
@@ -40,20 +40,6 @@ static const char *const policy_keys[] = {"allowed_partitions", "allowed_account
                                           "allowed_images", "allowed_studies"};
 static const char *const limit_keys[] = {"live_launches", "nodes_in_flight", "gpus_in_flight",
                                          "accepts_per_minute"};
-
-/* [a-z0-9][a-z0-9-]{0,31} */
-static bool tenant_name_ok(const char *s)
-{
-    size_t i;
-
-    if (!((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= '0' && s[0] <= '9')))
-        return false;
-    for (i = 1; s[i]; i++) {
-        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
-            return false;
-    }
-    return i <= TENANT_NAME_MAX;
-}
 
 /* A caller as the service names it: [A-Za-z0-9._@-]{1,63} (a tokens file
  * name) or "unix:" and a user name (a socket peer). */
@@ -95,19 +81,6 @@ static bool abs_ok(const char *s)
     return s[0] == '/' && cfg_oneline_ok(s);
 }
 
-/* The value of `key` in mapping `m`, or NULL (also when it is null). */
-static const node_t *map_get(const node_t *m, const char *key)
-{
-    size_t i;
-
-    if (m == NULL || m->kind != N_MAP)
-        return NULL;
-    for (i = 0; i + 1 < m->n; i += 2)
-        if (strcmp(m->kids[i]->str, key) == 0)
-            return cfg_is_null(m->kids[i + 1]) ? NULL : m->kids[i + 1];
-    return NULL;
-}
-
 /* Every key of mapping `m` is one of keys[0..n); `what` lists them. */
 static sluice_err
 known_keys(ctx_t *c, const node_t *m, const char *scope, const char *const *keys, size_t n)
@@ -141,7 +114,7 @@ static sluice_err scalar(ctx_t *c,
                          const char *what,
                          char **out)
 {
-    const node_t *v = map_get(e, name);
+    const node_t *v = cfg_map_get(e, name);
     char key[160];
 
     snprintf(key, sizeof(key), "%s.%s", scope, name);
@@ -164,7 +137,7 @@ static sluice_err get_list(ctx_t *c,
                            char ***items,
                            size_t *n)
 {
-    const node_t *v = map_get(m, name);
+    const node_t *v = cfg_map_get(m, name);
     sluice_strlist_t l = {NULL, 0};
     sluice_err rc;
 
@@ -217,7 +190,7 @@ static sluice_err narrow(ctx_t *c,
                          char **items,
                          size_t n)
 {
-    const node_t *v = map_get(pol, policy_keys[which]);
+    const node_t *v = cfg_map_get(pol, policy_keys[which]);
     char key[192];
     size_t i;
 
@@ -237,7 +210,7 @@ static sluice_err narrow(ctx_t *c,
 static sluice_err policy(ctx_t *c, const node_t *e, const char *scope, sluice_tenant_t *t)
 {
     const sluice_config_t *cfg = c->cfg;
-    const node_t *pol = map_get(e, "policy");
+    const node_t *pol = cfg_map_get(e, "policy");
     char key[192], scope_p[96];
     sluice_err rc;
 
@@ -283,7 +256,7 @@ static sluice_err policy(ctx_t *c, const node_t *e, const char *scope, sluice_te
 
 static sluice_err limits(ctx_t *c, const node_t *e, const char *scope, sluice_tenant_t *t)
 {
-    const node_t *lim = map_get(e, "limits");
+    const node_t *lim = cfg_map_get(e, "limits");
     long *slot[] = {&t->limits.live_launches, &t->limits.nodes_in_flight, &t->limits.gpus_in_flight,
                     &t->limits.accepts_per_minute};
     char key[192], scope_l[96];
@@ -296,7 +269,7 @@ static sluice_err limits(ctx_t *c, const node_t *e, const char *scope, sluice_te
     if ((rc = known_keys(c, lim, scope_l, limit_keys, 4)) != SLUICE_OK)
         return rc;
     for (i = 0; i < 4; i++) {
-        const node_t *v = map_get(lim, limit_keys[i]);
+        const node_t *v = cfg_map_get(lim, limit_keys[i]);
         long x;
 
         if (v == NULL)
@@ -315,7 +288,7 @@ static sluice_err limits(ctx_t *c, const node_t *e, const char *scope, sluice_te
 /* The identity and what it needs. */
 static sluice_err identity(ctx_t *c, const node_t *e, const char *scope, sluice_tenant_t *t)
 {
-    const node_t *v = map_get(e, "identity"), *jf = map_get(e, "jwt_file");
+    const node_t *v = cfg_map_get(e, "identity"), *jf = cfg_map_get(e, "jwt_file");
     const sluice_config_t *site = c->cfg;
     char key[160];
     size_t i;
@@ -373,9 +346,9 @@ build_one(ctx_t *c, const node_t *list, size_t i, sluice_tenant_t *tenants, cons
     if ((rc = known_keys(c, e, scope, entry_keys, N_ENTRY_KEYS)) != SLUICE_OK)
         return rc;
     snprintf(key, sizeof(key), "%s.name", scope);
-    if (!(name = map_get(e, "name")))
+    if (!(name = cfg_map_get(e, "name")))
         return cfg_bad(c, e, key, "required");
-    if (name->kind != N_SCALAR || !tenant_name_ok(name->str))
+    if (name->kind != N_SCALAR || !marker_tenant_name_ok(name->str, strlen(name->str)))
         return cfg_bad(c, name, key,
                        "expected a tenant name: 1-32 characters from [a-z0-9-], the first a "
                        "letter or digit");
@@ -390,19 +363,19 @@ build_one(ctx_t *c, const node_t *list, size_t i, sluice_tenant_t *tenants, cons
     if (!(t->name = cfg_dup(name->str)))
         return sluice_errorf(c->err, SLUICE_ENOMEM, "out of memory");
     snprintf(key, sizeof(key), "%s.callers", scope);
-    if (!map_get(e, "callers"))
+    if (!cfg_map_get(e, "callers"))
         return cfg_bad(c, e, key, "required (the API callers of this tenant)");
     if ((rc = get_list(c, e, key, "callers", caller_ok,
                        "callers ([A-Za-z0-9._@-]{1,63} as in the tokens file, or unix:<user>)",
                        &t->callers, &t->n_callers)) != SLUICE_OK)
         return rc;
     if (t->n_callers == 0)
-        return cfg_bad(c, map_get(e, "callers"), key, "expected at least one caller");
+        return cfg_bad(c, cfg_map_get(e, "callers"), key, "expected at least one caller");
     for (j = 0; j <= i; j++)
         for (k = 0; k < tenants[j].n_callers; k++)
             for (m = (j == i ? k + 1 : 0); m < t->n_callers; m++)
                 if (strcmp(tenants[j].callers[k], t->callers[m]) == 0)
-                    return cfg_bad(c, map_get(e, "callers"), key,
+                    return cfg_bad(c, cfg_map_get(e, "callers"), key,
                                    "caller \"%s\" is already in tenants[%zu]; a caller belongs to "
                                    "one tenant",
                                    t->callers[m], j);
@@ -422,7 +395,7 @@ build_one(ctx_t *c, const node_t *list, size_t i, sluice_tenant_t *tenants, cons
                 break;
         if (j == t->n_allowed_accounts) {
             snprintf(key, sizeof(key), "%s.account", scope);
-            return cfg_bad(c, map_get(e, "account"), key,
+            return cfg_bad(c, cfg_map_get(e, "account"), key,
                            "'%s' is not in this tenant's policy.allowed_accounts", t->account);
         }
     }
@@ -432,7 +405,7 @@ build_one(ctx_t *c, const node_t *list, size_t i, sluice_tenant_t *tenants, cons
 sluice_err cfg_tenants_build(ctx_t *site, const node_t *root)
 {
     sluice_config_priv_t *sp = site->cfg->priv;
-    const node_t *l = root != NULL ? map_get(root, "tenants") : NULL;
+    const node_t *l = root != NULL ? cfg_map_get(root, "tenants") : NULL;
     char scope[32];
     size_t i;
     sluice_err rc;

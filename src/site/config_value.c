@@ -334,3 +334,15 @@ sluice_err cfg_set_lines(ctx_t *c, const node_t *n, const char *key, sluice_strl
     *slot = l;
     return SLUICE_OK;
 }
+
+const node_t *cfg_map_get(const node_t *m, const char *key)
+{
+    size_t i;
+
+    if (m == NULL || m->kind != N_MAP)
+        return NULL;
+    for (i = 0; i + 1 < m->n; i += 2)
+        if (strcmp(m->kids[i]->str, key) == 0)
+            return cfg_is_null(m->kids[i + 1]) ? NULL : m->kids[i + 1];
+    return NULL;
+}

@@ -29,10 +29,7 @@ sluice_err store_check_launch_id(const char *id, sluice_error_t *err)
 
 bool store_tenant_ok(const char *tenant)
 {
-    size_t n = tenant != NULL ? strlen(tenant) : 0;
-
-    return n > 0 && n <= MARKER_TENANT_MAX && tenant[0] != '-' &&
-           strspn(tenant, "abcdefghijklmnopqrstuvwxyz0123456789-") == n;
+    return tenant != NULL && marker_tenant_name_ok(tenant, strlen(tenant));
 }
 
 sluice_err store_check_event_name(const char *name, sluice_error_t *err)
